@@ -1,0 +1,50 @@
+//===- Passes.td - Code generation passes ------------------*- tablegen -*-===//
+//
+// Part of dyncc, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DYNCC_CODEGEN_PASSES_TD
+#define DYNCC_CODEGEN_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def TileAndFusePass : Pass<"dyncc-tile-and-fuse", "mlir::func::FuncOp"> {
+  let summary = "Tile a kernel's root op to blocks and threads, fusing producers";
+  let description = [{
+    For a `dyncc.kernel` function: tiles the op that produces the first
+    result (the root) with the block tile of its `dyncc.tile_config` into an
+    `scf.forall` mapped to `#gpu.block<...>`, fusing every producer (the
+    GEMM of an epilogue, its fill) into the tile through TilingInterface;
+    then tiles the tiled root again with the thread tile into a nested
+    `scf.forall` mapped to `#gpu.thread<...>`, fusing again. Dimensions are
+    mapped innermost-first to x, y, z. Works on tensors, before
+    bufferization; tails are partial tiles (sizes are `min` expressions).
+  }];
+  let dependentDialects = [
+    "::mlir::scf::SCFDialect", "::mlir::affine::AffineDialect",
+    "::mlir::tensor::TensorDialect", "::mlir::gpu::GPUDialect"
+  ];
+}
+
+def MapForallToGridPass : Pass<"dyncc-map-forall-to-grid", "mlir::ModuleOp"> {
+  let summary = "Turn block/thread foralls into a GPU kernel or a CPU block entry";
+  let description = [{
+    Upstream's forall mapping rejects dynamically sized foralls, so dyncc maps
+    them itself. For `target=gpu`, each bufferized kernel function becomes a
+    `gpu.func` kernel in the `gpu.module @dyncc_kernels`: block-level forall
+    induction variables come from `gpu.block_id` (guarded against the upper
+    bound) and the thread-level forall becomes a loop strided by the block
+    size starting at `gpu.thread_id`. For `target=cpu`, the kernel keeps
+    being a `func.func` that takes three more `index` arguments (the block
+    ids x, y, z) and runs one block per call; the thread-level forall becomes
+    an `scf.for`. The run-time calls it over the same grid a GPU would launch.
+  }];
+  let options = [Option<"target", "target", "std::string", "\"gpu\"",
+                        "gpu or cpu">];
+  let dependentDialects = ["::mlir::gpu::GPUDialect", "::mlir::scf::SCFDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
+#endif // DYNCC_CODEGEN_PASSES_TD

@@ -1,0 +1,29 @@
+//===- Dg.h - Dyncc graph dialect -------------------------------*- C++ -*-===//
+//
+// Part of dyncc, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DYNCC_DIALECT_DG_IR_DG_H
+#define DYNCC_DIALECT_DG_IR_DG_H
+
+#include "dyncc/Analysis/ShapeConstraints.h"
+#include "dyncc/Dialect/Sym/IR/Sym.h"
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Dialect.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/CallInterfaces.h"
+#include "mlir/Interfaces/ControlFlowInterfaces.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include "dyncc/Dialect/Dg/IR/DgDialect.h.inc"
+#include "dyncc/Dialect/Dg/IR/DgEnums.h.inc"
+#include "dyncc/Dialect/Dg/IR/DgInterfaces.h.inc"
+
+#define GET_OP_CLASSES
+#include "dyncc/Dialect/Dg/IR/DgOps.h.inc"
+
+#endif // DYNCC_DIALECT_DG_IR_DG_H

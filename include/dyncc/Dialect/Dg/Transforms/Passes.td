@@ -1,0 +1,75 @@
+//===- Passes.td - Dg transformation passes ----------------*- tablegen -*-===//
+//
+// Part of dyncc, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DYNCC_DIALECT_DG_TRANSFORMS_PASSES_TD
+#define DYNCC_DIALECT_DG_TRANSFORMS_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def InferShapesPass : Pass<"dyncc-infer-shapes", "mlir::ModuleOp"> {
+  let summary = "Propagate symbolic shapes through the graph";
+  let description = [{
+    Walks every function in order, computes each op's result shapes with its
+    `SymbolicShapeOpInterface` shape function from the operands' symbolic
+    shapes, and rewrites the result types with `#sym.shape` encodings. The
+    types the importer wrote (declared shapes are not trusted) are replaced.
+    Equalities the ops imply go through the constraint store: a symbol equal
+    to another expression is substituted everywhere, two different constants
+    are an error naming the op, and the rest become `sym.constraint` ops that
+    the run-time checks. After this pass no dimension is an anonymous `?`.
+
+    Before: `%0 = dg.matmul %x, %w : (...) -> tensor<?x?xf32>`
+    After:  `%0 = dg.matmul %x, %w : (...) -> tensor<?x64xf32, #sym.shape<[B, 64]>>`
+  }];
+  let dependentDialects = ["::dyncc::sym::SymDialect"];
+}
+
+def FuseGemmEpiloguePass
+    : Pass<"dyncc-fuse-gemm-epilogue", "mlir::func::FuncOp"> {
+  let summary = "Group a matmul backbone with its elementwise epilogue";
+  let description = [{
+    GEMM-level fusion: each `dg.matmul` becomes the backbone of a
+    `dg.fusion gemm` group that absorbs the chain of elementwise consumers
+    (bias add, activation) that use it alone and whose index space provably
+    equals the backbone's (same symbolic shape), and their other operands
+    when those are broadcasts along the output.
+
+    ```mlir
+    %0 = dg.matmul %x, %w ; %1 = dg.add %0, %b ; %2 = dg.relu %1
+    // becomes
+    %2 = dg.fusion gemm { ... dg.yield %r } : tensor<...>
+    ```
+  }];
+  let options = [Option<"maxGroupSize", "max-group-size", "unsigned", "16",
+                        "Upper bound on ops per group">];
+}
+
+def GroupRemainingPass : Pass<"dyncc-group-remaining", "mlir::func::FuncOp"> {
+  let summary = "Put every compute op not yet in a group into its own group";
+  let description = [{
+    The last fusion pass: each `dg` compute op left outside a `dg.fusion`
+    (constants stay outside) becomes a single-op group of its kind, so that
+    outlining sees only groups.
+  }];
+}
+
+def OutlineGroupsPass : Pass<"dyncc-outline-groups", "mlir::ModuleOp"> {
+  let summary = "Outline each fusion group into a kernel function on tensors";
+  let description = [{
+    Each `dg.fusion` becomes a `func.func` (marked `dyncc.kernel`) whose body
+    is the group lowered to upstream dialects (linalg on plain tensors) and a
+    `dg.dispatch` of it. The kernel takes the symbols its shapes mention as
+    `index` arguments, then the group's inputs, then one destination tensor
+    per result (destination-passing style), and returns the results.
+  }];
+  let dependentDialects = [
+    "::mlir::func::FuncDialect", "::mlir::linalg::LinalgDialect",
+    "::mlir::tensor::TensorDialect", "::mlir::arith::ArithDialect"
+  ];
+}
+
+#endif // DYNCC_DIALECT_DG_TRANSFORMS_PASSES_TD

@@ -1,0 +1,46 @@
+//===- Sym.h - Symbolic shape dialect ---------------------------*- C++ -*-===//
+//
+// Part of dyncc, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DYNCC_DIALECT_SYM_IR_SYM_H
+#define DYNCC_DIALECT_SYM_IR_SYM_H
+
+#include "dyncc/Support/DimExpr.h"
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Dialect.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/IR/TensorEncoding.h"
+
+#include "dyncc/Dialect/Sym/IR/SymDialect.h.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "dyncc/Dialect/Sym/IR/SymAttrs.h.inc"
+
+#define GET_OP_CLASSES
+#include "dyncc/Dialect/Sym/IR/SymOps.h.inc"
+
+namespace dyncc::sym {
+
+/// Returns the symbolic shape of `type`: the `#sym.shape` encoding when there
+/// is one, else the static sizes as constants; std::nullopt when the type is
+/// not ranked or has an anonymous dynamic dimension.
+std::optional<llvm::SmallVector<DimExpr>> getSymbolicShape(mlir::Type type);
+
+/// Returns `type` (a ranked tensor) with the given symbolic shape: static
+/// sizes where the expression is constant, `?` elsewhere, and a `#sym.shape`
+/// encoding unless every dimension is static.
+mlir::RankedTensorType withSymbolicShape(mlir::RankedTensorType type,
+                                         llvm::ArrayRef<DimExpr> shape);
+
+/// Returns `type` without its `#sym.shape` encoding.
+mlir::Type stripSymbolicShape(mlir::Type type);
+
+} // namespace dyncc::sym
+
+#endif // DYNCC_DIALECT_SYM_IR_SYM_H

@@ -1,0 +1,55 @@
+//===- SymOps.td - Symbolic shape operations ---------------*- tablegen -*-===//
+//
+// Part of dyncc, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DYNCC_DIALECT_SYM_IR_SYMOPS_TD
+#define DYNCC_DIALECT_SYM_IR_SYMOPS_TD
+
+include "dyncc/Dialect/Sym/IR/SymAttrs.td"
+include "mlir/IR/SymbolInterfaces.td"
+
+class Sym_Op<string mnemonic, list<Trait> traits = []>
+    : Op<Sym_Dialect, mnemonic, traits>;
+
+def Sym_SymbolOp : Sym_Op<"symbol", [Symbol]> {
+  let summary = "Declares a shape symbol and its facts";
+  let description = [{
+    A named non-negative integer known only at run time, with its facts: an
+    inclusive range, an optional divisor (every value is a multiple of it) and
+    an optional likely value (used by the tile search to break ties).
+
+    ```mlir
+    sym.symbol @B range [1, 8192]
+    sym.symbol @L range [8, 512] divisor 8 likely 128
+    ```
+  }];
+  let arguments = (ins SymbolNameAttr:$sym_name, I64Attr:$min, I64Attr:$max,
+                       OptionalAttr<I64Attr>:$divisor,
+                       OptionalAttr<I64Attr>:$likely);
+  let assemblyFormat = [{
+    $sym_name `range` ` ` `[` $min `,` $max `]` (`divisor` $divisor^)?
+    (`likely` $likely^)? attr-dict
+  }];
+  let hasVerifier = 1;
+}
+
+def Sym_ConstraintOp : Sym_Op<"constraint"> {
+  let summary = "An equality between two dimension expressions";
+  let description = [{
+    Records a fact that the program implies but that cannot be resolved by
+    substitution at compile time (for example a reshape's element count
+    against a product of other symbols). The run-time checks it after binding
+    the input shapes; `reason` names the ops that implied it.
+
+    ```mlir
+    sym.constraint #sym.expr<B*L> equals #sym.expr<N> "reshape @x"
+    ```
+  }];
+  let arguments = (ins Sym_ExprAttr:$lhs, Sym_ExprAttr:$rhs, StrAttr:$reason);
+  let assemblyFormat = "$lhs `equals` $rhs $reason attr-dict";
+}
+
+#endif // DYNCC_DIALECT_SYM_IR_SYMOPS_TD

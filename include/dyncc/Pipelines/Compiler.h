@@ -1,0 +1,47 @@
+//===- Compiler.h - ONNX model to .dyncc artifact ---------------*- C++ -*-===//
+//
+// Part of dyncc, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DYNCC_PIPELINES_COMPILER_H
+#define DYNCC_PIPELINES_COMPILER_H
+
+#include "dyncc/Importer/OnnxImporter.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace dyncc {
+
+struct CompileOptions {
+  std::string inputPath;
+  std::string outputPath;
+  /// cpu, sm_80, sm_86, sm_90, sm_90a.
+  std::vector<std::string> targets = {"cpu", "sm_80", "sm_90"};
+  ImportOptions import;
+  /// When set, print the IR (or text) after this stage instead of packaging.
+  std::string emitStage;
+  /// Called at the start and end of each stage (for progress output).
+  std::function<void(const std::string &stage, bool done, double seconds,
+                     const std::string &detail)>
+      progress;
+  /// Called with each note (defaulted symbol ranges, ...).
+  std::function<void(const std::string &note)> note;
+};
+
+/// The targets `--target` accepts.
+const std::vector<std::string> &getSupportedTargets();
+
+/// Compiles. On success either writes the artifact atomically to
+/// `outputPath`, or prints the `emitStage` output to `emitStream`. On failure
+/// returns false with `error` set to one line; no output file is left.
+bool compileModel(const CompileOptions &options, llvm::raw_ostream &emitStream,
+                  std::string &error);
+
+} // namespace dyncc
+
+#endif // DYNCC_PIPELINES_COMPILER_H

@@ -1,0 +1,58 @@
+//===- Pipelines.h - dyncc's pass pipelines, stage by stage -----*- C++ -*-===//
+//
+// Part of dyncc, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// The compile pipeline of ../../../docs/Pipeline.md as pass managers, one
+// builder per stage, so the driver can stop after any stage (`--emit`) and
+// `dyncc-opt` users can reproduce a stage alone.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DYNCC_PIPELINES_PIPELINES_H
+#define DYNCC_PIPELINES_PIPELINES_H
+
+#include "mlir/Pass/PassManager.h"
+
+#include <string>
+#include <vector>
+
+namespace dyncc {
+
+/// A named stage of `dyncc compile`, in pipeline order.
+struct StageInfo {
+  const char *name;
+  const char *description;
+};
+
+/// The stages `--emit` accepts.
+llvm::ArrayRef<StageInfo> getCompileStages();
+
+/// Graph module: symbolic shape propagation.
+mlir::LogicalResult buildShapePipeline(mlir::OpPassManager &pm);
+/// Graph module: prioritized fusion into `dg.fusion` groups.
+mlir::LogicalResult buildFusionPipeline(mlir::OpPassManager &pm);
+/// Graph module: outline groups to kernel functions, give them tile configs.
+mlir::LogicalResult buildOutlinePipeline(mlir::OpPassManager &pm);
+/// Kernel module: block/thread tiling with producer fusion.
+mlir::LogicalResult buildTilingPipeline(mlir::OpPassManager &pm);
+/// Kernel module: one-shot bufferization, in place into destinations.
+mlir::LogicalResult buildBufferizationPipeline(mlir::OpPassManager &pm);
+/// Kernel module: map the grid onto a GPU kernel in `gpu.module`.
+mlir::LogicalResult buildGpuMappingPipeline(mlir::OpPassManager &pm);
+/// GPU kernel module: lower to NVVM for each chip (LLVM dialect).
+mlir::LogicalResult
+buildNvvmLoweringPipeline(mlir::OpPassManager &pm,
+                          const std::vector<std::string> &chips);
+/// NVVM module: serialize to PTX (`gpu.binary` with one object per chip).
+mlir::LogicalResult buildPtxPipeline(mlir::OpPassManager &pm);
+/// Kernel module: map the grid onto per-block CPU entry points.
+mlir::LogicalResult buildCpuMappingPipeline(mlir::OpPassManager &pm);
+/// CPU kernel module: lower to the LLVM dialect.
+mlir::LogicalResult buildCpuLoweringPipeline(mlir::OpPassManager &pm);
+
+} // namespace dyncc
+
+#endif // DYNCC_PIPELINES_PIPELINES_H

@@ -1,0 +1,47 @@
+//===- HostPlan.h - Host plan and artifact manifest -------------*- C++ -*-===//
+//
+// Part of dyncc, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// Builds the host plan of an outlined graph module: the buffers (inputs,
+// weights, outputs, and temporaries placed in one arena by liveness, with
+// offsets as symbolic expressions), the kernels with their parameter lists,
+// grids and block shapes as expressions of the symbols, the groups with their
+// variant tables, and the steps. The result is the artifact's manifest
+// (docs/ArtifactFormat.md) plus the weight sections.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DYNCC_PLAN_HOSTPLAN_H
+#define DYNCC_PLAN_HOSTPLAN_H
+
+#include "mlir/IR/BuiltinOps.h"
+
+#include <string>
+#include <vector>
+
+namespace dyncc {
+
+struct PlanOptions {
+  /// Targets as given to --target (cpu, sm_80, ...).
+  std::vector<std::string> targets;
+  std::string producer = "dyncc";
+};
+
+struct HostPlan {
+  /// The manifest, JSON.
+  std::string manifest;
+  /// Weight sections: name and raw little-endian bytes.
+  std::vector<std::pair<std::string, std::string>> weights;
+};
+
+/// Builds the plan of `module` (after outlining: `func.func @main` of
+/// `dg.dispatch`es plus the kernel functions with their tile configs).
+mlir::FailureOr<HostPlan> buildHostPlan(mlir::ModuleOp module,
+                                        const PlanOptions &options);
+
+} // namespace dyncc
+
+#endif // DYNCC_PLAN_HOSTPLAN_H

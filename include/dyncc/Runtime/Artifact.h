@@ -1,0 +1,153 @@
+//===- Artifact.h - The .dyncc artifact container ---------------*- C++ -*-===//
+//
+// Part of dyncc, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// A compiled model is one file: a 64-byte header, a table of named sections
+// and the sections' bytes, each aligned to 64 bytes. See
+// docs/ArtifactFormat.md for the byte layout. ArtifactWriter is shared by the
+// compiler and the tests; ArtifactFile is the validating, memory-mapping
+// reader of the run-time.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DYNCC_RUNTIME_ARTIFACT_H
+#define DYNCC_RUNTIME_ARTIFACT_H
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace dyncc::runtime {
+
+/// The first eight bytes of every artifact.
+inline constexpr char kArtifactMagic[8] = {'D', 'Y',  'N',  'C',
+                                           'C', '\0', '\r', '\n'};
+/// The format version this run-time writes and reads.
+inline constexpr uint32_t kArtifactFormatVersion = 1;
+/// Size of the file header.
+inline constexpr uint32_t kArtifactHeaderSize = 64;
+/// Size of one section table entry.
+inline constexpr uint32_t kSectionEntrySize = 64;
+/// Alignment of section data (and of the section table) in the file.
+inline constexpr uint32_t kSectionAlignment = 64;
+/// Size of the NUL-padded name field of a section entry.
+inline constexpr size_t kSectionNameField = 40;
+/// Longest section name (the field always holds a terminating NUL).
+inline constexpr size_t kMaxSectionNameLength = kSectionNameField - 1;
+/// The name of the JSON manifest section.
+inline constexpr std::string_view kManifestSectionName = "manifest";
+
+/// FNV-1a 64-bit hash of `size` bytes, continuing from `hash`.
+uint64_t fnv1a64(const void *data, size_t size,
+                 uint64_t hash = 0xcbf29ce484222325ull);
+
+/// Builds an artifact and writes it atomically.
+class ArtifactWriter {
+public:
+  /// Adds a section holding a copy of `size` bytes at `data`. Names are
+  /// checked by write/serialize (1 to 39 bytes, no NUL, unique, not
+  /// "manifest").
+  void addSection(std::string name, const void *data, size_t size);
+  /// Adds a section taking ownership of `data`.
+  void addSection(std::string name, std::string data);
+  /// Sets the manifest (JSON text); it becomes the first section.
+  void setManifest(std::string json);
+
+  /// Serializes the artifact into `out`.
+  bool serialize(std::string &out, std::string &error) const;
+
+  /// Writes the artifact to `path`: to `path + ".tmp.XXXXXX"` first (mkstemp,
+  /// same directory), fsync, then rename over `path`. On failure the
+  /// temporary file is removed, `path` is untouched and `error` says why.
+  bool write(const std::string &path, std::string &error) const;
+
+private:
+  struct Section {
+    std::string name;
+    std::string data;
+  };
+
+  /// Checks names and computes the layout: section offsets, file size.
+  bool layout(std::vector<uint64_t> &offsets, uint64_t &fileSize,
+              std::string &error) const;
+  /// Streams the file body (everything after the header) to `sink`, then
+  /// the header with the final checksum to `writeHeader`.
+  template <typename Sink, typename HeaderSink>
+  bool emit(Sink &&sink, HeaderSink &&writeHeader, std::string &error) const;
+
+  std::vector<Section> sections;
+  std::string manifest;
+  bool hasManifest = false;
+};
+
+/// One entry of the section table, with a pointer to its bytes.
+struct ArtifactSection {
+  std::string name;
+  uint64_t offset = 0;
+  uint64_t size = 0;
+  uint32_t flags = 0;
+  uint32_t alignment = 0;
+  const uint8_t *data = nullptr;
+
+  std::string_view bytes() const {
+    return {reinterpret_cast<const char *>(data), static_cast<size_t>(size)};
+  }
+};
+
+/// Why an artifact was rejected.
+enum class ArtifactError : uint8_t { None, Io, Format, Version, Checksum };
+
+/// A validated, read-only, memory-mapped artifact.
+class ArtifactFile {
+public:
+  /// Opens and mmaps `path` and validates it. On failure returns null and
+  /// sets `error` to one line "PATH: what is wrong" (and `kind`, if given).
+  static std::unique_ptr<ArtifactFile> open(const std::string &path,
+                                            std::string &error,
+                                            ArtifactError *kind = nullptr);
+
+  /// Validates a copy of `size` bytes at `data`; `name` stands for the file
+  /// name in messages. The copy is 64-byte aligned.
+  static std::unique_ptr<ArtifactFile>
+  openMemory(const void *data, size_t size, const std::string &name,
+             std::string &error, ArtifactError *kind = nullptr);
+
+  ~ArtifactFile();
+  ArtifactFile(const ArtifactFile &) = delete;
+  ArtifactFile &operator=(const ArtifactFile &) = delete;
+
+  /// The path (or name) given to open.
+  const std::string &name() const { return fileName; }
+  /// The whole file.
+  const uint8_t *data() const { return base; }
+  uint64_t size() const { return fileSize; }
+  /// The sections in table order.
+  const std::vector<ArtifactSection> &sections() const { return table; }
+  /// The section named `name`, or null.
+  const ArtifactSection *findSection(std::string_view name) const;
+  /// The manifest's JSON text.
+  std::string_view manifest() const;
+
+private:
+  ArtifactFile() = default;
+  bool validate(std::string &error, ArtifactError &kind);
+
+  std::string fileName;
+  const uint8_t *base = nullptr;
+  uint64_t fileSize = 0;
+  /// mmap length, or 0 when `base` is a heap copy.
+  size_t mappedLength = 0;
+  void *ownedCopy = nullptr;
+  std::vector<ArtifactSection> table;
+  size_t manifestIndex = 0;
+};
+
+} // namespace dyncc::runtime
+
+#endif // DYNCC_RUNTIME_ARTIFACT_H

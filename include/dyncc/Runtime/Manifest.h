@@ -1,0 +1,175 @@
+//===- Manifest.h - The artifact manifest -----------------------*- C++ -*-===//
+//
+// Part of dyncc, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// The `manifest` section of an artifact is JSON describing the model's
+// symbols, inputs, outputs, buffers, kernels, variant groups and the step
+// list (schema in docs/ArtifactFormat.md). parseManifest turns it into these
+// structures, with every expression compiled and every cross reference
+// (buffer ids, kernel and group indices, symbol names) resolved to an index,
+// so that the executor never has to look anything up by name.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DYNCC_RUNTIME_MANIFEST_H
+#define DYNCC_RUNTIME_MANIFEST_H
+
+#include "dyncc/Runtime/DType.h"
+#include "dyncc/Runtime/ShapeExpr.h"
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace dyncc::runtime {
+
+class ArtifactFile;
+
+/// The manifest format version this run-time reads.
+inline constexpr int64_t kManifestFormatVersion = 1;
+
+/// A shape symbol (a dynamic dimension) and its admissible values.
+struct SymbolInfo {
+  std::string name;
+  int64_t min = 0;
+  int64_t max = 0;
+  /// Every value must be a multiple of this (1: no constraint).
+  int64_t divisor = 1;
+  /// The first input dimension that is this bare symbol: it binds it.
+  size_t bindingInput = 0;
+  size_t bindingDim = 0;
+};
+
+/// An equality `lhs == rhs` checked once the symbols are bound.
+struct ConstraintInfo {
+  ShapeExpr lhs;
+  ShapeExpr rhs;
+  std::string where;
+};
+
+enum class BufferKind : uint8_t { Input, Output, Weight, Temp };
+
+/// "input", "output", "weight" or "temp".
+const char *bufferKindName(BufferKind kind);
+
+struct BufferInfo {
+  int64_t id = 0;
+  BufferKind kind = BufferKind::Temp;
+  DType dtype = DType::F32;
+  std::vector<ShapeExpr> shape;
+  /// Weights: the section holding the data.
+  std::string section;
+  /// Temps: the byte offset in the arena.
+  ShapeExpr offset;
+  /// Inputs and outputs: the index in Manifest::inputs / outputs.
+  size_t port = 0;
+};
+
+/// A model input or output.
+struct TensorInfo {
+  std::string name;
+  DType dtype = DType::F32;
+  std::vector<ShapeExpr> shape;
+  /// Index into Manifest::buffers.
+  size_t buffer = 0;
+};
+
+/// One entry of a kernel's `params`.
+struct KernelParam {
+  /// True: a buffer (memref descriptor); false: one int64 expression.
+  bool isBuffer = true;
+  /// Index into Manifest::buffers.
+  size_t buffer = 0;
+  ShapeExpr expr;
+};
+
+/// A kernel's code for one GPU architecture.
+struct GpuCode {
+  std::string arch;
+  std::string section;
+  std::string entry;
+};
+
+struct KernelInfo {
+  std::string name;
+  std::vector<KernelParam> params;
+  ShapeExpr grid[3];
+  int64_t block[3] = {1, 1, 1};
+  int64_t sharedBytes = 0;
+  bool hasCpu = false;
+  std::string cpuSection;
+  std::string cpuSymbol;
+  std::vector<GpuCode> gpu;
+  std::string config;
+  /// The number of 8-byte slots of the flattened parameter list.
+  size_t numSlots = 0;
+};
+
+/// A variant applies when every symbol lies in its [min, max].
+struct VariantCondition {
+  size_t symbol = 0;
+  int64_t min = 0;
+  int64_t max = 0;
+};
+
+struct VariantInfo {
+  /// Index into Manifest::kernels.
+  size_t kernel = 0;
+  std::vector<VariantCondition> when;
+};
+
+struct GroupInfo {
+  std::string name;
+  std::string kind;
+  std::vector<VariantInfo> variants;
+  /// The symbols any condition reads, each once (the memoization key).
+  std::vector<size_t> keySymbols;
+};
+
+struct StepInfo {
+  enum class Op : uint8_t { Launch, Copy };
+  Op op = Op::Launch;
+  /// Launch: index into Manifest::groups.
+  size_t group = 0;
+  /// Copy: indices into Manifest::buffers.
+  size_t src = 0;
+  size_t dst = 0;
+};
+
+struct Manifest {
+  int64_t format = kManifestFormatVersion;
+  std::string producer;
+  std::string model;
+  std::vector<std::string> targets;
+  std::vector<SymbolInfo> symbols;
+  /// The symbol names, in slot order (what ShapeExpr::parse resolves to).
+  std::vector<std::string> symbolNames;
+  std::vector<ConstraintInfo> constraints;
+  std::vector<TensorInfo> inputs;
+  std::vector<TensorInfo> outputs;
+  std::vector<BufferInfo> buffers;
+  ShapeExpr arenaSize;
+  std::vector<KernelInfo> kernels;
+  std::vector<GroupInfo> groups;
+  std::vector<StepInfo> steps;
+};
+
+/// Parses and validates manifest JSON. On failure returns false with `error`
+/// set to one line "manifest: JSON.PATH: what is wrong"; `isVersionError` (if
+/// given) tells an unsupported "format" apart from other errors.
+bool parseManifest(std::string_view json, Manifest &out, std::string &error,
+                   bool *isVersionError = nullptr);
+
+/// Checks the manifest's references into the artifact: weight sections exist
+/// and have the exact byte size of their (static) shape; CPU and GPU code
+/// sections exist.
+bool checkManifestSections(const Manifest &manifest, const ArtifactFile &file,
+                           std::string &error);
+
+} // namespace dyncc::runtime
+
+#endif // DYNCC_RUNTIME_MANIFEST_H

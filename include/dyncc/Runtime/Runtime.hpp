@@ -1,0 +1,205 @@
+//===- Runtime.hpp - C++ RAII wrapper of the C API --------------*- C++ -*-===//
+//
+// Part of dyncc, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// Header-only owning wrappers of dyncc_artifact and dyncc_session. They do
+// not throw: fallible calls return dyncc_status, and lastError() gives the
+// message. Usage:
+//
+//   dyncc::Artifact artifact;
+//   if (artifact.load("model.dyncc") != DYNCC_OK) report(dyncc::lastError());
+//   dyncc::Session session;
+//   session.create(artifact, "cpu");
+//   session.setInput(0, x.data(), {batch, 64});
+//   session.run();
+//   const float *y = static_cast<const float *>(session.outputData(0));
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DYNCC_RUNTIME_RUNTIME_HPP
+#define DYNCC_RUNTIME_RUNTIME_HPP
+
+#include "dyncc/Runtime/dyncc_runtime.h"
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace dyncc {
+
+/// The message of the last failed call on this thread.
+inline std::string lastError() { return dyncc_last_error(); }
+
+/// A loaded artifact (move-only).
+class Artifact {
+public:
+  Artifact() = default;
+  ~Artifact() { dyncc_artifact_free(handle); }
+  Artifact(const Artifact &) = delete;
+  Artifact &operator=(const Artifact &) = delete;
+  Artifact(Artifact &&other) noexcept
+      : handle(std::exchange(other.handle, nullptr)) {}
+  Artifact &operator=(Artifact &&other) noexcept {
+    std::swap(handle, other.handle);
+    return *this;
+  }
+
+  /// Loads `path`, replacing what this object held.
+  dyncc_status load(const std::string &path) {
+    dyncc_artifact *fresh = nullptr;
+    dyncc_status status = dyncc_artifact_load(path.c_str(), &fresh);
+    if (status == DYNCC_OK) {
+      dyncc_artifact_free(handle);
+      handle = fresh;
+    }
+    return status;
+  }
+
+  explicit operator bool() const { return handle != nullptr; }
+  dyncc_artifact *get() const { return handle; }
+
+  std::string modelName() const {
+    return text(dyncc_artifact_model_name(handle));
+  }
+  std::string producer() const { return text(dyncc_artifact_producer(handle)); }
+  std::vector<std::string> targets() const {
+    std::vector<std::string> result;
+    for (size_t i = 0, e = dyncc_artifact_num_targets(handle); i < e; ++i)
+      result.push_back(dyncc_artifact_target(handle, i));
+    return result;
+  }
+
+  size_t numInputs() const { return dyncc_artifact_num_inputs(handle); }
+  std::string inputName(size_t i) const {
+    return text(dyncc_artifact_input_name(handle, i));
+  }
+  std::string inputDType(size_t i) const {
+    return text(dyncc_artifact_input_dtype(handle, i));
+  }
+  /// The dimension expressions of input `i`.
+  std::vector<std::string> inputDims(size_t i) const {
+    std::vector<std::string> dims;
+    for (size_t d = 0, e = dyncc_artifact_input_rank(handle, i); d < e; ++d)
+      dims.push_back(dyncc_artifact_input_dim(handle, i, d));
+    return dims;
+  }
+
+  size_t numOutputs() const { return dyncc_artifact_num_outputs(handle); }
+  std::string outputName(size_t i) const {
+    return text(dyncc_artifact_output_name(handle, i));
+  }
+  std::string outputDType(size_t i) const {
+    return text(dyncc_artifact_output_dtype(handle, i));
+  }
+  std::vector<std::string> outputDims(size_t i) const {
+    std::vector<std::string> dims;
+    for (size_t d = 0, e = dyncc_artifact_output_rank(handle, i); d < e; ++d)
+      dims.push_back(dyncc_artifact_output_dim(handle, i, d));
+    return dims;
+  }
+
+  size_t numSymbols() const { return dyncc_artifact_num_symbols(handle); }
+  std::string symbolName(size_t i) const {
+    return text(dyncc_artifact_symbol_name(handle, i));
+  }
+  int64_t symbolMin(size_t i) const {
+    return dyncc_artifact_symbol_min(handle, i);
+  }
+  int64_t symbolMax(size_t i) const {
+    return dyncc_artifact_symbol_max(handle, i);
+  }
+
+  size_t numGroups() const { return dyncc_artifact_num_groups(handle); }
+  std::string groupName(size_t i) const {
+    return text(dyncc_artifact_group_name(handle, i));
+  }
+  std::string groupKind(size_t i) const {
+    return text(dyncc_artifact_group_kind(handle, i));
+  }
+
+private:
+  static std::string text(const char *s) { return s ? s : ""; }
+  dyncc_artifact *handle = nullptr;
+};
+
+/// An execution session (move-only).
+class Session {
+public:
+  Session() = default;
+  ~Session() { dyncc_session_free(handle); }
+  Session(const Session &) = delete;
+  Session &operator=(const Session &) = delete;
+  Session(Session &&other) noexcept
+      : handle(std::exchange(other.handle, nullptr)) {}
+  Session &operator=(Session &&other) noexcept {
+    std::swap(handle, other.handle);
+    return *this;
+  }
+
+  dyncc_status create(const Artifact &artifact,
+                      const std::string &device = "cpu") {
+    dyncc_session *fresh = nullptr;
+    dyncc_status status =
+        dyncc_session_create(artifact.get(), device.c_str(), &fresh);
+    if (status == DYNCC_OK) {
+      dyncc_session_free(handle);
+      handle = fresh;
+    }
+    return status;
+  }
+
+  explicit operator bool() const { return handle != nullptr; }
+  dyncc_session *get() const { return handle; }
+
+  /// Binds input `index` (no copy: `data` must outlive the next run).
+  dyncc_status setInput(size_t index, const void *data,
+                        const std::vector<int64_t> &shape) {
+    return dyncc_session_set_input(handle, index, data, shape.data(),
+                                   shape.size());
+  }
+  dyncc_status setInput(const std::string &name, const void *data,
+                        const std::vector<int64_t> &shape) {
+    return dyncc_session_set_input_by_name(handle, name.c_str(), data,
+                                           shape.data(), shape.size());
+  }
+  dyncc_status run() { return dyncc_session_run(handle); }
+
+  /// The shape of output `index` after a successful run (empty on error).
+  std::vector<int64_t> outputShape(size_t index) const {
+    size_t rank = 0;
+    if (dyncc_session_output_shape(handle, index, nullptr, 0, &rank) !=
+        DYNCC_OK)
+      return {};
+    std::vector<int64_t> shape(rank);
+    if (dyncc_session_output_shape(handle, index, shape.data(), rank, &rank) !=
+        DYNCC_OK)
+      return {};
+    return shape;
+  }
+  const void *outputData(size_t index) const {
+    return dyncc_session_output_data(handle, index);
+  }
+  size_t outputSize(size_t index) const {
+    return dyncc_session_output_size(handle, index);
+  }
+  dyncc_status symbolValue(size_t index, int64_t &value) const {
+    return dyncc_session_symbol_value(handle, index, &value);
+  }
+  /// The kernel that last ran for `group`, or "" if none.
+  std::string groupVariant(size_t group) const {
+    const char *name = dyncc_session_group_variant(handle, group);
+    return name ? name : "";
+  }
+  size_t numThreads() const { return dyncc_session_num_threads(handle); }
+
+private:
+  dyncc_session *handle = nullptr;
+};
+
+} // namespace dyncc
+
+#endif // DYNCC_RUNTIME_RUNTIME_HPP

@@ -1,0 +1,178 @@
+/*===- dyncc_runtime.h - C API of the dyncc run-time --------------*- C -*-===*\
+|*                                                                            *|
+|* Part of dyncc, under the Apache License v2.0 with LLVM Exceptions.         *|
+|* SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception                    *|
+|*                                                                            *|
+|*===----------------------------------------------------------------------===*|
+|*                                                                            *|
+|* Loads a compiled model (.dyncc artifact) and runs it. Pure C, usable from  *|
+|* ctypes: every function returns a status code or a plain value, and the     *|
+|* message of the last failure on the calling thread is dyncc_last_error().   *|
+|* See docs/Runtime.md.                                                       *|
+|*                                                                            *|
+\*===----------------------------------------------------------------------===*/
+
+#ifndef DYNCC_RUNTIME_DYNCC_RUNTIME_H
+#define DYNCC_RUNTIME_DYNCC_RUNTIME_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define DYNCC_API __attribute__((visibility("default")))
+#else
+#define DYNCC_API
+#endif
+
+/** Status codes; DYNCC_OK is 0. */
+typedef enum {
+  DYNCC_OK = 0,
+  DYNCC_ERROR_IO,               /**< the file cannot be read */
+  DYNCC_ERROR_FORMAT,           /**< malformed artifact or manifest */
+  DYNCC_ERROR_VERSION,          /**< unsupported format version */
+  DYNCC_ERROR_CHECKSUM,         /**< the artifact is corrupt */
+  DYNCC_ERROR_INVALID_ARGUMENT, /**< bad index, name, null pointer, device */
+  DYNCC_ERROR_SHAPE,            /**< input shapes do not fit the model */
+  DYNCC_ERROR_UNSUPPORTED,      /**< e.g. a device this build cannot use */
+  DYNCC_ERROR_DEVICE,           /**< the device failed */
+  DYNCC_ERROR_INTERNAL          /**< a bug or an inconsistent artifact */
+} dyncc_status;
+
+/** A loaded artifact: immutable, shareable between threads and sessions. */
+typedef struct dyncc_artifact dyncc_artifact;
+/** An execution context: inputs, outputs, scratch memory, a thread pool.
+ *  One session must not be used from two threads at once; distinct sessions
+ *  are independent. */
+typedef struct dyncc_session dyncc_session;
+
+/** The message of the last failed call on this thread (one line, never
+ *  null; "" if nothing failed yet). Valid until the next failing call. */
+DYNCC_API const char *dyncc_last_error(void);
+/** "DYNCC_OK", "DYNCC_ERROR_SHAPE", ... */
+DYNCC_API const char *dyncc_status_name(dyncc_status status);
+/** The run-time's version string, e.g. "0.1.0". */
+DYNCC_API const char *dyncc_runtime_version(void);
+
+/*===--- Artifacts --------------------------------------------------------===*/
+
+/** Opens, memory-maps and validates `path`, parses its manifest and loads its
+ *  host CPU code. */
+DYNCC_API dyncc_status dyncc_artifact_load(const char *path,
+                                           dyncc_artifact **out);
+/** Frees an artifact (null is ignored). Sessions created from it keep what
+ *  they need alive, so this may be called before freeing them. */
+DYNCC_API void dyncc_artifact_free(dyncc_artifact *artifact);
+
+/* Queries. Strings are owned by the artifact. Out-of-range indices return
+ * NULL / 0. */
+DYNCC_API const char *dyncc_artifact_model_name(const dyncc_artifact *artifact);
+DYNCC_API const char *dyncc_artifact_producer(const dyncc_artifact *artifact);
+DYNCC_API size_t dyncc_artifact_num_targets(const dyncc_artifact *artifact);
+DYNCC_API const char *dyncc_artifact_target(const dyncc_artifact *artifact,
+                                            size_t index);
+
+DYNCC_API size_t dyncc_artifact_num_inputs(const dyncc_artifact *artifact);
+DYNCC_API const char *dyncc_artifact_input_name(const dyncc_artifact *artifact,
+                                                size_t index);
+/** "f32", "i64", "bool", ... */
+DYNCC_API const char *dyncc_artifact_input_dtype(const dyncc_artifact *artifact,
+                                                 size_t index);
+DYNCC_API size_t dyncc_artifact_input_rank(const dyncc_artifact *artifact,
+                                           size_t index);
+/** The expression of dimension `dim` ("B", "64", ...). */
+DYNCC_API const char *dyncc_artifact_input_dim(const dyncc_artifact *artifact,
+                                               size_t index, size_t dim);
+/** Finds an input by name. */
+DYNCC_API dyncc_status dyncc_artifact_find_input(const dyncc_artifact *artifact,
+                                                 const char *name,
+                                                 size_t *index);
+
+DYNCC_API size_t dyncc_artifact_num_outputs(const dyncc_artifact *artifact);
+DYNCC_API const char *dyncc_artifact_output_name(const dyncc_artifact *artifact,
+                                                 size_t index);
+DYNCC_API const char *
+dyncc_artifact_output_dtype(const dyncc_artifact *artifact, size_t index);
+DYNCC_API size_t dyncc_artifact_output_rank(const dyncc_artifact *artifact,
+                                            size_t index);
+DYNCC_API const char *dyncc_artifact_output_dim(const dyncc_artifact *artifact,
+                                                size_t index, size_t dim);
+DYNCC_API dyncc_status dyncc_artifact_find_output(
+    const dyncc_artifact *artifact, const char *name, size_t *index);
+
+DYNCC_API size_t dyncc_artifact_num_symbols(const dyncc_artifact *artifact);
+DYNCC_API const char *dyncc_artifact_symbol_name(const dyncc_artifact *artifact,
+                                                 size_t index);
+DYNCC_API int64_t dyncc_artifact_symbol_min(const dyncc_artifact *artifact,
+                                            size_t index);
+DYNCC_API int64_t dyncc_artifact_symbol_max(const dyncc_artifact *artifact,
+                                            size_t index);
+
+DYNCC_API size_t dyncc_artifact_num_groups(const dyncc_artifact *artifact);
+DYNCC_API const char *dyncc_artifact_group_name(const dyncc_artifact *artifact,
+                                                size_t index);
+DYNCC_API const char *dyncc_artifact_group_kind(const dyncc_artifact *artifact,
+                                                size_t index);
+
+/*===--- Sessions ---------------------------------------------------------===*/
+
+/** Creates a session on `device`: "cpu" (or null), or "cuda:N", which fails
+ *  with DYNCC_ERROR_UNSUPPORTED in this build (the CUDA executor is not built
+ *  yet). */
+DYNCC_API dyncc_status dyncc_session_create(const dyncc_artifact *artifact,
+                                            const char *device,
+                                            dyncc_session **out);
+DYNCC_API void dyncc_session_free(dyncc_session *session);
+
+/** Binds input `index` to `data`, a C-contiguous array of the input's dtype
+ *  with the given shape. The session keeps the pointer, not a copy: the data
+ *  must stay valid and unchanged until dyncc_session_run returns. Rank, static
+ *  dimensions and symbol ranges are checked here; consistency between inputs
+ *  is checked by dyncc_session_run. */
+DYNCC_API dyncc_status dyncc_session_set_input(dyncc_session *session,
+                                               size_t index, const void *data,
+                                               const int64_t *shape,
+                                               size_t rank);
+DYNCC_API dyncc_status dyncc_session_set_input_by_name(dyncc_session *session,
+                                                       const char *name,
+                                                       const void *data,
+                                                       const int64_t *shape,
+                                                       size_t rank);
+
+/** Binds the symbols, checks the constraints, selects a variant per group and
+ *  runs the steps. Outputs are valid until the next run or free. */
+DYNCC_API dyncc_status dyncc_session_run(dyncc_session *session);
+
+/** Writes the rank of output `index` to `*rank` and its first
+ *  min(rank, capacity) dimensions to `shape` (which may be null if capacity
+ *  is 0). Needs a successful run. */
+DYNCC_API dyncc_status dyncc_session_output_shape(const dyncc_session *session,
+                                                  size_t index, int64_t *shape,
+                                                  size_t capacity,
+                                                  size_t *rank);
+/** The size in bytes of output `index` after the last successful run. */
+DYNCC_API size_t dyncc_session_output_size(const dyncc_session *session,
+                                           size_t index);
+/** The data of output `index` (owned by the session), or null before a
+ *  successful run. */
+DYNCC_API const void *dyncc_session_output_data(const dyncc_session *session,
+                                                size_t index);
+
+/** The value symbol `index` was bound to by the last successful run. */
+DYNCC_API dyncc_status dyncc_session_symbol_value(const dyncc_session *session,
+                                                  size_t index, int64_t *value);
+/** The name of the kernel that last ran for group `group`, or null if the
+ *  group has not run yet (or the index is out of range). */
+DYNCC_API const char *dyncc_session_group_variant(const dyncc_session *session,
+                                                  size_t group);
+/** The number of threads running kernel blocks. */
+DYNCC_API size_t dyncc_session_num_threads(const dyncc_session *session);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* DYNCC_RUNTIME_DYNCC_RUNTIME_H */

@@ -1,0 +1,42 @@
+//===- HostObject.h - Host CPU shared objects from LLVM dialect -*- C++ -*-===//
+//
+// Part of dyncc, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// Turns the CPU-lowered kernel module (LLVM dialect, one function per kernel
+// taking the expanded memref descriptors, the symbol values and the block ids
+// x, y, z) into a position-independent shared object for the artifact. Each
+// kernel K gets an exported entry point with the run-time's uniform ABI:
+//
+//   void K_cpu(void **params, int64_t bx, int64_t by, int64_t bz);
+//
+// where params[i] points at the i-th flattened parameter, the same array a
+// CUDA launch passes. The object needs only libc and libm.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DYNCC_TARGET_HOSTOBJECT_H
+#define DYNCC_TARGET_HOSTOBJECT_H
+
+#include "mlir/IR/BuiltinOps.h"
+
+#include <string>
+#include <vector>
+
+namespace dyncc {
+
+/// The exported entry point name of kernel `kernel`.
+std::string getHostEntryName(llvm::StringRef kernel);
+
+/// Emits the shared object for `kernels` of `module`. On failure returns
+/// std::nullopt with `error` set.
+std::optional<std::string>
+emitHostSharedObject(mlir::ModuleOp module,
+                     const std::vector<std::string> &kernels,
+                     std::string &error);
+
+} // namespace dyncc
+
+#endif // DYNCC_TARGET_HOSTOBJECT_H

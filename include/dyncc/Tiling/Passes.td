@@ -1,0 +1,23 @@
+//===- Passes.td - Tiling passes ---------------------------*- tablegen -*-===//
+//
+// Part of dyncc, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DYNCC_TILING_PASSES_TD
+#define DYNCC_TILING_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def AssignTileConfigPass : Pass<"dyncc-assign-tile-config", "mlir::ModuleOp"> {
+  let summary = "Give every kernel function a tile configuration";
+  let description = [{
+    Stands where the tile search will stand: each `dyncc.kernel` function
+    without a `dyncc.tile_config` gets the default configuration for its kind
+    and output rank (dyncc/Tiling/TileConfig.h). Existing configurations are
+    checked and kept.
+  }];
+}
+
+#endif // DYNCC_TILING_PASSES_TD

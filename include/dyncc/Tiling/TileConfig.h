@@ -1,0 +1,58 @@
+//===- TileConfig.h - Tile configurations as data ---------------*- C++ -*-===//
+//
+// Part of dyncc, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// A tile configuration is plain data: the tile search produces it and code
+// generation consumes it. Sizes are per parallel dimension of the kernel's
+// root op (its output), outermost first. The block tile is what one GPU block
+// (one CPU task) computes; the thread tile is what one thread computes, so
+// threads per block = prod(blockTile / threadTile).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DYNCC_TILING_TILECONFIG_H
+#define DYNCC_TILING_TILECONFIG_H
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/Support/LLVM.h"
+#include "llvm/ADT/SmallVector.h"
+
+#include <string>
+
+namespace dyncc {
+
+struct TileConfig {
+  /// Elements of the output per block, per output dimension.
+  llvm::SmallVector<int64_t, 4> blockTile;
+  /// Elements of the output per thread, per output dimension.
+  llvm::SmallVector<int64_t, 4> threadTile;
+
+  /// The name of the attribute holding the config on a kernel function.
+  static constexpr llvm::StringLiteral getAttrName() {
+    return "dyncc.tile_config";
+  }
+
+  /// The default configuration for a kernel of `kind` whose output has
+  /// `rank` dimensions: where the tile search will stand.
+  static TileConfig getDefault(llvm::StringRef kind, int64_t rank);
+
+  /// Threads per block along each output dimension.
+  llvm::SmallVector<int64_t, 4> getThreadsPerDim() const;
+
+  /// Checks the invariants (same rank, thread tile divides block tile,
+  /// positive sizes, at most 1024 threads); returns an error message or "".
+  std::string verify() const;
+
+  mlir::DictionaryAttr toAttr(mlir::MLIRContext *context) const;
+  static mlir::FailureOr<TileConfig> fromAttr(mlir::DictionaryAttr attr);
+
+  /// One-line description, e.g. `block 32x64 thread 4x4`.
+  std::string str() const;
+};
+
+} // namespace dyncc
+
+#endif // DYNCC_TILING_TILECONFIG_H

@@ -1,0 +1,270 @@
+//===- MapForallToGrid.cpp - Map block/thread foralls to a grid -----------===//
+//
+// Part of dyncc, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// Maps the dynamically sized `scf.forall`s of a tiled, bufferized kernel to
+// the launch grid. The grid is ceil(extent / block tile) per dimension and is
+// computed by the run-time from the same symbolic shapes, so each block
+// forall iteration is one block; thread foralls are strided by the block
+// size, so a partial tile (a tail) simply has idle threads.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dyncc/Codegen/Passes.h"
+
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/PatternMatch.h"
+
+namespace dyncc {
+#define GEN_PASS_DEF_MAPFORALLTOGRIDPASS
+#include "dyncc/Codegen/Passes.h.inc"
+} // namespace dyncc
+
+using namespace mlir;
+using namespace dyncc;
+
+namespace {
+
+enum class Level { Block, Thread };
+
+static FailureOr<std::pair<Level, SmallVector<gpu::Dimension>>>
+getMapping(scf::ForallOp forall) {
+  std::optional<ArrayAttr> mapping = forall.getMapping();
+  if (!mapping || mapping->empty())
+    return forall.emitOpError("has no block or thread mapping");
+  SmallVector<gpu::Dimension> dims;
+  std::optional<Level> level;
+  for (Attribute attr : *mapping) {
+    uint64_t id;
+    Level l;
+    if (auto block = dyn_cast<gpu::GPUBlockMappingAttr>(attr)) {
+      id = static_cast<uint64_t>(block.getBlock());
+      l = Level::Block;
+    } else if (auto thread = dyn_cast<gpu::GPUThreadMappingAttr>(attr)) {
+      id = static_cast<uint64_t>(thread.getThread());
+      l = Level::Thread;
+    } else {
+      return forall.emitOpError("has an unsupported mapping ") << attr;
+    }
+    if (id > 2 || (level && *level != l))
+      return forall.emitOpError("mapping must be x/y/z of one level, got ")
+             << *mapping;
+    level = l;
+    dims.push_back(static_cast<gpu::Dimension>(id));
+  }
+  return std::make_pair(*level, dims);
+}
+
+/// Moves the body of `forall` to just before `dest`, with `ivs` for its
+/// induction variables, and drops its (empty) terminator.
+static void inlineForallBody(RewriterBase &rewriter, scf::ForallOp forall,
+                             Operation *dest, ValueRange ivs) {
+  Operation *terminator = forall.getBody()->getTerminator();
+  rewriter.inlineBlockBefore(forall.getBody(), dest, ivs);
+  rewriter.eraseOp(terminator);
+}
+
+class GridMapper {
+public:
+  GridMapper(RewriterBase &rewriter, bool gpu) : rewriter(rewriter), gpu(gpu) {}
+
+  /// Block ids for the CPU entry point (the function's trailing arguments).
+  SmallVector<Value, 3> cpuBlockIds;
+
+  LogicalResult mapBlockForall(scf::ForallOp forall,
+                               ArrayRef<gpu::Dimension> dims) {
+    Location loc = forall.getLoc();
+    rewriter.setInsertionPoint(forall);
+    SmallVector<Value> ivs;
+    Value inBounds;
+    for (auto [i, dim] : llvm::enumerate(dims)) {
+      Value id = gpu ? Value(gpu::BlockIdOp::create(rewriter, loc, dim))
+                     : cpuBlockIds[static_cast<unsigned>(dim)];
+      Value lb = getValueOrCreateConstantIndexOp(
+          rewriter, loc, forall.getMixedLowerBound()[i]);
+      Value ub = getValueOrCreateConstantIndexOp(
+          rewriter, loc, forall.getMixedUpperBound()[i]);
+      Value step = getValueOrCreateConstantIndexOp(rewriter, loc,
+                                                   forall.getMixedStep()[i]);
+      Value offset = arith::MulIOp::create(rewriter, loc, id, step);
+      Value iv = arith::AddIOp::create(rewriter, loc, lb, offset);
+      Value cond = arith::CmpIOp::create(rewriter, loc,
+                                         arith::CmpIPredicate::slt, iv, ub);
+      inBounds = inBounds ? arith::AndIOp::create(rewriter, loc, inBounds, cond)
+                          : cond;
+      ivs.push_back(iv);
+    }
+    auto guard = scf::IfOp::create(rewriter, loc, inBounds,
+                                   /*withElseRegion=*/false);
+    inlineForallBody(rewriter, forall,
+                     guard.getThenRegion().front().getTerminator(), ivs);
+    rewriter.eraseOp(forall);
+    return success();
+  }
+
+  LogicalResult mapThreadForall(scf::ForallOp forall,
+                                ArrayRef<gpu::Dimension> dims) {
+    Location loc = forall.getLoc();
+    rewriter.setInsertionPoint(forall);
+    SmallVector<Value> ivs;
+    Operation *insertBefore = forall;
+    for (auto [i, dim] : llvm::enumerate(dims)) {
+      Value lb = getValueOrCreateConstantIndexOp(
+          rewriter, loc, forall.getMixedLowerBound()[i]);
+      Value ub = getValueOrCreateConstantIndexOp(
+          rewriter, loc, forall.getMixedUpperBound()[i]);
+      Value step = getValueOrCreateConstantIndexOp(rewriter, loc,
+                                                   forall.getMixedStep()[i]);
+      Value start = lb, stride = step;
+      if (gpu) {
+        // Thread t handles iterations t, t + blockDim, ...
+        Value tid = gpu::ThreadIdOp::create(rewriter, loc, dim);
+        Value bdim = gpu::BlockDimOp::create(rewriter, loc, dim);
+        start = arith::AddIOp::create(
+            rewriter, loc, lb, arith::MulIOp::create(rewriter, loc, tid, step));
+        stride = arith::MulIOp::create(rewriter, loc, bdim, step);
+      }
+      auto loop = scf::ForOp::create(rewriter, loc, start, ub, stride);
+      ivs.push_back(loop.getInductionVar());
+      insertBefore = loop.getBody()->getTerminator();
+      rewriter.setInsertionPoint(insertBefore);
+    }
+    inlineForallBody(rewriter, forall, insertBefore, ivs);
+    rewriter.eraseOp(forall);
+    return success();
+  }
+
+  LogicalResult mapFunction(Operation *funcOp) {
+    SmallVector<scf::ForallOp> foralls;
+    funcOp->walk([&](scf::ForallOp forall) { foralls.push_back(forall); });
+    // Innermost first: thread foralls sit inside block foralls.
+    for (scf::ForallOp forall : llvm::reverse(foralls)) {
+      if (forall.getNumResults() != 0)
+        return forall.emitOpError("must be bufferized before grid mapping");
+      auto mapping = getMapping(forall);
+      if (failed(mapping))
+        return failure();
+      if (mapping->first == Level::Block) {
+        if (forall->getParentOfType<scf::ForallOp>())
+          return forall.emitOpError("block forall nested in another forall");
+        if (failed(mapBlockForall(forall, mapping->second)))
+          return failure();
+      } else if (failed(mapThreadForall(forall, mapping->second))) {
+        return failure();
+      }
+    }
+    return success();
+  }
+
+private:
+  RewriterBase &rewriter;
+  bool gpu;
+};
+
+struct MapForallToGrid final
+    : ::dyncc::impl::MapForallToGridPassBase<MapForallToGrid> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    if (target != "gpu" && target != "cpu") {
+      getOperation().emitError("unknown target '")
+          << target << "', expected gpu or cpu";
+      return signalPassFailure();
+    }
+    ModuleOp module = getOperation();
+    SmallVector<func::FuncOp> kernels;
+    for (auto func : module.getOps<func::FuncOp>())
+      if (func->hasAttr("dyncc.kernel"))
+        kernels.push_back(func);
+    IRRewriter rewriter(&getContext());
+    for (func::FuncOp kernel : kernels) {
+      if (failed(dropDestinationResults(kernel)))
+        return signalPassFailure();
+      LogicalResult result = target == "gpu" ? mapToGpu(rewriter, kernel)
+                                             : mapToCpu(rewriter, kernel);
+      if (failed(result))
+        return signalPassFailure();
+    }
+  }
+
+  /// Bufferized kernels return their destination arguments; the run-time
+  /// owns those buffers, so the results are dropped. Any other result means
+  /// bufferization did not work in place.
+  LogicalResult dropDestinationResults(func::FuncOp kernel) {
+    // Kernels compute in place: an allocation would be a malloc on the GPU
+    // and a copy a call into MLIR's runner utils on the CPU.
+    WalkResult leftovers = kernel.walk([&](Operation *op) {
+      if (isa<memref::AllocOp, memref::AllocaOp, memref::CopyOp>(op)) {
+        op->emitOpError("left in a kernel by bufferization; kernels must "
+                        "compute in place into their destinations");
+        return WalkResult::interrupt();
+      }
+      return WalkResult::advance();
+    });
+    if (leftovers.wasInterrupted())
+      return failure();
+    auto ret = cast<func::ReturnOp>(kernel.getBody().front().getTerminator());
+    for (auto [i, value] : llvm::enumerate(ret.getOperands())) {
+      auto arg = dyn_cast<BlockArgument>(value);
+      if (!arg || arg.getOwner() != &kernel.getBody().front())
+        return kernel.emitOpError("result #")
+               << i << " is not written in place into a destination argument";
+    }
+    ret->setOperands({});
+    kernel.setType(FunctionType::get(&getContext(), kernel.getArgumentTypes(),
+                                     {}));
+    return success();
+  }
+
+  LogicalResult mapToGpu(IRRewriter &rewriter, func::FuncOp kernel) {
+    ModuleOp module = getOperation();
+    MLIRContext *ctx = &getContext();
+    module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
+                    UnitAttr::get(ctx));
+    auto gpuModule = module.lookupSymbol<gpu::GPUModuleOp>("dyncc_kernels");
+    if (!gpuModule) {
+      rewriter.setInsertionPointToEnd(module.getBody());
+      gpuModule = gpu::GPUModuleOp::create(rewriter, module.getLoc(),
+                                           "dyncc_kernels");
+    }
+    rewriter.setInsertionPointToEnd(gpuModule.getBody());
+    auto gpuFunc = gpu::GPUFuncOp::create(rewriter, kernel.getLoc(),
+                                          kernel.getSymName(),
+                                          kernel.getFunctionType());
+    gpuFunc->setAttr(gpu::GPUDialect::getKernelFuncAttrName(),
+                     UnitAttr::get(ctx));
+    for (NamedAttribute attr : kernel->getDiscardableAttrs())
+      gpuFunc->setAttr(attr.getName(), attr.getValue());
+    rewriter.eraseBlock(&gpuFunc.getBody().front());
+    rewriter.inlineRegionBefore(kernel.getBody(), gpuFunc.getBody(),
+                                gpuFunc.getBody().end());
+    auto ret = cast<func::ReturnOp>(gpuFunc.getBody().front().getTerminator());
+    rewriter.setInsertionPoint(ret);
+    gpu::ReturnOp::create(rewriter, ret.getLoc());
+    rewriter.eraseOp(ret);
+    rewriter.eraseOp(kernel);
+    GridMapper mapper(rewriter, /*gpu=*/true);
+    return mapper.mapFunction(gpuFunc);
+  }
+
+  LogicalResult mapToCpu(IRRewriter &rewriter, func::FuncOp kernel) {
+    unsigned n = kernel.getNumArguments();
+    Type index = IndexType::get(&getContext());
+    if (failed(kernel.insertArguments(
+            {n, n, n}, {index, index, index},
+            {DictionaryAttr(), DictionaryAttr(), DictionaryAttr()},
+            {kernel.getLoc(), kernel.getLoc(), kernel.getLoc()})))
+      return kernel.emitOpError("could not add the block id arguments");
+    GridMapper mapper(rewriter, /*gpu=*/false);
+    for (unsigned i = 0; i < 3; ++i)
+      mapper.cpuBlockIds.push_back(kernel.getArgument(n + i));
+    kernel->setAttr("dyncc.block_entry", UnitAttr::get(&getContext()));
+    return mapper.mapFunction(kernel);
+  }
+};
+
+} // namespace

@@ -1,0 +1,326 @@
+//===- Compiler.cpp - ONNX model to .dyncc artifact -----------------------===//
+//
+// Part of dyncc, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// Runs the stages of docs/Pipeline.md in order: import, shapes, fusion,
+// outlining (graph module), then on a separate kernel module tiling and
+// bufferization, and per target family GPU (NVVM -> PTX per chip) and CPU
+// (LLVM -> shared object), then the host plan and the package.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dyncc/Pipelines/Compiler.h"
+
+#include "dyncc/InitAll.h"
+#include "dyncc/Pipelines/Pipelines.h"
+#include "dyncc/Plan/HostPlan.h"
+#include "dyncc/Runtime/Artifact.h"
+#include "dyncc/Target/HostObject.h"
+#include "dyncc/Target/Ptx.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Pass/PassManager.h"
+
+#include <chrono>
+
+using namespace mlir;
+using namespace dyncc;
+
+const std::vector<std::string> &dyncc::getSupportedTargets() {
+  static const std::vector<std::string> targets = {"cpu", "sm_80", "sm_86",
+                                                   "sm_90", "sm_90a"};
+  return targets;
+}
+
+namespace {
+
+class Compilation {
+public:
+  Compilation(const CompileOptions &options, llvm::raw_ostream &emitStream,
+              std::string &error)
+      : options(options), emitStream(emitStream), error(error) {
+    DialectRegistry registry;
+    registerAllDialects(registry);
+    context.appendDialectRegistry(registry);
+    context.loadAllAvailableDialects();
+    // Keep the first error as the one-line message.
+    handler = std::make_unique<ScopedDiagnosticHandler>(
+        &context, [&](Diagnostic &diag) {
+          if (diag.getSeverity() == DiagnosticSeverity::Error &&
+              this->error.empty()) {
+            std::string text;
+            llvm::raw_string_ostream os(text);
+            os << diag;
+            if (auto name = getNodeName(diag.getLocation()))
+              text = "node '" + *name + "': " + text;
+            this->error = text;
+          }
+          return success();
+        });
+  }
+
+  /// Returns true when the compilation is finished (emitted or failed).
+  bool run() {
+    if (!checkOptions())
+      return false;
+    registerAllPasses();
+
+    // 1. Import.
+    startStage("import");
+    std::string importError;
+    FailureOr<ImportResult> imported = importOnnxModel(
+        context, options.inputPath, options.import, importError);
+    if (failed(imported))
+      return fail(importError);
+    if (options.note)
+      for (const std::string &note : imported->notes)
+        options.note(note);
+    OwningOpRef<ModuleOp> graph = std::move(imported->module);
+    if (failed(verify(*graph)))
+      return false;
+    if (endStage("import", *graph))
+      return true;
+
+    // 2-4. Graph stages.
+    if (!runStage("shapes", *graph, buildShapePipeline) ||
+        stopped)
+      return !failedFlag;
+    if (!runStage("fused", *graph, buildFusionPipeline) || stopped)
+      return !failedFlag;
+    if (!runStage("outlined", *graph, buildOutlinePipeline) || stopped)
+      return !failedFlag;
+
+    // The host plan reads the graph; kernels continue in their own module.
+    OwningOpRef<ModuleOp> kernels = extractKernels(*graph);
+    if (!runStage("tiled", *kernels, buildTilingPipeline) || stopped)
+      return !failedFlag;
+    if (!runStage("bufferized", *kernels, buildBufferizationPipeline) ||
+        stopped)
+      return !failedFlag;
+
+    std::vector<std::string> chips;
+    bool cpu = false;
+    for (const std::string &t : options.targets) {
+      if (t == "cpu")
+        cpu = true;
+      else
+        chips.push_back(t);
+    }
+
+    std::map<std::string, std::string> ptx;
+    if (!chips.empty() || isStage("gpu") || isStage("nvvm") || isStage("ptx")) {
+      if (chips.empty())
+        return fail("--emit=" + options.emitStage +
+                    " needs a GPU target in --target");
+      OwningOpRef<ModuleOp> gpu = kernels->clone();
+      if (!runStage("gpu", *gpu, buildGpuMappingPipeline) || stopped)
+        return !failedFlag;
+      if (!runStage("nvvm", *gpu,
+                    [&](OpPassManager &pm) {
+                      return buildNvvmLoweringPipeline(pm, chips);
+                    }) ||
+          stopped)
+        return !failedFlag;
+      startStage("ptx");
+      if (failed(runPipeline(*gpu, buildPtxPipeline)))
+        return false;
+      FailureOr<std::map<std::string, std::string>> collected =
+          collectPtx(*gpu);
+      if (failed(collected))
+        return false;
+      ptx = std::move(*collected);
+      if (isStage("ptx")) {
+        for (const auto &[chip, text] : ptx)
+          emitStream << "// ---- " << chip << " ----\n" << text;
+        return true;
+      }
+      endStage("ptx", {}, std::to_string(ptx.size()) + " PTX modules");
+    }
+
+    std::string hostObject;
+    if (cpu || isStage("cpu") || isStage("llvm")) {
+      if (!cpu)
+        return fail("--emit=" + options.emitStage +
+                    " needs the cpu target in --target");
+      OwningOpRef<ModuleOp> host = kernels->clone();
+      if (!runStage("cpu", *host, buildCpuMappingPipeline) || stopped)
+        return !failedFlag;
+      if (!runStage("llvm", *host, buildCpuLoweringPipeline) || stopped)
+        return !failedFlag;
+      startStage("host-object");
+      std::string objectError;
+      std::optional<std::string> object =
+          emitHostSharedObject(*host, kernelNames, objectError);
+      if (!object)
+        return fail(objectError);
+      hostObject = std::move(*object);
+      endStage("host-object", {},
+               std::to_string(hostObject.size()) + " bytes");
+    }
+
+    // Plan and package.
+    startStage("plan");
+    PlanOptions planOptions;
+    planOptions.targets = options.targets;
+    planOptions.producer = "dyncc 0.1.0";
+    FailureOr<HostPlan> plan = buildHostPlan(*graph, planOptions);
+    if (failed(plan))
+      return fail("");
+    if (isStage("plan")) {
+      emitStream << plan->manifest << "\n";
+      return true;
+    }
+    endStage("plan", {}, std::to_string(kernelNames.size()) + " kernels");
+
+    startStage("package");
+    runtime::ArtifactWriter writer;
+    writer.setManifest(plan->manifest);
+    for (auto &[name, bytes] : plan->weights)
+      writer.addSection(name, std::move(bytes));
+    if (cpu)
+      writer.addSection("cpu.so", std::move(hostObject));
+    for (auto &[chip, text] : ptx)
+      writer.addSection("ptx." + chip, std::move(text));
+    std::string writeError;
+    if (!writer.write(options.outputPath, writeError))
+      return fail(writeError);
+    endStage("package", {}, options.outputPath);
+    return true;
+  }
+
+private:
+  bool checkOptions() {
+    for (const std::string &t : options.targets)
+      if (!llvm::is_contained(getSupportedTargets(), t))
+        return fail("unknown target '" + t +
+                    "' (expected cpu, sm_80, sm_86, sm_90 or sm_90a)");
+    if (options.targets.empty())
+      return fail("--target is empty");
+    if (!options.emitStage.empty() &&
+        llvm::none_of(getCompileStages(), [&](const StageInfo &s) {
+          return options.emitStage == s.name;
+        }))
+      return fail("unknown stage '" + options.emitStage +
+                  "' for --emit (see --help)");
+    if (options.emitStage.empty() && options.outputPath.empty())
+      return fail("no output file: pass -o OUT.dyncc");
+    return true;
+  }
+
+  static std::optional<std::string> getNodeName(Location loc) {
+    if (auto name = dyn_cast<NameLoc>(loc))
+      return name.getName().str();
+    if (auto fused = dyn_cast<FusedLoc>(loc))
+      for (Location l : fused.getLocations())
+        if (auto name = getNodeName(l))
+          return name;
+    return std::nullopt;
+  }
+
+  bool isStage(StringRef name) const { return options.emitStage == name; }
+
+  bool fail(const std::string &message) {
+    if (!message.empty() || error.empty())
+      error = message.empty() ? "compilation failed" : message;
+    failedFlag = true;
+    return false;
+  }
+
+  LogicalResult verify(ModuleOp module) {
+    if (failed(mlir::verify(module))) {
+      fail("");
+      return failure();
+    }
+    return success();
+  }
+
+  void startStage(const std::string &name) {
+    stageStart = std::chrono::steady_clock::now();
+    if (options.progress)
+      options.progress(name, false, 0, "");
+  }
+
+  /// Ends a stage; returns true (and prints) when it is the --emit stage.
+  bool endStage(const std::string &name, ModuleOp module,
+                const std::string &detail = "") {
+    double seconds = std::chrono::duration<double>(
+                         std::chrono::steady_clock::now() - stageStart)
+                         .count();
+    if (options.progress)
+      options.progress(name, true, seconds, detail);
+    if (isStage(name) && module) {
+      // Weights are elided: the IR is for reading.
+      module.print(emitStream, OpPrintingFlags().elideLargeElementsAttrs(16));
+      emitStream << "\n";
+      stopped = true;
+      return true;
+    }
+    return false;
+  }
+
+  LogicalResult
+  runPipeline(ModuleOp module,
+              llvm::function_ref<LogicalResult(OpPassManager &)> build) {
+    PassManager pm(&context);
+    if (failed(build(pm)) || failed(pm.run(module))) {
+      fail("");
+      return failure();
+    }
+    return success();
+  }
+
+  bool runStage(const std::string &name, ModuleOp module,
+                llvm::function_ref<LogicalResult(OpPassManager &)> build) {
+    startStage(name);
+    if (failed(runPipeline(module, build)))
+      return false;
+    std::string detail;
+    if (name == "fused" || name == "outlined") {
+      unsigned groups = 0;
+      module.walk([&](Operation *op) {
+        groups += op->getName().getStringRef() == "dg.fusion" ||
+                  op->getName().getStringRef() == "dg.dispatch";
+      });
+      detail = std::to_string(groups) + " groups";
+    }
+    endStage(name, module, detail);
+    return true;
+  }
+
+  /// A module with clones of the kernel functions only.
+  OwningOpRef<ModuleOp> extractKernels(ModuleOp graph) {
+    OpBuilder builder(&context);
+    OwningOpRef<ModuleOp> kernels = ModuleOp::create(graph.getLoc());
+    builder.setInsertionPointToEnd(kernels->getBody());
+    for (auto func : graph.getOps<func::FuncOp>())
+      if (func->hasAttr("dyncc.kernel")) {
+        builder.clone(*func);
+        kernelNames.push_back(func.getSymName().str());
+      }
+    return kernels;
+  }
+
+  const CompileOptions &options;
+  llvm::raw_ostream &emitStream;
+  std::string &error;
+  MLIRContext context{MLIRContext::Threading::DISABLED};
+  std::unique_ptr<ScopedDiagnosticHandler> handler;
+  std::chrono::steady_clock::time_point stageStart;
+  std::vector<std::string> kernelNames;
+  bool stopped = false;
+  bool failedFlag = false;
+};
+
+} // namespace
+
+bool dyncc::compileModel(const CompileOptions &options,
+                         llvm::raw_ostream &emitStream, std::string &error) {
+  error.clear();
+  Compilation compilation(options, emitStream, error);
+  return compilation.run();
+}

@@ -1,0 +1,136 @@
+//===- Pipelines.cpp - dyncc's pass pipelines, stage by stage -------------===//
+//
+// Part of dyncc, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// Upstream passes are added by their registered textual names (the same
+// strings a user passes to dyncc-opt to reproduce a stage); dyncc's own passes
+// through their generated constructors.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dyncc/Pipelines/Pipelines.h"
+
+#include "dyncc/Codegen/Passes.h"
+#include "dyncc/Dialect/Dg/Transforms/Passes.h"
+#include "dyncc/Target/Ptx.h"
+#include "dyncc/Tiling/Passes.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+using namespace dyncc;
+
+static const StageInfo stages[] = {
+    {"import", "the dg graph as imported from ONNX"},
+    {"shapes", "after symbolic shape propagation"},
+    {"fused", "after fusion: dg.fusion groups"},
+    {"outlined", "groups outlined to linalg kernel functions, with tile configs"},
+    {"tiled", "kernels tiled to blocks and threads, producers fused"},
+    {"bufferized", "kernels bufferized in place"},
+    {"gpu", "kernels mapped onto the GPU grid (gpu.module)"},
+    {"nvvm", "GPU kernels lowered to NVVM/LLVM dialect"},
+    {"ptx", "the PTX text, every GPU target"},
+    {"cpu", "kernels mapped to per-block CPU entry points"},
+    {"llvm", "CPU kernels lowered to the LLVM dialect"},
+    {"plan", "the artifact manifest: host plan, buffers, kernels (JSON)"},
+};
+
+ArrayRef<StageInfo> dyncc::getCompileStages() { return stages; }
+
+static LogicalResult addPipeline(OpPassManager &pm, StringRef text) {
+  std::string errors;
+  llvm::raw_string_ostream os(errors);
+  if (failed(parsePassPipeline(text, pm, os))) {
+    llvm::errs() << "internal error: bad pass pipeline '" << text
+                 << "': " << errors << "\n";
+    return failure();
+  }
+  return success();
+}
+
+LogicalResult dyncc::buildShapePipeline(OpPassManager &pm) {
+  pm.addPass(dg::createInferShapesPass());
+  return success();
+}
+
+LogicalResult dyncc::buildFusionPipeline(OpPassManager &pm) {
+  pm.addNestedPass<func::FuncOp>(dg::createFuseGemmEpiloguePass());
+  pm.addNestedPass<func::FuncOp>(dg::createGroupRemainingPass());
+  return success();
+}
+
+LogicalResult dyncc::buildOutlinePipeline(OpPassManager &pm) {
+  pm.addPass(dg::createOutlineGroupsPass());
+  pm.addPass(createAssignTileConfigPass());
+  return success();
+}
+
+LogicalResult dyncc::buildTilingPipeline(OpPassManager &pm) {
+  pm.addNestedPass<func::FuncOp>(createTileAndFusePass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  return success();
+}
+
+LogicalResult dyncc::buildBufferizationPipeline(OpPassManager &pm) {
+  // Function boundaries with identity layouts: kernels take plain memrefs,
+  // whose descriptors the run-time builds. CSE then canonicalize again: CSE
+  // makes the self-copies of in-place results visible, and they fold away.
+  // dyncc-map-forall-to-grid rejects any copy or allocation left over.
+  return addPipeline(
+      pm, "one-shot-bufferize{bufferize-function-boundaries "
+          "function-boundary-type-conversion=identity-layout-map},"
+          "drop-equivalent-buffer-results,canonicalize,cse,canonicalize");
+}
+
+LogicalResult dyncc::buildGpuMappingPipeline(OpPassManager &pm) {
+  MapForallToGridPassOptions options;
+  options.target = "gpu";
+  pm.addPass(createMapForallToGridPass(options));
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  return success();
+}
+
+LogicalResult
+dyncc::buildNvvmLoweringPipeline(OpPassManager &pm,
+                                 const std::vector<std::string> &chips) {
+  if (failed(addPipeline(
+          pm, "gpu.module(gpu.func(convert-linalg-to-loops),lower-affine,"
+              "expand-strided-metadata,lower-affine,convert-scf-to-cf,"
+              "canonicalize,cse)")))
+    return failure();
+  for (const std::string &chip : chips)
+    if (failed(addPipeline(pm, "nvvm-attach-target{module=dyncc_kernels chip=" +
+                                   chip + " features=" +
+                                   getNvvmFeatures(chip) + " O=3}")))
+      return failure();
+  return addPipeline(
+      pm, "gpu.module(convert-gpu-to-nvvm,canonicalize,cse),"
+          "reconcile-unrealized-casts");
+}
+
+LogicalResult dyncc::buildPtxPipeline(OpPassManager &pm) {
+  return addPipeline(pm, "gpu-module-to-binary{format=isa}");
+}
+
+LogicalResult dyncc::buildCpuMappingPipeline(OpPassManager &pm) {
+  MapForallToGridPassOptions options;
+  options.target = "cpu";
+  pm.addPass(createMapForallToGridPass(options));
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  return success();
+}
+
+LogicalResult dyncc::buildCpuLoweringPipeline(OpPassManager &pm) {
+  return addPipeline(
+      pm, "func.func(convert-linalg-to-loops),lower-affine,"
+          "expand-strided-metadata,lower-affine,convert-scf-to-cf,"
+          "canonicalize,cse,convert-math-to-llvm,finalize-memref-to-llvm,"
+          "convert-arith-to-llvm,convert-index-to-llvm,convert-func-to-llvm,"
+          "convert-cf-to-llvm,reconcile-unrealized-casts");
+}

@@ -1,0 +1,378 @@
+//===- HostPlan.cpp - Host plan and artifact manifest ---------------------===//
+//
+// Part of dyncc, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#include "dyncc/Plan/HostPlan.h"
+
+#include "dyncc/Dialect/Dg/IR/Dg.h"
+#include "dyncc/Dialect/Sym/IR/Sym.h"
+#include "dyncc/Target/HostObject.h"
+#include "dyncc/Tiling/TileConfig.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/Support/JSON.h"
+
+using namespace mlir;
+using namespace dyncc;
+namespace json = llvm::json;
+
+static FailureOr<std::string> getDType(Operation *where, Type type) {
+  Type element = getElementTypeOrSelf(type);
+  if (element.isF16())
+    return std::string("f16");
+  if (element.isBF16())
+    return std::string("bf16");
+  if (element.isF32())
+    return std::string("f32");
+  if (element.isF64())
+    return std::string("f64");
+  if (element.isInteger(1))
+    return std::string("bool");
+  if (auto integer = dyn_cast<IntegerType>(element)) {
+    unsigned width = integer.getWidth();
+    if (width == 8 || width == 16 || width == 32 || width == 64)
+      return (integer.isUnsigned() ? "u" : "i") + std::to_string(width);
+  }
+  return where->emitOpError("has no artifact dtype for ") << element;
+}
+
+namespace {
+
+/// One buffer of the plan.
+struct Buffer {
+  int64_t id;
+  std::string kind; // input, weight, output, temp
+  std::string dtype;
+  SmallVector<DimExpr> shape;
+  std::string section; // weight
+  DimExpr offset;      // temp: byte offset in the arena
+};
+
+class PlanBuilder {
+public:
+  PlanBuilder(ModuleOp module, const PlanOptions &options)
+      : module(module), options(options) {}
+
+  FailureOr<HostPlan> build() {
+    auto main = module.lookupSymbol<func::FuncOp>("main");
+    if (!main)
+      return module.emitError("no func.func @main to plan");
+    Block &body = main.getBody().front();
+    auto ret = cast<func::ReturnOp>(body.getTerminator());
+
+    json::Array symbols, constraints, inputs, outputs;
+    for (auto symbol : module.getOps<sym::SymbolOp>()) {
+      json::Object s{{"name", symbol.getSymName()},
+                     {"min", (int64_t)symbol.getMin()},
+                     {"max", (int64_t)symbol.getMax()},
+                     {"divisor", (int64_t)symbol.getDivisor().value_or(1)}};
+      symbols.push_back(std::move(s));
+    }
+    for (auto constraint : module.getOps<sym::ConstraintOp>())
+      constraints.push_back(json::Object{
+          {"lhs", constraint.getLhs().getCanonical()},
+          {"rhs", constraint.getRhs().getCanonical()},
+          {"where", constraint.getReason()}});
+
+    // Inputs.
+    for (BlockArgument arg : main.getArguments()) {
+      FailureOr<int64_t> id = addBuffer(main, arg, "input");
+      if (failed(id))
+        return failure();
+      auto name = main.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "dg.name");
+      inputs.push_back(json::Object{
+          {"name", name ? name.getValue().str()
+                        : "input" + std::to_string(arg.getArgNumber())},
+          {"dtype", buffers[*id].dtype},
+          {"shape", shapeJson(buffers[*id].shape)},
+          {"buffer", *id}});
+    }
+
+    // Outputs: each returned value gets an output buffer; a dispatch result
+    // that is returned writes into it directly, anything else is copied.
+    json::Array steps;
+    DenseMap<Value, int64_t> outputOf;
+    for (auto [i, value] : llvm::enumerate(ret.getOperands())) {
+      FailureOr<int64_t> id = addBuffer(ret, value, "output");
+      if (failed(id))
+        return failure();
+      if (value.getDefiningOp<dg::DispatchOp>() && !outputOf.count(value))
+        outputOf[value] = *id;
+      auto name = main.getResultAttrOfType<StringAttr>(i, "dg.name");
+      outputs.push_back(json::Object{
+          {"name", name ? name.getValue().str() : "output" + std::to_string(i)},
+          {"dtype", buffers[*id].dtype},
+          {"shape", shapeJson(buffers[*id].shape)},
+          {"buffer", *id}});
+    }
+
+    // Dispatches, in order, with temporaries placed by liveness.
+    json::Array kernels, groups;
+    DenseMap<Operation *, unsigned> position;
+    for (Operation &op : body)
+      position[&op] = position.size();
+    struct Live {
+      int64_t buffer;
+      unsigned lastUse;
+      DimExpr end;
+    };
+    SmallVector<Live> live;
+    DimExpr arenaSize(0);
+    for (Operation &op : body) {
+      unsigned here = position[&op];
+      llvm::erase_if(live, [&](const Live &l) { return l.lastUse < here; });
+      if (auto constant = dyn_cast<dg::ConstantOp>(op)) {
+        if (failed(addWeight(constant)))
+          return failure();
+        continue;
+      }
+      auto dispatch = dyn_cast<dg::DispatchOp>(op);
+      if (!dispatch)
+        continue;
+      for (Value result : dispatch.getResults()) {
+        if (outputOf.count(result)) {
+          bufferOf[result] = outputOf[result];
+          continue;
+        }
+        FailureOr<int64_t> id = addBuffer(dispatch, result, "temp");
+        if (failed(id))
+          return failure();
+        // Above every live temporary, 64-byte aligned.
+        DimExpr offset(0);
+        for (const Live &l : live)
+          offset = DimExpr::max(offset, l.end);
+        offset = DimExpr::ceilDiv(offset, 64) * DimExpr(64);
+        buffers[*id].offset = offset;
+        DimExpr end = offset + byteSize(buffers[*id]);
+        unsigned lastUse = here;
+        for (Operation *user : result.getUsers())
+          lastUse = std::max(lastUse, position[user]);
+        live.push_back({*id, lastUse, end});
+        arenaSize = DimExpr::max(arenaSize, end);
+      }
+      if (failed(addDispatch(dispatch, kernels, groups, steps)))
+        return failure();
+    }
+    for (auto [i, value] : llvm::enumerate(ret.getOperands())) {
+      int64_t out = bufferOfOutput(i);
+      if (value.getDefiningOp<dg::DispatchOp>() && outputOf.lookup(value) == out)
+        continue;
+      auto it = bufferOf.find(value);
+      if (it == bufferOf.end())
+        return ret.emitOpError("output #") << i << " has no buffer to copy from";
+      steps.push_back(json::Object{{"op", "copy"}, {"src", it->second}, {"dst", out}});
+    }
+
+    json::Array bufferArray;
+    for (const Buffer &b : buffers) {
+      json::Object o{{"id", b.id},
+                     {"kind", b.kind},
+                     {"dtype", b.dtype},
+                     {"shape", shapeJson(b.shape)}};
+      if (b.kind == "weight")
+        o["section"] = b.section;
+      if (b.kind == "temp")
+        o["offset"] = exprJson(b.offset);
+      bufferArray.push_back(std::move(o));
+    }
+    json::Array targets;
+    for (const std::string &t : options.targets)
+      targets.push_back(t);
+
+    json::Object manifest{
+        {"format", 1},
+        {"producer", options.producer},
+        {"model", module.getSymName() ? module.getSymName()->str() : "model"},
+        {"targets", std::move(targets)},
+        {"symbols", std::move(symbols)},
+        {"constraints", std::move(constraints)},
+        {"inputs", std::move(inputs)},
+        {"outputs", std::move(outputs)},
+        {"buffers", std::move(bufferArray)},
+        {"arena_size", exprJson(arenaSize)},
+        {"kernels", std::move(kernels)},
+        {"groups", std::move(groups)},
+        {"steps", std::move(steps)}};
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    os << llvm::formatv("{0:2}", json::Value(std::move(manifest)));
+    plan.manifest = std::move(text);
+    return std::move(plan);
+  }
+
+private:
+  static std::string exprJson(const DimExpr &e) { return e.str(); }
+  static json::Array shapeJson(ArrayRef<DimExpr> shape) {
+    json::Array a;
+    for (const DimExpr &d : shape)
+      a.push_back(d.str());
+    return a;
+  }
+
+  static DimExpr byteSize(const Buffer &b) {
+    int64_t width = 4;
+    if (b.dtype == "f16" || b.dtype == "bf16" || b.dtype == "i16" || b.dtype == "u16")
+      width = 2;
+    else if (b.dtype == "f64" || b.dtype == "i64" || b.dtype == "u64")
+      width = 8;
+    else if (b.dtype == "i8" || b.dtype == "u8" || b.dtype == "bool")
+      width = 1;
+    DimExpr size(width);
+    for (const DimExpr &d : b.shape)
+      size = size * d;
+    return size;
+  }
+
+  int64_t bufferOfOutput(size_t index) { return outputBuffers[index]; }
+
+  FailureOr<int64_t> addBuffer(Operation *where, Value value, StringRef kind) {
+    std::optional<SmallVector<DimExpr>> shape =
+        sym::getSymbolicShape(value.getType());
+    if (!shape)
+      return where->emitOpError("a value of type ")
+             << value.getType() << " has no symbolic shape to plan";
+    FailureOr<std::string> dtype = getDType(where, value.getType());
+    if (failed(dtype))
+      return failure();
+    Buffer b;
+    b.id = buffers.size();
+    b.kind = kind.str();
+    b.dtype = *dtype;
+    b.shape = *shape;
+    buffers.push_back(b);
+    if (kind == "output")
+      outputBuffers.push_back(b.id);
+    else
+      bufferOf[value] = b.id;
+    return b.id;
+  }
+
+  LogicalResult addWeight(dg::ConstantOp constant) {
+    FailureOr<int64_t> id = addBuffer(constant, constant.getResult(), "weight");
+    if (failed(id))
+      return failure();
+    auto dense = dyn_cast<DenseElementsAttr>(constant.getValue());
+    if (!dense)
+      return constant.emitOpError("weights must be dense elements");
+    std::string section = "w" + std::to_string(plan.weights.size());
+    ArrayRef<char> raw = dense.getRawData();
+    std::string bytes;
+    if (dense.isSplat()) {
+      int64_t count = dense.getNumElements();
+      size_t width = raw.size();
+      bytes.reserve(count * width);
+      for (int64_t i = 0; i < count; ++i)
+        bytes.append(raw.data(), width);
+    } else {
+      bytes.assign(raw.data(), raw.size());
+    }
+    buffers[*id].section = section;
+    plan.weights.push_back({section, std::move(bytes)});
+    return success();
+  }
+
+  LogicalResult addDispatch(dg::DispatchOp dispatch, json::Array &kernels,
+                            json::Array &groups, json::Array &steps) {
+    auto kernel = module.lookupSymbol<func::FuncOp>(dispatch.getCallee());
+    if (!kernel)
+      return dispatch.emitOpError("callee not found");
+    FailureOr<TileConfig> config = TileConfig::fromAttr(
+        kernel->getAttrOfType<DictionaryAttr>(TileConfig::getAttrName()));
+    if (failed(config))
+      return kernel.emitOpError("has no tile configuration");
+    if (dispatch.getNumResults() == 0)
+      return dispatch.emitOpError("has no result to size the grid");
+    std::optional<SmallVector<DimExpr>> outShape =
+        sym::getSymbolicShape(dispatch.getResult(0).getType());
+    if (!outShape || outShape->size() != config->blockTile.size() ||
+        outShape->empty() || outShape->size() > 3)
+      return dispatch.emitOpError("output rank does not fit the tile config");
+
+    // Parameters in the kernel's argument order.
+    json::Array params;
+    for (Attribute symbol : dispatch.getSymbols())
+      params.push_back(json::Object{{"expr", cast<StringAttr>(symbol).getValue()}});
+    for (Value input : dispatch.getInputs()) {
+      auto it = bufferOf.find(input);
+      if (it == bufferOf.end())
+        return dispatch.emitOpError("input has no buffer");
+      params.push_back(json::Object{{"buffer", it->second}});
+    }
+    for (Value result : dispatch.getResults())
+      params.push_back(json::Object{{"buffer", bufferOf.lookup(result)}});
+
+    // Grid and block: innermost output dimension -> x.
+    json::Array grid, block;
+    SmallVector<int64_t> threads = config->getThreadsPerDim();
+    size_t rank = outShape->size();
+    for (size_t axis = 0; axis < 3; ++axis) {
+      if (axis < rank) {
+        size_t dim = rank - 1 - axis;
+        grid.push_back(
+            DimExpr::ceilDiv((*outShape)[dim], DimExpr(config->blockTile[dim]))
+                .str());
+        block.push_back(threads[dim]);
+      } else {
+        grid.push_back("1");
+        block.push_back(1);
+      }
+    }
+
+    std::string name = kernel.getSymName().str();
+    json::Object gpu;
+    for (const std::string &target : options.targets)
+      if (target != "cpu")
+        gpu[target] = json::Object{{"section", "ptx." + target}, {"entry", name}};
+    json::Object k{{"name", name},
+                   {"params", std::move(params)},
+                   {"grid", std::move(grid)},
+                   {"block", std::move(block)},
+                   {"shared_bytes", 0},
+                   {"config", config->str()}};
+    if (llvm::is_contained(options.targets, "cpu"))
+      k["cpu"] = json::Object{{"section", "cpu.so"},
+                              {"symbol", getHostEntryName(name)}};
+    if (!gpu.empty())
+      k["gpu"] = std::move(gpu);
+    int64_t kernelIndex = kernels.size();
+    kernels.push_back(std::move(k));
+
+    // One variant, valid over every symbol's whole range.
+    json::Array when;
+    for (Attribute symbol : dispatch.getSymbols()) {
+      auto op = module.lookupSymbol<sym::SymbolOp>(cast<StringAttr>(symbol));
+      if (!op)
+        return dispatch.emitOpError("symbol '")
+               << cast<StringAttr>(symbol).getValue() << "' is not declared";
+      when.push_back(json::Object{{"symbol", op.getSymName()},
+                                  {"min", (int64_t)op.getMin()},
+                                  {"max", (int64_t)op.getMax()}});
+    }
+    int64_t groupIndex = groups.size();
+    groups.push_back(json::Object{
+        {"name", name},
+        {"kind", kernel->getAttrOfType<StringAttr>("dyncc.kind")
+                     ? kernel->getAttrOfType<StringAttr>("dyncc.kind").getValue()
+                     : "elementwise"},
+        {"variants", json::Array{json::Object{{"kernel", kernelIndex},
+                                              {"when", std::move(when)}}}}});
+    steps.push_back(json::Object{{"op", "launch"}, {"group", groupIndex}});
+    return success();
+  }
+
+  ModuleOp module;
+  const PlanOptions &options;
+  HostPlan plan;
+  SmallVector<Buffer> buffers;
+  SmallVector<int64_t> outputBuffers;
+  DenseMap<Value, int64_t> bufferOf;
+};
+
+} // namespace
+
+FailureOr<HostPlan> dyncc::buildHostPlan(ModuleOp module,
+                                         const PlanOptions &options) {
+  return PlanBuilder(module, options).build();
+}

@@ -1,0 +1,388 @@
+//===- CApi.cpp - C API of the dyncc run-time -------------------*- C++ -*-===//
+//
+// Part of dyncc, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#include "Executor.h"
+
+#include "dyncc/Runtime/dyncc_runtime.h"
+
+using namespace dyncc::runtime;
+
+struct dyncc_artifact {
+  std::shared_ptr<const Model> model;
+};
+
+struct dyncc_session {
+  std::unique_ptr<Session> session;
+};
+
+namespace {
+thread_local std::string lastError;
+
+dyncc_status fail(dyncc_status status, std::string message) {
+  lastError = std::move(message);
+  return status;
+}
+
+dyncc_status fail(const RuntimeError &error) {
+  lastError = error.message;
+  return error.code;
+}
+
+const Manifest *manifestOf(const dyncc_artifact *artifact) {
+  return artifact ? &artifact->model->manifest() : nullptr;
+}
+
+const TensorInfo *port(const dyncc_artifact *artifact, size_t index,
+                       bool input) {
+  const Manifest *manifest = manifestOf(artifact);
+  if (!manifest)
+    return nullptr;
+  const std::vector<TensorInfo> &ports =
+      input ? manifest->inputs : manifest->outputs;
+  return index < ports.size() ? &ports[index] : nullptr;
+}
+
+dyncc_status findPort(const dyncc_artifact *artifact, const char *name,
+                      size_t *index, bool input) {
+  const char *what = input ? "input" : "output";
+  if (!artifact || !name || !index)
+    return fail(DYNCC_ERROR_INVALID_ARGUMENT,
+                std::string("dyncc_artifact_find_") + what + ": null argument");
+  const std::vector<TensorInfo> &ports =
+      input ? artifact->model->manifest().inputs
+            : artifact->model->manifest().outputs;
+  std::string names;
+  for (size_t i = 0; i < ports.size(); ++i) {
+    if (ports[i].name == name) {
+      *index = i;
+      return DYNCC_OK;
+    }
+    names += (i ? ", " : "") + ports[i].name;
+  }
+  return fail(DYNCC_ERROR_INVALID_ARGUMENT, std::string("no ") + what +
+                                                " named '" + name + "' (" +
+                                                what + "s: " + names + ")");
+}
+} // namespace
+
+extern "C" {
+
+const char *dyncc_last_error(void) { return lastError.c_str(); }
+
+const char *dyncc_status_name(dyncc_status status) {
+  switch (status) {
+  case DYNCC_OK:
+    return "DYNCC_OK";
+  case DYNCC_ERROR_IO:
+    return "DYNCC_ERROR_IO";
+  case DYNCC_ERROR_FORMAT:
+    return "DYNCC_ERROR_FORMAT";
+  case DYNCC_ERROR_VERSION:
+    return "DYNCC_ERROR_VERSION";
+  case DYNCC_ERROR_CHECKSUM:
+    return "DYNCC_ERROR_CHECKSUM";
+  case DYNCC_ERROR_INVALID_ARGUMENT:
+    return "DYNCC_ERROR_INVALID_ARGUMENT";
+  case DYNCC_ERROR_SHAPE:
+    return "DYNCC_ERROR_SHAPE";
+  case DYNCC_ERROR_UNSUPPORTED:
+    return "DYNCC_ERROR_UNSUPPORTED";
+  case DYNCC_ERROR_DEVICE:
+    return "DYNCC_ERROR_DEVICE";
+  case DYNCC_ERROR_INTERNAL:
+    return "DYNCC_ERROR_INTERNAL";
+  }
+  return "DYNCC_ERROR_UNKNOWN";
+}
+
+const char *dyncc_runtime_version(void) { return DYNCC_RUNTIME_VERSION; }
+
+dyncc_status dyncc_artifact_load(const char *path, dyncc_artifact **out) {
+  if (!path || !out)
+    return fail(DYNCC_ERROR_INVALID_ARGUMENT,
+                "dyncc_artifact_load: null argument");
+  *out = nullptr;
+  RuntimeError error;
+  std::shared_ptr<const Model> model = Model::load(path, error);
+  if (!model)
+    return fail(error);
+  *out = new dyncc_artifact{std::move(model)};
+  return DYNCC_OK;
+}
+
+void dyncc_artifact_free(dyncc_artifact *artifact) { delete artifact; }
+
+const char *dyncc_artifact_model_name(const dyncc_artifact *artifact) {
+  const Manifest *manifest = manifestOf(artifact);
+  return manifest ? manifest->model.c_str() : nullptr;
+}
+
+const char *dyncc_artifact_producer(const dyncc_artifact *artifact) {
+  const Manifest *manifest = manifestOf(artifact);
+  return manifest ? manifest->producer.c_str() : nullptr;
+}
+
+size_t dyncc_artifact_num_targets(const dyncc_artifact *artifact) {
+  const Manifest *manifest = manifestOf(artifact);
+  return manifest ? manifest->targets.size() : 0;
+}
+
+const char *dyncc_artifact_target(const dyncc_artifact *artifact,
+                                  size_t index) {
+  const Manifest *manifest = manifestOf(artifact);
+  if (!manifest || index >= manifest->targets.size())
+    return nullptr;
+  return manifest->targets[index].c_str();
+}
+
+size_t dyncc_artifact_num_inputs(const dyncc_artifact *artifact) {
+  const Manifest *manifest = manifestOf(artifact);
+  return manifest ? manifest->inputs.size() : 0;
+}
+
+const char *dyncc_artifact_input_name(const dyncc_artifact *artifact,
+                                      size_t index) {
+  const TensorInfo *info = port(artifact, index, true);
+  return info ? info->name.c_str() : nullptr;
+}
+
+const char *dyncc_artifact_input_dtype(const dyncc_artifact *artifact,
+                                       size_t index) {
+  const TensorInfo *info = port(artifact, index, true);
+  return info ? dtypeName(info->dtype) : nullptr;
+}
+
+size_t dyncc_artifact_input_rank(const dyncc_artifact *artifact, size_t index) {
+  const TensorInfo *info = port(artifact, index, true);
+  return info ? info->shape.size() : 0;
+}
+
+const char *dyncc_artifact_input_dim(const dyncc_artifact *artifact,
+                                     size_t index, size_t dim) {
+  const TensorInfo *info = port(artifact, index, true);
+  if (!info || dim >= info->shape.size())
+    return nullptr;
+  return info->shape[dim].text().c_str();
+}
+
+dyncc_status dyncc_artifact_find_input(const dyncc_artifact *artifact,
+                                       const char *name, size_t *index) {
+  return findPort(artifact, name, index, true);
+}
+
+size_t dyncc_artifact_num_outputs(const dyncc_artifact *artifact) {
+  const Manifest *manifest = manifestOf(artifact);
+  return manifest ? manifest->outputs.size() : 0;
+}
+
+const char *dyncc_artifact_output_name(const dyncc_artifact *artifact,
+                                       size_t index) {
+  const TensorInfo *info = port(artifact, index, false);
+  return info ? info->name.c_str() : nullptr;
+}
+
+const char *dyncc_artifact_output_dtype(const dyncc_artifact *artifact,
+                                        size_t index) {
+  const TensorInfo *info = port(artifact, index, false);
+  return info ? dtypeName(info->dtype) : nullptr;
+}
+
+size_t dyncc_artifact_output_rank(const dyncc_artifact *artifact,
+                                  size_t index) {
+  const TensorInfo *info = port(artifact, index, false);
+  return info ? info->shape.size() : 0;
+}
+
+const char *dyncc_artifact_output_dim(const dyncc_artifact *artifact,
+                                      size_t index, size_t dim) {
+  const TensorInfo *info = port(artifact, index, false);
+  if (!info || dim >= info->shape.size())
+    return nullptr;
+  return info->shape[dim].text().c_str();
+}
+
+dyncc_status dyncc_artifact_find_output(const dyncc_artifact *artifact,
+                                        const char *name, size_t *index) {
+  return findPort(artifact, name, index, false);
+}
+
+size_t dyncc_artifact_num_symbols(const dyncc_artifact *artifact) {
+  const Manifest *manifest = manifestOf(artifact);
+  return manifest ? manifest->symbols.size() : 0;
+}
+
+const char *dyncc_artifact_symbol_name(const dyncc_artifact *artifact,
+                                       size_t index) {
+  const Manifest *manifest = manifestOf(artifact);
+  if (!manifest || index >= manifest->symbols.size())
+    return nullptr;
+  return manifest->symbols[index].name.c_str();
+}
+
+int64_t dyncc_artifact_symbol_min(const dyncc_artifact *artifact,
+                                  size_t index) {
+  const Manifest *manifest = manifestOf(artifact);
+  if (!manifest || index >= manifest->symbols.size())
+    return 0;
+  return manifest->symbols[index].min;
+}
+
+int64_t dyncc_artifact_symbol_max(const dyncc_artifact *artifact,
+                                  size_t index) {
+  const Manifest *manifest = manifestOf(artifact);
+  if (!manifest || index >= manifest->symbols.size())
+    return 0;
+  return manifest->symbols[index].max;
+}
+
+size_t dyncc_artifact_num_groups(const dyncc_artifact *artifact) {
+  const Manifest *manifest = manifestOf(artifact);
+  return manifest ? manifest->groups.size() : 0;
+}
+
+const char *dyncc_artifact_group_name(const dyncc_artifact *artifact,
+                                      size_t index) {
+  const Manifest *manifest = manifestOf(artifact);
+  if (!manifest || index >= manifest->groups.size())
+    return nullptr;
+  return manifest->groups[index].name.c_str();
+}
+
+const char *dyncc_artifact_group_kind(const dyncc_artifact *artifact,
+                                      size_t index) {
+  const Manifest *manifest = manifestOf(artifact);
+  if (!manifest || index >= manifest->groups.size())
+    return nullptr;
+  return manifest->groups[index].kind.c_str();
+}
+
+dyncc_status dyncc_session_create(const dyncc_artifact *artifact,
+                                  const char *device, dyncc_session **out) {
+  if (!artifact || !out)
+    return fail(DYNCC_ERROR_INVALID_ARGUMENT,
+                "dyncc_session_create: null argument");
+  *out = nullptr;
+  RuntimeError error;
+  std::unique_ptr<Session> session =
+      Session::create(artifact->model, device, error);
+  if (!session)
+    return fail(error);
+  *out = new dyncc_session{std::move(session)};
+  return DYNCC_OK;
+}
+
+void dyncc_session_free(dyncc_session *session) { delete session; }
+
+dyncc_status dyncc_session_set_input(dyncc_session *session, size_t index,
+                                     const void *data, const int64_t *shape,
+                                     size_t rank) {
+  if (!session)
+    return fail(DYNCC_ERROR_INVALID_ARGUMENT,
+                "dyncc_session_set_input: null session");
+  RuntimeError error;
+  if (!session->session->setInput(index, data, shape, rank, error))
+    return fail(error);
+  return DYNCC_OK;
+}
+
+dyncc_status dyncc_session_set_input_by_name(dyncc_session *session,
+                                             const char *name, const void *data,
+                                             const int64_t *shape,
+                                             size_t rank) {
+  if (!session || !name)
+    return fail(DYNCC_ERROR_INVALID_ARGUMENT,
+                "dyncc_session_set_input_by_name: null argument");
+  const std::vector<TensorInfo> &inputs =
+      session->session->model().manifest().inputs;
+  std::string names;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (inputs[i].name == name)
+      return dyncc_session_set_input(session, i, data, shape, rank);
+    names += (i ? ", " : "") + inputs[i].name;
+  }
+  return fail(DYNCC_ERROR_INVALID_ARGUMENT, std::string("no input named '") +
+                                                name + "' (inputs: " + names +
+                                                ")");
+}
+
+dyncc_status dyncc_session_run(dyncc_session *session) {
+  if (!session)
+    return fail(DYNCC_ERROR_INVALID_ARGUMENT,
+                "dyncc_session_run: null session");
+  RuntimeError error;
+  if (!session->session->run(error))
+    return fail(error);
+  return DYNCC_OK;
+}
+
+dyncc_status dyncc_session_output_shape(const dyncc_session *session,
+                                        size_t index, int64_t *shape,
+                                        size_t capacity, size_t *rank) {
+  if (!session || !rank || (capacity != 0 && !shape))
+    return fail(DYNCC_ERROR_INVALID_ARGUMENT,
+                "dyncc_session_output_shape: null argument");
+  const Session &s = *session->session;
+  size_t numOutputs = s.model().manifest().outputs.size();
+  if (index >= numOutputs)
+    return fail(DYNCC_ERROR_INVALID_ARGUMENT,
+                "output index " + std::to_string(index) + " is out of range (" +
+                    std::to_string(numOutputs) + " outputs)");
+  if (!s.hasRun())
+    return fail(DYNCC_ERROR_INVALID_ARGUMENT,
+                "the session has no results: run it first");
+  const std::vector<int64_t> &dims = s.outputShape(index);
+  *rank = dims.size();
+  for (size_t d = 0; d < dims.size() && d < capacity; ++d)
+    shape[d] = dims[d];
+  return DYNCC_OK;
+}
+
+size_t dyncc_session_output_size(const dyncc_session *session, size_t index) {
+  if (!session || !session->session->hasRun() ||
+      index >= session->session->model().manifest().outputs.size())
+    return 0;
+  return session->session->outputBytes(index);
+}
+
+const void *dyncc_session_output_data(const dyncc_session *session,
+                                      size_t index) {
+  if (!session || !session->session->hasRun() ||
+      index >= session->session->model().manifest().outputs.size())
+    return nullptr;
+  return session->session->outputData(index);
+}
+
+dyncc_status dyncc_session_symbol_value(const dyncc_session *session,
+                                        size_t index, int64_t *value) {
+  if (!session || !value)
+    return fail(DYNCC_ERROR_INVALID_ARGUMENT,
+                "dyncc_session_symbol_value: null argument");
+  const Session &s = *session->session;
+  size_t numSymbols = s.model().manifest().symbols.size();
+  if (index >= numSymbols)
+    return fail(DYNCC_ERROR_INVALID_ARGUMENT,
+                "symbol index " + std::to_string(index) + " is out of range (" +
+                    std::to_string(numSymbols) + " symbols)");
+  if (!s.hasRun())
+    return fail(DYNCC_ERROR_INVALID_ARGUMENT,
+                "the session has no results: run it first");
+  *value = s.symbolValue(index);
+  return DYNCC_OK;
+}
+
+const char *dyncc_session_group_variant(const dyncc_session *session,
+                                        size_t group) {
+  if (!session || group >= session->session->model().manifest().groups.size())
+    return nullptr;
+  return session->session->groupVariant(group);
+}
+
+size_t dyncc_session_num_threads(const dyncc_session *session) {
+  return session ? session->session->numThreads() : 0;
+}
+
+} // extern "C"

@@ -1,0 +1,670 @@
+//===- Executor.cpp - Models and CPU sessions -------------------*- C++ -*-===//
+//
+// Part of dyncc, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#include "Executor.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+
+using namespace dyncc::runtime;
+
+namespace {
+/// Memoized selections per group before the cache is reset.
+constexpr size_t kMaxSelectionCacheEntries = 1 << 16;
+
+std::string str(int64_t value) { return std::to_string(value); }
+
+std::string quoted(const std::string &text) { return "'" + text + "'"; }
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Model
+//===----------------------------------------------------------------------===//
+
+std::shared_ptr<const Model>
+Model::load(const std::string &path, RuntimeError &error, bool loadCpuCode) {
+  std::string message;
+  ArtifactError kind = ArtifactError::None;
+  std::unique_ptr<ArtifactFile> file = ArtifactFile::open(path, message, &kind);
+  if (!file) {
+    dyncc_status code = kind == ArtifactError::Io         ? DYNCC_ERROR_IO
+                        : kind == ArtifactError::Version  ? DYNCC_ERROR_VERSION
+                        : kind == ArtifactError::Checksum ? DYNCC_ERROR_CHECKSUM
+                                                          : DYNCC_ERROR_FORMAT;
+    error.fail(code, message);
+    return nullptr;
+  }
+  return finish(std::move(file), error, loadCpuCode);
+}
+
+std::shared_ptr<const Model> Model::loadMemory(const void *data, size_t size,
+                                               const std::string &name,
+                                               RuntimeError &error,
+                                               bool loadCpuCode) {
+  std::string message;
+  ArtifactError kind = ArtifactError::None;
+  std::unique_ptr<ArtifactFile> file =
+      ArtifactFile::openMemory(data, size, name, message, &kind);
+  if (!file) {
+    dyncc_status code = kind == ArtifactError::Io         ? DYNCC_ERROR_IO
+                        : kind == ArtifactError::Version  ? DYNCC_ERROR_VERSION
+                        : kind == ArtifactError::Checksum ? DYNCC_ERROR_CHECKSUM
+                                                          : DYNCC_ERROR_FORMAT;
+    error.fail(code, message);
+    return nullptr;
+  }
+  return finish(std::move(file), error, loadCpuCode);
+}
+
+std::shared_ptr<const Model> Model::finish(std::unique_ptr<ArtifactFile> file,
+                                           RuntimeError &error,
+                                           bool loadCpuCode) {
+  std::shared_ptr<Model> model(new Model());
+  const std::string &name = file->name();
+  std::string message;
+  bool versionError = false;
+  if (!parseManifest(file->manifest(), model->info, message, &versionError)) {
+    error.fail(versionError ? DYNCC_ERROR_VERSION : DYNCC_ERROR_FORMAT,
+               name + ": " + message);
+    return nullptr;
+  }
+  if (!checkManifestSections(model->info, *file, message)) {
+    error.fail(DYNCC_ERROR_FORMAT, name + ": " + message);
+    return nullptr;
+  }
+  const Manifest &manifest = model->info;
+  model->weights.assign(manifest.buffers.size(), nullptr);
+  for (size_t b = 0; b < manifest.buffers.size(); ++b)
+    if (manifest.buffers[b].kind == BufferKind::Weight)
+      model->weights[b] = file->findSection(manifest.buffers[b].section)->data;
+
+  model->kernels.assign(manifest.kernels.size(), nullptr);
+  model->codeLoaded = loadCpuCode;
+  if (loadCpuCode) {
+    std::vector<std::string> moduleSections;
+    for (size_t k = 0; k < manifest.kernels.size(); ++k) {
+      const KernelInfo &kernel = manifest.kernels[k];
+      if (!kernel.hasCpu)
+        continue;
+      size_t index = 0;
+      while (index < moduleSections.size() &&
+             moduleSections[index] != kernel.cpuSection)
+        ++index;
+      if (index == moduleSections.size()) {
+        const ArtifactSection *section = file->findSection(kernel.cpuSection);
+        std::unique_ptr<CpuModule> module = CpuModule::load(
+            section->data, static_cast<size_t>(section->size),
+            name + ": section " + quoted(kernel.cpuSection), message);
+        if (!module) {
+          error.fail(DYNCC_ERROR_FORMAT, message);
+          return nullptr;
+        }
+        moduleSections.push_back(kernel.cpuSection);
+        model->modules.push_back(std::move(module));
+      }
+      void *symbol = model->modules[index]->lookup(kernel.cpuSymbol.c_str());
+      if (!symbol) {
+        error.fail(DYNCC_ERROR_FORMAT,
+                   name + ": kernel " + quoted(kernel.name) + ": symbol " +
+                       quoted(kernel.cpuSymbol) + " not found in section " +
+                       quoted(kernel.cpuSection));
+        return nullptr;
+      }
+      model->kernels[k] = reinterpret_cast<CpuKernelFn>(symbol);
+    }
+  }
+  model->artifact = std::move(file);
+  return model;
+}
+
+//===----------------------------------------------------------------------===//
+// AlignedBuffer
+//===----------------------------------------------------------------------===//
+
+AlignedBuffer::~AlignedBuffer() { std::free(storage); }
+
+AlignedBuffer::AlignedBuffer(AlignedBuffer &&other) noexcept
+    : storage(other.storage), allocated(other.allocated) {
+  other.storage = nullptr;
+  other.allocated = 0;
+}
+
+AlignedBuffer &AlignedBuffer::operator=(AlignedBuffer &&other) noexcept {
+  if (this != &other) {
+    std::free(storage);
+    storage = other.storage;
+    allocated = other.allocated;
+    other.storage = nullptr;
+    other.allocated = 0;
+  }
+  return *this;
+}
+
+bool AlignedBuffer::reserve(size_t bytes) {
+  if (bytes == 0)
+    bytes = 1; // Always hand out a real pointer.
+  if (storage && bytes <= allocated)
+    return true;
+  if (bytes > std::numeric_limits<size_t>::max() - 63)
+    return false;
+  size_t rounded = (bytes + 63) / 64 * 64;
+  void *fresh = std::aligned_alloc(64, rounded);
+  if (!fresh)
+    return false;
+  std::free(storage);
+  storage = fresh;
+  allocated = rounded;
+  return true;
+}
+
+//===----------------------------------------------------------------------===//
+// Session
+//===----------------------------------------------------------------------===//
+
+size_t Session::VectorHash::operator()(const std::vector<int64_t> &key) const {
+  uint64_t hash = 0xcbf29ce484222325ull;
+  for (int64_t value : key) {
+    hash ^= static_cast<uint64_t>(value);
+    hash *= 0x100000001b3ull;
+    hash ^= hash >> 29;
+  }
+  return static_cast<size_t>(hash);
+}
+
+Session::Session(std::shared_ptr<const Model> model)
+    : loaded(std::move(model)), pool(ThreadPool::defaultSize()) {
+  const Manifest &manifest = loaded->manifest();
+  inputs.resize(manifest.inputs.size());
+  symbols.assign(manifest.symbols.size(), 0);
+  symbolBound.assign(manifest.symbols.size(), 0);
+  bufferShapes.resize(manifest.buffers.size());
+  for (size_t b = 0; b < manifest.buffers.size(); ++b)
+    bufferShapes[b].assign(manifest.buffers[b].shape.size(), 0);
+  bufferBytes.assign(manifest.buffers.size(), 0);
+  bufferData.assign(manifest.buffers.size(), nullptr);
+  outputs.resize(manifest.outputs.size());
+  selectionCache.resize(manifest.groups.size());
+  lastKernel.assign(manifest.groups.size(), SIZE_MAX);
+  slots.resize(manifest.kernels.size());
+  slotPointers.resize(manifest.kernels.size());
+  for (size_t k = 0; k < manifest.kernels.size(); ++k) {
+    slots[k].assign(manifest.kernels[k].numSlots, 0);
+    slotPointers[k].resize(manifest.kernels[k].numSlots);
+    for (size_t i = 0; i < slots[k].size(); ++i)
+      slotPointers[k][i] = &slots[k][i];
+  }
+}
+
+std::unique_ptr<Session> Session::create(std::shared_ptr<const Model> model,
+                                         const char *device,
+                                         RuntimeError &error) {
+  std::string name = device ? device : "cpu";
+  if (name.rfind("cuda", 0) == 0) {
+    bool wellFormed = name.size() == 4;
+    if (name.size() > 5 && name[4] == ':') {
+      wellFormed = true;
+      for (size_t i = 5; i < name.size(); ++i)
+        wellFormed &= name[i] >= '0' && name[i] <= '9';
+    }
+    if (wellFormed) {
+      error.fail(DYNCC_ERROR_UNSUPPORTED, "the CUDA executor is not built yet");
+      return nullptr;
+    }
+  }
+  if (name != "cpu") {
+    error.fail(DYNCC_ERROR_INVALID_ARGUMENT,
+               "unknown device " + quoted(name) +
+                   " (expected 'cpu' or 'cuda:N')");
+    return nullptr;
+  }
+  const Manifest &manifest = model->manifest();
+  for (const GroupInfo &group : manifest.groups) {
+    for (const VariantInfo &variant : group.variants) {
+      const KernelInfo &kernel = manifest.kernels[variant.kernel];
+      if (!kernel.hasCpu) {
+        error.fail(DYNCC_ERROR_UNSUPPORTED,
+                   "kernel " + quoted(kernel.name) + " of group " +
+                       quoted(group.name) + " has no CPU code");
+        return nullptr;
+      }
+      if (!model->cpuCodeLoaded()) {
+        error.fail(DYNCC_ERROR_UNSUPPORTED,
+                   "the artifact was loaded without its CPU code");
+        return nullptr;
+      }
+    }
+  }
+  return std::unique_ptr<Session>(new Session(std::move(model)));
+}
+
+std::string Session::inputDimName(size_t input, size_t dim) const {
+  return "input " + quoted(loaded->manifest().inputs[input].name) +
+         " dimension " + std::to_string(dim);
+}
+
+const char *Session::groupVariant(size_t group) const {
+  size_t kernel = lastKernel[group];
+  if (kernel == SIZE_MAX)
+    return nullptr;
+  return loaded->manifest().kernels[kernel].name.c_str();
+}
+
+bool Session::checkInput(size_t index, const int64_t *shape, size_t rank,
+                         RuntimeError &error) const {
+  const Manifest &manifest = loaded->manifest();
+  const TensorInfo &port = manifest.inputs[index];
+  if (rank != port.shape.size())
+    return error.fail(DYNCC_ERROR_SHAPE, "input " + quoted(port.name) +
+                                             ": expected rank " +
+                                             std::to_string(port.shape.size()) +
+                                             ", got " + std::to_string(rank));
+  uint64_t bytes = dtypeSize(port.dtype);
+  bool overflow = false;
+  for (size_t d = 0; d < rank; ++d) {
+    int64_t value = shape[d];
+    const ShapeExpr &expr = port.shape[d];
+    if (value < 0)
+      return error.fail(DYNCC_ERROR_SHAPE, inputDimName(index, d) +
+                                               ": negative size " + str(value));
+    if (expr.isConstant() && expr.constantValue() != value)
+      return error.fail(DYNCC_ERROR_SHAPE,
+                        inputDimName(index, d) + ": expected " +
+                            str(expr.constantValue()) + ", got " + str(value));
+    if (expr.isSymbol()) {
+      const SymbolInfo &symbol = manifest.symbols[expr.symbolSlot()];
+      if (value < symbol.min || value > symbol.max)
+        return error.fail(DYNCC_ERROR_SHAPE,
+                          inputDimName(index, d) + ": symbol " + symbol.name +
+                              " = " + str(value) + " is outside its range [" +
+                              str(symbol.min) + ", " + str(symbol.max) + "]");
+      if (value % symbol.divisor != 0)
+        return error.fail(DYNCC_ERROR_SHAPE,
+                          inputDimName(index, d) + ": symbol " + symbol.name +
+                              " = " + str(value) + " is not a multiple of " +
+                              str(symbol.divisor));
+    }
+    overflow |=
+        __builtin_mul_overflow(bytes, static_cast<uint64_t>(value), &bytes);
+  }
+  if (overflow ||
+      bytes > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
+    return error.fail(DYNCC_ERROR_SHAPE,
+                      "input " + quoted(port.name) + ": size overflows");
+  return true;
+}
+
+bool Session::setInput(size_t index, const void *data, const int64_t *shape,
+                       size_t rank, RuntimeError &error) {
+  const Manifest &manifest = loaded->manifest();
+  if (index >= manifest.inputs.size())
+    return error.fail(DYNCC_ERROR_INVALID_ARGUMENT,
+                      "input index " + std::to_string(index) +
+                          " is out of range (" +
+                          std::to_string(manifest.inputs.size()) + " inputs)");
+  InputBinding &binding = inputs[index];
+  binding.set = false;
+  if (rank != 0 && !shape)
+    return error.fail(DYNCC_ERROR_INVALID_ARGUMENT,
+                      "input " + quoted(manifest.inputs[index].name) +
+                          ": shape is null");
+  if (!checkInput(index, shape, rank, error))
+    return false;
+  bool empty = false;
+  for (size_t d = 0; d < rank; ++d)
+    empty |= shape[d] == 0;
+  if (!data && !empty)
+    return error.fail(DYNCC_ERROR_INVALID_ARGUMENT,
+                      "input " + quoted(manifest.inputs[index].name) +
+                          ": data is null");
+  binding.data = data;
+  binding.shape.assign(shape, shape + rank);
+  binding.set = true;
+  return true;
+}
+
+bool Session::bindSymbols(RuntimeError &error) {
+  const Manifest &manifest = loaded->manifest();
+  std::fill(symbolBound.begin(), symbolBound.end(), 0);
+  for (size_t i = 0; i < manifest.inputs.size(); ++i)
+    if (!inputs[i].set)
+      return error.fail(DYNCC_ERROR_SHAPE, "input " +
+                                               quoted(manifest.inputs[i].name) +
+                                               " was not set");
+
+  // Bare symbols bind (first occurrence) or must agree; constants must match.
+  for (size_t i = 0; i < manifest.inputs.size(); ++i) {
+    const TensorInfo &port = manifest.inputs[i];
+    for (size_t d = 0; d < port.shape.size(); ++d) {
+      const ShapeExpr &expr = port.shape[d];
+      int64_t value = inputs[i].shape[d];
+      if (expr.isSymbol()) {
+        size_t slot = expr.symbolSlot();
+        const SymbolInfo &symbol = manifest.symbols[slot];
+        if (!symbolBound[slot]) {
+          if (value < symbol.min || value > symbol.max ||
+              value % symbol.divisor != 0)
+            return checkInput(i, inputs[i].shape.data(), inputs[i].shape.size(),
+                              error);
+          symbols[slot] = value;
+          symbolBound[slot] = 1;
+        } else if (symbols[slot] != value) {
+          return error.fail(
+              DYNCC_ERROR_SHAPE,
+              inputDimName(i, d) + ": expected " + symbol.name +
+                  " (= " + str(symbols[slot]) + " from " +
+                  inputDimName(symbol.bindingInput, symbol.bindingDim) +
+                  "), got " + str(value));
+        }
+      } else if (expr.isConstant() && expr.constantValue() != value) {
+        return error.fail(DYNCC_ERROR_SHAPE, inputDimName(i, d) +
+                                                 ": expected " +
+                                                 str(expr.constantValue()) +
+                                                 ", got " + str(value));
+      }
+    }
+  }
+  // The manifest guarantees every symbol is bound by some input dimension.
+
+  // Composite dimensions are checked once everything is bound.
+  for (size_t i = 0; i < manifest.inputs.size(); ++i) {
+    const TensorInfo &port = manifest.inputs[i];
+    for (size_t d = 0; d < port.shape.size(); ++d) {
+      const ShapeExpr &expr = port.shape[d];
+      if (expr.isSymbol() || expr.isConstant())
+        continue;
+      int64_t expected;
+      ShapeExpr::EvalStatus status = expr.evaluate(symbols.data(), expected);
+      if (status != ShapeExpr::EvalStatus::Ok)
+        return error.fail(DYNCC_ERROR_SHAPE, inputDimName(i, d) +
+                                                 ": cannot evaluate " +
+                                                 quoted(expr.text()) + ": " +
+                                                 ShapeExpr::describe(status));
+      if (expected != inputs[i].shape[d])
+        return error.fail(DYNCC_ERROR_SHAPE,
+                          inputDimName(i, d) + ": expected " + expr.text() +
+                              " (= " + str(expected) + "), got " +
+                              str(inputs[i].shape[d]));
+    }
+  }
+
+  for (const ConstraintInfo &constraint : manifest.constraints) {
+    int64_t lhs = 0, rhs = 0;
+    ShapeExpr::EvalStatus status = constraint.lhs.evaluate(symbols.data(), lhs);
+    if (status == ShapeExpr::EvalStatus::Ok)
+      status = constraint.rhs.evaluate(symbols.data(), rhs);
+    std::string label =
+        "constraint " + constraint.lhs.text() + " == " + constraint.rhs.text();
+    std::string where =
+        constraint.where.empty() ? "" : " (from " + constraint.where + ")";
+    if (status != ShapeExpr::EvalStatus::Ok)
+      return error.fail(
+          DYNCC_ERROR_SHAPE,
+          label + ": cannot evaluate: " + ShapeExpr::describe(status) + where);
+    if (lhs != rhs)
+      return error.fail(DYNCC_ERROR_SHAPE, label +
+                                               " does not hold: " + str(lhs) +
+                                               " != " + str(rhs) + where);
+  }
+  return true;
+}
+
+bool Session::computeBuffers(RuntimeError &error) {
+  const Manifest &manifest = loaded->manifest();
+  for (size_t b = 0; b < manifest.buffers.size(); ++b) {
+    const BufferInfo &buffer = manifest.buffers[b];
+    std::string label =
+        std::string(bufferKindName(buffer.kind)) + " buffer " + str(buffer.id);
+    std::vector<int64_t> &shape = bufferShapes[b];
+    uint64_t bytes = dtypeSize(buffer.dtype);
+    bool overflow = false;
+    for (size_t d = 0; d < buffer.shape.size(); ++d) {
+      int64_t value;
+      ShapeExpr::EvalStatus status =
+          buffer.shape[d].evaluate(symbols.data(), value);
+      if (status != ShapeExpr::EvalStatus::Ok)
+        return error.fail(DYNCC_ERROR_SHAPE,
+                          label + " dimension " + std::to_string(d) +
+                              ": cannot evaluate " +
+                              quoted(buffer.shape[d].text()) + ": " +
+                              ShapeExpr::describe(status));
+      if (value < 0)
+        return error.fail(DYNCC_ERROR_SHAPE,
+                          label + " dimension " + std::to_string(d) + ": " +
+                              quoted(buffer.shape[d].text()) + " = " +
+                              str(value) + " is negative");
+      if (buffer.kind == BufferKind::Input &&
+          value != inputs[buffer.port].shape[d])
+        return error.fail(DYNCC_ERROR_SHAPE,
+                          inputDimName(buffer.port, d) + ": " + label +
+                              " expects " + buffer.shape[d].text() +
+                              " (= " + str(value) + "), got " +
+                              str(inputs[buffer.port].shape[d]));
+      shape[d] = value;
+      overflow |=
+          __builtin_mul_overflow(bytes, static_cast<uint64_t>(value), &bytes);
+    }
+    if (overflow ||
+        bytes > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
+      return error.fail(DYNCC_ERROR_SHAPE, label + ": size overflows");
+    bufferBytes[b] = static_cast<size_t>(bytes);
+    switch (buffer.kind) {
+    case BufferKind::Input:
+      bufferData[b] = const_cast<void *>(inputs[buffer.port].data);
+      break;
+    case BufferKind::Weight:
+      bufferData[b] = const_cast<void *>(loaded->weightData(b));
+      break;
+    case BufferKind::Output:
+      if (!outputs[buffer.port].reserve(bufferBytes[b]))
+        return error.fail(DYNCC_ERROR_INTERNAL,
+                          "out of memory allocating " + str(bytes) +
+                              " bytes for output " +
+                              quoted(manifest.outputs[buffer.port].name));
+      bufferData[b] = outputs[buffer.port].data();
+      break;
+    case BufferKind::Temp:
+      break; // Placed below, once the arena has its size.
+    }
+  }
+
+  int64_t arenaSize;
+  ShapeExpr::EvalStatus status =
+      manifest.arenaSize.evaluate(symbols.data(), arenaSize);
+  if (status != ShapeExpr::EvalStatus::Ok)
+    return error.fail(DYNCC_ERROR_SHAPE, "arena_size: cannot evaluate " +
+                                             quoted(manifest.arenaSize.text()) +
+                                             ": " +
+                                             ShapeExpr::describe(status));
+  if (arenaSize < 0)
+    return error.fail(DYNCC_ERROR_SHAPE,
+                      "arena_size: " + quoted(manifest.arenaSize.text()) +
+                          " = " + str(arenaSize) + " is negative");
+  if (!arena.reserve(static_cast<size_t>(arenaSize)))
+    return error.fail(DYNCC_ERROR_INTERNAL, "out of memory allocating a " +
+                                                str(arenaSize) + "-byte arena");
+  for (size_t b = 0; b < manifest.buffers.size(); ++b) {
+    const BufferInfo &buffer = manifest.buffers[b];
+    if (buffer.kind != BufferKind::Temp)
+      continue;
+    int64_t offset;
+    status = buffer.offset.evaluate(symbols.data(), offset);
+    std::string label = "temp buffer " + str(buffer.id);
+    if (status != ShapeExpr::EvalStatus::Ok)
+      return error.fail(DYNCC_ERROR_SHAPE, label + " offset: cannot evaluate " +
+                                               quoted(buffer.offset.text()) +
+                                               ": " +
+                                               ShapeExpr::describe(status));
+    uint64_t size = bufferBytes[b];
+    if (offset < 0 ||
+        static_cast<uint64_t>(offset) > static_cast<uint64_t>(arenaSize) ||
+        size > static_cast<uint64_t>(arenaSize - offset))
+      return error.fail(
+          DYNCC_ERROR_INTERNAL,
+          label + " [offset " + str(offset) + ", size " + std::to_string(size) +
+              "] does not fit in the arena (" + str(arenaSize) + " bytes)");
+    bufferData[b] = static_cast<char *>(arena.data()) + offset;
+  }
+  return true;
+}
+
+bool Session::selectVariant(size_t groupIndex, size_t &kernel,
+                            RuntimeError &error) {
+  const Manifest &manifest = loaded->manifest();
+  const GroupInfo &group = manifest.groups[groupIndex];
+  selectionKey.clear();
+  for (size_t slot : group.keySymbols)
+    selectionKey.push_back(symbols[slot]);
+  auto &cache = selectionCache[groupIndex];
+  auto it = cache.find(selectionKey);
+  if (it != cache.end()) {
+    kernel = it->second;
+    return true;
+  }
+  ++scans;
+  for (const VariantInfo &variant : group.variants) {
+    bool matches = true;
+    for (const VariantCondition &cond : variant.when) {
+      int64_t value = symbols[cond.symbol];
+      matches &= value >= cond.min && value <= cond.max;
+    }
+    if (!matches)
+      continue;
+    kernel = variant.kernel;
+    if (cache.size() >= kMaxSelectionCacheEntries)
+      cache.clear();
+    cache.emplace(selectionKey, kernel);
+    return true;
+  }
+  std::string values;
+  for (size_t slot : group.keySymbols)
+    values += (values.empty() ? "" : ", ") + manifest.symbols[slot].name +
+              " = " + str(symbols[slot]);
+  return error.fail(DYNCC_ERROR_SHAPE, "no variant of group " +
+                                           quoted(group.name) + " matches " +
+                                           values);
+}
+
+namespace {
+struct LaunchContext {
+  CpuKernelFn fn;
+  void **params;
+  uint64_t gridX;
+  uint64_t gridY;
+};
+
+void runBlock(void *opaque, uint64_t index) {
+  const LaunchContext &ctx = *static_cast<const LaunchContext *>(opaque);
+  uint64_t x = index % ctx.gridX;
+  uint64_t rest = index / ctx.gridX;
+  uint64_t y = rest % ctx.gridY;
+  uint64_t z = rest / ctx.gridY;
+  ctx.fn(ctx.params, static_cast<int64_t>(x), static_cast<int64_t>(y),
+         static_cast<int64_t>(z));
+}
+} // namespace
+
+bool Session::launch(size_t groupIndex, RuntimeError &error) {
+  const Manifest &manifest = loaded->manifest();
+  size_t kernelIndex;
+  if (!selectVariant(groupIndex, kernelIndex, error))
+    return false;
+  const KernelInfo &kernel = manifest.kernels[kernelIndex];
+  std::string label = "kernel " + quoted(kernel.name);
+  std::vector<int64_t> &slot = slots[kernelIndex];
+  size_t next = 0;
+  for (size_t p = 0; p < kernel.params.size(); ++p) {
+    const KernelParam &param = kernel.params[p];
+    if (!param.isBuffer) {
+      ShapeExpr::EvalStatus status =
+          param.expr.evaluate(symbols.data(), slot[next]);
+      if (status != ShapeExpr::EvalStatus::Ok)
+        return error.fail(
+            DYNCC_ERROR_SHAPE,
+            label + " params[" + std::to_string(p) + "]: cannot evaluate " +
+                quoted(param.expr.text()) + ": " + ShapeExpr::describe(status));
+      ++next;
+      continue;
+    }
+    void *data = bufferData[param.buffer];
+    std::memcpy(&slot[next++], &data, sizeof(void *)); // allocated
+    std::memcpy(&slot[next++], &data, sizeof(void *)); // aligned
+    slot[next++] = 0;                                  // offset
+    const std::vector<int64_t> &shape = bufferShapes[param.buffer];
+    size_t rank = shape.size();
+    for (size_t d = 0; d < rank; ++d)
+      slot[next + d] = shape[d];
+    // Row-major; unsigned so that an empty buffer's strides cannot overflow.
+    uint64_t stride = 1;
+    for (size_t d = rank; d-- > 0;) {
+      slot[next + rank + d] = static_cast<int64_t>(stride);
+      stride *= static_cast<uint64_t>(shape[d]);
+    }
+    next += 2 * rank;
+  }
+
+  uint64_t grid[3];
+  for (int i = 0; i < 3; ++i) {
+    int64_t value;
+    ShapeExpr::EvalStatus status =
+        kernel.grid[i].evaluate(symbols.data(), value);
+    std::string gridLabel = label + " grid[" + std::to_string(i) + "]";
+    if (status != ShapeExpr::EvalStatus::Ok)
+      return error.fail(DYNCC_ERROR_SHAPE, gridLabel + ": cannot evaluate " +
+                                               quoted(kernel.grid[i].text()) +
+                                               ": " +
+                                               ShapeExpr::describe(status));
+    if (value < 0)
+      return error.fail(DYNCC_ERROR_SHAPE,
+                        gridLabel + ": " + quoted(kernel.grid[i].text()) +
+                            " = " + str(value) + " is negative");
+    grid[i] = static_cast<uint64_t>(value);
+  }
+  uint64_t total;
+  if (__builtin_mul_overflow(grid[0], grid[1], &total) ||
+      __builtin_mul_overflow(total, grid[2], &total))
+    return error.fail(DYNCC_ERROR_SHAPE, label + ": the grid size overflows");
+  lastKernel[groupIndex] = kernelIndex;
+  if (total == 0)
+    return true;
+  LaunchContext ctx{loaded->cpuKernel(kernelIndex),
+                    slotPointers[kernelIndex].data(), grid[0], grid[1]};
+  pool.parallelFor(total, runBlock, &ctx);
+  return true;
+}
+
+bool Session::copy(const StepInfo &step, size_t stepIndex,
+                   RuntimeError &error) {
+  const Manifest &manifest = loaded->manifest();
+  size_t bytes = bufferBytes[step.src];
+  if (bytes != bufferBytes[step.dst])
+    return error.fail(DYNCC_ERROR_SHAPE,
+                      "steps[" + std::to_string(stepIndex) + "]: copy from " +
+                          "buffer " + str(manifest.buffers[step.src].id) +
+                          " (" + std::to_string(bytes) + " bytes) to buffer " +
+                          str(manifest.buffers[step.dst].id) + " (" +
+                          std::to_string(bufferBytes[step.dst]) + " bytes)");
+  if (bytes != 0 && bufferData[step.src] != bufferData[step.dst])
+    std::memmove(bufferData[step.dst], bufferData[step.src], bytes);
+  return true;
+}
+
+bool Session::run(RuntimeError &error) {
+  ran = false;
+  if (!bindSymbols(error) || !computeBuffers(error))
+    return false;
+  const Manifest &manifest = loaded->manifest();
+  for (size_t s = 0; s < manifest.steps.size(); ++s) {
+    const StepInfo &step = manifest.steps[s];
+    bool ok = step.op == StepInfo::Op::Launch ? launch(step.group, error)
+                                              : copy(step, s, error);
+    if (!ok)
+      return false;
+  }
+  ran = true;
+  return true;
+}

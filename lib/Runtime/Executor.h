@@ -1,0 +1,188 @@
+//===- Executor.h - Models and CPU sessions ---------------------*- C++ -*-===//
+//
+// Part of dyncc, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// Model is a loaded artifact: the mapped file, the validated manifest, the
+// weights (pointers into the mapping) and the resolved host kernels. It is
+// immutable and shared by its sessions. Session binds inputs, evaluates the
+// shapes, selects variants and runs the steps; the C API in CApi.cpp is a
+// thin layer over these two classes.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DYNCC_LIB_RUNTIME_EXECUTOR_H
+#define DYNCC_LIB_RUNTIME_EXECUTOR_H
+
+#include "CpuModule.h"
+#include "ThreadPool.h"
+
+#include "dyncc/Runtime/Artifact.h"
+#include "dyncc/Runtime/Manifest.h"
+#include "dyncc/Runtime/dyncc_runtime.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace dyncc::runtime {
+
+/// A status code and a one-line message.
+struct RuntimeError {
+  dyncc_status code = DYNCC_OK;
+  std::string message;
+
+  /// Records the error; returns false so that callers can `return fail(...)`.
+  bool fail(dyncc_status status, std::string text) {
+    code = status;
+    message = std::move(text);
+    return false;
+  }
+};
+
+/// The CPU entry point of a kernel.
+using CpuKernelFn = void (*)(void **params, int64_t blockIdxX,
+                             int64_t blockIdxY, int64_t blockIdxZ);
+
+class Model {
+public:
+  /// Loads the artifact at `path`. With `loadCpuCode` false the host code is
+  /// not loaded (sessions then cannot run): used to check untrusted files.
+  static std::shared_ptr<const Model>
+  load(const std::string &path, RuntimeError &error, bool loadCpuCode = true);
+  /// Loads an artifact from memory (copied).
+  static std::shared_ptr<const Model> loadMemory(const void *data, size_t size,
+                                                 const std::string &name,
+                                                 RuntimeError &error,
+                                                 bool loadCpuCode = true);
+
+  const Manifest &manifest() const { return info; }
+  const ArtifactFile &file() const { return *artifact; }
+  bool cpuCodeLoaded() const { return codeLoaded; }
+  /// The data of weight buffer `buffer` (null for other kinds).
+  const void *weightData(size_t buffer) const { return weights[buffer]; }
+  /// The host entry of kernel `kernel` (null without CPU code).
+  CpuKernelFn cpuKernel(size_t kernel) const { return kernels[kernel]; }
+
+private:
+  Model() = default;
+  static std::shared_ptr<const Model> finish(std::unique_ptr<ArtifactFile> file,
+                                             RuntimeError &error,
+                                             bool loadCpuCode);
+
+  std::unique_ptr<ArtifactFile> artifact;
+  Manifest info;
+  std::vector<std::unique_ptr<CpuModule>> modules;
+  std::vector<const void *> weights;
+  std::vector<CpuKernelFn> kernels;
+  bool codeLoaded = false;
+};
+
+/// Heap memory aligned to 64 bytes that only grows.
+class AlignedBuffer {
+public:
+  AlignedBuffer() = default;
+  ~AlignedBuffer();
+  AlignedBuffer(const AlignedBuffer &) = delete;
+  AlignedBuffer &operator=(const AlignedBuffer &) = delete;
+  AlignedBuffer(AlignedBuffer &&other) noexcept;
+  AlignedBuffer &operator=(AlignedBuffer &&other) noexcept;
+
+  /// Makes room for `bytes` (keeping the storage if it is large enough).
+  bool reserve(size_t bytes);
+  void *data() const { return storage; }
+  size_t capacity() const { return allocated; }
+
+private:
+  void *storage = nullptr;
+  size_t allocated = 0;
+};
+
+class Session {
+public:
+  /// Creates a session on `device` ("cpu", "cuda:N"; null means "cpu").
+  static std::unique_ptr<Session> create(std::shared_ptr<const Model> model,
+                                         const char *device,
+                                         RuntimeError &error);
+
+  const Model &model() const { return *loaded; }
+
+  bool setInput(size_t index, const void *data, const int64_t *shape,
+                size_t rank, RuntimeError &error);
+  bool run(RuntimeError &error);
+
+  /// True after a successful run (until the next failing one).
+  bool hasRun() const { return ran; }
+  const std::vector<int64_t> &outputShape(size_t index) const {
+    return bufferShapes[loaded->manifest().outputs[index].buffer];
+  }
+  size_t outputBytes(size_t index) const {
+    return bufferBytes[loaded->manifest().outputs[index].buffer];
+  }
+  const void *outputData(size_t index) const { return outputs[index].data(); }
+  int64_t symbolValue(size_t index) const { return symbols[index]; }
+  /// The name of the kernel that last ran for `group`, or null.
+  const char *groupVariant(size_t group) const;
+
+  // Introspection for tests.
+  size_t numThreads() const { return pool.size(); }
+  /// The number of memoized selections of `group`.
+  size_t selectionCacheSize(size_t group) const {
+    return selectionCache[group].size();
+  }
+  /// How many times a variant was chosen by scanning the conditions.
+  uint64_t selectionScans() const { return scans; }
+  const void *arenaData() const { return arena.data(); }
+  size_t arenaCapacity() const { return arena.capacity(); }
+
+private:
+  explicit Session(std::shared_ptr<const Model> model);
+
+  bool bindSymbols(RuntimeError &error);
+  bool computeBuffers(RuntimeError &error);
+  bool launch(size_t group, RuntimeError &error);
+  bool copy(const StepInfo &step, size_t stepIndex, RuntimeError &error);
+  bool selectVariant(size_t group, size_t &kernel, RuntimeError &error);
+  bool checkInput(size_t index, const int64_t *shape, size_t rank,
+                  RuntimeError &error) const;
+  std::string inputDimName(size_t input, size_t dim) const;
+
+  struct VectorHash {
+    size_t operator()(const std::vector<int64_t> &key) const;
+  };
+
+  struct InputBinding {
+    const void *data = nullptr;
+    std::vector<int64_t> shape;
+    bool set = false;
+  };
+
+  std::shared_ptr<const Model> loaded;
+  ThreadPool pool;
+  std::vector<InputBinding> inputs;
+  std::vector<int64_t> symbols;
+  std::vector<uint8_t> symbolBound;
+  std::vector<std::vector<int64_t>> bufferShapes;
+  std::vector<size_t> bufferBytes;
+  std::vector<void *> bufferData;
+  std::vector<AlignedBuffer> outputs;
+  AlignedBuffer arena;
+  std::vector<std::unordered_map<std::vector<int64_t>, size_t, VectorHash>>
+      selectionCache;
+  std::vector<int64_t> selectionKey;
+  /// Per group, the index of the last kernel run, or SIZE_MAX.
+  std::vector<size_t> lastKernel;
+  /// Per kernel, the parameter slots and the pointers to them.
+  std::vector<std::vector<int64_t>> slots;
+  std::vector<std::vector<void *>> slotPointers;
+  uint64_t scans = 0;
+  bool ran = false;
+};
+
+} // namespace dyncc::runtime
+
+#endif // DYNCC_LIB_RUNTIME_EXECUTOR_H

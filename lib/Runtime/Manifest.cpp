@@ -1,0 +1,750 @@
+//===- Manifest.cpp - The artifact manifest ---------------------*- C++ -*-===//
+//
+// Part of dyncc, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#include "dyncc/Runtime/Manifest.h"
+
+#include "dyncc/Runtime/Artifact.h"
+#include "dyncc/Runtime/Json.h"
+
+#include <cstdio>
+#include <unordered_map>
+#include <unordered_set>
+
+using namespace dyncc::runtime;
+
+const char *dyncc::runtime::bufferKindName(BufferKind kind) {
+  switch (kind) {
+  case BufferKind::Input:
+    return "input";
+  case BufferKind::Output:
+    return "output";
+  case BufferKind::Weight:
+    return "weight";
+  case BufferKind::Temp:
+    return "temp";
+  }
+  return "buffer";
+}
+
+namespace {
+
+std::string member(const std::string &path, const char *key) {
+  return path.empty() ? std::string(key) : path + "." + key;
+}
+
+std::string element(const std::string &path, size_t index) {
+  return path + "[" + std::to_string(index) + "]";
+}
+
+/// "an input", "an output", "a weight" or "a temp".
+std::string withArticle(BufferKind kind) {
+  bool vowel = kind == BufferKind::Input || kind == BufferKind::Output;
+  return std::string(vowel ? "an " : "a ") + bufferKindName(kind);
+}
+
+/// True if `text` has no control characters.
+bool isPrintable(std::string_view text) {
+  for (char c : text)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
+      return false;
+  return true;
+}
+
+bool isIdentifier(std::string_view name) {
+  if (name.empty())
+    return false;
+  for (size_t i = 0; i < name.size(); ++i) {
+    char c = name[i];
+    bool alpha = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+    bool digit = c >= '0' && c <= '9';
+    if (!alpha && !(digit && i > 0))
+      return false;
+  }
+  return true;
+}
+
+/// Reads typed fields out of JSON objects, reporting errors by JSON path.
+class ManifestReader {
+public:
+  ManifestReader(Manifest &manifest, std::string &error)
+      : manifest(manifest), error(error) {}
+
+  bool read(const JsonValue &root, bool &versionError);
+
+private:
+  Manifest &manifest;
+  std::string &error;
+  std::unordered_map<int64_t, size_t> bufferIndex;
+
+  bool fail(const std::string &path, const std::string &message) {
+    std::string text = path.empty() ? "manifest: " + message
+                                    : "manifest: " + path + ": " + message;
+    // Strings from the file may hold anything: keep the message one line.
+    error.clear();
+    for (char c : text) {
+      if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+        char buffer[8];
+        std::snprintf(buffer, sizeof(buffer), "\\x%02x",
+                      static_cast<unsigned char>(c));
+        error += buffer;
+      } else {
+        error += c;
+      }
+    }
+    return false;
+  }
+
+  /// Like getString, for names that appear in messages and file names:
+  /// non-empty, no control characters.
+  bool getName(const JsonValue &object, const std::string &path,
+               const char *key, std::string &out) {
+    if (!getString(object, path, key, out))
+      return false;
+    if (out.empty())
+      return fail(member(path, key), "empty name");
+    if (!isPrintable(out))
+      return fail(member(path, key),
+                  "name '" + out + "' contains a control character");
+    return true;
+  }
+
+  bool typeError(const std::string &path, const char *expected,
+                 const JsonValue &found) {
+    return fail(path, std::string("expected ") + expected + ", got " +
+                          JsonValue::describe(found.kind()));
+  }
+
+  /// The member `key` of object `object` (at `path`); null plus an error if
+  /// it is absent.
+  const JsonValue *require(const JsonValue &object, const std::string &path,
+                           const char *key) {
+    const JsonValue *value = object.find(key);
+    if (!value)
+      fail(path, std::string("missing field '") + key + "'");
+    return value;
+  }
+
+  bool expectObject(const JsonValue &value, const std::string &path) {
+    return value.isObject() || typeError(path, "an object", value);
+  }
+
+  bool readString(const JsonValue &value, const std::string &path,
+                  std::string &out) {
+    if (!value.isString())
+      return typeError(path, "a string", value);
+    out = value.stringValue();
+    return true;
+  }
+
+  bool getString(const JsonValue &object, const std::string &path,
+                 const char *key, std::string &out) {
+    const JsonValue *value = require(object, path, key);
+    return value && readString(*value, member(path, key), out);
+  }
+
+  bool getOptionalString(const JsonValue &object, const std::string &path,
+                         const char *key, std::string &out) {
+    const JsonValue *value = object.find(key);
+    return !value || readString(*value, member(path, key), out);
+  }
+
+  bool readInt(const JsonValue &value, const std::string &path, int64_t &out) {
+    if (!value.isInt())
+      return typeError(path, "an integer", value);
+    out = value.intValue();
+    return true;
+  }
+
+  bool getInt(const JsonValue &object, const std::string &path, const char *key,
+              int64_t &out) {
+    const JsonValue *value = require(object, path, key);
+    return value && readInt(*value, member(path, key), out);
+  }
+
+  bool getArray(const JsonValue &object, const std::string &path,
+                const char *key, const JsonValue *&out) {
+    out = require(object, path, key);
+    if (!out)
+      return false;
+    return out->isArray() || typeError(member(path, key), "an array", *out);
+  }
+
+  bool readExpr(const JsonValue &value, const std::string &path,
+                ShapeExpr &out) {
+    if (!value.isString())
+      return typeError(path, "a string expression", value);
+    std::string message;
+    if (!ShapeExpr::parse(value.stringValue(), manifest.symbolNames, out,
+                          message))
+      return fail(path, message);
+    return true;
+  }
+
+  bool getExpr(const JsonValue &object, const std::string &path,
+               const char *key, ShapeExpr &out) {
+    const JsonValue *value = require(object, path, key);
+    return value && readExpr(*value, member(path, key), out);
+  }
+
+  bool getShape(const JsonValue &object, const std::string &path,
+                std::vector<ShapeExpr> &shape) {
+    const JsonValue *dims;
+    if (!getArray(object, path, "shape", dims))
+      return false;
+    std::string shapePath = member(path, "shape");
+    shape.resize(dims->size());
+    for (size_t i = 0; i < dims->size(); ++i)
+      if (!readExpr((*dims)[i], element(shapePath, i), shape[i]))
+        return false;
+    return true;
+  }
+
+  bool getDType(const JsonValue &object, const std::string &path, DType &type) {
+    std::string name;
+    if (!getString(object, path, "dtype", name))
+      return false;
+    if (parseDType(name, type))
+      return true;
+    std::string known;
+    for (size_t i = 0; i < kNumDTypes; ++i)
+      known += std::string(i ? ", " : "") + dtypeName(static_cast<DType>(i));
+    return fail(member(path, "dtype"),
+                "unknown dtype '" + name + "' (expected one of " + known + ")");
+  }
+
+  /// Resolves a buffer id (the value at `path`) to an index.
+  bool readBufferId(const JsonValue &value, const std::string &path,
+                    size_t &index) {
+    int64_t id;
+    if (!readInt(value, path, id))
+      return false;
+    auto it = bufferIndex.find(id);
+    if (it == bufferIndex.end())
+      return fail(path, "unknown buffer id " + std::to_string(id));
+    index = it->second;
+    return true;
+  }
+
+  bool readSymbols(const JsonValue &root);
+  bool readConstraints(const JsonValue &root);
+  bool readBuffers(const JsonValue &root);
+  bool readPorts(const JsonValue &root, const char *key, BufferKind kind,
+                 std::vector<TensorInfo> &ports);
+  bool readKernels(const JsonValue &root);
+  bool readKernel(const JsonValue &value, const std::string &path,
+                  KernelInfo &kernel);
+  bool readGroups(const JsonValue &root);
+  bool readSteps(const JsonValue &root);
+  bool bindSymbols();
+};
+
+bool ManifestReader::read(const JsonValue &root, bool &versionError) {
+  versionError = false;
+  if (!root.isObject())
+    return fail("", std::string("expected an object, got ") +
+                        JsonValue::describe(root.kind()));
+  if (!getInt(root, "", "format", manifest.format))
+    return false;
+  if (manifest.format != kManifestFormatVersion) {
+    versionError = true;
+    return fail("format", "unsupported manifest format " +
+                              std::to_string(manifest.format) +
+                              " (this run-time reads " +
+                              std::to_string(kManifestFormatVersion) + ")");
+  }
+  if (!getString(root, "", "producer", manifest.producer) ||
+      !getName(root, "", "model", manifest.model))
+    return false;
+  const JsonValue *targets;
+  if (!getArray(root, "", "targets", targets))
+    return false;
+  manifest.targets.resize(targets->size());
+  for (size_t i = 0; i < targets->size(); ++i)
+    if (!readString((*targets)[i], element("targets", i), manifest.targets[i]))
+      return false;
+  if (!readSymbols(root) || !readConstraints(root) || !readBuffers(root) ||
+      !readPorts(root, "inputs", BufferKind::Input, manifest.inputs) ||
+      !readPorts(root, "outputs", BufferKind::Output, manifest.outputs) ||
+      !getExpr(root, "", "arena_size", manifest.arenaSize) ||
+      !readKernels(root) || !readGroups(root) || !readSteps(root))
+    return false;
+  return bindSymbols();
+}
+
+bool ManifestReader::readSymbols(const JsonValue &root) {
+  const JsonValue *symbols;
+  if (!getArray(root, "", "symbols", symbols))
+    return false;
+  manifest.symbols.resize(symbols->size());
+  for (size_t i = 0; i < symbols->size(); ++i) {
+    std::string path = element("symbols", i);
+    const JsonValue &value = (*symbols)[i];
+    SymbolInfo &symbol = manifest.symbols[i];
+    if (!expectObject(value, path) ||
+        !getString(value, path, "name", symbol.name) ||
+        !getInt(value, path, "min", symbol.min) ||
+        !getInt(value, path, "max", symbol.max))
+      return false;
+    if (value.find("divisor") &&
+        !getInt(value, path, "divisor", symbol.divisor))
+      return false;
+    if (!isIdentifier(symbol.name))
+      return fail(member(path, "name"),
+                  "'" + symbol.name + "' is not a valid symbol name");
+    for (size_t j = 0; j < i; ++j)
+      if (manifest.symbols[j].name == symbol.name)
+        return fail(member(path, "name"),
+                    "duplicate symbol '" + symbol.name + "'");
+    if (symbol.min < 0)
+      return fail(member(path, "min"),
+                  "minimum " + std::to_string(symbol.min) + " is negative");
+    if (symbol.max < symbol.min)
+      return fail(path, "empty range [" + std::to_string(symbol.min) + ", " +
+                            std::to_string(symbol.max) + "]");
+    if (symbol.divisor < 1)
+      return fail(member(path, "divisor"), "divisor " +
+                                               std::to_string(symbol.divisor) +
+                                               " is not positive");
+    manifest.symbolNames.push_back(symbol.name);
+  }
+  return true;
+}
+
+bool ManifestReader::readConstraints(const JsonValue &root) {
+  const JsonValue *constraints;
+  if (!getArray(root, "", "constraints", constraints))
+    return false;
+  manifest.constraints.resize(constraints->size());
+  for (size_t i = 0; i < constraints->size(); ++i) {
+    std::string path = element("constraints", i);
+    const JsonValue &value = (*constraints)[i];
+    ConstraintInfo &constraint = manifest.constraints[i];
+    if (!expectObject(value, path) ||
+        !getExpr(value, path, "lhs", constraint.lhs) ||
+        !getExpr(value, path, "rhs", constraint.rhs) ||
+        !getOptionalString(value, path, "where", constraint.where))
+      return false;
+    if (!isPrintable(constraint.where))
+      return fail(member(path, "where"), "text contains a control character");
+  }
+  return true;
+}
+
+bool ManifestReader::readBuffers(const JsonValue &root) {
+  const JsonValue *buffers;
+  if (!getArray(root, "", "buffers", buffers))
+    return false;
+  manifest.buffers.resize(buffers->size());
+  for (size_t i = 0; i < buffers->size(); ++i) {
+    std::string path = element("buffers", i);
+    const JsonValue &value = (*buffers)[i];
+    BufferInfo &buffer = manifest.buffers[i];
+    std::string kind;
+    if (!expectObject(value, path) || !getInt(value, path, "id", buffer.id) ||
+        !getString(value, path, "kind", kind) ||
+        !getDType(value, path, buffer.dtype) ||
+        !getShape(value, path, buffer.shape))
+      return false;
+    if (!bufferIndex.emplace(buffer.id, i).second)
+      return fail(member(path, "id"),
+                  "duplicate buffer id " + std::to_string(buffer.id));
+    if (kind == "input") {
+      buffer.kind = BufferKind::Input;
+    } else if (kind == "output") {
+      buffer.kind = BufferKind::Output;
+    } else if (kind == "weight") {
+      buffer.kind = BufferKind::Weight;
+      if (!getName(value, path, "section", buffer.section))
+        return false;
+      for (size_t d = 0; d < buffer.shape.size(); ++d)
+        if (!buffer.shape[d].isConstant())
+          return fail(element(member(path, "shape"), d),
+                      "a weight's shape must be static, got '" +
+                          buffer.shape[d].text() + "'");
+    } else if (kind == "temp") {
+      buffer.kind = BufferKind::Temp;
+      if (!getExpr(value, path, "offset", buffer.offset))
+        return false;
+    } else {
+      return fail(member(path, "kind"),
+                  "unknown buffer kind '" + kind +
+                      "' (expected input, output, weight or temp)");
+    }
+  }
+  return true;
+}
+
+bool ManifestReader::readPorts(const JsonValue &root, const char *key,
+                               BufferKind kind,
+                               std::vector<TensorInfo> &ports) {
+  const JsonValue *array;
+  if (!getArray(root, "", key, array))
+    return false;
+  std::vector<bool> claimed(manifest.buffers.size(), false);
+  ports.resize(array->size());
+  for (size_t i = 0; i < array->size(); ++i) {
+    std::string path = element(key, i);
+    const JsonValue &value = (*array)[i];
+    TensorInfo &port = ports[i];
+    if (!expectObject(value, path) ||
+        !getName(value, path, "name", port.name) ||
+        !getDType(value, path, port.dtype) ||
+        !getShape(value, path, port.shape))
+      return false;
+    for (size_t j = 0; j < i; ++j)
+      if (ports[j].name == port.name)
+        return fail(member(path, "name"), "duplicate name '" + port.name + "'");
+    const JsonValue *id = require(value, path, "buffer");
+    if (!id || !readBufferId(*id, member(path, "buffer"), port.buffer))
+      return false;
+    BufferInfo &buffer = manifest.buffers[port.buffer];
+    std::string bufferName = "buffer " + std::to_string(buffer.id);
+    if (buffer.kind != kind)
+      return fail(member(path, "buffer"),
+                  bufferName + " is " + withArticle(buffer.kind) +
+                      " buffer, expected " + withArticle(kind) + " buffer");
+    if (claimed[port.buffer])
+      return fail(member(path, "buffer"), bufferName +
+                                              " already belongs to another " +
+                                              bufferKindName(kind));
+    claimed[port.buffer] = true;
+    buffer.port = i;
+    if (buffer.dtype != port.dtype)
+      return fail(member(path, "dtype"), std::string(dtypeName(port.dtype)) +
+                                             " does not match " + bufferName +
+                                             "'s " + dtypeName(buffer.dtype));
+    if (buffer.shape.size() != port.shape.size())
+      return fail(member(path, "shape"),
+                  "rank " + std::to_string(port.shape.size()) +
+                      " does not match " + bufferName + "'s rank " +
+                      std::to_string(buffer.shape.size()));
+  }
+  for (size_t i = 0; i < manifest.buffers.size(); ++i)
+    if (manifest.buffers[i].kind == kind && !claimed[i])
+      return fail(element("buffers", i),
+                  std::string(bufferKindName(kind)) + " buffer " +
+                      std::to_string(manifest.buffers[i].id) +
+                      " is not listed in '" + key + "'");
+  return true;
+}
+
+bool ManifestReader::readKernel(const JsonValue &value, const std::string &path,
+                                KernelInfo &kernel) {
+  if (!expectObject(value, path) || !getName(value, path, "name", kernel.name))
+    return false;
+  const JsonValue *params;
+  if (!getArray(value, path, "params", params))
+    return false;
+  kernel.params.resize(params->size());
+  kernel.numSlots = 0;
+  for (size_t i = 0; i < params->size(); ++i) {
+    std::string paramPath = element(member(path, "params"), i);
+    const JsonValue &param = (*params)[i];
+    if (!expectObject(param, paramPath))
+      return false;
+    const JsonValue *buffer = param.find("buffer");
+    const JsonValue *expr = param.find("expr");
+    if ((buffer != nullptr) == (expr != nullptr))
+      return fail(paramPath, "expected exactly one of 'buffer' and 'expr'");
+    KernelParam &out = kernel.params[i];
+    if (buffer) {
+      out.isBuffer = true;
+      if (!readBufferId(*buffer, member(paramPath, "buffer"), out.buffer))
+        return false;
+      kernel.numSlots += 3 + 2 * manifest.buffers[out.buffer].shape.size();
+    } else {
+      out.isBuffer = false;
+      if (!readExpr(*expr, member(paramPath, "expr"), out.expr))
+        return false;
+      kernel.numSlots += 1;
+    }
+  }
+  const JsonValue *grid;
+  const JsonValue *block;
+  if (!getArray(value, path, "grid", grid))
+    return false;
+  if (grid->size() != 3)
+    return fail(member(path, "grid"),
+                "expected 3 expressions, got " + std::to_string(grid->size()));
+  for (size_t i = 0; i < 3; ++i)
+    if (!readExpr((*grid)[i], element(member(path, "grid"), i), kernel.grid[i]))
+      return false;
+  if (!getArray(value, path, "block", block))
+    return false;
+  if (block->size() != 3)
+    return fail(member(path, "block"),
+                "expected 3 integers, got " + std::to_string(block->size()));
+  for (size_t i = 0; i < 3; ++i) {
+    std::string blockPath = element(member(path, "block"), i);
+    if (!readInt((*block)[i], blockPath, kernel.block[i]))
+      return false;
+    if (kernel.block[i] < 1)
+      return fail(blockPath, "block size " + std::to_string(kernel.block[i]) +
+                                 " is not positive");
+  }
+  if (!getInt(value, path, "shared_bytes", kernel.sharedBytes))
+    return false;
+  if (kernel.sharedBytes < 0)
+    return fail(member(path, "shared_bytes"), "negative size");
+  if (const JsonValue *cpu = value.find("cpu")) {
+    std::string cpuPath = member(path, "cpu");
+    if (!expectObject(*cpu, cpuPath) ||
+        !getName(*cpu, cpuPath, "section", kernel.cpuSection) ||
+        !getName(*cpu, cpuPath, "symbol", kernel.cpuSymbol))
+      return false;
+    kernel.hasCpu = true;
+  }
+  if (const JsonValue *gpu = value.find("gpu")) {
+    std::string gpuPath = member(path, "gpu");
+    if (!expectObject(*gpu, gpuPath))
+      return false;
+    for (size_t i = 0; i < gpu->size(); ++i) {
+      GpuCode code;
+      code.arch = gpu->keys()[i];
+      std::string archPath = gpuPath + "." + code.arch;
+      if (!isPrintable(code.arch))
+        return fail(gpuPath, "architecture name '" + code.arch +
+                                 "' contains a control character");
+      const JsonValue &entry = (*gpu)[i];
+      if (!expectObject(entry, archPath) ||
+          !getName(entry, archPath, "section", code.section) ||
+          !getName(entry, archPath, "entry", code.entry))
+        return false;
+      kernel.gpu.push_back(std::move(code));
+    }
+  }
+  if (!kernel.hasCpu && kernel.gpu.empty())
+    return fail(path,
+                "kernel '" + kernel.name + "' has neither CPU nor GPU code");
+  return getOptionalString(value, path, "config", kernel.config);
+}
+
+bool ManifestReader::readKernels(const JsonValue &root) {
+  const JsonValue *kernels;
+  if (!getArray(root, "", "kernels", kernels))
+    return false;
+  manifest.kernels.resize(kernels->size());
+  for (size_t i = 0; i < kernels->size(); ++i)
+    if (!readKernel((*kernels)[i], element("kernels", i), manifest.kernels[i]))
+      return false;
+  return true;
+}
+
+bool ManifestReader::readGroups(const JsonValue &root) {
+  const JsonValue *groups;
+  if (!getArray(root, "", "groups", groups))
+    return false;
+  manifest.groups.resize(groups->size());
+  for (size_t i = 0; i < groups->size(); ++i) {
+    std::string path = element("groups", i);
+    const JsonValue &value = (*groups)[i];
+    GroupInfo &group = manifest.groups[i];
+    const JsonValue *variants;
+    if (!expectObject(value, path) ||
+        !getName(value, path, "name", group.name) ||
+        !getName(value, path, "kind", group.kind) ||
+        !getArray(value, path, "variants", variants))
+      return false;
+    if (variants->size() == 0)
+      return fail(member(path, "variants"),
+                  "a group needs at least one variant");
+    group.variants.resize(variants->size());
+    for (size_t v = 0; v < variants->size(); ++v) {
+      std::string variantPath = element(member(path, "variants"), v);
+      const JsonValue &variantValue = (*variants)[v];
+      VariantInfo &variant = group.variants[v];
+      int64_t kernel;
+      const JsonValue *when;
+      if (!expectObject(variantValue, variantPath) ||
+          !getInt(variantValue, variantPath, "kernel", kernel) ||
+          !getArray(variantValue, variantPath, "when", when))
+        return false;
+      if (kernel < 0 ||
+          static_cast<uint64_t>(kernel) >= manifest.kernels.size())
+        return fail(member(variantPath, "kernel"),
+                    "kernel index " + std::to_string(kernel) +
+                        " is out of range (" +
+                        std::to_string(manifest.kernels.size()) + " kernels)");
+      variant.kernel = static_cast<size_t>(kernel);
+      variant.when.resize(when->size());
+      for (size_t c = 0; c < when->size(); ++c) {
+        std::string condPath = element(member(variantPath, "when"), c);
+        const JsonValue &condValue = (*when)[c];
+        VariantCondition &cond = variant.when[c];
+        std::string symbol;
+        if (!expectObject(condValue, condPath) ||
+            !getString(condValue, condPath, "symbol", symbol) ||
+            !getInt(condValue, condPath, "min", cond.min) ||
+            !getInt(condValue, condPath, "max", cond.max))
+          return false;
+        size_t slot = manifest.symbolNames.size();
+        for (size_t s = 0; s < manifest.symbolNames.size(); ++s)
+          if (manifest.symbolNames[s] == symbol)
+            slot = s;
+        if (slot == manifest.symbolNames.size())
+          return fail(member(condPath, "symbol"),
+                      "unknown symbol '" + symbol + "'");
+        if (cond.max < cond.min)
+          return fail(condPath, "empty range [" + std::to_string(cond.min) +
+                                    ", " + std::to_string(cond.max) + "]");
+        cond.symbol = slot;
+        bool seen = false;
+        for (size_t key : group.keySymbols)
+          seen |= key == slot;
+        if (!seen)
+          group.keySymbols.push_back(slot);
+      }
+    }
+  }
+  return true;
+}
+
+bool ManifestReader::readSteps(const JsonValue &root) {
+  const JsonValue *steps;
+  if (!getArray(root, "", "steps", steps))
+    return false;
+  manifest.steps.resize(steps->size());
+  for (size_t i = 0; i < steps->size(); ++i) {
+    std::string path = element("steps", i);
+    const JsonValue &value = (*steps)[i];
+    StepInfo &step = manifest.steps[i];
+    std::string op;
+    if (!expectObject(value, path) || !getString(value, path, "op", op))
+      return false;
+    if (op == "launch") {
+      step.op = StepInfo::Op::Launch;
+      int64_t group;
+      if (!getInt(value, path, "group", group))
+        return false;
+      if (group < 0 || static_cast<uint64_t>(group) >= manifest.groups.size())
+        return fail(member(path, "group"),
+                    "group index " + std::to_string(group) +
+                        " is out of range (" +
+                        std::to_string(manifest.groups.size()) + " groups)");
+      step.group = static_cast<size_t>(group);
+    } else if (op == "copy") {
+      step.op = StepInfo::Op::Copy;
+      const JsonValue *src = require(value, path, "src");
+      if (!src || !readBufferId(*src, member(path, "src"), step.src))
+        return false;
+      const JsonValue *dst = require(value, path, "dst");
+      if (!dst || !readBufferId(*dst, member(path, "dst"), step.dst))
+        return false;
+      const BufferInfo &srcBuffer = manifest.buffers[step.src];
+      const BufferInfo &dstBuffer = manifest.buffers[step.dst];
+      if (dstBuffer.kind == BufferKind::Input ||
+          dstBuffer.kind == BufferKind::Weight)
+        return fail(member(path, "dst"),
+                    "buffer " + std::to_string(dstBuffer.id) + " is " +
+                        withArticle(dstBuffer.kind) +
+                        " buffer and cannot be written");
+      if (srcBuffer.dtype != dstBuffer.dtype)
+        return fail(path, std::string("copy from ") +
+                              dtypeName(srcBuffer.dtype) + " buffer " +
+                              std::to_string(srcBuffer.id) + " to " +
+                              dtypeName(dstBuffer.dtype) + " buffer " +
+                              std::to_string(dstBuffer.id));
+    } else {
+      return fail(member(path, "op"),
+                  "unknown step '" + op + "' (expected launch or copy)");
+    }
+  }
+  return true;
+}
+
+bool ManifestReader::bindSymbols() {
+  for (size_t s = 0; s < manifest.symbols.size(); ++s) {
+    bool bound = false;
+    for (size_t i = 0; i < manifest.inputs.size() && !bound; ++i) {
+      const std::vector<ShapeExpr> &shape = manifest.inputs[i].shape;
+      for (size_t d = 0; d < shape.size() && !bound; ++d) {
+        if (shape[d].isSymbol() && shape[d].symbolSlot() == s) {
+          manifest.symbols[s].bindingInput = i;
+          manifest.symbols[s].bindingDim = d;
+          bound = true;
+        }
+      }
+    }
+    if (!bound)
+      return fail(element("symbols", s),
+                  "symbol '" + manifest.symbols[s].name +
+                      "' is not bound by any input dimension");
+  }
+  return true;
+}
+
+} // namespace
+
+bool dyncc::runtime::parseManifest(std::string_view json, Manifest &out,
+                                   std::string &error, bool *isVersionError) {
+  out = Manifest();
+  if (isVersionError)
+    *isVersionError = false;
+  JsonValue root;
+  std::string jsonError;
+  if (!parseJson(json, root, jsonError)) {
+    error = "manifest: invalid JSON " + jsonError;
+    return false;
+  }
+  bool versionError = false;
+  ManifestReader reader(out, error);
+  if (reader.read(root, versionError))
+    return true;
+  if (isVersionError)
+    *isVersionError = versionError;
+  out = Manifest();
+  return false;
+}
+
+bool dyncc::runtime::checkManifestSections(const Manifest &manifest,
+                                           const ArtifactFile &file,
+                                           std::string &error) {
+  auto fail = [&](const std::string &path, const std::string &message) {
+    error = "manifest: " + path + ": " + message;
+    return false;
+  };
+  for (size_t i = 0; i < manifest.buffers.size(); ++i) {
+    const BufferInfo &buffer = manifest.buffers[i];
+    if (buffer.kind != BufferKind::Weight)
+      continue;
+    std::string path = element("buffers", i);
+    const ArtifactSection *section = file.findSection(buffer.section);
+    if (!section)
+      return fail(member(path, "section"),
+                  "no section '" + buffer.section + "' in the artifact");
+    uint64_t bytes = dtypeSize(buffer.dtype);
+    std::string shapeText;
+    bool overflow = false;
+    for (const ShapeExpr &dim : buffer.shape) {
+      int64_t extent = dim.constantValue();
+      shapeText += (shapeText.empty() ? "" : ", ") + std::to_string(extent);
+      if (extent < 0)
+        return fail(path, "negative dimension " + std::to_string(extent));
+      overflow |=
+          __builtin_mul_overflow(bytes, static_cast<uint64_t>(extent), &bytes);
+    }
+    if (overflow)
+      return fail(path, "the weight's size overflows");
+    if (section->size != bytes)
+      return fail(path, "weight section '" + buffer.section + "' has " +
+                            std::to_string(section->size) +
+                            " bytes, expected " + std::to_string(bytes) + " (" +
+                            dtypeName(buffer.dtype) + "[" + shapeText + "])");
+  }
+  for (size_t k = 0; k < manifest.kernels.size(); ++k) {
+    const KernelInfo &kernel = manifest.kernels[k];
+    std::string path = element("kernels", k);
+    if (kernel.hasCpu && !file.findSection(kernel.cpuSection))
+      return fail(path + ".cpu.section",
+                  "no section '" + kernel.cpuSection + "' in the artifact");
+    for (const GpuCode &code : kernel.gpu)
+      if (!file.findSection(code.section))
+        return fail(path + ".gpu." + code.arch + ".section",
+                    "no section '" + code.section + "' in the artifact");
+  }
+  return true;
+}

@@ -1,0 +1,513 @@
+//===- RunTool.cpp - The run command ----------------------------*- C++ -*-===//
+//
+// Part of dyncc, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#include "dyncc/Runtime/RunTool.h"
+
+#include "dyncc/Runtime/DType.h"
+#include "dyncc/Runtime/Npy.h"
+#include "dyncc/Runtime/Runtime.hpp"
+#include "dyncc/Runtime/ShapeExpr.h"
+
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <set>
+
+#include <sys/stat.h>
+
+using namespace dyncc::runtime;
+
+namespace {
+
+struct Options {
+  std::string artifact;
+  std::vector<std::pair<std::string, int64_t>> dims;
+  std::vector<std::pair<std::string, std::string>> inputs;
+  uint64_t seed = 0;
+  std::string outputDir;
+  std::string device = "cpu";
+  bool quiet = false;
+  bool help = false;
+};
+
+class Tool {
+public:
+  explicit Tool(const char *name) : name(name) {}
+
+  int main(const std::vector<std::string> &args);
+
+private:
+  const char *name;
+
+  int error(const std::string &message) {
+    std::fprintf(stderr, "%s: error: %s\n", name, message.c_str());
+    return 1;
+  }
+  int usageError(const std::string &message) {
+    std::fprintf(stderr, "%s: error: %s\n", name, message.c_str());
+    std::fprintf(stderr,
+                 "usage: %s OUT.dyncc [--dim NAME=VALUE ...] "
+                 "[--input NAME=FILE.npy ...] [--seed N] "
+                 "[--output-dir DIR] [--device cpu] [--quiet]\n",
+                 name);
+    return 2;
+  }
+  void printHelp() {
+    std::printf(
+        "usage: %s OUT.dyncc [options]\n"
+        "Runs a compiled model on .npy or random inputs.\n"
+        "  --dim NAME=VALUE       value of shape symbol NAME (repeatable)\n"
+        "  --input NAME=FILE.npy  data of input NAME (repeatable); other\n"
+        "                         inputs are random, shaped by --dim values\n"
+        "  --seed N               seed of the random inputs (default 0)\n"
+        "  --output-dir DIR       write each output to DIR/NAME.npy\n"
+        "  --device DEVICE        cpu (default) or cuda:N\n"
+        "  --quiet                print nothing on success\n",
+        name);
+  }
+
+  int parseArgs(const std::vector<std::string> &args, Options &options);
+  int run(const Options &options);
+};
+
+bool parseInt64(const std::string &text, int64_t &value) {
+  const char *first = text.data();
+  const char *last = first + text.size();
+  auto result = std::from_chars(first, last, value);
+  return !text.empty() && result.ec == std::errc() && result.ptr == last;
+}
+
+bool parseUInt64(const std::string &text, uint64_t &value) {
+  const char *first = text.data();
+  const char *last = first + text.size();
+  auto result = std::from_chars(first, last, value);
+  return !text.empty() && result.ec == std::errc() && result.ptr == last;
+}
+
+int Tool::parseArgs(const std::vector<std::string> &args, Options &options) {
+  bool positionalOnly = false;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string &arg = args[i];
+    if (positionalOnly || arg.empty() || arg[0] != '-' || arg == "-") {
+      if (!options.artifact.empty())
+        return usageError("unexpected argument '" + arg +
+                          "' (the artifact is '" + options.artifact + "')");
+      options.artifact = arg;
+      continue;
+    }
+    if (arg == "--") {
+      positionalOnly = true;
+      continue;
+    }
+    if (arg == "-h" || arg == "--help") {
+      options.help = true;
+      continue;
+    }
+    if (arg == "-q" || arg == "--quiet") {
+      options.quiet = true;
+      continue;
+    }
+    std::string option = arg, value;
+    size_t equals = arg.find('=');
+    bool inlineValue = arg.rfind("--", 0) == 0 && equals != std::string::npos;
+    if (inlineValue) {
+      option = arg.substr(0, equals);
+      value = arg.substr(equals + 1);
+    }
+    if (option != "--dim" && option != "--input" && option != "--seed" &&
+        option != "--output-dir" && option != "--device")
+      return usageError("unknown option '" + option + "'");
+    if (!inlineValue) {
+      if (i + 1 >= args.size())
+        return usageError("option '" + option + "' needs a value");
+      value = args[++i];
+    }
+    if (option == "--dim" || option == "--input") {
+      size_t split = value.find('=');
+      if (split == std::string::npos || split == 0)
+        return usageError(option + " expects NAME=" +
+                          (option == "--dim" ? "VALUE" : "FILE.npy") +
+                          ", got '" + value + "'");
+      std::string key = value.substr(0, split);
+      std::string rest = value.substr(split + 1);
+      if (option == "--dim") {
+        int64_t dim;
+        if (!parseInt64(rest, dim) || dim < 0)
+          return usageError("--dim " + key +
+                            ": expected a non-negative integer, got '" + rest +
+                            "'");
+        for (const auto &[known, knownValue] : options.dims)
+          if (known == key && knownValue != dim)
+            return usageError("--dim " + key +
+                              " given twice with different "
+                              "values");
+        options.dims.emplace_back(key, dim);
+      } else {
+        if (rest.empty())
+          return usageError("--input " + key + ": empty file name");
+        for (const auto &known : options.inputs)
+          if (known.first == key)
+            return usageError("--input " + key + " given twice");
+        options.inputs.emplace_back(key, rest);
+      }
+    } else if (option == "--seed") {
+      if (!parseUInt64(value, options.seed))
+        return usageError("--seed: expected a non-negative integer, got '" +
+                          value + "'");
+    } else if (option == "--output-dir") {
+      if (value.empty())
+        return usageError("--output-dir: empty directory name");
+      options.outputDir = value;
+    } else {
+      options.device = value;
+    }
+  }
+  if (options.help)
+    return 0;
+  if (options.artifact.empty())
+    return usageError("no artifact given");
+  return 0;
+}
+
+/// SplitMix64: small, fast and good enough for test data.
+class Random {
+public:
+  explicit Random(uint64_t seed) : state(seed) {}
+  uint64_t next() {
+    uint64_t z = (state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+  }
+  /// Uniform in [-1, 1).
+  float nextFloat() {
+    return static_cast<float>(next() >> 40) * (2.0f / 16777216.0f) - 1.0f;
+  }
+
+private:
+  uint64_t state;
+};
+
+template <typename T>
+void store(std::vector<uint8_t> &data, size_t index, T value) {
+  std::memcpy(data.data() + index * sizeof(T), &value, sizeof(T));
+}
+
+void fillRandom(DType type, size_t count, Random &random,
+                std::vector<uint8_t> &data) {
+  data.assign(count * dtypeSize(type), 0);
+  for (size_t i = 0; i < count; ++i) {
+    switch (type) {
+    case DType::F16:
+      store<uint16_t>(data, i, floatToHalf(random.nextFloat()));
+      break;
+    case DType::BF16:
+      store<uint16_t>(data, i, floatToBFloat16(random.nextFloat()));
+      break;
+    case DType::F32:
+      store<float>(data, i, random.nextFloat());
+      break;
+    case DType::F64:
+      store<double>(data, i, static_cast<double>(random.nextFloat()));
+      break;
+    case DType::Bool:
+      store<uint8_t>(data, i, static_cast<uint8_t>(random.next() & 1));
+      break;
+    default: {
+      // Integers in [0, 10).
+      uint64_t value = random.next() % 10;
+      size_t size = dtypeSize(type);
+      std::memcpy(data.data() + i * size, &value, size); // Little-endian.
+      break;
+    }
+    }
+  }
+}
+
+bool makeDirectories(const std::string &path, std::string &message) {
+  std::string prefix;
+  size_t pos = 0;
+  while (pos <= path.size()) {
+    size_t slash = path.find('/', pos);
+    if (slash == std::string::npos)
+      slash = path.size();
+    prefix = path.substr(0, slash);
+    pos = slash + 1;
+    if (prefix.empty())
+      continue;
+    struct stat info;
+    if (::stat(prefix.c_str(), &info) == 0) {
+      if (!S_ISDIR(info.st_mode)) {
+        message = prefix + ": not a directory";
+        return false;
+      }
+      continue;
+    }
+    if (::mkdir(prefix.c_str(), 0755) != 0 && errno != EEXIST) {
+      message = prefix + ": cannot create directory: " + std::strerror(errno);
+      return false;
+    }
+  }
+  return true;
+}
+
+std::string formatShape(const std::vector<int64_t> &shape) {
+  std::string text = "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    text += (i ? ", " : "") + std::to_string(shape[i]);
+  return text + "]";
+}
+
+std::string formatNumber(double value) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof(buffer), "%.6g", value);
+  return buffer;
+}
+
+int Tool::run(const Options &options) {
+  dyncc::Artifact artifact;
+  if (artifact.load(options.artifact) != DYNCC_OK)
+    return error(dyncc::lastError());
+
+  // Symbols given on the command line.
+  size_t numSymbols = artifact.numSymbols();
+  std::vector<std::string> symbolNames;
+  for (size_t s = 0; s < numSymbols; ++s)
+    symbolNames.push_back(artifact.symbolName(s));
+  std::vector<int64_t> symbolValues(numSymbols, 0);
+  std::vector<bool> fromDim(numSymbols, false), known(numSymbols, false);
+  for (const auto &[symbolName, value] : options.dims) {
+    size_t slot = 0;
+    while (slot < numSymbols && symbolNames[slot] != symbolName)
+      ++slot;
+    if (slot == numSymbols) {
+      std::string list;
+      for (size_t s = 0; s < numSymbols; ++s)
+        list += (s ? ", " : "") + symbolNames[s];
+      return error("unknown symbol '" + symbolName + "' in --dim (symbols: " +
+                   (list.empty() ? "none" : list) + ")");
+    }
+    symbolValues[slot] = value;
+    fromDim[slot] = known[slot] = true;
+  }
+
+  dyncc::Session session;
+  if (session.create(artifact, options.device) != DYNCC_OK)
+    return error(dyncc::lastError());
+
+  size_t numInputs = artifact.numInputs();
+  std::vector<NpyArray> data(numInputs);
+  std::vector<bool> fromFile(numInputs, false);
+  std::vector<std::vector<ShapeExpr>> inputDims(numInputs);
+  for (size_t i = 0; i < numInputs; ++i) {
+    for (const std::string &text : artifact.inputDims(i)) {
+      ShapeExpr expr;
+      std::string message;
+      if (!ShapeExpr::parse(text, symbolNames, expr, message))
+        return error("input '" + artifact.inputName(i) + "': " + message);
+      inputDims[i].push_back(std::move(expr));
+    }
+  }
+
+  // Inputs read from files; their bare-symbol dimensions give values.
+  for (const auto &[inputName, path] : options.inputs) {
+    size_t index = 0;
+    while (index < numInputs && artifact.inputName(index) != inputName)
+      ++index;
+    if (index == numInputs) {
+      std::string list;
+      for (size_t i = 0; i < numInputs; ++i)
+        list += (i ? ", " : "") + artifact.inputName(i);
+      return error("unknown input '" + inputName + "' in --input (inputs: " +
+                   (list.empty() ? "none" : list) + ")");
+    }
+    NpyArray &array = data[index];
+    std::string message;
+    if (!readNpy(path, array, message))
+      return error(message);
+    std::string label = "input '" + inputName + "'";
+    DType expected;
+    parseDType(artifact.inputDType(index), expected);
+    bool bitsForBf16 = expected == DType::BF16 && array.dtype == DType::U16;
+    if (array.dtype != expected && !bitsForBf16)
+      return error(label + ": " + path + " has dtype " +
+                   dtypeName(array.dtype) + ", expected " +
+                   dtypeName(expected));
+    const std::vector<ShapeExpr> &dims = inputDims[index];
+    if (array.shape.size() != dims.size())
+      return error(label + ": " + path + " has rank " +
+                   std::to_string(array.shape.size()) + ", expected rank " +
+                   std::to_string(dims.size()));
+    for (size_t d = 0; d < dims.size(); ++d) {
+      if (!dims[d].isSymbol())
+        continue;
+      size_t slot = dims[d].symbolSlot();
+      int64_t value = array.shape[d];
+      if (fromDim[slot] && symbolValues[slot] != value)
+        return error(
+            label + " dimension " + std::to_string(d) + ": " + path + " has " +
+            symbolNames[slot] + " = " + std::to_string(value) + ", but --dim " +
+            symbolNames[slot] + "=" + std::to_string(symbolValues[slot]));
+      if (!known[slot]) {
+        symbolValues[slot] = value;
+        known[slot] = true;
+      }
+    }
+    fromFile[index] = true;
+  }
+
+  // Random inputs, shaped by the symbol values.
+  for (size_t i = 0; i < numInputs; ++i) {
+    if (fromFile[i])
+      continue;
+    NpyArray &array = data[i];
+    parseDType(artifact.inputDType(i), array.dtype);
+    array.shape.clear();
+    uint64_t count = 1;
+    for (size_t d = 0; d < inputDims[i].size(); ++d) {
+      const ShapeExpr &expr = inputDims[i][d];
+      std::vector<size_t> needed;
+      expr.collectSymbols(needed);
+      for (size_t slot : needed)
+        if (!known[slot])
+          return error("no value for symbol '" + symbolNames[slot] +
+                       "': pass --dim " + symbolNames[slot] +
+                       "=VALUE or --input");
+      int64_t value;
+      ShapeExpr::EvalStatus status = expr.evaluate(symbolValues.data(), value);
+      std::string label = "input '" + artifact.inputName(i) + "' dimension " +
+                          std::to_string(d);
+      if (status != ShapeExpr::EvalStatus::Ok)
+        return error(label + ": cannot evaluate '" + expr.text() +
+                     "': " + ShapeExpr::describe(status));
+      if (value < 0)
+        return error(label + ": '" + expr.text() +
+                     "' = " + std::to_string(value) + " is negative");
+      if (__builtin_mul_overflow(count, static_cast<uint64_t>(value), &count) ||
+          count > (uint64_t(1) << 40))
+        return error("input '" + artifact.inputName(i) + "' is too large");
+      array.shape.push_back(value);
+    }
+    Random random(options.seed * 0x2545f4914f6cdd1dull +
+                  0x9e3779b97f4a7c15ull * (i + 1));
+    fillRandom(array.dtype, static_cast<size_t>(count), random, array.data);
+  }
+
+  for (size_t i = 0; i < numInputs; ++i)
+    if (session.setInput(i, data[i].data.data(), data[i].shape) != DYNCC_OK)
+      return error(dyncc::lastError());
+  if (session.run() != DYNCC_OK)
+    return error(dyncc::lastError());
+
+  std::vector<std::string> written;
+  if (!options.outputDir.empty()) {
+    std::string message;
+    if (!makeDirectories(options.outputDir, message))
+      return error(message);
+    std::set<std::string> used;
+    for (size_t o = 0; o < artifact.numOutputs(); ++o) {
+      std::string base = sanitizeOutputName(artifact.outputName(o));
+      std::string fileName = base;
+      for (int n = 2; used.count(fileName); ++n)
+        fileName = base + "_" + std::to_string(n);
+      used.insert(fileName);
+      std::string path = options.outputDir + "/" + fileName + ".npy";
+      DType type;
+      parseDType(artifact.outputDType(o), type);
+      if (!writeNpy(path, type, session.outputShape(o), session.outputData(o),
+                    session.outputSize(o), message))
+        return error(message);
+      written.push_back(path);
+    }
+  }
+
+  if (options.quiet)
+    return 0;
+  for (size_t s = 0; s < numSymbols; ++s) {
+    int64_t value = 0;
+    session.symbolValue(s, value);
+    std::printf("%s = %lld\n", symbolNames[s].c_str(),
+                static_cast<long long>(value));
+  }
+  for (size_t g = 0; g < artifact.numGroups(); ++g) {
+    std::string variant = session.groupVariant(g);
+    std::printf("group %s (%s) -> %s\n", artifact.groupName(g).c_str(),
+                artifact.groupKind(g).c_str(),
+                variant.empty() ? "not run" : ("kernel " + variant).c_str());
+  }
+  for (size_t o = 0; o < artifact.numOutputs(); ++o) {
+    DType type;
+    parseDType(artifact.outputDType(o), type);
+    std::vector<int64_t> shape = session.outputShape(o);
+    size_t count = session.outputSize(o) / dtypeSize(type);
+    std::string line =
+        artifact.outputName(o) + ": " + dtypeName(type) + formatShape(shape);
+    if (count == 0) {
+      line += " (empty)";
+    } else {
+      const void *values = session.outputData(o);
+      double sum = 0, lo = std::numeric_limits<double>::infinity(),
+             hi = -std::numeric_limits<double>::infinity();
+      bool sawNan = false;
+      for (size_t i = 0; i < count; ++i) {
+        double value = loadElementAsDouble(type, values, i);
+        if (std::isnan(value)) {
+          sawNan = true;
+          continue;
+        }
+        sum += value;
+        lo = value < lo ? value : lo;
+        hi = value > hi ? value : hi;
+      }
+      double mean = sawNan ? std::nan("") : sum / static_cast<double>(count);
+      line += " mean=" + formatNumber(mean) + " min=" + formatNumber(lo) +
+              " max=" + formatNumber(hi);
+      if (sawNan)
+        line += " (contains NaN)";
+    }
+    std::printf("%s\n", line.c_str());
+  }
+  for (const std::string &path : written)
+    std::printf("wrote %s\n", path.c_str());
+  std::fflush(stdout);
+  return 0;
+}
+
+int Tool::main(const std::vector<std::string> &args) {
+  Options options;
+  if (int status = parseArgs(args, options))
+    return status;
+  if (options.help) {
+    printHelp();
+    return 0;
+  }
+  return run(options);
+}
+
+} // namespace
+
+std::string dyncc::runtime::sanitizeOutputName(const std::string &name) {
+  if (name.empty() || name == "." || name == "..")
+    return "_";
+  std::string result = name;
+  for (char &c : result) {
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+              (c >= '0' && c <= '9') || c == '_' || c == '.' || c == '-';
+    if (!ok)
+      c = '_';
+  }
+  return result;
+}
+
+int dyncc::runtime::runToolMain(const std::vector<std::string> &args,
+                                const char *toolName) {
+  Tool tool(toolName ? toolName : "dyncc-run");
+  return tool.main(args);
+}

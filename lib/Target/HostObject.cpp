@@ -1,0 +1,166 @@
+//===- HostObject.cpp - Host CPU shared objects from LLVM dialect ---------===//
+//
+// Part of dyncc, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#include "dyncc/Target/HostObject.h"
+
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/Target/LLVMIR/Export.h"
+#include "llvm/ADT/ScopeExit.h"
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/TargetParser/Host.h"
+
+using namespace mlir;
+using namespace dyncc;
+
+std::string dyncc::getHostEntryName(StringRef kernel) {
+  return (kernel + "_cpu").str();
+}
+
+/// Adds `void K_cpu(ptr params, i64 bx, i64 by, i64 bz)` that loads every
+/// parameter of K from params[i] and calls K with the block ids appended.
+static bool addEntryPoint(llvm::Module &module, StringRef name,
+                          std::string &error) {
+  llvm::Function *kernel = module.getFunction(name);
+  if (!kernel || kernel->arg_size() < 3) {
+    error = "kernel '" + name.str() + "' is missing from the host module";
+    return false;
+  }
+  llvm::LLVMContext &ctx = module.getContext();
+  llvm::Type *ptrTy = llvm::PointerType::getUnqual(ctx);
+  llvm::Type *i64 = llvm::Type::getInt64Ty(ctx);
+  auto *entryTy = llvm::FunctionType::get(llvm::Type::getVoidTy(ctx),
+                                          {ptrTy, i64, i64, i64}, false);
+  auto *entry = llvm::Function::Create(entryTy, llvm::Function::ExternalLinkage,
+                                       getHostEntryName(name), module);
+  llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", entry));
+  SmallVector<llvm::Value *> args;
+  unsigned numParams = kernel->arg_size() - 3;
+  for (unsigned i = 0; i < numParams; ++i) {
+    llvm::Value *slot = b.CreateLoad(
+        ptrTy, b.CreateConstInBoundsGEP1_64(ptrTy, entry->getArg(0), i));
+    args.push_back(b.CreateLoad(kernel->getArg(i)->getType(), slot));
+  }
+  for (unsigned i = 1; i <= 3; ++i)
+    args.push_back(entry->getArg(i));
+  b.CreateCall(kernel, args);
+  b.CreateRetVoid();
+  kernel->setLinkage(llvm::GlobalValue::InternalLinkage);
+  return true;
+}
+
+static std::string findLinker() {
+  for (const char *name : {"ld.lld-22", "ld.lld"}) {
+    auto path = llvm::sys::findProgramByName(
+        name, {DYNCC_LLVM_TOOLS_DIR, "/usr/lib/llvm-22/bin"});
+    if (path)
+      return *path;
+    path = llvm::sys::findProgramByName(name);
+    if (path)
+      return *path;
+  }
+  return "";
+}
+
+std::optional<std::string>
+dyncc::emitHostSharedObject(ModuleOp module,
+                            const std::vector<std::string> &kernels,
+                            std::string &error) {
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+
+  llvm::LLVMContext llvmContext;
+  std::unique_ptr<llvm::Module> llvmModule =
+      translateModuleToLLVMIR(module, llvmContext, "dyncc_host_kernels");
+  if (!llvmModule) {
+    error = "could not translate the host kernels to LLVM IR";
+    return std::nullopt;
+  }
+  for (const std::string &kernel : kernels)
+    if (!addEntryPoint(*llvmModule, kernel, error))
+      return std::nullopt;
+
+  // A portable x86-64 baseline (SSE4.2): the artifact runs on any machine
+  // that can run the run-time, not only the one that compiled it.
+  llvm::Triple triple(llvm::sys::getDefaultTargetTriple());
+  std::string lookupError;
+  const llvm::Target *target =
+      llvm::TargetRegistry::lookupTarget(triple, lookupError);
+  if (!target) {
+    error = "no LLVM target for " + triple.str() + ": " + lookupError;
+    return std::nullopt;
+  }
+  StringRef cpu = triple.isX86() ? "x86-64-v2" : "generic";
+  llvm::TargetOptions targetOptions;
+  std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
+      triple, cpu, "", targetOptions, llvm::Reloc::PIC_));
+  llvmModule->setDataLayout(machine->createDataLayout());
+  llvmModule->setTargetTriple(triple);
+  if (llvm::Error e = makeOptimizingTransformer(3, 0, machine.get())(
+          llvmModule.get())) {
+    error = "LLVM optimization failed: " + llvm::toString(std::move(e));
+    return std::nullopt;
+  }
+
+  SmallString<128> objectPath, sharedPath;
+  if (llvm::sys::fs::createTemporaryFile("dyncc-host", "o", objectPath) ||
+      llvm::sys::fs::createTemporaryFile("dyncc-host", "so", sharedPath)) {
+    error = "cannot create temporary files for the host object";
+    return std::nullopt;
+  }
+  auto cleanup = llvm::make_scope_exit([&] {
+    llvm::sys::fs::remove(objectPath);
+    llvm::sys::fs::remove(sharedPath);
+  });
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(objectPath, ec);
+    if (ec) {
+      error = "cannot write " + objectPath.str().str() + ": " + ec.message();
+      return std::nullopt;
+    }
+    llvm::legacy::PassManager codegen;
+    if (machine->addPassesToEmitFile(codegen, os, nullptr,
+                                     llvm::CodeGenFileType::ObjectFile)) {
+      error = "the host target cannot emit object files";
+      return std::nullopt;
+    }
+    codegen.run(*llvmModule);
+  }
+
+  std::string linker = findLinker();
+  if (linker.empty()) {
+    error = "ld.lld not found (install lld-22)";
+    return std::nullopt;
+  }
+  std::string errorMessage;
+  SmallVector<StringRef> argv{linker, "-shared", "--no-undefined-version",
+                              "-o", sharedPath, objectPath};
+  int rc = llvm::sys::ExecuteAndWait(linker, argv, std::nullopt, {}, 0, 0,
+                                     &errorMessage);
+  if (rc != 0) {
+    error = "linking the host kernels failed (" + linker + " exit " +
+            std::to_string(rc) + ")" +
+            (errorMessage.empty() ? "" : ": " + errorMessage);
+    return std::nullopt;
+  }
+  auto buffer = llvm::MemoryBuffer::getFile(sharedPath);
+  if (!buffer) {
+    error = "cannot read the linked host kernels";
+    return std::nullopt;
+  }
+  return (*buffer)->getBuffer().str();
+}

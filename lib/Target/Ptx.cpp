@@ -1,0 +1,41 @@
+//===- Ptx.cpp - PTX from the NVVM-lowered kernel module ------------------===//
+//
+// Part of dyncc, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#include "dyncc/Target/Ptx.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+
+using namespace mlir;
+using namespace dyncc;
+
+std::string dyncc::getNvvmFeatures(StringRef chip) {
+  // PTX ISA 8.0 (CUDA 12.0) covers sm_80..sm_90a. The default +ptx60 is
+  // rejected for sm_90 (../shared/TOOLCHAIN.md).
+  (void)chip;
+  return "+ptx80";
+}
+
+FailureOr<std::map<std::string, std::string>>
+dyncc::collectPtx(ModuleOp module) {
+  std::map<std::string, std::string> ptx;
+  WalkResult result = module.walk([&](gpu::BinaryOp binary) {
+    for (Attribute attr : binary.getObjects()) {
+      auto object = cast<gpu::ObjectAttr>(attr);
+      auto target = dyn_cast<NVVM::NVVMTargetAttr>(object.getTarget());
+      if (!target || object.getFormat() != gpu::CompilationTarget::Assembly) {
+        binary.emitOpError("holds an object that is not NVVM PTX text");
+        return WalkResult::interrupt();
+      }
+      ptx[target.getChip().str()] += object.getObject().getValue().str();
+    }
+    return WalkResult::advance();
+  });
+  if (result.wasInterrupted())
+    return failure();
+  return ptx;
+}

@@ -1,0 +1,64 @@
+//===- AssignTileConfig.cpp - Default tile configurations -----------------===//
+//
+// Part of dyncc, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#include "dyncc/Tiling/Passes.h"
+#include "dyncc/Tiling/TileConfig.h"
+
+#include "mlir/IR/BuiltinOps.h"
+
+namespace dyncc {
+#define GEN_PASS_DEF_ASSIGNTILECONFIGPASS
+#include "dyncc/Tiling/Passes.h.inc"
+} // namespace dyncc
+
+using namespace mlir;
+using namespace dyncc;
+
+namespace {
+
+struct AssignTileConfig final
+    : ::dyncc::impl::AssignTileConfigPassBase<AssignTileConfig> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    WalkResult result = getOperation().walk([&](func::FuncOp func) {
+      if (!func->hasAttr("dyncc.kernel"))
+        return WalkResult::advance();
+      if (func.getNumResults() == 0) {
+        func.emitOpError("kernel has no result to tile");
+        return WalkResult::interrupt();
+      }
+      auto outType = dyn_cast<RankedTensorType>(func.getResultTypes()[0]);
+      if (!outType) {
+        func.emitOpError("kernel result is not a ranked tensor");
+        return WalkResult::interrupt();
+      }
+      if (auto existing =
+              func->getAttrOfType<DictionaryAttr>(TileConfig::getAttrName())) {
+        FailureOr<TileConfig> config = TileConfig::fromAttr(existing);
+        if (failed(config) ||
+            (int64_t)config->blockTile.size() != outType.getRank()) {
+          func.emitOpError("has an invalid ")
+              << TileConfig::getAttrName() << " for an output of rank "
+              << outType.getRank();
+          return WalkResult::interrupt();
+        }
+        return WalkResult::advance();
+      }
+      StringRef kind = "elementwise";
+      if (auto kindAttr = func->getAttrOfType<StringAttr>("dyncc.kind"))
+        kind = kindAttr.getValue();
+      TileConfig config = TileConfig::getDefault(kind, outType.getRank());
+      func->setAttr(TileConfig::getAttrName(), config.toAttr(&getContext()));
+      return WalkResult::advance();
+    });
+    if (result.wasInterrupted())
+      signalPassFailure();
+  }
+};
+
+} // namespace

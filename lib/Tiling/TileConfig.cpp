@@ -1,0 +1,100 @@
+//===- TileConfig.cpp - Tile configurations as data -----------------------===//
+//
+// Part of dyncc, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#include "dyncc/Tiling/TileConfig.h"
+
+#include "mlir/IR/Builders.h"
+
+using namespace mlir;
+using namespace dyncc;
+
+TileConfig TileConfig::getDefault(StringRef kind, int64_t rank) {
+  TileConfig config;
+  // Leading (batch-like) dimensions: one element per block.
+  for (int64_t i = 0; i + 2 < rank; ++i) {
+    config.blockTile.push_back(1);
+    config.threadTile.push_back(1);
+  }
+  if (kind == "gemm") {
+    // 32x64 outputs per block, 4x4 per thread: 8x16 = 128 threads.
+    int64_t block[] = {32, 64}, thread[] = {4, 4};
+    for (int64_t i = std::max<int64_t>(0, 2 - rank); i < 2; ++i) {
+      config.blockTile.push_back(block[i]);
+      config.threadTile.push_back(thread[i]);
+    }
+  } else {
+    // Elementwise and the rest: 4x128 per block, 1x4 per thread: 128
+    // threads, each touching a 16-byte vector of f32.
+    int64_t block[] = {4, 128}, thread[] = {1, 4};
+    for (int64_t i = std::max<int64_t>(0, 2 - rank); i < 2; ++i) {
+      config.blockTile.push_back(block[i]);
+      config.threadTile.push_back(thread[i]);
+    }
+  }
+  return config;
+}
+
+SmallVector<int64_t, 4> TileConfig::getThreadsPerDim() const {
+  SmallVector<int64_t, 4> threads;
+  for (auto [b, t] : llvm::zip(blockTile, threadTile))
+    threads.push_back(b / t);
+  return threads;
+}
+
+std::string TileConfig::verify() const {
+  if (blockTile.size() != threadTile.size())
+    return "block tile has " + std::to_string(blockTile.size()) +
+           " sizes but thread tile has " + std::to_string(threadTile.size());
+  int64_t threads = 1;
+  for (auto [i, b, t] : llvm::enumerate(blockTile, threadTile)) {
+    if (b <= 0 || t <= 0)
+      return "tile sizes must be positive, dimension " + std::to_string(i) +
+             " has block " + std::to_string(b) + " thread " +
+             std::to_string(t);
+    if (b % t != 0)
+      return "thread tile " + std::to_string(t) +
+             " does not divide block tile " + std::to_string(b) +
+             " in dimension " + std::to_string(i);
+    threads *= b / t;
+  }
+  if (threads > 1024)
+    return std::to_string(threads) + " threads per block exceed 1024";
+  return "";
+}
+
+DictionaryAttr TileConfig::toAttr(MLIRContext *context) const {
+  Builder b(context);
+  return b.getDictionaryAttr(
+      {b.getNamedAttr("block", b.getDenseI64ArrayAttr(blockTile)),
+       b.getNamedAttr("thread", b.getDenseI64ArrayAttr(threadTile))});
+}
+
+FailureOr<TileConfig> TileConfig::fromAttr(DictionaryAttr attr) {
+  if (!attr)
+    return failure();
+  auto block = attr.getAs<DenseI64ArrayAttr>("block");
+  auto thread = attr.getAs<DenseI64ArrayAttr>("thread");
+  if (!block || !thread)
+    return failure();
+  TileConfig config;
+  config.blockTile.assign(block.asArrayRef().begin(), block.asArrayRef().end());
+  config.threadTile.assign(thread.asArrayRef().begin(),
+                           thread.asArrayRef().end());
+  if (!config.verify().empty())
+    return failure();
+  return config;
+}
+
+std::string TileConfig::str() const {
+  auto join = [](ArrayRef<int64_t> sizes) {
+    std::string s;
+    for (auto [i, v] : llvm::enumerate(sizes))
+      s += (i ? "x" : "") + std::to_string(v);
+    return s;
+  };
+  return "block " + join(blockTile) + " thread " + join(threadTile);
+}

@@ -1,0 +1,44 @@
+# Part of dyncc, under the Apache License v2.0 with LLVM Exceptions.
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+"""Compiling through the `dyncc` driver."""
+import os
+import subprocess
+from pathlib import Path
+
+from ._paths import build_dir
+from ._runtime import DynccError
+
+
+def driver_path() -> Path:
+    env = os.environ.get("DYNCC_DRIVER")
+    return Path(env) if env else build_dir() / "bin" / "dyncc"
+
+
+def compile(model, output, targets=None, dims=None, emit=None, quiet=True):
+    """Compiles `model` (an .onnx path) to `output` (a .dyncc path).
+
+    targets: list like ["cpu", "sm_90"] (default: the driver's default).
+    dims: {"B": (min, max)} or {"B": (min, max, divisor)} or {"B": value}.
+    emit: a stage name; then the stage's text is returned instead.
+    Raises DynccError with the driver's one-line message on failure.
+    """
+    cmd = [str(driver_path()), "compile", str(model)]
+    if emit is None:
+        cmd += ["-o", str(output)]
+    else:
+        cmd += ["--emit=" + emit]
+    if targets:
+        cmd += ["--target", ",".join(targets)]
+    for name, spec in (dims or {}).items():
+        if isinstance(spec, int):
+            value = str(spec)
+        else:
+            value = ":".join(str(v) for v in spec)
+        cmd += ["--dim", f"{name}={value}"]
+    if quiet:
+        cmd.append("--quiet")
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        message = proc.stderr.strip().splitlines()
+        raise DynccError(proc.returncode, message[-1] if message else "dyncc failed")
+    return proc.stdout if emit is not None else Path(output)

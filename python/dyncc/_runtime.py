@@ -1,0 +1,220 @@
+# Part of dyncc, under the Apache License v2.0 with LLVM Exceptions.
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+"""ctypes binding of the run-time's C API."""
+import ctypes
+import os
+from pathlib import Path
+
+import numpy as np
+
+from ._paths import build_dir
+
+_DTYPES = {
+    "f16": np.float16, "f32": np.float32, "f64": np.float64,
+    "i8": np.int8, "i16": np.int16, "i32": np.int32, "i64": np.int64,
+    "u8": np.uint8, "u16": np.uint16, "u32": np.uint32, "u64": np.uint64,
+    "bool": np.bool_,
+}
+
+
+class DynccError(RuntimeError):
+    """A run-time or compiler error: `status` and the one-line message."""
+
+    def __init__(self, status, message):
+        super().__init__(message)
+        self.status = status
+
+
+def runtime_library() -> Path:
+    env = os.environ.get("DYNCC_RUNTIME_LIB")
+    return Path(env) if env else build_dir() / "lib" / "libdyncc_runtime.so"
+
+
+_lib = None
+
+
+def _api():
+    global _lib
+    if _lib is not None:
+        return _lib
+    lib = ctypes.CDLL(str(runtime_library()))
+    c_size, c_char_p, c_void_p = ctypes.c_size_t, ctypes.c_char_p, ctypes.c_void_p
+    sigs = {
+        "dyncc_last_error": (c_char_p, []),
+        "dyncc_artifact_load": (ctypes.c_int, [c_char_p, ctypes.POINTER(c_void_p)]),
+        "dyncc_artifact_free": (None, [c_void_p]),
+        "dyncc_artifact_model_name": (c_char_p, [c_void_p]),
+        "dyncc_artifact_num_targets": (c_size, [c_void_p]),
+        "dyncc_artifact_target": (c_char_p, [c_void_p, c_size]),
+        "dyncc_artifact_num_inputs": (c_size, [c_void_p]),
+        "dyncc_artifact_input_name": (c_char_p, [c_void_p, c_size]),
+        "dyncc_artifact_input_dtype": (c_char_p, [c_void_p, c_size]),
+        "dyncc_artifact_input_rank": (c_size, [c_void_p, c_size]),
+        "dyncc_artifact_input_dim": (c_char_p, [c_void_p, c_size, c_size]),
+        "dyncc_artifact_num_outputs": (c_size, [c_void_p]),
+        "dyncc_artifact_output_name": (c_char_p, [c_void_p, c_size]),
+        "dyncc_artifact_output_dtype": (c_char_p, [c_void_p, c_size]),
+        "dyncc_artifact_output_rank": (c_size, [c_void_p, c_size]),
+        "dyncc_artifact_output_dim": (c_char_p, [c_void_p, c_size, c_size]),
+        "dyncc_artifact_num_symbols": (c_size, [c_void_p]),
+        "dyncc_artifact_symbol_name": (c_char_p, [c_void_p, c_size]),
+        "dyncc_artifact_symbol_min": (ctypes.c_int64, [c_void_p, c_size]),
+        "dyncc_artifact_symbol_max": (ctypes.c_int64, [c_void_p, c_size]),
+        "dyncc_artifact_num_groups": (c_size, [c_void_p]),
+        "dyncc_artifact_group_name": (c_char_p, [c_void_p, c_size]),
+        "dyncc_artifact_group_kind": (c_char_p, [c_void_p, c_size]),
+        "dyncc_session_create": (ctypes.c_int, [c_void_p, c_char_p, ctypes.POINTER(c_void_p)]),
+        "dyncc_session_free": (None, [c_void_p]),
+        "dyncc_session_set_input": (ctypes.c_int, [c_void_p, c_size, c_void_p,
+                                                   ctypes.POINTER(ctypes.c_int64), c_size]),
+        "dyncc_session_run": (ctypes.c_int, [c_void_p]),
+        "dyncc_session_output_shape": (ctypes.c_int, [c_void_p, c_size,
+                                                      ctypes.POINTER(ctypes.c_int64), c_size,
+                                                      ctypes.POINTER(c_size)]),
+        "dyncc_session_output_size": (c_size, [c_void_p, c_size]),
+        "dyncc_session_output_data": (c_void_p, [c_void_p, c_size]),
+        "dyncc_session_symbol_value": (ctypes.c_int, [c_void_p, c_size,
+                                                      ctypes.POINTER(ctypes.c_int64)]),
+        "dyncc_session_group_variant": (c_char_p, [c_void_p, c_size]),
+    }
+    for name, (res, args) in sigs.items():
+        fn = getattr(lib, name)
+        fn.restype = res
+        fn.argtypes = args
+    _lib = lib
+    return lib
+
+
+def _check(status):
+    if status != 0:
+        raise DynccError(status, _api().dyncc_last_error().decode())
+
+
+def _str(value):
+    return value.decode() if value is not None else None
+
+
+class Artifact:
+    """A loaded .dyncc file (memory-mapped)."""
+
+    def __init__(self, path):
+        api = _api()
+        handle = ctypes.c_void_p()
+        _check(api.dyncc_artifact_load(str(path).encode(), ctypes.byref(handle)))
+        self._handle = handle
+        h = handle
+        self.model = _str(api.dyncc_artifact_model_name(h))
+        self.targets = [_str(api.dyncc_artifact_target(h, i))
+                        for i in range(api.dyncc_artifact_num_targets(h))]
+        self.inputs = [
+            (_str(api.dyncc_artifact_input_name(h, i)),
+             _str(api.dyncc_artifact_input_dtype(h, i)),
+             [_str(api.dyncc_artifact_input_dim(h, i, d))
+              for d in range(api.dyncc_artifact_input_rank(h, i))])
+            for i in range(api.dyncc_artifact_num_inputs(h))]
+        self.outputs = [
+            (_str(api.dyncc_artifact_output_name(h, i)),
+             _str(api.dyncc_artifact_output_dtype(h, i)),
+             [_str(api.dyncc_artifact_output_dim(h, i, d))
+              for d in range(api.dyncc_artifact_output_rank(h, i))])
+            for i in range(api.dyncc_artifact_num_outputs(h))]
+        self.symbols = {
+            _str(api.dyncc_artifact_symbol_name(h, i)):
+                (api.dyncc_artifact_symbol_min(h, i), api.dyncc_artifact_symbol_max(h, i))
+            for i in range(api.dyncc_artifact_num_symbols(h))}
+        self.groups = [(_str(api.dyncc_artifact_group_name(h, i)),
+                        _str(api.dyncc_artifact_group_kind(h, i)))
+                       for i in range(api.dyncc_artifact_num_groups(h))]
+
+    def session(self, device="cpu"):
+        return Session(self, device)
+
+    def close(self):
+        if self._handle:
+            _api().dyncc_artifact_free(self._handle)
+            self._handle = None
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass
+
+
+class Session:
+    """One execution context; run() binds shapes, selects variants, runs."""
+
+    def __init__(self, artifact, device="cpu"):
+        handle = ctypes.c_void_p()
+        _check(_api().dyncc_session_create(artifact._handle, device.encode(),
+                                           ctypes.byref(handle)))
+        self._artifact = artifact  # keeps the artifact alive
+        self._handle = handle
+
+    def run(self, inputs):
+        """inputs: {name: array} or a list in input order. Returns
+        {output name: numpy array} (copies, owned by the caller)."""
+        api = _api()
+        art = self._artifact
+        if isinstance(inputs, dict):
+            names = [name for name, _, _ in art.inputs]
+            unknown = set(inputs) - set(names)
+            if unknown:
+                raise DynccError(5, f"unknown input '{sorted(unknown)[0]}'")
+            ordered = [inputs.get(name) for name in names]
+        else:
+            ordered = list(inputs)
+        keep = []
+        for index, ((name, dtype, _), value) in enumerate(zip(art.inputs, ordered)):
+            if value is None:
+                continue
+            array = np.ascontiguousarray(value, dtype=_DTYPES[dtype])
+            keep.append(array)
+            shape = (ctypes.c_int64 * max(array.ndim, 1))(*array.shape)
+            _check(api.dyncc_session_set_input(
+                self._handle, index, array.ctypes.data_as(ctypes.c_void_p),
+                shape, array.ndim))
+        _check(api.dyncc_session_run(self._handle))
+        outputs = {}
+        for index, (name, dtype, _) in enumerate(art.outputs):
+            rank = ctypes.c_size_t()
+            dims = (ctypes.c_int64 * 16)()
+            _check(api.dyncc_session_output_shape(self._handle, index, dims, 16,
+                                                  ctypes.byref(rank)))
+            shape = tuple(dims[i] for i in range(rank.value))
+            size = api.dyncc_session_output_size(self._handle, index)
+            data = api.dyncc_session_output_data(self._handle, index)
+            buf = ctypes.string_at(data, size) if size else b""
+            outputs[name] = np.frombuffer(buf, dtype=_DTYPES[dtype]).reshape(shape).copy()
+        return outputs
+
+    @property
+    def variants(self):
+        """The kernel that last ran for each group."""
+        api = _api()
+        return [_str(api.dyncc_session_group_variant(self._handle, g))
+                for g in range(len(self._artifact.groups))]
+
+    def symbol_values(self):
+        api = _api()
+        values = {}
+        for i, name in enumerate(self._artifact.symbols):
+            v = ctypes.c_int64()
+            _check(api.dyncc_session_symbol_value(self._handle, i, ctypes.byref(v)))
+            values[name] = v.value
+        return values
+
+    def close(self):
+        if self._handle:
+            _api().dyncc_session_free(self._handle)
+            self._handle = None
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass
+
+
+def load(path):
+    return Artifact(path)

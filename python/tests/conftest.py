@@ -1,0 +1,54 @@
+# Part of dyncc, under the Apache License v2.0 with LLVM Exceptions.
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "python"))
+
+import dyncc  # noqa: E402
+from dyncc._paths import build_dir  # noqa: E402
+
+SHARED_MODELS = ROOT.parent / "shared" / "models"
+IN_CI = os.environ.get("CI") == "true"
+
+
+def require(condition, reason):
+    """Skips with `reason` when `condition` is false; under CI=true a missing
+    prerequisite that CI is known to have is a failure, not a skip."""
+    if condition:
+        return
+    if IN_CI:
+        pytest.fail("CI=true but " + reason)
+    pytest.skip(reason)
+
+
+@pytest.fixture(scope="session")
+def bin_dir():
+    path = build_dir() / "bin"
+    assert (path / "dyncc").exists(), f"build first: {path / 'dyncc'} is missing"
+    return path
+
+
+@pytest.fixture(scope="session")
+def example_model():
+    return ROOT / "examples" / "linear_relu.onnx"
+
+
+@pytest.fixture(scope="session")
+def example_artifact(tmp_path_factory, example_model):
+    out = tmp_path_factory.mktemp("artifact") / "linear_relu.dyncc"
+    dyncc.compile(example_model, out, dims={"B": (1, 4096)})
+    return out
+
+
+@pytest.fixture(scope="session")
+def example_weights(example_model):
+    import onnx
+    from onnx import numpy_helper
+    model = onnx.load(str(example_model))
+    inits = {t.name: numpy_helper.to_array(t) for t in model.graph.initializer}
+    return inits["W"], inits["b"]

@@ -1,0 +1,194 @@
+#!/usr/bin/env python3
+# Part of dyncc, under the Apache License v2.0 with LLVM Exceptions.
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+"""Runs every test suite of dyncc and prints one summary.
+
+Suites, in order, each with a time budget (docs/Testing.md): lit
+(check-dyncc), gtest via ctest, pytest, the sanitizer build of the run-time
+with its unit tests, and the fuzzers. Results are counted from JUnit XML.
+The last line is `N passed, N failed`; skips are counted on the line before
+and each skip's reason is printed.
+"""
+import os
+import shutil
+import subprocess
+import sys
+import time
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+BUILD = Path(os.environ.get("DYNCC_BUILD_DIR", ROOT / "build"))
+RESULTS = BUILD / "test-results"
+JOBS = os.environ.get("DYNCC_JOBS", "2")
+IN_CI = os.environ.get("CI") == "true"
+FUZZ_SECONDS = int(os.environ.get("DYNCC_FUZZ_SECONDS", "30"))
+LIT = "/usr/lib/llvm-22/bin/lit"
+
+# Budgets in seconds on the 2-core reference machine (docs/Testing.md).
+BUDGETS = {"build": 900, "lit": 120, "gtest": 120, "pytest": 300,
+           "sanitizer build": 300, "fuzzing": 120}
+
+
+class Suite:
+    def __init__(self, name):
+        self.name = name
+        self.passed = self.failed = self.skipped = 0
+        self.seconds = 0.0
+        self.failures = []
+        self.skips = []
+
+    def add_junit(self, path, prefix=""):
+        if not path.exists():
+            self.failed += 1
+            self.failures.append(f"{self.name}: no results ({path.name} missing)")
+            return
+        for case in ET.parse(path).getroot().iter("testcase"):
+            name = prefix + (case.get("classname", "") + "::" + case.get("name", "")).strip(":")
+            if case.find("failure") is not None or case.find("error") is not None:
+                self.failed += 1
+                self.failures.append(name)
+            elif case.find("skipped") is not None:
+                self.skipped += 1
+                reason = case.find("skipped").get("message", "") or "no reason given"
+                self.skips.append(f"{name}: {reason}")
+            else:
+                self.passed += 1
+
+
+def run(cmd, **kwargs):
+    print("+ " + " ".join(str(c) for c in cmd), flush=True)
+    return subprocess.run([str(c) for c in cmd], **kwargs)
+
+
+def timed(suite, fn):
+    start = time.monotonic()
+    try:
+        fn(suite)
+    finally:
+        suite.seconds = time.monotonic() - start
+    print(f"[{suite.name}] {suite.passed} passed, {suite.failed} failed, "
+          f"{suite.skipped} skipped in {suite.seconds:.1f} s "
+          f"(budget {BUDGETS.get(suite.name, 0)} s)", flush=True)
+
+
+def lit_suite(suite):
+    out = RESULTS / "lit.xml"
+    run([LIT, "-sv", "--xunit-xml-output", out, BUILD / "test"])
+    suite.add_junit(out)
+
+
+def gtest_suite(suite):
+    out = RESULTS / "ctest.xml"
+    run(["ctest", "--test-dir", BUILD, "-j", JOBS, "--output-on-failure",
+         "--output-junit", out])
+    suite.add_junit(out)
+
+
+def pytest_suite(suite):
+    out = RESULTS / "pytest.xml"
+    env = dict(os.environ, DYNCC_BUILD_DIR=str(BUILD))
+    run([sys.executable, "-m", "pytest", "-q", "-rs", "--junitxml", out,
+         ROOT / "python" / "tests"], env=env)
+    suite.add_junit(out)
+
+
+def configure_runtime(build, *flags):
+    if not (build / "build.ninja").exists():
+        launcher = ["-DCMAKE_C_COMPILER_LAUNCHER=ccache",
+                    "-DCMAKE_CXX_COMPILER_LAUNCHER=ccache"] if shutil.which("ccache") else []
+        r = run(["cmake", "-G", "Ninja", "-S", ROOT, "-B", build,
+                 "-DDYNCC_RUNTIME_ONLY=ON", "-DCMAKE_BUILD_TYPE=RelWithDebInfo",
+                 "-DCMAKE_C_COMPILER=clang-22", "-DCMAKE_CXX_COMPILER=clang++-22",
+                 *launcher, *flags], stdout=subprocess.DEVNULL)
+        if r.returncode != 0:
+            return False
+    return run(["ninja", "-C", build, "-j", JOBS], stdout=subprocess.DEVNULL).returncode == 0
+
+
+def sanitizer_suite(suite):
+    build = BUILD.parent / (BUILD.name + "-asan")
+    if not configure_runtime(build, "-DDYNCC_SANITIZE=ON"):
+        suite.failed += 1
+        suite.failures.append("sanitizer build failed")
+        return
+    out = RESULTS / "asan.xml"
+    env = dict(os.environ, ASAN_OPTIONS="detect_leaks=1:abort_on_error=1",
+               UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1")
+    run(["ctest", "--test-dir", build, "-j", JOBS, "--output-on-failure",
+         "--output-junit", out], env=env)
+    suite.add_junit(out, prefix="asan/")
+
+
+def fuzz_suite(suite):
+    build = BUILD.parent / (BUILD.name + "-fuzz")
+    if not configure_runtime(build, "-DDYNCC_BUILD_FUZZERS=ON", "-DDYNCC_BUILD_TESTS=OFF"):
+        suite.failed += 1
+        suite.failures.append("fuzzer build failed")
+        return
+    # Seeds: the generator's valid artifacts and .npy files, plus a real
+    # artifact from the compiler.
+    seeds = RESULTS / "seeds"
+    if run([build / "bin" / "dyncc-fuzz-corpus", seeds]).returncode != 0:
+        suite.failed += 1
+        suite.failures.append("dyncc-fuzz-corpus failed")
+        return
+    run([BUILD / "bin" / "dyncc", "compile", ROOT / "examples" / "linear_relu.onnx",
+         "-o", seeds / "artifact" / "linear_relu.dyncc", "--target", "cpu,sm_90",
+         "--quiet"])
+    fuzzers = [f for f in sorted((build / "bin").glob("dyncc-fuzz-*"))
+               if f.name != "dyncc-fuzz-corpus"]
+    if not fuzzers:
+        suite.failed += 1
+        suite.failures.append("no fuzzers were built")
+    for fuzzer in fuzzers:
+        kind = fuzzer.name.replace("dyncc-fuzz-", "")
+        corpus = RESULTS / "corpus" / kind
+        corpus.mkdir(parents=True, exist_ok=True)
+        args = [fuzzer, f"-max_total_time={FUZZ_SECONDS}", "-print_final_stats=0",
+                f"-artifact_prefix={RESULTS}/{kind}-", corpus, seeds / kind]
+        r = run(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        if r.returncode == 0:
+            suite.passed += 1
+        else:
+            suite.failed += 1
+            tail = (r.stderr or "").strip().splitlines()[-5:]
+            suite.failures.append(f"{fuzzer.name}: " + " | ".join(tail))
+
+
+def main():
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    suites = []
+    for name, fn in [("lit", lit_suite), ("gtest", gtest_suite),
+                     ("pytest", pytest_suite), ("sanitizer build", sanitizer_suite),
+                     ("fuzzing", fuzz_suite)]:
+        suite = Suite(name)
+        timed(suite, fn)
+        suites.append(suite)
+
+    build_seconds = float(os.environ.get("DYNCC_BUILD_SECONDS", "0"))
+    print("\n==== dyncc test summary ====")
+    print(f"{'suite':<16} {'passed':>7} {'failed':>7} {'skipped':>8} {'seconds':>8} {'budget':>7}")
+    print(f"{'build':<16} {'':>7} {'':>7} {'':>8} {build_seconds:>8.1f} {BUDGETS['build']:>7}")
+    for s in suites:
+        print(f"{s.name:<16} {s.passed:>7} {s.failed:>7} {s.skipped:>8} "
+              f"{s.seconds:>8.1f} {BUDGETS[s.name]:>7}")
+    print(f"{'conformance':<16} {'':>7} {'':>7} {'':>8} {'':>8} {'':>7}  (not built yet: issue 8)")
+    failures = [f for s in suites for f in s.failures]
+    skips = [k for s in suites for k in s.skips]
+    over = [s.name for s in suites if s.seconds > BUDGETS[s.name]]
+    for f in failures:
+        print("FAILED: " + f)
+    for k in skips:
+        print("SKIPPED: " + k)
+    if over:
+        print("over budget: " + ", ".join(over))
+    passed = sum(s.passed for s in suites)
+    failed = sum(s.failed for s in suites)
+    print(f"{len(skips)} skipped")
+    print(f"{passed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

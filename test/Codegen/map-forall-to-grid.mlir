@@ -1,0 +1,79 @@
+// RUN: dyncc-opt %s --split-input-file --dyncc-map-forall-to-grid=target=gpu --verify-diagnostics | FileCheck %s --check-prefix=GPU
+// RUN: dyncc-opt %s --split-input-file --dyncc-map-forall-to-grid=target=cpu --verify-diagnostics | FileCheck %s --check-prefix=CPU
+
+#tail = affine_map<(d0)[s0] -> (-d0 + s0, 128)>
+#ttail = affine_map<(d0)[s0] -> (-d0 + s0, 4)>
+func.func @relu(%n: index, %x: memref<?xf32>, %out: memref<?xf32>) -> memref<?xf32> attributes {dyncc.kernel} {
+  %zero = arith.constant 0.0 : f32
+  scf.forall (%i) = (0) to (%n) step (128) {
+    %bs = affine.min #tail(%i)[%n]
+    %xb = memref.subview %x[%i] [%bs] [1] : memref<?xf32> to memref<?xf32, strided<[1], offset: ?>>
+    %ob = memref.subview %out[%i] [%bs] [1] : memref<?xf32> to memref<?xf32, strided<[1], offset: ?>>
+    scf.forall (%j) = (0) to (%bs) step (4) {
+      %ts = affine.min #ttail(%j)[%bs]
+      %xt = memref.subview %xb[%j] [%ts] [1] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
+      %ot = memref.subview %ob[%j] [%ts] [1] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
+      linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+          ins(%xt : memref<?xf32, strided<[1], offset: ?>>) outs(%ot : memref<?xf32, strided<[1], offset: ?>>) {
+      ^bb0(%in: f32, %o: f32):
+        %r = arith.maximumf %in, %zero : f32
+        linalg.yield %r : f32
+      }
+    } {mapping = [#gpu.thread<x>]}
+  } {mapping = [#gpu.block<x>]}
+  return %out : memref<?xf32>
+}
+
+// The kernel moves into gpu.module @dyncc_kernels; the returned destination
+// is dropped. Block ids give the tile offset (guarded); threads stride by the
+// block size over the thread tiles, so tails leave threads idle.
+// GPU: module attributes {gpu.container_module}
+// GPU-LABEL: gpu.module @dyncc_kernels
+//       GPU:   gpu.func @relu(%[[N:.+]]: index, %{{.+}}: memref<?xf32>, %{{.+}}: memref<?xf32>) kernel
+//       GPU:     %[[BID:.+]] = gpu.block_id x
+//       GPU:     %[[OFF:.+]] = arith.muli %[[BID]], %{{.+}}
+//       GPU:     %[[IN:.+]] = arith.cmpi slt, %{{.+}}, %[[N]]
+//       GPU:     scf.if %[[IN]] {
+//       GPU:       %[[TID:.+]] = gpu.thread_id x
+//       GPU:       %[[BDIM:.+]] = gpu.block_dim x
+//       GPU:       scf.for
+//       GPU:         linalg.generic
+//       GPU:     gpu.return
+//   GPU-NOT: func.func @relu
+
+// The CPU entry takes the block ids as three trailing index arguments and
+// runs the thread tiles as a loop.
+// CPU-LABEL: func.func @relu(
+//  CPU-SAME:     %[[N:[a-zA-Z0-9]+]]: index, %{{.+}}: memref<?xf32>, %{{.+}}: memref<?xf32>, %[[BX:[a-zA-Z0-9]+]]: index, %{{.+}}: index, %{{.+}}: index)
+//  CPU-SAME:     dyncc.block_entry
+//   CPU-NOT:   -> memref
+//       CPU:   arith.muli %[[BX]]
+//       CPU:   scf.if
+//       CPU:     scf.for
+//       CPU:       linalg.generic
+//   CPU-NOT:   gpu.
+
+// -----
+
+func.func @not_in_place(%n: index, %out: memref<?xf32>) -> memref<?xf32> attributes {dyncc.kernel} {
+  // expected-error @+1 {{'memref.alloc' op left in a kernel by bufferization; kernels must compute in place into their destinations}}
+  %tmp = memref.alloc(%n) : memref<?xf32>
+  return %out : memref<?xf32>
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op result #0 is not written in place into a destination argument}}
+func.func @fresh_result(%n: index) -> index attributes {dyncc.kernel} {
+  %c = arith.constant 1 : index
+  return %c : index
+}
+
+// -----
+
+func.func @unmapped(%n: index) attributes {dyncc.kernel} {
+  // expected-error @+1 {{'scf.forall' op has no block or thread mapping}}
+  scf.forall (%i) = (0) to (%n) step (4) {
+  }
+  return
+}

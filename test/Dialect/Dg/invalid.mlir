@@ -1,0 +1,78 @@
+// RUN: dyncc-opt %s --split-input-file --verify-diagnostics
+
+func.func @matmul_rank(%x: tensor<4xf32>, %w: tensor<4x8xf32>) {
+  // expected-error @+1 {{'dg.matmul' op expects rank-2 operands and result, got ranks 1, 2 -> 2}}
+  %0 = dg.matmul %x, %w : (tensor<4xf32>, tensor<4x8xf32>) -> tensor<?x?xf32>
+  return
+}
+
+// -----
+
+func.func @matmul_k(%x: tensor<4x16xf32>, %w: tensor<15x8xf32>) {
+  // expected-error @+1 {{'dg.matmul' op contraction dimensions differ: lhs has 16 columns, rhs has 15 rows}}
+  %0 = dg.matmul %x, %w : (tensor<4x16xf32>, tensor<15x8xf32>) -> tensor<?x?xf32>
+  return
+}
+
+// -----
+
+func.func @matmul_types(%x: tensor<4x16xf32>, %w: tensor<16x8xf16>) {
+  // expected-error @+1 {{'dg.matmul' op expects one element type, got 'f32', 'f16' -> 'f32'}}
+  %0 = dg.matmul %x, %w : (tensor<4x16xf32>, tensor<16x8xf16>) -> tensor<?x?xf32>
+  return
+}
+
+// -----
+
+func.func @add_broadcast(%x: tensor<4x16xf32>, %b: tensor<8xf32>) {
+  // expected-error @+1 {{'dg.add' op operands do not broadcast: dimension 1 is 16 and 8}}
+  %0 = dg.add %x, %b : (tensor<4x16xf32>, tensor<8xf32>) -> tensor<?x?xf32>
+  return
+}
+
+// -----
+
+func.func @add_rank(%x: tensor<4x16xf32>, %b: tensor<16xf32>) {
+  // expected-error @+1 {{'dg.add' op expects a result of rank 2, got 1}}
+  %0 = dg.add %x, %b : (tensor<4x16xf32>, tensor<16xf32>) -> tensor<?xf32>
+  return
+}
+
+// -----
+
+func.func @constant_type() {
+  // expected-error @+1 {{'dg.constant' op failed to verify that all of {value, result} have same type}}
+  %0 = "dg.constant"() {value = dense<1.0> : tensor<4xf32>} : () -> tensor<5xf32>
+  return
+}
+
+// -----
+
+func.func @fusion_yield(%x: tensor<4x16xf32>) {
+  // expected-error @+1 {{'dg.fusion' op yields 1 values whose types do not match the group's results}}
+  %0 = dg.fusion elementwise {
+    dg.yield %x : tensor<4x16xf32>
+  } : tensor<4x8xf32>
+  return
+}
+
+// -----
+
+func.func @fusion_backbones(%x: tensor<4x4xf32>) {
+  // expected-error @+1 {{'dg.fusion' op has 2 backbone ops, expected at most 1}}
+  %0 = dg.fusion gemm {
+    %1 = dg.matmul %x, %x {dg.backbone} : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
+    %2 = dg.matmul %1, %x {dg.backbone} : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
+    dg.yield %2 : tensor<4x4xf32>
+  } : tensor<4x4xf32>
+  return
+}
+
+// -----
+
+func.func private @kernel(index, tensor<4xf32>) -> tensor<4xf32>
+func.func @dispatch_arity(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'dg.dispatch' op callee @kernel takes 2 arguments, expected 3 (symbols, inputs, destinations)}}
+  %0 = dg.dispatch @kernel ["B"](%x) : (tensor<4xf32>) -> tensor<4xf32>
+  return
+}

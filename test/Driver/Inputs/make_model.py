@@ -1,0 +1,32 @@
+# Part of dyncc, under the Apache License v2.0 with LLVM Exceptions.
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+"""Writes small ONNX models for the driver tests: make_model.py KIND OUT."""
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+kind, out = sys.argv[1], sys.argv[2]
+x = helper.make_tensor_value_info("X", TensorProto.FLOAT, ["B", 8])
+y = helper.make_tensor_value_info("Y", TensorProto.FLOAT, ["B", 8])
+if kind == "unsupported":
+    nodes = [helper.make_node("Relu", ["X"], ["T"], name="first"),
+             helper.make_node("Softsign", ["T"], ["Y"], name="the_softsign")]
+    inits = []
+elif kind == "unsorted":
+    # Nodes listed consumer first, as some real exports do.
+    w = np.arange(64, dtype=np.float32).reshape(8, 8) / 64
+    nodes = [helper.make_node("Relu", ["T"], ["Y"], name="relu"),
+             helper.make_node("MatMul", ["X", "W"], ["T"], name="matmul")]
+    inits = [numpy_helper.from_array(w, "W")]
+elif kind == "kmismatch":
+    w = np.ones((9, 8), dtype=np.float32)
+    nodes = [helper.make_node("MatMul", ["X", "W"], ["Y"], name="bad_matmul")]
+    inits = [numpy_helper.from_array(w, "W")]
+else:
+    raise SystemExit("unknown kind " + kind)
+graph = helper.make_graph(nodes, kind, [x], [y], initializer=inits)
+model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+model.ir_version = 8
+onnx.save(model, out)

@@ -1,0 +1,32 @@
+# -*- Python -*-
+import os
+import shutil
+
+import lit.formats
+from lit.llvm import llvm_config
+
+config.name = "DYNCC"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir", ".test"]
+config.excludes = ["Inputs", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "Fuzz"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.dyncc_obj_root, "test")
+
+llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP", "CI"])
+llvm_config.use_default_substitutions()  # FileCheck, not, count
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+
+tool_dirs = [config.dyncc_tools_dir, config.llvm_tools_dir]
+llvm_config.add_tool_substitutions(["dyncc-opt", "dyncc", "dyncc-run"], tool_dirs)
+config.substitutions.append(("%python", config.python_executable))
+config.substitutions.append(("%models", os.path.join(config.dyncc_src_root, "examples")))
+
+# ptxas: tests that assemble PTX need it. Under CI it must be present.
+ptxas = os.path.join(config.cuda_home, "bin", "ptxas")
+if os.path.exists(ptxas):
+    config.available_features.add("ptxas")
+    config.substitutions.append(("%ptxas", ptxas))
+elif os.environ.get("CI") == "true":
+    lit_config.fatal("CI=true but ptxas is missing at " + ptxas)
+else:
+    lit_config.note("ptxas not found at %s: PTX assembly tests are UNSUPPORTED" % ptxas)

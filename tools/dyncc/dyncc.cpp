@@ -1,0 +1,218 @@
+//===- dyncc.cpp - The dyncc driver ---------------------------------------===//
+//
+// Part of dyncc, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+//   dyncc compile MODEL.onnx -o OUT.dyncc [--target LIST] [--dim NAME=MIN:MAX]
+//                 [--emit=STAGE] [--quiet]
+//   dyncc run OUT.dyncc [--dim NAME=VALUE ...] [--input NAME=FILE.npy ...]
+//             [--seed N] [--output-dir DIR]
+//
+//===----------------------------------------------------------------------===//
+
+#include "dyncc/Pipelines/Compiler.h"
+#include "dyncc/Pipelines/Pipelines.h"
+#include "dyncc/Runtime/RunTool.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <unistd.h>
+
+using namespace dyncc;
+
+static void printUsage(llvm::raw_ostream &os) {
+  os << "usage:\n"
+        "  dyncc compile MODEL.onnx -o OUT.dyncc [options]\n"
+        "  dyncc run OUT.dyncc [--dim NAME=VALUE ...] [--input NAME=FILE.npy "
+        "...]\n"
+        "            [--seed N] [--output-dir DIR] [--device cpu] [--quiet]\n"
+        "\n"
+        "compile options:\n"
+        "  -o FILE                 the artifact to write (atomically)\n"
+        "  --target LIST           comma-separated, from cpu, sm_80, sm_86, "
+        "sm_90, sm_90a\n"
+        "                          (default cpu,sm_80,sm_90)\n"
+        "  --dim NAME=MIN:MAX[:DIV]  range (and divisor) of a shape symbol;\n"
+        "  --dim NAME=VALUE        specializes it at compile time. Symbols "
+        "with no\n"
+        "                          --dim get the range [1, 8192] (with a "
+        "note)\n"
+        "  --emit=STAGE            print the IR after STAGE instead of "
+        "packaging\n"
+        "  --quiet                 no progress or notes\n"
+        "\n"
+        "stages for --emit:\n";
+  for (const StageInfo &stage : getCompileStages())
+    os << "  " << llvm::left_justify(stage.name, 12) << stage.description
+       << "\n";
+  os << "\nrun writes each output to DIR/NAME.npy; characters of NAME outside "
+        "[A-Za-z0-9_.-]\nbecome '_'.\n";
+}
+
+static int usageError(const std::string &message) {
+  llvm::errs() << "dyncc: error: " << message << "\n"
+               << "run 'dyncc --help' for usage\n";
+  return 2;
+}
+
+static std::string oneLine(std::string text) {
+  for (char &c : text)
+    if (c == '\n' || c == '\r')
+      c = ' ';
+  while (!text.empty() && text.back() == ' ')
+    text.pop_back();
+  return text;
+}
+
+/// Parses NAME=MIN:MAX[:DIV] or NAME=VALUE.
+static bool parseDimFlag(const std::string &spec, ImportOptions &options,
+                         std::string &error) {
+  size_t eq = spec.find('=');
+  if (eq == std::string::npos || eq == 0) {
+    error = "--dim expects NAME=MIN:MAX[:DIV] or NAME=VALUE, got '" + spec + "'";
+    return false;
+  }
+  std::string name = spec.substr(0, eq);
+  llvm::SmallVector<llvm::StringRef> parts;
+  llvm::StringRef(spec).substr(eq + 1).split(parts, ':');
+  llvm::SmallVector<int64_t> values;
+  for (llvm::StringRef part : parts) {
+    int64_t v;
+    if (part.getAsInteger(10, v) || v < 0) {
+      error = "--dim " + spec + ": '" + part.str() +
+              "' is not a non-negative integer";
+      return false;
+    }
+    values.push_back(v);
+  }
+  DimFlag flag;
+  if (values.size() == 1) {
+    flag.min = flag.max = values[0];
+  } else if (values.size() == 2 || values.size() == 3) {
+    flag.min = values[0];
+    flag.max = values[1];
+    if (values.size() == 3)
+      flag.divisor = values[2];
+  } else {
+    error = "--dim expects NAME=MIN:MAX[:DIV] or NAME=VALUE, got '" + spec + "'";
+    return false;
+  }
+  if (flag.min > flag.max) {
+    error = "--dim " + spec + ": the range is empty (min > max)";
+    return false;
+  }
+  if (flag.divisor < 1) {
+    error = "--dim " + spec + ": the divisor must be at least 1";
+    return false;
+  }
+  options.dims[name] = flag;
+  return true;
+}
+
+static int compileMain(llvm::ArrayRef<std::string> args) {
+  CompileOptions options;
+  bool quiet = false;
+  auto value = [&](size_t &i, llvm::StringRef flag,
+                   std::string &out) -> bool {
+    llvm::StringRef arg = args[i];
+    if (arg.consume_front(flag)) {
+      if (arg.consume_front("=")) {
+        out = arg.str();
+        return true;
+      }
+      if (arg.empty() && i + 1 < args.size()) {
+        out = args[++i];
+        return true;
+      }
+    }
+    return false;
+  };
+  for (size_t i = 0; i < args.size(); ++i) {
+    llvm::StringRef arg = args[i];
+    std::string v;
+    if (arg == "-h" || arg == "--help") {
+      printUsage(llvm::outs());
+      return 0;
+    }
+    if (arg == "-q" || arg == "--quiet") {
+      quiet = true;
+    } else if (arg == "-o" || arg.starts_with("-o=") || arg.starts_with("--output")) {
+      if (!value(i, arg.starts_with("--output") ? "--output" : "-o", v))
+        return usageError("-o needs a file name");
+      options.outputPath = v;
+    } else if (arg.starts_with("--target")) {
+      if (!value(i, "--target", v))
+        return usageError("--target needs a list");
+      options.targets.clear();
+      llvm::SmallVector<llvm::StringRef> parts;
+      llvm::StringRef(v).split(parts, ',', -1, /*KeepEmpty=*/false);
+      for (llvm::StringRef p : parts)
+        options.targets.push_back(p.trim().str());
+    } else if (arg.starts_with("--dim")) {
+      std::string error;
+      if (!value(i, "--dim", v))
+        return usageError("--dim needs NAME=MIN:MAX or NAME=VALUE");
+      if (!parseDimFlag(v, options.import, error))
+        return usageError(error);
+    } else if (arg.starts_with("--emit")) {
+      if (!value(i, "--emit", v))
+        return usageError("--emit needs a stage name");
+      options.emitStage = v;
+    } else if (arg.starts_with("-") && arg != "-") {
+      return usageError("unknown option '" + arg.str() + "'");
+    } else if (options.inputPath.empty()) {
+      options.inputPath = arg.str();
+    } else {
+      return usageError("more than one model given ('" + options.inputPath +
+                        "' and '" + arg.str() + "')");
+    }
+  }
+  if (options.inputPath.empty())
+    return usageError("no model given");
+
+  bool terminal = isatty(STDERR_FILENO);
+  if (!quiet)
+    options.note = [](const std::string &note) {
+      llvm::errs() << "dyncc: note: " << note << "\n";
+    };
+  if (!quiet && terminal)
+    options.progress = [](const std::string &stage, bool done, double seconds,
+                          const std::string &detail) {
+      if (!done)
+        return;
+      llvm::errs() << llvm::format("  %-12s %7.3f s", stage.c_str(), seconds);
+      if (!detail.empty())
+        llvm::errs() << "  " << detail;
+      llvm::errs() << "\n";
+    };
+
+  std::string error;
+  if (!compileModel(options, llvm::outs(), error)) {
+    llvm::errs() << "dyncc: error: " << oneLine(error) << "\n";
+    return 1;
+  }
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty())
+    return usageError("no command given (compile or run)");
+  std::string command = args.front();
+  llvm::ArrayRef<std::string> rest = llvm::ArrayRef(args).drop_front();
+  if (command == "-h" || command == "--help" || command == "help") {
+    printUsage(llvm::outs());
+    return 0;
+  }
+  if (command == "compile")
+    return compileMain(rest);
+  if (command == "run")
+    return runtime::runToolMain(rest.vec(), "dyncc");
+  return usageError("unknown command '" + command + "' (expected compile or run)");
+}

@@ -1,0 +1,333 @@
+//===- ManifestTest.cpp - Tests of the manifest -----------------*- C++ -*-===//
+//
+// Part of dyncc, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#include "TestUtil.h"
+
+#include "dyncc/Runtime/Artifact.h"
+#include "dyncc/Runtime/Manifest.h"
+
+#include "gtest/gtest.h"
+
+using namespace dyncc::runtime;
+using namespace dyncc::test;
+
+namespace {
+
+std::string manifestError(const std::string &json,
+                          bool *versionError = nullptr) {
+  Manifest manifest;
+  std::string error;
+  EXPECT_FALSE(parseManifest(json, manifest, error, versionError));
+  EXPECT_EQ(error.find('\n'), std::string::npos);
+  return error;
+}
+
+TEST(ManifestTest, ParsesLinearModel) {
+  Manifest m;
+  std::string error;
+  ASSERT_TRUE(parseManifest(linearManifest(), m, error)) << error;
+  EXPECT_EQ(m.format, 1);
+  EXPECT_EQ(m.producer, "dyncc-tests");
+  EXPECT_EQ(m.model, "linear_relu");
+  EXPECT_EQ(m.targets, std::vector<std::string>{"cpu"});
+  ASSERT_EQ(m.symbols.size(), 1u);
+  EXPECT_EQ(m.symbols[0].name, "B");
+  EXPECT_EQ(m.symbols[0].min, 1);
+  EXPECT_EQ(m.symbols[0].max, 4096);
+  EXPECT_EQ(m.symbols[0].bindingInput, 0u);
+  EXPECT_EQ(m.symbols[0].bindingDim, 0u);
+  ASSERT_EQ(m.inputs.size(), 1u);
+  EXPECT_EQ(m.inputs[0].name, "X");
+  EXPECT_EQ(m.inputs[0].dtype, DType::F32);
+  EXPECT_TRUE(m.inputs[0].shape[0].isSymbol());
+  EXPECT_EQ(m.inputs[0].shape[1].constantValue(), 16);
+  ASSERT_EQ(m.outputs.size(), 2u);
+  EXPECT_EQ(m.outputs[1].name, "t:copy");
+  EXPECT_EQ(m.buffers[m.outputs[1].buffer].id, 5);
+  ASSERT_EQ(m.buffers.size(), 5u);
+  EXPECT_EQ(m.buffers[1].kind, BufferKind::Weight);
+  EXPECT_EQ(m.buffers[1].section, "w0");
+  EXPECT_EQ(m.buffers[2].kind, BufferKind::Temp);
+  EXPECT_EQ(m.buffers[2].offset.constantValue(), 64);
+  EXPECT_EQ(m.arenaSize.text(), "64 + B*32");
+  ASSERT_EQ(m.kernels.size(), 3u);
+  const KernelInfo &k0 = m.kernels[0];
+  EXPECT_EQ(k0.name, "matmul_small");
+  EXPECT_EQ(k0.numSlots, 7u * 3 + 1);
+  EXPECT_TRUE(k0.params[0].isBuffer);
+  EXPECT_FALSE(k0.params[3].isBuffer);
+  EXPECT_EQ(k0.grid[0].text(), "ceildiv(B, 4)");
+  EXPECT_TRUE(k0.hasCpu);
+  EXPECT_EQ(k0.cpuSymbol, "test_matmul");
+  EXPECT_EQ(k0.config, "4 rows per block");
+  ASSERT_EQ(m.kernels[1].gpu.size(), 1u);
+  EXPECT_EQ(m.kernels[1].gpu[0].arch, "sm_90");
+  EXPECT_EQ(m.kernels[1].gpu[0].entry, "matmul_large");
+  EXPECT_EQ(m.kernels[2].block[0], 64);
+  ASSERT_EQ(m.groups.size(), 2u);
+  EXPECT_EQ(m.groups[0].variants.size(), 2u);
+  EXPECT_EQ(m.groups[0].variants[1].when[0].min, 17);
+  EXPECT_EQ(m.groups[0].keySymbols, std::vector<size_t>{0});
+  EXPECT_TRUE(m.groups[1].keySymbols.empty());
+  ASSERT_EQ(m.steps.size(), 3u);
+  EXPECT_EQ(m.steps[2].op, StepInfo::Op::Copy);
+  EXPECT_EQ(m.buffers[m.steps[2].src].id, 2);
+  EXPECT_EQ(m.buffers[m.steps[2].dst].id, 5);
+}
+
+TEST(ManifestTest, ParsesBindingModel) {
+  Manifest m;
+  std::string error;
+  ASSERT_TRUE(parseManifest(bindingManifest(), m, error)) << error;
+  EXPECT_EQ(m.symbols[1].divisor, 2);
+  EXPECT_EQ(m.symbols[1].bindingInput, 1u);
+  EXPECT_EQ(m.symbols[1].bindingDim, 1u);
+  ASSERT_EQ(m.constraints.size(), 1u);
+  EXPECT_EQ(m.constraints[0].where, "test constraint");
+}
+
+TEST(ManifestTest, RejectsOtherFormat) {
+  bool versionError = false;
+  EXPECT_EQ(manifestError(
+                replaceOnce(linearManifest(), "\"format\": 1", "\"format\": 2"),
+                &versionError),
+            "manifest: format: unsupported manifest format 2 (this run-time "
+            "reads 1)");
+  EXPECT_TRUE(versionError);
+  manifestError(replaceOnce(linearManifest(), "\"format\": 1", "\"format\": 3"),
+                nullptr);
+}
+
+TEST(ManifestTest, RejectsInvalidJson) {
+  bool versionError = true;
+  EXPECT_EQ(manifestError("{\"format\": 1,", &versionError),
+            "manifest: invalid JSON at byte 13: expected a string member name");
+  EXPECT_FALSE(versionError);
+  EXPECT_EQ(manifestError("[]"), "manifest: expected an object, got an array");
+}
+
+struct MutationCase {
+  const char *from;
+  const char *to;
+  const char *error;
+};
+
+TEST(ManifestTest, ReportsJsonPaths) {
+  const MutationCase cases[] = {
+      {"\"format\": 1,", "", "manifest: missing field 'format'"},
+      {"\"format\": 1", "\"format\": \"1\"",
+       "manifest: format: expected an integer, got a string"},
+      {"\"producer\": \"dyncc-tests\",", "",
+       "manifest: missing field 'producer'"},
+      {"\"targets\": [\"cpu\"]", "\"targets\": [1]",
+       "manifest: targets[0]: expected a string, got an integer"},
+      {"\"targets\": [\"cpu\"]", "\"targets\": \"cpu\"",
+       "manifest: targets: expected an array, got a string"},
+      {"\"min\": 1, \"max\": 4096, \"divisor\": 1",
+       "\"min\": 1, \"max\": 4096, \"divisor\": 0",
+       "manifest: symbols[0].divisor: divisor 0 is not positive"},
+      {"\"min\": 1, \"max\": 4096, \"divisor\": 1",
+       "\"min\": 10, \"max\": 4, \"divisor\": 1",
+       "manifest: symbols[0]: empty range [10, 4]"},
+      {"{\"name\": \"B\", \"min\": 1", "{\"name\": \"2B\", \"min\": 1",
+       "manifest: symbols[0].name: '2B' is not a valid symbol name"},
+      {"\"max\": 4096, \"divisor\": 1", "\"max\": 4096.5, \"divisor\": 1",
+       "manifest: symbols[0].max: expected an integer, got a number"},
+      {"\"shape\": [\"B\", \"16\"], \"buffer\": 0",
+       "\"shape\": [\"B\", 16], \"buffer\": 0",
+       "manifest: inputs[0].shape[1]: expected a string expression, got an "
+       "integer"},
+      {"\"shape\": [\"B\", \"16\"], \"buffer\": 0",
+       "\"shape\": [\"B\", \"16\"], \"buffer\": 7",
+       "manifest: inputs[0].buffer: unknown buffer id 7"},
+      {"\"shape\": [\"B\", \"16\"], \"buffer\": 0",
+       "\"shape\": [\"B\", \"16\"], \"buffer\": 3",
+       "manifest: inputs[0].buffer: buffer 3 is an output buffer, expected an "
+       "input buffer"},
+      {"\"shape\": [\"B\", \"16\"], \"buffer\": 0",
+       "\"shape\": [\"B\"], \"buffer\": 0",
+       "manifest: inputs[0].shape: rank 1 does not match buffer 0's rank 2"},
+      {"{\"name\": \"X\", \"dtype\": \"f32\"",
+       "{\"name\": \"X\", \"dtype\": \"f8\"",
+       "manifest: inputs[0].dtype: unknown dtype 'f8' (expected one of f16, "
+       "bf16, f32, f64, i8, i16, i32, i64, u8, u16, u32, u64, bool)"},
+      {"{\"name\": \"X\", \"dtype\": \"f32\"",
+       "{\"name\": \"X\", \"dtype\": \"i32\"",
+       "manifest: inputs[0].dtype: i32 does not match buffer 0's f32"},
+      {"{\"name\": \"t:copy\"", "{\"name\": \"Y\"",
+       "manifest: outputs[1].name: duplicate name 'Y'"},
+      {"{\"id\": 5, \"kind\": \"output\"", "{\"id\": 3, \"kind\": \"output\"",
+       "manifest: buffers[4].id: duplicate buffer id 3"},
+      {"\"kind\": \"temp\"", "\"kind\": \"scratch\"",
+       "manifest: buffers[2].kind: unknown buffer kind 'scratch' (expected "
+       "input, output, weight or temp)"},
+      {"\"offset\": \"64\"", "\"offset\": \"B*\"",
+       "manifest: buffers[2].offset: expression 'B*' at position 2: expected "
+       "a number, a symbol or '('"},
+      {"\"offset\": \"64\"", "\"offset\": \"Q\"",
+       "manifest: buffers[2].offset: expression 'Q' at position 0: unknown "
+       "symbol 'Q'"},
+      {", \"offset\": \"64\"", "",
+       "manifest: buffers[2]: missing field 'offset'"},
+      {", \"section\": \"w0\"", "",
+       "manifest: buffers[1]: missing field 'section'"},
+      {"\"shape\": [\"16\", \"8\"], \"section\"",
+       "\"shape\": [\"B\", \"8\"], \"section\"",
+       "manifest: buffers[1].shape[0]: a weight's shape must be static, got "
+       "'B'"},
+      {"\"arena_size\": \"64 + B*32\",", "",
+       "manifest: missing field 'arena_size'"},
+      {"\"grid\": [\"ceildiv(B, 4)\", \"1\", \"1\"]",
+       "\"grid\": [\"ceildiv(B, 4)\", 1, \"1\"]",
+       "manifest: kernels[0].grid[1]: expected a string expression, got an "
+       "integer"},
+      {"\"grid\": [\"ceildiv(B, 4)\", \"1\", \"1\"]",
+       "\"grid\": [\"ceildiv(B, 4)\", \"1\"]",
+       "manifest: kernels[0].grid: expected 3 expressions, got 2"},
+      {"\"grid\": [\"ceildiv(B, 4)\", \"1\", \"1\"], \"block\": [1, 1, 1]",
+       "\"grid\": [\"ceildiv(B, 4)\", \"1\", \"1\"], \"block\": [1, 0, 1]",
+       "manifest: kernels[0].block[1]: block size 0 is not positive"},
+      {"[{\"buffer\": 0}, {\"buffer\": 1}, {\"buffer\": 2}, {\"expr\": \"4\"}]",
+       "[{\"buffer\": 0}, {\"buffer\": 9}, {\"buffer\": 2}, {\"expr\": \"4\"}]",
+       "manifest: kernels[0].params[1].buffer: unknown buffer id 9"},
+      {"[{\"buffer\": 0}, {\"buffer\": 1}, {\"buffer\": 2}, {\"expr\": \"4\"}]",
+       "[{\"buffer\": 0}, {\"buffer\": 1}, {\"buffer\": 2}, {\"expr\": 4}]",
+       "manifest: kernels[0].params[3].expr: expected a string expression, "
+       "got an integer"},
+      {"[{\"buffer\": 0}, {\"buffer\": 1}, {\"buffer\": 2}, {\"expr\": \"4\"}]",
+       "[{\"buffer\": 0}, {\"buffer\": 1}, {\"buffer\": 2}, {\"expr\": \"4\", "
+       "\"buffer\": 1}]",
+       "manifest: kernels[0].params[3]: expected exactly one of 'buffer' and "
+       "'expr'"},
+      {"\"cpu\": {\"section\": \"cpu.so\", \"symbol\": \"test_add1_relu\"}",
+       "\"cpu\": {\"section\": \"cpu.so\"}",
+       "manifest: kernels[2].cpu: missing field 'symbol'"},
+      {",\n     \"cpu\": {\"section\": \"cpu.so\", \"symbol\": "
+       "\"test_add1_relu\"}",
+       "",
+       "manifest: kernels[2]: kernel 'add1_relu' has neither CPU nor GPU code"},
+      {"\"gpu\": {\"sm_90\": {\"section\": \"cpu.so\", \"entry\": "
+       "\"matmul_large\"}}",
+       "\"gpu\": {\"sm_90\": {\"section\": \"cpu.so\"}}",
+       "manifest: kernels[1].gpu.sm_90: missing field 'entry'"},
+      {"{\"kernel\": 1, \"when\"", "{\"kernel\": 3, \"when\"",
+       "manifest: groups[0].variants[1].kernel: kernel index 3 is out of range "
+       "(3 kernels)"},
+      {"{\"symbol\": \"B\", \"min\": 17", "{\"symbol\": \"Z\", \"min\": 17",
+       "manifest: groups[0].variants[1].when[0].symbol: unknown symbol 'Z'"},
+      {"\"variants\": [{\"kernel\": 2, \"when\": []}]", "\"variants\": []",
+       "manifest: groups[1].variants: a group needs at least one variant"},
+      {"{\"op\": \"launch\", \"group\": 1}",
+       "{\"op\": \"launch\", \"group\": 2}",
+       "manifest: steps[1].group: group index 2 is out of range (2 groups)"},
+      {"{\"op\": \"launch\", \"group\": 1}", "{\"op\": \"jump\", \"group\": 1}",
+       "manifest: steps[1].op: unknown step 'jump' (expected launch or copy)"},
+      {"{\"op\": \"copy\", \"src\": 2, \"dst\": 5}",
+       "{\"op\": \"copy\", \"src\": 2, \"dst\": 0}",
+       "manifest: steps[2].dst: buffer 0 is an input buffer and cannot be "
+       "written"},
+      {"{\"op\": \"copy\", \"src\": 2, \"dst\": 5}",
+       "{\"op\": \"copy\", \"src\": 2}",
+       "manifest: steps[2]: missing field 'dst'"},
+      {"{\"id\": 5, \"kind\": \"output\", \"dtype\": \"f32\"",
+       "{\"id\": 5, \"kind\": \"output\", \"dtype\": \"f16\"",
+       "manifest: outputs[1].dtype: f32 does not match buffer 5's f16"},
+  };
+  for (const MutationCase &c : cases) {
+    std::string json = replaceOnce(linearManifest(), c.from, c.to);
+    EXPECT_EQ(manifestError(json), c.error) << "replacing " << c.from;
+  }
+}
+
+TEST(ManifestTest, MessagesStayOnOneLine) {
+  EXPECT_EQ(manifestError(replaceOnce(linearManifest(), "{\"name\": \"X\"",
+                                      "{\"name\": \"X\\nY\"")),
+            "manifest: inputs[0].name: name 'X\\x0aY' contains a control "
+            "character");
+  EXPECT_EQ(manifestError(replaceOnce(linearManifest(), "\"kind\": \"temp\"",
+                                      "\"kind\": \"te\\rmp\"")),
+            "manifest: buffers[2].kind: unknown buffer kind 'te\\x0dmp' "
+            "(expected input, output, weight or temp)");
+  EXPECT_EQ(manifestError(replaceOnce(
+                linearManifest(), "\"name\": \"add1_relu\"", "\"name\": \"\"")),
+            "manifest: kernels[2].name: empty name");
+}
+
+TEST(ManifestTest, EveryInputBufferBelongsToAnInput) {
+  std::string json = replaceOnce(linearManifest(),
+                                 "{\"id\": 5, \"kind\": \"output\", \"dtype\": "
+                                 "\"f32\", \"shape\": [\"B\", \"8\"]}",
+                                 "{\"id\": 5, \"kind\": \"output\", \"dtype\": "
+                                 "\"f32\", \"shape\": [\"B\", \"8\"]},\n"
+                                 "    {\"id\": 6, \"kind\": \"input\", "
+                                 "\"dtype\": \"f32\", \"shape\": [\"B\"]}");
+  EXPECT_EQ(manifestError(json),
+            "manifest: buffers[5]: input buffer 6 is not listed in 'inputs'");
+}
+
+TEST(ManifestTest, EverySymbolMustBeBound) {
+  std::string json = replaceOnce(linearManifest(),
+                                 "\"symbols\": [{\"name\": \"B\", \"min\": 1, "
+                                 "\"max\": 4096, \"divisor\": 1}]",
+                                 "\"symbols\": [{\"name\": \"B\", \"min\": 1, "
+                                 "\"max\": 4096, \"divisor\": 1}, "
+                                 "{\"name\": \"S\", \"min\": 1, \"max\": 4}]");
+  EXPECT_EQ(
+      manifestError(json),
+      "manifest: symbols[1]: symbol 'S' is not bound by any input dimension");
+  // A symbol used only inside an expression is not bound either.
+  std::string composite = replaceOnce(
+      bindingManifest(),
+      "{\"name\": \"Y\", \"dtype\": \"f32\", \"shape\": [\"B\", \"S\"]",
+      "{\"name\": \"Y\", \"dtype\": \"f32\", \"shape\": [\"B\", \"S*1\"]");
+  EXPECT_EQ(
+      manifestError(composite),
+      "manifest: symbols[1]: symbol 'S' is not bound by any input dimension");
+}
+
+TEST(ManifestTest, ChecksSectionsOfArtifact) {
+  std::string bytes = buildArtifact(linearManifest());
+  std::string error;
+  auto file = ArtifactFile::openMemory(bytes.data(), bytes.size(), "m", error);
+  ASSERT_NE(file, nullptr) << error;
+  Manifest m;
+  ASSERT_TRUE(parseManifest(linearManifest(), m, error)) << error;
+  EXPECT_TRUE(checkManifestSections(m, *file, error)) << error;
+
+  Manifest wrongSize;
+  ASSERT_TRUE(parseManifest(
+      replaceOnce(linearManifest(), "\"shape\": [\"16\", \"8\"], \"section\"",
+                  "\"shape\": [\"16\", \"9\"], \"section\""),
+      wrongSize, error))
+      << error;
+  EXPECT_FALSE(checkManifestSections(wrongSize, *file, error));
+  EXPECT_EQ(error, "manifest: buffers[1]: weight section 'w0' has 512 bytes, "
+                   "expected 576 (f32[16, 9])");
+
+  Manifest missingWeight;
+  ASSERT_TRUE(parseManifest(replaceOnce(linearManifest(), "\"section\": \"w0\"",
+                                        "\"section\": \"w7\""),
+                            missingWeight, error));
+  EXPECT_FALSE(checkManifestSections(missingWeight, *file, error));
+  EXPECT_EQ(error,
+            "manifest: buffers[1].section: no section 'w7' in the artifact");
+
+  Manifest missingCode;
+  ASSERT_TRUE(parseManifest(
+      replaceOnce(
+          linearManifest(),
+          "\"cpu\": {\"section\": \"cpu.so\", \"symbol\": \"test_add1_relu\"}",
+          "\"cpu\": {\"section\": \"host.so\", \"symbol\": "
+          "\"test_add1_relu\"}"),
+      missingCode, error));
+  EXPECT_FALSE(checkManifestSections(missingCode, *file, error));
+  EXPECT_EQ(
+      error,
+      "manifest: kernels[2].cpu.section: no section 'host.so' in the artifact");
+}
+
+} // namespace

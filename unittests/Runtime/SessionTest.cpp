@@ -1,0 +1,561 @@
+//===- SessionTest.cpp - Tests of CPU execution -----------------*- C++ -*-===//
+//
+// Part of dyncc, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#include "Executor.h"
+#include "TestUtil.h"
+
+#include "dyncc/Runtime/Runtime.hpp"
+#include "dyncc/Runtime/dyncc_runtime.h"
+
+#include "gtest/gtest.h"
+
+#include <cmath>
+#include <thread>
+
+using namespace dyncc::runtime;
+using namespace dyncc::test;
+
+extern "C" const char *dyncc_test_c_api_version(void);
+
+namespace {
+
+/// Loads `manifest` (with the test kernels) through the internal API.
+std::shared_ptr<const Model> loadModel(const std::string &manifest) {
+  std::string bytes = buildArtifact(manifest);
+  RuntimeError error;
+  auto model =
+      Model::loadMemory(bytes.data(), bytes.size(), "test.dyncc", error);
+  EXPECT_NE(model, nullptr) << error.message;
+  return model;
+}
+
+std::unique_ptr<Session> makeSession(std::shared_ptr<const Model> model) {
+  RuntimeError error;
+  auto session = Session::create(std::move(model), "cpu", error);
+  EXPECT_NE(session, nullptr) << error.message;
+  return session;
+}
+
+void expectNear(const float *actual, const std::vector<float> &expected,
+                const char *what, int64_t rows) {
+  for (size_t i = 0; i < expected.size(); ++i) {
+    ASSERT_NEAR(actual[i], expected[i], 1e-5f + 1e-5f * std::fabs(expected[i]))
+        << what << " element " << i << " at B = " << rows;
+  }
+}
+
+/// Runs the linear model at `rows` on random data and checks both outputs.
+void runLinear(Session &session, int64_t rows, uint64_t seed) {
+  std::vector<float> x = randomFloats(rows * 16, seed);
+  int64_t shape[2] = {rows, 16};
+  RuntimeError error;
+  ASSERT_TRUE(session.setInput(0, x.data(), shape, 2, error)) << error.message;
+  ASSERT_TRUE(session.run(error)) << error.message;
+  std::vector<float> t, y;
+  linearReference(x, rows, t, y);
+  EXPECT_EQ(session.outputShape(0), (std::vector<int64_t>{rows, 8}));
+  EXPECT_EQ(session.outputBytes(0), static_cast<size_t>(rows * 8 * 4));
+  expectNear(static_cast<const float *>(session.outputData(0)), y, "Y", rows);
+  expectNear(static_cast<const float *>(session.outputData(1)), t, "t:copy",
+             rows);
+}
+
+TEST(SessionTest, LinearModelEndToEnd) {
+  auto model = loadModel(linearManifest());
+  ASSERT_NE(model, nullptr);
+  auto session = makeSession(model);
+  ASSERT_NE(session, nullptr);
+  for (int64_t rows : {1, 7, 64, 1000, 16, 17, 4096, 3}) {
+    SCOPED_TRACE(rows);
+    runLinear(*session, rows, static_cast<uint64_t>(rows));
+    EXPECT_STREQ(session->groupVariant(0),
+                 rows <= 16 ? "matmul_small" : "matmul_large");
+    EXPECT_STREQ(session->groupVariant(1), "add1_relu");
+    EXPECT_EQ(session->symbolValue(0), rows);
+  }
+}
+
+TEST(SessionTest, OutputsAndArenaAreAligned) {
+  auto session = makeSession(loadModel(linearManifest()));
+  ASSERT_NE(session, nullptr);
+  runLinear(*session, 5, 1);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(session->outputData(0)) % 64, 0u);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(session->arenaData()) % 64, 0u);
+}
+
+TEST(SessionTest, ArenaIsReusedAndGrowsOnlyWhenNeeded) {
+  auto session = makeSession(loadModel(linearManifest()));
+  ASSERT_NE(session, nullptr);
+  runLinear(*session, 1000, 1);
+  const void *arena = session->arenaData();
+  size_t capacity = session->arenaCapacity();
+  EXPECT_GE(capacity, 64u + 1000 * 32);
+  const void *output = session->outputData(0);
+  runLinear(*session, 7, 2);
+  EXPECT_EQ(session->arenaData(), arena);
+  EXPECT_EQ(session->arenaCapacity(), capacity);
+  EXPECT_EQ(session->outputData(0), output);
+  runLinear(*session, 1000, 3);
+  EXPECT_EQ(session->arenaData(), arena);
+  runLinear(*session, 2000, 4);
+  EXPECT_GE(session->arenaCapacity(), 64u + 2000 * 32);
+}
+
+TEST(SessionTest, VariantSelectionIsMemoized) {
+  auto session = makeSession(loadModel(linearManifest()));
+  ASSERT_NE(session, nullptr);
+  EXPECT_EQ(session->groupVariant(0), nullptr);
+  runLinear(*session, 5, 1);
+  EXPECT_STREQ(session->groupVariant(0), "matmul_small");
+  EXPECT_EQ(session->selectionScans(), 2u); // one per group
+  runLinear(*session, 5, 2);
+  EXPECT_EQ(session->selectionScans(), 2u);
+  runLinear(*session, 20, 3);
+  EXPECT_STREQ(session->groupVariant(0), "matmul_large");
+  EXPECT_EQ(session->selectionScans(), 3u);
+  runLinear(*session, 5, 4);
+  EXPECT_STREQ(session->groupVariant(0), "matmul_small");
+  EXPECT_EQ(session->selectionScans(), 3u);
+  EXPECT_EQ(session->selectionCacheSize(0), 2u);
+  // A group without conditions needs a single entry.
+  EXPECT_EQ(session->selectionCacheSize(1), 1u);
+}
+
+TEST(SessionTest, NoMatchingVariant) {
+  auto session = makeSession(loadModel(replaceOnce(
+      linearManifest(), "{\"symbol\": \"B\", \"min\": 17, \"max\": 4096}",
+      "{\"symbol\": \"B\", \"min\": 17, \"max\": 100}")));
+  ASSERT_NE(session, nullptr);
+  runLinear(*session, 100, 1);
+  std::vector<float> x(200 * 16, 0.5f);
+  int64_t shape[2] = {200, 16};
+  RuntimeError error;
+  ASSERT_TRUE(session->setInput(0, x.data(), shape, 2, error));
+  EXPECT_FALSE(session->run(error));
+  EXPECT_EQ(error.code, DYNCC_ERROR_SHAPE);
+  EXPECT_EQ(error.message, "no variant of group 'matmul' matches B = 200");
+  EXPECT_FALSE(session->hasRun());
+}
+
+TEST(SessionTest, KernelAbi) {
+  auto session = makeSession(loadModel(probeManifest()));
+  ASSERT_NE(session, nullptr);
+  struct Case {
+    int64_t a, c;
+    std::vector<int64_t> strides;
+  } cases[] = {{3, 5, {5, 5, 1}},
+               {3, 0, {0, 0, 1}},
+               {0, 4, {4, 4, 1}},
+               {1, 1, {1, 1, 1}}};
+  for (const Case &c : cases) {
+    SCOPED_TRACE(std::to_string(c.a) + "x1x" + std::to_string(c.c));
+    std::vector<float> p(c.a * c.c + 1, 1.0f);
+    int64_t shape[3] = {c.a, 1, c.c};
+    RuntimeError error;
+    ASSERT_TRUE(session->setInput(0, p.data(), shape, 3, error))
+        << error.message;
+    ASSERT_TRUE(session->run(error)) << error.message;
+    const int64_t *q = static_cast<const int64_t *>(session->outputData(0));
+    EXPECT_EQ(q[0], 1) << "allocated == aligned, non-null";
+    EXPECT_EQ(q[1], 0) << "offset";
+    EXPECT_EQ(q[2], c.a);
+    EXPECT_EQ(q[3], 1);
+    EXPECT_EQ(q[4], c.c);
+    EXPECT_EQ((std::vector<int64_t>{q[5], q[6], q[7]}), c.strides);
+    EXPECT_EQ(q[8], c.a * 1000 + c.c) << "expression parameter";
+    EXPECT_EQ(q[9], 24) << "every block of a 2x3x4 grid runs once";
+    EXPECT_EQ(q[10], (int64_t(1) << 24) - 1) << "each block index once";
+    EXPECT_EQ(q[11], c.a) << "a grid of A x 1 x 1 blocks (none when A = 0)";
+  }
+}
+
+TEST(SessionTest, BindingErrors) {
+  auto model = loadModel(bindingManifest());
+  ASSERT_NE(model, nullptr);
+  std::vector<float> data(1 << 16, 1.0f);
+  auto attempt = [&](std::vector<int64_t> x, std::vector<int64_t> y,
+                     std::vector<int64_t> z) -> RuntimeError {
+    auto session = makeSession(model);
+    RuntimeError error;
+    if (!session->setInput(0, data.data(), x.data(), x.size(), error) ||
+        !session->setInput(1, data.data(), y.data(), y.size(), error) ||
+        !session->setInput(2, data.data(), z.data(), z.size(), error) ||
+        !session->run(error))
+      return error;
+    const float *o = static_cast<const float *>(session->outputData(0));
+    EXPECT_EQ(session->outputShape(0), std::vector<int64_t>{x[0]});
+    for (int64_t i = 0; i < x[0]; ++i)
+      EXPECT_EQ(o[i], static_cast<float>(y[1]));
+    return error;
+  };
+  EXPECT_EQ(attempt({5, 64}, {5, 8}, {16}).code, DYNCC_OK);
+
+  struct Case {
+    std::vector<int64_t> x, y, z;
+    const char *message;
+  } cases[] = {
+      {{5, 64, 1}, {5, 8}, {16}, "input 'X': expected rank 2, got 3"},
+      {{5, 63}, {5, 8}, {16}, "input 'X' dimension 1: expected 64, got 63"},
+      {{9000, 64},
+       {5, 8},
+       {16},
+       "input 'X' dimension 0: symbol B = 9000 is outside its range [1, 8192]"},
+      {{0, 64},
+       {5, 8},
+       {16},
+       "input 'X' dimension 0: symbol B = 0 is outside its range [1, 8192]"},
+      {{5, 64},
+       {7, 8},
+       {16},
+       "input 'Y' dimension 0: expected B (= 5 from input 'X' dimension 0), "
+       "got 7"},
+      {{5, 64},
+       {5, 7},
+       {14},
+       "input 'Y' dimension 1: symbol S = 7 is not a multiple of 2"},
+      {{5, 64},
+       {5, 8},
+       {10},
+       "input 'Z' dimension 0: expected 2*S (= 16), got 10"},
+      {{5, 64},
+       {5, 40},
+       {80},
+       "constraint S == min(S, 32) does not hold: 40 != 32 (from test "
+       "constraint)"},
+      {{-1, 64}, {5, 8}, {16}, "input 'X' dimension 0: negative size -1"},
+  };
+  for (const Case &c : cases) {
+    RuntimeError error = attempt(c.x, c.y, c.z);
+    EXPECT_EQ(error.code, DYNCC_ERROR_SHAPE) << c.message;
+    EXPECT_EQ(error.message, c.message);
+  }
+}
+
+TEST(SessionTest, InputNotSet) {
+  auto session = makeSession(loadModel(bindingManifest()));
+  ASSERT_NE(session, nullptr);
+  std::vector<float> data(1024, 1.0f);
+  int64_t x[2] = {2, 64};
+  RuntimeError error;
+  ASSERT_TRUE(session->setInput(0, data.data(), x, 2, error));
+  EXPECT_FALSE(session->run(error));
+  EXPECT_EQ(error.message, "input 'Y' was not set");
+  // A failed setInput unsets the input.
+  int64_t bad[2] = {2, 65};
+  EXPECT_FALSE(session->setInput(0, data.data(), bad, 2, error));
+  EXPECT_FALSE(session->run(error));
+  EXPECT_EQ(error.message, "input 'X' was not set");
+  EXPECT_FALSE(session->setInput(7, data.data(), x, 2, error));
+  EXPECT_EQ(error.code, DYNCC_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(error.message, "input index 7 is out of range (3 inputs)");
+  EXPECT_FALSE(session->setInput(0, nullptr, x, 2, error));
+  EXPECT_EQ(error.message, "input 'X': data is null");
+}
+
+TEST(SessionTest, ConcurrentSessions) {
+  auto model = loadModel(linearManifest());
+  ASSERT_NE(model, nullptr);
+  std::vector<std::thread> threads;
+  std::vector<int> failures(4, 0);
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      RuntimeError error;
+      auto session = Session::create(model, "cpu", error);
+      if (!session) {
+        failures[t] = 1;
+        return;
+      }
+      const int64_t sizes[4][3] = {
+          {1, 64, 7}, {1000, 3, 17}, {16, 500, 2}, {33, 9, 4096}};
+      for (int iteration = 0; iteration < 6; ++iteration) {
+        int64_t rows = sizes[t][iteration % 3];
+        std::vector<float> x = randomFloats(rows * 16, t * 100 + iteration);
+        int64_t shape[2] = {rows, 16};
+        if (!session->setInput(0, x.data(), shape, 2, error) ||
+            !session->run(error)) {
+          failures[t] = 2;
+          return;
+        }
+        std::vector<float> ref, y;
+        linearReference(x, rows, ref, y);
+        const float *out = static_cast<const float *>(session->outputData(0));
+        for (size_t i = 0; i < y.size(); ++i)
+          if (std::fabs(out[i] - y[i]) > 1e-4f)
+            failures[t] = 3;
+      }
+    });
+  }
+  for (std::thread &thread : threads)
+    thread.join();
+  EXPECT_EQ(failures, (std::vector<int>{0, 0, 0, 0}));
+}
+
+TEST(SessionTest, ThreadCountFollowsEnvironment) {
+  auto model = loadModel(linearManifest());
+  ASSERT_NE(model, nullptr);
+  ::setenv("DYNCC_NUM_THREADS", "1", 1);
+  auto single = makeSession(model);
+  ::unsetenv("DYNCC_NUM_THREADS");
+  EXPECT_EQ(single->numThreads(), 1u);
+  runLinear(*single, 1000, 9);
+  auto defaultSession = makeSession(model);
+  unsigned hardware = std::thread::hardware_concurrency();
+  EXPECT_EQ(defaultSession->numThreads(), hardware ? hardware : 1u);
+}
+
+TEST(SessionTest, DeviceSelection) {
+  auto model = loadModel(linearManifest());
+  RuntimeError error;
+  EXPECT_EQ(Session::create(model, "cuda:0", error), nullptr);
+  EXPECT_EQ(error.code, DYNCC_ERROR_UNSUPPORTED);
+  EXPECT_EQ(error.message, "the CUDA executor is not built yet");
+  EXPECT_EQ(Session::create(model, "tpu", error), nullptr);
+  EXPECT_EQ(error.code, DYNCC_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(error.message, "unknown device 'tpu' (expected 'cpu' or 'cuda:N')");
+  EXPECT_EQ(Session::create(model, "cuda:x", error), nullptr);
+  EXPECT_EQ(error.code, DYNCC_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(Session::create(model, nullptr, error), nullptr);
+}
+
+TEST(SessionTest, GpuOnlyKernelCannotRunOnCpu) {
+  std::string manifest = replaceOnce(
+      linearManifest(),
+      "\"cpu\": {\"section\": \"cpu.so\", \"symbol\": \"test_add1_relu\"}",
+      "\"gpu\": {\"sm_90\": {\"section\": \"cpu.so\", \"entry\": \"x\"}}");
+  auto model = loadModel(manifest);
+  ASSERT_NE(model, nullptr);
+  RuntimeError error;
+  EXPECT_EQ(Session::create(model, "cpu", error), nullptr);
+  EXPECT_EQ(error.code, DYNCC_ERROR_UNSUPPORTED);
+  EXPECT_EQ(error.message,
+            "kernel 'add1_relu' of group 'bias_relu' has no CPU code");
+}
+
+TEST(SessionTest, MissingKernelSymbol) {
+  std::string bytes = buildArtifact(
+      replaceOnce(linearManifest(), "\"symbol\": \"test_add1_relu\"",
+                  "\"symbol\": \"no_such_kernel\""));
+  RuntimeError error;
+  EXPECT_EQ(Model::loadMemory(bytes.data(), bytes.size(), "model.dyncc", error),
+            nullptr);
+  EXPECT_EQ(error.code, DYNCC_ERROR_FORMAT);
+  EXPECT_EQ(error.message, "model.dyncc: kernel 'add1_relu': symbol "
+                           "'no_such_kernel' not found in section 'cpu.so'");
+}
+
+TEST(SessionTest, BadSharedObject) {
+  dyncc::runtime::ArtifactWriter writer;
+  writer.setManifest(linearManifest());
+  std::vector<float> w = linearWeights();
+  writer.addSection("w0", w.data(), w.size() * sizeof(float));
+  writer.addSection("cpu.so", std::string("not an ELF file"));
+  std::string bytes, message;
+  ASSERT_TRUE(writer.serialize(bytes, message));
+  RuntimeError error;
+  EXPECT_EQ(Model::loadMemory(bytes.data(), bytes.size(), "model.dyncc", error),
+            nullptr);
+  EXPECT_EQ(error.code, DYNCC_ERROR_FORMAT);
+  EXPECT_EQ(error.message.rfind("model.dyncc: section 'cpu.so': cannot load "
+                                "the shared object: ",
+                                0),
+            0u)
+      << error.message;
+}
+
+TEST(SessionTest, ManyModelsLoadTheirOwnCode) {
+  // Each load gets its own copy of the module, even when an earlier one was
+  // freed and its /proc/self/fd/N number is reused.
+  for (int i = 0; i < 5; ++i) {
+    auto model = loadModel(linearManifest());
+    ASSERT_NE(model, nullptr);
+    auto session = makeSession(model);
+    runLinear(*session, 9, i);
+  }
+  auto a = loadModel(linearManifest());
+  auto b = loadModel(probeManifest());
+  auto sessionB = makeSession(b);
+  auto sessionA = makeSession(a);
+  runLinear(*sessionA, 40, 1);
+}
+
+//===----------------------------------------------------------------------===//
+// C API
+//===----------------------------------------------------------------------===//
+
+TEST(CApiTest, LoadQueryRun) {
+  TempDir dir;
+  std::string path = dir.file("linear.dyncc");
+  writeArtifact(path, linearManifest());
+  dyncc_artifact *artifact = nullptr;
+  ASSERT_EQ(dyncc_artifact_load(path.c_str(), &artifact), DYNCC_OK)
+      << dyncc_last_error();
+  EXPECT_STREQ(dyncc_artifact_model_name(artifact), "linear_relu");
+  EXPECT_STREQ(dyncc_artifact_producer(artifact), "dyncc-tests");
+  EXPECT_EQ(dyncc_artifact_num_targets(artifact), 1u);
+  EXPECT_STREQ(dyncc_artifact_target(artifact, 0), "cpu");
+  EXPECT_EQ(dyncc_artifact_target(artifact, 1), nullptr);
+  EXPECT_EQ(dyncc_artifact_num_inputs(artifact), 1u);
+  EXPECT_STREQ(dyncc_artifact_input_name(artifact, 0), "X");
+  EXPECT_STREQ(dyncc_artifact_input_dtype(artifact, 0), "f32");
+  EXPECT_EQ(dyncc_artifact_input_rank(artifact, 0), 2u);
+  EXPECT_STREQ(dyncc_artifact_input_dim(artifact, 0, 0), "B");
+  EXPECT_STREQ(dyncc_artifact_input_dim(artifact, 0, 1), "16");
+  EXPECT_EQ(dyncc_artifact_input_dim(artifact, 0, 2), nullptr);
+  EXPECT_EQ(dyncc_artifact_num_outputs(artifact), 2u);
+  EXPECT_STREQ(dyncc_artifact_output_name(artifact, 1), "t:copy");
+  size_t index = 99;
+  EXPECT_EQ(dyncc_artifact_find_output(artifact, "t:copy", &index), DYNCC_OK);
+  EXPECT_EQ(index, 1u);
+  EXPECT_EQ(dyncc_artifact_find_input(artifact, "Q", &index),
+            DYNCC_ERROR_INVALID_ARGUMENT);
+  EXPECT_STREQ(dyncc_last_error(), "no input named 'Q' (inputs: X)");
+  EXPECT_EQ(dyncc_artifact_num_symbols(artifact), 1u);
+  EXPECT_STREQ(dyncc_artifact_symbol_name(artifact, 0), "B");
+  EXPECT_EQ(dyncc_artifact_symbol_min(artifact, 0), 1);
+  EXPECT_EQ(dyncc_artifact_symbol_max(artifact, 0), 4096);
+  EXPECT_EQ(dyncc_artifact_num_groups(artifact), 2u);
+  EXPECT_STREQ(dyncc_artifact_group_name(artifact, 0), "matmul");
+  EXPECT_STREQ(dyncc_artifact_group_kind(artifact, 0), "gemm");
+
+  dyncc_session *session = nullptr;
+  EXPECT_EQ(dyncc_session_create(artifact, "cuda:1", &session),
+            DYNCC_ERROR_UNSUPPORTED);
+  EXPECT_STREQ(dyncc_last_error(), "the CUDA executor is not built yet");
+  ASSERT_EQ(dyncc_session_create(artifact, "cpu", &session), DYNCC_OK);
+  // The session keeps the model alive.
+  dyncc_artifact_free(artifact);
+
+  size_t rank = 0;
+  EXPECT_EQ(dyncc_session_output_shape(session, 0, nullptr, 0, &rank),
+            DYNCC_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(dyncc_session_output_data(session, 0), nullptr);
+  EXPECT_EQ(dyncc_session_run(session), DYNCC_ERROR_SHAPE);
+  EXPECT_STREQ(dyncc_last_error(), "input 'X' was not set");
+
+  std::vector<float> x = randomFloats(7 * 16, 5);
+  int64_t shape[2] = {7, 17};
+  EXPECT_EQ(dyncc_session_set_input_by_name(session, "X", x.data(), shape, 2),
+            DYNCC_ERROR_SHAPE);
+  EXPECT_STREQ(dyncc_last_error(),
+               "input 'X' dimension 1: expected 16, got 17");
+  shape[1] = 16;
+  EXPECT_EQ(dyncc_session_set_input_by_name(session, "W", x.data(), shape, 2),
+            DYNCC_ERROR_INVALID_ARGUMENT);
+  ASSERT_EQ(dyncc_session_set_input_by_name(session, "X", x.data(), shape, 2),
+            DYNCC_OK);
+  ASSERT_EQ(dyncc_session_run(session), DYNCC_OK) << dyncc_last_error();
+  int64_t outShape[4] = {0, 0, 0, 0};
+  ASSERT_EQ(dyncc_session_output_shape(session, 0, outShape, 4, &rank),
+            DYNCC_OK);
+  EXPECT_EQ(rank, 2u);
+  EXPECT_EQ(outShape[0], 7);
+  EXPECT_EQ(outShape[1], 8);
+  EXPECT_EQ(dyncc_session_output_size(session, 0), 7u * 8 * 4);
+  std::vector<float> t, y;
+  linearReference(x, 7, t, y);
+  expectNear(static_cast<const float *>(dyncc_session_output_data(session, 0)),
+             y, "Y", 7);
+  int64_t b = 0;
+  EXPECT_EQ(dyncc_session_symbol_value(session, 0, &b), DYNCC_OK);
+  EXPECT_EQ(b, 7);
+  EXPECT_EQ(dyncc_session_symbol_value(session, 1, &b),
+            DYNCC_ERROR_INVALID_ARGUMENT);
+  EXPECT_STREQ(dyncc_session_group_variant(session, 0), "matmul_small");
+  EXPECT_EQ(dyncc_session_group_variant(session, 2), nullptr);
+  EXPECT_GE(dyncc_session_num_threads(session), 1u);
+  dyncc_session_free(session);
+}
+
+TEST(CApiTest, LoadErrors) {
+  TempDir dir;
+  dyncc_artifact *artifact = reinterpret_cast<dyncc_artifact *>(1);
+  EXPECT_EQ(dyncc_artifact_load(dir.file("none.dyncc").c_str(), &artifact),
+            DYNCC_ERROR_IO);
+  EXPECT_EQ(artifact, nullptr);
+  EXPECT_EQ(std::string(dyncc_last_error()),
+            dir.file("none.dyncc") +
+                ": cannot open: No such file or directory");
+
+  std::string bytes = buildArtifact(linearManifest());
+  bytes[8] = 9; // version
+  writeFile(dir.file("v9.dyncc"), bytes);
+  EXPECT_EQ(dyncc_artifact_load(dir.file("v9.dyncc").c_str(), &artifact),
+            DYNCC_ERROR_VERSION);
+
+  bytes = buildArtifact(linearManifest());
+  bytes.back() ^= 0x40;
+  writeFile(dir.file("sum.dyncc"), bytes);
+  EXPECT_EQ(dyncc_artifact_load(dir.file("sum.dyncc").c_str(), &artifact),
+            DYNCC_ERROR_CHECKSUM);
+
+  writeArtifact(
+      dir.file("fmt.dyncc"),
+      replaceOnce(linearManifest(), "\"format\": 1", "\"format\": 2"));
+  EXPECT_EQ(dyncc_artifact_load(dir.file("fmt.dyncc").c_str(), &artifact),
+            DYNCC_ERROR_VERSION);
+  EXPECT_EQ(std::string(dyncc_last_error()),
+            dir.file("fmt.dyncc") +
+                ": manifest: format: unsupported manifest format 2 (this "
+                "run-time reads 1)");
+
+  writeArtifact(dir.file("grid.dyncc"),
+                replaceOnce(linearManifest(), "\"ceildiv(B, 4)\", \"1\"",
+                            "\"ceildiv(B, 4)\", 1"));
+  EXPECT_EQ(dyncc_artifact_load(dir.file("grid.dyncc").c_str(), &artifact),
+            DYNCC_ERROR_FORMAT);
+  EXPECT_EQ(std::string(dyncc_last_error()),
+            dir.file("grid.dyncc") +
+                ": manifest: kernels[0].grid[1]: expected a string expression, "
+                "got an integer");
+
+  EXPECT_EQ(dyncc_artifact_load(nullptr, &artifact),
+            DYNCC_ERROR_INVALID_ARGUMENT);
+  EXPECT_STREQ(dyncc_status_name(DYNCC_ERROR_SHAPE), "DYNCC_ERROR_SHAPE");
+  EXPECT_STREQ(dyncc_runtime_version(), "0.1.0");
+  EXPECT_STREQ(dyncc_test_c_api_version(), "0.1.0"); // through C
+}
+
+TEST(CApiTest, LastErrorIsPerThread) {
+  dyncc_artifact *artifact;
+  EXPECT_NE(dyncc_artifact_load("/nonexistent/a.dyncc", &artifact), DYNCC_OK);
+  std::string other;
+  std::thread([&] { other = dyncc_last_error(); }).join();
+  EXPECT_EQ(other, "");
+  EXPECT_NE(std::string(dyncc_last_error()), "");
+}
+
+TEST(CApiTest, CxxWrapper) {
+  TempDir dir;
+  std::string path = dir.file("binding.dyncc");
+  writeArtifact(path, bindingManifest());
+  dyncc::Artifact artifact;
+  ASSERT_EQ(artifact.load(path), DYNCC_OK) << dyncc::lastError();
+  EXPECT_EQ(artifact.modelName(), "binding");
+  EXPECT_EQ(artifact.inputDims(1), (std::vector<std::string>{"B", "S"}));
+  EXPECT_EQ(artifact.inputDims(2), std::vector<std::string>{"2*S"});
+  EXPECT_EQ(artifact.numSymbols(), 2u);
+  dyncc::Session session;
+  ASSERT_EQ(session.create(artifact), DYNCC_OK);
+  std::vector<float> data(1024, 0.0f);
+  ASSERT_EQ(session.setInput("X", data.data(), {3, 64}), DYNCC_OK);
+  ASSERT_EQ(session.setInput("Y", data.data(), {3, 4}), DYNCC_OK);
+  ASSERT_EQ(session.setInput(2, data.data(), {8}), DYNCC_OK);
+  ASSERT_EQ(session.run(), DYNCC_OK) << dyncc::lastError();
+  EXPECT_EQ(session.outputShape(0), std::vector<int64_t>{3});
+  const float *o = static_cast<const float *>(session.outputData(0));
+  EXPECT_EQ(o[0], 4.0f);
+  EXPECT_EQ(o[2], 4.0f);
+  int64_t s = 0;
+  EXPECT_EQ(session.symbolValue(1, s), DYNCC_OK);
+  EXPECT_EQ(s, 4);
+  EXPECT_EQ(session.groupVariant(0), "fill");
+  dyncc::Session moved = std::move(session);
+  EXPECT_FALSE(static_cast<bool>(session));
+  EXPECT_EQ(moved.outputShape(0), std::vector<int64_t>{3});
+}
+
+} // namespace

@@ -1,0 +1,82 @@
+//===- TestUtil.h - Helpers shared by the run-time tests --------*- C++ -*-===//
+//
+// Part of dyncc, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// Temporary directories, file helpers, the test kernel library and the
+// manifests of the small models the tests build artifacts from.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DYNCC_UNITTESTS_RUNTIME_TESTUTIL_H
+#define DYNCC_UNITTESTS_RUNTIME_TESTUTIL_H
+
+#include "dyncc/Runtime/Artifact.h"
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace dyncc::test {
+
+/// A fresh directory, removed with its contents on destruction.
+class TempDir {
+public:
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir &) = delete;
+  TempDir &operator=(const TempDir &) = delete;
+  const std::string &path() const { return dir; }
+  std::string file(const std::string &name) const { return dir + "/" + name; }
+  /// The names of the entries in the directory, sorted.
+  std::vector<std::string> list() const;
+
+private:
+  std::string dir;
+};
+
+std::string readFile(const std::string &path);
+void writeFile(const std::string &path, const std::string &content);
+
+/// The bytes of the test kernel shared object (TestKernels.c).
+const std::string &kernelLibrary();
+
+/// The 16x8 f32 weights of the linear model.
+std::vector<float> linearWeights();
+
+/// A model computing Y = relu(X * W + 1) and `t:copy` = X * W for
+/// X: f32[B, 16], with two matmul variants (B <= 16, B >= 17).
+std::string linearManifest();
+/// A model whose kernels record the ABI they see; input P: f32[A, 1, C],
+/// output Q: i64[16].
+std::string probeManifest();
+/// A model with three inputs sharing symbols B and S (S even, S <= 32);
+/// output O: f32[B] filled with S.
+std::string bindingManifest();
+
+/// Serializes an artifact with `manifest`, the kernel library as `cpu.so`
+/// (unless `withKernels` is false) and the linear weights as `w0`.
+std::string buildArtifact(const std::string &manifest, bool withKernels = true);
+
+/// Writes buildArtifact(...) to `path` via ArtifactWriter::write.
+void writeArtifact(const std::string &path, const std::string &manifest,
+                   bool withKernels = true);
+
+/// Replaces the single occurrence of `from` in `text` (fails the test if it
+/// does not occur exactly once).
+std::string replaceOnce(const std::string &text, const std::string &from,
+                        const std::string &to);
+
+/// Deterministic pseudo-random floats in [-1, 1).
+std::vector<float> randomFloats(size_t count, uint64_t seed);
+
+/// Reference of the linear model.
+void linearReference(const std::vector<float> &x, int64_t rows,
+                     std::vector<float> &t, std::vector<float> &y);
+
+} // namespace dyncc::test
+
+#endif // DYNCC_UNITTESTS_RUNTIME_TESTUTIL_H

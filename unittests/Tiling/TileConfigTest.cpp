@@ -1,0 +1,54 @@
+//===- TileConfigTest.cpp - Tile configurations ---------------------------===//
+//
+// Part of dyncc, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#include "dyncc/Tiling/TileConfig.h"
+
+#include "mlir/IR/MLIRContext.h"
+#include "gtest/gtest.h"
+
+using namespace dyncc;
+
+namespace {
+
+TEST(TileConfigTest, DefaultsAreValidForEveryRank) {
+  for (const char *kind : {"gemm", "elementwise"})
+    for (int64_t rank = 1; rank <= 3; ++rank) {
+      TileConfig config = TileConfig::getDefault(kind, rank);
+      EXPECT_EQ((int64_t)config.blockTile.size(), rank) << kind;
+      EXPECT_EQ(config.verify(), "") << kind << " rank " << rank;
+    }
+  TileConfig gemm = TileConfig::getDefault("gemm", 2);
+  EXPECT_EQ(gemm.str(), "block 32x64 thread 4x4");
+  EXPECT_EQ(gemm.getThreadsPerDim(), (llvm::SmallVector<int64_t, 4>{8, 16}));
+}
+
+TEST(TileConfigTest, VerifyRejectsBadConfigs) {
+  TileConfig c;
+  c.blockTile = {32, 64};
+  c.threadTile = {3, 4};
+  EXPECT_NE(c.verify().find("does not divide"), std::string::npos);
+  c.threadTile = {1, 1};
+  EXPECT_NE(c.verify().find("exceed 1024"), std::string::npos);
+  c.threadTile = {4};
+  EXPECT_NE(c.verify().find("sizes"), std::string::npos);
+  c.blockTile = {0};
+  c.threadTile = {1};
+  EXPECT_NE(c.verify().find("positive"), std::string::npos);
+}
+
+TEST(TileConfigTest, AttributeRoundTrip) {
+  mlir::MLIRContext context;
+  TileConfig config = TileConfig::getDefault("gemm", 2);
+  mlir::FailureOr<TileConfig> back =
+      TileConfig::fromAttr(config.toAttr(&context));
+  ASSERT_TRUE(mlir::succeeded(back));
+  EXPECT_EQ(back->blockTile, config.blockTile);
+  EXPECT_EQ(back->threadTile, config.threadTile);
+  EXPECT_TRUE(mlir::failed(TileConfig::fromAttr(mlir::DictionaryAttr())));
+}
+
+} // namespace
