@@ -12,7 +12,7 @@ sys.path.insert(0, str(ROOT / "python"))
 import dyncc  # noqa: E402
 from dyncc._paths import build_dir  # noqa: E402
 
-SHARED_MODELS = ROOT.parent / "shared" / "models"
+SHARED_MODELS = Path(os.environ.get("DYNCC_SHARED_DIR", ROOT.parent / "shared")) / "models"
 IN_CI = os.environ.get("CI") == "true"
 
 
