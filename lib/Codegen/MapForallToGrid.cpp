@@ -68,6 +68,19 @@ static void inlineForallBody(RewriterBase &rewriter, scf::ForallOp forall,
   rewriter.eraseOp(terminator);
 }
 
+/// The lower bound, upper bound and step of dimension `i` of `forall`.
+static std::tuple<Value, Value, Value> getBounds(RewriterBase &rewriter,
+                                                 scf::ForallOp forall,
+                                                 unsigned i) {
+  Location loc = forall.getLoc();
+  return {getValueOrCreateConstantIndexOp(rewriter, loc,
+                                          forall.getMixedLowerBound()[i]),
+          getValueOrCreateConstantIndexOp(rewriter, loc,
+                                          forall.getMixedUpperBound()[i]),
+          getValueOrCreateConstantIndexOp(rewriter, loc,
+                                          forall.getMixedStep()[i])};
+}
+
 class GridMapper {
 public:
   GridMapper(RewriterBase &rewriter, bool gpu) : rewriter(rewriter), gpu(gpu) {}
@@ -84,12 +97,7 @@ public:
     for (auto [i, dim] : llvm::enumerate(dims)) {
       Value id = gpu ? Value(gpu::BlockIdOp::create(rewriter, loc, dim))
                      : cpuBlockIds[static_cast<unsigned>(dim)];
-      Value lb = getValueOrCreateConstantIndexOp(
-          rewriter, loc, forall.getMixedLowerBound()[i]);
-      Value ub = getValueOrCreateConstantIndexOp(
-          rewriter, loc, forall.getMixedUpperBound()[i]);
-      Value step = getValueOrCreateConstantIndexOp(rewriter, loc,
-                                                   forall.getMixedStep()[i]);
+      auto [lb, ub, step] = getBounds(rewriter, forall, i);
       Value offset = arith::MulIOp::create(rewriter, loc, id, step);
       Value iv = arith::AddIOp::create(rewriter, loc, lb, offset);
       Value cond = arith::CmpIOp::create(rewriter, loc,
@@ -113,12 +121,7 @@ public:
     SmallVector<Value> ivs;
     Operation *insertBefore = forall;
     for (auto [i, dim] : llvm::enumerate(dims)) {
-      Value lb = getValueOrCreateConstantIndexOp(
-          rewriter, loc, forall.getMixedLowerBound()[i]);
-      Value ub = getValueOrCreateConstantIndexOp(
-          rewriter, loc, forall.getMixedUpperBound()[i]);
-      Value step = getValueOrCreateConstantIndexOp(rewriter, loc,
-                                                   forall.getMixedStep()[i]);
+      auto [lb, ub, step] = getBounds(rewriter, forall, i);
       Value start = lb, stride = step;
       if (gpu) {
         // Thread t handles iterations t, t + blockDim, ...

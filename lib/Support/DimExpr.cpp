@@ -219,6 +219,22 @@ DimExpr DimExpr::max(const DimExpr &lhs, const DimExpr &rhs) {
   return makeAtom(DimAtom::Kind::Max, lhs, rhs);
 }
 
+std::optional<DimExpr> DimExpr::applyFunction(const std::string &name,
+                                              const DimExpr &lhs,
+                                              const DimExpr &rhs) {
+  if (name == "floordiv")
+    return floorDiv(lhs, rhs);
+  if (name == "ceildiv")
+    return ceilDiv(lhs, rhs);
+  if (name == "mod")
+    return mod(lhs, rhs);
+  if (name == "min")
+    return min(lhs, rhs);
+  if (name == "max")
+    return max(lhs, rhs);
+  return std::nullopt;
+}
+
 //===----------------------------------------------------------------------===//
 // Queries
 //===----------------------------------------------------------------------===//
@@ -523,16 +539,9 @@ private:
           return std::nullopt;
         if (!consume(')'))
           return fail("expected ')'");
-        if (name == "floordiv")
-          return DimExpr::floorDiv(*lhs, *rhs);
-        if (name == "ceildiv")
-          return DimExpr::ceilDiv(*lhs, *rhs);
-        if (name == "mod")
-          return DimExpr::mod(*lhs, *rhs);
-        if (name == "min")
-          return DimExpr::min(*lhs, *rhs);
-        if (name == "max")
-          return DimExpr::max(*lhs, *rhs);
+        if (std::optional<DimExpr> e =
+                DimExpr::applyFunction(name, *lhs, *rhs))
+          return e;
         pos = start;
         return fail("unknown function '" + name + "'");
       }

@@ -71,6 +71,11 @@ public:
   static DimExpr mod(const DimExpr &lhs, const DimExpr &rhs);
   static DimExpr min(const DimExpr &lhs, const DimExpr &rhs);
   static DimExpr max(const DimExpr &lhs, const DimExpr &rhs);
+  /// Applies the binary function named `name` (floordiv, ceildiv, mod, min,
+  /// max); std::nullopt for any other name.
+  static std::optional<DimExpr> applyFunction(const std::string &name,
+                                              const DimExpr &lhs,
+                                              const DimExpr &rhs);
 
   friend DimExpr operator+(const DimExpr &lhs, const DimExpr &rhs);
   friend DimExpr operator-(const DimExpr &lhs, const DimExpr &rhs);

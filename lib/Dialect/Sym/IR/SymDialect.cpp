@@ -69,16 +69,9 @@ static FailureOr<DimExpr> parseDimFactor(AsmParser &parser) {
   FailureOr<DimExpr> rhs = parseDimSum(parser);
   if (failed(rhs) || parser.parseRParen())
     return failure();
-  if (name == "floordiv")
-    return DimExpr::floorDiv(*lhs, *rhs);
-  if (name == "ceildiv")
-    return DimExpr::ceilDiv(*lhs, *rhs);
-  if (name == "mod")
-    return DimExpr::mod(*lhs, *rhs);
-  if (name == "min")
-    return DimExpr::min(*lhs, *rhs);
-  if (name == "max")
-    return DimExpr::max(*lhs, *rhs);
+  if (std::optional<DimExpr> e =
+          DimExpr::applyFunction(name.str(), *lhs, *rhs))
+    return *e;
   parser.emitError(loc, "unknown dimension function '") << name << "'";
   return failure();
 }
