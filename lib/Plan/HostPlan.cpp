@@ -12,6 +12,9 @@
 #include "dyncc/Target/HostObject.h"
 #include "dyncc/Tiling/TileConfig.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
 #include "llvm/Support/JSON.h"
 
 using namespace mlir;
@@ -253,12 +256,31 @@ private:
     FailureOr<int64_t> id = addBuffer(constant, constant.getResult(), "weight");
     if (failed(id))
       return failure();
+    std::string section = "w" + std::to_string(plan.weights.size());
+    std::string bytes;
+    if (auto resource = dyn_cast<DenseResourceElementsAttr>(constant.getValue())) {
+      AsmResourceBlob *blob = resource.getRawHandle().getBlob();
+      if (!blob)
+        return constant.emitOpError("weight resource '")
+               << resource.getRawHandle().getKey() << "' has no data";
+      ArrayRef<char> data = blob->getData();
+      bytes.assign(data.data(), data.size());
+      buffers[*id].section = section;
+      plan.weights.push_back({section, std::move(bytes)});
+      return success();
+    }
     auto dense = dyn_cast<DenseElementsAttr>(constant.getValue());
     if (!dense)
-      return constant.emitOpError("weights must be dense elements");
-    std::string section = "w" + std::to_string(plan.weights.size());
+      return constant.emitOpError("weights must be dense or resource elements");
+    if (dense.getElementType().isInteger(1)) {
+      // i1 is bit-packed in the attribute; the artifact stores a byte each.
+      for (bool b : dense.getValues<bool>())
+        bytes.push_back(b ? 1 : 0);
+      buffers[*id].section = section;
+      plan.weights.push_back({section, std::move(bytes)});
+      return success();
+    }
     ArrayRef<char> raw = dense.getRawData();
-    std::string bytes;
     if (dense.isSplat()) {
       int64_t count = dense.getNumElements();
       size_t width = raw.size();

@@ -33,9 +33,24 @@ struct DimFlag {
   int64_t divisor = 1;
 };
 
+/// A graph input made a compile-time constant (`--freeze-input`).
+struct FrozenTensor {
+  /// ONNX TensorProto data type.
+  int32_t dataType = 1;
+  std::vector<int64_t> shape;
+  /// Little-endian, row-major contents.
+  std::string bytes;
+};
+
 struct ImportOptions {
   /// `--dim NAME=...` by symbol name (the name as written in the model).
   std::map<std::string, DimFlag> dims;
+  /// `--freeze-input NAME=FILE.npy`, by input name.
+  std::map<std::string, FrozenTensor> frozenInputs;
+  /// `--force-dynamic`: every input dimension that is not 1 becomes a
+  /// symbol; with `forceDynamicAll`, size-1 dimensions too.
+  bool forceDynamic = false;
+  bool forceDynamicAll = false;
   /// The default range of a symbol with no `--dim`.
   int64_t defaultMin = 1;
   int64_t defaultMax = 8192;

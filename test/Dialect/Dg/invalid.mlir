@@ -1,8 +1,17 @@
 // RUN: dyncc-opt %s --split-input-file --verify-diagnostics
 
 func.func @matmul_rank(%x: tensor<4xf32>, %w: tensor<4x8xf32>) {
-  // expected-error @+1 {{'dg.matmul' op expects rank-2 operands and result, got ranks 1, 2 -> 2}}
+  // A vector operand's dimension is dropped from the result (numpy rules).
+  // expected-error @+1 {{'dg.matmul' op expects a result of rank 1, got 2}}
   %0 = dg.matmul %x, %w : (tensor<4xf32>, tensor<4x8xf32>) -> tensor<?x?xf32>
+  return
+}
+
+// -----
+
+func.func @matmul_scalar(%x: tensor<f32>, %w: tensor<4x8xf32>) {
+  // expected-error @+1 {{'dg.matmul' op expects operands of rank at least 1, got ranks 0 and 2}}
+  %0 = dg.matmul %x, %w : (tensor<f32>, tensor<4x8xf32>) -> tensor<*xf32>
   return
 }
 
@@ -27,6 +36,22 @@ func.func @matmul_types(%x: tensor<4x16xf32>, %w: tensor<16x8xf16>) {
 func.func @add_broadcast(%x: tensor<4x16xf32>, %b: tensor<8xf32>) {
   // expected-error @+1 {{'dg.add' op operands do not broadcast: dimension 1 is 16 and 8}}
   %0 = dg.add %x, %b : (tensor<4x16xf32>, tensor<8xf32>) -> tensor<?x?xf32>
+  return
+}
+
+// -----
+
+func.func @add_types(%x: tensor<*xf32>, %b: tensor<16xf16>) {
+  // expected-error @+1 {{'dg.add' op expects one element type, got 'f32' and 'f16'}}
+  %0 = dg.add %x, %b : (tensor<*xf32>, tensor<16xf16>) -> tensor<*xf32>
+  return
+}
+
+// -----
+
+func.func @transpose_perm(%x: tensor<4x16xf32>) {
+  // expected-error @+1 {{'dg.transpose' op perm is not a permutation of [0, 2)}}
+  %0 = dg.transpose %x {perm = array<i64: 1, 1>} : tensor<4x16xf32> -> tensor<*xf32>
   return
 }
 

@@ -37,21 +37,11 @@ void DgDialect::initialize() {
 
 LogicalResult ConstantOp::verify() {
   auto valueType = cast<ShapedType>(getValue().getType());
-  auto resultType = cast<RankedTensorType>(getType());
+  auto resultType = cast<ShapedType>(getType());
   if (valueType.getShape() != resultType.getShape() ||
       valueType.getElementType() != resultType.getElementType())
     return emitOpError("value type ")
            << valueType << " does not match the result type " << resultType;
-  return success();
-}
-
-LogicalResult
-ConstantOp::inferSymbolicShapes(ArrayRef<SymShape>, ShapeConstraints &,
-                                SmallVectorImpl<SymShape> &resultShapes) {
-  SymShape shape;
-  for (int64_t size : getType().getShape())
-    shape.push_back(DimExpr(size));
-  resultShapes.push_back(shape);
   return success();
 }
 
@@ -60,115 +50,55 @@ ConstantOp::inferSymbolicShapes(ArrayRef<SymShape>, ShapeConstraints &,
 //===----------------------------------------------------------------------===//
 
 LogicalResult MatMulOp::verify() {
-  auto lhsType = getLhs().getType(), rhsType = getRhs().getType();
-  auto resultType = getResult().getType();
-  if (lhsType.getRank() != 2 || rhsType.getRank() != 2 ||
-      resultType.getRank() != 2)
-    return emitOpError("expects rank-2 operands and result, got ranks ")
-           << lhsType.getRank() << ", " << rhsType.getRank() << " -> "
-           << resultType.getRank();
+  auto lhsType = dyn_cast<RankedTensorType>(getLhs().getType());
+  auto rhsType = dyn_cast<RankedTensorType>(getRhs().getType());
+  auto resultType = dyn_cast<RankedTensorType>(getType());
+  if (!lhsType || !rhsType)
+    return success(); // Checked by shape propagation once ranked.
+  if (lhsType.getRank() < 1 || rhsType.getRank() < 1)
+    return emitOpError("expects operands of rank at least 1, got ranks ")
+           << lhsType.getRank() << " and " << rhsType.getRank();
   if (lhsType.getElementType() != rhsType.getElementType() ||
-      lhsType.getElementType() != resultType.getElementType())
+      lhsType.getElementType() != getType().getElementType())
     return emitOpError("expects one element type, got ")
            << lhsType.getElementType() << ", " << rhsType.getElementType()
-           << " -> " << resultType.getElementType();
-  int64_t k0 = lhsType.getDimSize(1), k1 = rhsType.getDimSize(0);
+           << " -> " << getType().getElementType();
+  if (!resultType)
+    return success();
+  int64_t k0 = lhsType.getDimSize(lhsType.getRank() - 1);
+  int64_t k1 = rhsType.getDimSize(rhsType.getRank() == 1 ? 0
+                                                         : rhsType.getRank() - 2);
   if (!ShapedType::isDynamic(k0) && !ShapedType::isDynamic(k1) && k0 != k1)
     return emitOpError("contraction dimensions differ: lhs has ")
            << k0 << " columns, rhs has " << k1 << " rows";
-  return success();
-}
-
-LogicalResult
-MatMulOp::inferSymbolicShapes(ArrayRef<SymShape> operandShapes,
-                              ShapeConstraints &constraints,
-                              SmallVectorImpl<SymShape> &resultShapes) {
-  const SymShape &lhs = operandShapes[0], &rhs = operandShapes[1];
-  if (failed(constraints.requireEqual(lhs[1], rhs[0], getOperation(),
-                                      "the contraction dimensions")))
-    return failure();
-  resultShapes.push_back(
-      constraints.resolve(SymShape{lhs[0], rhs[1]}));
-  return success();
-}
-
-//===----------------------------------------------------------------------===//
-// Elementwise ops
-//===----------------------------------------------------------------------===//
-
-/// Verifies numpy broadcasting between the static sizes of two operands.
-static LogicalResult verifyBroadcast(Operation *op) {
-  auto lhsType = cast<RankedTensorType>(op->getOperand(0).getType());
-  auto rhsType = cast<RankedTensorType>(op->getOperand(1).getType());
-  auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
-  int64_t rank = std::max(lhsType.getRank(), rhsType.getRank());
+  int64_t rank = std::max(lhsType.getRank(), rhsType.getRank()) -
+                 (lhsType.getRank() == 1) - (rhsType.getRank() == 1);
+  if (lhsType.getRank() == 1 && rhsType.getRank() == 1)
+    rank = 0;
   if (resultType.getRank() != rank)
-    return op->emitOpError("expects a result of rank ")
+    return emitOpError("expects a result of rank ")
            << rank << ", got " << resultType.getRank();
-  for (int64_t i = 0; i < rank; ++i) {
-    int64_t l = i < rank - lhsType.getRank()
-                    ? 1
-                    : lhsType.getDimSize(i - (rank - lhsType.getRank()));
-    int64_t r = i < rank - rhsType.getRank()
-                    ? 1
-                    : rhsType.getDimSize(i - (rank - rhsType.getRank()));
-    if (!ShapedType::isDynamic(l) && !ShapedType::isDynamic(r) && l != r &&
-        l != 1 && r != 1)
-      return op->emitOpError("operands do not broadcast: dimension ")
-             << i << " is " << l << " and " << r;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// TransposeOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult TransposeOp::verify() {
+  auto inputType = dyn_cast<RankedTensorType>(getInput().getType());
+  if (!inputType)
+    return success();
+  int64_t rank = inputType.getRank();
+  if ((int64_t)getPerm().size() != rank)
+    return emitOpError("perm has ") << getPerm().size()
+                                    << " entries for rank " << rank;
+  SmallVector<bool> seen(rank, false);
+  for (int64_t p : getPerm()) {
+    if (p < 0 || p >= rank || seen[p])
+      return emitOpError("perm is not a permutation of [0, ") << rank << ")";
+    seen[p] = true;
   }
-  if (lhsType.getElementType() != rhsType.getElementType())
-    return op->emitOpError("expects one element type, got ")
-           << lhsType.getElementType() << " and " << rhsType.getElementType();
-  return success();
-}
-
-/// The numpy broadcast of two symbolic shapes. Symbolic dimensions broadcast
-/// only against 1 or an equal expression (the equality is recorded).
-static LogicalResult broadcastShapes(Operation *op, const SymShape &lhs,
-                                     const SymShape &rhs,
-                                     ShapeConstraints &constraints,
-                                     SymShape &result) {
-  size_t rank = std::max(lhs.size(), rhs.size());
-  for (size_t i = 0; i < rank; ++i) {
-    DimExpr l = i < rank - lhs.size() ? DimExpr(1) : lhs[i - (rank - lhs.size())];
-    DimExpr r = i < rank - rhs.size() ? DimExpr(1) : rhs[i - (rank - rhs.size())];
-    if (l == DimExpr(1)) {
-      result.push_back(r);
-      continue;
-    }
-    if (r == DimExpr(1)) {
-      result.push_back(l);
-      continue;
-    }
-    if (failed(constraints.requireEqual(
-            l, r, op, "broadcast dimension " + std::to_string(i))))
-      return failure();
-    result.push_back(l);
-  }
-  result = constraints.resolve(result);
-  return success();
-}
-
-LogicalResult AddOp::verify() { return verifyBroadcast(getOperation()); }
-
-LogicalResult
-AddOp::inferSymbolicShapes(ArrayRef<SymShape> operandShapes,
-                           ShapeConstraints &constraints,
-                           SmallVectorImpl<SymShape> &resultShapes) {
-  SymShape result;
-  if (failed(broadcastShapes(getOperation(), operandShapes[0],
-                             operandShapes[1], constraints, result)))
-    return failure();
-  resultShapes.push_back(result);
-  return success();
-}
-
-LogicalResult
-ReluOp::inferSymbolicShapes(ArrayRef<SymShape> operandShapes,
-                            ShapeConstraints &constraints,
-                            SmallVectorImpl<SymShape> &resultShapes) {
-  resultShapes.push_back(constraints.resolve(operandShapes[0]));
   return success();
 }
 

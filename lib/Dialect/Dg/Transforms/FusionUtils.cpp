@@ -14,7 +14,9 @@ using namespace mlir;
 using namespace dyncc;
 using namespace dyncc::dg;
 
-bool dg::isElementwise(Operation *op) { return isa<AddOp, ReluOp>(op); }
+bool dg::isElementwise(Operation *op) {
+  return op->hasTrait<dg::Elementwise>();
+}
 
 FusionOp dg::createFusionGroup(RewriterBase &rewriter, ArrayRef<Operation *> ops,
                                FusionKind kind, Operation *backbone) {

@@ -14,6 +14,7 @@
 #include "dyncc/Dialect/Dg/Transforms/Passes.h"
 
 #include "mlir/IR/Builders.h"
+#include "llvm/ADT/StringSet.h"
 
 namespace dyncc::dg {
 #define GEN_PASS_DEF_INFERSHAPESPASS
@@ -26,15 +27,28 @@ using namespace dyncc::dg;
 
 namespace {
 
-/// Shape state of one function: the symbolic shape of every tensor value.
+/// A fresh data-dependent symbol: its name and what it measures.
+struct FreshSymbol {
+  std::string name;
+  std::string what;
+};
+
+/// Shape state of one function: the symbolic shape of every tensor value
+/// and the symbolic contents of small integer tensors.
 class ShapePropagation {
 public:
-  explicit ShapePropagation(ShapeConstraints &constraints)
-      : constraints(constraints) {}
+  ShapePropagation(ShapeConstraints &constraints,
+                   std::vector<FreshSymbol> &fresh,
+                   llvm::StringSet<> &usedNames)
+      : constraints(constraints), fresh(fresh), usedNames(usedNames) {}
 
+  /// Visits the ops in program order: every op after its operands, so one
+  /// pass reaches the fixpoint of forward propagation; what later ops imply
+  /// about earlier dimensions (sibling inference) is applied to every type
+  /// at the end through the constraint store's substitutions.
   LogicalResult run(func::FuncOp func) {
     for (BlockArgument arg : func.getArguments()) {
-      if (!isa<RankedTensorType>(arg.getType()))
+      if (!isa<TensorType>(arg.getType()))
         continue;
       std::optional<SmallVector<DimExpr>> shape =
           sym::getSymbolicShape(arg.getType());
@@ -52,28 +66,42 @@ public:
       if (!iface)
         return op.emitOpError("has no symbolic shape function");
       SmallVector<SymShape> operandShapes;
+      SmallVector<std::optional<SymValue>> operandValues;
       for (Value operand : op.getOperands()) {
         auto it = shapes.find(operand);
         if (it == shapes.end())
           return op.emitOpError("operand #")
                  << operandShapes.size() << " has no known shape";
         operandShapes.push_back(constraints.resolve(it->second));
+        auto v = values.find(operand);
+        operandValues.push_back(v == values.end()
+                                    ? std::nullopt
+                                    : std::optional<SymValue>(
+                                          constraints.resolve(v->second)));
       }
+      ShapeInferenceContext context{operandShapes, operandValues, constraints,
+                                    [&](StringRef hint) {
+                                      return makeFresh(op, hint);
+                                    },
+                                    {}};
+      context.resultValues.resize(op.getNumResults());
       SmallVector<SymShape> resultShapes;
-      if (failed(iface.inferSymbolicShapes(operandShapes, constraints,
-                                           resultShapes)))
+      if (failed(iface.inferSymbolicShapes(context, resultShapes)))
         return failure();
       if (resultShapes.size() != op.getNumResults())
         return op.emitOpError("shape function returned ")
                << resultShapes.size() << " shapes for " << op.getNumResults()
                << " results";
-      for (auto [result, shape] : llvm::zip(op.getResults(), resultShapes)) {
-        auto type = cast<RankedTensorType>(result.getType());
-        if (type.getRank() != (int64_t)shape.size())
-          return op.emitOpError("shape function gave rank ")
-                 << shape.size() << " for a result of rank "
-                 << type.getRank();
-        shapes[result] = shape;
+      for (auto [i, result] : llvm::enumerate(op.getResults())) {
+        auto ranked = dyn_cast<RankedTensorType>(result.getType());
+        if (ranked && ranked.getRank() != (int64_t)resultShapes[i].size())
+          return op.emitOpError("result #")
+                 << i << " is declared with rank " << ranked.getRank()
+                 << " but its shape function gives rank "
+                 << resultShapes[i].size();
+        shapes[result] = resultShapes[i];
+        if (context.resultValues[i])
+          values[result] = *context.resultValues[i];
       }
     }
     return success();
@@ -85,8 +113,12 @@ public:
       auto it = shapes.find(value);
       if (it == shapes.end())
         return;
-      auto type = cast<RankedTensorType>(value.getType());
-      value.setType(sym::withSymbolicShape(type, constraints.resolve(it->second)));
+      auto type = cast<TensorType>(value.getType());
+      SymShape shape = constraints.resolve(it->second);
+      auto ranked = RankedTensorType::get(
+          SmallVector<int64_t>(shape.size(), ShapedType::kDynamic),
+          type.getElementType());
+      value.setType(sym::withSymbolicShape(ranked, shape));
     };
     for (BlockArgument arg : func.getArguments())
       retype(arg);
@@ -101,8 +133,27 @@ public:
   }
 
 private:
+  DimExpr makeFresh(Operation &op, StringRef hint) {
+    std::string base = hint.str();
+    std::string name;
+    for (unsigned i = 0;; ++i) {
+      name = base + std::to_string(i);
+      if (!usedNames.contains(name))
+        break;
+    }
+    usedNames.insert(name);
+    std::string what = op.getName().getStringRef().str();
+    if (auto loc = dyn_cast<NameLoc>(op.getLoc()))
+      what += " '" + loc.getName().getValue().str() + "'";
+    fresh.push_back({name, what});
+    return DimExpr::symbol(name);
+  }
+
   ShapeConstraints &constraints;
+  std::vector<FreshSymbol> &fresh;
+  llvm::StringSet<> &usedNames;
   DenseMap<Value, SymShape> shapes;
+  DenseMap<Value, SymValue> values;
 };
 
 struct InferShapes final : ::dyncc::dg::impl::InferShapesPassBase<InferShapes> {
@@ -117,9 +168,14 @@ struct InferShapes final : ::dyncc::dg::impl::InferShapesPassBase<InferShapes> {
         funcs.push_back(func);
 
     // Analyse first, then mutate.
+    std::vector<FreshSymbol> fresh;
+    llvm::StringSet<> usedNames;
+    for (auto symbol : module.getOps<sym::SymbolOp>())
+      usedNames.insert(symbol.getSymName());
     SmallVector<std::unique_ptr<ShapePropagation>> states;
     for (func::FuncOp func : funcs) {
-      states.push_back(std::make_unique<ShapePropagation>(constraints));
+      states.push_back(
+          std::make_unique<ShapePropagation>(constraints, fresh, usedNames));
       if (failed(states.back()->run(func)))
         return signalPassFailure();
     }
@@ -132,6 +188,16 @@ struct InferShapes final : ::dyncc::dg::impl::InferShapesPassBase<InferShapes> {
     builder.setInsertionPointToStart(module.getBody());
     for (auto symbol : module.getOps<sym::SymbolOp>())
       builder.setInsertionPointAfter(symbol);
+    // Data-dependent sizes: bound at run time by the op that defines them.
+    for (const FreshSymbol &f : fresh) {
+      if (constraints.getSubstitutions().count(f.name))
+        continue; // Refined to an expression of other symbols.
+      auto symbol = sym::SymbolOp::create(
+          builder, module.getLoc(), builder.getStringAttr(f.name),
+          builder.getI64IntegerAttr(0), builder.getI64IntegerAttr(INT32_MAX),
+          IntegerAttr(), IntegerAttr(), builder.getUnitAttr());
+      symbol->setAttr("defined_by", builder.getStringAttr(f.what));
+    }
     for (const DeferredEquality &eq : constraints.getDeferred())
       sym::ConstraintOp::create(
           builder, module.getLoc(),

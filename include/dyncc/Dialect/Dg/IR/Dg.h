@@ -9,6 +9,8 @@
 #define DYNCC_DIALECT_DG_IR_DG_H
 
 #include "dyncc/Analysis/ShapeConstraints.h"
+#include "dyncc/Dialect/Dg/IR/DgTraits.h"
+#include "dyncc/Dialect/Dg/IR/ShapeInference.h"
 #include "dyncc/Dialect/Sym/IR/Sym.h"
 #include "mlir/Bytecode/BytecodeOpInterface.h"
 #include "mlir/IR/BuiltinTypes.h"

@@ -13,17 +13,20 @@ include "mlir/IR/OpBase.td"
 def Dg_SymbolicShapeOpInterface : OpInterface<"SymbolicShapeOpInterface"> {
   let description = [{
     The shape function of a graph op over symbolic dimensions: given the
-    symbolic shapes of its operands, compute those of its results, recording
-    in the constraint store every equality the op requires (a matmul's
-    contraction dims, broadcast partners).
+    symbolic shapes of its operands (and, for small integer tensors, their
+    symbolic contents: the values of shape sub-graphs), compute the shapes of
+    its results, recording in the constraint store every equality the op
+    requires (a matmul's contraction dims, broadcast partners). Ops that
+    compute on shape values also set the symbolic contents of their results
+    in `context.resultValues`, so that `Shape -> Gather -> Concat -> Reshape`
+    chains resolve to exact symbolic shapes.
   }];
   let cppNamespace = "::dyncc::dg";
   let methods = [
     InterfaceMethod<
       "Computes the symbolic result shapes from the operand shapes.",
       "::mlir::LogicalResult", "inferSymbolicShapes",
-      (ins "::llvm::ArrayRef<::dyncc::SymShape>":$operandShapes,
-           "::dyncc::ShapeConstraints &":$constraints,
+      (ins "::dyncc::dg::ShapeInferenceContext &":$context,
            "::llvm::SmallVectorImpl<::dyncc::SymShape> &":$resultShapes)>
   ];
 }

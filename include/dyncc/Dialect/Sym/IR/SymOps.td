@@ -24,14 +24,20 @@ def Sym_SymbolOp : Sym_Op<"symbol", [Symbol]> {
     ```mlir
     sym.symbol @B range [1, 8192]
     sym.symbol @L range [8, 512] divisor 8 likely 128
+    sym.symbol @nonzero0 range [0, 2147483647] data_dependent
     ```
+
+    A `data_dependent` symbol measures a size that depends on the data (the
+    count of NonZero, a shape computed from input values): the run-time binds
+    it in the middle of a run, when the op that defines it has run.
   }];
   let arguments = (ins SymbolNameAttr:$sym_name, I64Attr:$min, I64Attr:$max,
                        OptionalAttr<I64Attr>:$divisor,
-                       OptionalAttr<I64Attr>:$likely);
+                       OptionalAttr<I64Attr>:$likely,
+                       UnitAttr:$data_dependent);
   let assemblyFormat = [{
     $sym_name `range` ` ` `[` $min `,` $max `]` (`divisor` $divisor^)?
-    (`likely` $likely^)? attr-dict
+    (`likely` $likely^)? (`data_dependent` $data_dependent^)? attr-dict
   }];
   let hasVerifier = 1;
 }
