@@ -88,7 +88,7 @@ def gtest_suite(suite):
 def pytest_suite(suite):
     out = RESULTS / "pytest.xml"
     env = dict(os.environ, DYNCC_BUILD_DIR=str(BUILD))
-    run([sys.executable, "-m", "pytest", "-q", "-rs", "--junitxml", out,
+    run([sys.executable, "-m", "pytest", "-q", "-rs", "-n", JOBS, "--junitxml", out,
          ROOT / "python" / "tests"], env=env)
     suite.add_junit(out)
 

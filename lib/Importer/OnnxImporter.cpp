@@ -320,9 +320,11 @@ FailureOr<Type> Importer::importInputType(const onnx::ValueInfoProto &input) {
   bool dynamic = false;
   for (auto [i, dim] : llvm::enumerate(tensorType.shape().dim())) {
     bool known = dim.has_dim_value() && dim.dim_value() >= 0;
-    // --force-dynamic: sizes other than 1 (all, with =all) become symbols.
+    // --force-dynamic: sizes other than 1 and 0 (all, with =all) become
+    // symbols; 1 carries broadcasting meaning and 0 an empty tensor.
     if (known && options.forceDynamic &&
-        (dim.dim_value() != 1 || options.forceDynamicAll))
+        ((dim.dim_value() != 1 && dim.dim_value() != 0) ||
+         options.forceDynamicAll))
       known = false;
     if (known) {
       sizes.push_back(dim.dim_value());
@@ -669,6 +671,13 @@ Value NodeContext::scalarConstant(Type elementType, double value) {
         type, builder().getIntegerAttr(elementType, (int64_t)value));
   return dg::ConstantOp::create(builder(), loc, type,
                                 cast<ElementsAttr>(attr));
+}
+
+std::vector<std::string> dyncc::getSupportedOnnxOps() {
+  std::vector<std::string> ops;
+  for (const auto &entry : getOpHandlers())
+    ops.push_back(entry.first);
+  return ops;
 }
 
 FailureOr<ImportResult> dyncc::importOnnxModel(MLIRContext &context,

@@ -781,7 +781,10 @@ LogicalResult importBatchNorm(NodeContext &ctx) {
 
 template <typename OpTy>
 LogicalResult importPool(NodeContext &ctx) {
-  if (failed(ctx.expectArity(1, 1)))
+  // MaxPool may also return the argmax indices.
+  int outputs =
+      std::is_same_v<OpTy, dg::MaxPoolOp> ? std::min(2, ctx.node.output_size()) : 1;
+  if (failed(ctx.expectArity(1, 1, outputs)))
     return failure();
   FailureOr<Value> x = ctx.input(0);
   auto kernel = ctx.intsAttr("kernel_shape");
@@ -793,20 +796,21 @@ LogicalResult importPool(NodeContext &ctx) {
     return failure();
   if (!*kernel)
     return ctx.fail("needs 'kernel_shape'");
-  if (*order)
-    return ctx.fail("storage_order=1 is not supported");
   FailureOr<Window> w = windowAttrs(ctx, (*kernel)->size());
   if (failed(w))
     return failure();
   auto &b = ctx.builder();
-  ctx.setOutput(0, OpTy::create(b, ctx.loc,
-                                ctx.resultType(ctx.elementTypeOf(*x)), *x,
-                                b.getDenseI64ArrayAttr(**kernel),
-                                b.getDenseI64ArrayAttr(w->strides),
-                                b.getDenseI64ArrayAttr(w->pads),
-                                b.getDenseI64ArrayAttr(w->dilations),
-                                b.getBoolAttr(*ceil), b.getBoolAttr(*includePad),
-                                b.getStringAttr(w->autoPad)));
+  SmallVector<Type> types{ctx.resultType(ctx.elementTypeOf(*x))};
+  if (outputs == 2)
+    types.push_back(ctx.resultType(i64(ctx)));
+  Operation *op = OpTy::create(
+      b, ctx.loc, types, *x, b.getDenseI64ArrayAttr(**kernel),
+      b.getDenseI64ArrayAttr(w->strides), b.getDenseI64ArrayAttr(w->pads),
+      b.getDenseI64ArrayAttr(w->dilations), b.getBoolAttr(*ceil),
+      b.getBoolAttr(*includePad), b.getStringAttr(w->autoPad),
+      b.getBoolAttr(*order != 0));
+  for (int i = 0; i < outputs; ++i)
+    ctx.setOutput(i, op->getResult(i));
   return success();
 }
 
@@ -851,7 +855,8 @@ LogicalResult importSoftmax(NodeContext &ctx) {
 }
 
 LogicalResult importLayerNorm(NodeContext &ctx) {
-  if (failed(ctx.expectArity(2, 3)))
+  int outputs = std::min(3, ctx.node.output_size());
+  if (failed(ctx.expectArity(2, 3, outputs)))
     return failure();
   FailureOr<Value> x = ctx.input(0), scale = ctx.input(1);
   FailureOr<int64_t> axis = ctx.intAttr("axis", -1);
@@ -859,11 +864,20 @@ LogicalResult importLayerNorm(NodeContext &ctx) {
   if (failed(x) || failed(scale) || failed(axis) || failed(eps))
     return failure();
   Value bias = ctx.optionalInput(2);
-  ctx.setOutput(0, dg::LayerNormOp::create(
-                       ctx.builder(), ctx.loc,
-                       ctx.resultType(ctx.elementTypeOf(*x)), *x, *scale, bias,
-                       ctx.builder().getI64IntegerAttr(*axis),
-                       ctx.builder().getF32FloatAttr(*eps)));
+  FailureOr<int64_t> stashType = ctx.intAttr("stash_type", 1);
+  if (failed(stashType))
+    return failure();
+  if (*stashType != 1)
+    return ctx.fail("stash_type other than float is not supported");
+  // The statistics are computed in float (stash_type 1).
+  SmallVector<Type> stats(outputs - 1,
+                          ctx.resultType(ctx.builder().getF32Type()));
+  auto op = dg::LayerNormOp::create(
+      ctx.builder(), ctx.loc, ctx.resultType(ctx.elementTypeOf(*x)), stats,
+      *x, *scale, bias, ctx.builder().getI64IntegerAttr(*axis),
+      ctx.builder().getF32FloatAttr(*eps));
+  for (int i = 0; i < outputs; ++i)
+    ctx.setOutput(i, op->getResult(i));
   return success();
 }
 

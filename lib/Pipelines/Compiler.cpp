@@ -14,6 +14,7 @@
 
 #include "dyncc/Pipelines/Compiler.h"
 
+#include "dyncc/Dialect/Sym/IR/Sym.h"
 #include "dyncc/InitAll.h"
 #include "dyncc/Pipelines/Pipelines.h"
 #include "dyncc/Plan/HostPlan.h"
@@ -87,9 +88,12 @@ public:
       return true;
 
     // 2-4. Graph stages.
-    if (!runStage("shapes", *graph, buildShapePipeline) ||
-        stopped)
-      return !failedFlag;
+    if (!runStage("shapes", *graph, buildShapePipeline))
+      return false;
+    if (options.dumpSymbols)
+      dumpSymbolTable(*graph);
+    if (stopped)
+      return true;
     if (!runStage("fused", *graph, buildFusionPipeline) || stopped)
       return !failedFlag;
     if (!runStage("outlined", *graph, buildOutlinePipeline) || stopped)
@@ -223,6 +227,31 @@ private:
   }
 
   bool isStage(StringRef name) const { return options.emitStage == name; }
+
+  /// One line per symbol with its facts, then the run-time constraints.
+  void dumpSymbolTable(ModuleOp module) {
+    emitStream << "symbols:\n";
+    for (auto symbol : module.getOps<sym::SymbolOp>()) {
+      emitStream << "  " << symbol.getSymName() << " in ["
+                 << (int64_t)symbol.getMin() << ", " << (int64_t)symbol.getMax()
+                 << "]";
+      if (std::optional<uint64_t> d = symbol.getDivisor())
+        emitStream << " divisor " << *d;
+      if (std::optional<uint64_t> l = symbol.getLikely())
+        emitStream << " likely " << *l;
+      if (symbol.getDataDependent()) {
+        emitStream << " data-dependent";
+        if (auto by = symbol->getAttrOfType<StringAttr>("defined_by"))
+          emitStream << ", bound at run time by " << by.getValue();
+      }
+      emitStream << "\n";
+    }
+    emitStream << "constraints:\n";
+    for (auto c : module.getOps<sym::ConstraintOp>())
+      emitStream << "  " << c.getLhs().getCanonical() << " == "
+                 << c.getRhs().getCanonical() << "  (" << c.getReason()
+                 << ")\n";
+  }
 
   bool fail(const std::string &message) {
     if (!message.empty() || error.empty())

@@ -14,6 +14,7 @@
 
 #include "dyncc/Pipelines/Compiler.h"
 #include "dyncc/Pipelines/Pipelines.h"
+#include "dyncc/Runtime/Npy.h"
 #include "dyncc/Runtime/RunTool.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -42,6 +43,13 @@ static void printUsage(llvm::raw_ostream &os) {
         "with no\n"
         "                          --dim get the range [1, 8192] (with a "
         "note)\n"
+        "  --force-dynamic[=all]   every input dimension that is not 1 (all: "
+        "every one)\n"
+        "                          becomes a symbol\n"
+        "  --freeze-input NAME=FILE.npy  make graph input NAME a compile-time "
+        "constant\n"
+        "  --dump-symbols          print the symbol table after shape "
+        "propagation\n"
         "  --emit=STAGE            print the IR after STAGE instead of "
         "packaging\n"
         "  --quiet                 no progress or notes\n"
@@ -114,6 +122,58 @@ static bool parseDimFlag(const std::string &spec, ImportOptions &options,
   return true;
 }
 
+/// The ONNX TensorProto data type of a run-time dtype.
+static int32_t onnxDataType(runtime::DType type) {
+  switch (type) {
+  case runtime::DType::F16:
+    return 10;
+  case runtime::DType::BF16:
+    return 16;
+  case runtime::DType::F32:
+    return 1;
+  case runtime::DType::F64:
+    return 11;
+  case runtime::DType::I8:
+    return 3;
+  case runtime::DType::I16:
+    return 5;
+  case runtime::DType::I32:
+    return 6;
+  case runtime::DType::I64:
+    return 7;
+  case runtime::DType::U8:
+    return 2;
+  case runtime::DType::U16:
+    return 4;
+  case runtime::DType::U32:
+    return 12;
+  case runtime::DType::U64:
+    return 13;
+  case runtime::DType::Bool:
+    return 9;
+  }
+  return 0;
+}
+
+/// Parses NAME=FILE.npy and loads the array.
+static bool parseFreezeFlag(const std::string &spec, ImportOptions &options,
+                            std::string &error) {
+  size_t eq = spec.find('=');
+  if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size()) {
+    error = "--freeze-input expects NAME=FILE.npy, got '" + spec + "'";
+    return false;
+  }
+  runtime::NpyArray array;
+  if (!runtime::readNpy(spec.substr(eq + 1), array, error))
+    return false;
+  FrozenTensor tensor;
+  tensor.dataType = onnxDataType(array.dtype);
+  tensor.shape = array.shape;
+  tensor.bytes.assign(array.data.begin(), array.data.end());
+  options.frozenInputs[spec.substr(0, eq)] = std::move(tensor);
+  return true;
+}
+
 static int compileMain(llvm::ArrayRef<std::string> args) {
   CompileOptions options;
   bool quiet = false;
@@ -159,6 +219,19 @@ static int compileMain(llvm::ArrayRef<std::string> args) {
         return usageError("--dim needs NAME=MIN:MAX or NAME=VALUE");
       if (!parseDimFlag(v, options.import, error))
         return usageError(error);
+    } else if (arg == "--force-dynamic" || arg == "--force-dynamic=all") {
+      options.import.forceDynamic = true;
+      options.import.forceDynamicAll = arg.ends_with("=all");
+    } else if (arg == "--dump-symbols") {
+      options.dumpSymbols = true;
+    } else if (arg.starts_with("--freeze-input")) {
+      if (!value(i, "--freeze-input", v))
+        return usageError("--freeze-input needs NAME=FILE.npy");
+      std::string error;
+      if (!parseFreezeFlag(v, options.import, error)) {
+        llvm::errs() << "dyncc: error: " << error << "\n";
+        return 1;
+      }
     } else if (arg.starts_with("--emit")) {
       if (!value(i, "--emit", v))
         return usageError("--emit needs a stage name");
@@ -208,6 +281,11 @@ int main(int argc, char **argv) {
   llvm::ArrayRef<std::string> rest = llvm::ArrayRef(args).drop_front();
   if (command == "-h" || command == "--help" || command == "help") {
     printUsage(llvm::outs());
+    return 0;
+  }
+  if (command == "--list-ops") {
+    for (const std::string &op : getSupportedOnnxOps())
+      llvm::outs() << op << "\n";
     return 0;
   }
   if (command == "compile")

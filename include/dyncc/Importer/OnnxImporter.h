@@ -69,6 +69,9 @@ mlir::FailureOr<ImportResult> importOnnxModel(mlir::MLIRContext &context,
                                               const ImportOptions &options,
                                               std::string &error);
 
+/// The ONNX op types (default domain) the importer handles, sorted.
+std::vector<std::string> getSupportedOnnxOps();
+
 /// Turns an ONNX dimension or tensor name into a symbol name usable in the
 /// IR and the manifest: `[A-Za-z_][A-Za-z0-9_]*`, not a type keyword.
 std::string sanitizeSymbolName(const std::string &name);

@@ -25,6 +25,9 @@ struct CompileOptions {
   ImportOptions import;
   /// When set, print the IR (or text) after this stage instead of packaging.
   std::string emitStage;
+  /// Print the symbol table (facts, data-dependent symbols, constraints)
+  /// after shape propagation.
+  bool dumpSymbols = false;
   /// Called at the start and end of each stage (for progress output).
   std::function<void(const std::string &stage, bool done, double seconds,
                      const std::string &detail)>

@@ -45,10 +45,11 @@ func.func @specialize(%a: tensor<4x?xf32, #sym.shape<[4, K]>>, %b: tensor<16x8xf
 
 // -----
 
-// ... but not to a constant outside its range.
-// expected-error @+1 {{'sym.symbol' op is required to equal 160, outside its range [1, 100]}}
+// ... but not to a constant outside its range: the error names the op, both
+// expressions and where the range came from.
 sym.symbol @K range [1, 100]
 func.func @out_of_range(%a: tensor<4x?xf32, #sym.shape<[4, K]>>, %b: tensor<160x8xf32>) -> tensor<?x?xf32> {
+  // expected-error @+1 {{'dg.matmul' op requires the contraction dimensions to be equal, but they are K and 160, which cannot be equal: 'K' is in [1, 100] (from sym.symbol @K)}}
   %0 = dg.matmul %a, %b : (tensor<4x?xf32, #sym.shape<[4, K]>>, tensor<160x8xf32>) -> tensor<?x?xf32>
   return %0 : tensor<?x?xf32>
 }

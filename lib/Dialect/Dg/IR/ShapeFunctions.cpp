@@ -159,14 +159,15 @@ DimExpr sliceSize(const DimExpr &dim, DimExpr start, DimExpr end, int64_t step) 
 }
 
 /// Output size of a conv/pool window along one dimension.
-DimExpr windowOutput(const DimExpr &in, int64_t kernel, int64_t stride,
+DimExpr windowOutput(const DimExpr &in, const DimExpr &kernel, int64_t stride,
                      int64_t padBegin, int64_t padEnd, int64_t dilation,
                      bool ceilMode, StringRef autoPad) {
   if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER")
     return DimExpr::ceilDiv(in, stride);
-  DimExpr span = in + DimExpr(padBegin + padEnd - dilation * (kernel - 1) - 1);
+  DimExpr extent = DimExpr(dilation) * (kernel - DimExpr(1)) + DimExpr(1);
+  DimExpr span = in + DimExpr(padBegin + padEnd) - extent;
   if (autoPad == "VALID")
-    span = in - DimExpr(dilation * (kernel - 1) + 1);
+    span = in - extent;
   return (ceilMode ? DimExpr::ceilDiv(span, stride)
                    : DimExpr::floorDiv(span, stride)) +
          DimExpr(1);
@@ -524,7 +525,9 @@ LogicalResult FlattenOp::inferSymbolicShapes(ShapeInferenceContext &ctx,
                                              SmallVectorImpl<SymShape> &results) {
   const SymShape &in = ctx.operandShapes[0];
   int64_t rank = in.size();
-  int64_t axis = getAxis() < 0 ? getAxis() + rank : getAxis();
+  int64_t axis = static_cast<int64_t>(getAxis());
+  if (axis < 0)
+    axis += rank;
   if (axis < 0 || axis > rank)
     return emitOpError("axis ") << getAxis() << " is out of range for rank "
                                 << rank;
@@ -891,12 +894,14 @@ LogicalResult ResizeOp::inferSymbolicShapes(ShapeInferenceContext &ctx,
   SymShape result;
   for (auto [d, scale] : llvm::zip(in, dense.getValues<APFloat>())) {
     double s = scale.convertToDouble();
+    // A float is a dyadic fraction p / 2^k exactly: floor(dim * p / 2^k)
+    // is ONNX's floor(dim * scale) with no rounding.
     int64_t q = 1;
-    while (q < 1024 && std::abs(s * q - std::round(s * q)) > 1e-9)
+    while (q < (int64_t(1) << 40) && s * q != std::floor(s * q))
       q *= 2;
-    int64_t p = (int64_t)std::round(s * q);
-    if (std::abs(s * q - p) > 1e-9 || s <= 0)
-      return emitOpError("scale ") << s << " is not a positive dyadic fraction";
+    int64_t p = (int64_t)(s * q);
+    if (s * q != (double)p || s <= 0)
+      return emitOpError("scale ") << s << " is not a positive finite float";
     result.push_back(DimExpr::floorDiv(d * DimExpr(p), q));
   }
   results.push_back(ctx.constraints.resolve(result));
@@ -978,10 +983,7 @@ LogicalResult ConvOp::inferSymbolicShapes(ShapeInferenceContext &ctx,
     return failure();
   SymShape result{x[0], w[0]};
   for (size_t i = 0; i < spatial; ++i) {
-    std::optional<int64_t> k = w[i + 2].getConstant();
-    if (!k)
-      return emitOpError("kernel size ") << i << " must be static";
-    result.push_back(windowOutput(x[i + 2], *k, getStrides()[i], getPads()[i],
+    result.push_back(windowOutput(x[i + 2], w[i + 2], getStrides()[i], getPads()[i],
                                   getPads()[i + spatial], getDilations()[i],
                                   false, getAutoPad()));
   }
@@ -1011,7 +1013,7 @@ static LogicalResult poolShape(Operation *op, ShapeInferenceContext &ctx,
            << " entries";
   SymShape result{x[0], x[1]};
   for (size_t i = 0; i < spatial; ++i)
-    result.push_back(windowOutput(x[i + 2], kernel[i], strides[i], pads[i],
+    result.push_back(windowOutput(x[i + 2], DimExpr(kernel[i]), strides[i], pads[i],
                                   pads[i + spatial], dilations[i], ceilMode,
                                   autoPad));
   results.push_back(ctx.constraints.resolve(result));
@@ -1020,9 +1022,13 @@ static LogicalResult poolShape(Operation *op, ShapeInferenceContext &ctx,
 
 LogicalResult MaxPoolOp::inferSymbolicShapes(ShapeInferenceContext &ctx,
                                              SmallVectorImpl<SymShape> &results) {
-  return poolShape(getOperation(), ctx, getKernelShape(), getStrides(),
-                   getPads(), getDilations(), getCeilMode(), getAutoPad(),
-                   results);
+  if (failed(poolShape(getOperation(), ctx, getKernelShape(), getStrides(),
+                       getPads(), getDilations(), getCeilMode(), getAutoPad(),
+                       results)))
+    return failure();
+  if (getIndices())
+    results.push_back(results.front()); // Indices have the output's shape.
+  return success();
 }
 
 LogicalResult AvgPoolOp::inferSymbolicShapes(ShapeInferenceContext &ctx,
@@ -1086,12 +1092,52 @@ static LogicalResult reduceShape(Operation *op, ShapeInferenceContext &ctx,
     return reduceShape(getOperation(), ctx, getAxes(), getKeepdims(),          \
                        results);                                               \
   }
-DYNCC_REDUCE_SHAPE(ReduceSumOp)
 DYNCC_REDUCE_SHAPE(ReduceMeanOp)
-DYNCC_REDUCE_SHAPE(ReduceMaxOp)
-DYNCC_REDUCE_SHAPE(ReduceMinOp)
-DYNCC_REDUCE_SHAPE(ReduceProdOp)
 #undef DYNCC_REDUCE_SHAPE
+
+/// A reduction whose contents fold when it reduces a whole 1-D value (shape
+/// arithmetic: the product of some dimensions, tf2onnx's Tensordot).
+static LogicalResult
+reduceWithValues(Operation *op, ShapeInferenceContext &ctx,
+                 std::optional<ArrayRef<int64_t>> axes, bool keepDims,
+                 SmallVectorImpl<SymShape> &results,
+                 function_ref<DimExpr(const DimExpr &, const DimExpr &)> fn) {
+  if (failed(reduceShape(op, ctx, axes, keepDims, results)))
+    return failure();
+  if (ctx.operandShapes[0].size() == 1 && ctx.operandValues[0] &&
+      !ctx.operandValues[0]->empty()) {
+    DimExpr acc = (*ctx.operandValues[0])[0];
+    for (const DimExpr &v : ArrayRef(*ctx.operandValues[0]).drop_front())
+      acc = fn(acc, v);
+    ctx.resultValues[0] = SymValue{acc};
+  }
+  return success();
+}
+
+LogicalResult ReduceSumOp::inferSymbolicShapes(ShapeInferenceContext &ctx,
+                                               SmallVectorImpl<SymShape> &results) {
+  return reduceWithValues(getOperation(), ctx, getAxes(), getKeepdims(), results,
+                          [](const DimExpr &a, const DimExpr &b) { return a + b; });
+}
+LogicalResult ReduceProdOp::inferSymbolicShapes(ShapeInferenceContext &ctx,
+                                                SmallVectorImpl<SymShape> &results) {
+  return reduceWithValues(getOperation(), ctx, getAxes(), getKeepdims(), results,
+                          [](const DimExpr &a, const DimExpr &b) { return a * b; });
+}
+LogicalResult ReduceMaxOp::inferSymbolicShapes(ShapeInferenceContext &ctx,
+                                               SmallVectorImpl<SymShape> &results) {
+  return reduceWithValues(getOperation(), ctx, getAxes(), getKeepdims(), results,
+                          [](const DimExpr &a, const DimExpr &b) {
+                            return DimExpr::max(a, b);
+                          });
+}
+LogicalResult ReduceMinOp::inferSymbolicShapes(ShapeInferenceContext &ctx,
+                                               SmallVectorImpl<SymShape> &results) {
+  return reduceWithValues(getOperation(), ctx, getAxes(), getKeepdims(), results,
+                          [](const DimExpr &a, const DimExpr &b) {
+                            return DimExpr::min(a, b);
+                          });
+}
 
 LogicalResult LayerNormOp::inferSymbolicShapes(ShapeInferenceContext &ctx,
                                                SmallVectorImpl<SymShape> &results) {
@@ -1104,5 +1150,12 @@ LogicalResult LayerNormOp::inferSymbolicShapes(ShapeInferenceContext &ctx,
   if (failed(broadcast(getOperation(), {normalized, ctx.operandShapes[1]},
                        ctx.constraints, scaleShape)))
     return failure();
-  return sameShape(ctx, results);
+  if (failed(sameShape(ctx, results)))
+    return failure();
+  // Mean and inverse standard deviation: normalized dimensions kept as 1.
+  SymShape stats(x.begin(), x.begin() + *axis);
+  stats.resize(x.size(), DimExpr(1));
+  for (unsigned i = 0; i < getStatistics().size(); ++i)
+    results.push_back(ctx.constraints.resolve(stats));
+  return success();
 }

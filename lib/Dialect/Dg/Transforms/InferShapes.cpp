@@ -162,6 +162,15 @@ struct InferShapes final : ::dyncc::dg::impl::InferShapesPassBase<InferShapes> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
     ShapeConstraints constraints;
+    // The declared facts feed range and divisibility reasoning.
+    for (auto symbol : module.getOps<sym::SymbolOp>()) {
+      SymbolFacts facts;
+      facts.min = symbol.getMin();
+      facts.max = symbol.getMax();
+      facts.divisor = symbol.getDivisor().value_or(1);
+      std::string source = "sym.symbol @" + symbol.getSymName().str();
+      constraints.setFacts(symbol.getSymName().str(), facts, source);
+    }
     SmallVector<func::FuncOp> funcs;
     for (auto func : module.getOps<func::FuncOp>())
       if (!func.isExternal() && !func->hasAttr("dyncc.kernel"))
@@ -198,11 +207,12 @@ struct InferShapes final : ::dyncc::dg::impl::InferShapesPassBase<InferShapes> {
           IntegerAttr(), IntegerAttr(), builder.getUnitAttr());
       symbol->setAttr("defined_by", builder.getStringAttr(f.what));
     }
+    // The store keeps deferred equalities substituted and simplified, but
+    // not mapped through their own class (which would make them trivial).
     for (const DeferredEquality &eq : constraints.getDeferred())
       sym::ConstraintOp::create(
-          builder, module.getLoc(),
-          sym::ExprAttr::get(&getContext(), constraints.resolve(eq.lhs)),
-          sym::ExprAttr::get(&getContext(), constraints.resolve(eq.rhs)),
+          builder, module.getLoc(), sym::ExprAttr::get(&getContext(), eq.lhs),
+          sym::ExprAttr::get(&getContext(), eq.rhs),
           builder.getStringAttr(eq.reason));
   }
 

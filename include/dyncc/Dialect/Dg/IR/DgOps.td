@@ -427,12 +427,18 @@ class Dg_PoolOp<string mnemonic, string math> : Dg_GraphOp<mnemonic> {
                        DenseI64ArrayAttr:$dilations,
                        DefaultValuedAttr<BoolAttr, "false">:$ceil_mode,
                        DefaultValuedAttr<BoolAttr, "false">:$count_include_pad,
-                       DefaultValuedAttr<StrAttr, "\"NOTSET\"">:$auto_pad);
+                       DefaultValuedAttr<StrAttr, "\"NOTSET\"">:$auto_pad,
+                       DefaultValuedAttr<BoolAttr, "false">:$column_major_indices);
   let results = (outs AnyTensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
 }
 
-def Dg_MaxPoolOp : Dg_PoolOp<"max_pool", "Max">;
+def Dg_MaxPoolOp : Dg_PoolOp<"max_pool", "Max"> {
+  let results = (outs AnyTensor:$result, Optional<AnyTensor>:$indices);
+  let assemblyFormat = [{
+    $input attr-dict `:` type($input) `->` type($result) (`,` type($indices)^)?
+  }];
+}
 def Dg_AvgPoolOp : Dg_PoolOp<"avg_pool", "Average">;
 
 class Dg_GlobalPoolOp<string mnemonic, string math> : Dg_GraphOp<mnemonic> {
@@ -477,13 +483,18 @@ def Dg_LogSoftmaxOp : Dg_SoftmaxLikeOp<"log_softmax", "Log-softmax">;
 
 def Dg_LayerNormOp : Dg_GraphOp<"layer_norm"> {
   let summary = "Layer normalization over the dimensions from `axis` on";
+  let description = [{
+    Optionally also returns the mean and the inverse standard deviation
+    (ONNX's second and third outputs), with the normalized dimensions kept
+    as size 1.
+  }];
   let arguments = (ins AnyTensor:$input, AnyTensor:$scale,
                        Optional<AnyTensor>:$bias, I64Attr:$axis,
                        DefaultValuedAttr<F32Attr, "1e-5f">:$epsilon);
-  let results = (outs AnyTensor:$result);
+  let results = (outs AnyTensor:$result, Variadic<AnyTensor>:$statistics);
   let assemblyFormat = [{
     $input `,` $scale (`,` $bias^ `:` type($bias))? attr-dict
-    `:` type($input) `,` type($scale) `->` type($result)
+    `:` type($input) `,` type($scale) `->` type($result) (`,` type($statistics)^)?
   }];
 }
 
