@@ -425,13 +425,48 @@ LogicalResult MaxOp::inferSymbolicShapes(ShapeInferenceContext &ctx,
 DYNCC_BINARY_SHAPE(PowOp)
 DYNCC_BINARY_SHAPE(AndOp)
 DYNCC_BINARY_SHAPE(OrOp)
-DYNCC_BINARY_SHAPE(EqualOp)
 DYNCC_BINARY_SHAPE(LessOp)
 DYNCC_BINARY_SHAPE(GreaterOp)
 DYNCC_BINARY_SHAPE(LessEqualOp)
 DYNCC_BINARY_SHAPE(GreaterEqualOp)
-DYNCC_BINARY_SHAPE(SelectOp)
 #undef DYNCC_BINARY_SHAPE
+
+LogicalResult EqualOp::inferSymbolicShapes(ShapeInferenceContext &ctx,
+                                           SmallVectorImpl<SymShape> &results) {
+  // Decided where the facts prove it (torch's expand(-1) export compares a
+  // shape with -1: symbols are never negative).
+  const FactsMap &facts = ctx.constraints.getFactsMap();
+  return binaryOp(getOperation(), ctx, results,
+                  [&](const DimExpr &a, const DimExpr &b) -> std::optional<DimExpr> {
+                    if (proveEqual(a, b, facts))
+                      return DimExpr(1);
+                    if (proveNotEqual(a, b, facts))
+                      return DimExpr(0);
+                    return std::nullopt;
+                  });
+}
+
+LogicalResult SelectOp::inferSymbolicShapes(ShapeInferenceContext &ctx,
+                                            SmallVectorImpl<SymShape> &results) {
+  if (failed(binaryOp(getOperation(), ctx, results)))
+    return failure();
+  // Contents when the condition is known element by element.
+  const auto &c = ctx.operandValues[0], &a = ctx.operandValues[1],
+             &b = ctx.operandValues[2];
+  if (c && a && b && results.front().size() <= 1) {
+    size_t n = std::max({c->size(), a->size(), b->size()});
+    auto at = [&](const SymValue &v, size_t i) { return v[v.size() == 1 ? 0 : i]; };
+    SymValue values;
+    for (size_t i = 0; i < n; ++i) {
+      std::optional<int64_t> cond = at(*c, i).getConstant();
+      if (!cond)
+        return success();
+      values.push_back(*cond ? at(*a, i) : at(*b, i));
+    }
+    ctx.resultValues[0] = values;
+  }
+  return success();
+}
 
 //===----------------------------------------------------------------------===//
 // Shapes and data movement
