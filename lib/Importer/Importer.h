@@ -19,6 +19,7 @@
 
 #include "onnx/onnx_pb.h"
 
+#include <deque>
 #include <map>
 #include <set>
 
@@ -98,9 +99,12 @@ public:
   /// Maps ONNX element types to MLIR ones; fails naming `what`.
   mlir::FailureOr<mlir::Type> importElementType(int32_t dataType,
                                                 const std::string &what);
-  /// Makes a dg.constant from a tensor (resource-backed when large).
-  mlir::FailureOr<mlir::Value> importTensor(const onnx::TensorProto &tensor,
-                                            mlir::Location loc);
+  /// Makes a dg.constant from a tensor (resource-backed when large). With
+  /// `takeData`, a large `raw_data` is moved into the resource blob instead
+  /// of copied (the tensor is imported once).
+  mlir::FailureOr<mlir::Value> importTensor(onnx::TensorProto &tensor,
+                                            mlir::Location loc,
+                                            bool takeData = false);
   mlir::FailureOr<mlir::Value> lookup(const std::string &name,
                                       const onnx::NodeProto *node);
   /// Integer contents of a constant tensor by value name.
@@ -113,9 +117,10 @@ public:
   std::string &error;
   int64_t opsetVersion = 0;
   std::map<std::string, mlir::Value> values;
-  /// Tensors known at compile time by value name: initializers, Constant
-  /// node outputs and frozen inputs.
-  std::map<std::string, onnx::TensorProto> constants;
+  /// Tensors known at compile time by value name: initializers (in the
+  /// model), Constant node outputs and frozen inputs (in `ownedConstants`).
+  std::map<std::string, onnx::TensorProto *> constants;
+  std::deque<onnx::TensorProto> ownedConstants;
   /// Every value name some node or the graph output reads.
   std::set<std::string> usedNames;
 

@@ -157,8 +157,8 @@ static std::optional<std::string> tensorBytes(const onnx::TensorProto &tensor,
   return bytes;
 }
 
-FailureOr<Value> Importer::importTensor(const onnx::TensorProto &tensor,
-                                        Location loc) {
+FailureOr<Value> Importer::importTensor(onnx::TensorProto &tensor,
+                                        Location loc, bool takeData) {
   const std::string what = "tensor '" + tensor.name() + "'";
   if (tensor.data_location() == onnx::TensorProto::EXTERNAL) {
     error = what + " uses external data, which is not supported";
@@ -178,30 +178,44 @@ FailureOr<Value> Importer::importTensor(const onnx::TensorProto &tensor,
   }
   auto type = RankedTensorType::get(shape, *elementType);
   size_t width = std::max<unsigned>(1, elementType->getIntOrFloatBitWidth() / 8);
-  std::optional<std::string> bytes = tensorBytes(tensor, width);
-  if (!bytes || bytes->size() != (size_t)count * width) {
-    error = what + " holds " + std::to_string(bytes ? bytes->size() : 0) +
+  // raw_data is read in place; only the typed fields are converted.
+  std::optional<std::string> converted;
+  ArrayRef<char> data;
+  if (tensor.has_raw_data()) {
+    data = ArrayRef<char>(tensor.raw_data().data(), tensor.raw_data().size());
+  } else if ((converted = tensorBytes(tensor, width))) {
+    data = ArrayRef<char>(converted->data(), converted->size());
+  }
+  if (data.size() != (size_t)count * width) {
+    error = what + " holds " + std::to_string(data.size()) +
             " bytes of data, expected " + std::to_string(count * width);
     return failure();
   }
   ElementsAttr attr;
   if (elementType->isInteger(1)) {
     SmallVector<bool> flags;
-    for (char c : *bytes)
+    for (char c : data)
       flags.push_back(c != 0);
     attr = DenseElementsAttr::get(type, ArrayRef<bool>(flags));
   } else if (count <= dg::kMaxTrackedValues) {
     // Small tensors stay inline: shape arithmetic reads their contents.
-    attr = DenseElementsAttr::getFromRawBuffer(
-        type, ArrayRef<char>(bytes->data(), bytes->size()));
+    attr = DenseElementsAttr::getFromRawBuffer(type, data);
   } else {
-    // Weights: one resource blob each (copied once out of the protobuf,
-    // which is freed after import), not a DenseElementsAttr.
+    // Weights: one resource blob each, not a DenseElementsAttr. The
+    // protobuf's own buffer moves into the blob when it may (no copy).
     std::string name = "w" + std::to_string(resourceCount++);
-    attr = DenseResourceElementsAttr::get(
-        type, name,
-        HeapAsmResourceBlob::allocateAndCopyInferAlign(
-            ArrayRef<char>(bytes->data(), bytes->size())));
+    constexpr size_t alignment = 8;
+    if (takeData && tensor.has_raw_data() &&
+        reinterpret_cast<uintptr_t>(data.data()) % alignment == 0) {
+      std::string *raw = tensor.release_raw_data();
+      AsmResourceBlob blob(ArrayRef<char>(raw->data(), raw->size()), alignment,
+                           [raw](void *, size_t, size_t) { delete raw; },
+                           /*dataIsMutable=*/false);
+      attr = DenseResourceElementsAttr::get(type, name, std::move(blob));
+    } else {
+      attr = DenseResourceElementsAttr::get(
+          type, name, HeapAsmResourceBlob::allocateAndCopyInferAlign(data));
+    }
   }
   return dg::ConstantOp::create(builder, loc, type, attr).getResult();
 }
@@ -211,7 +225,7 @@ Importer::constantInts(const std::string &name) {
   auto it = constants.find(name);
   if (it == constants.end())
     return std::nullopt;
-  const onnx::TensorProto &t = it->second;
+  const onnx::TensorProto &t = *it->second;
   int32_t dt = t.data_type();
   size_t width;
   switch (dt) {
@@ -256,7 +270,8 @@ FailureOr<Value> Importer::lookup(const std::string &name,
     OpBuilder::InsertionGuard guard(builder);
     builder.setInsertionPointToStart(entry);
     FailureOr<Value> value =
-        importTensor(c->second, NameLoc::get(builder.getStringAttr(name)));
+        importTensor(*c->second, NameLoc::get(builder.getStringAttr(name)),
+                     /*takeData=*/true);
     if (failed(value))
       return failure();
     values[name] = *value;
@@ -421,6 +436,7 @@ FailureOr<ImportResult> Importer::run() {
   if (!model.ParseFromArray((*buffer)->getBufferStart(),
                             (int)(*buffer)->getBufferSize()))
     return fail("'" + path + "' is not an ONNX model (protobuf parse failed)");
+  buffer->reset(); // The protobuf holds its own copy of the weights.
   if (model.ir_version() <= 0 || !model.has_graph() ||
       model.graph().node_size() == 0)
     return fail("'" + path +
@@ -438,22 +454,22 @@ FailureOr<ImportResult> Importer::run() {
       model.graph().name().empty() ? "model" : model.graph().name())));
   builder.setInsertionPointToEnd(result.module->getBody());
 
-  const onnx::GraphProto &graph = model.graph();
+  onnx::GraphProto &graph = *model.mutable_graph();
   for (const auto &node : graph.node())
     for (const std::string &in : node.input())
       usedNames.insert(in);
   for (const auto &output : graph.output())
     usedNames.insert(output.name());
-  for (const auto &init : graph.initializer())
-    constants[init.name()] = init;
+  for (auto &init : *graph.mutable_initializer())
+    constants[init.name()] = &init;
   for (const auto &[name, frozen] : options.frozenInputs) {
-    onnx::TensorProto t;
+    onnx::TensorProto &t = ownedConstants.emplace_back();
     t.set_name(name);
     t.set_data_type(frozen.dataType);
     for (int64_t d : frozen.shape)
       t.add_dims(d);
     t.set_raw_data(frozen.bytes);
-    constants[name] = t;
+    constants[name] = &t;
   }
 
   SmallVector<Type> argTypes;

@@ -215,7 +215,8 @@ LogicalResult importConstant(NodeContext &ctx) {
                     "attribute (sparse and string values are not supported)");
   }
   tensor.set_name(ctx.node.output(0));
-  ctx.importer.constants[ctx.node.output(0)] = tensor;
+  ctx.importer.constants[ctx.node.output(0)] =
+      &ctx.importer.ownedConstants.emplace_back(std::move(tensor));
   return success();
 }
 
@@ -409,8 +410,8 @@ LogicalResult importConcat(NodeContext &ctx) {
     // constants with 1-D shape pieces; read those as one-element vectors,
     // as ONNX Runtime does.
     auto c = ctx.importer.constants.find(ctx.node.input(i));
-    if (c != ctx.importer.constants.end() && c->second.dims_size() == 0) {
-      onnx::TensorProto vector = c->second;
+    if (c != ctx.importer.constants.end() && c->second->dims_size() == 0) {
+      onnx::TensorProto vector = *c->second;
       vector.add_dims(1);
       FailureOr<Value> v = ctx.importer.importTensor(vector, ctx.loc);
       if (failed(v))

@@ -211,7 +211,14 @@ private:
         }))
       return fail("unknown stage '" + options.emitStage +
                   "' for --emit (see --help)");
-    if (options.emitStage.empty() && options.outputPath.empty())
+    if (!options.stopAfter.empty() &&
+        llvm::none_of(getCompileStages(), [&](const StageInfo &s) {
+          return options.stopAfter == s.name;
+        }))
+      return fail("unknown stage '" + options.stopAfter +
+                  "' for --stop-after (see --help)");
+    if (options.emitStage.empty() && options.stopAfter.empty() &&
+        options.outputPath.empty())
       return fail("no output file: pass -o OUT.dyncc");
     return true;
   }
@@ -282,9 +289,15 @@ private:
                          .count();
     if (options.progress)
       options.progress(name, true, seconds, detail);
+    if (options.stopAfter == name) {
+      stopped = true;
+      return true;
+    }
     if (isStage(name) && module) {
       // Weights are elided: the IR is for reading.
-      module.print(emitStream, OpPrintingFlags().elideLargeElementsAttrs(16));
+      module.print(emitStream, OpPrintingFlags()
+                                   .elideLargeElementsAttrs(16)
+                                   .elideLargeResourceString(64));
       emitStream << "\n";
       stopped = true;
       return true;

@@ -52,6 +52,8 @@ static void printUsage(llvm::raw_ostream &os) {
         "propagation\n"
         "  --emit=STAGE            print the IR after STAGE instead of "
         "packaging\n"
+        "  --stop-after=STAGE      stop after STAGE, printing nothing (to "
+        "time stages)\n"
         "  --quiet                 no progress or notes\n"
         "\n"
         "stages for --emit:\n";
@@ -232,6 +234,10 @@ static int compileMain(llvm::ArrayRef<std::string> args) {
         llvm::errs() << "dyncc: error: " << error << "\n";
         return 1;
       }
+    } else if (arg.starts_with("--stop-after")) {
+      if (!value(i, "--stop-after", v))
+        return usageError("--stop-after needs a stage name");
+      options.stopAfter = v;
     } else if (arg.starts_with("--emit")) {
       if (!value(i, "--emit", v))
         return usageError("--emit needs a stage name");
@@ -248,12 +254,15 @@ static int compileMain(llvm::ArrayRef<std::string> args) {
   if (options.inputPath.empty())
     return usageError("no model given");
 
-  bool terminal = isatty(STDERR_FILENO);
+  // Stage times on a terminal, or when DYNCC_PROGRESS=1 (benchmarks).
+  const char *progressEnv = getenv("DYNCC_PROGRESS");
+  bool terminal = isatty(STDERR_FILENO) ||
+                  (progressEnv && std::string(progressEnv) == "1");
   if (!quiet)
     options.note = [](const std::string &note) {
       llvm::errs() << "dyncc: note: " << note << "\n";
     };
-  if (!quiet && terminal)
+  if ((!quiet && isatty(STDERR_FILENO)) || (terminal && !isatty(STDERR_FILENO)))
     options.progress = [](const std::string &stage, bool done, double seconds,
                           const std::string &detail) {
       if (!done)

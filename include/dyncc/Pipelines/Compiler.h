@@ -25,6 +25,9 @@ struct CompileOptions {
   ImportOptions import;
   /// When set, print the IR (or text) after this stage instead of packaging.
   std::string emitStage;
+  /// When set, stop after this stage without printing or packaging (for
+  /// measuring the stages up to it).
+  std::string stopAfter;
   /// Print the symbol table (facts, data-dependent symbols, constraints)
   /// after shape propagation.
   bool dumpSymbols = false;
