@@ -131,7 +131,7 @@ private:
 
   mlir::FailureOr<ImportResult> fail(const std::string &message);
   std::string getSymbol(const std::string &param, const std::string &inputName,
-                        int dim);
+                        int dim, bool mayBeZero = false);
   mlir::FailureOr<mlir::Type> importInputType(const onnx::ValueInfoProto &input);
   mlir::LogicalResult sortNodes(
       llvm::SmallVectorImpl<const onnx::NodeProto *> &order);

@@ -272,8 +272,11 @@ FailureOr<Value> Importer::lookup(const std::string &name,
     FailureOr<Value> value =
         importTensor(*c->second, NameLoc::get(builder.getStringAttr(name)),
                      /*takeData=*/true);
-    if (failed(value))
+    if (failed(value)) {
+      if (node)
+        error = "node '" + node->name() + "' (" + node->op_type() + "): " + error;
       return failure();
+    }
     values[name] = *value;
     return *value;
   }
@@ -289,13 +292,14 @@ FailureOr<Value> Importer::lookup(const std::string &name,
 //===----------------------------------------------------------------------===//
 
 std::string Importer::getSymbol(const std::string &param,
-                                const std::string &inputName, int dim) {
+                                const std::string &inputName, int dim,
+                                bool mayBeZero) {
   std::string raw = param;
   if (raw.empty())
     raw = inputName + "_d" + std::to_string(dim);
   std::string name = sanitizeSymbolName(raw);
   if (!symbols.count(name)) {
-    SymbolInfo info{options.defaultMin, options.defaultMax, 1};
+    SymbolInfo info{mayBeZero ? 0 : options.defaultMin, options.defaultMax, 1};
     auto flag = options.dims.find(raw);
     if (flag == options.dims.end())
       flag = options.dims.find(name);
@@ -347,7 +351,9 @@ FailureOr<Type> Importer::importInputType(const onnx::ValueInfoProto &input) {
       continue;
     }
     std::string param = dim.has_dim_param() ? dim.dim_param() : "";
-    std::string name = getSymbol(param, input.name(), (int)i);
+    // A declared size 0 made symbolic (--force-dynamic=all) may be empty.
+    bool mayBeZero = dim.has_dim_value() && dim.dim_value() == 0;
+    std::string name = getSymbol(param, input.name(), (int)i, mayBeZero);
     const SymbolInfo &info = symbols[name];
     if (info.min == info.max) {
       // `--dim NAME=VALUE`: specialized at compile time.

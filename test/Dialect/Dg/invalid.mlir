@@ -101,3 +101,29 @@ func.func @dispatch_arity(%x: tensor<4xf32>) {
   %0 = dg.dispatch @kernel ["B"](%x) : (tensor<4xf32>) -> tensor<4xf32>
   return
 }
+
+// -----
+
+func.func @transpose_perm_size(%x: tensor<4x16xf32>) {
+  // expected-error @+1 {{'dg.transpose' op perm has 3 entries for rank 2}}
+  %0 = dg.transpose %x {perm = array<i64: 2, 0, 1>} : tensor<4x16xf32> -> tensor<*xf32>
+  return
+}
+
+// -----
+
+sym.symbol @B range [1, 64]
+func.func @dispatch_not_func(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'dg.dispatch' op callee @B is not a func.func}}
+  %0 = dg.dispatch @B [](%x) : (tensor<4xf32>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func private @kernel2(tensor<4xf32>, tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>)
+func.func @dispatch_results(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'dg.dispatch' op callee @kernel2 returns 2 values, expected 1}}
+  %0 = dg.dispatch @kernel2 [](%x) : (tensor<4xf32>) -> tensor<4xf32>
+  return
+}

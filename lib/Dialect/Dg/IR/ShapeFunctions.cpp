@@ -134,20 +134,28 @@ FailureOr<SmallVector<DimExpr>> shapeFromOperand(ShapeInferenceContext &ctx,
 }
 
 /// The size of one sliced dimension, ONNX semantics, with the algebra's
-/// min/max for clamping.
-DimExpr sliceSize(const DimExpr &dim, DimExpr start, DimExpr end, int64_t step) {
-  auto normalize = [&](DimExpr v, bool isEnd) {
-    // Negative constants count from the end; huge ones mean "to the end".
+/// min/max for clamping; std::nullopt when the sign of a bound (which
+/// decides whether it counts from the end) is not known.
+std::optional<DimExpr> sliceSize(const DimExpr &dim, DimExpr start, DimExpr end,
+                                 int64_t step, const FactsMap &facts) {
+  auto normalize = [&](DimExpr v, bool isEnd) -> std::optional<DimExpr> {
+    // Negative values count from the end; huge ones mean "to the end".
     if (std::optional<int64_t> c = v.getConstant()) {
-      if (*c < 0)
-        v = dim + DimExpr(*c);
       if (*c >= (int64_t(1) << 40) || *c <= -(int64_t(1) << 40))
-        v = *c > 0 ? dim : DimExpr(isEnd && step < 0 ? -1 : 0);
+        return *c > 0 ? dim : DimExpr(isEnd && step < 0 ? -1 : 0);
+      return *c < 0 ? dim + v : v;
     }
-    return v;
+    if (proveNonNegative(v, facts))
+      return v;
+    if (proveLessThan(v, DimExpr(0), facts))
+      return dim + v;
+    return std::nullopt;
   };
-  start = normalize(start, false);
-  end = normalize(end, true);
+  std::optional<DimExpr> s0 = normalize(start, false), e0 = normalize(end, true);
+  if (!s0 || !e0)
+    return std::nullopt;
+  start = *s0;
+  end = *e0;
   if (step > 0) {
     DimExpr s = DimExpr::min(DimExpr::max(start, 0), dim);
     DimExpr e = DimExpr::min(DimExpr::max(end, 0), dim);
@@ -299,11 +307,33 @@ DYNCC_SAME_SHAPE(ReluOp)
 DYNCC_SAME_SHAPE(NotOp)
 DYNCC_SAME_SHAPE(LeakyReluOp)
 DYNCC_SAME_SHAPE(ClipOp)
-DYNCC_SAME_SHAPE(TriluOp)
-DYNCC_SAME_SHAPE(SoftmaxOp)
-DYNCC_SAME_SHAPE(LogSoftmaxOp)
+
 DYNCC_SAME_SHAPE(BatchNormOp)
 #undef DYNCC_SAME_SHAPE
+
+LogicalResult TriluOp::inferSymbolicShapes(ShapeInferenceContext &ctx,
+                                           SmallVectorImpl<SymShape> &results) {
+  if (ctx.operandShapes[0].size() < 2)
+    return emitOpError("expects rank >= 2, got ") << ctx.operandShapes[0].size();
+  return sameShape(ctx, results);
+}
+
+LogicalResult SoftmaxOp::inferSymbolicShapes(ShapeInferenceContext &ctx,
+                                             SmallVectorImpl<SymShape> &results) {
+  if (failed(normalizeAxis(getOperation(), getAxis(),
+                           ctx.operandShapes[0].size())))
+    return failure();
+  return sameShape(ctx, results);
+}
+
+LogicalResult
+LogSoftmaxOp::inferSymbolicShapes(ShapeInferenceContext &ctx,
+                                  SmallVectorImpl<SymShape> &results) {
+  if (failed(normalizeAxis(getOperation(), getAxis(),
+                           ctx.operandShapes[0].size())))
+    return failure();
+  return sameShape(ctx, results);
+}
 
 LogicalResult CumSumOp::inferSymbolicShapes(ShapeInferenceContext &ctx,
                                             SmallVectorImpl<SymShape> &results) {
@@ -392,9 +422,19 @@ LogicalResult DivOp::inferSymbolicShapes(ShapeInferenceContext &ctx,
   // Integer division truncates; shape values are non-negative, where that
   // is floor division. Float contents are tracked only when integral.
   bool integer = getElementTypeOrSelf(getType()).isInteger();
+  const FactsMap &facts = ctx.constraints.getFactsMap();
   return binaryOp(getOperation(), ctx, results,
                   [&](const DimExpr &a, const DimExpr &b) -> std::optional<DimExpr> {
                     if (b.getConstant() == 0)
+                      return std::nullopt;
+                    // Integer division truncates: floor only when the
+                    // signs are known to agree.
+                    std::optional<int64_t> ca = a.getConstant(),
+                                           cb = b.getConstant();
+                    if (ca && cb)
+                      return DimExpr(*ca / *cb);
+                    if (!proveNonNegative(a, facts) ||
+                        !proveLessThan(DimExpr(0), b, facts))
                       return std::nullopt;
                     DimExpr q = DimExpr::floorDiv(a, b);
                     if (!integer && q * b != a)
@@ -564,8 +604,8 @@ LogicalResult FlattenOp::inferSymbolicShapes(ShapeInferenceContext &ctx,
   if (axis < 0)
     axis += rank;
   if (axis < 0 || axis > rank)
-    return emitOpError("axis ") << getAxis() << " is out of range for rank "
-                                << rank;
+    return emitOpError("axis ") << static_cast<int64_t>(getAxis())
+                                << " is out of range for rank " << rank;
   results.push_back(ctx.constraints.resolve(
       SymShape{product(ArrayRef(in).take_front(axis)),
                product(ArrayRef(in).drop_front(axis))}));
@@ -627,9 +667,18 @@ LogicalResult UnsqueezeOp::inferSymbolicShapes(ShapeInferenceContext &ctx,
 LogicalResult TransposeOp::inferSymbolicShapes(ShapeInferenceContext &ctx,
                                                SmallVectorImpl<SymShape> &results) {
   const SymShape &in = ctx.operandShapes[0];
+  int64_t rank = in.size();
+  if ((int64_t)getPerm().size() != rank)
+    return emitOpError("perm has ") << getPerm().size()
+                                    << " entries for rank " << rank;
+  SmallVector<bool> seen(rank, false);
   SymShape result;
-  for (int64_t p : getPerm())
+  for (int64_t p : getPerm()) {
+    if (p < 0 || p >= rank || seen[p])
+      return emitOpError("perm is not a permutation of [0, ") << rank << ")";
+    seen[p] = true;
     result.push_back(in[p]);
+  }
   results.push_back(ctx.constraints.resolve(result));
   return success();
 }
@@ -713,6 +762,15 @@ LogicalResult SliceOp::inferSymbolicShapes(ShapeInferenceContext &ctx,
   auto valuesOf = [&](unsigned i) -> std::optional<SymValue> {
     return i < ctx.operandValues.size() ? ctx.operandValues[i] : std::nullopt;
   };
+  for (unsigned i = 1; i < ctx.operandShapes.size(); ++i)
+    if (ctx.operandShapes[i].size() != 1)
+      return emitOpError("starts, ends, axes and steps must be 1-D, operand #")
+             << i << " has rank " << ctx.operandShapes[i].size();
+  for (unsigned i = 2; i < ctx.operandShapes.size(); ++i)
+    if (ctx.operandShapes[i][0] != ctx.operandShapes[1][0])
+      return emitOpError("operand #")
+             << i << " has " << ctx.operandShapes[i][0].str()
+             << " entries but starts has " << ctx.operandShapes[1][0].str();
   std::optional<SymValue> starts = valuesOf(1), ends = valuesOf(2);
   unsigned next = 3;
   std::optional<SmallVector<int64_t>> axes, steps;
@@ -748,7 +806,9 @@ LogicalResult SliceOp::inferSymbolicShapes(ShapeInferenceContext &ctx,
     FailureOr<int64_t> a = normalizeAxis(getOperation(), axis, rank);
     if (failed(a))
       return failure();
-    result[*a] = sliceSize(in[*a], (*starts)[i], (*ends)[i], step);
+    std::optional<DimExpr> size = sliceSize(
+        in[*a], (*starts)[i], (*ends)[i], step, ctx.constraints.getFactsMap());
+    result[*a] = size ? *size : ctx.freshSymbol("slice");
   }
   results.push_back(ctx.constraints.resolve(result));
   // Contents of a sliced 1-D value with constant bounds.
@@ -1102,8 +1162,10 @@ static LogicalResult reduceShape(Operation *op, ShapeInferenceContext &ctx,
                                  SmallVectorImpl<SymShape> &results) {
   const SymShape &in = ctx.operandShapes[0];
   int64_t rank = in.size();
-  SmallVector<bool> reduced(rank, !axes);
-  if (axes)
+  // Absent or empty axes reduce everything (ONNX).
+  bool all = !axes || axes->empty();
+  SmallVector<bool> reduced(rank, all);
+  if (!all)
     for (int64_t axis : *axes) {
       FailureOr<int64_t> a = normalizeAxis(op, axis, rank);
       if (failed(a))
@@ -1139,8 +1201,9 @@ reduceWithValues(Operation *op, ShapeInferenceContext &ctx,
                  function_ref<DimExpr(const DimExpr &, const DimExpr &)> fn) {
   if (failed(reduceShape(op, ctx, axes, keepDims, results)))
     return failure();
+  // Contents fold when the whole vector is reduced into one element.
   if (ctx.operandShapes[0].size() == 1 && ctx.operandValues[0] &&
-      !ctx.operandValues[0]->empty()) {
+      !ctx.operandValues[0]->empty() && results.front().size() <= 1) {
     DimExpr acc = (*ctx.operandValues[0])[0];
     for (const DimExpr &v : ArrayRef(*ctx.operandValues[0]).drop_front())
       acc = fn(acc, v);

@@ -50,6 +50,10 @@ public:
     for (BlockArgument arg : func.getArguments()) {
       if (!isa<TensorType>(arg.getType()))
         continue;
+      if (!isa<RankedTensorType>(arg.getType()))
+        return func.emitOpError("argument ")
+               << arg.getArgNumber() << " is unranked: " << arg.getType()
+               << " (graph inputs need a rank)";
       std::optional<SmallVector<DimExpr>> shape =
           sym::getSymbolicShape(arg.getType());
       if (!shape)
