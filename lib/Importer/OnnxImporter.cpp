@@ -21,6 +21,7 @@
 #include "llvm/Support/MemoryBuffer.h"
 
 #include <cctype>
+#include <cmath>
 #include <deque>
 
 using namespace mlir;
@@ -688,9 +689,15 @@ Value NodeContext::scalarConstant(Type elementType, double value) {
   Attribute attr;
   if (auto f = dyn_cast<FloatType>(elementType))
     attr = DenseElementsAttr::get(type, builder().getFloatAttr(f, value));
-  else
-    attr = DenseElementsAttr::get(
-        type, builder().getIntegerAttr(elementType, (int64_t)value));
+  else {
+    // Saturate: an attribute like Clip's max may be +inf on an int tensor.
+    int64_t v = std::isnan(value)       ? 0
+                : value >= 9.2e18       ? INT64_MAX
+                : value <= -9.2e18      ? INT64_MIN
+                                        : (int64_t)value;
+    attr = DenseElementsAttr::get(type,
+                                  builder().getIntegerAttr(elementType, v));
+  }
   return dg::ConstantOp::create(builder(), loc, type,
                                 cast<ElementsAttr>(attr));
 }

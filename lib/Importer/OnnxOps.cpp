@@ -731,8 +731,12 @@ LogicalResult importConv(NodeContext &ctx) {
   size_t spatial;
   if (*kernel)
     spatial = (*kernel)->size();
-  else if (auto w = dyn_cast<RankedTensorType>(weight->getType()))
+  else if (auto w = dyn_cast<RankedTensorType>(weight->getType())) {
+    if (w.getRank() < 3)
+      return ctx.fail("weight must have rank >= 3, got " +
+                      std::to_string(w.getRank()));
     spatial = w.getRank() - 2;
+  }
   else
     return ctx.fail("needs kernel_shape or a weight of known rank");
   FailureOr<Window> w = windowAttrs(ctx, spatial);
@@ -856,7 +860,7 @@ LogicalResult importSoftmax(NodeContext &ctx) {
 }
 
 LogicalResult importLayerNorm(NodeContext &ctx) {
-  int outputs = std::min(3, ctx.node.output_size());
+  int outputs = std::max(1, std::min(3, ctx.node.output_size()));
   if (failed(ctx.expectArity(2, 3, outputs)))
     return failure();
   FailureOr<Value> x = ctx.input(0), scale = ctx.input(1);

@@ -17,6 +17,7 @@
 #include "dyncc/Dialect/Dg/IR/Dg.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
+#include <cmath>
 #include "mlir/IR/TypeUtilities.h"
 
 using namespace mlir;
@@ -127,6 +128,10 @@ FailureOr<SmallVector<DimExpr>> shapeFromOperand(ShapeInferenceContext &ctx,
     return op->emitOpError("the rank of the result is not known: the shape "
                            "operand has a symbolic length ")
            << shapeOfShape[0].str();
+  constexpr int64_t kMaxRank = 64;
+  if (*n > kMaxRank)
+    return op->emitOpError("the shape operand has ")
+           << *n << " entries, more than the maximum rank " << kMaxRank;
   SmallVector<DimExpr> dims;
   for (int64_t i = 0; i < *n; ++i)
     dims.push_back(ctx.freshSymbol(hint));
@@ -254,7 +259,8 @@ LogicalResult ConstantOp::inferSymbolicShapes(ShapeInferenceContext &ctx,
       bool integral = true;
       for (const APFloat &v : elements.getValues<APFloat>()) {
         double d = v.convertToDouble();
-        if (d != (double)(int64_t)d) {
+        if (!std::isfinite(d) || std::abs(d) >= 9.2e18 ||
+            d != (double)(int64_t)d) {
           integral = false;
           break;
         }

@@ -140,10 +140,12 @@ private:
   DimExpr makeFresh(Operation &op, StringRef hint) {
     std::string base = hint.str();
     std::string name;
-    for (unsigned i = 0;; ++i) {
+    for (unsigned i = nextIndex[base];; ++i) {
       name = base + std::to_string(i);
-      if (!usedNames.contains(name))
+      if (!usedNames.contains(name)) {
+        nextIndex[base] = i + 1;
         break;
+      }
     }
     usedNames.insert(name);
     std::string what = op.getName().getStringRef().str();
@@ -156,6 +158,8 @@ private:
   ShapeConstraints &constraints;
   std::vector<FreshSymbol> &fresh;
   llvm::StringSet<> &usedNames;
+  /// The next index to try per fresh-symbol prefix (no rescans).
+  std::map<std::string, unsigned> nextIndex;
   DenseMap<Value, SymShape> shapes;
   DenseMap<Value, SymValue> values;
 };
