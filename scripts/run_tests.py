@@ -94,17 +94,24 @@ def pytest_suite(suite):
     suite.add_junit(out)
 
 
-def configure_runtime(build, *flags):
+def configure_and_build(build, flags, targets=()):
+    """Configures `build` once (clang-22, ccache when present, plus `flags`)
+    and builds `targets` (everything when empty)."""
     if not (build / "build.ninja").exists():
         launcher = ["-DCMAKE_C_COMPILER_LAUNCHER=ccache",
                     "-DCMAKE_CXX_COMPILER_LAUNCHER=ccache"] if shutil.which("ccache") else []
         r = run(["cmake", "-G", "Ninja", "-S", ROOT, "-B", build,
-                 "-DDYNCC_RUNTIME_ONLY=ON", "-DCMAKE_BUILD_TYPE=RelWithDebInfo",
+                 "-DCMAKE_BUILD_TYPE=RelWithDebInfo",
                  "-DCMAKE_C_COMPILER=clang-22", "-DCMAKE_CXX_COMPILER=clang++-22",
                  *launcher, *flags], stdout=subprocess.DEVNULL)
         if r.returncode != 0:
             return False
-    return run(["ninja", "-C", build, "-j", JOBS], stdout=subprocess.DEVNULL).returncode == 0
+    return run(["ninja", "-C", build, "-j", JOBS, *targets],
+               stdout=subprocess.DEVNULL).returncode == 0
+
+
+def configure_runtime(build, *flags):
+    return configure_and_build(build, ["-DDYNCC_RUNTIME_ONLY=ON", *flags])
 
 
 def sanitizer_suite(suite):
@@ -161,20 +168,11 @@ def importer_fuzz_suite(suite):
     """The ONNX importer + shape propagation under libFuzzer (ASan+UBSan),
     seeded with the shared models; a crash, hang or sanitizer report fails."""
     build = BUILD.parent / (BUILD.name + "-fuzz-importer")
-    if not (build / "build.ninja").exists():
-        launcher = ["-DCMAKE_C_COMPILER_LAUNCHER=ccache",
-                    "-DCMAKE_CXX_COMPILER_LAUNCHER=ccache"] if shutil.which("ccache") else []
-        r = run(["cmake", "-G", "Ninja", "-S", ROOT, "-B", build,
-                 "-DDYNCC_BUILD_IMPORTER_FUZZER=ON", "-DCMAKE_BUILD_TYPE=RelWithDebInfo",
-                 "-DCMAKE_C_COMPILER=clang-22", "-DCMAKE_CXX_COMPILER=clang++-22",
-                 "-DLLVM_USE_LINKER=lld", "-DMLIR_DIR=/usr/lib/llvm-22/lib/cmake/mlir",
-                 f"-DDYNCC_PYTHON={sys.executable}", *launcher], stdout=subprocess.DEVNULL)
-        if r.returncode != 0:
-            suite.failed += 1
-            suite.failures.append("importer fuzzer configure failed")
-            return
-    if run(["ninja", "-C", build, "-j", JOBS, "dyncc-fuzz-importer",
-            "dyncc-fuzz-importer-seeds"], stdout=subprocess.DEVNULL).returncode != 0:
+    if not configure_and_build(
+            build, ["-DDYNCC_BUILD_IMPORTER_FUZZER=ON", "-DLLVM_USE_LINKER=lld",
+                    "-DMLIR_DIR=/usr/lib/llvm-22/lib/cmake/mlir",
+                    f"-DDYNCC_PYTHON={sys.executable}"],
+            ["dyncc-fuzz-importer", "dyncc-fuzz-importer-seeds"]):
         suite.failed += 1
         suite.failures.append("importer fuzzer build failed")
         return

@@ -86,25 +86,6 @@ static bool isBetterRepresentative(const DimExpr &a, const DimExpr &b) {
   return x < y;
 }
 
-static DimExpr rebuildAtom(DimAtom::Kind kind, const DimExpr &lhs,
-                           const DimExpr &rhs) {
-  switch (kind) {
-  case DimAtom::Kind::FloorDiv:
-    return DimExpr::floorDiv(lhs, rhs);
-  case DimAtom::Kind::CeilDiv:
-    return DimExpr::ceilDiv(lhs, rhs);
-  case DimAtom::Kind::Mod:
-    return DimExpr::mod(lhs, rhs);
-  case DimAtom::Kind::Min:
-    return DimExpr::min(lhs, rhs);
-  case DimAtom::Kind::Max:
-    return DimExpr::max(lhs, rhs);
-  case DimAtom::Kind::Symbol:
-    break;
-  }
-  llvm_unreachable("symbols are not rebuilt");
-}
-
 //===----------------------------------------------------------------------===//
 // Resolution
 //===----------------------------------------------------------------------===//
@@ -143,7 +124,7 @@ DimExpr ShapeConstraints::mapClasses(const DimExpr &expr) const {
         continue;
       }
       changed = true;
-      term = term * rebuildAtom(atom.kind, lhs, rhs);
+      term = term * DimExpr::rebuild(atom.kind, lhs, rhs);
     }
     result = result + term;
   }

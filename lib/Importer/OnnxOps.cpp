@@ -27,15 +27,17 @@ namespace {
 Type i1(NodeContext &ctx) { return ctx.builder().getI1Type(); }
 Type i64(NodeContext &ctx) { return ctx.builder().getI64Type(); }
 
-template <typename OpTy>
+/// A one-input op whose result has the input's element type, or i64 (the
+/// ops that measure their input: Size, NonZero).
+template <typename OpTy, bool i64Result = false>
 LogicalResult unary(NodeContext &ctx) {
   if (failed(ctx.expectArity(1, 1)))
     return failure();
   FailureOr<Value> x = ctx.input(0);
   if (failed(x))
     return failure();
-  ctx.setOutput(0, OpTy::create(ctx.builder(), ctx.loc,
-                                ctx.resultType(ctx.elementTypeOf(*x)), *x));
+  Type et = i64Result ? i64(ctx) : ctx.elementTypeOf(*x);
+  ctx.setOutput(0, OpTy::create(ctx.builder(), ctx.loc, ctx.resultType(et), *x));
   return success();
 }
 
@@ -272,17 +274,6 @@ LogicalResult importShape(NodeContext &ctx) {
                                          ctx.resultType(i64(ctx)), *x,
                                          ctx.builder().getI64IntegerAttr(*start),
                                          end));
-  return success();
-}
-
-LogicalResult importSize(NodeContext &ctx) {
-  if (failed(ctx.expectArity(1, 1)))
-    return failure();
-  FailureOr<Value> x = ctx.input(0);
-  if (failed(x))
-    return failure();
-  ctx.setOutput(0, dg::SizeOp::create(ctx.builder(), ctx.loc,
-                                      ctx.resultType(i64(ctx)), *x));
   return success();
 }
 
@@ -585,17 +576,6 @@ LogicalResult importPad(NodeContext &ctx) {
   ctx.setOutput(0, dg::PadOp::create(ctx.builder(), ctx.loc,
                                      ctx.resultType(ctx.elementTypeOf(*x)), *x,
                                      pads, value, *mode));
-  return success();
-}
-
-LogicalResult importNonZero(NodeContext &ctx) {
-  if (failed(ctx.expectArity(1, 1)))
-    return failure();
-  FailureOr<Value> x = ctx.input(0);
-  if (failed(x))
-    return failure();
-  ctx.setOutput(0, dg::NonZeroOp::create(ctx.builder(), ctx.loc,
-                                         ctx.resultType(i64(ctx)), *x));
   return success();
 }
 
@@ -965,7 +945,7 @@ const std::map<std::string, OpHandler> &importer::getOpHandlers() {
       {"ConstantOfShape", importConstantOfShape},
       // Shapes and data movement.
       {"Shape", importShape},
-      {"Size", importSize},
+      {"Size", unary<dg::SizeOp, true>},
       {"Reshape", importReshape},
       {"Flatten", importFlatten},
       {"Squeeze", importSqueeze},
@@ -980,7 +960,7 @@ const std::map<std::string, OpHandler> &importer::getOpHandlers() {
       {"Range", importRange},
       {"Trilu", importTrilu},
       {"Pad", importPad},
-      {"NonZero", importNonZero},
+      {"NonZero", unary<dg::NonZeroOp, true>},
       {"DepthToSpace", importDepthToSpace},
       {"Resize", [](NodeContext &c) { return importResize(c, false); }},
       {"Upsample", [](NodeContext &c) { return importResize(c, true); }},

@@ -8,6 +8,7 @@
 #include "dyncc/Support/DimExpr.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cctype>
 #include <tuple>
 
@@ -527,23 +528,24 @@ void DimExpr::collectSymbols(std::vector<std::string> &names) const {
   }
 }
 
-static DimExpr rebuildAtom(const DimAtom &atom, const DimExpr &lhs,
-                           const DimExpr &rhs) {
-  switch (atom.kind) {
+DimExpr DimExpr::rebuild(DimAtom::Kind kind, const DimExpr &lhs,
+                         const DimExpr &rhs) {
+  switch (kind) {
   case DimAtom::Kind::FloorDiv:
-    return DimExpr::floorDiv(lhs, rhs);
+    return floorDiv(lhs, rhs);
   case DimAtom::Kind::CeilDiv:
-    return DimExpr::ceilDiv(lhs, rhs);
+    return ceilDiv(lhs, rhs);
   case DimAtom::Kind::Mod:
-    return DimExpr::mod(lhs, rhs);
+    return mod(lhs, rhs);
   case DimAtom::Kind::Min:
-    return DimExpr::min(lhs, rhs);
+    return min(lhs, rhs);
   case DimAtom::Kind::Max:
-    return DimExpr::max(lhs, rhs);
+    return max(lhs, rhs);
   case DimAtom::Kind::Symbol:
     break;
   }
-  return DimExpr::symbol(atom.name);
+  assert(false && "symbols are not rebuilt");
+  return DimExpr();
 }
 
 DimExpr DimExpr::substitute(const std::string &name,
@@ -555,8 +557,8 @@ DimExpr DimExpr::substitute(const std::string &name,
       if (atom.kind == DimAtom::Kind::Symbol)
         term = term * (atom.name == name ? value : DimExpr::symbol(atom.name));
       else
-        term = term * rebuildAtom(atom, atom.lhs->substitute(name, value),
-                                  atom.rhs->substitute(name, value));
+        term = term * rebuild(atom.kind, atom.lhs->substitute(name, value),
+                              atom.rhs->substitute(name, value));
     }
     result = result + term;
   }

@@ -117,6 +117,10 @@ public:
   static std::optional<DimExpr> applyFunction(const std::string &name,
                                               const DimExpr &lhs,
                                               const DimExpr &rhs);
+  /// Rebuilds a division/modulo/min/max atom of kind `kind` over new
+  /// operands, simplifying; `kind` must not be Symbol.
+  static DimExpr rebuild(DimAtom::Kind kind, const DimExpr &lhs,
+                         const DimExpr &rhs);
 
   friend DimExpr operator+(const DimExpr &lhs, const DimExpr &rhs);
   friend DimExpr operator-(const DimExpr &lhs, const DimExpr &rhs);
