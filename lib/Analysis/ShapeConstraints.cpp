@@ -178,6 +178,7 @@ void ShapeConstraints::setFacts(StringRef name, const SymbolFacts &symbolFacts,
   // next requirement.
   [[maybe_unused]] std::optional<std::string> conflict = rebuild(nullptr);
   assert(!conflict && "rebuild without a request reports nothing");
+  ++generation;
 }
 
 SymbolFacts ShapeConstraints::getFacts(StringRef name) const {
@@ -467,8 +468,11 @@ LogicalResult ShapeConstraints::requireEqual(const DimExpr &lhs,
   std::optional<std::string> conflict;
   std::optional<std::string> symA = a.getSymbol(), symB = b.getSymbol();
   if (symA && symB) {
-    // Two symbols: keep the alphabetically first, for a deterministic result.
-    if (*symA < *symB)
+    // Two symbols: keep one with declared facts over one without (a graph
+    // input's symbol over a fresh data-dependent one), else the
+    // alphabetically first, for a deterministic result.
+    bool factsA = facts.count(*symA), factsB = facts.count(*symB);
+    if (factsA != factsB ? factsA : *symA < *symB)
       conflict = bind(*symB, a, request, nullptr);
     else
       conflict = bind(*symA, b, request, nullptr);
@@ -480,8 +484,10 @@ LogicalResult ShapeConstraints::requireEqual(const DimExpr &lhs,
     addPending(lhs, rhs, request.what, request.source, request.reason);
     conflict = rebuild(&request);
   }
-  if (!conflict)
+  if (!conflict) {
+    ++generation;
     return success();
+  }
   *this = std::move(saved);
   return fail(request, *conflict);
 }
@@ -529,8 +535,10 @@ LogicalResult ShapeConstraints::requireDivisible(const DimExpr &expr,
                request.source, request.reason);
     conflict = rebuild(&request);
   }
-  if (!conflict)
+  if (!conflict) {
+    ++generation;
     return success();
+  }
   *this = std::move(saved);
   return fail(request, *conflict);
 }

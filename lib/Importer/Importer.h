@@ -16,11 +16,15 @@
 #include "dyncc/Dialect/Dg/IR/Dg.h"
 #include "dyncc/Importer/OnnxImporter.h"
 #include "mlir/IR/Builders.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/Support/MemoryBuffer.h"
 
 #include "onnx/onnx_pb.h"
 
 #include <deque>
 #include <map>
+#include <memory>
+#include <optional>
 #include <set>
 
 namespace dyncc::importer {
@@ -137,7 +141,17 @@ private:
       llvm::SmallVectorImpl<const onnx::NodeProto *> &order);
   mlir::LogicalResult importNode(const onnx::NodeProto &node);
 
+  /// The raw_data bytes of `tensor`: in the mapped file when detached from
+  /// the protobuf (OnnxWire.h), else the message's own; nullopt when the
+  /// tensor stores its values in typed fields.
+  std::optional<llvm::ArrayRef<char>>
+  rawData(const onnx::TensorProto &tensor) const;
+
   onnx::ModelProto model;
+  /// The model file, mapped. Detached initializer data points into it, and
+  /// the resource blobs made from that data keep it alive.
+  std::shared_ptr<llvm::MemoryBuffer> file;
+  llvm::DenseMap<const onnx::TensorProto *, llvm::ArrayRef<char>> detached;
   ImportResult result;
   mlir::Block *entry = nullptr;
   std::map<std::string, SymbolInfo> symbols;

@@ -14,6 +14,7 @@
 #include "Importer.h"
 
 #include "dyncc/Dialect/Sym/IR/Sym.h"
+#include "dyncc/Importer/OnnxWire.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -112,11 +113,20 @@ FailureOr<ImportResult> Importer::fail(const std::string &message) {
 // Tensors
 //===----------------------------------------------------------------------===//
 
-/// The little-endian bytes of a tensor, from raw_data or the typed fields.
-static std::optional<std::string> tensorBytes(const onnx::TensorProto &tensor,
-                                              size_t width) {
+std::optional<ArrayRef<char>>
+Importer::rawData(const onnx::TensorProto &tensor) const {
+  auto it = detached.find(&tensor);
+  if (it != detached.end())
+    return it->second;
   if (tensor.has_raw_data())
-    return tensor.raw_data();
+    return ArrayRef<char>(tensor.raw_data().data(), tensor.raw_data().size());
+  return std::nullopt;
+}
+
+/// The little-endian bytes of a tensor from its typed fields (the caller
+/// reads raw_data in place).
+static std::optional<std::string> typedBytes(const onnx::TensorProto &tensor,
+                                             size_t width) {
   std::string bytes;
   auto append = [&](auto value) {
     bytes.append(reinterpret_cast<const char *>(&value), width);
@@ -181,10 +191,11 @@ FailureOr<Value> Importer::importTensor(onnx::TensorProto &tensor,
   size_t width = std::max<unsigned>(1, elementType->getIntOrFloatBitWidth() / 8);
   // raw_data is read in place; only the typed fields are converted.
   std::optional<std::string> converted;
+  std::optional<ArrayRef<char>> raw = rawData(tensor);
   ArrayRef<char> data;
-  if (tensor.has_raw_data()) {
-    data = ArrayRef<char>(tensor.raw_data().data(), tensor.raw_data().size());
-  } else if ((converted = tensorBytes(tensor, width))) {
+  if (raw) {
+    data = *raw;
+  } else if ((converted = typedBytes(tensor, width))) {
     data = ArrayRef<char>(converted->data(), converted->size());
   }
   if (data.size() != (size_t)count * width) {
@@ -202,11 +213,23 @@ FailureOr<Value> Importer::importTensor(onnx::TensorProto &tensor,
     // Small tensors stay inline: shape arithmetic reads their contents.
     attr = DenseElementsAttr::getFromRawBuffer(type, data);
   } else {
-    // Weights: one resource blob each, not a DenseElementsAttr. The
-    // protobuf's own buffer moves into the blob when it may (no copy).
+    // Weights: one resource blob each, not a DenseElementsAttr, and no
+    // copy: detached data stays in the mapped file, and otherwise the
+    // protobuf's own buffer moves into the blob when it may.
     std::string name = "w" + std::to_string(resourceCount++);
     constexpr size_t alignment = 8;
-    if (takeData && tensor.has_raw_data() &&
+    if (detached.count(&tensor)) {
+      // The blob's alignment is what the address has (files put raw_data
+      // anywhere); the plan copies weights into aligned artifact sections.
+      size_t align = 1;
+      while (align < alignment &&
+             reinterpret_cast<uintptr_t>(data.data()) % (align * 2) == 0)
+        align *= 2;
+      AsmResourceBlob blob(data, align,
+                           [file = file](void *, size_t, size_t) {},
+                           /*dataIsMutable=*/false);
+      attr = DenseResourceElementsAttr::get(type, name, std::move(blob));
+    } else if (takeData && tensor.has_raw_data() &&
         reinterpret_cast<uintptr_t>(data.data()) % alignment == 0) {
       std::string *raw = tensor.release_raw_data();
       AsmResourceBlob blob(ArrayRef<char>(raw->data(), raw->size()), alignment,
@@ -246,7 +269,10 @@ Importer::constantInts(const std::string &name) {
   default:
     return std::nullopt;
   }
-  std::optional<std::string> bytes = tensorBytes(t, width);
+  std::optional<std::string> converted;
+  std::optional<ArrayRef<char>> bytes = rawData(t);
+  if (!bytes && (converted = typedBytes(t, width)))
+    bytes = ArrayRef<char>(converted->data(), converted->size());
   if (!bytes || bytes->size() % width)
     return std::nullopt;
   SmallVector<int64_t> result;
@@ -434,16 +460,35 @@ LogicalResult Importer::importNode(const onnx::NodeProto &node) {
 }
 
 FailureOr<ImportResult> Importer::run() {
-  auto buffer = llvm::MemoryBuffer::getFile(path);
+  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                             /*RequiresNullTerminator=*/false);
   if (!buffer)
     return fail("cannot read '" + path + "': " + buffer.getError().message());
-  if ((*buffer)->getBufferSize() > (size_t)INT32_MAX)
-    return fail("'" + path +
-                "' is larger than 2 GB (external data is not supported)");
-  if (!model.ParseFromArray((*buffer)->getBufferStart(),
-                            (int)(*buffer)->getBufferSize()))
+  file = std::move(*buffer);
+  // Parse the model without its large initializers' bytes, which stay in
+  // the mapped file (OnnxWire.h); when the wire format does not read that
+  // way, parse it whole and let protobuf say what is wrong.
+  constexpr size_t kDetachBytes = 4096;
+  std::optional<onnx_wire::SplitModel> split =
+      onnx_wire::detachInitializerData(file->getBuffer(), kDetachBytes);
+  StringRef bytes = split ? StringRef(split->model) : file->getBuffer();
+  if (bytes.size() > (size_t)INT32_MAX)
+    return fail("'" + path + "' is larger than 2 GB without its weights "
+                "(external data is not supported)");
+  if (!model.ParseFromArray(bytes.data(), (int)bytes.size()))
     return fail("'" + path + "' is not an ONNX model (protobuf parse failed)");
-  buffer->reset(); // The protobuf holds its own copy of the weights.
+  if (split) {
+    const auto &inits = model.graph().initializer();
+    for (const onnx_wire::DetachedData &d : split->detached) {
+      if (d.initializer >= (size_t)inits.size())
+        return fail("'" + path + "' is not an ONNX model (initializer " +
+                    std::to_string(d.initializer) + " is out of place)");
+      detached[&inits[d.initializer]] =
+          ArrayRef<char>(d.bytes.data(), d.bytes.size());
+    }
+  } else {
+    file.reset(); // The protobuf holds its own copy of the weights.
+  }
   if (model.ir_version() <= 0 || !model.has_graph() ||
       model.graph().node_size() == 0)
     return fail("'" + path +

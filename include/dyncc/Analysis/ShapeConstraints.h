@@ -100,6 +100,10 @@ public:
   /// that became true are dropped.
   llvm::ArrayRef<DeferredEquality> getDeferred() const { return deferred; }
 
+  /// Counts the changes to the store: equal generations mean nothing was
+  /// learned in between (propagation's fixpoint test).
+  uint64_t getGeneration() const { return generation; }
+
   /// One line per fact, substitution, class and deferred equality, e.g.
   /// `L: [8, 512] divisor 8 (from 'sym.symbol' "L")`, `K = N (by 'dg.matmul'
   /// "mm")`, `class 2*A: 2*A == B*C`, `check 2*A == B*C (...)`.
@@ -143,6 +147,7 @@ private:
   mlir::LogicalResult fail(const Request &request,
                            const std::string &detail) const;
 
+  uint64_t generation = 0;
   std::map<std::string, DimExpr> substitutions;
   std::map<std::string, std::string> bindingSources;
   FactsMap facts;

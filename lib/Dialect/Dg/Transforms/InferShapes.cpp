@@ -5,9 +5,10 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// Propagates symbolic shapes through each graph function in program order
-// using the ops' shape functions, then rewrites every type with the resolved
-// shapes and materializes the facts that remain as `sym.constraint` ops.
+// Propagates symbolic shapes through each graph function with a worklist
+// over the ops' shape functions until the constraint store learns nothing
+// more, then rewrites every type with the resolved shapes and materializes
+// the facts that remain as `sym.constraint` ops.
 //
 //===----------------------------------------------------------------------===//
 
@@ -42,10 +43,17 @@ public:
                    llvm::StringSet<> &usedNames)
       : constraints(constraints), fresh(fresh), usedNames(usedNames) {}
 
-  /// Visits the ops in program order: every op after its operands, so one
-  /// pass reaches the fixpoint of forward propagation; what later ops imply
-  /// about earlier dimensions (sibling inference) is applied to every type
-  /// at the end through the constraint store's substitutions.
+  /// The worklist algorithm (TSCompiler, Algorithm 1). Every op is queued
+  /// once, in program order, so each runs after its operands. An op whose
+  /// results change queues its users. Sibling inference (MatMul's K dims,
+  /// broadcast partners, reshape volumes) teaches the constraint store facts
+  /// about dimensions that ops earlier in the order already used: when a
+  /// round learned anything, every op whose operands now resolve
+  /// differently, or whose result needed fresh symbols (those are decisions
+  /// the new facts may make exact), is queued again. A re-run result is
+  /// required equal to the earlier one, so a fresh symbol that became
+  /// computable is substituted away. The fixpoint is a round that learns
+  /// nothing.
   LogicalResult run(func::FuncOp func) {
     for (BlockArgument arg : func.getArguments()) {
       if (!isa<TensorType>(arg.getType()))
@@ -63,53 +71,51 @@ public:
                << arg.getType();
       shapes[arg] = SymShape(shape->begin(), shape->end());
     }
+    SmallVector<Operation *> ops;
+    DenseMap<Operation *, unsigned> order;
     for (Operation &op : func.getBody().front()) {
       if (isa<func::ReturnOp>(op))
         continue;
-      auto iface = dyn_cast<SymbolicShapeOpInterface>(op);
-      if (!iface)
-        return op.emitOpError("has no symbolic shape function");
-      SmallVector<SymShape> operandShapes;
-      SmallVector<std::optional<SymValue>> operandValues;
-      for (Value operand : op.getOperands()) {
-        auto it = shapes.find(operand);
-        if (it == shapes.end())
-          return op.emitOpError("operand #")
-                 << operandShapes.size() << " has no known shape";
-        operandShapes.push_back(constraints.resolve(it->second));
-        auto v = values.find(operand);
-        operandValues.push_back(v == values.end()
-                                    ? std::nullopt
-                                    : std::optional<SymValue>(
-                                          constraints.resolve(v->second)));
+      order[&op] = ops.size();
+      ops.push_back(&op);
+    }
+    std::vector<OpState> states(ops.size());
+    std::vector<bool> queued(ops.size(), true);
+    for (rounds = 1;; ++rounds) {
+      uint64_t generation = constraints.getGeneration();
+      for (unsigned i = 0; i < ops.size(); ++i) {
+        if (!queued[i])
+          continue;
+        queued[i] = false;
+        FailureOr<bool> changed = infer(*ops[i], states[i]);
+        if (failed(changed))
+          return failure();
+        if (!*changed)
+          continue;
+        // Users come later in the block: this round reaches them.
+        for (Operation *user : ops[i]->getUsers())
+          if (auto it = order.find(user); it != order.end())
+            queued[it->second] = true;
       }
-      ShapeInferenceContext context{operandShapes, operandValues, constraints,
-                                    [&](StringRef hint) {
-                                      return makeFresh(op, hint);
-                                    },
-                                    {}};
-      context.resultValues.resize(op.getNumResults());
-      SmallVector<SymShape> resultShapes;
-      if (failed(iface.inferSymbolicShapes(context, resultShapes)))
-        return failure();
-      if (resultShapes.size() != op.getNumResults())
-        return op.emitOpError("shape function returned ")
-               << resultShapes.size() << " shapes for " << op.getNumResults()
-               << " results";
-      for (auto [i, result] : llvm::enumerate(op.getResults())) {
-        auto ranked = dyn_cast<RankedTensorType>(result.getType());
-        if (ranked && ranked.getRank() != (int64_t)resultShapes[i].size())
-          return op.emitOpError("result #")
-                 << i << " is declared with rank " << ranked.getRank()
-                 << " but its shape function gives rank "
-                 << resultShapes[i].size();
-        shapes[result] = resultShapes[i];
-        if (context.resultValues[i])
-          values[result] = *context.resultValues[i];
+      if (constraints.getGeneration() == generation || rounds == kMaxRounds)
+        break;
+      bool any = false;
+      for (unsigned i = 0; i < ops.size(); ++i) {
+        if (!states[i].fresh.empty() || operandsChanged(*ops[i], states[i])) {
+          queued[i] = true;
+          any = true;
+        }
       }
+      if (!any)
+        break;
     }
     return success();
   }
+
+  /// The rounds the last `run` took (the first visits every op once), and
+  /// how many times it ran a shape function.
+  unsigned getRounds() const { return rounds; }
+  unsigned getInferences() const { return inferences; }
 
   /// Rewrites every type of `func` with the final (fully substituted) shapes.
   void apply(func::FuncOp func) {
@@ -137,6 +143,116 @@ public:
   }
 
 private:
+  /// What an op was last inferred from, and the fresh symbols it asked for
+  /// (in order: a re-run asking again gets the same ones).
+  struct OpState {
+    bool inferred = false;
+    SmallVector<SymShape> operandShapes;
+    SmallVector<std::optional<SymValue>> operandValues;
+    SmallVector<DimExpr> fresh;
+  };
+  static constexpr unsigned kMaxRounds = 16;
+
+  void resolveOperands(Operation &op, SmallVectorImpl<SymShape> &operandShapes,
+                       SmallVectorImpl<std::optional<SymValue>> &operandValues) {
+    for (Value operand : op.getOperands()) {
+      auto it = shapes.find(operand);
+      operandShapes.push_back(it == shapes.end()
+                                  ? SymShape()
+                                  : constraints.resolve(it->second));
+      auto v = values.find(operand);
+      operandValues.push_back(v == values.end()
+                                  ? std::nullopt
+                                  : std::optional<SymValue>(
+                                        constraints.resolve(v->second)));
+    }
+  }
+
+  bool operandsChanged(Operation &op, const OpState &state) {
+    SmallVector<SymShape> operandShapes;
+    SmallVector<std::optional<SymValue>> operandValues;
+    resolveOperands(op, operandShapes, operandValues);
+    return operandShapes != state.operandShapes ||
+           operandValues != state.operandValues;
+  }
+
+  /// Runs the shape function of `op` unless its operands resolve as they did
+  /// last time; true when its results (shapes or contents) changed.
+  FailureOr<bool> infer(Operation &op, OpState &state) {
+    auto iface = dyn_cast<SymbolicShapeOpInterface>(op);
+    if (!iface)
+      return op.emitOpError("has no symbolic shape function");
+    for (auto [i, operand] : llvm::enumerate(op.getOperands()))
+      if (!shapes.count(operand))
+        return op.emitOpError("operand #") << i << " has no known shape";
+    SmallVector<SymShape> operandShapes;
+    SmallVector<std::optional<SymValue>> operandValues;
+    resolveOperands(op, operandShapes, operandValues);
+    if (state.inferred && state.fresh.empty() &&
+        operandShapes == state.operandShapes &&
+        operandValues == state.operandValues)
+      return false;
+    ++inferences;
+    unsigned freshUsed = 0;
+    ShapeInferenceContext context{operandShapes, operandValues, constraints,
+                                  [&](StringRef hint) {
+                                    if (freshUsed < state.fresh.size())
+                                      return state.fresh[freshUsed++];
+                                    ++freshUsed;
+                                    return state.fresh.emplace_back(
+                                        makeFresh(op, hint));
+                                  },
+                                  {}};
+    context.resultValues.resize(op.getNumResults());
+    SmallVector<SymShape> resultShapes;
+    if (failed(iface.inferSymbolicShapes(context, resultShapes)))
+      return failure();
+    if (resultShapes.size() != op.getNumResults())
+      return op.emitOpError("shape function returned ")
+             << resultShapes.size() << " shapes for " << op.getNumResults()
+             << " results";
+    bool changed = !state.inferred;
+    for (auto [i, result] : llvm::enumerate(op.getResults())) {
+      auto ranked = dyn_cast<RankedTensorType>(result.getType());
+      if (ranked && ranked.getRank() != (int64_t)resultShapes[i].size())
+        return op.emitOpError("result #")
+               << i << " is declared with rank " << ranked.getRank()
+               << " but its shape function gives rank "
+               << resultShapes[i].size();
+      if (state.inferred) {
+        // Both are the shape of the same tensor: the new one refines.
+        const SymShape &old = shapes[result];
+        if (old.size() != resultShapes[i].size())
+          return op.emitOpError("result #")
+                 << i << " changed rank from " << old.size() << " to "
+                 << resultShapes[i].size() << " when inferred again";
+        for (auto [d, pair] : llvm::enumerate(llvm::zip(old, resultShapes[i])))
+          if (failed(constraints.requireEqual(
+                  std::get<0>(pair), std::get<1>(pair), &op,
+                  "result #" + Twine(i) + " dimension " + Twine(d) +
+                      " as inferred before and again")))
+            return failure();
+        changed |= constraints.resolve(old) !=
+                   constraints.resolve(resultShapes[i]);
+      }
+      shapes[result] = resultShapes[i];
+      if (context.resultValues[i]) {
+        auto v = values.find(result);
+        changed |= v == values.end() ||
+                   constraints.resolve(v->second) !=
+                       constraints.resolve(*context.resultValues[i]);
+        values[result] = *context.resultValues[i];
+      }
+    }
+    // A fresh symbol a re-run no longer asks for was required equal to what
+    // replaced it above, so it is substituted away and not declared.
+    state.fresh.truncate(freshUsed);
+    state.inferred = true;
+    state.operandShapes = std::move(operandShapes);
+    state.operandValues = std::move(operandValues);
+    return changed;
+  }
+
   DimExpr makeFresh(Operation &op, StringRef hint) {
     std::string base = hint.str();
     std::string name;
@@ -162,6 +278,8 @@ private:
   std::map<std::string, unsigned> nextIndex;
   DenseMap<Value, SymShape> shapes;
   DenseMap<Value, SymValue> values;
+  unsigned rounds = 0;
+  unsigned inferences = 0;
 };
 
 struct InferShapes final : ::dyncc::dg::impl::InferShapesPassBase<InferShapes> {

@@ -13,9 +13,12 @@ include "mlir/Pass/PassBase.td"
 def InferShapesPass : Pass<"dyncc-infer-shapes", "mlir::ModuleOp"> {
   let summary = "Propagate symbolic shapes through the graph";
   let description = [{
-    Walks every function in order, computes each op's result shapes with its
-    `SymbolicShapeOpInterface` shape function from the operands' symbolic
-    shapes, and rewrites the result types with `#sym.shape` encodings. The
+    A worklist (TSCompiler, Algorithm 1) computes each op's result shapes
+    with its `SymbolicShapeOpInterface` shape function from the operands'
+    symbolic shapes, first in program order, then again for the ops whose
+    operands facts learned later (sibling inference) refine, until a round
+    learns nothing; then it rewrites the result types with `#sym.shape`
+    encodings. The
     types the importer wrote (declared shapes are not trusted) are replaced.
     Equalities the ops imply go through the constraint store: a symbol equal
     to another expression is substituted everywhere, two different constants
