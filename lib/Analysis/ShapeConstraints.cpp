@@ -444,6 +444,17 @@ std::optional<std::string> ShapeConstraints::rebuild(const Request *request) {
               causeCopy ? &*causeCopy : nullptr);
 }
 
+bool ShapeConstraints::keepsDeclared(const std::string &name,
+                                     const DimExpr &expr) const {
+  if (!facts.count(name))
+    return false;
+  std::vector<std::string> names;
+  expr.collectSymbols(names);
+  return llvm::any_of(names, [&](const std::string &n) {
+    return !facts.count(n);
+  });
+}
+
 LogicalResult ShapeConstraints::requireEqual(const DimExpr &lhs,
                                              const DimExpr &rhs, Operation *op,
                                              const Twine &what) {
@@ -476,9 +487,9 @@ LogicalResult ShapeConstraints::requireEqual(const DimExpr &lhs,
       conflict = bind(*symB, a, request, nullptr);
     else
       conflict = bind(*symA, b, request, nullptr);
-  } else if (symA && !mentions(b, *symA)) {
+  } else if (symA && !mentions(b, *symA) && !keepsDeclared(*symA, b)) {
     conflict = bind(*symA, b, request, nullptr);
-  } else if (symB && !mentions(a, *symB)) {
+  } else if (symB && !mentions(a, *symB) && !keepsDeclared(*symB, a)) {
     conflict = bind(*symB, a, request, nullptr);
   } else {
     addPending(lhs, rhs, request.what, request.source, request.reason);

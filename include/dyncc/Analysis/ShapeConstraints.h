@@ -131,6 +131,11 @@ private:
     std::string source;
   };
 
+  /// Whether symbol `name` has declared facts and `expr` mentions a symbol
+  /// that has none (a fresh data-dependent one): such a symbol is not
+  /// substituted by `expr` (a graph input's dimension stays bindable), the
+  /// equality is checked at run time instead.
+  bool keepsDeclared(const std::string &name, const DimExpr &expr) const;
   DimExpr resolveSubstitutions(const DimExpr &expr) const;
   DimExpr mapClasses(const DimExpr &expr) const;
   void addSubstitution(const std::string &name, const DimExpr &value);

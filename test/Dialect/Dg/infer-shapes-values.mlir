@@ -301,3 +301,20 @@ func.func @symbolic_start_sign(%t: tensor<1024x8xf32>, %x: tensor<?xf32, #sym.sh
   %1 = dg.slice %t, %negl, %big : tensor<1024x8xf32>, tensor<*xi64>, tensor<1xi64> -> tensor<*xf32>
   return %0, %1 : tensor<*xf32>, tensor<*xf32>
 }
+
+// -----
+
+// A graph input's symbol is not replaced by an expression of fresh
+// data-dependent symbols: the input stays [N] (the run-time binds N from
+// it), and the element counts' equality is a run-time check once the
+// reshape's sizes are bound.
+// CHECK-LABEL: sym.symbol @N range [1, 64]
+//       CHECK: sym.constraint <reshape0*reshape1> equals <N> "the element counts of dg.reshape"
+//       CHECK: func.func @data_reshape(
+//  CHECK-SAME:     %{{.*}}: tensor<?xf32, #sym.shape<[N]>>
+//  CHECK-SAME:     -> tensor<?x?xf32, #sym.shape<[reshape0, reshape1]>>
+sym.symbol @N range [1, 64]
+func.func @data_reshape(%x: tensor<?xf32, #sym.shape<[N]>>, %shape: tensor<2xi64>) -> tensor<*xf32> {
+  %r = dg.reshape %x, %shape : (tensor<?xf32, #sym.shape<[N]>>, tensor<2xi64>) -> tensor<*xf32>
+  return %r : tensor<*xf32>
+}
