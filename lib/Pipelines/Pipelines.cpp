@@ -57,6 +57,9 @@ LogicalResult dyncc::buildShapePipeline(OpPassManager &pm) {
 }
 
 LogicalResult dyncc::buildFusionPipeline(OpPassManager &pm) {
+  // Clean-up first: shape sub-graphs become symbolic contents, then CSE.
+  pm.addPass(dg::createFoldShapeComputationsPass());
+  pm.addPass(createCSEPass());
   pm.addNestedPass<func::FuncOp>(dg::createFuseGemmEpiloguePass());
   pm.addNestedPass<func::FuncOp>(dg::createGroupRemainingPass());
   return success();

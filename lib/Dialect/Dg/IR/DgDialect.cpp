@@ -46,6 +46,23 @@ LogicalResult ConstantOp::verify() {
 }
 
 //===----------------------------------------------------------------------===//
+// DimValuesOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult DimValuesOp::verify() {
+  auto type = cast<ShapedType>(getType());
+  if (!type.getElementType().isInteger() ||
+      type.getElementType().getIntOrFloatBitWidth() < 8)
+    return emitOpError("needs an integer element type of 8 bits or more, got ")
+           << type.getElementType();
+  if ((int64_t)getValues().getDims().size() != type.getNumElements())
+    return emitOpError("has ")
+           << getValues().getDims().size() << " values for "
+           << type.getNumElements() << " elements";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
 // MatMulOp
 //===----------------------------------------------------------------------===//
 

@@ -240,6 +240,17 @@ LogicalResult dg::verifyBroadcastingOp(Operation *op) {
 // Constants
 //===----------------------------------------------------------------------===//
 
+LogicalResult DimValuesOp::inferSymbolicShapes(
+    ShapeInferenceContext &ctx, SmallVectorImpl<SymShape> &results) {
+  SymShape shape;
+  for (int64_t size : getType().getShape())
+    shape.push_back(DimExpr(size));
+  results.push_back(shape);
+  SmallVector<DimExpr> values = getValues().getExprs();
+  ctx.resultValues[0] = SymValue(values.begin(), values.end());
+  return success();
+}
+
 LogicalResult ConstantOp::inferSymbolicShapes(ShapeInferenceContext &ctx,
                                               SmallVectorImpl<SymShape> &results) {
   SymShape shape;

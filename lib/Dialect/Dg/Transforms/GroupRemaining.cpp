@@ -27,7 +27,7 @@ struct GroupRemaining final : ::dyncc::dg::impl::GroupRemainingPassBase<GroupRem
   void runOnOperation() override {
     SmallVector<Operation *> ops;
     for (Operation &op : getOperation().getBody().front())
-      if (isa<SymbolicShapeOpInterface>(op) && !isa<ConstantOp>(op))
+      if (isa<SymbolicShapeOpInterface>(op) && !isa<ConstantOp, DimValuesOp>(op))
         ops.push_back(&op);
 
     IRRewriter rewriter(&getContext());

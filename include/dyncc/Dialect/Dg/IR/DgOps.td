@@ -10,6 +10,7 @@
 
 include "dyncc/Dialect/Dg/IR/DgBase.td"
 include "dyncc/Dialect/Dg/IR/DgInterfaces.td"
+include "dyncc/Dialect/Sym/IR/SymAttrs.td"
 include "mlir/IR/EnumAttr.td"
 include "mlir/IR/SymbolInterfaces.td"
 include "mlir/Interfaces/CallInterfaces.td"
@@ -51,6 +52,26 @@ def Dg_ConstantOp : Dg_GraphOp<"constant", [ConstantLike,
   let arguments = (ins ElementsAttr:$value);
   let results = (outs AnyStaticShapeTensor:$result);
   let assemblyFormat = "attr-dict $value";
+  let hasVerifier = 1;
+}
+
+def Dg_DimValuesOp : Dg_GraphOp<"dim_values"> {
+  let summary = "A small integer tensor whose elements are symbolic expressions";
+  let description = [{
+    The contents of a shape computation, evaluated symbolically: what
+    `Shape -> Gather -> Unsqueeze -> Concat` computes, as one op over the
+    symbols (`dyncc-fold-shape-computations` makes these). Elements are in
+    row-major order; the tensor has a static shape and an integer element
+    type. The kernel that needs it evaluates the expressions from the
+    dynamic dimensions it is given.
+
+    ```mlir
+    %s = dg.dim_values #sym.shape<[B, L, 12, 64]> : tensor<4xi64>
+    ```
+  }];
+  let arguments = (ins Sym_ShapeAttr:$values);
+  let results = (outs AnyStaticShapeTensor:$result);
+  let assemblyFormat = "$values attr-dict `:` type($result)";
   let hasVerifier = 1;
 }
 

@@ -31,6 +31,24 @@ def InferShapesPass : Pass<"dyncc-infer-shapes", "mlir::ModuleOp"> {
   let dependentDialects = ["::dyncc::sym::SymDialect"];
 }
 
+def FoldShapeComputationsPass
+    : Pass<"dyncc-fold-shape-computations", "mlir::ModuleOp"> {
+  let summary = "Replace shape sub-graphs by their symbolic contents";
+  let description = [{
+    Graph clean-up before fusion. After propagation, the contents of every
+    small integer tensor computed from shapes (`Shape -> Gather -> Unsqueeze
+    -> Concat`, sizes, element counts, computed slice bounds) are known as
+    expressions over the symbols. Each such tensor that something still uses
+    is replaced by one `dg.constant` (all contents constant) or
+    `dg.dim_values` (symbolic), and the ops left without users are removed,
+    so no kernel computes a shape. Runs after `dyncc-infer-shapes`.
+
+    Before: `%s = dg.shape_of %x ; %b = dg.gather %s, %c0 ; ...
+             %t = dg.concat %ub, %ul, %c12, %c64`
+    After:  `%t = dg.dim_values #sym.shape<[B, L, 12, 64]> : tensor<4xi64>`
+  }];
+}
+
 def FuseGemmEpiloguePass
     : Pass<"dyncc-fuse-gemm-epilogue", "mlir::func::FuncOp"> {
   let summary = "Group a matmul backbone with its elementwise epilogue";
