@@ -127,3 +127,19 @@ func.func @dispatch_results(%x: tensor<4xf32>) {
   %0 = dg.dispatch @kernel2 [](%x) : (tensor<4xf32>) -> tensor<4xf32>
   return
 }
+
+// -----
+
+func.func @dim_values_count() {
+  // expected-error @+1 {{'dg.dim_values' op has 2 values for 3 elements}}
+  %0 = dg.dim_values <[B, 4]> : tensor<3xi64>
+  return
+}
+
+// -----
+
+func.func @dim_values_type() {
+  // expected-error @+1 {{'dg.dim_values' op needs an integer element type of 8 bits or more, got 'f32'}}
+  %0 = dg.dim_values <[B]> : tensor<1xf32>
+  return
+}
