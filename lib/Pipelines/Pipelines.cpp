@@ -57,8 +57,10 @@ LogicalResult dyncc::buildShapePipeline(OpPassManager &pm) {
 }
 
 LogicalResult dyncc::buildFusionPipeline(OpPassManager &pm) {
-  // Clean-up first: shape sub-graphs become symbolic contents, then CSE.
+  // Clean-up first: shape sub-graphs become symbolic contents, compound ops
+  // primitives, then CSE.
   pm.addPass(dg::createFoldShapeComputationsPass());
+  pm.addNestedPass<func::FuncOp>(dg::createDecomposePass());
   pm.addPass(createCSEPass());
   pm.addNestedPass<func::FuncOp>(dg::createFuseGemmEpiloguePass());
   pm.addNestedPass<func::FuncOp>(dg::createGroupRemainingPass());

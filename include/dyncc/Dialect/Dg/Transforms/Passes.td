@@ -49,6 +49,20 @@ def FoldShapeComputationsPass
   }];
 }
 
+def DecomposePass : Pass<"dyncc-decompose", "mlir::func::FuncOp"> {
+  let summary = "Split compound ops into the primitives fusion works on";
+  let description = [{
+    Graph clean-up before fusion: Softmax and LogSoftmax become
+    `reduce_max`, `sub`, `exp`, `reduce_sum` and `div` (or `log`, `sub`);
+    LayerNormalization becomes two `reduce_mean`s and elementwise ops (when
+    its statistics outputs are unused); Gemm becomes `transpose`s, a
+    `matmul`, and `mul`/`add` for alpha, beta and C. Reductions keep their
+    dims, so the row structure stays visible to the reduce-level pass.
+    Runs after `dyncc-infer-shapes`: result types are built from the
+    operands' symbolic shapes.
+  }];
+}
+
 def FuseGemmEpiloguePass
     : Pass<"dyncc-fuse-gemm-epilogue", "mlir::func::FuncOp"> {
   let summary = "Group a matmul backbone with its elementwise epilogue";

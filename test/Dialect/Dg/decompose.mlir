@@ -1,0 +1,93 @@
+// RUN: dyncc-opt %s --split-input-file --dyncc-infer-shapes --dyncc-decompose | FileCheck %s
+
+// Compound ops become row reductions (keeping their dims) and elementwise
+// ops, with symbolic result types built from the operands' shapes.
+
+// Softmax over the last axis: max, shift, exp, sum, divide.
+// CHECK-LABEL: func.func @softmax(
+//  CHECK-SAME:     %[[X:.+]]: tensor<?x12x?x?xf32, #sym.shape<[B, 12, L, L]>>)
+//  CHECK-NEXT:   %[[M:.+]] = dg.reduce_max %[[X]] {axes = array<i64: 3>} : {{.*}} -> tensor<?x12x?x1xf32, #sym.shape<[B, 12, L, 1]>>
+//  CHECK-NEXT:   %[[D:.+]] = dg.sub %[[X]], %[[M]] : {{.*}} -> tensor<?x12x?x?xf32, #sym.shape<[B, 12, L, L]>>
+//  CHECK-NEXT:   %[[E:.+]] = dg.exp %[[D]]
+//  CHECK-NEXT:   %[[S:.+]] = dg.reduce_sum %[[E]] {axes = array<i64: 3>} : {{.*}} -> tensor<?x12x?x1xf32, #sym.shape<[B, 12, L, 1]>>
+//  CHECK-NEXT:   %[[Y:.+]] = dg.div %[[E]], %[[S]] : {{.*}} -> tensor<?x12x?x?xf32, #sym.shape<[B, 12, L, L]>>
+//  CHECK-NEXT:   return %[[Y]]
+sym.symbol @B range [1, 64]
+sym.symbol @L range [1, 512]
+func.func @softmax(%x: tensor<?x12x?x?xf32, #sym.shape<[B, 12, L, L]>>) -> tensor<*xf32> {
+  %0 = dg.softmax %x {axis = 3 : i64} : tensor<?x12x?x?xf32, #sym.shape<[B, 12, L, L]>> -> tensor<*xf32>
+  return %0 : tensor<*xf32>
+}
+
+// -----
+
+// LogSoftmax in the opset < 13 form (coerced to 2-D at axis 1): the
+// reductions cover axes 1 and 2; the result is shifted - log(sum).
+// CHECK-LABEL: func.func @log_softmax_2d(
+//       CHECK:   %[[M:.+]] = dg.reduce_max %{{.*}} {axes = array<i64: 1, 2>} : {{.*}} -> tensor<?x1x1xf32, #sym.shape<[B, 1, 1]>>
+//       CHECK:   %[[D:.+]] = dg.sub %{{.*}}, %[[M]]
+//       CHECK:   %[[E:.+]] = dg.exp %[[D]]
+//       CHECK:   %[[S:.+]] = dg.reduce_sum %[[E]] {axes = array<i64: 1, 2>}
+//       CHECK:   %[[LOG:.+]] = dg.log %[[S]]
+//       CHECK:   dg.sub %[[D]], %[[LOG]] : {{.*}} -> tensor<?x3x4xf32, #sym.shape<[B, 3, 4]>>
+sym.symbol @B range [1, 64]
+func.func @log_softmax_2d(%x: tensor<?x3x4xf32, #sym.shape<[B, 3, 4]>>) -> tensor<*xf32> {
+  %0 = dg.log_softmax %x {axis = 1 : i64, coerce_2d = true} : tensor<?x3x4xf32, #sym.shape<[B, 3, 4]>> -> tensor<*xf32>
+  return %0 : tensor<*xf32>
+}
+
+// -----
+
+// LayerNormalization over the last axis (axis = -1): mean, centre, mean of
+// squares, + epsilon, sqrt, divide, scale, bias.
+// CHECK-LABEL: func.func @layer_norm(
+//  CHECK-SAME:     %[[X:[a-z0-9]+]]: tensor<?x?x768xf32, #sym.shape<[B, L, 768]>>, %[[G:[a-z0-9]+]]: tensor<768xf32>, %[[BIAS:[a-z0-9]+]]: tensor<768xf32>)
+//  CHECK-NEXT:   %[[MEAN:.+]] = dg.reduce_mean %[[X]] {axes = array<i64: 2>} : {{.*}} -> tensor<?x?x1xf32, #sym.shape<[B, L, 1]>>
+//  CHECK-NEXT:   %[[C:.+]] = dg.sub %[[X]], %[[MEAN]]
+//  CHECK-NEXT:   %[[SQ:.+]] = dg.mul %[[C]], %[[C]]
+//  CHECK-NEXT:   %[[VAR:.+]] = dg.reduce_mean %[[SQ]] {axes = array<i64: 2>}
+//  CHECK-NEXT:   %[[EPS:.+]] = dg.constant dense<9.99999996E-13> : tensor<f32>
+//  CHECK-NEXT:   %[[VE:.+]] = dg.add %[[VAR]], %[[EPS]]
+//  CHECK-NEXT:   %[[STD:.+]] = dg.sqrt %[[VE]]
+//  CHECK-NEXT:   %[[N:.+]] = dg.div %[[C]], %[[STD]]
+//  CHECK-NEXT:   %[[S:.+]] = dg.mul %[[N]], %[[G]]
+//  CHECK-NEXT:   %[[Y:.+]] = dg.add %[[S]], %[[BIAS]] : {{.*}} -> tensor<?x?x768xf32, #sym.shape<[B, L, 768]>>
+//  CHECK-NEXT:   return %[[Y]]
+sym.symbol @B range [1, 64]
+sym.symbol @L range [1, 512]
+func.func @layer_norm(%x: tensor<?x?x768xf32, #sym.shape<[B, L, 768]>>, %g: tensor<768xf32>, %b: tensor<768xf32>) -> tensor<*xf32> {
+  %0 = dg.layer_norm %x, %g, %b : tensor<768xf32> {axis = -1 : i64, epsilon = 1.0e-12 : f32} : tensor<?x?x768xf32, #sym.shape<[B, L, 768]>>, tensor<768xf32> -> tensor<*xf32>
+  return %0 : tensor<*xf32>
+}
+
+// -----
+
+// LayerNormalization whose mean output is used stays whole.
+// CHECK-LABEL: func.func @layer_norm_stats(
+//       CHECK:   dg.layer_norm
+//   CHECK-NOT:   dg.reduce_mean
+sym.symbol @B range [1, 64]
+func.func @layer_norm_stats(%x: tensor<?x8xf32, #sym.shape<[B, 8]>>, %g: tensor<8xf32>) -> (tensor<*xf32>, tensor<*xf32>) {
+  %0, %1 = dg.layer_norm %x, %g {axis = 1 : i64} : tensor<?x8xf32, #sym.shape<[B, 8]>>, tensor<8xf32> -> tensor<*xf32>, tensor<*xf32>
+  return %0, %1 : tensor<*xf32>, tensor<*xf32>
+}
+
+// -----
+
+// Gemm with both transposes, alpha and beta: transposes, a matmul, and the
+// scalings and bias as elementwise ops the epilogue fusion absorbs.
+// CHECK-LABEL: func.func @gemm(
+//  CHECK-SAME:     %[[A:[a-z0-9]+]]: tensor<64x?xf32, #sym.shape<[64, B]>>, %[[W:[a-z0-9]+]]: tensor<32x64xf32>, %[[C:[a-z0-9]+]]: tensor<32xf32>)
+//  CHECK-NEXT:   %[[AT:.+]] = dg.transpose %[[A]] {perm = array<i64: 1, 0>} : {{.*}} -> tensor<?x64xf32, #sym.shape<[B, 64]>>
+//  CHECK-NEXT:   %[[WT:.+]] = dg.transpose %[[W]] {perm = array<i64: 1, 0>} : tensor<32x64xf32> -> tensor<64x32xf32>
+//  CHECK-NEXT:   %[[MM:.+]] = dg.matmul %[[AT]], %[[WT]] : {{.*}} -> tensor<?x32xf32, #sym.shape<[B, 32]>>
+//  CHECK-NEXT:   %[[ALPHA:.+]] = dg.constant dense<5.000000e-01> : tensor<f32>
+//  CHECK-NEXT:   %[[Y:.+]] = dg.mul %[[MM]], %[[ALPHA]]
+//  CHECK-NEXT:   %[[BETA:.+]] = dg.constant dense<2.000000e+00> : tensor<f32>
+//  CHECK-NEXT:   %[[CB:.+]] = dg.mul %[[C]], %[[BETA]]
+//  CHECK-NEXT:   dg.add %[[Y]], %[[CB]] : {{.*}} -> tensor<?x32xf32, #sym.shape<[B, 32]>>
+sym.symbol @B range [1, 64]
+func.func @gemm(%a: tensor<64x?xf32, #sym.shape<[64, B]>>, %w: tensor<32x64xf32>, %c: tensor<32xf32>) -> tensor<*xf32> {
+  %0 = dg.gemm %a, %w, %c : tensor<32xf32> {alpha = 0.5 : f32, beta = 2.0 : f32, transA = true, transB = true} : tensor<64x?xf32, #sym.shape<[64, B]>>, tensor<32x64xf32> -> tensor<*xf32>
+  return %0 : tensor<*xf32>
+}
