@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dyncc/Pipelines/Compiler.h"
+#include "dyncc/Dialect/Dg/Transforms/FusionReport.h"
 
 #include "dyncc/Dialect/Sym/IR/Sym.h"
 #include "dyncc/InitAll.h"
@@ -96,6 +97,10 @@ public:
       return true;
     if (!runStage("fused", *graph, buildFusionPipeline) || stopped)
       return !failedFlag;
+    if (isStage("fusion-report")) {
+      dg::printFusionReport(*graph, emitStream);
+      return true;
+    }
     if (!runStage("outlined", *graph, buildOutlinePipeline) || stopped)
       return !failedFlag;
 

@@ -27,6 +27,7 @@ static const StageInfo stages[] = {
     {"import", "the dg graph as imported from ONNX"},
     {"shapes", "after symbolic shape propagation"},
     {"fused", "after fusion: dg.fusion groups"},
+    {"fusion-report", "per group: kind, ops, shapes, bytes moved vs unfused"},
     {"outlined", "groups outlined to linalg kernel functions, with tile configs"},
     {"tiled", "kernels tiled to blocks and threads, producers fused"},
     {"bufferized", "kernels bufferized in place"},
@@ -62,7 +63,12 @@ LogicalResult dyncc::buildFusionPipeline(OpPassManager &pm) {
   pm.addPass(dg::createFoldShapeComputationsPass());
   pm.addNestedPass<func::FuncOp>(dg::createDecomposePass());
   pm.addPass(createCSEPass());
-  pm.addNestedPass<func::FuncOp>(dg::createFuseGemmEpiloguePass());
+  // Prioritized fusion: backbones, row reductions, elementwise chains, then
+  // horizontal merging of GEMMs that share their input.
+  pm.addNestedPass<func::FuncOp>(dg::createFuseGemmPass());
+  pm.addNestedPass<func::FuncOp>(dg::createFuseReductionsPass());
+  pm.addNestedPass<func::FuncOp>(dg::createFuseElementwisePass());
+  pm.addNestedPass<func::FuncOp>(dg::createFuseHorizontalPass());
   pm.addNestedPass<func::FuncOp>(dg::createGroupRemainingPass());
   return success();
 }

@@ -32,3 +32,33 @@ def test_compile_or_clean_refusal(tmp_path, bin_dir, model):
     assert re.match(r"dyncc: error: ((unnamed )?node .* \(\w+\): )?.+", lines[0]), lines[0]
     assert not out.exists()
     assert list(tmp_path.iterdir()) == [], "no temporary file may be left"
+
+
+@pytest.mark.parametrize("model", MODELS, ids=[m.stem for m in MODELS])
+def test_fuses(bin_dir, model):
+    """Every shared model compiles through fusion (the driver verifies the IR
+    after each stage), every compute op lands in exactly one group, and
+    groups of the backbone kinds, and only those, have backbones."""
+    proc = subprocess.run(
+        [bin_dir / "dyncc", "compile", model, "--emit=fusion-report", "--quiet"],
+        capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    groups = re.findall(r"^group \d+ (\w+):((?: \S+)+)$", proc.stdout, re.M)
+    total = re.search(r"^total: (\d+) groups of (\d+) ops;", proc.stdout, re.M)
+    assert total and groups, proc.stdout
+    assert int(total.group(1)) == len(groups)
+    assert int(total.group(2)) == sum(len(ops.split()) for _, ops in groups)
+    for kind, ops in groups:
+        backbones = [op for op in ops.split() if op.endswith("*")]
+        if kind in ("gemm", "conv", "reduce"):
+            assert backbones, (kind, ops)
+        else:
+            assert not backbones, (kind, ops)
+    # The fused IR itself has no compute op outside a group.
+    fused = subprocess.run(
+        [bin_dir / "dyncc", "compile", model, "--emit=fused", "--quiet"],
+        capture_output=True, text=True, timeout=300)
+    assert fused.returncode == 0, fused.stderr
+    top_level = [l for l in fused.stdout.splitlines()
+                 if re.match(r"^    %\S+ = dg\.(?!fusion|constant|dim_values)", l)]
+    assert not top_level, top_level[:3]

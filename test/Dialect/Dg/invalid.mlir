@@ -84,11 +84,33 @@ func.func @fusion_yield(%x: tensor<4x16xf32>) {
 // -----
 
 func.func @fusion_backbones(%x: tensor<4x4xf32>) {
-  // expected-error @+1 {{'dg.fusion' op has 2 backbone ops, expected at most 1}}
+  // expected-error @+1 {{'dg.fusion' op has backbone 'dg.matmul' reading another backbone's result}}
   %0 = dg.fusion gemm {
     %1 = dg.matmul %x, %x {dg.backbone} : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
     %2 = dg.matmul %1, %x {dg.backbone} : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
     dg.yield %2 : tensor<4x4xf32>
+  } : tensor<4x4xf32>
+  return
+}
+
+// -----
+
+func.func @fusion_no_backbone(%x: tensor<4x4xf32>) {
+  // expected-error @+1 {{'dg.fusion' op of kind gemm has no backbone op}}
+  %0 = dg.fusion gemm {
+    %1 = dg.matmul %x, %x : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
+    dg.yield %1 : tensor<4x4xf32>
+  } : tensor<4x4xf32>
+  return
+}
+
+// -----
+
+func.func @fusion_elementwise_backbone(%x: tensor<4x4xf32>) {
+  // expected-error @+1 {{'dg.fusion' op of kind elementwise has a backbone op}}
+  %0 = dg.fusion elementwise {
+    %1 = dg.relu %x {dg.backbone} : tensor<4x4xf32> -> tensor<4x4xf32>
+    dg.yield %1 : tensor<4x4xf32>
   } : tensor<4x4xf32>
   return
 }

@@ -129,11 +129,43 @@ LogicalResult FusionOp::verify() {
     return emitOpError("yields ")
            << yield.getValues().size()
            << " values whose types do not match the group's results";
-  unsigned backbones = 0;
+  SmallVector<Operation *> backbones;
   for (Operation &op : getBody().front())
-    backbones += op.hasAttr(getBackboneAttrName());
-  if (backbones > 1)
-    return emitOpError("has ") << backbones << " backbone ops, expected at most 1";
+    if (op.hasAttr(getBackboneAttrName()))
+      backbones.push_back(&op);
+  FusionKind kind = getKind();
+  bool needsBackbone = kind == FusionKind::Gemm || kind == FusionKind::Conv ||
+                       kind == FusionKind::Reduce;
+  if (needsBackbone && backbones.empty())
+    return emitOpError("of kind ")
+           << stringifyFusionKind(kind) << " has no backbone op";
+  if (!needsBackbone && !backbones.empty())
+    return emitOpError("of kind ")
+           << stringifyFusionKind(kind) << " has a backbone op";
+  // Several GEMM backbones in one group (horizontal fusion) are independent:
+  // none reads another's result inside the group.
+  if (kind == FusionKind::Gemm || kind == FusionKind::Conv) {
+    llvm::SmallPtrSet<Operation *, 4> isBackbone(backbones.begin(),
+                                                 backbones.end());
+    for (Operation *backbone : backbones) {
+      SmallVector<Operation *> stack{backbone};
+      llvm::SmallPtrSet<Operation *, 16> seen;
+      while (!stack.empty()) {
+        Operation *op = stack.pop_back_val();
+        for (Value operand : op->getOperands()) {
+          Operation *def = operand.getDefiningOp();
+          if (!def || def->getParentOp() != getOperation() ||
+              !seen.insert(def).second)
+            continue;
+          if (isBackbone.contains(def))
+            return emitOpError("has backbone '")
+                   << backbone->getName()
+                   << "' reading another backbone's result";
+          stack.push_back(def);
+        }
+      }
+    }
+  }
   return success();
 }
 

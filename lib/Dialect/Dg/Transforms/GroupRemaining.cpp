@@ -27,15 +27,29 @@ struct GroupRemaining final : ::dyncc::dg::impl::GroupRemainingPassBase<GroupRem
   void runOnOperation() override {
     SmallVector<Operation *> ops;
     for (Operation &op : getOperation().getBody().front())
-      if (isa<SymbolicShapeOpInterface>(op) && !isa<ConstantOp, DimValuesOp>(op))
+      if (isFusionCandidate(&op))
         ops.push_back(&op);
 
     IRRewriter rewriter(&getContext());
     for (Operation *op : ops) {
-      bool gemm = isa<MatMulOp>(op);
-      createFusionGroup(rewriter, {op},
-                        gemm ? FusionKind::Gemm : FusionKind::Elementwise,
-                        gemm ? op : nullptr);
+      FusionKind kind = FusionKind::DataMovement;
+      bool backbone = true;
+      if (isa<MatMulOp>(op))
+        kind = FusionKind::Gemm;
+      else if (isa<ConvOp>(op))
+        kind = FusionKind::Conv;
+      else if (isRowReduction(op) ||
+               isa<ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceMinOp,
+                   ReduceProdOp, MaxPoolOp, AvgPoolOp, GlobalAvgPoolOp,
+                   GlobalMaxPoolOp, SoftmaxOp, LogSoftmaxOp, LayerNormOp>(op))
+        kind = FusionKind::Reduce;
+      else if (isElementwise(op))
+        kind = FusionKind::Elementwise, backbone = false;
+      else
+        backbone = false;
+      createFusionGroup(rewriter, {op}, kind,
+                        backbone ? ArrayRef<Operation *>(op)
+                                 : ArrayRef<Operation *>());
     }
   }
 };

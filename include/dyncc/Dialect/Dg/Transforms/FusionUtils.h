@@ -10,17 +10,51 @@
 
 #include "dyncc/Dialect/Dg/IR/Dg.h"
 
+#include "llvm/ADT/SetVector.h"
+
 namespace dyncc::dg {
 
-/// Returns true for the ops the fusion passes treat as elementwise.
+/// Returns true for the ops the fusion passes treat as elementwise
+/// (including inference batch normalization: a per-channel affine map).
 bool isElementwise(mlir::Operation *op);
 
-/// Moves `ops` (in one block, in program order) into a new `dg.fusion` of
-/// `kind` placed at the last op. Values used outside the group become its
-/// results. `backbone`, when given, is marked `dg.backbone`.
+/// Elementwise ops and the layout ops (transpose, reshape, flatten,
+/// squeeze, unsqueeze) that move every element exactly once: the ops that
+/// may sit in a backbone's prologue or epilogue.
+bool isElementMapping(mlir::Operation *op);
+
+/// Whether `op` may join a group: a top-level graph op of a function, not
+/// in a group, and not a constant (constants are group inputs).
+bool isFusionCandidate(mlir::Operation *op);
+
+/// The row reductions: reduce_* that keep their dims.
+bool isRowReduction(mlir::Operation *op);
+
+/// The symbolic shape of `value`'s type (static dims as constants).
+std::optional<llvm::SmallVector<DimExpr>> shapeOf(mlir::Value value);
+
+/// Ops gathered into one group, in one block.
+using OpSet = llvm::SetVector<mlir::Operation *>;
+
+/// Whether `ops` can become one group: no value leaves the set and comes
+/// back into it through ops outside it (the fused op would depend on
+/// itself).
+bool isConvex(const OpSet &ops);
+
+/// Moves `ops` (top-level ops of one block, a convex set) into a new
+/// `dg.fusion` of `kind` placed at the last of them; outside ops between the
+/// first and the last that use the group move after it. Values used outside
+/// the group become its results. Every op in `backbones` is marked
+/// `dg.backbone`.
 FusionOp createFusionGroup(mlir::RewriterBase &rewriter,
                            llvm::ArrayRef<mlir::Operation *> ops,
-                           FusionKind kind, mlir::Operation *backbone);
+                           FusionKind kind,
+                           llvm::ArrayRef<mlir::Operation *> backbones);
+
+/// Moves the ops of `group` back into its block in its place and erases it;
+/// returns the ops.
+llvm::SmallVector<mlir::Operation *> dissolveFusionGroup(mlir::RewriterBase &rewriter,
+                                                         FusionOp group);
 
 } // namespace dyncc::dg
 

@@ -63,15 +63,26 @@ def DecomposePass : Pass<"dyncc-decompose", "mlir::func::FuncOp"> {
   }];
 }
 
-def FuseGemmEpiloguePass
-    : Pass<"dyncc-fuse-gemm-epilogue", "mlir::func::FuncOp"> {
-  let summary = "Group a matmul backbone with its elementwise epilogue";
+def FuseGemmPass : Pass<"dyncc-fuse-gemm", "mlir::func::FuncOp"> {
+  let summary = "GEMM-level fusion: a matmul or conv backbone with its prologue and epilogue";
   let description = [{
-    GEMM-level fusion: each `dg.matmul` becomes the backbone of a
-    `dg.fusion gemm` group that absorbs the chain of elementwise consumers
-    (bias add, activation) that use it alone and whose index space provably
-    equals the backbone's (same symbolic shape), and their other operands
-    when those are broadcasts along the output.
+    The first and highest-priority fusion pass. Each `dg.matmul` or
+    `dg.conv` not yet in a group becomes the backbone of a `dg.fusion gemm`
+    (`conv`) group that absorbs
+    - producers of its operands that map elements one to one (elementwise
+      ops such as a scale or a cast, and transposes, reshapes, squeezes)
+      and that nothing else uses: the operand layout and the prologue;
+    - consumers, transitively, that map elements one to one and read group
+      values only at the index space they were produced in (the same
+      symbolic shape; side operands may broadcast): bias, scale, mask,
+      GELU's erf form, residual add, cast, batch normalization, and the
+      reshape/transpose out of attention heads.
+
+    Legality is by symbolic shape: a consumer over `[B, L2]` does not join a
+    backbone over `[B, L]` unless `L == L2` was proven, a reduction (which
+    needs whole rows) never joins, and a group never depends on itself
+    through an outside op. A value that other ops still use becomes an
+    extra group result.
 
     ```mlir
     %0 = dg.matmul %x, %w ; %1 = dg.add %0, %b ; %2 = dg.relu %1
@@ -79,8 +90,45 @@ def FuseGemmEpiloguePass
     %2 = dg.fusion gemm { ... dg.yield %r } : tensor<...>
     ```
   }];
-  let options = [Option<"maxGroupSize", "max-group-size", "unsigned", "16",
+  let options = [Option<"maxGroupSize", "max-group-size", "unsigned", "32",
                         "Upper bound on ops per group">];
+}
+
+def FuseReductionsPass : Pass<"dyncc-fuse-reductions", "mlir::func::FuncOp"> {
+  let summary = "Reduce-level (stitch) fusion: row reductions with their producers and consumers";
+  let description = [{
+    Each row reduction (a `reduce_*` keeping its dims) not yet in a group
+    seeds a `dg.fusion reduce` group over its row space: the reduction's
+    input shape `S` and its reduced shape `R`. The group absorbs elementwise
+    consumers whose results are over `S` or `R` (a per-row value broadcast
+    back over its row stays on chip), further reductions of `S` over the
+    same axes, and elementwise producers over `S` that nothing else uses.
+    Softmax (max, shift, exp, sum, divide) and LayerNorm (mean, centre,
+    variance, normalize, scale, bias) each become one group.
+  }];
+  let options = [Option<"maxGroupSize", "max-group-size", "unsigned", "32",
+                        "Upper bound on ops per group">];
+}
+
+def FuseElementwisePass : Pass<"dyncc-fuse-elementwise", "mlir::func::FuncOp"> {
+  let summary = "Fuse the remaining chains of elementwise ops over one index space";
+  let description = [{
+    After the backbone and reduce-level passes: connected elementwise ops
+    not yet in a group whose results have the same symbolic shape become one
+    `dg.fusion elementwise` group.
+  }];
+  let options = [Option<"maxGroupSize", "max-group-size", "unsigned", "32",
+                        "Upper bound on ops per group">];
+}
+
+def FuseHorizontalPass : Pass<"dyncc-fuse-horizontal", "mlir::func::FuncOp"> {
+  let summary = "Merge GEMM groups whose backbones share their input (Q, K, V)";
+  let description = [{
+    GEMM groups whose matmul backbones read the same left operand, with
+    the same result shape, and that do not depend on one another, merge
+    into one multi-output `dg.fusion gemm` group with every matmul marked as
+    a backbone: the shared input is read once.
+  }];
 }
 
 def GroupRemainingPass : Pass<"dyncc-group-remaining", "mlir::func::FuncOp"> {

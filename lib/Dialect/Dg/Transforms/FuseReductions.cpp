@@ -1,0 +1,160 @@
+//===- FuseReductions.cpp - Reduce-level and elementwise fusion -----------===//
+//
+// Part of dyncc, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// After the backbone passes: row reductions stitched with their producers
+// and consumers over one row space (dyncc-fuse-reductions), then the chains
+// of elementwise ops that remain (dyncc-fuse-elementwise).
+//
+//===----------------------------------------------------------------------===//
+
+#include "dyncc/Dialect/Dg/Transforms/FusionUtils.h"
+#include "dyncc/Dialect/Dg/Transforms/Passes.h"
+
+#include "mlir/IR/PatternMatch.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+namespace dyncc::dg {
+#define GEN_PASS_DEF_FUSEREDUCTIONSPASS
+#define GEN_PASS_DEF_FUSEELEMENTWISEPASS
+#include "dyncc/Dialect/Dg/Transforms/Passes.h.inc"
+} // namespace dyncc::dg
+
+using namespace mlir;
+using namespace dyncc;
+using namespace dyncc::dg;
+
+namespace {
+
+bool tryAdd(OpSet &group, Operation *op) {
+  if (group.contains(op))
+    return false;
+  group.insert(op);
+  if (isConvex(group))
+    return true;
+  group.pop_back();
+  return false;
+}
+
+std::optional<ArrayRef<int64_t>> reductionAxes(Operation *op) {
+  return TypeSwitch<Operation *, std::optional<ArrayRef<int64_t>>>(op)
+      .Case<ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceMinOp, ReduceProdOp>(
+          [](auto reduce) -> std::optional<ArrayRef<int64_t>> {
+            if (!reduce.getAxes())
+              return std::nullopt;
+            return *reduce.getAxes();
+          })
+      .Default([](Operation *) { return std::nullopt; });
+}
+
+struct FuseReductions final
+    : ::dyncc::dg::impl::FuseReductionsPassBase<FuseReductions> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    SmallVector<Operation *> seeds;
+    getOperation().walk([&](Operation *op) {
+      if (isRowReduction(op) && isFusionCandidate(op) && reductionAxes(op))
+        seeds.push_back(op);
+    });
+    IRRewriter rewriter(&getContext());
+    for (Operation *seed : seeds) {
+      if (!isFusionCandidate(seed))
+        continue; // Joined an earlier seed's group.
+      std::optional<SmallVector<DimExpr>> rows = shapeOf(seed->getOperand(0));
+      std::optional<SmallVector<DimExpr>> reduced = shapeOf(seed->getResult(0));
+      ArrayRef<int64_t> axes = *reductionAxes(seed);
+      if (!rows || !reduced)
+        continue;
+      // Over the row space: the rows themselves or one value per row.
+      auto inRowSpace = [&](Value v) {
+        std::optional<SmallVector<DimExpr>> s = shapeOf(v);
+        return s && (*s == *rows || *s == *reduced);
+      };
+      OpSet group;
+      group.insert(seed);
+      // Elementwise producers of the rows that feed only the group.
+      for (Operation *def = seed->getOperand(0).getDefiningOp();
+           def && group.size() < maxGroupSize && isFusionCandidate(def) &&
+           isElementwise(def) && def->getNumResults() == 1 &&
+           inRowSpace(def->getResult(0)) &&
+           llvm::all_of(def->getResult(0).getUsers(),
+                        [&](Operation *u) { return group.contains(u); });) {
+        if (!tryAdd(group, def))
+          break;
+        def = def->getOperand(0).getDefiningOp();
+      }
+      for (size_t i = 0; i < group.size() && group.size() < maxGroupSize; ++i) {
+        for (Operation *user : group[i]->getUsers()) {
+          if (group.size() >= maxGroupSize || group.contains(user) ||
+              !isFusionCandidate(user) || user->getNumResults() != 1)
+            continue;
+          bool joins = false;
+          if (isElementwise(user)) {
+            joins = inRowSpace(user->getResult(0)) &&
+                    llvm::all_of(user->getOperands(), [&](Value v) {
+                      Operation *def = v.getDefiningOp();
+                      return !def || !group.contains(def) || inRowSpace(v);
+                    });
+          } else if (isRowReduction(user)) {
+            std::optional<ArrayRef<int64_t>> userAxes = reductionAxes(user);
+            joins = userAxes && *userAxes == axes &&
+                    shapeOf(user->getOperand(0)) == rows;
+          }
+          if (joins)
+            (void)tryAdd(group, user);
+        }
+      }
+      SmallVector<Operation *> backbones;
+      for (Operation *op : group)
+        if (isRowReduction(op))
+          backbones.push_back(op);
+      createFusionGroup(rewriter, group.getArrayRef(), FusionKind::Reduce,
+                        backbones);
+    }
+  }
+};
+
+struct FuseElementwise final
+    : ::dyncc::dg::impl::FuseElementwisePassBase<FuseElementwise> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    SmallVector<Operation *> seeds;
+    getOperation().walk([&](Operation *op) {
+      if (isFusionCandidate(op) && isElementwise(op) && op->getNumResults() == 1)
+        seeds.push_back(op);
+    });
+    IRRewriter rewriter(&getContext());
+    for (Operation *seed : seeds) {
+      if (!isFusionCandidate(seed))
+        continue;
+      std::optional<SmallVector<DimExpr>> space = shapeOf(seed->getResult(0));
+      if (!space)
+        continue;
+      auto joins = [&](Operation *op) {
+        return op && isFusionCandidate(op) && isElementwise(op) &&
+               op->getNumResults() == 1 && shapeOf(op->getResult(0)) == space;
+      };
+      OpSet group;
+      group.insert(seed);
+      for (size_t i = 0; i < group.size() && group.size() < maxGroupSize; ++i) {
+        Operation *op = group[i];
+        for (Operation *user : op->getUsers())
+          if (group.size() < maxGroupSize && joins(user))
+            (void)tryAdd(group, user);
+        for (Value operand : op->getOperands())
+          if (Operation *def = operand.getDefiningOp();
+              group.size() < maxGroupSize && joins(def))
+            (void)tryAdd(group, def);
+      }
+      createFusionGroup(rewriter, group.getArrayRef(), FusionKind::Elementwise,
+                        {});
+    }
+  }
+};
+
+} // namespace

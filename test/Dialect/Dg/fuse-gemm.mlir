@@ -1,0 +1,156 @@
+// RUN: dyncc-opt %s --split-input-file --dyncc-fuse-gemm | FileCheck %s
+
+// Bias add and ReLU join the matmul's group.
+// CHECK-LABEL: func.func @epilogue(
+//       CHECK:   %[[W:.+]] = dg.constant
+//       CHECK:   %[[B:.+]] = dg.constant
+//       CHECK:   %[[G:.+]] = dg.fusion gemm {
+//  CHECK-NEXT:     %[[M:.+]] = dg.matmul %{{.+}}, %[[W]] {dg.backbone}
+//  CHECK-NEXT:     %[[A:.+]] = dg.add %[[M]], %[[B]]
+//  CHECK-NEXT:     %[[R:.+]] = dg.relu %[[A]]
+//  CHECK-NEXT:     dg.yield %[[R]]
+//       CHECK:   return %[[G]]
+sym.symbol @B range [1, 8192]
+func.func @epilogue(%x: tensor<?x64xf32, #sym.shape<[B, 64]>>) -> tensor<?x32xf32, #sym.shape<[B, 32]>> {
+  %w = dg.constant dense<1.0> : tensor<64x32xf32>
+  %b = dg.constant dense<0.5> : tensor<32xf32>
+  %0 = dg.matmul %x, %w : (tensor<?x64xf32, #sym.shape<[B, 64]>>, tensor<64x32xf32>) -> tensor<?x32xf32, #sym.shape<[B, 32]>>
+  %1 = dg.add %0, %b : (tensor<?x32xf32, #sym.shape<[B, 32]>>, tensor<32xf32>) -> tensor<?x32xf32, #sym.shape<[B, 32]>>
+  %2 = dg.relu %1 : tensor<?x32xf32, #sym.shape<[B, 32]>> -> tensor<?x32xf32, #sym.shape<[B, 32]>>
+  return %2 : tensor<?x32xf32, #sym.shape<[B, 32]>>
+}
+
+// -----
+
+// Must not fuse: the consumer's index space [B, L2] is not provably the
+// backbone's [B, L] (no equality known), even though both are dynamic.
+// CHECK-LABEL: func.func @different_index_space(
+//       CHECK:   %[[G:.+]] = dg.fusion gemm {
+//  CHECK-NEXT:     dg.matmul
+//  CHECK-NEXT:     dg.yield
+//       CHECK:   dg.add %[[G]]
+//   CHECK-NOT:   dg.fusion
+sym.symbol @B range [1, 64]
+sym.symbol @L range [1, 64]
+sym.symbol @L2 range [1, 64]
+func.func @different_index_space(%x: tensor<?x8xf32, #sym.shape<[B, 8]>>, %w: tensor<8x?xf32, #sym.shape<[8, L]>>,
+                                 %y: tensor<?x?xf32, #sym.shape<[B, L2]>>) -> tensor<?x?xf32, #sym.shape<[B, L2]>> {
+  %0 = dg.matmul %x, %w : (tensor<?x8xf32, #sym.shape<[B, 8]>>, tensor<8x?xf32, #sym.shape<[8, L]>>) -> tensor<?x?xf32, #sym.shape<[B, L]>>
+  %1 = dg.add %0, %y : (tensor<?x?xf32, #sym.shape<[B, L]>>, tensor<?x?xf32, #sym.shape<[B, L2]>>) -> tensor<?x?xf32, #sym.shape<[B, L2]>>
+  return %1 : tensor<?x?xf32, #sym.shape<[B, L2]>>
+}
+
+// -----
+
+// Epilogues are DAGs: a value with several users in the group (GELU's x,
+// here relu and add of the same product) stays in the group, and every
+// value used outside it becomes a group result.
+// CHECK-LABEL: func.func @two_users(
+//       CHECK:   %[[G:.+]]:2 = dg.fusion gemm {
+//  CHECK-NEXT:     %[[M:.+]] = dg.matmul
+//  CHECK-NEXT:     %[[R:.+]] = dg.relu %[[M]]
+//  CHECK-NEXT:     %[[A:.+]] = dg.add %[[M]], %[[M]]
+//  CHECK-NEXT:     dg.yield %[[R]], %[[A]]
+//       CHECK:   return %[[G]]#0, %[[G]]#1
+func.func @two_users(%x: tensor<4x8xf32>, %w: tensor<8x16xf32>) -> (tensor<4x16xf32>, tensor<4x16xf32>) {
+  %0 = dg.matmul %x, %w : (tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<4x16xf32>
+  %1 = dg.relu %0 : tensor<4x16xf32> -> tensor<4x16xf32>
+  %2 = dg.add %0, %0 : (tensor<4x16xf32>, tensor<4x16xf32>) -> tensor<4x16xf32>
+  return %1, %2 : tensor<4x16xf32>, tensor<4x16xf32>
+}
+
+// -----
+
+// A side operand defined after the backbone but independent of it is fine,
+// and its producer (a relu only the add reads) joins as well: it is applied
+// as the side operand is loaded.
+// CHECK-LABEL: func.func @late_operand(
+//       CHECK:   dg.fusion gemm {
+//  CHECK-NEXT:     %[[M:.+]] = dg.matmul
+//  CHECK-NEXT:     %[[R:.+]] = dg.relu
+//  CHECK-NEXT:     dg.add %[[M]], %[[R]]
+func.func @late_operand(%x: tensor<4x8xf32>, %w: tensor<8x16xf32>, %y: tensor<4x16xf32>) -> tensor<4x16xf32> {
+  %0 = dg.matmul %x, %w : (tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<4x16xf32>
+  %1 = dg.relu %y : tensor<4x16xf32> -> tensor<4x16xf32>
+  %2 = dg.add %0, %1 : (tensor<4x16xf32>, tensor<4x16xf32>) -> tensor<4x16xf32>
+  return %2 : tensor<4x16xf32>
+}
+
+// -----
+
+// Must not fuse: the add's other operand depends on the first group through
+// a second backbone, so the first group would depend on itself. The add
+// joins the second matmul's group instead.
+// CHECK-LABEL: func.func @cycle(
+//       CHECK:   %[[G1:.+]] = dg.fusion gemm {
+//  CHECK-NEXT:     %[[M1:.+]] = dg.matmul
+//  CHECK-NEXT:     dg.yield %[[M1]]
+//       CHECK:   dg.fusion gemm {
+//  CHECK-NEXT:     %[[M2:.+]] = dg.matmul %[[G1]]
+//  CHECK-NEXT:     dg.add %[[G1]], %[[M2]]
+func.func @cycle(%x: tensor<4x16xf32>, %w: tensor<16x16xf32>) -> tensor<4x16xf32> {
+  %0 = dg.matmul %x, %w : (tensor<4x16xf32>, tensor<16x16xf32>) -> tensor<4x16xf32>
+  %1 = dg.matmul %0, %w : (tensor<4x16xf32>, tensor<16x16xf32>) -> tensor<4x16xf32>
+  %2 = dg.add %0, %1 : (tensor<4x16xf32>, tensor<4x16xf32>) -> tensor<4x16xf32>
+  return %2 : tensor<4x16xf32>
+}
+
+// -----
+
+// Must not fuse: a reduction needs whole rows, which a GEMM tile does not
+// produce; it stays out of the group.
+// CHECK-LABEL: func.func @row_consumer(
+//       CHECK:   %[[G:.+]] = dg.fusion gemm {
+//  CHECK-NEXT:     dg.matmul
+//  CHECK-NEXT:     dg.yield
+//       CHECK:   dg.reduce_sum %[[G]]
+func.func @row_consumer(%x: tensor<4x8xf32>, %w: tensor<8x16xf32>) -> tensor<4x1xf32> {
+  %0 = dg.matmul %x, %w : (tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<4x16xf32>
+  %1 = dg.reduce_sum %0 {axes = array<i64: 1>} : tensor<4x16xf32> -> tensor<4x1xf32>
+  return %1 : tensor<4x1xf32>
+}
+
+// -----
+
+// Must not fuse: an epilogue op that broadcasts a group value ([B, 1] read
+// along [B, N]) would need the value at other indices than the tile's.
+// CHECK-LABEL: func.func @broadcast_group_value(
+//       CHECK:   %[[G:.+]] = dg.fusion gemm {
+//  CHECK-NEXT:     dg.matmul
+//  CHECK-NEXT:     dg.yield
+//       CHECK:   dg.mul %[[G]]
+func.func @broadcast_group_value(%x: tensor<4x8xf32>, %w: tensor<8x1xf32>, %y: tensor<4x16xf32>) -> tensor<4x16xf32> {
+  %0 = dg.matmul %x, %w : (tensor<4x8xf32>, tensor<8x1xf32>) -> tensor<4x1xf32>
+  %1 = dg.mul %0, %y : (tensor<4x1xf32>, tensor<4x16xf32>) -> tensor<4x16xf32>
+  return %1 : tensor<4x16xf32>
+}
+
+// -----
+
+// Prologue and epilogue layouts, the attention way: the scaled, transposed
+// query and the transposed key feed QK^T; the mask (a broadcast side
+// operand) is applied in the epilogue. The transposes used only by the
+// matmul join as operand layouts.
+// CHECK-LABEL: func.func @attention_scores(
+//       CHECK:   dg.fusion gemm {
+//  CHECK-NEXT:     dg.transpose %{{.*}} {perm = array<i64: 0, 2, 1, 3>}
+//  CHECK-NEXT:     dg.div
+//  CHECK-NEXT:     dg.transpose %{{.*}} {perm = array<i64: 0, 2, 3, 1>}
+//  CHECK-NEXT:     dg.matmul {{.*}} {dg.backbone}
+//  CHECK-NEXT:     dg.add
+//  CHECK-NEXT:     dg.yield
+//   CHECK-NOT:   dg.transpose
+sym.symbol @B range [1, 64]
+sym.symbol @L range [1, 512]
+func.func @attention_scores(%q: tensor<?x?x12x64xf32, #sym.shape<[B, L, 12, 64]>>,
+                            %k: tensor<?x?x12x64xf32, #sym.shape<[B, L, 12, 64]>>,
+                            %mask: tensor<?x1x1x?xf32, #sym.shape<[B, 1, 1, L]>>)
+    -> tensor<?x12x?x?xf32, #sym.shape<[B, 12, L, L]>> {
+  %c8 = dg.constant dense<8.0> : tensor<f32>
+  %qt = dg.transpose %q {perm = array<i64: 0, 2, 1, 3>} : tensor<?x?x12x64xf32, #sym.shape<[B, L, 12, 64]>> -> tensor<?x12x?x64xf32, #sym.shape<[B, 12, L, 64]>>
+  %qs = dg.div %qt, %c8 : (tensor<?x12x?x64xf32, #sym.shape<[B, 12, L, 64]>>, tensor<f32>) -> tensor<?x12x?x64xf32, #sym.shape<[B, 12, L, 64]>>
+  %kt = dg.transpose %k {perm = array<i64: 0, 2, 3, 1>} : tensor<?x?x12x64xf32, #sym.shape<[B, L, 12, 64]>> -> tensor<?x12x64x?xf32, #sym.shape<[B, 12, 64, L]>>
+  %s = dg.matmul %qs, %kt : (tensor<?x12x?x64xf32, #sym.shape<[B, 12, L, 64]>>, tensor<?x12x64x?xf32, #sym.shape<[B, 12, 64, L]>>) -> tensor<?x12x?x?xf32, #sym.shape<[B, 12, L, L]>>
+  %m = dg.add %s, %mask : (tensor<?x12x?x?xf32, #sym.shape<[B, 12, L, L]>>, tensor<?x1x1x?xf32, #sym.shape<[B, 1, 1, L]>>) -> tensor<?x12x?x?xf32, #sym.shape<[B, 12, L, L]>>
+  return %m : tensor<?x12x?x?xf32, #sym.shape<[B, 12, L, L]>>
+}
