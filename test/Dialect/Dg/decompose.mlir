@@ -91,3 +91,42 @@ func.func @gemm(%a: tensor<64x?xf32, #sym.shape<[64, B]>>, %w: tensor<32x64xf32>
   %0 = dg.gemm %a, %w, %c : tensor<32xf32> {alpha = 0.5 : f32, beta = 2.0 : f32, transA = true, transB = true} : tensor<64x?xf32, #sym.shape<[64, B]>>, tensor<32x64xf32> -> tensor<*xf32>
   return %0 : tensor<*xf32>
 }
+
+// -----
+
+// BatchNormalization after a conv with constant weights folds into them:
+// s = scale / sqrt(var + eps) = [2, 2], t = bias - mean * s = [0, -1],
+// W' = W * s = [2, 4], b' = b * s + t = [1, -3].
+// CHECK-LABEL: func.func @conv_batch_norm(
+//   CHECK-DAG:   %[[W:.+]] = dg.constant dense<{{\[\[\[\[}}2.000000e+00]]], {{\[\[\[}}4.000000e+00]]]]> : tensor<2x1x1x1xf32>
+//   CHECK-DAG:   %[[B:.+]] = dg.constant dense<[1.000000e+00, -3.000000e+00]> : tensor<2xf32>
+//       CHECK:   %[[Y:.+]] = dg.conv %{{.*}}, %[[W]], %[[B]] : tensor<2xf32>
+//   CHECK-NOT:   dg.batch_norm
+//       CHECK:   return %[[Y]]
+sym.symbol @N range [1, 8]
+func.func @conv_batch_norm(%x: tensor<?x1x4x4xf32, #sym.shape<[N, 1, 4, 4]>>) -> tensor<*xf32> {
+  %w = dg.constant dense<[[[[1.0]]], [[[2.0]]]]> : tensor<2x1x1x1xf32>
+  %b = dg.constant dense<[0.5, -1.0]> : tensor<2xf32>
+  %scale = dg.constant dense<[4.0, 6.0]> : tensor<2xf32>
+  %bias = dg.constant dense<[1.0, 1.0]> : tensor<2xf32>
+  %mean = dg.constant dense<[0.5, 1.0]> : tensor<2xf32>
+  %var = dg.constant dense<[3.0, 8.0]> : tensor<2xf32>
+  %c = dg.conv %x, %w, %b : tensor<2xf32> {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : tensor<?x1x4x4xf32, #sym.shape<[N, 1, 4, 4]>>, tensor<2x1x1x1xf32> -> tensor<*xf32>
+  %y = dg.batch_norm %c, %scale, %bias, %mean, %var {epsilon = 1.0 : f32} : (tensor<*xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) -> tensor<*xf32>
+  return %y : tensor<*xf32>
+}
+
+// -----
+
+// Not folded: the conv result has another user, so both stay.
+// CHECK-LABEL: func.func @conv_two_users(
+//       CHECK:   dg.conv
+//       CHECK:   dg.batch_norm
+sym.symbol @N range [1, 8]
+func.func @conv_two_users(%x: tensor<?x1x4x4xf32, #sym.shape<[N, 1, 4, 4]>>) -> (tensor<*xf32>, tensor<*xf32>) {
+  %w = dg.constant dense<[[[[1.0]]], [[[2.0]]]]> : tensor<2x1x1x1xf32>
+  %p = dg.constant dense<[1.0, 1.0]> : tensor<2xf32>
+  %c = dg.conv %x, %w {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : tensor<?x1x4x4xf32, #sym.shape<[N, 1, 4, 4]>>, tensor<2x1x1x1xf32> -> tensor<*xf32>
+  %y = dg.batch_norm %c, %p, %p, %p, %p : (tensor<*xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) -> tensor<*xf32>
+  return %c, %y : tensor<*xf32>, tensor<*xf32>
+}

@@ -71,3 +71,15 @@ func.func @data(%x: tensor<?xf32, #sym.shape<[N]>>, %shape: tensor<2xi64>) -> te
   %r = dg.reshape %x, %t : (tensor<?xf32, #sym.shape<[N]>>, tensor<*xi64>) -> tensor<*xf32>
   return %r : tensor<*xf32>
 }
+
+// -----
+
+// A constant_of_shape of a static shape becomes a splat constant.
+// CHECK-LABEL: func.func @fill(
+//  CHECK-NEXT:   %[[C:.+]] = dg.constant dense<2.500000e-01> : tensor<3x4xf32>
+//  CHECK-NEXT:   return %[[C]]
+func.func @fill() -> tensor<*xf32> {
+  %s = dg.constant dense<[3, 4]> : tensor<2xi64>
+  %0 = dg.constant_of_shape %s, dense<0.25> : tensor<1xf32> : tensor<2xi64> -> tensor<*xf32>
+  return %0 : tensor<*xf32>
+}

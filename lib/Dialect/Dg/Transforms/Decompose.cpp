@@ -15,8 +15,13 @@
 #include "dyncc/Dialect/Dg/Transforms/Passes.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/PatternMatch.h"
 #include "llvm/ADT/TypeSwitch.h"
+
+#include <cmath>
+#include <cstring>
 
 namespace dyncc::dg {
 #define GEN_PASS_DEF_DECOMPOSEPASS
@@ -170,6 +175,129 @@ Value decomposeGemm(Builder &h, GemmOp op) {
   return y;
 }
 
+/// The values of a constant f32/f64 tensor, whether inline or a resource.
+std::optional<std::vector<double>> readFloats(Value value) {
+  auto constant = value.getDefiningOp<ConstantOp>();
+  if (!constant)
+    return std::nullopt;
+  auto type = cast<RankedTensorType>(constant.getType());
+  Type et = type.getElementType();
+  if (!et.isF32() && !et.isF64())
+    return std::nullopt;
+  std::vector<double> values;
+  if (auto dense = dyn_cast<DenseElementsAttr>(constant.getValue())) {
+    for (const APFloat &v : dense.getValues<APFloat>())
+      values.push_back(v.convertToDouble());
+    return values;
+  }
+  auto resource = dyn_cast<DenseResourceElementsAttr>(constant.getValue());
+  AsmResourceBlob *blob = resource ? resource.getRawHandle().getBlob() : nullptr;
+  if (!blob)
+    return std::nullopt;
+  ArrayRef<char> data = blob->getData();
+  size_t width = et.isF32() ? 4 : 8;
+  if (data.size() != (size_t)type.getNumElements() * width)
+    return std::nullopt;
+  values.resize(type.getNumElements());
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (width == 4) {
+      float f;
+      std::memcpy(&f, data.data() + i * 4, 4);
+      values[i] = f;
+    } else {
+      std::memcpy(&values[i], data.data() + i * 8, 8);
+    }
+  }
+  return values;
+}
+
+/// A constant of `type` (f32 or f64) holding `values`: inline when small,
+/// else a resource blob like the importer's weights.
+Value makeFloats(OpBuilder &b, Location loc, RankedTensorType type,
+                 ArrayRef<double> values, StringRef name) {
+  ElementsAttr attr;
+  if (type.getElementType().isF32()) {
+    std::vector<float> f(values.begin(), values.end());
+    if ((int64_t)f.size() <= kMaxTrackedValues)
+      attr = DenseElementsAttr::get(type, ArrayRef<float>(f));
+    else
+      attr = DenseResourceElementsAttr::get(
+          type, name,
+          HeapAsmResourceBlob::allocateAndCopyInferAlign(ArrayRef<float>(f)));
+  } else if ((int64_t)values.size() <= kMaxTrackedValues) {
+    attr = DenseElementsAttr::get(type, values);
+  } else {
+    attr = DenseResourceElementsAttr::get(
+        type, name, HeapAsmResourceBlob::allocateAndCopyInferAlign(values));
+  }
+  return ConstantOp::create(b, loc, type, attr);
+}
+
+/// Inference batch normalization with constant statistics as a per-channel
+/// affine map y = x * s + t, s = scale / sqrt(var + eps), t = bias - mean * s.
+struct ChannelAffine {
+  std::vector<double> s, t;
+};
+std::optional<ChannelAffine> channelAffine(BatchNormOp bn) {
+  auto scale = readFloats(bn.getScale()), bias = readFloats(bn.getBias());
+  auto mean = readFloats(bn.getMean()), var = readFloats(bn.getVariance());
+  if (!scale || !bias || !mean || !var || scale->size() != bias->size() ||
+      scale->size() != mean->size() || scale->size() != var->size())
+    return std::nullopt;
+  ChannelAffine a;
+  double eps = bn.getEpsilon().convertToFloat();
+  for (size_t c = 0; c < scale->size(); ++c) {
+    double s = (*scale)[c] / std::sqrt((*var)[c] + eps);
+    a.s.push_back(s);
+    a.t.push_back((*bias)[c] - (*mean)[c] * s);
+  }
+  return a;
+}
+
+/// Folds `bn` into the conv that produces its input when that conv's only
+/// user is `bn` and its weights are constants: W' = W * s per output
+/// channel, b' = b * s + t. Returns the new conv's result.
+FailureOr<Value> foldIntoConv(RewriterBase &rewriter, BatchNormOp bn,
+                              unsigned &counter) {
+  auto conv = bn.getInput().getDefiningOp<ConvOp>();
+  if (!conv || !conv->hasOneUse())
+    return failure();
+  std::optional<ChannelAffine> a = channelAffine(bn);
+  std::optional<std::vector<double>> w = readFloats(conv.getWeight());
+  auto wType = cast<RankedTensorType>(conv.getWeight().getType());
+  if (!a || !w || wType.getElementType() !=
+                      getElementTypeOrSelf(bn.getScale().getType()))
+    return failure();
+  int64_t out = wType.getDimSize(0);
+  if ((int64_t)a->s.size() != out)
+    return failure();
+  std::vector<double> b(out, 0.0);
+  if (conv.getBias()) {
+    std::optional<std::vector<double>> cb = readFloats(conv.getBias());
+    if (!cb || (int64_t)cb->size() != out)
+      return failure();
+    b = *cb;
+  }
+  size_t perChannel = w->size() / out;
+  for (int64_t o = 0; o < out; ++o) {
+    for (size_t i = 0; i < perChannel; ++i)
+      (*w)[o * perChannel + i] *= a->s[o];
+    b[o] = b[o] * a->s[o] + a->t[o];
+  }
+  rewriter.setInsertionPoint(conv);
+  Location loc = bn.getLoc();
+  std::string n = std::to_string(counter++);
+  Value weight = makeFloats(rewriter, loc, wType, *w, "bn_folded_w" + n);
+  Value bias = makeFloats(
+      rewriter, loc, RankedTensorType::get({out}, wType.getElementType()), b,
+      "bn_folded_b" + n);
+  auto folded = ConvOp::create(
+      rewriter, conv.getLoc(), bn.getType(), conv.getInput(), weight, bias,
+      conv.getStridesAttr(), conv.getPadsAttr(), conv.getDilationsAttr(),
+      conv.getGroupAttr(), conv.getAutoPadAttr());
+  return folded.getResult();
+}
+
 struct Decompose final : ::dyncc::dg::impl::DecomposePassBase<Decompose> {
   using Base::Base;
 
@@ -183,6 +311,19 @@ struct Decompose final : ::dyncc::dg::impl::DecomposePassBase<Decompose> {
           }))
         ops.push_back(op);
     });
+    // BatchNormalization after a conv with constant weights folds into it.
+    SmallVector<BatchNormOp> norms;
+    getOperation().walk([&](BatchNormOp bn) { norms.push_back(bn); });
+    unsigned counter = 0;
+    for (BatchNormOp bn : norms) {
+      FailureOr<Value> folded = foldIntoConv(rewriter, bn, counter);
+      if (failed(folded))
+        continue;
+      Operation *conv = bn.getInput().getDefiningOp();
+      rewriter.replaceAllUsesWith(bn.getResult(), *folded);
+      rewriter.eraseOp(bn);
+      rewriter.eraseOp(conv);
+    }
     for (Operation *op : ops) {
       // LayerNormalization's mean and inverse-stddev outputs (training) are
       // left to the compound op.

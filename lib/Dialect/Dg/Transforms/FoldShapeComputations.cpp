@@ -152,6 +152,23 @@ struct FoldShapeComputations final
         }
         value.replaceAllUsesWith(folded->getResult(0));
       }
+      // A constant_of_shape of a static shape is a splat constant (the
+      // "light" exports build their weights this way).
+      SmallVector<ConstantOfShapeOp> fills;
+      func.walk([&](ConstantOfShapeOp op) { fills.push_back(op); });
+      for (ConstantOfShapeOp op : fills) {
+        auto type = dyn_cast<RankedTensorType>(op.getType());
+        auto value = dyn_cast<DenseElementsAttr>(op.getValue());
+        if (!type || !type.hasStaticShape() || type.getEncoding() || !value ||
+            value.getNumElements() != 1 ||
+            value.getElementType() != type.getElementType())
+          continue;
+        builder.setInsertionPoint(op);
+        auto splat = ConstantOp::create(
+            builder, op.getLoc(), type,
+            DenseElementsAttr::get(type, *value.getValues<Attribute>().begin()));
+        op.getResult().replaceAllUsesWith(splat.getResult());
+      }
       // What fed only shape computations is dead now.
       SmallVector<Operation *> ops;
       for (Operation &op : func.getBody().front())

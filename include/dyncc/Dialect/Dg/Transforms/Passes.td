@@ -40,8 +40,9 @@ def FoldShapeComputationsPass
     -> Concat`, sizes, element counts, computed slice bounds) are known as
     expressions over the symbols. Each such tensor that something still uses
     is replaced by one `dg.constant` (all contents constant) or
-    `dg.dim_values` (symbolic), and the ops left without users are removed,
-    so no kernel computes a shape. Runs after `dyncc-infer-shapes`.
+    `dg.dim_values` (symbolic), a `constant_of_shape` of a static shape
+    becomes a splat `dg.constant`, and the ops left without users are
+    removed, so no kernel computes a shape. Runs after `dyncc-infer-shapes`.
 
     Before: `%s = dg.shape_of %x ; %b = dg.gather %s, %c0 ; ...
              %t = dg.concat %ub, %ul, %c12, %c64`
@@ -52,7 +53,9 @@ def FoldShapeComputationsPass
 def DecomposePass : Pass<"dyncc-decompose", "mlir::func::FuncOp"> {
   let summary = "Split compound ops into the primitives fusion works on";
   let description = [{
-    Graph clean-up before fusion: Softmax and LogSoftmax become
+    Graph clean-up before fusion: BatchNormalization (inference, constant
+    statistics) after a conv with constant weights is folded into the conv's
+    weights and bias when the conv has no other user; Softmax and LogSoftmax become
     `reduce_max`, `sub`, `exp`, `reduce_sum` and `div` (or `log`, `sub`);
     LayerNormalization becomes two `reduce_mean`s and elementwise ops (when
     its statistics outputs are unused); Gemm becomes `transpose`s, a
