@@ -154,3 +154,36 @@ func.func @attention_scores(%q: tensor<?x?x12x64xf32, #sym.shape<[B, L, 12, 64]>
   %m = dg.add %s, %mask : (tensor<?x12x?x?xf32, #sym.shape<[B, 12, L, L]>>, tensor<?x1x1x?xf32, #sym.shape<[B, 1, 1, L]>>) -> tensor<?x12x?x?xf32, #sym.shape<[B, 12, L, L]>>
   return %m : tensor<?x12x?x?xf32, #sym.shape<[B, 12, L, L]>>
 }
+
+// -----
+
+// GELU's tanh form (GPT-2's gelu_new) is a DAG over x = matmul + bias:
+// 0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * x^3))). All of it joins
+// the GEMM's epilogue; only the final value leaves the group.
+// CHECK-LABEL: func.func @gelu_tanh(
+//       CHECK:   %[[G:.+]] = dg.fusion gemm {
+//  CHECK-NEXT:     dg.matmul {{.*}}dg.backbone
+// CHECK-COUNT-9:   dg.{{add|mul|pow|tanh}}
+//  CHECK-NEXT:     dg.yield
+//  CHECK-NEXT:   } : tensor<?x64xf32, #sym.shape<[B, 64]>>
+//  CHECK-NEXT:   return %[[G]]
+sym.symbol @B range [1, 64]
+func.func @gelu_tanh(%h: tensor<?x16xf32, #sym.shape<[B, 16]>>, %w: tensor<16x64xf32>, %b: tensor<64xf32>)
+    -> tensor<?x64xf32, #sym.shape<[B, 64]>> {
+  %half = dg.constant dense<0.5> : tensor<f32>
+  %one = dg.constant dense<1.0> : tensor<f32>
+  %three = dg.constant dense<3.0> : tensor<f32>
+  %k = dg.constant dense<0.044715> : tensor<f32>
+  %c = dg.constant dense<0.797884583> : tensor<f32>
+  %m = dg.matmul %h, %w : (tensor<?x16xf32, #sym.shape<[B, 16]>>, tensor<16x64xf32>) -> tensor<?x64xf32, #sym.shape<[B, 64]>>
+  %x = dg.add %m, %b : (tensor<?x64xf32, #sym.shape<[B, 64]>>, tensor<64xf32>) -> tensor<?x64xf32, #sym.shape<[B, 64]>>
+  %0 = dg.mul %x, %half : (tensor<?x64xf32, #sym.shape<[B, 64]>>, tensor<f32>) -> tensor<?x64xf32, #sym.shape<[B, 64]>>
+  %1 = dg.pow %x, %three : (tensor<?x64xf32, #sym.shape<[B, 64]>>, tensor<f32>) -> tensor<?x64xf32, #sym.shape<[B, 64]>>
+  %2 = dg.mul %1, %k : (tensor<?x64xf32, #sym.shape<[B, 64]>>, tensor<f32>) -> tensor<?x64xf32, #sym.shape<[B, 64]>>
+  %3 = dg.add %x, %2 : (tensor<?x64xf32, #sym.shape<[B, 64]>>, tensor<?x64xf32, #sym.shape<[B, 64]>>) -> tensor<?x64xf32, #sym.shape<[B, 64]>>
+  %4 = dg.mul %3, %c : (tensor<?x64xf32, #sym.shape<[B, 64]>>, tensor<f32>) -> tensor<?x64xf32, #sym.shape<[B, 64]>>
+  %5 = dg.tanh %4 : tensor<?x64xf32, #sym.shape<[B, 64]>> -> tensor<?x64xf32, #sym.shape<[B, 64]>>
+  %6 = dg.add %5, %one : (tensor<?x64xf32, #sym.shape<[B, 64]>>, tensor<f32>) -> tensor<?x64xf32, #sym.shape<[B, 64]>>
+  %7 = dg.mul %0, %6 : (tensor<?x64xf32, #sym.shape<[B, 64]>>, tensor<?x64xf32, #sym.shape<[B, 64]>>) -> tensor<?x64xf32, #sym.shape<[B, 64]>>
+  return %7 : tensor<?x64xf32, #sym.shape<[B, 64]>>
+}
