@@ -45,6 +45,17 @@ LogicalResult ConstantOp::verify() {
   return success();
 }
 
+void dg::declareSymbolFacts(ModuleOp module, ShapeConstraints &constraints) {
+  for (auto symbol : module.getOps<sym::SymbolOp>()) {
+    SymbolFacts facts;
+    facts.min = symbol.getMin();
+    facts.max = symbol.getMax();
+    facts.divisor = symbol.getDivisor().value_or(1);
+    constraints.setFacts(symbol.getSymName().str(), facts,
+                         "sym.symbol @" + symbol.getSymName().str());
+  }
+}
+
 //===----------------------------------------------------------------------===//
 // DimValuesOp
 //===----------------------------------------------------------------------===//

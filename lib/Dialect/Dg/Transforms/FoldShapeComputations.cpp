@@ -125,13 +125,7 @@ struct FoldShapeComputations final
   void runOnOperation() override {
     ModuleOp module = getOperation();
     ShapeConstraints constraints;
-    for (auto symbol : module.getOps<sym::SymbolOp>()) {
-      SymbolFacts facts;
-      facts.min = symbol.getMin();
-      facts.max = symbol.getMax();
-      facts.divisor = symbol.getDivisor().value_or(1);
-      constraints.setFacts(symbol.getSymName().str(), facts);
-    }
+    declareSymbolFacts(module, constraints);
     OpBuilder builder(&getContext());
     for (auto func : module.getOps<func::FuncOp>()) {
       if (func.isExternal() || func->hasAttr("dyncc.kernel"))

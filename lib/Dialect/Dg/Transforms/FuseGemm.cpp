@@ -45,17 +45,6 @@ bool readsInPlace(Operation *user, const OpSet &group) {
   return true;
 }
 
-/// Tries to add `op`; keeps the group convex.
-bool tryAdd(OpSet &group, Operation *op) {
-  if (group.contains(op))
-    return false;
-  group.insert(op);
-  if (isConvex(group))
-    return true;
-  group.pop_back();
-  return false;
-}
-
 struct FuseGemm final : ::dyncc::dg::impl::FuseGemmPassBase<FuseGemm> {
   using Base::Base;
 
@@ -83,7 +72,7 @@ struct FuseGemm final : ::dyncc::dg::impl::FuseGemmPassBase<FuseGemm> {
         return;
       chain = operand;
     }
-    if (!tryAdd(group, def))
+    if (!tryAddToGroup(group, def))
       return;
     if (chain)
       addPrologue(group, chain);
@@ -99,7 +88,7 @@ struct FuseGemm final : ::dyncc::dg::impl::FuseGemmPassBase<FuseGemm> {
             !isElementMapping(user) || user->getNumResults() != 1 ||
             !readsInPlace(user, group))
           continue;
-        (void)tryAdd(group, user);
+        (void)tryAddToGroup(group, user);
       }
     }
   }

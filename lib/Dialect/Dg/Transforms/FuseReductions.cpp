@@ -29,16 +29,6 @@ using namespace dyncc::dg;
 
 namespace {
 
-bool tryAdd(OpSet &group, Operation *op) {
-  if (group.contains(op))
-    return false;
-  group.insert(op);
-  if (isConvex(group))
-    return true;
-  group.pop_back();
-  return false;
-}
-
 std::optional<ArrayRef<int64_t>> reductionAxes(Operation *op) {
   return TypeSwitch<Operation *, std::optional<ArrayRef<int64_t>>>(op)
       .Case<ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceMinOp, ReduceProdOp>(
@@ -83,7 +73,7 @@ struct FuseReductions final
            inRowSpace(def->getResult(0)) &&
            llvm::all_of(def->getResult(0).getUsers(),
                         [&](Operation *u) { return group.contains(u); });) {
-        if (!tryAdd(group, def))
+        if (!tryAddToGroup(group, def))
           break;
         def = def->getOperand(0).getDefiningOp();
       }
@@ -105,7 +95,7 @@ struct FuseReductions final
                     shapeOf(user->getOperand(0)) == rows;
           }
           if (joins)
-            (void)tryAdd(group, user);
+            (void)tryAddToGroup(group, user);
         }
       }
       SmallVector<Operation *> backbones;
@@ -145,11 +135,11 @@ struct FuseElementwise final
         Operation *op = group[i];
         for (Operation *user : op->getUsers())
           if (group.size() < maxGroupSize && joins(user))
-            (void)tryAdd(group, user);
+            (void)tryAddToGroup(group, user);
         for (Value operand : op->getOperands())
           if (Operation *def = operand.getDefiningOp();
               group.size() < maxGroupSize && joins(def))
-            (void)tryAdd(group, def);
+            (void)tryAddToGroup(group, def);
       }
       createFusionGroup(rewriter, group.getArrayRef(), FusionKind::Elementwise,
                         {});

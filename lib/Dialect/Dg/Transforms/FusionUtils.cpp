@@ -84,6 +84,16 @@ bool dg::isConvex(const OpSet &ops) {
   return convex;
 }
 
+bool dg::tryAddToGroup(OpSet &group, Operation *op) {
+  if (group.contains(op))
+    return false;
+  group.insert(op);
+  if (isConvex(group))
+    return true;
+  group.pop_back();
+  return false;
+}
+
 FusionOp dg::createFusionGroup(RewriterBase &rewriter, ArrayRef<Operation *> ops,
                                FusionKind kind, ArrayRef<Operation *> backbones) {
   OpSet set(ops.begin(), ops.end());

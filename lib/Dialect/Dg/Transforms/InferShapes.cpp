@@ -289,14 +289,7 @@ struct InferShapes final : ::dyncc::dg::impl::InferShapesPassBase<InferShapes> {
     ModuleOp module = getOperation();
     ShapeConstraints constraints;
     // The declared facts feed range and divisibility reasoning.
-    for (auto symbol : module.getOps<sym::SymbolOp>()) {
-      SymbolFacts facts;
-      facts.min = symbol.getMin();
-      facts.max = symbol.getMax();
-      facts.divisor = symbol.getDivisor().value_or(1);
-      std::string source = "sym.symbol @" + symbol.getSymName().str();
-      constraints.setFacts(symbol.getSymName().str(), facts, source);
-    }
+    declareSymbolFacts(module, constraints);
     SmallVector<func::FuncOp> funcs;
     for (auto func : module.getOps<func::FuncOp>())
       if (!func.isExternal() && !func->hasAttr("dyncc.kernel"))

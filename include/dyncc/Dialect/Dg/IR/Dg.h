@@ -13,6 +13,7 @@
 #include "dyncc/Dialect/Dg/IR/ShapeInference.h"
 #include "dyncc/Dialect/Sym/IR/Sym.h"
 #include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Dialect.h"
 #include "mlir/IR/OpDefinition.h"
@@ -27,5 +28,13 @@
 
 #define GET_OP_CLASSES
 #include "dyncc/Dialect/Dg/IR/DgOps.h.inc"
+
+namespace dyncc::dg {
+
+/// Declares the facts (range, divisor) of every `sym.symbol` in `module` to
+/// `constraints`, each with its source for the messages.
+void declareSymbolFacts(mlir::ModuleOp module, ShapeConstraints &constraints);
+
+} // namespace dyncc::dg
 
 #endif // DYNCC_DIALECT_DG_IR_DG_H

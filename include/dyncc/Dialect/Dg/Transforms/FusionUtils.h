@@ -41,6 +41,10 @@ using OpSet = llvm::SetVector<mlir::Operation *>;
 /// itself).
 bool isConvex(const OpSet &ops);
 
+/// Adds `op` to `group` if it is not in it and the group stays convex;
+/// returns whether it was added.
+bool tryAddToGroup(OpSet &group, mlir::Operation *op);
+
 /// Moves `ops` (top-level ops of one block, a convex set) into a new
 /// `dg.fusion` of `kind` placed at the last of them; outside ops between the
 /// first and the last that use the group move after it. Values used outside
