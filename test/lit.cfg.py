@@ -20,10 +20,12 @@ tool_dirs = [config.dyncc_tools_dir, config.llvm_tools_dir]
 llvm_config.add_tool_substitutions(["dyncc-opt", "dyncc", "dyncc-run"], tool_dirs)
 config.substitutions.append(("%python", config.python_executable))
 config.substitutions.append(("%models", os.path.join(config.dyncc_src_root, "examples")))
-# The real exports next to the checkout (../shared/models): a missing one
-# fails the tests that use it.
-config.substitutions.append(
-    ("%shared_models", os.path.join(os.path.dirname(config.dyncc_src_root), "shared", "models")))
+# The real exports next to the checkout (../shared/models, or
+# $DYNCC_SHARED_DIR/models as for pytest): a missing one fails the tests
+# that use it.
+shared_dir = os.environ.get("DYNCC_SHARED_DIR") or os.path.join(
+    os.path.dirname(config.dyncc_src_root), "shared")
+config.substitutions.append(("%shared_models", os.path.join(shared_dir, "models")))
 # The model generators (python/dyncc_models): `%dyncc_models FAMILY CONFIG OUT`.
 config.substitutions.append(
     ("%dyncc_models", "env PYTHONPATH=%s %s -m dyncc_models"
