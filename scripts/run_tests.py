@@ -128,6 +128,23 @@ def sanitizer_suite(suite):
     suite.add_junit(out, prefix="asan/")
 
 
+def run_fuzzer(suite, fuzzer, kind, options, seed_dirs, tail_lines):
+    """Runs libFuzzer binary `fuzzer` on corpus RESULTS/corpus/KIND plus
+    `seed_dirs`; a crash, hang or sanitizer report fails the suite with the
+    last lines of its output."""
+    corpus = RESULTS / "corpus" / kind
+    corpus.mkdir(parents=True, exist_ok=True)
+    r = run([fuzzer, *options, "-print_final_stats=0",
+             f"-artifact_prefix={RESULTS}/{kind}-", corpus, *seed_dirs],
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    if r.returncode == 0:
+        suite.passed += 1
+    else:
+        suite.failed += 1
+        tail = (r.stderr or "").strip().splitlines()[-tail_lines:]
+        suite.failures.append(f"{Path(fuzzer).name}: " + " | ".join(tail))
+
+
 def fuzz_suite(suite):
     build = BUILD.parent / (BUILD.name + "-fuzz")
     if not configure_runtime(build, "-DDYNCC_BUILD_FUZZERS=ON", "-DDYNCC_BUILD_TESTS=OFF"):
@@ -151,17 +168,8 @@ def fuzz_suite(suite):
         suite.failures.append("no fuzzers were built")
     for fuzzer in fuzzers:
         kind = fuzzer.name.replace("dyncc-fuzz-", "")
-        corpus = RESULTS / "corpus" / kind
-        corpus.mkdir(parents=True, exist_ok=True)
-        args = [fuzzer, f"-max_total_time={FUZZ_SECONDS}", "-print_final_stats=0",
-                f"-artifact_prefix={RESULTS}/{kind}-", corpus, seeds / kind]
-        r = run(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        if r.returncode == 0:
-            suite.passed += 1
-        else:
-            suite.failed += 1
-            tail = (r.stderr or "").strip().splitlines()[-5:]
-            suite.failures.append(f"{fuzzer.name}: " + " | ".join(tail))
+        run_fuzzer(suite, fuzzer, kind, [f"-max_total_time={FUZZ_SECONDS}"],
+                   [seeds / kind], tail_lines=5)
 
 
 def importer_fuzz_suite(suite):
@@ -181,20 +189,11 @@ def importer_fuzz_suite(suite):
         suite.failed += 1
         suite.failures.append("dyncc-fuzz-importer-seeds failed")
         return
-    corpus = RESULTS / "corpus" / "importer"
-    corpus.mkdir(parents=True, exist_ok=True)
-    r = run([build / "bin" / "dyncc-fuzz-importer",
-             f"-max_total_time={IMPORTER_FUZZ_SECONDS}", "-rss_limit_mb=4096",
-             "-timeout=25", "-print_final_stats=0",
-             f"-artifact_prefix={RESULTS}/importer-", corpus, seeds,
-             ROOT / "test" / "Fuzz" / "Importer" / "regressions"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    if r.returncode == 0:
-        suite.passed += 1
-    else:
-        suite.failed += 1
-        tail = (r.stderr or "").strip().splitlines()[-8:]
-        suite.failures.append("dyncc-fuzz-importer: " + " | ".join(tail))
+    run_fuzzer(suite, build / "bin" / "dyncc-fuzz-importer", "importer",
+               [f"-max_total_time={IMPORTER_FUZZ_SECONDS}", "-rss_limit_mb=4096",
+                "-timeout=25"],
+               [seeds, ROOT / "test" / "Fuzz" / "Importer" / "regressions"],
+               tail_lines=8)
 
 
 def main():

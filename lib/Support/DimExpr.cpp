@@ -351,7 +351,16 @@ static std::optional<DimExpr> cancelCommonFactor(DimExpr &lhs, DimExpr &rhs) {
   return factor;
 }
 
-DimExpr DimExpr::floorDiv(const DimExpr &lhs, const DimExpr &rhs) {
+/// The rewrites floor and ceil division share (`kind` says which; `fold`
+/// divides constants): overflow, division by 1, 0 divided, constants, a
+/// never-defined division by 0, exact division, and cancelling a common
+/// factor, floordiv(g*x, g*y) == floordiv(x, y) for g != 0 (the same for
+/// ceildiv). Nullopt when none applies.
+static std::optional<DimExpr> simplifyDivision(DimAtom::Kind kind,
+                                               const DimExpr &lhs,
+                                               const DimExpr &rhs,
+                                               int64_t (*fold)(int64_t,
+                                                               int64_t)) {
   if (lhs.isOverflow() || rhs.isOverflow())
     return overflowExpr();
   std::optional<int64_t> l = lhs.getConstant(), r = rhs.getConstant();
@@ -360,17 +369,24 @@ DimExpr DimExpr::floorDiv(const DimExpr &lhs, const DimExpr &rhs) {
   if (l && *l == 0)
     return DimExpr(0);
   if (l && r && isDivisionDefined(*l, *r))
-    return DimExpr(floorDivInt(*l, *r));
+    return DimExpr(fold(*l, *r));
   if (r && *r == 0)
-    return makeAtom(DimAtom::Kind::FloorDiv, lhs, rhs);
+    return makeAtom(kind, lhs, rhs);
   if (r && *r > 0 && coefficientGcd(lhs) % *r == 0)
     return divideExact(lhs, *r);
   if (std::optional<DimExpr> q = lhs.divideExactly(rhs))
     return *q;
-  // floordiv(g*x, g*y) == floordiv(x, y) for g != 0.
   DimExpr x = lhs, y = rhs;
   if (cancelCommonFactor(x, y))
-    return floorDiv(x, y);
+    return DimExpr::rebuild(kind, x, y);
+  return std::nullopt;
+}
+
+DimExpr DimExpr::floorDiv(const DimExpr &lhs, const DimExpr &rhs) {
+  if (std::optional<DimExpr> simple =
+          simplifyDivision(DimAtom::Kind::FloorDiv, lhs, rhs, floorDivInt))
+    return *simple;
+  std::optional<int64_t> r = rhs.getConstant();
   if (r && *r > 0) {
     // floordiv(floordiv(x, a), b) == floordiv(x, a*b) for a, b > 0.
     if (lhs.getTerms().size() == 1) {
@@ -389,24 +405,9 @@ DimExpr DimExpr::floorDiv(const DimExpr &lhs, const DimExpr &rhs) {
 }
 
 DimExpr DimExpr::ceilDiv(const DimExpr &lhs, const DimExpr &rhs) {
-  if (lhs.isOverflow() || rhs.isOverflow())
-    return overflowExpr();
-  std::optional<int64_t> l = lhs.getConstant(), r = rhs.getConstant();
-  if (r && *r == 1)
-    return lhs;
-  if (l && *l == 0)
-    return DimExpr(0);
-  if (l && r && isDivisionDefined(*l, *r))
-    return DimExpr(ceilDivInt(*l, *r));
-  if (r && *r == 0)
-    return makeAtom(DimAtom::Kind::CeilDiv, lhs, rhs);
-  if (r && *r > 0 && coefficientGcd(lhs) % *r == 0)
-    return divideExact(lhs, *r);
-  if (std::optional<DimExpr> q = lhs.divideExactly(rhs))
-    return *q;
-  DimExpr x = lhs, y = rhs;
-  if (cancelCommonFactor(x, y))
-    return ceilDiv(x, y);
+  if (std::optional<DimExpr> simple =
+          simplifyDivision(DimAtom::Kind::CeilDiv, lhs, rhs, ceilDivInt))
+    return *simple;
   return makeAtom(DimAtom::Kind::CeilDiv, lhs, rhs);
 }
 

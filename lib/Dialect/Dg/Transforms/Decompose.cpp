@@ -35,9 +35,10 @@ using namespace dyncc::dg;
 namespace {
 
 /// Builds primitives with symbolic result types from the operands' shapes.
-class Builder {
+class PrimitiveBuilder {
 public:
-  Builder(RewriterBase &rewriter, Location loc) : b(rewriter), loc(loc) {}
+  PrimitiveBuilder(RewriterBase &rewriter, Location loc)
+      : b(rewriter), loc(loc) {}
 
   static SmallVector<DimExpr> shapeOf(Value v) {
     return *sym::getSymbolicShape(v.getType());
@@ -113,11 +114,11 @@ SmallVector<int64_t> softmaxAxes(int64_t axis, bool coerce2d, int64_t rank) {
 }
 
 template <typename SoftmaxOpTy>
-Value decomposeSoftmax(Builder &h, SoftmaxOpTy op, bool log) {
+Value decomposeSoftmax(PrimitiveBuilder &h, SoftmaxOpTy op, bool log) {
   Value x = op.getInput();
   SmallVector<int64_t> axes =
       softmaxAxes(static_cast<int64_t>(op.getAxis()), op.getCoerce_2d(),
-                  Builder::shapeOf(x).size());
+                  PrimitiveBuilder::shapeOf(x).size());
   Value max = h.reduce<ReduceMaxOp>(x, axes);
   Value shifted = h.binary<SubOp>(x, max);
   Value exp = h.unary<ExpOp>(shifted);
@@ -127,9 +128,9 @@ Value decomposeSoftmax(Builder &h, SoftmaxOpTy op, bool log) {
   return h.binary<SubOp>(shifted, h.unary<LogOp>(sum));
 }
 
-Value decomposeLayerNorm(Builder &h, LayerNormOp op) {
+Value decomposeLayerNorm(PrimitiveBuilder &h, LayerNormOp op) {
   Value x = op.getInput();
-  int64_t rank = Builder::shapeOf(x).size();
+  int64_t rank = PrimitiveBuilder::shapeOf(x).size();
   // I64Attr accessors return uint64_t: read the axis as signed.
   int64_t axis = static_cast<int64_t>(op.getAxis());
   if (axis < 0)
@@ -149,9 +150,9 @@ Value decomposeLayerNorm(Builder &h, LayerNormOp op) {
   return y;
 }
 
-Value decomposeGemm(Builder &h, GemmOp op) {
+Value decomposeGemm(PrimitiveBuilder &h, GemmOp op) {
   auto transpose = [&](Value v) -> Value {
-    SmallVector<DimExpr> s = Builder::shapeOf(v);
+    SmallVector<DimExpr> s = PrimitiveBuilder::shapeOf(v);
     std::swap(s[0], s[1]);
     return TransposeOp::create(h.b, h.loc,
                                h.typeOf(s, getElementTypeOrSelf(v.getType())),
@@ -159,7 +160,8 @@ Value decomposeGemm(Builder &h, GemmOp op) {
   };
   Value a = op.getTransA() ? transpose(op.getA()) : op.getA();
   Value b = op.getTransB() ? transpose(op.getB()) : op.getB();
-  SmallVector<DimExpr> sa = Builder::shapeOf(a), sb = Builder::shapeOf(b);
+  SmallVector<DimExpr> sa = PrimitiveBuilder::shapeOf(a);
+  SmallVector<DimExpr> sb = PrimitiveBuilder::shapeOf(b);
   Value y = MatMulOp::create(
       h.b, h.loc, h.typeOf({sa[0], sb[1]}, getElementTypeOrSelf(a.getType())),
       a, b);
@@ -332,7 +334,7 @@ struct Decompose final : ::dyncc::dg::impl::DecomposePassBase<Decompose> {
                          [](Value v) { return !v.use_empty(); }))
           continue;
       rewriter.setInsertionPoint(op);
-      Builder h(rewriter, op->getLoc());
+      PrimitiveBuilder h(rewriter, op->getLoc());
       Value result =
           llvm::TypeSwitch<Operation *, Value>(op)
               .Case([&](SoftmaxOp o) { return decomposeSoftmax(h, o, false); })

@@ -15,7 +15,6 @@
 #include "dyncc/Dialect/Dg/Transforms/Passes.h"
 
 #include "mlir/IR/PatternMatch.h"
-#include "llvm/ADT/TypeSwitch.h"
 
 namespace dyncc::dg {
 #define GEN_PASS_DEF_FUSEREDUCTIONSPASS
@@ -29,17 +28,6 @@ using namespace dyncc::dg;
 
 namespace {
 
-std::optional<ArrayRef<int64_t>> reductionAxes(Operation *op) {
-  return TypeSwitch<Operation *, std::optional<ArrayRef<int64_t>>>(op)
-      .Case<ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceMinOp, ReduceProdOp>(
-          [](auto reduce) -> std::optional<ArrayRef<int64_t>> {
-            if (!reduce.getAxes())
-              return std::nullopt;
-            return *reduce.getAxes();
-          })
-      .Default([](Operation *) { return std::nullopt; });
-}
-
 struct FuseReductions final
     : ::dyncc::dg::impl::FuseReductionsPassBase<FuseReductions> {
   using Base::Base;
@@ -47,7 +35,8 @@ struct FuseReductions final
   void runOnOperation() override {
     SmallVector<Operation *> seeds;
     getOperation().walk([&](Operation *op) {
-      if (isRowReduction(op) && isFusionCandidate(op) && reductionAxes(op))
+      if (isRowReduction(op) && isFusionCandidate(op) &&
+          getReduction(op)->axes)
         seeds.push_back(op);
     });
     IRRewriter rewriter(&getContext());
@@ -56,7 +45,7 @@ struct FuseReductions final
         continue; // Joined an earlier seed's group.
       std::optional<SmallVector<DimExpr>> rows = shapeOf(seed->getOperand(0));
       std::optional<SmallVector<DimExpr>> reduced = shapeOf(seed->getResult(0));
-      ArrayRef<int64_t> axes = *reductionAxes(seed);
+      ArrayRef<int64_t> axes = *getReduction(seed)->axes;
       if (!rows || !reduced)
         continue;
       // Over the row space: the rows themselves or one value per row.
@@ -90,7 +79,8 @@ struct FuseReductions final
                       return !def || !group.contains(def) || inRowSpace(v);
                     });
           } else if (isRowReduction(user)) {
-            std::optional<ArrayRef<int64_t>> userAxes = reductionAxes(user);
+            std::optional<ArrayRef<int64_t>> userAxes =
+                getReduction(user)->axes;
             joins = userAxes && *userAxes == axes &&
                     shapeOf(user->getOperand(0)) == rows;
           }

@@ -32,11 +32,21 @@ bool dg::isFusionCandidate(Operation *op) {
          isa_and_nonnull<func::FuncOp>(op->getParentOp());
 }
 
-bool dg::isRowReduction(Operation *op) {
-  return TypeSwitch<Operation *, bool>(op)
+std::optional<Reduction> dg::getReduction(Operation *op) {
+  return TypeSwitch<Operation *, std::optional<Reduction>>(op)
       .Case<ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceMinOp, ReduceProdOp>(
-          [](auto reduce) { return reduce.getKeepdims(); })
-      .Default([](Operation *) { return false; });
+          [](auto reduce) -> std::optional<Reduction> {
+            Reduction r{std::nullopt, reduce.getKeepdims()};
+            if (reduce.getAxes())
+              r.axes = *reduce.getAxes();
+            return r;
+          })
+      .Default([](Operation *) { return std::nullopt; });
+}
+
+bool dg::isRowReduction(Operation *op) {
+  std::optional<Reduction> reduction = getReduction(op);
+  return reduction && reduction->keepdims;
 }
 
 std::optional<SmallVector<DimExpr>> dg::shapeOf(Value value) {

@@ -38,8 +38,7 @@ struct GroupRemaining final : ::dyncc::dg::impl::GroupRemainingPassBase<GroupRem
         kind = FusionKind::Gemm;
       else if (isa<ConvOp>(op))
         kind = FusionKind::Conv;
-      else if (isRowReduction(op) ||
-               isa<ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceMinOp,
+      else if (isa<ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceMinOp,
                    ReduceProdOp, MaxPoolOp, AvgPoolOp, GlobalAvgPoolOp,
                    GlobalMaxPoolOp, SoftmaxOp, LogSoftmaxOp, LayerNormOp>(op))
         kind = FusionKind::Reduce;

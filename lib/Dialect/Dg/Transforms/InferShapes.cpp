@@ -81,7 +81,7 @@ public:
     }
     std::vector<OpState> states(ops.size());
     std::vector<bool> queued(ops.size(), true);
-    for (rounds = 1;; ++rounds) {
+    for (unsigned rounds = 1;; ++rounds) {
       uint64_t generation = constraints.getGeneration();
       for (unsigned i = 0; i < ops.size(); ++i) {
         if (!queued[i])
@@ -111,11 +111,6 @@ public:
     }
     return success();
   }
-
-  /// The rounds the last `run` took (the first visits every op once), and
-  /// how many times it ran a shape function.
-  unsigned getRounds() const { return rounds; }
-  unsigned getInferences() const { return inferences; }
 
   /// Rewrites every type of `func` with the final (fully substituted) shapes.
   void apply(func::FuncOp func) {
@@ -192,7 +187,6 @@ private:
         operandShapes == state.operandShapes &&
         operandValues == state.operandValues)
       return false;
-    ++inferences;
     unsigned freshUsed = 0;
     ShapeInferenceContext context{operandShapes, operandValues, constraints,
                                   [&](StringRef hint) {
@@ -278,8 +272,6 @@ private:
   std::map<std::string, unsigned> nextIndex;
   DenseMap<Value, SymShape> shapes;
   DenseMap<Value, SymValue> values;
-  unsigned rounds = 0;
-  unsigned inferences = 0;
 };
 
 struct InferShapes final : ::dyncc::dg::impl::InferShapesPassBase<InferShapes> {

@@ -27,6 +27,14 @@ bool isElementMapping(mlir::Operation *op);
 /// in a group, and not a constant (constants are group inputs).
 bool isFusionCandidate(mlir::Operation *op);
 
+/// The axes (absent: all) and keepdims flag of a reduce_* op.
+struct Reduction {
+  std::optional<llvm::ArrayRef<int64_t>> axes;
+  bool keepdims;
+};
+/// The reduction `op` computes, or nullopt when it is not a reduce_* op.
+std::optional<Reduction> getReduction(mlir::Operation *op);
+
 /// The row reductions: reduce_* that keep their dims.
 bool isRowReduction(mlir::Operation *op);
 
