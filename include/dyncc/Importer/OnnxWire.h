@@ -1,4 +1,5 @@
-//===- OnnxWire.h - Weights detached from a serialized ONNX model -*- C++ -*-===//
+//===- OnnxWire.h - Weights detached from a serialized ONNX model -*- C++
+//-*-===//
 //
 // Part of dyncc, under the Apache License v2.0 with LLVM Exceptions.
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception

@@ -53,15 +53,13 @@ public:
   }
 
   /// `kind` over `axes` of `x`, keeping them.
-  template <typename ReduceOpTy>
-  Value reduce(Value x, ArrayRef<int64_t> axes) {
+  template <typename ReduceOpTy> Value reduce(Value x, ArrayRef<int64_t> axes) {
     SmallVector<DimExpr> shape = shapeOf(x);
     for (int64_t a : axes)
       shape[a] = DimExpr(1);
-    return ReduceOpTy::create(b, loc,
-                              typeOf(shape, getElementTypeOrSelf(x.getType())),
-                              x, b.getDenseI64ArrayAttr(axes),
-                              b.getBoolAttr(true));
+    return ReduceOpTy::create(
+        b, loc, typeOf(shape, getElementTypeOrSelf(x.getType())), x,
+        b.getDenseI64ArrayAttr(axes), b.getBoolAttr(true));
   }
 
   /// The numpy broadcast of two shapes whose dims are equal or 1.
@@ -70,8 +68,10 @@ public:
     size_t rank = std::max(a.size(), b.size());
     SmallVector<DimExpr> result(rank, DimExpr(1));
     for (size_t i = 0; i < rank; ++i) {
-      const DimExpr *da = i + a.size() >= rank ? &a[i + a.size() - rank] : nullptr;
-      const DimExpr *db = i + b.size() >= rank ? &b[i + b.size() - rank] : nullptr;
+      const DimExpr *da =
+          i + a.size() >= rank ? &a[i + a.size() - rank] : nullptr;
+      const DimExpr *db =
+          i + b.size() >= rank ? &b[i + b.size() - rank] : nullptr;
       if (da && *da != DimExpr(1))
         result[i] = *da;
       else if (db)
@@ -94,8 +94,8 @@ public:
   Value scalar(Value x, double value) {
     Type et = getElementTypeOrSelf(x.getType());
     auto type = RankedTensorType::get({}, et);
-    return ConstantOp::create(b, loc, type,
-                              DenseElementsAttr::get(type, b.getFloatAttr(et, value)));
+    return ConstantOp::create(
+        b, loc, type, DenseElementsAttr::get(type, b.getFloatAttr(et, value)));
   }
 
   RewriterBase &b;
@@ -193,7 +193,8 @@ std::optional<std::vector<double>> readFloats(Value value) {
     return values;
   }
   auto resource = dyn_cast<DenseResourceElementsAttr>(constant.getValue());
-  AsmResourceBlob *blob = resource ? resource.getRawHandle().getBlob() : nullptr;
+  AsmResourceBlob *blob =
+      resource ? resource.getRawHandle().getBlob() : nullptr;
   if (!blob)
     return std::nullopt;
   ArrayRef<char> data = blob->getData();
@@ -267,8 +268,8 @@ FailureOr<Value> foldIntoConv(RewriterBase &rewriter, BatchNormOp bn,
   std::optional<ChannelAffine> a = channelAffine(bn);
   std::optional<std::vector<double>> w = readFloats(conv.getWeight());
   auto wType = cast<RankedTensorType>(conv.getWeight().getType());
-  if (!a || !w || wType.getElementType() !=
-                      getElementTypeOrSelf(bn.getScale().getType()))
+  if (!a || !w ||
+      wType.getElementType() != getElementTypeOrSelf(bn.getScale().getType()))
     return failure();
   int64_t out = wType.getDimSize(0);
   if ((int64_t)a->s.size() != out)
@@ -290,9 +291,9 @@ FailureOr<Value> foldIntoConv(RewriterBase &rewriter, BatchNormOp bn,
   Location loc = bn.getLoc();
   std::string n = std::to_string(counter++);
   Value weight = makeFloats(rewriter, loc, wType, *w, "bn_folded_w" + n);
-  Value bias = makeFloats(
-      rewriter, loc, RankedTensorType::get({out}, wType.getElementType()), b,
-      "bn_folded_b" + n);
+  Value bias = makeFloats(rewriter, loc,
+                          RankedTensorType::get({out}, wType.getElementType()),
+                          b, "bn_folded_b" + n);
   auto folded = ConvOp::create(
       rewriter, conv.getLoc(), bn.getType(), conv.getInput(), weight, bias,
       conv.getStridesAttr(), conv.getPadsAttr(), conv.getDilationsAttr(),
@@ -338,12 +339,14 @@ struct Decompose final : ::dyncc::dg::impl::DecomposePassBase<Decompose> {
       Value result =
           llvm::TypeSwitch<Operation *, Value>(op)
               .Case([&](SoftmaxOp o) { return decomposeSoftmax(h, o, false); })
-              .Case([&](LogSoftmaxOp o) { return decomposeSoftmax(h, o, true); })
+              .Case(
+                  [&](LogSoftmaxOp o) { return decomposeSoftmax(h, o, true); })
               .Case([&](LayerNormOp o) { return decomposeLayerNorm(h, o); })
               .Case([&](GemmOp o) { return decomposeGemm(h, o); });
       if (result.getType() != op->getResult(0).getType()) {
         op->emitOpError("decomposes to ")
-            << result.getType() << ", not its type " << op->getResult(0).getType();
+            << result.getType() << ", not its type "
+            << op->getResult(0).getType();
         return signalPassFailure();
       }
       rewriter.replaceAllUsesWith(op->getResult(0), result);

@@ -74,8 +74,11 @@ evaluateContents(func::FuncOp func, ShapeConstraints &constraints) {
     if (!shaped)
       continue;
     ShapeInferenceContext context{
-        operandShapes, operandValues, constraints,
-        [](StringRef) { return DimExpr::symbol(kUnknown.str()); }, {}};
+        operandShapes,
+        operandValues,
+        constraints,
+        [](StringRef) { return DimExpr::symbol(kUnknown.str()); },
+        {}};
     context.resultValues.resize(op.getNumResults());
     SmallVector<SymShape> resultShapes;
     if (failed(iface.inferSymbolicShapes(context, resultShapes)))
@@ -113,9 +116,9 @@ Operation *materialize(OpBuilder &builder, Location loc, Type type,
   // The symbolic shape encoding is dropped: a dim_values result is static.
   return DimValuesOp::create(
       builder, loc, RankedTensorType::get(tensorType.getShape(), intType),
-      sym::ShapeAttr::get(builder.getContext(),
-                          SmallVector<DimExpr>(contents.begin(),
-                                               contents.end())));
+      sym::ShapeAttr::get(
+          builder.getContext(),
+          SmallVector<DimExpr>(contents.begin(), contents.end())));
 }
 
 struct FoldShapeComputations final
@@ -160,7 +163,8 @@ struct FoldShapeComputations final
         builder.setInsertionPoint(op);
         auto splat = ConstantOp::create(
             builder, op.getLoc(), type,
-            DenseElementsAttr::get(type, *value.getValues<Attribute>().begin()));
+            DenseElementsAttr::get(type,
+                                   *value.getValues<Attribute>().begin()));
         op.getResult().replaceAllUsesWith(splat.getResult());
       }
       // What fed only shape computations is dead now.

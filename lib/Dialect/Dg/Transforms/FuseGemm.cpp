@@ -173,8 +173,8 @@ struct FuseHorizontal final
         for (Operation &op : cast<FusionOp>(group).getBody().front())
           if (op.hasAttr(FusionOp::getBackboneAttrName()))
             backbones.push_back(&op);
-        llvm::append_range(ops,
-                           dissolveFusionGroup(rewriter, cast<FusionOp>(group)));
+        llvm::append_range(
+            ops, dissolveFusionGroup(rewriter, cast<FusionOp>(group)));
       }
       createFusionGroup(rewriter, ops, FusionKind::Gemm, backbones);
     }

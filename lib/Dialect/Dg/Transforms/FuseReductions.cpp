@@ -35,8 +35,7 @@ struct FuseReductions final
   void runOnOperation() override {
     SmallVector<Operation *> seeds;
     getOperation().walk([&](Operation *op) {
-      if (isRowReduction(op) && isFusionCandidate(op) &&
-          getReduction(op)->axes)
+      if (isRowReduction(op) && isFusionCandidate(op) && getReduction(op)->axes)
         seeds.push_back(op);
     });
     IRRewriter rewriter(&getContext());
@@ -105,7 +104,8 @@ struct FuseElementwise final
   void runOnOperation() override {
     SmallVector<Operation *> seeds;
     getOperation().walk([&](Operation *op) {
-      if (isFusionCandidate(op) && isElementwise(op) && op->getNumResults() == 1)
+      if (isFusionCandidate(op) && isElementwise(op) &&
+          op->getNumResults() == 1)
         seeds.push_back(op);
     });
     IRRewriter rewriter(&getContext());

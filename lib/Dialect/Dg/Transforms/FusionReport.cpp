@@ -22,7 +22,8 @@ static DimExpr bytesOf(Value value) {
   if (!type || !shape)
     return DimExpr(0);
   Type et = type.getElementType();
-  int64_t width = et.isIntOrFloat() ? std::max(1u, et.getIntOrFloatBitWidth() / 8) : 8;
+  int64_t width =
+      et.isIntOrFloat() ? std::max(1u, et.getIntOrFloatBitWidth() / 8) : 8;
   DimExpr bytes(width);
   for (const DimExpr &d : *shape)
     bytes = bytes * d;

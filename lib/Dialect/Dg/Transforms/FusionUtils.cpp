@@ -71,7 +71,8 @@ static llvm::SetVector<Operation *> dependents(const OpSet &ops, bool &convex) {
   llvm::SetVector<Operation *> tainted;
   convex = true;
   auto [first, last] = span(ops.getArrayRef());
-  for (Operation *op = first; op != last->getNextNode(); op = op->getNextNode()) {
+  for (Operation *op = first; op != last->getNextNode();
+       op = op->getNextNode()) {
     bool inGroup = ops.contains(op);
     for (Value operand : op->getOperands()) {
       Operation *def = operand.getDefiningOp();
@@ -104,22 +105,21 @@ bool dg::tryAddToGroup(OpSet &group, Operation *op) {
   return false;
 }
 
-FusionOp dg::createFusionGroup(RewriterBase &rewriter, ArrayRef<Operation *> ops,
-                               FusionKind kind, ArrayRef<Operation *> backbones) {
+FusionOp dg::createFusionGroup(RewriterBase &rewriter,
+                               ArrayRef<Operation *> ops, FusionKind kind,
+                               ArrayRef<Operation *> backbones) {
   OpSet set(ops.begin(), ops.end());
   bool convex;
   llvm::SetVector<Operation *> tainted = dependents(set, convex);
   assert(convex && "a fusion group must not depend on itself");
   SmallVector<Operation *> ordered(ops.begin(), ops.end());
-  llvm::sort(ordered, [](Operation *a, Operation *b) {
-    return a->isBeforeInBlock(b);
-  });
+  llvm::sort(ordered,
+             [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
   SmallVector<Value> escaping;
   for (Operation *op : ordered)
     for (Value result : op->getResults())
-      if (llvm::any_of(result.getUsers(), [&](Operation *user) {
-            return !set.contains(user);
-          }))
+      if (llvm::any_of(result.getUsers(),
+                       [&](Operation *user) { return !set.contains(user); }))
         escaping.push_back(result);
 
   Operation *last = ordered.back();

@@ -65,8 +65,8 @@ FusionOp createFusionGroup(mlir::RewriterBase &rewriter,
 
 /// Moves the ops of `group` back into its block in its place and erases it;
 /// returns the ops.
-llvm::SmallVector<mlir::Operation *> dissolveFusionGroup(mlir::RewriterBase &rewriter,
-                                                         FusionOp group);
+llvm::SmallVector<mlir::Operation *>
+dissolveFusionGroup(mlir::RewriterBase &rewriter, FusionOp group);
 
 } // namespace dyncc::dg
 
