@@ -5,7 +5,8 @@
 // reads the matmul result through its output operand (in place).
 // CHECK-LABEL: func.func @main(
 //  CHECK-SAME:     %[[X:[a-zA-Z0-9]+]]: tensor<?x64xf32, #sym.shape<[B, 64]>>
-//       CHECK:   %[[D:.+]] = dg.dispatch @g0_gemm ["B"](%[[X]], %{{.+}}, %{{.+}})
+//  CHECK-SAME:     %[[BIAS:[a-zA-Z0-9]+]]: tensor<32xf32>
+//       CHECK:   %[[D:.+]] = dg.dispatch @g0_gemm ["B"](%[[X]], %{{.+}}, %[[BIAS]])
 //       CHECK:   return %[[D]]
 //       CHECK: func.func @g0_gemm(%[[SB:.+]]: index, %[[KX:.+]]: tensor<?x64xf32>, %[[KW:.+]]: tensor<64x32xf32>, %[[KB:.+]]: tensor<32xf32>, %[[OUT:.+]]: tensor<?x32xf32>) -> tensor<?x32xf32>
 //  CHECK-SAME:     dyncc.kernel, dyncc.kind = "gemm"
@@ -17,9 +18,8 @@
 //       CHECK:     arith.maximumf
 //       CHECK:   return %[[R]]
 sym.symbol @B range [1, 8192]
-func.func @main(%x: tensor<?x64xf32, #sym.shape<[B, 64]>>) -> tensor<?x32xf32, #sym.shape<[B, 32]>> {
+func.func @main(%x: tensor<?x64xf32, #sym.shape<[B, 64]>>, %b: tensor<32xf32>) -> tensor<?x32xf32, #sym.shape<[B, 32]>> {
   %w = dg.constant dense<1.0> : tensor<64x32xf32>
-  %b = dg.constant dense<0.5> : tensor<32xf32>
   %g = dg.fusion gemm {
     %0 = dg.matmul %x, %w {dg.backbone} : (tensor<?x64xf32, #sym.shape<[B, 64]>>, tensor<64x32xf32>) -> tensor<?x32xf32, #sym.shape<[B, 32]>>
     %1 = dg.add %0, %b : (tensor<?x32xf32, #sym.shape<[B, 32]>>, tensor<32xf32>) -> tensor<?x32xf32, #sym.shape<[B, 32]>>

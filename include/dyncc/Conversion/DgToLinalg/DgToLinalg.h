@@ -17,6 +17,7 @@
 #include "dyncc/Support/DimExpr.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Value.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringMap.h"
 
 #include <map>
@@ -46,13 +47,24 @@ private:
   std::map<std::string, mlir::Value> cache;
 };
 
-/// Lowers one `dg` op to linalg on plain tensors. `operands` are the already
-/// lowered operands and `init` the destination tensor of the result (its
-/// type is the op's result type without the encoding).
-mlir::FailureOr<mlir::Value> lowerDgOpToLinalg(mlir::OpBuilder &builder,
-                                               mlir::Operation *op,
-                                               mlir::ValueRange operands,
-                                               mlir::Value init);
+/// The type a kernel function uses for a graph value: the symbolic-shape
+/// encoding dropped and integer elements made signless (arith and linalg work
+/// on signless integers; the ops that care read the sign from the dg types).
+mlir::Type getKernelType(mlir::Type type);
+
+/// Returns the destination tensor of result `index` of the op being lowered,
+/// made on first request. Ops that compute (linalg ops, fills, inserts) write
+/// into it; view-like ops (reshapes, slices, splits) do not ask for one.
+using DestinationFn = llvm::function_ref<mlir::Value(unsigned index)>;
+
+/// Lowers one `dg` op to upstream dialects (linalg, tensor, arith, math, scf)
+/// on plain tensors. `operands` are the already lowered operands; `dims`
+/// materializes symbolic sizes at the builder's insertion point. Returns one
+/// value per result of `op`.
+mlir::FailureOr<llvm::SmallVector<mlir::Value>>
+lowerDgOpToLinalg(mlir::OpBuilder &builder, mlir::Operation *op,
+                  mlir::ValueRange operands, DimMaterializer &dims,
+                  DestinationFn getDestination);
 
 } // namespace dyncc
 

@@ -21,6 +21,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Transforms/RegionUtils.h"
+#include "llvm/ADT/TypeSwitch.h"
 
 namespace dyncc::dg {
 #define GEN_PASS_DEF_OUTLINEGROUPSPASS
@@ -53,14 +54,57 @@ struct OutlineGroups final : ::dyncc::dg::impl::OutlineGroupsPassBase<OutlineGro
         return signalPassFailure();
   }
 
+  /// Whether `use` reads its operand only for its contents (a shape, slice
+  /// bounds, pads, scales) or as a splat scalar of an elementwise op: then
+  /// the value folds into the kernel's code instead of being a buffer.
+  static bool foldsIntoKernel(OpOperand &use, bool splat) {
+    Operation *user = use.getOwner();
+    unsigned i = use.getOperandNumber();
+    if (splat && user->hasTrait<Elementwise>())
+      return true;
+    return TypeSwitch<Operation *, bool>(user)
+        .Case<ReshapeOp, ExpandOp, TileOp>([&](auto) { return i == 1; })
+        .Case<SliceOp, PadOp, ResizeOp, TriluOp>([&](auto) { return i >= 1; })
+        .Case<RangeOp, ConstantOfShapeOp>([](auto) { return true; })
+        .Default([](Operation *) { return false; });
+  }
+
+  /// Small constants and symbolic shape values that every user in `group`
+  /// reads as contents or as a scalar are rebuilt inside the kernel instead of
+  /// being passed in.
+  static bool isRebuiltInKernel(Value value, FusionOp group) {
+    Operation *def = value.getDefiningOp();
+    bool splat = false;
+    if (auto constant = dyn_cast_or_null<ConstantOp>(def)) {
+      auto dense = dyn_cast<DenseElementsAttr>(constant.getValue());
+      if (!dense || dense.getNumElements() > 64)
+        return false;
+      splat = dense.isSplat();
+    } else if (!isa_and_nonnull<DimValuesOp>(def)) {
+      return false;
+    }
+    for (OpOperand &use : value.getUses())
+      if (group->isProperAncestor(use.getOwner()) &&
+          !foldsIntoKernel(use, splat))
+        return false;
+    return true;
+  }
+
   LogicalResult outline(FusionOp group, unsigned index,
                         SymbolTable &symbolTable) {
     MLIRContext *ctx = &getContext();
     Block &body = group.getBody().front();
     auto yield = cast<YieldOp>(body.getTerminator());
 
-    llvm::SetVector<Value> inputs;
-    getUsedValuesDefinedAbove(group.getBody(), inputs);
+    llvm::SetVector<Value> used, inputs;
+    SmallVector<Operation *> rebuilt;
+    getUsedValuesDefinedAbove(group.getBody(), used);
+    for (Value value : used) {
+      if (isRebuiltInKernel(value, group))
+        rebuilt.push_back(value.getDefiningOp());
+      else
+        inputs.insert(value);
+    }
 
     // Every symbol any shape inside the group mentions, sorted.
     std::vector<std::string> symbolNames;
@@ -69,15 +113,21 @@ struct OutlineGroups final : ::dyncc::dg::impl::OutlineGroupsPassBase<OutlineGro
     for (Operation &op : body)
       for (Type type : op.getResultTypes())
         collectSymbols(type, symbolNames);
+    for (Operation *op : rebuilt)
+      if (auto values = dyn_cast<DimValuesOp>(op))
+        for (const DimExpr &expr : values.getValues().getExprs())
+          expr.collectSymbols(symbolNames);
     std::sort(symbolNames.begin(), symbolNames.end());
+    symbolNames.erase(std::unique(symbolNames.begin(), symbolNames.end()),
+                      symbolNames.end());
 
     // Kernel signature: symbols, inputs, destinations -> results.
     SmallVector<Type> argTypes(symbolNames.size(), IndexType::get(ctx));
     for (Value input : inputs)
-      argTypes.push_back(sym::stripSymbolicShape(input.getType()));
+      argTypes.push_back(getKernelType(input.getType()));
     SmallVector<Type> resultTypes;
     for (Type type : group.getResultTypes())
-      resultTypes.push_back(sym::stripSymbolicShape(type));
+      resultTypes.push_back(getKernelType(type));
     argTypes.append(resultTypes.begin(), resultTypes.end());
 
     std::string name = "g" + std::to_string(index) + "_" +
@@ -103,63 +153,103 @@ struct OutlineGroups final : ::dyncc::dg::impl::OutlineGroupsPassBase<OutlineGro
     IRMapping mapping;
     for (auto [i, input] : llvm::enumerate(inputs))
       mapping.map(input, entry->getArgument(symbolNames.size() + i));
+    auto noDestination = [&](unsigned) -> Value {
+      llvm_unreachable("constants and shape values need no destination");
+    };
+    for (Operation *op : rebuilt) {
+      FailureOr<SmallVector<Value>> lowered =
+          lowerDgOpToLinalg(builder, op, {}, dims, noDestination);
+      if (failed(lowered))
+        return failure();
+      mapping.map(op->getResult(0), lowered->front());
+    }
 
     // Destination slots: yielded values write into the kernel's destination
-    // arguments; an op whose single user is a same-shaped elementwise op
+    // arguments; a result whose single user is a same-shaped elementwise op
     // shares that user's slot (processed in reverse).
-    DenseMap<Operation *, int> slotOf;
+    DenseMap<Value, int> slotOf;
     SmallVector<Value> slotValue;
+    SmallVector<bool> slotIsArgument;
     for (auto [i, value] : llvm::enumerate(yield.getValues())) {
       Operation *def = value.getDefiningOp();
-      if (!def || def->getBlock() != &body || slotOf.count(def))
+      if (!def || def->getBlock() != &body || slotOf.count(value))
         return group.emitOpError("result #")
                << i << " is not produced by a distinct op of the group";
-      slotOf[def] = slotValue.size();
+      slotOf[value] = slotValue.size();
       slotValue.push_back(
           entry->getArgument(symbolNames.size() + inputs.size() + i));
+      slotIsArgument.push_back(true);
     }
     for (Operation &op : llvm::reverse(body.without_terminator())) {
-      if (slotOf.count(&op))
-        continue;
-      Value result = op.getResult(0);
-      if (result.hasOneUse()) {
-        Operation *user = *result.getUsers().begin();
-        if (isElementwise(user) && slotOf.count(user) &&
-            sym::stripSymbolicShape(user->getResult(0).getType()) ==
-                sym::stripSymbolicShape(result.getType()) &&
-            sym::getSymbolicShape(user->getResult(0).getType()) ==
-                sym::getSymbolicShape(result.getType())) {
-          slotOf[&op] = slotOf[user];
+      for (Value result : op.getResults()) {
+        if (slotOf.count(result))
           continue;
+        if (op.getNumResults() == 1 && result.hasOneUse()) {
+          Operation *user = *result.getUsers().begin();
+          Value userResult =
+              user->getNumResults() == 1 ? user->getResult(0) : Value();
+          if (userResult && isElementwise(user) && slotOf.count(userResult) &&
+              getKernelType(userResult.getType()) ==
+                  getKernelType(result.getType()) &&
+              sym::getSymbolicShape(userResult.getType()) ==
+                  sym::getSymbolicShape(result.getType())) {
+            slotOf[result] = slotOf[userResult];
+            continue;
+          }
         }
+        slotOf[result] = slotValue.size();
+        slotValue.push_back(Value());
+        slotIsArgument.push_back(false);
       }
-      slotOf[&op] = slotValue.size();
-      slotValue.push_back(Value());
     }
 
     for (Operation &op : body.without_terminator()) {
-      if (op.getNumResults() != 1)
-        return op.emitOpError("expected one result in a fusion group");
-      int slot = slotOf[&op];
-      if (!slotValue[slot]) {
-        auto shape = sym::getSymbolicShape(op.getResult(0).getType());
+      SmallVector<bool> requested(op.getNumResults(), false);
+      LogicalResult sizing = success();
+      auto getDestination = [&](unsigned i) -> Value {
+        requested[i] = true;
+        Value result = op.getResult(i);
+        int slot = slotOf[result];
+        if (slotValue[slot])
+          return slotValue[slot];
+        auto shape = sym::getSymbolicShape(result.getType());
         FailureOr<SmallVector<OpFoldResult>> sizes =
             shape ? dims.getMixedSizes(*shape)
                   : FailureOr<SmallVector<OpFoldResult>>(failure());
-        if (failed(sizes))
-          return op.emitOpError("result has no symbolic shape to size it");
-        slotValue[slot] = tensor::EmptyOp::create(
+        if (failed(sizes)) {
+          sizing = op.emitOpError("result #")
+                   << i << " has no symbolic shape to size it";
+          // A placeholder of the right type keeps the builder going.
+          auto type = cast<RankedTensorType>(getKernelType(result.getType()));
+          sizes = SmallVector<OpFoldResult>();
+          for (int64_t size : type.getShape())
+            sizes->push_back(builder.getIndexAttr(
+                ShapedType::isDynamic(size) ? 0 : size));
+        }
+        return tensor::EmptyOp::create(
             builder, op.getLoc(), *sizes,
-            getElementTypeOrSelf(op.getResult(0).getType()));
-      }
+            getElementTypeOrSelf(getKernelType(result.getType())));
+      };
       SmallVector<Value> operands = llvm::map_to_vector(
           op.getOperands(), [&](Value v) { return mapping.lookup(v); });
-      FailureOr<Value> lowered =
-          lowerDgOpToLinalg(builder, &op, operands, slotValue[slot]);
-      if (failed(lowered))
+      FailureOr<SmallVector<Value>> lowered =
+          lowerDgOpToLinalg(builder, &op, operands, dims, getDestination);
+      if (failed(lowered) || failed(sizing))
         return failure();
-      mapping.map(op.getResult(0), *lowered);
-      slotValue[slot] = *lowered;
+      for (auto [i, result] : llvm::enumerate(op.getResults())) {
+        Value value = (*lowered)[i];
+        int slot = slotOf[result];
+        if (!requested[i] && slotIsArgument[slot]) {
+          // A view (reshape, slice) that is a kernel result: copy it into
+          // the destination the caller owns.
+          value = linalg::CopyOp::create(builder, op.getLoc(), value,
+                                         slotValue[slot])
+                      .getResult(0);
+        }
+        mapping.map(result, value);
+        if (requested[i] || slotIsArgument[slot])
+          slotValue[slot] = value;
+      }
     }
     SmallVector<Value> results = llvm::map_to_vector(
         yield.getValues(), [&](Value v) { return mapping.lookup(v); });
@@ -176,6 +266,10 @@ struct OutlineGroups final : ::dyncc::dg::impl::OutlineGroupsPassBase<OutlineGro
         builder.getArrayAttr(symbolAttrs), inputs.getArrayRef());
     group.replaceAllUsesWith(dispatch.getResults());
     group.erase();
+    // Constants and shape values now rebuilt in every kernel may be dead.
+    for (Operation *op : rebuilt)
+      if (op->use_empty())
+        op->erase();
     return success();
   }
 };

@@ -151,10 +151,13 @@ def OutlineGroupsPass : Pass<"dyncc-outline-groups", "mlir::ModuleOp"> {
     `dg.dispatch` of it. The kernel takes the symbols its shapes mention as
     `index` arguments, then the group's inputs, then one destination tensor
     per result (destination-passing style), and returns the results.
+    Small constants and `dg.dim_values` used by a group are not inputs: they
+    are rebuilt inside the kernel, so their values fold into the code.
   }];
   let dependentDialects = [
     "::mlir::func::FuncDialect", "::mlir::linalg::LinalgDialect",
-    "::mlir::tensor::TensorDialect", "::mlir::arith::ArithDialect"
+    "::mlir::tensor::TensorDialect", "::mlir::arith::ArithDialect",
+    "::mlir::math::MathDialect", "::mlir::scf::SCFDialect"
   ];
 }
 
