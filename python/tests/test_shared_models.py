@@ -62,3 +62,31 @@ def test_fuses(bin_dir, model):
     top_level = [l for l in fused.stdout.splitlines()
                  if re.match(r"^    %\S+ = dg\.(?!fusion|constant|dim_values)", l)]
     assert not top_level, top_level[:3]
+
+
+@pytest.mark.parametrize("model", MODELS, ids=[m.stem for m in MODELS])
+def test_outlines(bin_dir, model):
+    """Every group of every shared model outlines into a kernel function
+    that verifies (the driver verifies after each stage): one dispatch per
+    group, each calling a `dyncc.kernel` function on plain tensors whose
+    dynamic sizes are `index` arguments."""
+    report = subprocess.run(
+        [bin_dir / "dyncc", "compile", model, "--emit=fusion-report", "--quiet"],
+        capture_output=True, text=True, timeout=300)
+    assert report.returncode == 0, report.stderr
+    groups = int(re.search(r"^total: (\d+) groups", report.stdout, re.M).group(1))
+    proc = subprocess.run(
+        [bin_dir / "dyncc", "compile", model, "--emit=outlined", "--quiet"],
+        capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    callees = re.findall(r"dg\.dispatch @(\w+)", proc.stdout)
+    kernels = re.findall(r"^  func\.func @(\w+)\((.*)\) -> .* attributes \{.*dyncc\.kernel",
+                         proc.stdout, re.M)
+    assert len(callees) == groups and len(kernels) == groups, (groups, len(kernels))
+    assert sorted(callees) == sorted(name for name, _ in kernels)
+    for name, args in kernels:
+        assert "#sym.shape" not in args and "dg." not in args, name
+    assert "dg.fusion" not in proc.stdout
+    # Kernel bodies are upstream dialects only.
+    kernel_text = proc.stdout.partition("dyncc.kernel")[2]
+    assert not re.search(r"\bdg\.|#sym\.", kernel_text)

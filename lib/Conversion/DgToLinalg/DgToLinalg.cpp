@@ -458,10 +458,10 @@ private:
   /// Window geometry of a conv or pool: per spatial dimension, the padding
   /// actually read below and above the input.
   struct Window {
-    SmallVector<int64_t> kernel, strides, dilations;
+    SmallVector<int64_t> strides, dilations;
     SmallVector<DimExpr> low, high;
   };
-  FailureOr<Window> getWindow(ArrayRef<int64_t> kernel,
+  FailureOr<Window> getWindow(ArrayRef<DimExpr> kernel,
                               ArrayRef<int64_t> strides,
                               ArrayRef<int64_t> pads,
                               ArrayRef<int64_t> dilations, StringRef autoPad,
@@ -814,7 +814,7 @@ OpLowering::Results OpLowering::lowerMatMul() {
 }
 
 FailureOr<OpLowering::Window>
-OpLowering::getWindow(ArrayRef<int64_t> kernel, ArrayRef<int64_t> strides,
+OpLowering::getWindow(ArrayRef<DimExpr> kernel, ArrayRef<int64_t> strides,
                       ArrayRef<int64_t> pads, ArrayRef<int64_t> dilations,
                       StringRef autoPad, Value input) {
   size_t rank = kernel.size();
@@ -824,7 +824,6 @@ OpLowering::getWindow(ArrayRef<int64_t> kernel, ArrayRef<int64_t> strides,
   if (failed(out) || !in || in->size() != rank + 2)
     return op->emitOpError("has no symbolic input and output shapes");
   Window w;
-  w.kernel.assign(kernel.begin(), kernel.end());
   for (size_t i = 0; i < rank; ++i) {
     w.strides.push_back(i < strides.size() ? strides[i] : 1);
     w.dilations.push_back(i < dilations.size() ? dilations[i] : 1);
@@ -833,7 +832,8 @@ OpLowering::getWindow(ArrayRef<int64_t> kernel, ArrayRef<int64_t> strides,
     const DimExpr &inDim = (*in)[i + 2], &outDim = (*out)[i + 2];
     // The extent the windows read: (out-1)*stride + (kernel-1)*dilation + 1.
     DimExpr reach = (outDim - DimExpr(1)) * DimExpr(w.strides[i]) +
-                    DimExpr((w.kernel[i] - 1) * w.dilations[i] + 1);
+                    (kernel[i] - DimExpr(1)) * DimExpr(w.dilations[i]) +
+                    DimExpr(1);
     DimExpr low(0);
     if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
       DimExpr total = DimExpr::max(DimExpr(0), reach - inDim);
@@ -912,12 +912,11 @@ OpLowering::Results OpLowering::lowerConv(dg::ConvOp conv) {
   Value input = operands[0], weight = operands[1];
   auto weightType = cast<RankedTensorType>(weight.getType());
   int64_t spatial = weightType.getRank() - 2;
-  SmallVector<int64_t> kernel;
-  for (int64_t i = 0; i < spatial; ++i) {
-    kernel.push_back(weightType.getDimSize(i + 2));
-    if (ShapedType::isDynamic(kernel.back()))
-      return fail("needs a static kernel size");
-  }
+  std::optional<SmallVector<DimExpr>> weightShape =
+      sym::getSymbolicShape(conv.getWeight().getType());
+  if (!weightShape)
+    return fail("has a weight without a symbolic shape");
+  SmallVector<DimExpr> kernel(weightShape->begin() + 2, weightShape->end());
   FailureOr<Window> window =
       getWindow(kernel, conv.getStrides(), conv.getPads(), conv.getDilations(),
                 conv.getAutoPad(), input);
@@ -1015,8 +1014,9 @@ OpLowering::Results OpLowering::lowerPool(Operation *pool, bool isMax) {
   auto autoPad = pool->getAttrOfType<StringAttr>("auto_pad");
   ArrayRef<int64_t> kernel = kernelAttr.asArrayRef();
   ArrayRef<int64_t> pads = get("pads");
+  SmallVector<DimExpr> kernelDims(kernel.begin(), kernel.end());
   FailureOr<Window> window =
-      getWindow(kernel, get("strides"), pads, get("dilations"),
+      getWindow(kernelDims, get("strides"), pads, get("dilations"),
                 autoPad ? autoPad.getValue() : "NOTSET", operands[0]);
   if (failed(window))
     return failure();
@@ -1365,6 +1365,19 @@ OpLowering::Results OpLowering::lowerReshape() {
   Value collapsed = input;
   if (inType.getRank() != (int64_t)inGroups.size())
     collapsed = tensor::CollapseShapeOp::create(b, loc, input, inGroups);
+  // Each run is static exactly when the result's dimensions in it are.
+  SmallVector<int64_t> runs;
+  for (const ReassociationIndices &group : outGroups) {
+    int64_t product = 1;
+    for (int64_t d : group)
+      product = ShapedType::isDynamic(outType.getDimSize(d)) || product < 0
+                    ? ShapedType::kDynamic
+                    : product * outType.getDimSize(d);
+    runs.push_back(product);
+  }
+  auto runType = RankedTensorType::get(runs, outType.getElementType());
+  if (collapsed.getType() != runType)
+    collapsed = tensor::CastOp::create(b, loc, runType, collapsed);
   if (outType.getRank() == (int64_t)outGroups.size() &&
       collapsed.getType() == outType)
     return SmallVector<Value>{collapsed};
@@ -1416,8 +1429,12 @@ OpLowering::Results OpLowering::lowerSplit(dg::SplitOp split) {
     SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0));
     offsets[axis] = getAsOpFoldResult(offset);
     SmallVector<OpFoldResult> strides(rank, b.getIndexAttr(1));
-    results.push_back(tensor::ExtractSliceOp::create(
-        b, loc, resultType(i), input, offsets, *sizes, strides));
+    if (llvm::is_contained(resultType(i).getShape(), 0))
+      results.push_back(
+          tensor::EmptyOp::create(b, loc, *sizes, resultElement(i)));
+    else
+      results.push_back(tensor::ExtractSliceOp::create(
+          b, loc, resultType(i), input, offsets, *sizes, strides));
     offset = arith::AddIOp::create(
         b, loc, offset,
         getValueOrCreateConstantIndexOp(b, loc, (*sizes)[axis]));
@@ -1472,6 +1489,11 @@ OpLowering::Results OpLowering::lowerSlice(dg::SliceOp slice) {
   FailureOr<SmallVector<OpFoldResult>> sizes = resultSizes();
   if (failed(sizes))
     return failure();
+  // An empty result reads nothing (a static offset into an empty dimension
+  // would not verify).
+  if (llvm::is_contained(resultType().getShape(), 0))
+    return SmallVector<Value>{
+        tensor::EmptyOp::create(b, loc, *sizes, resultElement())};
   if (!anyNegative) {
     SmallVector<OpFoldResult> offsets = getAsOpFoldResult(first);
     SmallVector<OpFoldResult> strides;

@@ -62,14 +62,27 @@ func.func @layer_norm(%x: tensor<?x?x768xf32, #sym.shape<[B, L, 768]>>, %g: tens
 
 // -----
 
-// LayerNormalization whose mean output is used stays whole.
+// LayerNormalization's optional mean output is the mean the normalization
+// uses; the inverse standard deviation, when asked for, its reciprocal.
 // CHECK-LABEL: func.func @layer_norm_stats(
-//       CHECK:   dg.layer_norm
-//   CHECK-NOT:   dg.reduce_mean
+//       CHECK:   %[[MEAN:.+]] = dg.reduce_mean %{{.+}} {axes = array<i64: 1>}
+//       CHECK:   %[[VAR:.+]] = dg.reduce_mean
+//       CHECK:   %[[SD:.+]] = dg.sqrt
+//       CHECK:   %[[Y:.+]] = dg.mul
+//       CHECK:   return %[[Y]], %[[MEAN]]
+//   CHECK-NOT:   dg.layer_norm
+// CHECK-LABEL: func.func @layer_norm_inv_std(
+//       CHECK:   %[[SD:.+]] = dg.sqrt
+//       CHECK:   %[[INV:.+]] = dg.reciprocal %[[SD]]
+//       CHECK:   return %{{.+}}, %{{.+}}, %[[INV]]
 sym.symbol @B range [1, 64]
 func.func @layer_norm_stats(%x: tensor<?x8xf32, #sym.shape<[B, 8]>>, %g: tensor<8xf32>) -> (tensor<*xf32>, tensor<*xf32>) {
   %0, %1 = dg.layer_norm %x, %g {axis = 1 : i64} : tensor<?x8xf32, #sym.shape<[B, 8]>>, tensor<8xf32> -> tensor<*xf32>, tensor<*xf32>
   return %0, %1 : tensor<*xf32>, tensor<*xf32>
+}
+func.func @layer_norm_inv_std(%x: tensor<?x8xf32, #sym.shape<[B, 8]>>, %g: tensor<8xf32>) -> (tensor<*xf32>, tensor<*xf32>, tensor<*xf32>) {
+  %0, %1, %2 = dg.layer_norm %x, %g {axis = 1 : i64} : tensor<?x8xf32, #sym.shape<[B, 8]>>, tensor<8xf32> -> tensor<*xf32>, tensor<*xf32>, tensor<*xf32>
+  return %0, %1, %2 : tensor<*xf32>, tensor<*xf32>, tensor<*xf32>
 }
 
 // -----

@@ -128,7 +128,9 @@ Value decomposeSoftmax(PrimitiveBuilder &h, SoftmaxOpTy op, bool log) {
   return h.binary<SubOp>(shifted, h.unary<LogOp>(sum));
 }
 
-Value decomposeLayerNorm(PrimitiveBuilder &h, LayerNormOp op) {
+/// Returns the normalized result, then the mean and the inverse standard
+/// deviation (ONNX's optional second and third outputs).
+SmallVector<Value> decomposeLayerNorm(PrimitiveBuilder &h, LayerNormOp op) {
   Value x = op.getInput();
   int64_t rank = PrimitiveBuilder::shapeOf(x).size();
   // I64Attr accessors return uint64_t: read the axis as signed.
@@ -147,7 +149,12 @@ Value decomposeLayerNorm(PrimitiveBuilder &h, LayerNormOp op) {
   Value y = h.binary<MulOp>(h.binary<DivOp>(centered, stddev), op.getScale());
   if (op.getBias())
     y = h.binary<AddOp>(y, op.getBias());
-  return y;
+  SmallVector<Value> results{y};
+  if (!op.getStatistics().empty())
+    results.push_back(mean);
+  if (op.getStatistics().size() > 1)
+    results.push_back(h.unary<ReciprocalOp>(stddev));
+  return results;
 }
 
 Value decomposeGemm(PrimitiveBuilder &h, GemmOp op) {
@@ -328,28 +335,28 @@ struct Decompose final : ::dyncc::dg::impl::DecomposePassBase<Decompose> {
       rewriter.eraseOp(conv);
     }
     for (Operation *op : ops) {
-      // LayerNormalization's mean and inverse-stddev outputs (training) are
-      // left to the compound op.
-      if (auto ln = dyn_cast<LayerNormOp>(op))
-        if (llvm::any_of(ln.getStatistics(),
-                         [](Value v) { return !v.use_empty(); }))
-          continue;
       rewriter.setInsertionPoint(op);
       PrimitiveBuilder h(rewriter, op->getLoc());
-      Value result =
-          llvm::TypeSwitch<Operation *, Value>(op)
-              .Case([&](SoftmaxOp o) { return decomposeSoftmax(h, o, false); })
-              .Case(
-                  [&](LogSoftmaxOp o) { return decomposeSoftmax(h, o, true); })
+      SmallVector<Value> results =
+          llvm::TypeSwitch<Operation *, SmallVector<Value>>(op)
+              .Case([&](SoftmaxOp o) {
+                return SmallVector<Value>{decomposeSoftmax(h, o, false)};
+              })
+              .Case([&](LogSoftmaxOp o) {
+                return SmallVector<Value>{decomposeSoftmax(h, o, true)};
+              })
               .Case([&](LayerNormOp o) { return decomposeLayerNorm(h, o); })
-              .Case([&](GemmOp o) { return decomposeGemm(h, o); });
-      if (result.getType() != op->getResult(0).getType()) {
-        op->emitOpError("decomposes to ")
-            << result.getType() << ", not its type "
-            << op->getResult(0).getType();
-        return signalPassFailure();
+              .Case([&](GemmOp o) {
+                return SmallVector<Value>{decomposeGemm(h, o)};
+              });
+      for (auto [result, old] : llvm::zip_equal(results, op->getResults())) {
+        if (result.getType() != old.getType()) {
+          op->emitOpError("decomposes to ")
+              << result.getType() << ", not its type " << old.getType();
+          return signalPassFailure();
+        }
+        rewriter.replaceAllUsesWith(old, result);
       }
-      rewriter.replaceAllUsesWith(op->getResult(0), result);
       rewriter.eraseOp(op);
     }
   }
