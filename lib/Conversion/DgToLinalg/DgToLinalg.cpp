@@ -192,6 +192,17 @@ static Value convertScalar(OpBuilder &b, Location loc, Value v, Type to,
   return arith::TruncIOp::create(b, loc, to, v);
 }
 
+/// Builds the float, signed or unsigned form of a binary arith op.
+template <typename FloatOp, typename SignedOp, typename UnsignedOp = SignedOp>
+static Value arithBinary(OpBuilder &b, Location l, bool isFloat,
+                         bool isUnsigned, Value x, Value y) {
+  if (isFloat)
+    return FloatOp::create(b, l, x, y);
+  if (isUnsigned)
+    return UnsignedOp::create(b, l, x, y);
+  return SignedOp::create(b, l, x, y);
+}
+
 static Value toIndex(OpBuilder &b, Location loc, Value v) {
   if (v.getType().isIndex())
     return v;
@@ -498,27 +509,21 @@ Value OpLowering::buildScalar(OpBuilder &b, Location l, ValueRange args) {
     return arith::CmpIOp::create(b, l, uns ? u : s, args[0], args[1]);
   };
   return llvm::TypeSwitch<Operation *, Value>(op)
-      .Case([&](dg::AddOp) -> Value {
-        if (isFloat)
-          return arith::AddFOp::create(b, l, args[0], args[1]);
-        return arith::AddIOp::create(b, l, args[0], args[1]);
+      .Case([&](dg::AddOp) {
+        return arithBinary<arith::AddFOp, arith::AddIOp>(b, l, isFloat, uns,
+                                                         args[0], args[1]);
       })
-      .Case([&](dg::SubOp) -> Value {
-        if (isFloat)
-          return arith::SubFOp::create(b, l, args[0], args[1]);
-        return arith::SubIOp::create(b, l, args[0], args[1]);
+      .Case([&](dg::SubOp) {
+        return arithBinary<arith::SubFOp, arith::SubIOp>(b, l, isFloat, uns,
+                                                         args[0], args[1]);
       })
-      .Case([&](dg::MulOp) -> Value {
-        if (isFloat)
-          return arith::MulFOp::create(b, l, args[0], args[1]);
-        return arith::MulIOp::create(b, l, args[0], args[1]);
+      .Case([&](dg::MulOp) {
+        return arithBinary<arith::MulFOp, arith::MulIOp>(b, l, isFloat, uns,
+                                                         args[0], args[1]);
       })
-      .Case([&](dg::DivOp) -> Value {
-        if (isFloat)
-          return arith::DivFOp::create(b, l, args[0], args[1]);
-        if (uns)
-          return arith::DivUIOp::create(b, l, args[0], args[1]);
-        return arith::DivSIOp::create(b, l, args[0], args[1]);
+      .Case([&](dg::DivOp) {
+        return arithBinary<arith::DivFOp, arith::DivSIOp, arith::DivUIOp>(
+            b, l, isFloat, uns, args[0], args[1]);
       })
       .Case([&](dg::PowOp) -> Value {
         Type exponentType = args[1].getType();
@@ -537,19 +542,13 @@ Value OpLowering::buildScalar(OpBuilder &b, Location l, ValueRange args) {
             convertScalar(b, l, args[1], type, operandUnsigned(1), uns);
         return math::IPowIOp::create(b, l, args[0], exponent);
       })
-      .Case([&](dg::MinOp) -> Value {
-        if (isFloat)
-          return arith::MinimumFOp::create(b, l, args[0], args[1]);
-        if (uns)
-          return arith::MinUIOp::create(b, l, args[0], args[1]);
-        return arith::MinSIOp::create(b, l, args[0], args[1]);
+      .Case([&](dg::MinOp) {
+        return arithBinary<arith::MinimumFOp, arith::MinSIOp, arith::MinUIOp>(
+            b, l, isFloat, uns, args[0], args[1]);
       })
-      .Case([&](dg::MaxOp) -> Value {
-        if (isFloat)
-          return arith::MaximumFOp::create(b, l, args[0], args[1]);
-        if (uns)
-          return arith::MaxUIOp::create(b, l, args[0], args[1]);
-        return arith::MaxSIOp::create(b, l, args[0], args[1]);
+      .Case([&](dg::MaxOp) {
+        return arithBinary<arith::MaximumFOp, arith::MaxSIOp, arith::MaxUIOp>(
+            b, l, isFloat, uns, args[0], args[1]);
       })
       .Case([&](dg::AndOp) -> Value {
         return arith::AndIOp::create(b, l, args[0], args[1]);
@@ -649,14 +648,11 @@ Value OpLowering::buildScalar(OpBuilder &b, Location l, ValueRange args) {
         unsigned next = 1;
         auto clamp = [&](bool lower) {
           Value bound = args[next++];
-          if (isFloat)
-            return lower ? Value(arith::MaximumFOp::create(b, l, x, bound))
-                         : Value(arith::MinimumFOp::create(b, l, x, bound));
-          if (uns)
-            return lower ? Value(arith::MaxUIOp::create(b, l, x, bound))
-                         : Value(arith::MinUIOp::create(b, l, x, bound));
-          return lower ? Value(arith::MaxSIOp::create(b, l, x, bound))
-                       : Value(arith::MinSIOp::create(b, l, x, bound));
+          if (lower)
+            return arithBinary<arith::MaximumFOp, arith::MaxSIOp,
+                               arith::MaxUIOp>(b, l, isFloat, uns, x, bound);
+          return arithBinary<arith::MinimumFOp, arith::MinSIOp,
+                             arith::MinUIOp>(b, l, isFloat, uns, x, bound);
         };
         if (clip.getMin())
           x = clamp(true);
@@ -1246,19 +1242,17 @@ OpLowering::Results OpLowering::lowerReduce(ArrayRef<int64_t> axesIn,
           [&](OpBuilder &nb, Location l, ValueRange args) {
             Value x = args[0], acc = args[1], r;
             if (kind == "sum" || kind == "mean")
-              r = isFloat ? Value(arith::AddFOp::create(nb, l, acc, x))
-                          : Value(arith::AddIOp::create(nb, l, acc, x));
+              r = arithBinary<arith::AddFOp, arith::AddIOp>(nb, l, isFloat,
+                                                            uns, acc, x);
             else if (kind == "prod")
-              r = isFloat ? Value(arith::MulFOp::create(nb, l, acc, x))
-                          : Value(arith::MulIOp::create(nb, l, acc, x));
+              r = arithBinary<arith::MulFOp, arith::MulIOp>(nb, l, isFloat,
+                                                            uns, acc, x);
             else if (kind == "max")
-              r = isFloat ? Value(arith::MaximumFOp::create(nb, l, acc, x))
-                  : uns   ? Value(arith::MaxUIOp::create(nb, l, acc, x))
-                          : Value(arith::MaxSIOp::create(nb, l, acc, x));
+              r = arithBinary<arith::MaximumFOp, arith::MaxSIOp,
+                              arith::MaxUIOp>(nb, l, isFloat, uns, acc, x);
             else
-              r = isFloat ? Value(arith::MinimumFOp::create(nb, l, acc, x))
-                  : uns   ? Value(arith::MinUIOp::create(nb, l, acc, x))
-                          : Value(arith::MinSIOp::create(nb, l, acc, x));
+              r = arithBinary<arith::MinimumFOp, arith::MinSIOp,
+                              arith::MinUIOp>(nb, l, isFloat, uns, acc, x);
             linalg::YieldOp::create(nb, l, r);
           })
           .getResult(0);
