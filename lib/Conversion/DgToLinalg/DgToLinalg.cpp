@@ -298,8 +298,8 @@ static Value buildElementwise(OpBuilder &builder, Location loc,
       continue;
     }
     inputs.push_back(operand);
-    maps.push_back(broadcastMap(
-        ctx, cast<RankedTensorType>(operand.getType()), resultType));
+    maps.push_back(broadcastMap(ctx, cast<RankedTensorType>(operand.getType()),
+                                resultType));
   }
   maps.push_back(builder.getMultiDimIdentityMap(resultType.getRank()));
   SmallVector<utils::IteratorType> iterators(resultType.getRank(),
@@ -407,9 +407,7 @@ private:
   RankedTensorType resultType(unsigned i = 0) {
     return cast<RankedTensorType>(getKernelType(op->getResult(i).getType()));
   }
-  Type resultElement(unsigned i = 0) {
-    return resultType(i).getElementType();
-  }
+  Type resultElement(unsigned i = 0) { return resultType(i).getElementType(); }
   FailureOr<SmallVector<DimExpr>> resultShape(unsigned i = 0) {
     std::optional<SmallVector<DimExpr>> shape =
         sym::getSymbolicShape(op->getResult(i).getType());
@@ -432,8 +430,8 @@ private:
     return succeeded(v) ? *v : Value();
   }
   Value dimOf(Value v, int64_t d) {
-    return getValueOrCreateConstantIndexOp(
-        b, loc, tensor::getMixedSize(b, loc, v, d));
+    return getValueOrCreateConstantIndexOp(b, loc,
+                                           tensor::getMixedSize(b, loc, v, d));
   }
   Value index(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
   bool operandUnsigned(unsigned i = 0) {
@@ -473,8 +471,7 @@ private:
     SmallVector<DimExpr> low, high;
   };
   FailureOr<Window> getWindow(ArrayRef<DimExpr> kernel,
-                              ArrayRef<int64_t> strides,
-                              ArrayRef<int64_t> pads,
+                              ArrayRef<int64_t> strides, ArrayRef<int64_t> pads,
                               ArrayRef<int64_t> dilations, StringRef autoPad,
                               Value input);
   Value padSpatial(Value input, const Window &window, Value padValue);
@@ -556,12 +553,9 @@ Value OpLowering::buildScalar(OpBuilder &b, Location l, ValueRange args) {
       .Case([&](dg::OrOp) -> Value {
         return arith::OrIOp::create(b, l, args[0], args[1]);
       })
-      .Case([&](dg::EqualOp) -> Value {
-        return compare(F::OEQ, P::eq, P::eq);
-      })
-      .Case([&](dg::LessOp) -> Value {
-        return compare(F::OLT, P::slt, P::ult);
-      })
+      .Case([&](dg::EqualOp) -> Value { return compare(F::OEQ, P::eq, P::eq); })
+      .Case(
+          [&](dg::LessOp) -> Value { return compare(F::OLT, P::slt, P::ult); })
       .Case([&](dg::GreaterOp) -> Value {
         return compare(F::OGT, P::sgt, P::ugt);
       })
@@ -611,7 +605,8 @@ Value OpLowering::buildScalar(OpBuilder &b, Location l, ValueRange args) {
       .Case([&](dg::SigmoidOp) {
         return floatOnly([&] {
           Value one = scalarConstant(b, l, type, 1);
-          Value e = math::ExpOp::create(b, l, arith::NegFOp::create(b, l, args[0]));
+          Value e =
+              math::ExpOp::create(b, l, arith::NegFOp::create(b, l, args[0]));
           return arith::DivFOp::create(b, l, one,
                                        arith::AddFOp::create(b, l, one, e));
         });
@@ -629,8 +624,7 @@ Value OpLowering::buildScalar(OpBuilder &b, Location l, ValueRange args) {
           Value zero = scalarConstant(b, l, type, 0);
           Value alpha =
               scalarConstant(b, l, type, relu.getAlpha().convertToDouble());
-          Value negative =
-              arith::CmpFOp::create(b, l, F::OLT, args[0], zero);
+          Value negative = arith::CmpFOp::create(b, l, F::OLT, args[0], zero);
           Value scaled = arith::MulFOp::create(b, l, alpha, args[0]);
           return arith::SelectOp::create(b, l, negative, scaled, args[0]);
         });
@@ -651,8 +645,8 @@ Value OpLowering::buildScalar(OpBuilder &b, Location l, ValueRange args) {
           if (lower)
             return arithBinary<arith::MaximumFOp, arith::MaxSIOp,
                                arith::MaxUIOp>(b, l, isFloat, uns, x, bound);
-          return arithBinary<arith::MinimumFOp, arith::MinSIOp,
-                             arith::MinUIOp>(b, l, isFloat, uns, x, bound);
+          return arithBinary<arith::MinimumFOp, arith::MinSIOp, arith::MinUIOp>(
+              b, l, isFloat, uns, x, bound);
         };
         if (clip.getMin())
           x = clamp(true);
@@ -664,11 +658,11 @@ Value OpLowering::buildScalar(OpBuilder &b, Location l, ValueRange args) {
 }
 
 OpLowering::Results OpLowering::lowerElementwise() {
-  Value result = buildElementwise(
-      b, loc, operands, destination(0),
-      [&](OpBuilder &nb, Location l, ValueRange args) {
-        return buildScalar(nb, l, args);
-      });
+  Value result =
+      buildElementwise(b, loc, operands, destination(0),
+                       [&](OpBuilder &nb, Location l, ValueRange args) {
+                         return buildScalar(nb, l, args);
+                       });
   if (!result)
     return fail("has no lowering for element type ")
            << getElementTypeOrSelf(op->getOperand(0).getType());
@@ -685,8 +679,8 @@ OpLowering::Results OpLowering::lowerBatchNorm(dg::BatchNormOp bn) {
     return fail("expects a float input of rank 2 or more");
   AffineMap identity = b.getMultiDimIdentityMap(rank);
   AffineMap channel = AffineMap::get(rank, 0, getAffineDimExpr(1, ctx));
-  SmallVector<AffineMap> maps{identity, channel, channel, channel, channel,
-                              identity};
+  SmallVector<AffineMap> maps{identity, channel, channel,
+                              channel,  channel, identity};
   SmallVector<utils::IteratorType> iterators(rank,
                                              utils::IteratorType::parallel);
   double epsilon = bn.getEpsilon().convertToDouble();
@@ -696,13 +690,12 @@ OpLowering::Results OpLowering::lowerBatchNorm(dg::BatchNormOp bn) {
         Type t = args[0].getType();
         Value var = arith::AddFOp::create(nb, l, args[4],
                                           scalarConstant(nb, l, t, epsilon));
-        Value inv = arith::DivFOp::create(
-            nb, l, args[1], math::SqrtOp::create(nb, l, var));
+        Value inv = arith::DivFOp::create(nb, l, args[1],
+                                          math::SqrtOp::create(nb, l, var));
         Value centered = arith::SubFOp::create(nb, l, args[0], args[3]);
         Value scaled = arith::MulFOp::create(nb, l, centered, inv);
-        linalg::YieldOp::create(nb, l,
-                                Value(arith::AddFOp::create(nb, l, scaled,
-                                                            args[2])));
+        linalg::YieldOp::create(
+            nb, l, Value(arith::AddFOp::create(nb, l, scaled, args[2])));
       });
   return SmallVector<Value>{generic.getResult(0)};
 }
@@ -724,9 +717,10 @@ OpLowering::Results OpLowering::lowerTrilu(dg::TriluOp trilu) {
         Value i = linalg::IndexOp::create(nb, l, rank - 2);
         Value j = linalg::IndexOp::create(nb, l, rank - 1);
         Value diff = arith::SubIOp::create(nb, l, j, i);
-        Value keep = arith::CmpIOp::create(
-            nb, l, upper ? arith::CmpIPredicate::sge : arith::CmpIPredicate::sle,
-            diff, k);
+        Value keep = arith::CmpIOp::create(nb, l,
+                                           upper ? arith::CmpIPredicate::sge
+                                                 : arith::CmpIPredicate::sle,
+                                           diff, k);
         return arith::SelectOp::create(nb, l, keep, args[0],
                                        scalarConstant(nb, l, element, 0));
       }));
@@ -833,8 +827,9 @@ OpLowering::getWindow(ArrayRef<DimExpr> kernel, ArrayRef<int64_t> strides,
     DimExpr low(0);
     if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
       DimExpr total = DimExpr::max(DimExpr(0), reach - inDim);
-      low = autoPad == "SAME_UPPER" ? DimExpr::floorDiv(total, DimExpr(2))
-                                    : total - DimExpr::floorDiv(total, DimExpr(2));
+      low = autoPad == "SAME_UPPER"
+                ? DimExpr::floorDiv(total, DimExpr(2))
+                : total - DimExpr::floorDiv(total, DimExpr(2));
     } else if (autoPad != "VALID" && i < pads.size()) {
       low = DimExpr(pads[i]);
     }
@@ -848,7 +843,8 @@ OpLowering::getWindow(ArrayRef<DimExpr> kernel, ArrayRef<int64_t> strides,
 
 Value OpLowering::padSpatial(Value input, const Window &window,
                              Value padValue) {
-  SmallVector<OpFoldResult> low(2, b.getIndexAttr(0)), high(2, b.getIndexAttr(0));
+  SmallVector<OpFoldResult> low(2, b.getIndexAttr(0)),
+      high(2, b.getIndexAttr(0));
   bool any = false;
   for (size_t i = 0; i < window.low.size(); ++i) {
     for (auto [expr, list] : {std::make_pair(&window.low[i], &low),
@@ -919,8 +915,7 @@ OpLowering::Results OpLowering::lowerConv(dg::ConvOp conv) {
   if (failed(window))
     return failure();
   Type element = resultElement();
-  Value padded =
-      padSpatial(input, *window, scalarConstant(b, loc, element, 0));
+  Value padded = padSpatial(input, *window, scalarConstant(b, loc, element, 0));
   if (!padded)
     return fail("has padding the kernel's symbols cannot compute");
 
@@ -995,8 +990,8 @@ OpLowering::Results OpLowering::lowerConv(dg::ConvOp conv) {
     SmallVector<ReassociationIndices> reassociation{{0}, {1, 2}};
     for (int64_t i = 0; i < spatial; ++i)
       reassociation.push_back({3 + i});
-    result = tensor::CollapseShapeOp::create(b, loc, outType, result,
-                                             reassociation);
+    result =
+        tensor::CollapseShapeOp::create(b, loc, outType, result, reassociation);
   }
   return SmallVector<Value>{result};
 }
@@ -1065,8 +1060,8 @@ OpLowering::Results OpLowering::lowerPool(Operation *pool, bool isMax) {
     Value channels;
     if (withIndices) {
       Value indicesInit = destination(1);
-      inits.push_back(fill(
-          b, loc, scalarConstant(b, loc, resultElement(1), 0), indicesInit));
+      inits.push_back(fill(b, loc, scalarConstant(b, loc, resultElement(1), 0),
+                           indicesInit));
       types.push_back(indicesInit.getType());
       maps.push_back(outMap);
       channels = dimOf(input, 1);
@@ -1079,13 +1074,13 @@ OpLowering::Results OpLowering::lowerPool(Operation *pool, bool isMax) {
         [&](OpBuilder &nb, Location l, ValueRange args) {
           Value x = args[0], best = args[2];
           Value better =
-              isFloat ? Value(arith::CmpFOp::create(
-                            nb, l, arith::CmpFPredicate::OGT, x, best))
-                      : Value(arith::CmpIOp::create(
-                            nb, l,
-                            uns ? arith::CmpIPredicate::ugt
-                                : arith::CmpIPredicate::sgt,
-                            x, best));
+              isFloat
+                  ? Value(arith::CmpFOp::create(
+                        nb, l, arith::CmpFPredicate::OGT, x, best))
+                  : Value(arith::CmpIOp::create(nb, l,
+                                                uns ? arith::CmpIPredicate::ugt
+                                                    : arith::CmpIPredicate::sgt,
+                                                x, best));
           SmallVector<Value> yields{
               arith::SelectOp::create(nb, l, better, x, best)};
           if (withIndices) {
@@ -1096,13 +1091,12 @@ OpLowering::Results OpLowering::lowerPool(Operation *pool, bool isMax) {
               Value k = linalg::IndexOp::create(nb, l, 2 + spatial + i);
               Value pos = arith::AddIOp::create(
                   nb, l,
-                  arith::MulIOp::create(
-                      nb, l, o,
-                      arith::ConstantIndexOp::create(nb, l, window->strides[i])),
-                  arith::MulIOp::create(
-                      nb, l, k,
-                      arith::ConstantIndexOp::create(nb, l,
-                                                     window->dilations[i])));
+                  arith::MulIOp::create(nb, l, o,
+                                        arith::ConstantIndexOp::create(
+                                            nb, l, window->strides[i])),
+                  arith::MulIOp::create(nb, l, k,
+                                        arith::ConstantIndexOp::create(
+                                            nb, l, window->dilations[i])));
               coords.push_back(arith::SubIOp::create(nb, l, pos, lows[i]));
             }
             Value flat = arith::AddIOp::create(
@@ -1137,8 +1131,9 @@ OpLowering::Results OpLowering::lowerPool(Operation *pool, bool isMax) {
                 nb, l, Value(arith::AddFOp::create(nb, l, args[2], args[0])));
           })
           .getResult(0);
-  bool includePad = pool->getAttrOfType<BoolAttr>("count_include_pad") &&
-                    pool->getAttrOfType<BoolAttr>("count_include_pad").getValue();
+  bool includePad =
+      pool->getAttrOfType<BoolAttr>("count_include_pad") &&
+      pool->getAttrOfType<BoolAttr>("count_include_pad").getValue();
   // Counted positions of a window along one dimension: k in [0, K) with
   // lo <= o*s - low + k*d < hi, where [lo, hi) is the input, or the input
   // with its declared padding when padding counts.
@@ -1147,9 +1142,9 @@ OpLowering::Results OpLowering::lowerPool(Operation *pool, bool isMax) {
       highs.push_back(inSizes[i]);
       continue;
     }
-    DimExpr declaredHigh =
-        i + spatial < (int64_t)pads.size() ? DimExpr(pads[i + spatial])
-                                           : window->high[i];
+    DimExpr declaredHigh = i + spatial < (int64_t)pads.size()
+                               ? DimExpr(pads[i + spatial])
+                               : window->high[i];
     if (autoPad && autoPad.getValue().starts_with("SAME"))
       declaredHigh = window->high[i];
     Value high = materialize(declaredHigh);
@@ -1163,12 +1158,13 @@ OpLowering::Results OpLowering::lowerPool(Operation *pool, bool isMax) {
         for (int64_t i = 0; i < spatial; ++i) {
           Value stride =
               arith::ConstantIndexOp::create(nb, l, window->strides[i]);
-          Value dil = arith::ConstantIndexOp::create(nb, l, window->dilations[i]);
+          Value dil =
+              arith::ConstantIndexOp::create(nb, l, window->dilations[i]);
           Value base = arith::SubIOp::create(
               nb, l, arith::MulIOp::create(nb, l, idx[2 + i], stride), lows[i]);
-          Value lo = includePad ? Value(arith::SubIOp::create(nb, l, zero,
-                                                               lows[i]))
-                                : zero;
+          Value lo = includePad
+                         ? Value(arith::SubIOp::create(nb, l, zero, lows[i]))
+                         : zero;
           Value kMin = arith::MaxSIOp::create(
               nb, l, zero,
               arith::CeilDivSIOp::create(
@@ -1242,11 +1238,11 @@ OpLowering::Results OpLowering::lowerReduce(ArrayRef<int64_t> axesIn,
           [&](OpBuilder &nb, Location l, ValueRange args) {
             Value x = args[0], acc = args[1], r;
             if (kind == "sum" || kind == "mean")
-              r = arithBinary<arith::AddFOp, arith::AddIOp>(nb, l, isFloat,
-                                                            uns, acc, x);
+              r = arithBinary<arith::AddFOp, arith::AddIOp>(nb, l, isFloat, uns,
+                                                            acc, x);
             else if (kind == "prod")
-              r = arithBinary<arith::MulFOp, arith::MulIOp>(nb, l, isFloat,
-                                                            uns, acc, x);
+              r = arithBinary<arith::MulFOp, arith::MulIOp>(nb, l, isFloat, uns,
+                                                            acc, x);
             else if (kind == "max")
               r = arithBinary<arith::MaximumFOp, arith::MaxSIOp,
                               arith::MaxUIOp>(nb, l, isFloat, uns, acc, x);
@@ -1285,9 +1281,10 @@ OpLowering::Results OpLowering::lowerReduce(ArrayRef<int64_t> axesIn,
 /// Groups two shapes of equal element count into matching runs of
 /// dimensions: run i of `in` has the same product as run i of `out`. Fails
 /// when the products cannot be matched symbolically.
-static LogicalResult matchReshape(ArrayRef<DimExpr> in, ArrayRef<DimExpr> out,
-                                  SmallVector<ReassociationIndices> &inGroups,
-                                  SmallVector<ReassociationIndices> &outGroups) {
+static LogicalResult
+matchReshape(ArrayRef<DimExpr> in, ArrayRef<DimExpr> out,
+             SmallVector<ReassociationIndices> &inGroups,
+             SmallVector<ReassociationIndices> &outGroups) {
   size_t i = 0, j = 0;
   while (i < in.size() && j < out.size()) {
     ReassociationIndices gi{(int64_t)i}, gj{(int64_t)j};
@@ -1352,7 +1349,8 @@ OpLowering::Results OpLowering::lowerReshape() {
   if (inType.getRank() == 0 || outType.getRank() == 0) {
     // Rank 0 from or to all-unit dimensions: no groups.
   } else if (failed(matchReshape(*inShape, *outShape, inGroups, outGroups))) {
-    inGroups.assign(1, llvm::to_vector(llvm::seq<int64_t>(0, inType.getRank())));
+    inGroups.assign(1,
+                    llvm::to_vector(llvm::seq<int64_t>(0, inType.getRank())));
     outGroups.assign(1,
                      llvm::to_vector(llvm::seq<int64_t>(0, outType.getRank())));
   }
@@ -1380,17 +1378,17 @@ OpLowering::Results OpLowering::lowerReshape() {
     return SmallVector<Value>{
         tensor::CastOp::create(b, loc, outType, collapsed).getResult()};
   }
-  return SmallVector<Value>{
-      tensor::ExpandShapeOp::create(b, loc, outType, collapsed, outGroups,
-                                    *outSizes)
-          .getResult()};
+  return SmallVector<Value>{tensor::ExpandShapeOp::create(b, loc, outType,
+                                                          collapsed, outGroups,
+                                                          *outSizes)
+                                .getResult()};
 }
 
 OpLowering::Results OpLowering::lowerTranspose(dg::TransposeOp transpose) {
-  return SmallVector<Value>{
-      linalg::TransposeOp::create(b, loc, operands[0], destination(0),
-                                  transpose.getPerm())
-          .getResult()[0]};
+  return SmallVector<Value>{linalg::TransposeOp::create(b, loc, operands[0],
+                                                        destination(0),
+                                                        transpose.getPerm())
+                                .getResult()[0]};
 }
 
 OpLowering::Results OpLowering::lowerConcat(dg::ConcatOp concat) {
@@ -1444,7 +1442,8 @@ OpLowering::Results OpLowering::lowerSlice(dg::SliceOp slice) {
   unsigned next = 3;
   SmallVector<int64_t> axes, steps(count, 1);
   if (slice.getAxes()) {
-    std::optional<SmallVector<int64_t>> values = getConstantInts(operands[next++]);
+    std::optional<SmallVector<int64_t>> values =
+        getConstantInts(operands[next++]);
     if (!values)
       return fail("needs constant axes to be lowered");
     axes = *values;
@@ -1452,7 +1451,8 @@ OpLowering::Results OpLowering::lowerSlice(dg::SliceOp slice) {
     axes = llvm::to_vector(llvm::seq<int64_t>(0, count));
   }
   if (slice.getSteps()) {
-    std::optional<SmallVector<int64_t>> values = getConstantInts(operands[next++]);
+    std::optional<SmallVector<int64_t>> values =
+        getConstantInts(operands[next++]);
     if (!values)
       return fail("needs constant steps to be lowered");
     steps = *values;
@@ -1475,7 +1475,9 @@ OpLowering::Results OpLowering::lowerSlice(dg::SliceOp slice) {
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, s, zero);
     s = arith::SelectOp::create(b, loc, negative,
                                 arith::AddIOp::create(b, loc, s, dim), s);
-    Value hi = steps[i] > 0 ? dim : Value(arith::SubIOp::create(b, loc, dim, index(1)));
+    Value hi = steps[i] > 0
+                   ? dim
+                   : Value(arith::SubIOp::create(b, loc, dim, index(1)));
     first[axis] = clampIndex(b, loc, s, zero, hi);
     stride[axis] = steps[i];
     anyNegative |= steps[i] < 0;
@@ -1544,8 +1546,8 @@ OpLowering::Results OpLowering::lowerGather(dg::GatherOp gather) {
         at.push_back(i);
         for (int64_t d = axis + 1; d < dataRank; ++d)
           at.push_back(linalg::IndexOp::create(nb, l, d - 1 + indexRank));
-        linalg::YieldOp::create(nb, l,
-                                Value(tensor::ExtractOp::create(nb, l, data, at)));
+        linalg::YieldOp::create(
+            nb, l, Value(tensor::ExtractOp::create(nb, l, data, at)));
       });
   return SmallVector<Value>{generic.getResult(0)};
 }
@@ -1610,25 +1612,28 @@ OpLowering::Results OpLowering::lowerPad(dg::PadOp pad) {
           if (mode == "constant") {
             Value ok = arith::AndIOp::create(
                 nb, l,
-                arith::CmpIOp::create(nb, l, arith::CmpIPredicate::sge, i, zero),
+                arith::CmpIOp::create(nb, l, arith::CmpIPredicate::sge, i,
+                                      zero),
                 arith::CmpIOp::create(nb, l, arith::CmpIPredicate::slt, i,
                                       sizes[d]));
-            inside = inside ? Value(arith::AndIOp::create(nb, l, inside, ok)) : ok;
+            inside =
+                inside ? Value(arith::AndIOp::create(nb, l, inside, ok)) : ok;
           } else if (mode == "edge") {
             i = clampIndex(nb, l, i, zero, last);
           } else if (mode == "wrap") {
             Value m = arith::RemSIOp::create(nb, l, i, sizes[d]);
-            Value neg =
-                arith::CmpIOp::create(nb, l, arith::CmpIPredicate::slt, m, zero);
+            Value neg = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::slt,
+                                              m, zero);
             i = arith::SelectOp::create(
                 nb, l, neg, arith::AddIOp::create(nb, l, m, sizes[d]), m);
           } else { // reflect: period 2*(n-1), mirrored in its second half
             Value period = arith::MaxSIOp::create(
-                nb, l, one, arith::MulIOp::create(nb, l, last,
-                                                  arith::ConstantIndexOp::create(nb, l, 2)));
+                nb, l, one,
+                arith::MulIOp::create(
+                    nb, l, last, arith::ConstantIndexOp::create(nb, l, 2)));
             Value m = arith::RemSIOp::create(nb, l, i, period);
-            Value neg =
-                arith::CmpIOp::create(nb, l, arith::CmpIPredicate::slt, m, zero);
+            Value neg = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::slt,
+                                              m, zero);
             m = arith::SelectOp::create(
                 nb, l, neg, arith::AddIOp::create(nb, l, m, period), m);
             Value mirrored = arith::SubIOp::create(nb, l, period, m);
@@ -1680,11 +1685,11 @@ OpLowering::Results OpLowering::lowerNonZero() {
           rest = arith::DivUIOp::create(nb, l, rest, sizes[d]);
         }
         Value x = tensor::ExtractOp::create(nb, l, input, coords);
-        Value nonzero =
-            isFloat ? Value(arith::CmpFOp::create(
-                          nb, l, arith::CmpFPredicate::UNE, x, zero))
-                    : Value(arith::CmpIOp::create(
-                          nb, l, arith::CmpIPredicate::ne, x, zero));
+        Value nonzero = isFloat
+                            ? Value(arith::CmpFOp::create(
+                                  nb, l, arith::CmpFPredicate::UNE, x, zero))
+                            : Value(arith::CmpIOp::create(
+                                  nb, l, arith::CmpIPredicate::ne, x, zero));
         auto ifOp = scf::IfOp::create(
             nb, l, nonzero,
             [&](OpBuilder &tb, Location tl) {
@@ -1728,11 +1733,10 @@ OpLowering::Results OpLowering::lowerCumSum(dg::CumSumOp cumsum) {
                                              utils::IteratorType::parallel);
   iterators.push_back(utils::IteratorType::reduction);
   arith::CmpIPredicate predicate =
-      cumsum.getReverse()
-          ? (cumsum.getExclusive() ? arith::CmpIPredicate::ugt
-                                   : arith::CmpIPredicate::uge)
-          : (cumsum.getExclusive() ? arith::CmpIPredicate::ult
-                                   : arith::CmpIPredicate::ule);
+      cumsum.getReverse() ? (cumsum.getExclusive() ? arith::CmpIPredicate::ugt
+                                                   : arith::CmpIPredicate::uge)
+                          : (cumsum.getExclusive() ? arith::CmpIPredicate::ult
+                                                   : arith::CmpIPredicate::ule);
   auto generic = linalg::GenericOp::create(
       b, loc, TypeRange{type}, ValueRange{input},
       ValueRange{fill(b, loc, scalarConstant(b, loc, element, 0), init)}, maps,
@@ -1839,8 +1843,8 @@ OpLowering::Results OpLowering::lowerResize(dg::ResizeOp resize) {
       Value outMinus = arith::SubFOp::create(nb, l, outF[d], one);
       Value inMinus = arith::SubFOp::create(nb, l, inF[d], one);
       Value ratio = arith::DivFOp::create(nb, l, inMinus, outMinus);
-      Value single = arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OLE,
-                                           outF[d], one);
+      Value single =
+          arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OLE, outF[d], one);
       return Value(arith::SelectOp::create(
           nb, l, single, zero, arith::MulFOp::create(nb, l, xf, ratio)));
     }
@@ -1850,16 +1854,16 @@ OpLowering::Results OpLowering::lowerResize(dg::ResizeOp resize) {
                               scales[d]),
         half);
     if (transform == "pytorch_half_pixel") {
-      Value single = arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OLE,
-                                           outF[d], one);
+      Value single =
+          arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OLE, outF[d], one);
       return Value(arith::SelectOp::create(nb, l, single, zero, c));
     }
     return c;
   };
   auto clampTo = [&](OpBuilder &nb, Location l, Value i, int64_t d) {
     Value zero = arith::ConstantIndexOp::create(nb, l, 0);
-    Value last = arith::SubIOp::create(nb, l, inSizes[d],
-                                       arith::ConstantIndexOp::create(nb, l, 1));
+    Value last = arith::SubIOp::create(
+        nb, l, inSizes[d], arith::ConstantIndexOp::create(nb, l, 1));
     return clampIndex(nb, l, i, zero, last);
   };
   auto floorIndex = [&](OpBuilder &nb, Location l, Value f) {
@@ -1915,12 +1919,13 @@ OpLowering::Results OpLowering::lowerResize(dg::ResizeOp resize) {
               nb, l, arith::MaximumFOp::create(nb, l, c, zero), maxF);
           Value i0 = floorIndex(nb, l, c);
           lo[d] = clampTo(nb, l, i0, d);
-          hi[d] = clampTo(nb, l,
-                          arith::AddIOp::create(
-                              nb, l, i0, arith::ConstantIndexOp::create(nb, l, 1)),
-                          d);
-          weight[d] = arith::SubFOp::create(nb, l, c,
-                                            math::FloorOp::create(nb, l, c));
+          hi[d] =
+              clampTo(nb, l,
+                      arith::AddIOp::create(
+                          nb, l, i0, arith::ConstantIndexOp::create(nb, l, 1)),
+                      d);
+          weight[d] =
+              arith::SubFOp::create(nb, l, c, math::FloorOp::create(nb, l, c));
           interpolated.push_back(d);
         }
         Value sum = scalarConstant(nb, l, f32, 0);
@@ -1931,10 +1936,10 @@ OpLowering::Results OpLowering::lowerResize(dg::ResizeOp resize) {
           for (auto [bit, d] : llvm::enumerate(interpolated)) {
             bool upper = corner & (1u << bit);
             at[d] = upper ? hi[d] : lo[d];
-            Value f = upper ? weight[d]
-                            : Value(arith::SubFOp::create(
-                                  nb, l, scalarConstant(nb, l, f32, 1),
-                                  weight[d]));
+            Value f =
+                upper ? weight[d]
+                      : Value(arith::SubFOp::create(
+                            nb, l, scalarConstant(nb, l, f32, 1), weight[d]));
             w = arith::MulFOp::create(nb, l, w, f);
           }
           Value x = tensor::ExtractOp::create(nb, l, input, at);
@@ -1950,7 +1955,8 @@ OpLowering::Results OpLowering::lowerShapeOf(dg::ShapeOfOp shapeOf) {
   Value input = operands[0];
   int64_t rank = cast<RankedTensorType>(input.getType()).getRank();
   int64_t start = shapeOf.getStart();
-  int64_t end = shapeOf.getEnd() ? static_cast<int64_t>(*shapeOf.getEnd()) : rank;
+  int64_t end =
+      shapeOf.getEnd() ? static_cast<int64_t>(*shapeOf.getEnd()) : rank;
   start = std::clamp<int64_t>(start < 0 ? start + rank : start, 0, rank);
   end = std::clamp<int64_t>(end < 0 ? end + rank : end, 0, rank);
   Type element = resultElement();
@@ -1962,8 +1968,8 @@ OpLowering::Results OpLowering::lowerShapeOf(dg::ShapeOfOp shapeOf) {
 }
 
 FailureOr<SmallVector<Value>> OpLowering::lower() {
-  if (op->hasTrait<dg::Elementwise>() && !isa<dg::BatchNormOp, dg::TriluOp,
-                                      dg::CumSumOp>(op))
+  if (op->hasTrait<dg::Elementwise>() &&
+      !isa<dg::BatchNormOp, dg::TriluOp, dg::CumSumOp>(op))
     return lowerElementwise();
   return llvm::TypeSwitch<Operation *, Results>(op)
       .Case([&](dg::ConstantOp constant) -> Results {
@@ -2006,12 +2012,13 @@ FailureOr<SmallVector<Value>> OpLowering::lower() {
       .Case([&](dg::SizeOp) -> Results {
         Value input = operands[0];
         Value count = index(1);
-        for (int64_t d = 0, e = cast<RankedTensorType>(input.getType()).getRank();
+        for (int64_t d = 0,
+                     e = cast<RankedTensorType>(input.getType()).getRank();
              d < e; ++d)
           count = arith::MulIOp::create(b, loc, count, dimOf(input, d));
         Value v = indexToElement(b, loc, count, resultElement());
-        return SmallVector<Value>{
-            tensor::FromElementsOp::create(b, loc, resultType(), ValueRange{v})};
+        return SmallVector<Value>{tensor::FromElementsOp::create(
+            b, loc, resultType(), ValueRange{v})};
       })
       .Case<dg::ReshapeOp, dg::FlattenOp, dg::SqueezeOp, dg::UnsqueezeOp>(
           [&](Operation *) { return lowerReshape(); })
@@ -2039,8 +2046,7 @@ FailureOr<SmallVector<Value>> OpLowering::lower() {
       .Case([&](dg::MaxPoolOp p) { return lowerPool(p, /*isMax=*/true); })
       .Case([&](dg::AvgPoolOp p) { return lowerPool(p, /*isMax=*/false); })
       .Case<dg::GlobalAvgPoolOp, dg::GlobalMaxPoolOp>([&](Operation *pool) {
-        int64_t rank =
-            cast<RankedTensorType>(operands[0].getType()).getRank();
+        int64_t rank = cast<RankedTensorType>(operands[0].getType()).getRank();
         SmallVector<int64_t> axes =
             llvm::to_vector(llvm::seq<int64_t>(2, rank));
         return lowerReduce(axes, /*keepdims=*/true,

@@ -40,7 +40,8 @@ static void collectSymbols(Type type, std::vector<std::string> &names) {
       dim.collectSymbols(names);
 }
 
-struct OutlineGroups final : ::dyncc::dg::impl::OutlineGroupsPassBase<OutlineGroups> {
+struct OutlineGroups final
+    : ::dyncc::dg::impl::OutlineGroupsPassBase<OutlineGroups> {
   using Base::Base;
 
   void runOnOperation() override {
@@ -135,13 +136,13 @@ struct OutlineGroups final : ::dyncc::dg::impl::OutlineGroupsPassBase<OutlineGro
     OpBuilder builder(ctx);
     builder.setInsertionPointToEnd(
         group->getParentOfType<ModuleOp>().getBody());
-    auto kernel = func::FuncOp::create(
-        builder, group.getLoc(), name,
-        builder.getFunctionType(argTypes, resultTypes));
+    auto kernel =
+        func::FuncOp::create(builder, group.getLoc(), name,
+                             builder.getFunctionType(argTypes, resultTypes));
     symbolTable.insert(kernel);
     kernel->setAttr("dyncc.kernel", builder.getUnitAttr());
-    kernel->setAttr("dyncc.kind",
-                    builder.getStringAttr(stringifyFusionKind(group.getKind())));
+    kernel->setAttr("dyncc.kind", builder.getStringAttr(
+                                      stringifyFusionKind(group.getKind())));
     Block *entry = kernel.addEntryBlock();
     builder.setInsertionPointToStart(entry);
 
@@ -223,8 +224,8 @@ struct OutlineGroups final : ::dyncc::dg::impl::OutlineGroupsPassBase<OutlineGro
           auto type = cast<RankedTensorType>(getKernelType(result.getType()));
           sizes = SmallVector<OpFoldResult>();
           for (int64_t size : type.getShape())
-            sizes->push_back(builder.getIndexAttr(
-                ShapedType::isDynamic(size) ? 0 : size));
+            sizes->push_back(
+                builder.getIndexAttr(ShapedType::isDynamic(size) ? 0 : size));
         }
         return tensor::EmptyOp::create(
             builder, op.getLoc(), *sizes,
@@ -258,8 +259,9 @@ struct OutlineGroups final : ::dyncc::dg::impl::OutlineGroupsPassBase<OutlineGro
     // Replace the group by a dispatch.
     builder.setInsertionPoint(group);
     SmallVector<Attribute> symbolAttrs = llvm::map_to_vector(
-        symbolNames,
-        [&](const std::string &n) -> Attribute { return builder.getStringAttr(n); });
+        symbolNames, [&](const std::string &n) -> Attribute {
+          return builder.getStringAttr(n);
+        });
     auto dispatch = DispatchOp::create(
         builder, group.getLoc(), group.getResultTypes(),
         FlatSymbolRefAttr::get(kernel.getSymNameAttr()),
