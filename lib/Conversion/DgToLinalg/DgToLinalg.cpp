@@ -442,7 +442,7 @@ private:
   }
 
   Results lowerElementwise();
-  Value buildScalar(OpBuilder &b, Location l, ValueRange args);
+  Value buildScalar(OpBuilder &nb, Location l, ValueRange args);
   Results lowerBatchNorm(dg::BatchNormOp bn);
   Results lowerMatMul();
   Results lowerConv(dg::ConvOp conv);
@@ -491,7 +491,7 @@ private:
 // Elementwise
 //===----------------------------------------------------------------------===//
 
-Value OpLowering::buildScalar(OpBuilder &b, Location l, ValueRange args) {
+Value OpLowering::buildScalar(OpBuilder &nb, Location l, ValueRange args) {
   Type type = args.empty() ? Type() : args[0].getType();
   bool isFloat = type && isa<FloatType>(type);
   bool uns = op->getNumOperands() && operandUnsigned(0);
@@ -502,56 +502,56 @@ Value OpLowering::buildScalar(OpBuilder &b, Location l, ValueRange args) {
   using F = arith::CmpFPredicate;
   auto compare = [&](F f, P s, P u) -> Value {
     if (isFloat)
-      return arith::CmpFOp::create(b, l, f, args[0], args[1]);
-    return arith::CmpIOp::create(b, l, uns ? u : s, args[0], args[1]);
+      return arith::CmpFOp::create(nb, l, f, args[0], args[1]);
+    return arith::CmpIOp::create(nb, l, uns ? u : s, args[0], args[1]);
   };
   return llvm::TypeSwitch<Operation *, Value>(op)
       .Case([&](dg::AddOp) {
-        return arithBinary<arith::AddFOp, arith::AddIOp>(b, l, isFloat, uns,
+        return arithBinary<arith::AddFOp, arith::AddIOp>(nb, l, isFloat, uns,
                                                          args[0], args[1]);
       })
       .Case([&](dg::SubOp) {
-        return arithBinary<arith::SubFOp, arith::SubIOp>(b, l, isFloat, uns,
+        return arithBinary<arith::SubFOp, arith::SubIOp>(nb, l, isFloat, uns,
                                                          args[0], args[1]);
       })
       .Case([&](dg::MulOp) {
-        return arithBinary<arith::MulFOp, arith::MulIOp>(b, l, isFloat, uns,
+        return arithBinary<arith::MulFOp, arith::MulIOp>(nb, l, isFloat, uns,
                                                          args[0], args[1]);
       })
       .Case([&](dg::DivOp) {
         return arithBinary<arith::DivFOp, arith::DivSIOp, arith::DivUIOp>(
-            b, l, isFloat, uns, args[0], args[1]);
+            nb, l, isFloat, uns, args[0], args[1]);
       })
       .Case([&](dg::PowOp) -> Value {
         Type exponentType = args[1].getType();
         if (isFloat) {
           Value exponent =
-              convertScalar(b, l, args[1], type, operandUnsigned(1), false);
-          return math::PowFOp::create(b, l, args[0], exponent);
+              convertScalar(nb, l, args[1], type, operandUnsigned(1), false);
+          return math::PowFOp::create(nb, l, args[0], exponent);
         }
         if (isa<FloatType>(exponentType)) {
           // Integer base, float exponent: computed in the exponent's type.
-          Value base = convertScalar(b, l, args[0], exponentType, uns, false);
-          Value r = math::PowFOp::create(b, l, base, args[1]);
-          return convertScalar(b, l, r, type, false, uns);
+          Value base = convertScalar(nb, l, args[0], exponentType, uns, false);
+          Value r = math::PowFOp::create(nb, l, base, args[1]);
+          return convertScalar(nb, l, r, type, false, uns);
         }
         Value exponent =
-            convertScalar(b, l, args[1], type, operandUnsigned(1), uns);
-        return math::IPowIOp::create(b, l, args[0], exponent);
+            convertScalar(nb, l, args[1], type, operandUnsigned(1), uns);
+        return math::IPowIOp::create(nb, l, args[0], exponent);
       })
       .Case([&](dg::MinOp) {
         return arithBinary<arith::MinimumFOp, arith::MinSIOp, arith::MinUIOp>(
-            b, l, isFloat, uns, args[0], args[1]);
+            nb, l, isFloat, uns, args[0], args[1]);
       })
       .Case([&](dg::MaxOp) {
         return arithBinary<arith::MaximumFOp, arith::MaxSIOp, arith::MaxUIOp>(
-            b, l, isFloat, uns, args[0], args[1]);
+            nb, l, isFloat, uns, args[0], args[1]);
       })
       .Case([&](dg::AndOp) -> Value {
-        return arith::AndIOp::create(b, l, args[0], args[1]);
+        return arith::AndIOp::create(nb, l, args[0], args[1]);
       })
       .Case([&](dg::OrOp) -> Value {
-        return arith::OrIOp::create(b, l, args[0], args[1]);
+        return arith::OrIOp::create(nb, l, args[0], args[1]);
       })
       .Case([&](dg::EqualOp) -> Value { return compare(F::OEQ, P::eq, P::eq); })
       .Case(
@@ -566,75 +566,75 @@ Value OpLowering::buildScalar(OpBuilder &b, Location l, ValueRange args) {
         return compare(F::OGE, P::sge, P::uge);
       })
       .Case([&](dg::SelectOp) -> Value {
-        return arith::SelectOp::create(b, l, args[0], args[1], args[2]);
+        return arith::SelectOp::create(nb, l, args[0], args[1], args[2]);
       })
       .Case([&](dg::NegOp) -> Value {
         if (isFloat)
-          return arith::NegFOp::create(b, l, args[0]);
-        return arith::SubIOp::create(b, l, scalarConstant(b, l, type, 0),
+          return arith::NegFOp::create(nb, l, args[0]);
+        return arith::SubIOp::create(nb, l, scalarConstant(nb, l, type, 0),
                                      args[0]);
       })
       .Case([&](dg::AbsOp) -> Value {
         if (isFloat)
-          return math::AbsFOp::create(b, l, args[0]);
+          return math::AbsFOp::create(nb, l, args[0]);
         if (uns)
           return args[0];
-        return math::AbsIOp::create(b, l, args[0]);
+        return math::AbsIOp::create(nb, l, args[0]);
       })
       .Case([&](dg::ExpOp) {
-        return floatOnly([&] { return math::ExpOp::create(b, l, args[0]); });
+        return floatOnly([&] { return math::ExpOp::create(nb, l, args[0]); });
       })
       .Case([&](dg::LogOp) {
-        return floatOnly([&] { return math::LogOp::create(b, l, args[0]); });
+        return floatOnly([&] { return math::LogOp::create(nb, l, args[0]); });
       })
       .Case([&](dg::SqrtOp) {
-        return floatOnly([&] { return math::SqrtOp::create(b, l, args[0]); });
+        return floatOnly([&] { return math::SqrtOp::create(nb, l, args[0]); });
       })
       .Case([&](dg::ErfOp) {
-        return floatOnly([&] { return math::ErfOp::create(b, l, args[0]); });
+        return floatOnly([&] { return math::ErfOp::create(nb, l, args[0]); });
       })
       .Case([&](dg::TanhOp) {
-        return floatOnly([&] { return math::TanhOp::create(b, l, args[0]); });
+        return floatOnly([&] { return math::TanhOp::create(nb, l, args[0]); });
       })
       .Case([&](dg::ReciprocalOp) {
         return floatOnly([&] {
-          return arith::DivFOp::create(b, l, scalarConstant(b, l, type, 1),
+          return arith::DivFOp::create(nb, l, scalarConstant(nb, l, type, 1),
                                        args[0]);
         });
       })
       .Case([&](dg::SigmoidOp) {
         return floatOnly([&] {
-          Value one = scalarConstant(b, l, type, 1);
+          Value one = scalarConstant(nb, l, type, 1);
           Value e =
-              math::ExpOp::create(b, l, arith::NegFOp::create(b, l, args[0]));
-          return arith::DivFOp::create(b, l, one,
-                                       arith::AddFOp::create(b, l, one, e));
+              math::ExpOp::create(nb, l, arith::NegFOp::create(nb, l, args[0]));
+          return arith::DivFOp::create(nb, l, one,
+                                       arith::AddFOp::create(nb, l, one, e));
         });
       })
       .Case([&](dg::ReluOp) -> Value {
-        Value zero = scalarConstant(b, l, type, 0);
+        Value zero = scalarConstant(nb, l, type, 0);
         if (isFloat)
-          return arith::MaximumFOp::create(b, l, args[0], zero);
+          return arith::MaximumFOp::create(nb, l, args[0], zero);
         if (uns)
           return args[0];
-        return arith::MaxSIOp::create(b, l, args[0], zero);
+        return arith::MaxSIOp::create(nb, l, args[0], zero);
       })
       .Case([&](dg::LeakyReluOp relu) {
         return floatOnly([&] {
-          Value zero = scalarConstant(b, l, type, 0);
+          Value zero = scalarConstant(nb, l, type, 0);
           Value alpha =
-              scalarConstant(b, l, type, relu.getAlpha().convertToDouble());
-          Value negative = arith::CmpFOp::create(b, l, F::OLT, args[0], zero);
-          Value scaled = arith::MulFOp::create(b, l, alpha, args[0]);
-          return arith::SelectOp::create(b, l, negative, scaled, args[0]);
+              scalarConstant(nb, l, type, relu.getAlpha().convertToDouble());
+          Value negative = arith::CmpFOp::create(nb, l, F::OLT, args[0], zero);
+          Value scaled = arith::MulFOp::create(nb, l, alpha, args[0]);
+          return arith::SelectOp::create(nb, l, negative, scaled, args[0]);
         });
       })
       .Case([&](dg::NotOp) -> Value {
-        return arith::XOrIOp::create(b, l, args[0],
-                                     scalarConstant(b, l, type, 1));
+        return arith::XOrIOp::create(nb, l, args[0],
+                                     scalarConstant(nb, l, type, 1));
       })
       .Case([&](dg::CastOp) -> Value {
-        return convertScalar(b, l, args[0], resultElement(), uns,
+        return convertScalar(nb, l, args[0], resultElement(), uns,
                              isUnsignedElement(op->getResult(0).getType()));
       })
       .Case([&](dg::ClipOp clip) -> Value {
@@ -644,9 +644,9 @@ Value OpLowering::buildScalar(OpBuilder &b, Location l, ValueRange args) {
           Value bound = args[next++];
           if (lower)
             return arithBinary<arith::MaximumFOp, arith::MaxSIOp,
-                               arith::MaxUIOp>(b, l, isFloat, uns, x, bound);
+                               arith::MaxUIOp>(nb, l, isFloat, uns, x, bound);
           return arithBinary<arith::MinimumFOp, arith::MinSIOp, arith::MinUIOp>(
-              b, l, isFloat, uns, x, bound);
+              nb, l, isFloat, uns, x, bound);
         };
         if (clip.getMin())
           x = clamp(true);
@@ -731,12 +731,11 @@ OpLowering::Results OpLowering::lowerTrilu(dg::TriluOp trilu) {
 
 static Value multiplyAdd(OpBuilder &b, Location l, Value acc, Value x,
                          Value y) {
-  if (isa<FloatType>(acc.getType())) {
-    Value p = arith::MulFOp::create(b, l, x, y);
-    return arith::AddFOp::create(b, l, acc, p);
-  }
-  Value p = arith::MulIOp::create(b, l, x, y);
-  return arith::AddIOp::create(b, l, acc, p);
+  bool isFloat = isa<FloatType>(acc.getType());
+  Value p =
+      arithBinary<arith::MulFOp, arith::MulIOp>(b, l, isFloat, false, x, y);
+  return arithBinary<arith::AddFOp, arith::AddIOp>(b, l, isFloat, false, acc,
+                                                   p);
 }
 
 OpLowering::Results OpLowering::lowerMatMul() {
@@ -1746,8 +1745,8 @@ OpLowering::Results OpLowering::lowerCumSum(dg::CumSumOp cumsum) {
         Value take = arith::CmpIOp::create(nb, l, predicate, j, i);
         Value zero = scalarConstant(nb, l, element, 0);
         Value x = arith::SelectOp::create(nb, l, take, args[0], zero);
-        Value sum = isFloat ? Value(arith::AddFOp::create(nb, l, args[1], x))
-                            : Value(arith::AddIOp::create(nb, l, args[1], x));
+        Value sum = arithBinary<arith::AddFOp, arith::AddIOp>(
+            nb, l, isFloat, false, args[1], x);
         linalg::YieldOp::create(nb, l, sum);
       });
   return SmallVector<Value>{generic.getResult(0)};
@@ -1821,8 +1820,6 @@ OpLowering::Results OpLowering::lowerResize(dg::ResizeOp resize) {
       Value s = extractFlat(b, loc, operands[1], d);
       s = convertScalar(b, loc, s, f32, false, false);
       scales.push_back(s);
-      std::optional<SmallVector<int64_t>> unused;
-      (void)unused;
     } else {
       scales.push_back(arith::DivFOp::create(b, loc, outF.back(), inF.back()));
     }

@@ -119,8 +119,6 @@ struct OutlineGroups final
         for (const DimExpr &expr : values.getValues().getExprs())
           expr.collectSymbols(symbolNames);
     std::sort(symbolNames.begin(), symbolNames.end());
-    symbolNames.erase(std::unique(symbolNames.begin(), symbolNames.end()),
-                      symbolNames.end());
 
     // Kernel signature: symbols, inputs, destinations -> results.
     SmallVector<Type> argTypes(symbolNames.size(), IndexType::get(ctx));
@@ -205,37 +203,32 @@ struct OutlineGroups final
     }
 
     for (Operation &op : body.without_terminator()) {
+      for (auto [i, result] : llvm::enumerate(op.getResults()))
+        if (!sym::getSymbolicShape(result.getType()))
+          return op.emitOpError("result #")
+                 << i << " has no symbolic shape to size it";
+      // A destination is made on first request, sized from the symbol
+      // arguments (every symbol of a result type is one).
       SmallVector<bool> requested(op.getNumResults(), false);
-      LogicalResult sizing = success();
       auto getDestination = [&](unsigned i) -> Value {
         requested[i] = true;
         Value result = op.getResult(i);
-        int slot = slotOf[result];
-        if (slotValue[slot])
-          return slotValue[slot];
-        auto shape = sym::getSymbolicShape(result.getType());
-        FailureOr<SmallVector<OpFoldResult>> sizes =
-            shape ? dims.getMixedSizes(*shape)
-                  : FailureOr<SmallVector<OpFoldResult>>(failure());
-        if (failed(sizes)) {
-          sizing = op.emitOpError("result #")
-                   << i << " has no symbolic shape to size it";
-          // A placeholder of the right type keeps the builder going.
-          auto type = cast<RankedTensorType>(getKernelType(result.getType()));
-          sizes = SmallVector<OpFoldResult>();
-          for (int64_t size : type.getShape())
-            sizes->push_back(
-                builder.getIndexAttr(ShapedType::isDynamic(size) ? 0 : size));
+        Value &slot = slotValue[slotOf[result]];
+        if (!slot) {
+          FailureOr<SmallVector<OpFoldResult>> sizes =
+              dims.getMixedSizes(*sym::getSymbolicShape(result.getType()));
+          assert(succeeded(sizes) && "a result's symbol is not an argument");
+          slot = tensor::EmptyOp::create(
+              builder, op.getLoc(), *sizes,
+              getElementTypeOrSelf(getKernelType(result.getType())));
         }
-        return tensor::EmptyOp::create(
-            builder, op.getLoc(), *sizes,
-            getElementTypeOrSelf(getKernelType(result.getType())));
+        return slot;
       };
       SmallVector<Value> operands = llvm::map_to_vector(
           op.getOperands(), [&](Value v) { return mapping.lookup(v); });
       FailureOr<SmallVector<Value>> lowered =
           lowerDgOpToLinalg(builder, &op, operands, dims, getDestination);
-      if (failed(lowered) || failed(sizing))
+      if (failed(lowered))
         return failure();
       for (auto [i, result] : llvm::enumerate(op.getResults())) {
         Value value = (*lowered)[i];
