@@ -31,12 +31,14 @@ namespace {
 
 enum class Level { Block, Thread };
 
-static FailureOr<std::pair<Level, SmallVector<gpu::Dimension>>>
+/// The mapping of a forall: its level and, per dimension, the mapping id
+/// (0..2 for x, y, z; 3 and up for the linear dimensions folded into z).
+static FailureOr<std::pair<Level, SmallVector<uint64_t>>>
 getMapping(scf::ForallOp forall) {
   std::optional<ArrayAttr> mapping = forall.getMapping();
   if (!mapping || mapping->empty())
     return forall.emitOpError("has no block or thread mapping");
-  SmallVector<gpu::Dimension> dims;
+  SmallVector<uint64_t> dims;
   std::optional<Level> level;
   for (Attribute attr : *mapping) {
     uint64_t id;
@@ -50,11 +52,13 @@ getMapping(scf::ForallOp forall) {
     } else {
       return forall.emitOpError("has an unsupported mapping ") << attr;
     }
-    if (id > 2 || (level && *level != l))
-      return forall.emitOpError("mapping must be x/y/z of one level, got ")
+    if ((l == Level::Thread && id > 2) || (level && *level != l) ||
+        llvm::is_contained(dims, id))
+      return forall.emitOpError("mapping must be distinct x/y/z (and linear "
+                                "block dimensions) of one level, got ")
              << *mapping;
     level = l;
-    dims.push_back(static_cast<gpu::Dimension>(id));
+    dims.push_back(id);
   }
   return std::make_pair(*level, dims);
 }
@@ -69,16 +73,15 @@ static void inlineForallBody(RewriterBase &rewriter, scf::ForallOp forall,
 }
 
 /// The lower bound, upper bound and step of dimension `i` of `forall`.
-static std::tuple<Value, Value, Value> getBounds(RewriterBase &rewriter,
-                                                 scf::ForallOp forall,
-                                                 unsigned i) {
+static std::tuple<Value, Value, Value>
+getBounds(RewriterBase &rewriter, scf::ForallOp forall, unsigned i) {
   Location loc = forall.getLoc();
-  return {getValueOrCreateConstantIndexOp(rewriter, loc,
-                                          forall.getMixedLowerBound()[i]),
-          getValueOrCreateConstantIndexOp(rewriter, loc,
-                                          forall.getMixedUpperBound()[i]),
-          getValueOrCreateConstantIndexOp(rewriter, loc,
-                                          forall.getMixedStep()[i])};
+  return {
+      getValueOrCreateConstantIndexOp(rewriter, loc,
+                                      forall.getMixedLowerBound()[i]),
+      getValueOrCreateConstantIndexOp(rewriter, loc,
+                                      forall.getMixedUpperBound()[i]),
+      getValueOrCreateConstantIndexOp(rewriter, loc, forall.getMixedStep()[i])};
 }
 
 class GridMapper {
@@ -88,17 +91,43 @@ public:
   /// Block ids for the CPU entry point (the function's trailing arguments).
   SmallVector<Value, 3> cpuBlockIds;
 
-  LogicalResult mapBlockForall(scf::ForallOp forall,
-                               ArrayRef<gpu::Dimension> dims) {
+  LogicalResult mapBlockForall(scf::ForallOp forall, ArrayRef<uint64_t> ids) {
     Location loc = forall.getLoc();
     rewriter.setInsertionPoint(forall);
+    auto blockId = [&](gpu::Dimension dim) -> Value {
+      return gpu ? Value(gpu::BlockIdOp::create(rewriter, loc, dim))
+                 : cpuBlockIds[static_cast<unsigned>(dim)];
+    };
+    // The z block id is linear over z and the linear dimensions, z
+    // innermost: the last of them is bounded by the grid, the others by
+    // the remainder.
+    SmallVector<unsigned> zGroup;
+    for (auto [i, id] : llvm::enumerate(ids))
+      if (id >= 2)
+        zGroup.push_back(i);
+    llvm::sort(zGroup, [&](unsigned a, unsigned b) { return ids[a] < ids[b]; });
+    SmallVector<Value> blockIndex(ids.size());
+    Value rest = zGroup.empty() ? Value() : blockId(gpu::Dimension::z);
+    for (auto [n, i] : llvm::enumerate(zGroup)) {
+      if (n + 1 == zGroup.size()) {
+        blockIndex[i] = rest;
+        break;
+      }
+      auto [lb, ub, step] = getBounds(rewriter, forall, i);
+      Value extent = arith::SubIOp::create(rewriter, loc, ub, lb);
+      Value count = arith::CeilDivUIOp::create(rewriter, loc, extent, step);
+      blockIndex[i] = arith::RemUIOp::create(rewriter, loc, rest, count);
+      rest = arith::DivUIOp::create(rewriter, loc, rest, count);
+    }
+    for (auto [i, id] : llvm::enumerate(ids))
+      if (id < 2)
+        blockIndex[i] = blockId(static_cast<gpu::Dimension>(id));
+
     SmallVector<Value> ivs;
     Value inBounds;
-    for (auto [i, dim] : llvm::enumerate(dims)) {
-      Value id = gpu ? Value(gpu::BlockIdOp::create(rewriter, loc, dim))
-                     : cpuBlockIds[static_cast<unsigned>(dim)];
+    for (unsigned i = 0; i < ids.size(); ++i) {
       auto [lb, ub, step] = getBounds(rewriter, forall, i);
-      Value offset = arith::MulIOp::create(rewriter, loc, id, step);
+      Value offset = arith::MulIOp::create(rewriter, loc, blockIndex[i], step);
       Value iv = arith::AddIOp::create(rewriter, loc, lb, offset);
       Value cond = arith::CmpIOp::create(rewriter, loc,
                                          arith::CmpIPredicate::slt, iv, ub);
@@ -114,13 +143,36 @@ public:
     return success();
   }
 
-  LogicalResult mapThreadForall(scf::ForallOp forall,
-                                ArrayRef<gpu::Dimension> dims) {
+  LogicalResult mapThreadForall(scf::ForallOp forall, ArrayRef<uint64_t> ids) {
     Location loc = forall.getLoc();
     rewriter.setInsertionPoint(forall);
     SmallVector<Value> ivs;
     Operation *insertBefore = forall;
-    for (auto [i, dim] : llvm::enumerate(dims)) {
+    if (gpu) {
+      // Threads along a block dimension this forall does not distribute
+      // over would repeat its work (and race on accumulators): only the
+      // first of them runs it.
+      Value first;
+      for (uint64_t id = 0; id < 3; ++id) {
+        if (llvm::is_contained(ids, id))
+          continue;
+        Value tid = gpu::ThreadIdOp::create(rewriter, loc,
+                                            static_cast<gpu::Dimension>(id));
+        Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
+        Value isFirst = arith::CmpIOp::create(
+            rewriter, loc, arith::CmpIPredicate::eq, tid, zero);
+        first = first ? arith::AndIOp::create(rewriter, loc, first, isFirst)
+                      : isFirst;
+      }
+      if (first) {
+        auto guard = scf::IfOp::create(rewriter, loc, first,
+                                       /*withElseRegion=*/false);
+        insertBefore = guard.getThenRegion().front().getTerminator();
+        rewriter.setInsertionPoint(insertBefore);
+      }
+    }
+    for (auto [i, id] : llvm::enumerate(ids)) {
+      auto dim = static_cast<gpu::Dimension>(id);
       auto [lb, ub, step] = getBounds(rewriter, forall, i);
       Value start = lb, stride = step;
       if (gpu) {
@@ -198,12 +250,13 @@ struct MapForallToGrid final
   /// owns those buffers, so the results are dropped. Any other result means
   /// bufferization did not work in place.
   LogicalResult dropDestinationResults(func::FuncOp kernel) {
-    // Kernels compute in place: an allocation would be a malloc on the GPU
-    // and a copy a call into MLIR's runner utils on the CPU.
+    // An allocation would be a malloc on the GPU and a copy a call into
+    // MLIR's runner utils on the CPU: dyncc-bound-local-buffers replaces
+    // both.
     WalkResult leftovers = kernel.walk([&](Operation *op) {
-      if (isa<memref::AllocOp, memref::AllocaOp, memref::CopyOp>(op)) {
-        op->emitOpError("left in a kernel by bufferization; kernels must "
-                        "compute in place into their destinations");
+      if (isa<memref::AllocOp, memref::CopyOp>(op)) {
+        op->emitOpError("left in a kernel; run dyncc-bound-local-buffers "
+                        "after bufferization");
         return WalkResult::interrupt();
       }
       return WalkResult::advance();
@@ -218,8 +271,8 @@ struct MapForallToGrid final
                << i << " is not written in place into a destination argument";
     }
     ret->setOperands({});
-    kernel.setType(FunctionType::get(&getContext(), kernel.getArgumentTypes(),
-                                     {}));
+    kernel.setType(
+        FunctionType::get(&getContext(), kernel.getArgumentTypes(), {}));
     return success();
   }
 
@@ -231,13 +284,13 @@ struct MapForallToGrid final
     auto gpuModule = module.lookupSymbol<gpu::GPUModuleOp>("dyncc_kernels");
     if (!gpuModule) {
       rewriter.setInsertionPointToEnd(module.getBody());
-      gpuModule = gpu::GPUModuleOp::create(rewriter, module.getLoc(),
-                                           "dyncc_kernels");
+      gpuModule =
+          gpu::GPUModuleOp::create(rewriter, module.getLoc(), "dyncc_kernels");
     }
     rewriter.setInsertionPointToEnd(gpuModule.getBody());
-    auto gpuFunc = gpu::GPUFuncOp::create(rewriter, kernel.getLoc(),
-                                          kernel.getSymName(),
-                                          kernel.getFunctionType());
+    auto gpuFunc =
+        gpu::GPUFuncOp::create(rewriter, kernel.getLoc(), kernel.getSymName(),
+                               kernel.getFunctionType());
     gpuFunc->setAttr(gpu::GPUDialect::getKernelFuncAttrName(),
                      UnitAttr::get(ctx));
     for (NamedAttribute attr : kernel->getDiscardableAttrs())

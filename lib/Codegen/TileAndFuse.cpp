@@ -5,19 +5,40 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// Tiles the root op of a kernel function twice through TilingInterface, first
-// to blocks and then to threads, fusing its producers into each level, as the
-// kernel's tile configuration says.
+// Tiles the roots of a kernel function twice through TilingInterface, first
+// to blocks and then to threads, fusing their producers into each level, as
+// the kernel's tile configuration says.
+//
+// Before tiling, the kernel is simplified the way fusion into tiles needs:
+// unit dimensions are dropped (so the keepdims reshapes around reductions
+// cancel) and single-use elementwise producers are fused into their
+// consumers (so elementwise chains need no intermediate tensors).
+//
+// A root is a tileable op whose result reaches a kernel result, directly or
+// through reshapes and `tensor.insert_slice`s (the pieces of a concat).
+// Every root gets its own block forall; consumers are tiled before their
+// producers, so a root that another root reads is recomputed inside the
+// reader's tiles, never read back from memory another block writes. The
+// launch grid is the maximum over the roots; it is recorded on the kernel as
+// `dyncc.grid`, per axis the distinct block counts of the roots, expressions
+// over the kernel's arguments, which the host plan turns into symbolic
+// expressions.
 //
 //===----------------------------------------------------------------------===//
 
 #include "dyncc/Codegen/Passes.h"
+#include "dyncc/Support/DimExpr.h"
 #include "dyncc/Tiling/TileConfig.h"
 
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/TilingInterface.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+#include <set>
 
 namespace dyncc {
 #define GEN_PASS_DEF_TILEANDFUSEPASS
@@ -29,31 +50,335 @@ using namespace dyncc;
 
 namespace {
 
-/// Tiles `root` with `sizes` (one per output dimension; further loops, the
-/// reductions, stay whole) into an scf.forall with the given mapping, and
-/// fuses its producers. Returns the tiled root.
+//===----------------------------------------------------------------------===//
+// Grid expressions
+//===----------------------------------------------------------------------===//
+
+/// The placeholder for index argument `i` of a kernel, or for dimension `d`
+/// of tensor argument `i`. The host plan substitutes the dispatch's symbols
+/// and operand shapes for them.
+static std::string argPlaceholder(unsigned i, std::optional<int64_t> d) {
+  std::string name = "__arg" + std::to_string(i);
+  if (d)
+    name += "_d" + std::to_string(*d);
+  return name;
+}
+
+/// Expresses an extent computed inside a kernel as a DimExpr over the
+/// kernel's arguments, or fails.
+static FailureOr<DimExpr> getExtentExpr(OpFoldResult ofr, Block &entry,
+                                        unsigned depth = 0);
+
+static FailureOr<DimExpr> getDimExpr(Value tensor, int64_t d, Block &entry,
+                                     unsigned depth) {
+  auto type = dyn_cast<ShapedType>(tensor.getType());
+  if (!type || d >= type.getRank())
+    return failure();
+  if (!type.isDynamicDim(d))
+    return DimExpr(type.getDimSize(d));
+  if (auto arg = dyn_cast<BlockArgument>(tensor)) {
+    if (arg.getOwner() != &entry)
+      return failure();
+    return DimExpr::symbol(argPlaceholder(arg.getArgNumber(), d));
+  }
+  Operation *def = tensor.getDefiningOp();
+  if (auto empty = dyn_cast<tensor::EmptyOp>(def))
+    return getExtentExpr(empty.getMixedSizes()[d], entry, depth + 1);
+  if (auto dps = dyn_cast<DestinationStyleOpInterface>(def))
+    return getDimExpr(dps.getTiedOpOperand(cast<OpResult>(tensor))->get(), d,
+                      entry, depth + 1);
+  if (auto pad = dyn_cast<tensor::PadOp>(def)) {
+    FailureOr<DimExpr> src = getDimExpr(pad.getSource(), d, entry, depth + 1);
+    FailureOr<DimExpr> low =
+        getExtentExpr(pad.getMixedLowPad()[d], entry, depth + 1);
+    FailureOr<DimExpr> high =
+        getExtentExpr(pad.getMixedHighPad()[d], entry, depth + 1);
+    if (failed(src) || failed(low) || failed(high))
+      return failure();
+    return *src + *low + *high;
+  }
+  if (auto cast = dyn_cast<tensor::CastOp>(def))
+    return getDimExpr(cast.getSource(), d, entry, depth + 1);
+  if (auto expand = dyn_cast<tensor::ExpandShapeOp>(def))
+    return getExtentExpr(expand.getMixedOutputShape()[d], entry, depth + 1);
+  if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(def)) {
+    DimExpr product(1);
+    for (int64_t src : collapse.getReassociationIndices()[d]) {
+      FailureOr<DimExpr> e =
+          getDimExpr(collapse.getSrc(), src, entry, depth + 1);
+      if (failed(e))
+        return failure();
+      product = product * *e;
+    }
+    return product;
+  }
+  if (auto slice = dyn_cast<tensor::ExtractSliceOp>(def)) {
+    llvm::SmallBitVector dropped = slice.getDroppedDims();
+    int64_t seen = -1;
+    for (auto [i, size] : llvm::enumerate(slice.getMixedSizes())) {
+      if (dropped.test(i))
+        continue;
+      if (++seen == d)
+        return getExtentExpr(size, entry, depth + 1);
+    }
+  }
+  return failure();
+}
+
+static FailureOr<DimExpr> getExtentExpr(OpFoldResult ofr, Block &entry,
+                                        unsigned depth) {
+  if (depth > 32)
+    return failure();
+  if (std::optional<int64_t> c = getConstantIntValue(ofr))
+    return DimExpr(*c);
+  Value v = cast<Value>(ofr);
+  if (auto arg = dyn_cast<BlockArgument>(v)) {
+    if (arg.getOwner() != &entry || !arg.getType().isIndex())
+      return failure();
+    return DimExpr::symbol(argPlaceholder(arg.getArgNumber(), std::nullopt));
+  }
+  Operation *def = v.getDefiningOp();
+  if (auto dim = dyn_cast<tensor::DimOp>(def)) {
+    std::optional<int64_t> d = dim.getConstantIndex();
+    if (!d)
+      return failure();
+    return getDimExpr(dim.getSource(), *d, entry, depth + 1);
+  }
+  if (auto apply = dyn_cast<affine::AffineApplyOp>(def)) {
+    AffineMap map = apply.getAffineMap();
+    SmallVector<DimExpr> operands;
+    for (Value operand : apply.getOperands()) {
+      FailureOr<DimExpr> e = getExtentExpr(operand, entry, depth + 1);
+      if (failed(e))
+        return failure();
+      operands.push_back(*e);
+    }
+    // Evaluate the affine expression over DimExprs.
+    std::function<FailureOr<DimExpr>(AffineExpr)> eval =
+        [&](AffineExpr e) -> FailureOr<DimExpr> {
+      if (auto c = dyn_cast<AffineConstantExpr>(e))
+        return DimExpr(c.getValue());
+      if (auto dimE = dyn_cast<AffineDimExpr>(e))
+        return operands[dimE.getPosition()];
+      if (auto symE = dyn_cast<AffineSymbolExpr>(e))
+        return operands[map.getNumDims() + symE.getPosition()];
+      auto bin = cast<AffineBinaryOpExpr>(e);
+      FailureOr<DimExpr> l = eval(bin.getLHS()), r = eval(bin.getRHS());
+      if (failed(l) || failed(r))
+        return failure();
+      switch (e.getKind()) {
+      case AffineExprKind::Add:
+        return *l + *r;
+      case AffineExprKind::Mul:
+        return *l * *r;
+      case AffineExprKind::FloorDiv:
+        return DimExpr::floorDiv(*l, *r);
+      case AffineExprKind::CeilDiv:
+        return DimExpr::ceilDiv(*l, *r);
+      case AffineExprKind::Mod:
+        return DimExpr::mod(*l, *r);
+      default:
+        return failure();
+      }
+    };
+    if (map.getNumResults() != 1)
+      return failure();
+    return eval(map.getResult(0));
+  }
+  auto binary = [&](Value a, Value b, auto fn) -> FailureOr<DimExpr> {
+    FailureOr<DimExpr> l = getExtentExpr(a, entry, depth + 1);
+    FailureOr<DimExpr> r = getExtentExpr(b, entry, depth + 1);
+    if (failed(l) || failed(r))
+      return failure();
+    return fn(*l, *r);
+  };
+  if (auto op = dyn_cast<arith::AddIOp>(def))
+    return binary(op.getLhs(), op.getRhs(),
+                  [](const DimExpr &l, const DimExpr &r) { return l + r; });
+  if (auto op = dyn_cast<arith::SubIOp>(def))
+    return binary(op.getLhs(), op.getRhs(),
+                  [](const DimExpr &l, const DimExpr &r) { return l - r; });
+  if (auto op = dyn_cast<arith::MulIOp>(def))
+    return binary(op.getLhs(), op.getRhs(),
+                  [](const DimExpr &l, const DimExpr &r) { return l * r; });
+  if (auto op = dyn_cast<arith::DivUIOp>(def))
+    return binary(op.getLhs(), op.getRhs(), DimExpr::floorDiv);
+  if (auto op = dyn_cast<arith::DivSIOp>(def))
+    return binary(op.getLhs(), op.getRhs(), DimExpr::floorDiv);
+  if (auto op = dyn_cast<arith::CeilDivUIOp>(def))
+    return binary(op.getLhs(), op.getRhs(), DimExpr::ceilDiv);
+  if (auto op = dyn_cast<arith::CeilDivSIOp>(def))
+    return binary(op.getLhs(), op.getRhs(), DimExpr::ceilDiv);
+  if (auto op = dyn_cast<arith::MaxSIOp>(def))
+    return binary(op.getLhs(), op.getRhs(), DimExpr::max);
+  if (auto op = dyn_cast<arith::MinSIOp>(def))
+    return binary(op.getLhs(), op.getRhs(), DimExpr::min);
+  return failure();
+}
+
+//===----------------------------------------------------------------------===//
+// Preparation
+//===----------------------------------------------------------------------===//
+
+/// Fuses single-use elementwise producers into their generic consumers,
+/// keeping each consumer's destination (upstream's pattern set would also
+/// replace destinations that are not read with `tensor.empty`, which breaks
+/// computing in place).
+struct FuseElementwiseProducers final : OpRewritePattern<linalg::GenericOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(linalg::GenericOp consumer,
+                                PatternRewriter &rewriter) const override {
+    for (OpOperand &operand : consumer->getOpOperands()) {
+      if (!consumer.isDpsInput(&operand))
+        continue;
+      auto producer = operand.get().getDefiningOp<linalg::GenericOp>();
+      // Only a producer that disappears: one whose result must be kept
+      // (another use, or a payload that reads its destination in place)
+      // would become a second result written from the consumer's loops.
+      if (!producer || !producer->hasOneUse() ||
+          !linalg::areElementwiseOpsFusable(&operand) ||
+          !linalg::getPreservedProducerResults(producer, consumer, &operand)
+               .empty())
+        continue;
+      FailureOr<linalg::ElementwiseOpFusionResult> fused =
+          linalg::fuseElementwiseOps(rewriter, &operand);
+      if (failed(fused))
+        continue;
+      for (auto [orig, repl] : fused->replacements)
+        rewriter.replaceUsesWithIf(orig, repl, [&](OpOperand &use) {
+          return use.getOwner() != fused->fusedOp;
+        });
+      rewriter.eraseOp(consumer);
+      if (producer->use_empty())
+        rewriter.eraseOp(producer);
+      return success();
+    }
+    return failure();
+  }
+};
+
+static LogicalResult prepareKernel(func::FuncOp func) {
+  MLIRContext *ctx = func.getContext();
+  RewritePatternSet patterns(ctx);
+  linalg::ControlDropUnitDims unitDims;
+  // Keep one loop of an op whose loops are all unit: reshapes between rank 0
+  // and rank 1 crash expand-strided-metadata later.
+  unitDims.controlFn = [](Operation *op) -> SmallVector<unsigned> {
+    SmallVector<unsigned> dims;
+    if (auto generic = dyn_cast<linalg::GenericOp>(op)) {
+      SmallVector<int64_t> ranges = generic.getStaticLoopRanges();
+      dims = llvm::to_vector(llvm::seq<unsigned>(0, ranges.size()));
+      if (!ranges.empty() &&
+          llvm::all_of(ranges, [](int64_t r) { return r == 1; }))
+        dims.pop_back();
+    } else if (auto pad = dyn_cast<tensor::PadOp>(op)) {
+      dims = llvm::to_vector(
+          llvm::seq<unsigned>(0, pad.getSourceType().getRank()));
+    }
+    return dims;
+  };
+  linalg::populateFoldUnitExtentDimsPatterns(patterns, unitDims);
+  linalg::populateFoldUnitExtentDimsCanonicalizationPatterns(patterns,
+                                                             unitDims);
+  patterns.add<FuseElementwiseProducers>(ctx);
+  tensor::populateFoldTensorEmptyPatterns(patterns);
+  if (failed(applyPatternsGreedily(func, std::move(patterns))))
+    return failure();
+
+  // Then reshapes between a producer and its consumer (the head split after
+  // a QKV projection) are folded into the producer's loops, so the producer
+  // fuses into the consumer's tiles instead of being computed whole.
+  RewritePatternSet reshapes(ctx);
+  linalg::populateFoldReshapeOpsByExpansionPatterns(
+      reshapes, [](OpOperand *operand) {
+        Operation *producer = operand->get().getDefiningOp();
+        return producer && producer->hasOneUse();
+      });
+  reshapes.add<FuseElementwiseProducers>(ctx);
+  tensor::populateFoldTensorEmptyPatterns(reshapes);
+  return applyPatternsGreedily(func, std::move(reshapes));
+}
+
+//===----------------------------------------------------------------------===//
+// Roots and tiling
+//===----------------------------------------------------------------------===//
+
+/// Collects the tileable ops whose results reach `value`, a kernel result,
+/// through reshapes, casts and insert_slices.
+static LogicalResult collectRoots(Value value, SetVector<Operation *> &roots) {
+  while (true) {
+    if (isa<BlockArgument>(value))
+      return success();
+    Operation *def = value.getDefiningOp();
+    if (isa<TilingInterface>(def) && !isa<tensor::PadOp>(def)) {
+      roots.insert(def);
+      return success();
+    }
+    if (auto insert = dyn_cast<tensor::InsertSliceOp>(def)) {
+      if (failed(collectRoots(insert.getSource(), roots)))
+        return failure();
+      value = insert.getDest();
+      continue;
+    }
+    if (auto op = dyn_cast<tensor::ExpandShapeOp>(def)) {
+      value = op.getSrc();
+      continue;
+    }
+    if (auto op = dyn_cast<tensor::CollapseShapeOp>(def)) {
+      value = op.getSrc();
+      continue;
+    }
+    if (auto op = dyn_cast<tensor::CastOp>(def)) {
+      value = op.getSource();
+      continue;
+    }
+    if (isa<tensor::EmptyOp>(def))
+      return success();
+    return def->emitOpError("produces a kernel result but cannot be tiled");
+  }
+}
+
+/// The tile sizes of `root` (one per leading parallel loop) from `sizes`,
+/// which are for the kernel's first result: aligned to the innermost
+/// dimension, with 1 for outer dimensions the config does not cover.
+static SmallVector<int64_t> alignSizes(ArrayRef<int64_t> sizes, int64_t rank) {
+  SmallVector<int64_t> out;
+  int64_t offset = static_cast<int64_t>(sizes.size()) - rank;
+  for (int64_t i = 0; i < rank; ++i)
+    out.push_back(i + offset >= 0 ? sizes[i + offset] : 1);
+  return out;
+}
+
+/// The grid mapping of tiled dimension `i` of `n`: innermost x, then y, then
+/// z, and linear dimensions beyond (folded into z).
+static gpu::MappingId getMappingId(size_t i, size_t n) {
+  return static_cast<gpu::MappingId>(n - 1 - i);
+}
+
+/// Tiles `root` with `sizes` (per loop; 0 keeps a loop whole) into an
+/// scf.forall with the given mapping, and fuses its producers. Returns the
+/// tiled root.
 static FailureOr<TilingInterface> tileLevel(RewriterBase &rewriter,
                                             TilingInterface root,
                                             ArrayRef<int64_t> sizes,
                                             bool threads) {
   MLIRContext *ctx = rewriter.getContext();
   size_t numLoops = root.getLoopIteratorTypes().size();
-  if (numLoops < sizes.size())
-    return root->emitOpError("has ")
-           << numLoops << " loops but the tile config has " << sizes.size()
-           << " sizes";
-  if (sizes.size() > 3)
-    return root->emitOpError("tiling ")
-           << sizes.size()
-           << " output dimensions onto a grid is not supported yet (at most 3)";
   SmallVector<int64_t> allSizes(sizes.begin(), sizes.end());
   allSizes.resize(numLoops, 0);
+  size_t tiled = llvm::count_if(allSizes, [](int64_t s) { return s != 0; });
+  if (tiled == 0)
+    return root;
+  if (tiled > 3 + 9)
+    return root->emitOpError("has ") << tiled << " tiled loops, at most 12";
 
   SmallVector<Attribute> mapping;
-  for (size_t i = 0; i < sizes.size(); ++i) {
-    auto id = static_cast<gpu::MappingId>(sizes.size() - 1 - i);
-    mapping.push_back(threads ? Attribute(gpu::GPUThreadMappingAttr::get(ctx, id))
-                              : Attribute(gpu::GPUBlockMappingAttr::get(ctx, id)));
+  for (size_t i = 0; i < tiled; ++i) {
+    gpu::MappingId id = getMappingId(i, tiled);
+    mapping.push_back(threads
+                          ? Attribute(gpu::GPUThreadMappingAttr::get(ctx, id))
+                          : Attribute(gpu::GPUBlockMappingAttr::get(ctx, id)));
   }
 
   scf::SCFTilingOptions tiling;
@@ -71,13 +396,63 @@ static FailureOr<TilingInterface> tileLevel(RewriterBase &rewriter,
 
   for (OpResult value : root->getResults())
     rewriter.replaceAllUsesWith(value, result->replacements.lookup(value));
-  // The untiled producers are dead now.
+  // The untiled producers are dead now, unless another root reads them.
   SmallVector<Operation *> dead{root};
   dead.append(result->fusedProducers.begin(), result->fusedProducers.end());
   for (Operation *op : dead)
     if (op->use_empty())
       rewriter.eraseOp(op);
   return cast<TilingInterface>(result->tiledAndFusedOps.front());
+}
+
+/// Tiles the reduction loops of every op with reductions inside `scope` (a
+/// thread forall) into sequential `scf.for` loops of `kStep` iterations,
+/// fusing producers into each step: a temporary read by a reduction (the
+/// prologue of a GEMM, the exponentials of a softmax) then lives one step at
+/// a time, bounded by the tile sizes, however long the reduction is.
+static LogicalResult tileReductions(RewriterBase &rewriter, Operation *scope,
+                                    int64_t kStep) {
+  SmallVector<TilingInterface> reductions;
+  scope->walk([&](TilingInterface op) {
+    if (llvm::is_contained(op.getLoopIteratorTypes(),
+                           utils::IteratorType::reduction))
+      reductions.push_back(op);
+  });
+  // Consumers first, so their producers are fused before being tiled.
+  for (TilingInterface op : llvm::reverse(reductions)) {
+    if (!op->getBlock())
+      continue;
+    SmallVector<int64_t> sizes;
+    for (utils::IteratorType t : op.getLoopIteratorTypes())
+      sizes.push_back(t == utils::IteratorType::reduction ? kStep : 0);
+    scf::SCFTilingOptions tiling;
+    tiling.setTileSizes(getAsIndexOpFoldResult(rewriter.getContext(), sizes));
+    tiling.setLoopType(scf::SCFTilingOptions::LoopType::ForOp);
+    scf::SCFTileAndFuseOptions options;
+    options.setTilingOptions(tiling);
+    // The accumulator's initialization (a fill) stays before the loop: fused
+    // into it, it would reset the accumulator at every step.
+    options.setFusionControlFn(
+        [](tensor::ExtractSliceOp, OpResult, bool isDestination)
+            -> std::optional<scf::SCFTileAndFuseOptions::ControlFnResult> {
+          if (isDestination)
+            return std::nullopt;
+          return scf::SCFTileAndFuseOptions::ControlFnResult{};
+        });
+    rewriter.setInsertionPoint(op);
+    FailureOr<scf::SCFTileAndFuseResult> result =
+        scf::tileConsumerAndFuseProducersUsingSCF(rewriter, op, options);
+    if (failed(result))
+      return op->emitOpError("could not tile its reduction loops");
+    for (OpResult value : op->getResults())
+      rewriter.replaceAllUsesWith(value, result->replacements.lookup(value));
+    SmallVector<Operation *> dead{op};
+    dead.append(result->fusedProducers.begin(), result->fusedProducers.end());
+    for (Operation *deadOp : dead)
+      if (deadOp->use_empty())
+        rewriter.eraseOp(deadOp);
+  }
+  return success();
 }
 
 struct TileAndFuse final : ::dyncc::impl::TileAndFusePassBase<TileAndFuse> {
@@ -93,32 +468,111 @@ struct TileAndFuse final : ::dyncc::impl::TileAndFusePassBase<TileAndFuse> {
       func.emitOpError("has no valid ") << TileConfig::getAttrName();
       return signalPassFailure();
     }
-    auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
-    if (ret.getNumOperands() == 0)
-      return;
-    if (ret.getNumOperands() > 1) {
-      // Only the root's producers are fused into the tile loops; a second
-      // result would be computed outside them, once per block.
-      func.emitOpError("has ")
-          << ret.getNumOperands()
-          << " results; multi-result kernels are not tiled yet";
-      return signalPassFailure();
-    }
-    auto root = dyn_cast_or_null<TilingInterface>(
-        ret.getOperand(0).getDefiningOp());
-    if (!root) {
-      func.emitOpError("the first result is not produced by a tileable op");
+    if (failed(prepareKernel(func))) {
+      func.emitOpError("could not be simplified for tiling");
       return signalPassFailure();
     }
 
+    auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
+    SetVector<Operation *> roots;
+    for (Value value : ret.getOperands())
+      if (failed(collectRoots(value, roots)))
+        return signalPassFailure();
+    // Consumers first: a root another root reads is fused into the reader.
+    SmallVector<Operation *> order(roots.begin(), roots.end());
+    llvm::sort(order, [](Operation *a, Operation *b) {
+      return b->isBeforeInBlock(a);
+    });
+
+    Block &entry = func.getBody().front();
     IRRewriter rewriter(&getContext());
-    FailureOr<TilingInterface> blockRoot =
-        tileLevel(rewriter, root, config->blockTile, /*threads=*/false);
-    if (failed(blockRoot))
-      return signalPassFailure();
-    if (failed(tileLevel(rewriter, *blockRoot, config->threadTile,
-                         /*threads=*/true)))
-      return signalPassFailure();
+    // Per grid axis (x, y, z), the distinct block counts of the roots; the
+    // grid is their maximum.
+    std::set<DimExpr> grid[3];
+    for (Operation *op : order) {
+      auto root = cast<TilingInterface>(op);
+      int64_t rank = 0;
+      for (utils::IteratorType t : root.getLoopIteratorTypes()) {
+        if (t != utils::IteratorType::parallel)
+          break;
+        ++rank;
+      }
+      if (auto dps = dyn_cast<DestinationStyleOpInterface>(op))
+        if (dps.getNumDpsInits() > 0)
+          rank = std::min<int64_t>(
+              rank, cast<ShapedType>(dps.getDpsInits()[0].getType()).getRank());
+      SmallVector<int64_t> blockSizes = alignSizes(config->blockTile, rank);
+      SmallVector<int64_t> threadSizes = alignSizes(config->threadTile, rank);
+      // Thread foralls distribute the innermost three dimensions; each
+      // thread walks the rest of its block's tile.
+      for (int64_t i = 0; i + 3 < rank; ++i)
+        threadSizes[i] = 0;
+
+      // The grid: ceil(extent / tile) per tiled loop, innermost first.
+      rewriter.setInsertionPoint(op);
+      SmallVector<Range> domain = root.getIterationDomain(rewriter);
+      SmallVector<DimExpr> counts;
+      auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+      for (int64_t i = 0; i < rank; ++i) {
+        // An output loop's extent is a dimension of the destination.
+        FailureOr<DimExpr> extent = failure();
+        if (linalgOp && linalgOp.getNumDpsInits() > 0) {
+          OpOperand *init = linalgOp.getDpsInitOperand(0);
+          AffineMap map = linalgOp.getMatchingIndexingMap(init);
+          if (std::optional<unsigned> pos =
+                  map.getResultPosition(getAffineDimExpr(i, op->getContext())))
+            extent = getDimExpr(init->get(), *pos, entry, 0);
+        }
+        if (failed(extent))
+          extent = getExtentExpr(domain[i].size, entry);
+        if (failed(extent)) {
+          InFlightDiagnostic diag =
+              op->emitOpError("loop ")
+              << i
+              << " has an extent that is not an expression of the "
+                 "kernel's arguments; the grid cannot be sized";
+          if (auto v = dyn_cast<Value>(domain[i].size))
+            diag.attachNote(v.getLoc()) << "extent: " << v;
+          return signalPassFailure();
+        }
+        counts.push_back(DimExpr::ceilDiv(*extent, DimExpr(blockSizes[i])));
+      }
+      DimExpr axes[3] = {DimExpr(1), DimExpr(1), DimExpr(1)};
+      for (int64_t i = 0; i < rank; ++i) {
+        int64_t fromInner = rank - 1 - i;
+        if (fromInner < 2)
+          axes[fromInner] = counts[i];
+        else
+          axes[2] = axes[2] * counts[i];
+      }
+      for (int a = 0; a < 3; ++a)
+        grid[a].insert(axes[a]);
+
+      FailureOr<TilingInterface> blockRoot =
+          tileLevel(rewriter, root, blockSizes, /*threads=*/false);
+      if (failed(blockRoot))
+        return signalPassFailure();
+      FailureOr<TilingInterface> threadRoot =
+          tileLevel(rewriter, *blockRoot, threadSizes, /*threads=*/true);
+      if (failed(threadRoot))
+        return signalPassFailure();
+      Operation *scope = (*threadRoot)->getParentOfType<scf::ForallOp>();
+      if (config->kStep > 0 &&
+          failed(tileReductions(rewriter, scope ? scope : func.getOperation(),
+                                config->kStep)))
+        return signalPassFailure();
+    }
+    Builder b(&getContext());
+    SmallVector<Attribute> gridAttr;
+    for (int a = 0; a < 3; ++a) {
+      SmallVector<Attribute> terms;
+      for (const DimExpr &term : grid[a])
+        terms.push_back(b.getStringAttr(term.str()));
+      if (terms.empty())
+        terms.push_back(b.getStringAttr("1"));
+      gridAttr.push_back(b.getArrayAttr(terms));
+    }
+    func->setAttr("dyncc.grid", b.getArrayAttr(gridAttr));
   }
 };
 

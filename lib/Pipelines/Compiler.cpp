@@ -20,6 +20,7 @@
 #include "dyncc/Pipelines/Pipelines.h"
 #include "dyncc/Plan/HostPlan.h"
 #include "dyncc/Runtime/Artifact.h"
+#include "dyncc/Runtime/Manifest.h"
 #include "dyncc/Target/HostObject.h"
 #include "dyncc/Target/Ptx.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -108,6 +109,11 @@ public:
     OwningOpRef<ModuleOp> kernels = extractKernels(*graph);
     if (!runStage("tiled", *kernels, buildTilingPipeline) || stopped)
       return !failedFlag;
+    // Tiling decides the launch grid; the plan reads it from the graph.
+    for (auto func : kernels->getOps<func::FuncOp>())
+      if (Attribute grid = func->getAttr("dyncc.grid"))
+        if (auto original = graph->lookupSymbol<func::FuncOp>(func.getName()))
+          original->setAttr("dyncc.grid", grid);
     if (!runStage("bufferized", *kernels, buildBufferizationPipeline) ||
         stopped)
       return !failedFlag;
@@ -168,8 +174,7 @@ public:
       if (!object)
         return fail(objectError);
       hostObject = std::move(*object);
-      endStage("host-object", {},
-               std::to_string(hostObject.size()) + " bytes");
+      endStage("host-object", {}, std::to_string(hostObject.size()) + " bytes");
     }
 
     // Plan and package.
@@ -183,6 +188,14 @@ public:
     if (isStage("plan")) {
       emitStream << plan->manifest << "\n";
       return true;
+    }
+    // Never write an artifact the run-time would refuse to load.
+    {
+      runtime::Manifest parsed;
+      std::string manifestError;
+      if (!runtime::parseManifest(plan->manifest, parsed, manifestError))
+        return fail("the plan is not one the run-time can load (" +
+                    manifestError.substr(0, 200) + ")");
     }
     endStage("plan", {}, std::to_string(kernelNames.size()) + " kernels");
 
@@ -260,9 +273,9 @@ private:
     }
     emitStream << "constraints:\n";
     for (auto c : module.getOps<sym::ConstraintOp>())
-      emitStream << "  " << c.getLhs().getCanonical() << " == "
-                 << c.getRhs().getCanonical() << "  (" << c.getReason()
-                 << ")\n";
+      emitStream << "  " << c.getLhs().getCanonical()
+                 << " == " << c.getRhs().getCanonical() << "  ("
+                 << c.getReason() << ")\n";
   }
 
   bool fail(const std::string &message) {

@@ -90,11 +90,15 @@ LogicalResult dyncc::buildBufferizationPipeline(OpPassManager &pm) {
   // Function boundaries with identity layouts: kernels take plain memrefs,
   // whose descriptors the run-time builds. CSE then canonicalize again: CSE
   // makes the self-copies of in-place results visible, and they fold away.
-  // dyncc-map-forall-to-grid rejects any copy or allocation left over.
-  return addPipeline(
-      pm, "one-shot-bufferize{bufferize-function-boundaries "
-          "function-boundary-type-conversion=identity-layout-map},"
-          "drop-equivalent-buffer-results,canonicalize,cse,canonicalize");
+  // Tile temporaries then become static local buffers.
+  if (failed(addPipeline(
+          pm, "one-shot-bufferize{bufferize-function-boundaries "
+              "function-boundary-type-conversion=identity-layout-map},"
+              "drop-equivalent-buffer-results,canonicalize,cse,canonicalize")))
+    return failure();
+  pm.addNestedPass<func::FuncOp>(createBoundLocalBuffersPass());
+  pm.addPass(createApproximateMathPass());
+  return success();
 }
 
 LogicalResult dyncc::buildGpuMappingPipeline(OpPassManager &pm) {

@@ -7,6 +7,8 @@
 
 #include "dyncc/Plan/HostPlan.h"
 
+#include <set>
+
 #include "dyncc/Dialect/Dg/IR/Dg.h"
 #include "dyncc/Dialect/Sym/IR/Sym.h"
 #include "dyncc/Target/HostObject.h"
@@ -74,17 +76,18 @@ public:
       symbols.push_back(std::move(s));
     }
     for (auto constraint : module.getOps<sym::ConstraintOp>())
-      constraints.push_back(json::Object{
-          {"lhs", constraint.getLhs().getCanonical()},
-          {"rhs", constraint.getRhs().getCanonical()},
-          {"where", constraint.getReason()}});
+      constraints.push_back(
+          json::Object{{"lhs", constraint.getLhs().getCanonical()},
+                       {"rhs", constraint.getRhs().getCanonical()},
+                       {"where", constraint.getReason()}});
 
     // Inputs.
     for (BlockArgument arg : main.getArguments()) {
       FailureOr<int64_t> id = addBuffer(main, arg, "input");
       if (failed(id))
         return failure();
-      auto name = main.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "dg.name");
+      auto name =
+          main.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "dg.name");
       inputs.push_back(json::Object{
           {"name", name ? name.getValue().str()
                         : "input" + std::to_string(arg.getArgNumber())},
@@ -119,7 +122,7 @@ public:
     struct Live {
       int64_t buffer;
       unsigned lastUse;
-      DimExpr end;
+      DimExpr offset, size;
     };
     SmallVector<Live> live;
     DimExpr arenaSize(0);
@@ -142,30 +145,42 @@ public:
         FailureOr<int64_t> id = addBuffer(dispatch, result, "temp");
         if (failed(id))
           return failure();
-        // Above every live temporary, 64-byte aligned.
+        // Above every live temporary. Live temporaries were placed in
+        // order of increasing offset, so every live end is at most the last
+        // one's offset plus the largest live size: that bound keeps offsets
+        // sums of size atoms instead of maxima nested once per temporary
+        // (which grow exponentially). Sizes are rounded to 64 bytes, so
+        // offsets stay 64-byte aligned.
+        DimExpr size =
+            DimExpr::ceilDiv(byteSize(buffers[*id]), 64) * DimExpr(64);
         DimExpr offset(0);
-        for (const Live &l : live)
-          offset = DimExpr::max(offset, l.end);
-        offset = DimExpr::ceilDiv(offset, 64) * DimExpr(64);
+        if (!live.empty()) {
+          DimExpr largest = live.front().size;
+          for (const Live &l : llvm::drop_begin(live))
+            largest = DimExpr::max(largest, l.size);
+          offset = live.back().offset + largest;
+        }
         buffers[*id].offset = offset;
-        DimExpr end = offset + byteSize(buffers[*id]);
         unsigned lastUse = here;
         for (Operation *user : result.getUsers())
           lastUse = std::max(lastUse, position[user]);
-        live.push_back({*id, lastUse, end});
-        arenaSize = DimExpr::max(arenaSize, end);
+        live.push_back({*id, lastUse, offset, size});
+        arenaSize = DimExpr::max(arenaSize, offset + size);
       }
       if (failed(addDispatch(dispatch, kernels, groups, steps)))
         return failure();
     }
     for (auto [i, value] : llvm::enumerate(ret.getOperands())) {
       int64_t out = bufferOfOutput(i);
-      if (value.getDefiningOp<dg::DispatchOp>() && outputOf.lookup(value) == out)
+      if (value.getDefiningOp<dg::DispatchOp>() &&
+          outputOf.lookup(value) == out)
         continue;
       auto it = bufferOf.find(value);
       if (it == bufferOf.end())
-        return ret.emitOpError("output #") << i << " has no buffer to copy from";
-      steps.push_back(json::Object{{"op", "copy"}, {"src", it->second}, {"dst", out}});
+        return ret.emitOpError("output #")
+               << i << " has no buffer to copy from";
+      steps.push_back(
+          json::Object{{"op", "copy"}, {"src", it->second}, {"dst", out}});
     }
 
     json::Array bufferArray;
@@ -216,7 +231,8 @@ private:
 
   static DimExpr byteSize(const Buffer &b) {
     int64_t width = 4;
-    if (b.dtype == "f16" || b.dtype == "bf16" || b.dtype == "i16" || b.dtype == "u16")
+    if (b.dtype == "f16" || b.dtype == "bf16" || b.dtype == "i16" ||
+        b.dtype == "u16")
       width = 2;
     else if (b.dtype == "f64" || b.dtype == "i64" || b.dtype == "u64")
       width = 8;
@@ -258,7 +274,8 @@ private:
       return failure();
     std::string section = "w" + std::to_string(plan.weights.size());
     std::string bytes;
-    if (auto resource = dyn_cast<DenseResourceElementsAttr>(constant.getValue())) {
+    if (auto resource =
+            dyn_cast<DenseResourceElementsAttr>(constant.getValue())) {
       AsmResourceBlob *blob = resource.getRawHandle().getBlob();
       if (!blob)
         return constant.emitOpError("weight resource '")
@@ -304,18 +321,15 @@ private:
         kernel->getAttrOfType<DictionaryAttr>(TileConfig::getAttrName()));
     if (failed(config))
       return kernel.emitOpError("has no tile configuration");
-    if (dispatch.getNumResults() == 0)
-      return dispatch.emitOpError("has no result to size the grid");
-    std::optional<SmallVector<DimExpr>> outShape =
-        sym::getSymbolicShape(dispatch.getResult(0).getType());
-    if (!outShape || outShape->size() != config->blockTile.size() ||
-        outShape->empty() || outShape->size() > 3)
-      return dispatch.emitOpError("output rank does not fit the tile config");
+    auto gridAttr = kernel->getAttrOfType<ArrayAttr>("dyncc.grid");
+    if (!gridAttr || gridAttr.size() != 3)
+      return kernel.emitOpError("has no dyncc.grid; was it tiled?");
 
     // Parameters in the kernel's argument order.
     json::Array params;
     for (Attribute symbol : dispatch.getSymbols())
-      params.push_back(json::Object{{"expr", cast<StringAttr>(symbol).getValue()}});
+      params.push_back(
+          json::Object{{"expr", cast<StringAttr>(symbol).getValue()}});
     for (Value input : dispatch.getInputs()) {
       auto it = bufferOf.find(input);
       if (it == bufferOf.end())
@@ -325,28 +339,78 @@ private:
     for (Value result : dispatch.getResults())
       params.push_back(json::Object{{"buffer", bufferOf.lookup(result)}});
 
-    // Grid and block: innermost output dimension -> x.
-    json::Array grid, block;
-    SmallVector<int64_t> threads = config->getThreadsPerDim();
-    size_t rank = outShape->size();
-    for (size_t axis = 0; axis < 3; ++axis) {
-      if (axis < rank) {
-        size_t dim = rank - 1 - axis;
-        grid.push_back(
-            DimExpr::ceilDiv((*outShape)[dim], DimExpr(config->blockTile[dim]))
-                .str());
-        block.push_back(threads[dim]);
-      } else {
-        grid.push_back("1");
-        block.push_back(1);
+    // The grid is in terms of the kernel's arguments (symbols, inputs,
+    // destinations, in that order): substitute the dispatch's symbols and
+    // operand shapes.
+    SmallVector<Value> tensors(dispatch.getInputs());
+    llvm::append_range(tensors, dispatch.getResults());
+    size_t numSymbols = dispatch.getSymbols().size();
+    auto resolve = [&](const DimExpr &expr) -> FailureOr<DimExpr> {
+      std::vector<std::string> names;
+      expr.collectSymbols(names);
+      DimExpr result = expr;
+      for (const std::string &name : names) {
+        unsigned arg = 0;
+        int64_t dim = -1;
+        StringRef rest = StringRef(name);
+        if (!rest.consume_front("__arg") || rest.consumeInteger(10, arg) ||
+            (!rest.empty() &&
+             (!rest.consume_front("_d") || rest.getAsInteger(10, dim))))
+          return failure();
+        DimExpr value;
+        if (dim < 0) {
+          if (arg >= numSymbols)
+            return failure();
+          value = DimExpr::symbol(
+              cast<StringAttr>(dispatch.getSymbols()[arg]).getValue().str());
+        } else {
+          if (arg < numSymbols || arg - numSymbols >= tensors.size())
+            return failure();
+          std::optional<SmallVector<DimExpr>> shape =
+              sym::getSymbolicShape(tensors[arg - numSymbols].getType());
+          if (!shape || dim >= static_cast<int64_t>(shape->size()))
+            return failure();
+          value = (*shape)[dim];
+        }
+        result = result.substitute(name, value);
       }
+      return result;
+    };
+    json::Array grid, block;
+    for (Attribute axis : gridAttr) {
+      auto terms = dyn_cast<ArrayAttr>(axis);
+      if (!terms || terms.empty())
+        return kernel.emitOpError("has a malformed dyncc.grid ") << gridAttr;
+      // The maximum of the distinct terms once in terms of the symbols.
+      std::set<DimExpr> distinct;
+      for (Attribute attr : terms) {
+        std::string error;
+        auto text = dyn_cast<StringAttr>(attr);
+        std::optional<DimExpr> expr =
+            text ? DimExpr::parse(text.getValue().str(), error) : std::nullopt;
+        FailureOr<DimExpr> resolved =
+            expr ? resolve(*expr) : FailureOr<DimExpr>(failure());
+        if (failed(resolved))
+          return kernel.emitOpError("has a malformed dyncc.grid ") << gridAttr;
+        distinct.insert(*resolved);
+      }
+      std::optional<DimExpr> extent;
+      for (const DimExpr &term : distinct)
+        extent = extent ? DimExpr::max(*extent, term) : term;
+      grid.push_back(extent->str());
     }
+    // Block: threads along the innermost three tile dimensions, x innermost.
+    SmallVector<int64_t> threads = config->getThreadsPerDim();
+    for (size_t axis = 0; axis < 3; ++axis)
+      block.push_back(axis < threads.size() ? threads[threads.size() - 1 - axis]
+                                            : 1);
 
     std::string name = kernel.getSymName().str();
     json::Object gpu;
     for (const std::string &target : options.targets)
       if (target != "cpu")
-        gpu[target] = json::Object{{"section", "ptx." + target}, {"entry", name}};
+        gpu[target] =
+            json::Object{{"section", "ptx." + target}, {"entry", name}};
     json::Object k{{"name", name},
                    {"params", std::move(params)},
                    {"grid", std::move(grid)},
@@ -375,9 +439,10 @@ private:
     int64_t groupIndex = groups.size();
     groups.push_back(json::Object{
         {"name", name},
-        {"kind", kernel->getAttrOfType<StringAttr>("dyncc.kind")
-                     ? kernel->getAttrOfType<StringAttr>("dyncc.kind").getValue()
-                     : "elementwise"},
+        {"kind",
+         kernel->getAttrOfType<StringAttr>("dyncc.kind")
+             ? kernel->getAttrOfType<StringAttr>("dyncc.kind").getValue()
+             : "elementwise"},
         {"variants", json::Array{json::Object{{"kernel", kernelIndex},
                                               {"when", std::move(when)}}}}});
     steps.push_back(json::Object{{"op", "launch"}, {"group", groupIndex}});

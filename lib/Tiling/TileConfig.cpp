@@ -19,6 +19,9 @@ TileConfig TileConfig::getDefault(StringRef kind, int64_t rank) {
     config.blockTile.push_back(1);
     config.threadTile.push_back(1);
   }
+  // Reductions walk 16 (GEMM, conv) or 64 (row reductions) elements per
+  // step, which bounds every temporary fused into a step.
+  config.kStep = kind == "gemm" || kind == "conv" ? 16 : 64;
   if (kind == "gemm") {
     // 32x64 outputs per block, 4x4 per thread: 8x16 = 128 threads.
     int64_t block[] = {32, 64}, thread[] = {4, 4};
@@ -53,14 +56,15 @@ std::string TileConfig::verify() const {
   for (auto [i, b, t] : llvm::enumerate(blockTile, threadTile)) {
     if (b <= 0 || t <= 0)
       return "tile sizes must be positive, dimension " + std::to_string(i) +
-             " has block " + std::to_string(b) + " thread " +
-             std::to_string(t);
+             " has block " + std::to_string(b) + " thread " + std::to_string(t);
     if (b % t != 0)
       return "thread tile " + std::to_string(t) +
              " does not divide block tile " + std::to_string(b) +
              " in dimension " + std::to_string(i);
     threads *= b / t;
   }
+  if (kStep < 0)
+    return "k-step must not be negative, got " + std::to_string(kStep);
   if (threads > 1024)
     return std::to_string(threads) + " threads per block exceed 1024";
   return "";
@@ -70,7 +74,8 @@ DictionaryAttr TileConfig::toAttr(MLIRContext *context) const {
   Builder b(context);
   return b.getDictionaryAttr(
       {b.getNamedAttr("block", b.getDenseI64ArrayAttr(blockTile)),
-       b.getNamedAttr("thread", b.getDenseI64ArrayAttr(threadTile))});
+       b.getNamedAttr("thread", b.getDenseI64ArrayAttr(threadTile)),
+       b.getNamedAttr("k_step", b.getI64IntegerAttr(kStep))});
 }
 
 FailureOr<TileConfig> TileConfig::fromAttr(DictionaryAttr attr) {
@@ -84,6 +89,8 @@ FailureOr<TileConfig> TileConfig::fromAttr(DictionaryAttr attr) {
   config.blockTile.assign(block.asArrayRef().begin(), block.asArrayRef().end());
   config.threadTile.assign(thread.asArrayRef().begin(),
                            thread.asArrayRef().end());
+  if (auto k = attr.getAs<IntegerAttr>("k_step"))
+    config.kStep = k.getInt();
   if (!config.verify().empty())
     return failure();
   return config;
@@ -96,5 +103,6 @@ std::string TileConfig::str() const {
       s += (i ? "x" : "") + std::to_string(v);
     return s;
   };
-  return "block " + join(blockTile) + " thread " + join(threadTile);
+  return "block " + join(blockTile) + " thread " + join(threadTile) + " k " +
+         std::to_string(kStep);
 }

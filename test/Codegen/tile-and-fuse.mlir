@@ -41,7 +41,83 @@ func.func @no_config(%out: tensor<?xf32>) -> tensor<?xf32> attributes {dyncc.ker
 
 // -----
 
-// expected-error @+1 {{'func.func' op has 2 results; multi-result kernels are not tiled yet}}
+// Two results: each root gets its own block forall, and the grid is the
+// larger of the two (the shorter one's extra blocks are guarded off).
+// CHECK-LABEL: func.func @two_results(
+//  CHECK-SAME:     dyncc.grid = {{\[\["ceildiv\(__arg0_d0, 128\)", "ceildiv\(__arg1_d0, 128\)"\], \["1"\], \["1"\]\]}}
+//       CHECK:   scf.forall {{.*}} step (128)
+//       CHECK:   } {mapping = [#gpu.block<x>]}
+//       CHECK:   scf.forall {{.*}} step (128)
+//       CHECK:   } {mapping = [#gpu.block<x>]}
+#id1 = affine_map<(d0) -> (d0)>
 func.func @two_results(%a: tensor<?xf32>, %b: tensor<?xf32>) -> (tensor<?xf32>, tensor<?xf32>) attributes {dyncc.kernel, dyncc.tile_config = {block = array<i64: 128>, thread = array<i64: 1>}} {
-  return %a, %b : tensor<?xf32>, tensor<?xf32>
+  %0 = linalg.generic {indexing_maps = [#id1], iterator_types = ["parallel"]} outs(%a : tensor<?xf32>) {
+  ^bb0(%o: f32):
+    %r = arith.negf %o : f32
+    linalg.yield %r : f32
+  } -> tensor<?xf32>
+  %1 = linalg.generic {indexing_maps = [#id1], iterator_types = ["parallel"]} outs(%b : tensor<?xf32>) {
+  ^bb0(%o: f32):
+    %r = math.exp %o : f32
+    linalg.yield %r : f32
+  } -> tensor<?xf32>
+  return %0, %1 : tensor<?xf32>, tensor<?xf32>
+}
+
+// -----
+
+// Rank 5: x, y and z take the three innermost tiled dimensions and the two
+// outer ones become linear block dimensions folded into z; threads only
+// distribute the innermost three. The grid's z is the product.
+// CHECK-LABEL: func.func @rank5(
+//  CHECK-SAME:     dyncc.grid = {{\[\["ceildiv\(__arg1_d4, 64\)"\], \["__arg1_d3"\], \["__arg1_d0\*__arg1_d1\*__arg1_d2"\]\]}}
+//       CHECK:   scf.forall
+//       CHECK:     scf.forall
+//       CHECK:     } {mapping = [#gpu.thread<z>, #gpu.thread<y>, #gpu.thread<x>]}
+//       CHECK:   } {mapping = [#gpu.block<linear_dim_1>, #gpu.block<linear_dim_0>, #gpu.block<z>, #gpu.block<y>, #gpu.block<x>]}
+#id5 = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>
+func.func @rank5(%x: tensor<?x?x?x?x?xf32>, %out: tensor<?x?x?x?x?xf32>) -> tensor<?x?x?x?x?xf32> attributes {dyncc.kernel, dyncc.tile_config = {block = array<i64: 1, 1, 1, 1, 64>, thread = array<i64: 1, 1, 1, 1, 4>}} {
+  %0 = linalg.generic {indexing_maps = [#id5, #id5], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%x : tensor<?x?x?x?x?xf32>) outs(%out : tensor<?x?x?x?x?xf32>) {
+  ^bb0(%i: f32, %o: f32):
+    %r = arith.negf %i : f32
+    linalg.yield %r : f32
+  } -> tensor<?x?x?x?x?xf32>
+  return %0 : tensor<?x?x?x?x?xf32>
+}
+
+// -----
+
+// A row reduction with a k-step: the exponentials (fused into the sum
+// before tiling) are computed in 32-wide steps of a sequential reduction
+// loop, and the accumulator's fill stays before the loop.
+// CHECK-LABEL: func.func @row_sum_exp(
+//       CHECK:   scf.forall
+//       CHECK:     scf.forall
+//       CHECK:       linalg.fill
+//       CHECK:       scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c32
+//   CHECK-NOT:         linalg.fill
+//       CHECK:         math.exp
+//       CHECK:         arith.addf
+//       CHECK:         scf.yield
+#rows = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+func.func @row_sum_exp(%x: tensor<?x?xf32>, %out: tensor<?xf32>) -> tensor<?xf32> attributes {dyncc.kernel, dyncc.tile_config = {block = array<i64: 8>, thread = array<i64: 1>, k_step = 32 : i64}} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  %m = tensor.dim %x, %c0 : tensor<?x?xf32>
+  %n = tensor.dim %x, %c1 : tensor<?x?xf32>
+  %e0 = tensor.empty(%m, %n) : tensor<?x?xf32>
+  %e = linalg.generic {indexing_maps = [#rows, #rows], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<?x?xf32>) outs(%e0 : tensor<?x?xf32>) {
+  ^bb0(%i: f32, %o: f32):
+    %r = math.exp %i : f32
+    linalg.yield %r : f32
+  } -> tensor<?x?xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%out : tensor<?xf32>) -> tensor<?xf32>
+  %s = linalg.generic {indexing_maps = [#rows, #row], iterator_types = ["parallel", "reduction"]} ins(%e : tensor<?x?xf32>) outs(%f : tensor<?xf32>) {
+  ^bb0(%i: f32, %o: f32):
+    %r = arith.addf %o, %i : f32
+    linalg.yield %r : f32
+  } -> tensor<?xf32>
+  return %s : tensor<?xf32>
 }

@@ -22,7 +22,8 @@ TEST(TileConfigTest, DefaultsAreValidForEveryRank) {
       EXPECT_EQ(config.verify(), "") << kind << " rank " << rank;
     }
   TileConfig gemm = TileConfig::getDefault("gemm", 2);
-  EXPECT_EQ(gemm.str(), "block 32x64 thread 4x4");
+  EXPECT_EQ(gemm.str(), "block 32x64 thread 4x4 k 16");
+  EXPECT_EQ(TileConfig::getDefault("reduce", 2).kStep, 64);
   EXPECT_EQ(gemm.getThreadsPerDim(), (llvm::SmallVector<int64_t, 4>{8, 16}));
 }
 
@@ -38,6 +39,9 @@ TEST(TileConfigTest, VerifyRejectsBadConfigs) {
   c.blockTile = {0};
   c.threadTile = {1};
   EXPECT_NE(c.verify().find("positive"), std::string::npos);
+  c.blockTile = {4};
+  c.kStep = -1;
+  EXPECT_NE(c.verify().find("k-step"), std::string::npos);
 }
 
 TEST(TileConfigTest, AttributeRoundTrip) {

@@ -28,6 +28,36 @@ def TileAndFusePass : Pass<"dyncc-tile-and-fuse", "mlir::func::FuncOp"> {
   ];
 }
 
+def BoundLocalBuffersPass : Pass<"dyncc-bound-local-buffers", "mlir::func::FuncOp"> {
+  let summary = "Turn a kernel's tile temporaries into static local buffers";
+  let description = [{
+    After bufferization, every `memref.alloc` in a `dyncc.kernel` function
+    (a tile's temporary) becomes a buffer of its static upper bound, computed
+    through ValueBoundsOpInterface from the tile sizes, allocated once at the
+    kernel's entry and viewed at the dynamic size. A temporary with no static
+    bound, or temporaries beyond `max-bytes`, are errors. Every `memref.copy`
+    becomes a linalg copy, so no kernel calls into MLIR's run-time library.
+  }];
+  let options = [Option<"maxBytes", "max-bytes", "int64_t", "65536",
+                        "the most bytes of temporaries per thread">];
+  let dependentDialects = ["::mlir::memref::MemRefDialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
+def ApproximateMathPass : Pass<"dyncc-approximate-math"> {
+  let summary = "Replace erf and erfc by polynomial approximations";
+  let description = [{
+    `math.erf` and `math.erfc` have no LLVM intrinsic; rather than libm calls
+    on the CPU and libdevice on the GPU, both targets get upstream's
+    polynomial approximation, so the numbers CI checks on the CPU are the
+    GPU's too.
+  }];
+  let dependentDialects = ["::mlir::math::MathDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::vector::VectorDialect"];
+}
+
 def MapForallToGridPass : Pass<"dyncc-map-forall-to-grid", "mlir::ModuleOp"> {
   let summary = "Turn block/thread foralls into a GPU kernel or a CPU block entry";
   let description = [{

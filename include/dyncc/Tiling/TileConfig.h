@@ -29,6 +29,9 @@ struct TileConfig {
   llvm::SmallVector<int64_t, 4> blockTile;
   /// Elements of the output per thread, per output dimension.
   llvm::SmallVector<int64_t, 4> threadTile;
+  /// Iterations of every reduction loop per step of the sequential
+  /// reduction loops inside a thread's tile (0 keeps reductions whole).
+  int64_t kStep = 0;
 
   /// The name of the attribute holding the config on a kernel function.
   static constexpr llvm::StringLiteral getAttrName() {
@@ -49,7 +52,7 @@ struct TileConfig {
   mlir::DictionaryAttr toAttr(mlir::MLIRContext *context) const;
   static mlir::FailureOr<TileConfig> fromAttr(mlir::DictionaryAttr attr);
 
-  /// One-line description, e.g. `block 32x64 thread 4x4`.
+  /// One-line description, e.g. `block 32x64 thread 4x4 k 16`.
   std::string str() const;
 };
 

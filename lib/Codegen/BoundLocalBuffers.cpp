@@ -1,0 +1,201 @@
+//===- BoundLocalBuffers.cpp - Static local buffers for tile temporaries --===//
+//
+// Part of dyncc, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// Bufferization leaves a `memref.alloc` for every temporary of a tile (a
+// reduction's accumulator, a producer fused into a tile that is read twice).
+// On the GPU an alloc lowers to `malloc`, and on the CPU it would need the
+// allocator in every block; neither is acceptable in a kernel. Tile
+// temporaries are bounded by the tile sizes, so each one becomes a buffer of
+// its static upper bound (from ValueBoundsOpInterface), allocated once at the
+// kernel's entry, and viewed at the dynamic size where the alloc was. Both
+// targets see the same buffers: thread-private on the GPU, the stack of the
+// block's task on the CPU.
+//
+// Copies become linalg copies, which lower to loops: a non-contiguous
+// `memref.copy` would call into MLIR's run-time library. Reshapes of
+// contiguous buffers become reinterpretations (expand-strided-metadata crashes
+// on some of them in LLVM 22).
+//
+//===----------------------------------------------------------------------===//
+
+#include "dyncc/Codegen/Passes.h"
+
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Utils/Utils.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/ValueBoundsOpInterface.h"
+
+namespace dyncc {
+#define GEN_PASS_DEF_BOUNDLOCALBUFFERSPASS
+#include "dyncc/Codegen/Passes.h.inc"
+} // namespace dyncc
+
+using namespace mlir;
+using namespace dyncc;
+
+namespace {
+
+/// Bytes per element in memory, or 0 for a type a kernel cannot hold.
+static int64_t getElementBytes(Type type) {
+  if (type.isIndex())
+    return 8;
+  if (type.isIntOrFloat())
+    return std::max<int64_t>(1, (type.getIntOrFloatBitWidth() + 7) / 8);
+  return 0;
+}
+
+struct BoundLocalBuffers final
+    : ::dyncc::impl::BoundLocalBuffersPassBase<BoundLocalBuffers> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    if (!func->hasAttr("dyncc.kernel") || func.isExternal())
+      return;
+    IRRewriter rewriter(&getContext());
+    Block &entry = func.getBody().front();
+
+    SmallVector<memref::AllocOp> allocs;
+    SmallVector<memref::CopyOp> copies;
+    func.walk([&](Operation *op) {
+      if (auto alloc = dyn_cast<memref::AllocOp>(op))
+        allocs.push_back(alloc);
+      else if (auto copy = dyn_cast<memref::CopyOp>(op))
+        copies.push_back(copy);
+    });
+
+    int64_t totalBytes = 0;
+    for (memref::AllocOp alloc : allocs) {
+      MemRefType type = alloc.getType();
+      int64_t elementBytes = getElementBytes(type.getElementType());
+      if (!type.getLayout().isIdentity() || elementBytes == 0) {
+        alloc.emitOpError("temporary of type ")
+            << type << " cannot be a local buffer";
+        return signalPassFailure();
+      }
+      // Static upper bound of every size.
+      int64_t elements = 1;
+      unsigned dynamic = 0;
+      for (int64_t d = 0; d < type.getRank(); ++d) {
+        int64_t bound = type.getDimSize(d);
+        if (ShapedType::isDynamic(bound)) {
+          Value size = alloc.getDynamicSizes()[dynamic++];
+          FailureOr<int64_t> ub =
+              ValueBoundsConstraintSet::computeConstantBound(
+                  presburger::BoundType::UB, size, /*stopCondition=*/nullptr,
+                  /*closedUB=*/true);
+          if (failed(ub)) {
+            alloc.emitOpError("temporary dimension ")
+                << d
+                << " has no static bound; only tile-sized temporaries can "
+                   "live in a kernel";
+            return signalPassFailure();
+          }
+          bound = std::max<int64_t>(*ub, 0);
+        }
+        elements *= bound;
+      }
+      int64_t bytes = std::max<int64_t>(elements * elementBytes, 1);
+      totalBytes += bytes;
+      if (totalBytes > maxBytes) {
+        alloc.emitOpError("tile temporaries need ")
+            << totalBytes << " bytes per thread, more than the limit of "
+            << static_cast<int64_t>(maxBytes) << "; the tile is too large";
+        return signalPassFailure();
+      }
+
+      Location loc = alloc.getLoc();
+      rewriter.setInsertionPointToStart(&entry);
+      Value replacement;
+      if (type.hasStaticShape()) {
+        replacement = memref::AllocaOp::create(rewriter, loc, type,
+                                               alloc.getAlignmentAttr());
+        rewriter.setInsertionPoint(alloc);
+      } else {
+        auto bufferType = MemRefType::get({bytes}, rewriter.getI8Type());
+        Value buffer = memref::AllocaOp::create(rewriter, loc, bufferType,
+                                                rewriter.getI64IntegerAttr(16));
+        rewriter.setInsertionPoint(alloc);
+        Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
+        replacement = memref::ViewOp::create(rewriter, loc, type, buffer, zero,
+                                             alloc.getDynamicSizes());
+      }
+      for (Operation *user : llvm::make_early_inc_range(alloc->getUsers()))
+        if (isa<memref::DeallocOp>(user))
+          rewriter.eraseOp(user);
+      rewriter.replaceOp(alloc, replacement);
+    }
+
+    // Reshapes of contiguous buffers crash expand-strided-metadata in some
+    // forms (rank 0 <-> rank 1, several dynamic output sizes; LLVM 22); on
+    // identity layouts they are a reinterpretation with row-major strides.
+    SmallVector<Operation *> reshapes;
+    func.walk([&](Operation *op) {
+      if (isa<memref::ExpandShapeOp, memref::CollapseShapeOp>(op) &&
+          cast<MemRefType>(op->getOperand(0).getType())
+              .getLayout()
+              .isIdentity() &&
+          cast<MemRefType>(op->getResult(0).getType()).getLayout().isIdentity())
+        reshapes.push_back(op);
+    });
+    for (Operation *op : reshapes) {
+      Location loc = op->getLoc();
+      Value source = op->getOperand(0);
+      auto result = cast<MemRefType>(op->getResult(0).getType());
+      rewriter.setInsertionPoint(op);
+      SmallVector<OpFoldResult> sizes;
+      if (auto expand = dyn_cast<memref::ExpandShapeOp>(op)) {
+        sizes = expand.getMixedOutputShape();
+      } else {
+        auto collapse = cast<memref::CollapseShapeOp>(op);
+        for (ReassociationIndices group : collapse.getReassociationIndices()) {
+          AffineExpr product = rewriter.getAffineConstantExpr(1);
+          SmallVector<OpFoldResult> dims;
+          for (int64_t d : group) {
+            product = product * rewriter.getAffineSymbolExpr(dims.size());
+            dims.push_back(memref::getMixedSize(rewriter, loc, source, d));
+          }
+          sizes.push_back(affine::makeComposedFoldedAffineApply(
+              rewriter, loc, AffineMap::get(0, dims.size(), product), dims));
+        }
+      }
+      // Row-major strides; static wherever the result type's are.
+      SmallVector<OpFoldResult> strides(result.getRank());
+      OpFoldResult stride = rewriter.getIndexAttr(1);
+      for (int64_t d = result.getRank() - 1; d >= 0; --d) {
+        strides[d] = stride;
+        AffineExpr s0 = rewriter.getAffineSymbolExpr(0),
+                   s1 = rewriter.getAffineSymbolExpr(1);
+        stride = affine::makeComposedFoldedAffineApply(
+            rewriter, loc, AffineMap::get(0, 2, s0 * s1), {stride, sizes[d]});
+      }
+      for (auto [d, size] : llvm::enumerate(sizes))
+        if (!result.isDynamicDim(d))
+          size = rewriter.getIndexAttr(result.getDimSize(d));
+      SmallVector<int64_t> staticStrides;
+      int64_t offset;
+      if (failed(result.getStridesAndOffset(staticStrides, offset)))
+        continue;
+      for (auto [d, s] : llvm::enumerate(staticStrides))
+        if (!ShapedType::isDynamic(s))
+          strides[d] = rewriter.getIndexAttr(s);
+      rewriter.replaceOpWithNewOp<memref::ReinterpretCastOp>(
+          op, result, source, rewriter.getIndexAttr(0), sizes, strides);
+    }
+
+    for (memref::CopyOp copy : copies) {
+      rewriter.setInsertionPoint(copy);
+      linalg::makeMemRefCopyOp(rewriter, copy.getLoc(), copy.getSource(),
+                               copy.getTarget());
+      rewriter.eraseOp(copy);
+    }
+  }
+};
+
+} // namespace

@@ -1,0 +1,57 @@
+// RUN: dyncc-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(dyncc-bound-local-buffers))' --verify-diagnostics | FileCheck %s
+
+// A tile temporary bounded by its tile size (min(4, n - i)) becomes a
+// 16-byte buffer at the kernel's entry, viewed at the dynamic size; the copy
+// becomes a linalg copy (loops, no run-time library call).
+// CHECK-LABEL: func.func @tile_temporary(
+//       CHECK:   %[[BUF:.+]] = memref.alloca() {alignment = 16 : i64} : memref<16xi8>
+//       CHECK:   scf.for
+//       CHECK:     %[[T:.+]] = memref.view %[[BUF]][%{{.+}}][%{{.+}}] : memref<16xi8> to memref<?xf32>
+//       CHECK:     linalg.generic {{.*}} ins(%{{.+}} : memref<?xf32, strided<[1], offset: ?>>) outs(%[[T]] : memref<?xf32>)
+//   CHECK-NOT:   memref.alloc(
+//   CHECK-NOT:   memref.copy
+#min = affine_map<(d0)[s0] -> (4, s0 - d0)>
+func.func @tile_temporary(%a: memref<?xf32>, %n: index) attributes {dyncc.kernel} {
+  %c0 = arith.constant 0 : index
+  %c4 = arith.constant 4 : index
+  scf.for %i = %c0 to %n step %c4 {
+    %size = affine.min #min(%i)[%n]
+    %t = memref.alloc(%size) : memref<?xf32>
+    %src = memref.subview %a[%i] [%size] [1] : memref<?xf32> to memref<?xf32, strided<[1], offset: ?>>
+    memref.copy %src, %t : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32>
+    memref.dealloc %t : memref<?xf32>
+  }
+  return
+}
+
+// -----
+
+// A temporary as large as the input has no static bound.
+func.func @whole_input(%a: memref<?xf32>) attributes {dyncc.kernel} {
+  %c0 = arith.constant 0 : index
+  %n = memref.dim %a, %c0 : memref<?xf32>
+  // expected-error @+1 {{'memref.alloc' op temporary dimension 0 has no static bound; only tile-sized temporaries can live in a kernel}}
+  %t = memref.alloc(%n) : memref<?xf32>
+  return
+}
+
+// -----
+
+// Temporaries beyond the per-thread limit are refused.
+func.func @too_large() attributes {dyncc.kernel} {
+  // expected-error @+1 {{'memref.alloc' op tile temporaries need 262144 bytes per thread, more than the limit of 65536; the tile is too large}}
+  %t = memref.alloc() : memref<65536xf32>
+  return
+}
+
+// -----
+
+// Reshapes of contiguous buffers become reinterpretations.
+// CHECK-LABEL: func.func @reshape(
+//       CHECK:   memref.reinterpret_cast %{{.+}} to offset: [0], sizes: [%{{.+}}, %{{.+}}, %{{.+}}], strides: [%{{.+}}, %{{.+}}, 1] : memref<?xf32> to memref<?x?x?xf32>
+//       CHECK:   memref.reinterpret_cast %{{.+}} to offset: [0], sizes: [1], strides: [1] : memref<i64> to memref<1xi64>
+func.func @reshape(%a: memref<?xf32>, %b: memref<i64>, %x: index, %y: index, %z: index) -> (memref<?x?x?xf32>, memref<1xi64>) attributes {dyncc.kernel} {
+  %0 = memref.expand_shape %a [[0, 1, 2]] output_shape [%x, %y, %z] : memref<?xf32> into memref<?x?x?xf32>
+  %1 = memref.expand_shape %b [] output_shape [1] : memref<i64> into memref<1xi64>
+  return %0, %1 : memref<?x?x?xf32>, memref<1xi64>
+}
