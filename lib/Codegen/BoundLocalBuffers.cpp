@@ -63,11 +63,18 @@ struct BoundLocalBuffers final
 
     SmallVector<memref::AllocOp> allocs;
     SmallVector<memref::CopyOp> copies;
+    SmallVector<Operation *> reshapes;
+    auto isIdentity = [](Value v) {
+      return cast<MemRefType>(v.getType()).getLayout().isIdentity();
+    };
     func.walk([&](Operation *op) {
       if (auto alloc = dyn_cast<memref::AllocOp>(op))
         allocs.push_back(alloc);
       else if (auto copy = dyn_cast<memref::CopyOp>(op))
         copies.push_back(copy);
+      else if (isa<memref::ExpandShapeOp, memref::CollapseShapeOp>(op) &&
+               isIdentity(op->getOperand(0)) && isIdentity(op->getResult(0)))
+        reshapes.push_back(op);
     });
 
     int64_t totalBytes = 0;
@@ -135,15 +142,6 @@ struct BoundLocalBuffers final
     // Reshapes of contiguous buffers crash expand-strided-metadata in some
     // forms (rank 0 <-> rank 1, several dynamic output sizes; LLVM 22); on
     // identity layouts they are a reinterpretation with row-major strides.
-    SmallVector<Operation *> reshapes;
-    func.walk([&](Operation *op) {
-      if (isa<memref::ExpandShapeOp, memref::CollapseShapeOp>(op) &&
-          cast<MemRefType>(op->getOperand(0).getType())
-              .getLayout()
-              .isIdentity() &&
-          cast<MemRefType>(op->getResult(0).getType()).getLayout().isIdentity())
-        reshapes.push_back(op);
-    });
     for (Operation *op : reshapes) {
       Location loc = op->getLoc();
       Value source = op->getOperand(0);
@@ -165,26 +163,17 @@ struct BoundLocalBuffers final
               rewriter, loc, AffineMap::get(0, dims.size(), product), dims));
         }
       }
-      // Row-major strides; static wherever the result type's are.
+      // Row-major strides. Sizes and strides fold to constants exactly where
+      // the identity layout's are static, as the cast's verifier wants.
       SmallVector<OpFoldResult> strides(result.getRank());
-      OpFoldResult stride = rewriter.getIndexAttr(1);
-      for (int64_t d = result.getRank() - 1; d >= 0; --d) {
-        strides[d] = stride;
-        AffineExpr s0 = rewriter.getAffineSymbolExpr(0),
-                   s1 = rewriter.getAffineSymbolExpr(1);
-        stride = affine::makeComposedFoldedAffineApply(
-            rewriter, loc, AffineMap::get(0, 2, s0 * s1), {stride, sizes[d]});
-      }
-      for (auto [d, size] : llvm::enumerate(sizes))
-        if (!result.isDynamicDim(d))
-          size = rewriter.getIndexAttr(result.getDimSize(d));
-      SmallVector<int64_t> staticStrides;
-      int64_t offset;
-      if (failed(result.getStridesAndOffset(staticStrides, offset)))
-        continue;
-      for (auto [d, s] : llvm::enumerate(staticStrides))
-        if (!ShapedType::isDynamic(s))
-          strides[d] = rewriter.getIndexAttr(s);
+      AffineExpr s0 = rewriter.getAffineSymbolExpr(0),
+                 s1 = rewriter.getAffineSymbolExpr(1);
+      for (int64_t d = result.getRank() - 1; d >= 0; --d)
+        strides[d] = d + 1 == result.getRank()
+                         ? OpFoldResult(rewriter.getIndexAttr(1))
+                         : affine::makeComposedFoldedAffineApply(
+                               rewriter, loc, AffineMap::get(0, 2, s0 * s1),
+                               {strides[d + 1], sizes[d + 1]});
       rewriter.replaceOpWithNewOp<memref::ReinterpretCastOp>(
           op, result, source, rewriter.getIndexAttr(0), sizes, strides);
     }

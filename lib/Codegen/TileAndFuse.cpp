@@ -54,16 +54,6 @@ namespace {
 // Grid expressions
 //===----------------------------------------------------------------------===//
 
-/// The placeholder for index argument `i` of a kernel, or for dimension `d`
-/// of tensor argument `i`. The host plan substitutes the dispatch's symbols
-/// and operand shapes for them.
-static std::string argPlaceholder(unsigned i, std::optional<int64_t> d) {
-  std::string name = "__arg" + std::to_string(i);
-  if (d)
-    name += "_d" + std::to_string(*d);
-  return name;
-}
-
 /// Expresses an extent computed inside a kernel as a DimExpr over the
 /// kernel's arguments, or fails.
 static FailureOr<DimExpr> getExtentExpr(OpFoldResult ofr, Block &entry,
@@ -79,7 +69,7 @@ static FailureOr<DimExpr> getDimExpr(Value tensor, int64_t d, Block &entry,
   if (auto arg = dyn_cast<BlockArgument>(tensor)) {
     if (arg.getOwner() != &entry)
       return failure();
-    return DimExpr::symbol(argPlaceholder(arg.getArgNumber(), d));
+    return DimExpr::symbol(getGridArgName(arg.getArgNumber(), d));
   }
   Operation *def = tensor.getDefiningOp();
   if (auto empty = dyn_cast<tensor::EmptyOp>(def))
@@ -135,7 +125,7 @@ static FailureOr<DimExpr> getExtentExpr(OpFoldResult ofr, Block &entry,
   if (auto arg = dyn_cast<BlockArgument>(v)) {
     if (arg.getOwner() != &entry || !arg.getType().isIndex())
       return failure();
-    return DimExpr::symbol(argPlaceholder(arg.getArgNumber(), std::nullopt));
+    return DimExpr::symbol(getGridArgName(arg.getArgNumber(), std::nullopt));
   }
   Operation *def = v.getDefiningOp();
   if (auto dim = dyn_cast<tensor::DimOp>(def)) {
@@ -262,22 +252,6 @@ static LogicalResult prepareKernel(func::FuncOp func) {
   MLIRContext *ctx = func.getContext();
   RewritePatternSet patterns(ctx);
   linalg::ControlDropUnitDims unitDims;
-  // Keep one loop of an op whose loops are all unit: reshapes between rank 0
-  // and rank 1 crash expand-strided-metadata later.
-  unitDims.controlFn = [](Operation *op) -> SmallVector<unsigned> {
-    SmallVector<unsigned> dims;
-    if (auto generic = dyn_cast<linalg::GenericOp>(op)) {
-      SmallVector<int64_t> ranges = generic.getStaticLoopRanges();
-      dims = llvm::to_vector(llvm::seq<unsigned>(0, ranges.size()));
-      if (!ranges.empty() &&
-          llvm::all_of(ranges, [](int64_t r) { return r == 1; }))
-        dims.pop_back();
-    } else if (auto pad = dyn_cast<tensor::PadOp>(op)) {
-      dims = llvm::to_vector(
-          llvm::seq<unsigned>(0, pad.getSourceType().getRank()));
-    }
-    return dims;
-  };
   linalg::populateFoldUnitExtentDimsPatterns(patterns, unitDims);
   linalg::populateFoldUnitExtentDimsCanonicalizationPatterns(patterns,
                                                              unitDims);
@@ -356,6 +330,33 @@ static gpu::MappingId getMappingId(size_t i, size_t n) {
   return static_cast<gpu::MappingId>(n - 1 - i);
 }
 
+/// Tiles `op` and fuses its producers as `options` say, replaces its
+/// results, and erases it and the producers it made dead (adding them to
+/// `erased`, if given; another root may still read a producer). Returns the
+/// tiled op.
+static FailureOr<Operation *>
+tileAndFuse(RewriterBase &rewriter, TilingInterface op,
+            const scf::SCFTileAndFuseOptions &options, StringRef error,
+            DenseSet<Operation *> *erased = nullptr) {
+  rewriter.setInsertionPoint(op);
+  FailureOr<scf::SCFTileAndFuseResult> result =
+      scf::tileConsumerAndFuseProducersUsingSCF(rewriter, op, options);
+  if (failed(result))
+    return op->emitOpError(error);
+  for (OpResult value : op->getResults())
+    rewriter.replaceAllUsesWith(value, result->replacements.lookup(value));
+  SmallVector<Operation *> dead{op};
+  dead.append(result->fusedProducers.begin(), result->fusedProducers.end());
+  for (Operation *deadOp : dead) {
+    if (!deadOp->use_empty())
+      continue;
+    if (erased)
+      erased->insert(deadOp);
+    rewriter.eraseOp(deadOp);
+  }
+  return result->tiledAndFusedOps.front();
+}
+
 /// Tiles `root` with `sizes` (per loop; 0 keeps a loop whole) into an
 /// scf.forall with the given mapping, and fuses its producers. Returns the
 /// tiled root.
@@ -388,21 +389,11 @@ static FailureOr<TilingInterface> tileLevel(RewriterBase &rewriter,
   scf::SCFTileAndFuseOptions options;
   options.setTilingOptions(tiling);
 
-  rewriter.setInsertionPoint(root);
-  FailureOr<scf::SCFTileAndFuseResult> result =
-      scf::tileConsumerAndFuseProducersUsingSCF(rewriter, root, options);
-  if (failed(result))
-    return root->emitOpError("could not be tiled and fused");
-
-  for (OpResult value : root->getResults())
-    rewriter.replaceAllUsesWith(value, result->replacements.lookup(value));
-  // The untiled producers are dead now, unless another root reads them.
-  SmallVector<Operation *> dead{root};
-  dead.append(result->fusedProducers.begin(), result->fusedProducers.end());
-  for (Operation *op : dead)
-    if (op->use_empty())
-      rewriter.eraseOp(op);
-  return cast<TilingInterface>(result->tiledAndFusedOps.front());
+  FailureOr<Operation *> tiledRoot =
+      tileAndFuse(rewriter, root, options, "could not be tiled and fused");
+  if (failed(tiledRoot))
+    return failure();
+  return cast<TilingInterface>(*tiledRoot);
 }
 
 /// Tiles the reduction loops of every op with reductions inside `scope` (a
@@ -418,9 +409,11 @@ static LogicalResult tileReductions(RewriterBase &rewriter, Operation *scope,
                            utils::IteratorType::reduction))
       reductions.push_back(op);
   });
-  // Consumers first, so their producers are fused before being tiled.
+  // Consumers first, so their producers are fused before being tiled; a
+  // reduction fused into an earlier one's steps is erased, not tiled again.
+  DenseSet<Operation *> erased;
   for (TilingInterface op : llvm::reverse(reductions)) {
-    if (!op->getBlock())
+    if (erased.contains(op))
       continue;
     SmallVector<int64_t> sizes;
     for (utils::IteratorType t : op.getLoopIteratorTypes())
@@ -439,18 +432,9 @@ static LogicalResult tileReductions(RewriterBase &rewriter, Operation *scope,
             return std::nullopt;
           return scf::SCFTileAndFuseOptions::ControlFnResult{};
         });
-    rewriter.setInsertionPoint(op);
-    FailureOr<scf::SCFTileAndFuseResult> result =
-        scf::tileConsumerAndFuseProducersUsingSCF(rewriter, op, options);
-    if (failed(result))
-      return op->emitOpError("could not tile its reduction loops");
-    for (OpResult value : op->getResults())
-      rewriter.replaceAllUsesWith(value, result->replacements.lookup(value));
-    SmallVector<Operation *> dead{op};
-    dead.append(result->fusedProducers.begin(), result->fusedProducers.end());
-    for (Operation *deadOp : dead)
-      if (deadOp->use_empty())
-        rewriter.eraseOp(deadOp);
+    if (failed(tileAndFuse(rewriter, op, options,
+                           "could not tile its reduction loops", &erased)))
+      return failure();
   }
   return success();
 }
@@ -572,7 +556,7 @@ struct TileAndFuse final : ::dyncc::impl::TileAndFusePassBase<TileAndFuse> {
         terms.push_back(b.getStringAttr("1"));
       gridAttr.push_back(b.getArrayAttr(terms));
     }
-    func->setAttr("dyncc.grid", b.getArrayAttr(gridAttr));
+    func->setAttr(getGridAttrName(), b.getArrayAttr(gridAttr));
   }
 };
 

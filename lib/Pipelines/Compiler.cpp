@@ -23,6 +23,7 @@
 #include "dyncc/Runtime/Manifest.h"
 #include "dyncc/Target/HostObject.h"
 #include "dyncc/Target/Ptx.h"
+#include "dyncc/Tiling/TileConfig.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
@@ -111,9 +112,9 @@ public:
       return !failedFlag;
     // Tiling decides the launch grid; the plan reads it from the graph.
     for (auto func : kernels->getOps<func::FuncOp>())
-      if (Attribute grid = func->getAttr("dyncc.grid"))
+      if (Attribute grid = func->getAttr(getGridAttrName()))
         if (auto original = graph->lookupSymbol<func::FuncOp>(func.getName()))
-          original->setAttr("dyncc.grid", grid);
+          original->setAttr(getGridAttrName(), grid);
     if (!runStage("bufferized", *kernels, buildBufferizationPipeline) ||
         stopped)
       return !failedFlag;

@@ -321,7 +321,7 @@ private:
         kernel->getAttrOfType<DictionaryAttr>(TileConfig::getAttrName()));
     if (failed(config))
       return kernel.emitOpError("has no tile configuration");
-    auto gridAttr = kernel->getAttrOfType<ArrayAttr>("dyncc.grid");
+    auto gridAttr = kernel->getAttrOfType<ArrayAttr>(getGridAttrName());
     if (!gridAttr || gridAttr.size() != 3)
       return kernel.emitOpError("has no dyncc.grid; was it tiled?");
 
@@ -350,15 +350,12 @@ private:
       expr.collectSymbols(names);
       DimExpr result = expr;
       for (const std::string &name : names) {
-        unsigned arg = 0;
-        int64_t dim = -1;
-        StringRef rest = StringRef(name);
-        if (!rest.consume_front("__arg") || rest.consumeInteger(10, arg) ||
-            (!rest.empty() &&
-             (!rest.consume_front("_d") || rest.getAsInteger(10, dim))))
+        unsigned arg;
+        std::optional<int64_t> dim;
+        if (!parseGridArgName(name, arg, dim))
           return failure();
         DimExpr value;
-        if (dim < 0) {
+        if (!dim) {
           if (arg >= numSymbols)
             return failure();
           value = DimExpr::symbol(
@@ -368,9 +365,9 @@ private:
             return failure();
           std::optional<SmallVector<DimExpr>> shape =
               sym::getSymbolicShape(tensors[arg - numSymbols].getType());
-          if (!shape || dim >= static_cast<int64_t>(shape->size()))
+          if (!shape || *dim >= static_cast<int64_t>(shape->size()))
             return failure();
-          value = (*shape)[dim];
+          value = (*shape)[*dim];
         }
         result = result.substitute(name, value);
       }

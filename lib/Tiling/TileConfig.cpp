@@ -106,3 +106,24 @@ std::string TileConfig::str() const {
   return "block " + join(blockTile) + " thread " + join(threadTile) + " k " +
          std::to_string(kStep);
 }
+
+std::string dyncc::getGridArgName(unsigned arg, std::optional<int64_t> dim) {
+  std::string name = "__arg" + std::to_string(arg);
+  if (dim)
+    name += "_d" + std::to_string(*dim);
+  return name;
+}
+
+bool dyncc::parseGridArgName(StringRef name, unsigned &arg,
+                             std::optional<int64_t> &dim) {
+  dim.reset();
+  if (!name.consume_front("__arg") || name.consumeInteger(10, arg))
+    return false;
+  if (name.empty())
+    return true;
+  int64_t d;
+  if (!name.consume_front("_d") || name.getAsInteger(10, d) || d < 0)
+    return false;
+  dim = d;
+  return true;
+}

@@ -55,4 +55,20 @@ TEST(TileConfigTest, AttributeRoundTrip) {
   EXPECT_TRUE(mlir::failed(TileConfig::fromAttr(mlir::DictionaryAttr())));
 }
 
+TEST(TileConfigTest, GridArgNamesRoundTrip) {
+  unsigned arg;
+  std::optional<int64_t> dim;
+  EXPECT_EQ(getGridArgName(3, std::nullopt), "__arg3");
+  EXPECT_TRUE(parseGridArgName("__arg3", arg, dim));
+  EXPECT_EQ(arg, 3u);
+  EXPECT_FALSE(dim.has_value());
+  EXPECT_EQ(getGridArgName(12, 4), "__arg12_d4");
+  EXPECT_TRUE(parseGridArgName("__arg12_d4", arg, dim));
+  EXPECT_EQ(arg, 12u);
+  EXPECT_EQ(dim, 4);
+  for (const char *bad :
+       {"arg3", "__arg", "__arg3_", "__arg3_x1", "__arg3_d", "__arg3_d-1", "B"})
+    EXPECT_FALSE(parseGridArgName(bad, arg, dim)) << bad;
+}
+
 } // namespace

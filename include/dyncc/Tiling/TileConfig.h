@@ -20,6 +20,7 @@
 #include "mlir/Support/LLVM.h"
 #include "llvm/ADT/SmallVector.h"
 
+#include <optional>
 #include <string>
 
 namespace dyncc {
@@ -55,6 +56,19 @@ struct TileConfig {
   /// One-line description, e.g. `block 32x64 thread 4x4 k 16`.
   std::string str() const;
 };
+
+/// The attribute on a tiled kernel holding its launch grid: per axis (x, y,
+/// z) the block counts of its roots, whose maximum is the grid, as DimExpr
+/// text over the kernel's arguments named by getGridArgName.
+constexpr llvm::StringLiteral getGridAttrName() { return "dyncc.grid"; }
+
+/// The name in a grid expression of index argument `arg` of a kernel, or of
+/// dimension `dim` of its tensor argument `arg`.
+std::string getGridArgName(unsigned arg, std::optional<int64_t> dim);
+
+/// Inverts getGridArgName; false if `name` is not such a name.
+bool parseGridArgName(llvm::StringRef name, unsigned &arg,
+                      std::optional<int64_t> &dim);
 
 } // namespace dyncc
 
