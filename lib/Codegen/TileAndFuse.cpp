@@ -32,7 +32,9 @@
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/MemRef/Transforms/Transforms.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
+#include "mlir/Dialect/Tensor/Transforms/Transforms.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/TilingInterface.h"
@@ -262,12 +264,21 @@ static LogicalResult prepareKernel(func::FuncOp func) {
 
   // Then reshapes between a producer and its consumer (the head split after
   // a QKV projection) are folded into the producer's loops, so the producer
-  // fuses into the consumer's tiles instead of being computed whole.
+  // fuses into the consumer's tiles instead of being computed whole. A
+  // reshaped kernel argument (one whose unit dimension was dropped above) has
+  // no producer to fuse: expanding its consumer would only leave a reshape
+  // between that consumer and its own consumers, which then cannot fuse it.
   RewritePatternSet reshapes(ctx);
   linalg::populateFoldReshapeOpsByExpansionPatterns(
       reshapes, [](OpOperand *operand) {
         Operation *producer = operand->get().getDefiningOp();
-        return producer && producer->hasOneUse();
+        if (!producer || !producer->hasOneUse())
+          return false;
+        if (auto reshape = dyn_cast<tensor::CollapseShapeOp>(producer))
+          return !isa<BlockArgument>(reshape.getSrc());
+        if (auto reshape = dyn_cast<tensor::ExpandShapeOp>(producer))
+          return !isa<BlockArgument>(reshape.getSrc());
+        return true;
       });
   reshapes.add<FuseElementwiseProducers>(ctx);
   tensor::populateFoldTensorEmptyPatterns(reshapes);
@@ -357,13 +368,23 @@ tileAndFuse(RewriterBase &rewriter, TilingInterface op,
   return result->tiledAndFusedOps.front();
 }
 
+/// True when `op` has reduction loops.
+static bool hasReductionLoops(Operation *op) {
+  auto tileable = dyn_cast<TilingInterface>(op);
+  return tileable && llvm::is_contained(tileable.getLoopIteratorTypes(),
+                                        utils::IteratorType::reduction);
+}
+
 /// Tiles `root` with `sizes` (per loop; 0 keeps a loop whole) into an
-/// scf.forall with the given mapping, and fuses its producers. Returns the
-/// tiled root.
+/// scf.forall with the given mapping, and fuses its producers. With
+/// `deferPads`, a pad read by a reduction (a conv's padded input) is left
+/// for the k-step level: fused here it would be padded whole over every
+/// reduced dimension (all input channels), fused per step it is one step's
+/// window. Returns the tiled root.
 static FailureOr<TilingInterface> tileLevel(RewriterBase &rewriter,
                                             TilingInterface root,
                                             ArrayRef<int64_t> sizes,
-                                            bool threads) {
+                                            bool threads, bool deferPads) {
   MLIRContext *ctx = rewriter.getContext();
   size_t numLoops = root.getLoopIteratorTypes().size();
   SmallVector<int64_t> allSizes(sizes.begin(), sizes.end());
@@ -388,6 +409,15 @@ static FailureOr<TilingInterface> tileLevel(RewriterBase &rewriter,
   tiling.setMapping(mapping);
   scf::SCFTileAndFuseOptions options;
   options.setTilingOptions(tiling);
+  if (deferPads)
+    options.setFusionControlFn(
+        [](tensor::ExtractSliceOp slice, OpResult producer,
+           bool) -> std::optional<scf::SCFTileAndFuseOptions::ControlFnResult> {
+          if (isa<tensor::PadOp>(producer.getOwner()) &&
+              llvm::any_of(slice->getUsers(), hasReductionLoops))
+            return std::nullopt;
+          return scf::SCFTileAndFuseOptions::ControlFnResult{};
+        });
 
   FailureOr<Operation *> tiledRoot =
       tileAndFuse(rewriter, root, options, "could not be tiled and fused");
@@ -403,10 +433,28 @@ static FailureOr<TilingInterface> tileLevel(RewriterBase &rewriter,
 /// a time, bounded by the tile sizes, however long the reduction is.
 static LogicalResult tileReductions(RewriterBase &rewriter, Operation *scope,
                                     int64_t kStep) {
+  // A pad deferred by tileLevel is read through a slice of a slice: merged
+  // into one slice, then swapped with the pad, it pads just this thread's
+  // window, and the k-step loops below fuse it (and its producers) per step.
+  // No zero-slice guard: a window wholly in the padding reads an empty
+  // slice, which the loops that pad lowers to handle.
+  RewritePatternSet slices(rewriter.getContext());
+  tensor::populateMergeConsecutiveInsertExtractSlicePatterns(slices);
+  slices.add<linalg::ExtractSliceOfPadTensorSwapPattern>(
+      rewriter.getContext(),
+      [](tensor::ExtractSliceOp slice) -> std::optional<bool> {
+        if (llvm::any_of(slice->getUsers(), hasReductionLoops))
+          return false;
+        return std::nullopt;
+      });
+  // The swap casts the pad to the slice's static sizes; folded into the
+  // pad, so the pad itself is the producer the steps fuse.
+  tensor::PadOp::getCanonicalizationPatterns(slices, rewriter.getContext());
+  if (failed(applyPatternsGreedily(scope, std::move(slices))))
+    return failure();
   SmallVector<TilingInterface> reductions;
   scope->walk([&](TilingInterface op) {
-    if (llvm::is_contained(op.getLoopIteratorTypes(),
-                           utils::IteratorType::reduction))
+    if (hasReductionLoops(op))
       reductions.push_back(op);
   });
   // Consumers first, so their producers are fused before being tiled; a
@@ -532,12 +580,13 @@ struct TileAndFuse final : ::dyncc::impl::TileAndFusePassBase<TileAndFuse> {
       for (int a = 0; a < 3; ++a)
         grid[a].insert(axes[a]);
 
+      bool deferPads = config->kStep > 0;
       FailureOr<TilingInterface> blockRoot =
-          tileLevel(rewriter, root, blockSizes, /*threads=*/false);
+          tileLevel(rewriter, root, blockSizes, /*threads=*/false, deferPads);
       if (failed(blockRoot))
         return signalPassFailure();
-      FailureOr<TilingInterface> threadRoot =
-          tileLevel(rewriter, *blockRoot, threadSizes, /*threads=*/true);
+      FailureOr<TilingInterface> threadRoot = tileLevel(
+          rewriter, *blockRoot, threadSizes, /*threads=*/true, deferPads);
       if (failed(threadRoot))
         return signalPassFailure();
       Operation *scope = (*threadRoot)->getParentOfType<scf::ForallOp>();
@@ -546,6 +595,13 @@ struct TileAndFuse final : ::dyncc::impl::TileAndFusePassBase<TileAndFuse> {
                                 config->kStep)))
         return signalPassFailure();
     }
+    // Loop bounds read dimensions of whole tensors (a padded input's); in
+    // terms of the kernel's arguments instead, so nothing outside the tile
+    // loops keeps a whole intermediate alive.
+    RewritePatternSet dims(&getContext());
+    memref::populateResolveRankedShapedTypeResultDimsPatterns(dims);
+    if (failed(applyPatternsGreedily(func, std::move(dims))))
+      return signalPassFailure();
     Builder b(&getContext());
     SmallVector<Attribute> gridAttr;
     for (int a = 0; a < 3; ++a) {

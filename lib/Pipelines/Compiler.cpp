@@ -103,7 +103,11 @@ public:
       dg::printFusionReport(*graph, emitStream);
       return true;
     }
-    if (!runStage("outlined", *graph, buildOutlinePipeline) || stopped)
+    if (!runStage("outlined", *graph,
+                  [&](OpPassManager &pm) {
+                    return buildOutlinePipeline(pm, options.tileConfigs);
+                  }) ||
+        stopped)
       return !failedFlag;
 
     // The host plan reads the graph; kernels continue in their own module.

@@ -28,7 +28,8 @@ static const StageInfo stages[] = {
     {"shapes", "after symbolic shape propagation"},
     {"fused", "after fusion: dg.fusion groups"},
     {"fusion-report", "per group: kind, ops, shapes, bytes moved vs unfused"},
-    {"outlined", "groups outlined to linalg kernel functions, with tile configs"},
+    {"outlined",
+     "groups outlined to linalg kernel functions, with tile configs"},
     {"tiled", "kernels tiled to blocks and threads, producers fused"},
     {"bufferized", "kernels bufferized in place"},
     {"gpu", "kernels mapped onto the GPU grid (gpu.module)"},
@@ -73,9 +74,12 @@ LogicalResult dyncc::buildFusionPipeline(OpPassManager &pm) {
   return success();
 }
 
-LogicalResult dyncc::buildOutlinePipeline(OpPassManager &pm) {
+LogicalResult dyncc::buildOutlinePipeline(OpPassManager &pm,
+                                          ArrayRef<std::string> tileConfigs) {
   pm.addPass(dg::createOutlineGroupsPass());
-  pm.addPass(createAssignTileConfigPass());
+  AssignTileConfigPassOptions options;
+  options.overrides.assign(tileConfigs.begin(), tileConfigs.end());
+  pm.addPass(createAssignTileConfigPass(options));
   return success();
 }
 
@@ -119,13 +123,12 @@ dyncc::buildNvvmLoweringPipeline(OpPassManager &pm,
               "canonicalize,cse)")))
     return failure();
   for (const std::string &chip : chips)
-    if (failed(addPipeline(pm, "nvvm-attach-target{module=dyncc_kernels chip=" +
-                                   chip + " features=" +
-                                   getNvvmFeatures(chip) + " O=3}")))
+    if (failed(addPipeline(
+            pm, "nvvm-attach-target{module=dyncc_kernels chip=" + chip +
+                    " features=" + getNvvmFeatures(chip) + " O=3}")))
       return failure();
-  return addPipeline(
-      pm, "gpu.module(convert-gpu-to-nvvm,canonicalize,cse),"
-          "reconcile-unrealized-casts");
+  return addPipeline(pm, "gpu.module(convert-gpu-to-nvvm,canonicalize,cse),"
+                         "reconcile-unrealized-casts");
 }
 
 LogicalResult dyncc::buildPtxPipeline(OpPassManager &pm) {

@@ -5,10 +5,12 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "dyncc/Dialect/Dg/IR/Dg.h"
 #include "dyncc/Tiling/Passes.h"
 #include "dyncc/Tiling/TileConfig.h"
 
 #include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/StringMap.h"
 
 namespace dyncc {
 #define GEN_PASS_DEF_ASSIGNTILECONFIGPASS
@@ -25,6 +27,24 @@ struct AssignTileConfig final
   using Base::Base;
 
   void runOnOperation() override {
+    llvm::StringMap<TileConfig> byKind;
+    for (StringRef entry : overrides) {
+      auto [kind, text] = entry.split('=');
+      std::string error;
+      if (!dg::symbolizeFusionKind(kind)) {
+        error = "unknown kernel kind '" + kind.str() +
+                "' (expected gemm, conv, reduce, elementwise or "
+                "data_movement)";
+      } else if (std::optional<TileConfig> config =
+                     TileConfig::parse(text, error)) {
+        byKind[kind] = *config;
+        continue;
+      }
+      getOperation().emitError("bad tile configuration '")
+          << entry << "': " << error;
+      return signalPassFailure();
+    }
+
     WalkResult result = getOperation().walk([&](func::FuncOp func) {
       if (!func->hasAttr("dyncc.kernel"))
         return WalkResult::advance();
@@ -52,7 +72,10 @@ struct AssignTileConfig final
       StringRef kind = "elementwise";
       if (auto kindAttr = func->getAttrOfType<StringAttr>("dyncc.kind"))
         kind = kindAttr.getValue();
-      TileConfig config = TileConfig::getDefault(kind, outType.getRank());
+      auto it = byKind.find(kind);
+      TileConfig config = it != byKind.end()
+                              ? it->second.fitToRank(outType.getRank())
+                              : TileConfig::getDefault(kind, outType.getRank());
       func->setAttr(TileConfig::getAttrName(), config.toAttr(&getContext()));
       return WalkResult::advance();
     });

@@ -107,6 +107,71 @@ std::string TileConfig::str() const {
          std::to_string(kStep);
 }
 
+std::optional<TileConfig> TileConfig::parse(StringRef text,
+                                            std::string &error) {
+  SmallVector<StringRef> words;
+  text.split(words, ' ', -1, /*KeepEmpty=*/false);
+  auto parseSizes = [&](StringRef word, SmallVectorImpl<int64_t> &sizes) {
+    SmallVector<StringRef> parts;
+    word.split(parts, 'x');
+    for (StringRef part : parts) {
+      int64_t v;
+      if (part.getAsInteger(10, v))
+        return false;
+      sizes.push_back(v);
+    }
+    return true;
+  };
+  TileConfig config;
+  bool sawBlock = false, sawThread = false;
+  for (size_t i = 0; i < words.size(); i += 2) {
+    if (i + 1 == words.size()) {
+      error = "'" + words[i].str() + "' has no value";
+      return std::nullopt;
+    }
+    StringRef key = words[i], value = words[i + 1];
+    bool ok;
+    if (key == "block" && !sawBlock) {
+      ok = sawBlock = parseSizes(value, config.blockTile);
+    } else if (key == "thread" && !sawThread) {
+      ok = sawThread = parseSizes(value, config.threadTile);
+    } else if (key == "k") {
+      ok = !value.getAsInteger(10, config.kStep);
+    } else {
+      error = "unexpected '" + key.str() +
+              "' (expected 'block AxB thread CxD [k N]')";
+      return std::nullopt;
+    }
+    if (!ok) {
+      error = "bad sizes '" + value.str() + "' after '" + key.str() + "'";
+      return std::nullopt;
+    }
+  }
+  if (!sawBlock || !sawThread) {
+    error = "'" + text.str() + "' needs both 'block' and 'thread' sizes";
+    return std::nullopt;
+  }
+  error = config.verify();
+  if (!error.empty())
+    return std::nullopt;
+  return config;
+}
+
+TileConfig TileConfig::fitToRank(int64_t rank) const {
+  TileConfig config = *this;
+  int64_t have = blockTile.size();
+  if (have > rank) {
+    config.blockTile.erase(config.blockTile.begin(),
+                           config.blockTile.begin() + (have - rank));
+    config.threadTile.erase(config.threadTile.begin(),
+                            config.threadTile.begin() + (have - rank));
+  } else {
+    config.blockTile.insert(config.blockTile.begin(), rank - have, 1);
+    config.threadTile.insert(config.threadTile.begin(), rank - have, 1);
+  }
+  return config;
+}
+
 std::string dyncc::getGridArgName(unsigned arg, std::optional<int64_t> dim) {
   std::string name = "__arg" + std::to_string(arg);
   if (dim)

@@ -14,12 +14,15 @@ def driver_path() -> Path:
     return Path(env) if env else build_dir() / "bin" / "dyncc"
 
 
-def compile(model, output, targets=None, dims=None, emit=None, quiet=True):
+def compile(model, output, targets=None, dims=None, emit=None, quiet=True,
+            tile_configs=None):
     """Compiles `model` (an .onnx path) to `output` (a .dyncc path).
 
     targets: list like ["cpu", "sm_90"] (default: the driver's default).
     dims: {"B": (min, max)} or {"B": (min, max, divisor)} or {"B": value}.
     emit: a stage name; then the stage's text is returned instead.
+    tile_configs: {"gemm": "block 16x8 thread 2x2 k 5"} replaces the default
+        tile configuration of every kernel of that kind.
     Raises DynccError with the driver's one-line message on failure.
     """
     cmd = [str(driver_path()), "compile", str(model)]
@@ -35,6 +38,8 @@ def compile(model, output, targets=None, dims=None, emit=None, quiet=True):
         else:
             value = ":".join(str(v) for v in spec)
         cmd += ["--dim", f"{name}={value}"]
+    for kind, config in (tile_configs or {}).items():
+        cmd += ["--tile-config", f"{kind}={config}"]
     if quiet:
         cmd.append("--quiet")
     proc = subprocess.run(cmd, capture_output=True, text=True)

@@ -19,6 +19,25 @@ def test_shared_models_present():
     require(len(MODELS) > 0, f"no models in {SHARED_MODELS}")
 
 
+# The models code generation handles today: each must compile and match
+# onnxruntime, so a change that makes one of them refused again fails here.
+# (The rest are refused with one line; issue 5's note says why.)
+COMPILES = {
+    "bert_attention_nomask_fp16_pt111_opset11",
+    "cifar_cnn_tutorial_pt17_opset10",
+    "cnn_mnist_pt11_opset9",
+    "gelu_erf_tf2onnx_opset10",
+    "gpt2_megatron_tiny_pt19_opset12",
+    "layernorm_with_cast_pt16_opset9",
+    "matmul_add_layernorm_pt15_opset11",
+    "mobilenetv3_small_excerpt_opset13",
+    "resnet50_stem_residual_block_opset11",
+    "small_cnn_resize_pt110_opset11",
+    "super_resolution_pt111_opset15",
+    "upsample_resize_tf2onnx_opset12",
+}
+
+
 def check_against_onnxruntime(model, artifact):
     """Runs `artifact` and onnxruntime on the same random inputs: floats
     normal, integers in [1, 3) (valid token ids and shape values)."""
@@ -40,11 +59,18 @@ def check_against_onnxruntime(model, artifact):
             if value.name in initializers:
                 continue
             tensor = value.type.tensor_type
-            shape = [d.dim_value if d.HasField("dim_value") else dynamic
+            shape = [d.dim_value if d.HasField("dim_value") and d.dim_value >= 0 else dynamic
                      for d in tensor.shape.dim]
             dtype = onnx.helper.tensor_dtype_to_np_dtype(tensor.elem_type)
             if dtype.kind in "iub":
                 feeds[value.name] = rng.integers(1, 3, size=shape).astype(dtype)
+            elif dtype == np.float16:
+                # Weights are inputs in some fp16 models: at a standard
+                # deviation of 1, a 768-wide projection puts attention scores
+                # in the hundreds, where fp16 softmax is ill-conditioned and
+                # any two roundings disagree. 0.1 is still far above trained
+                # weights' spread.
+                feeds[value.name] = (0.1 * rng.standard_normal(shape)).astype(dtype)
             else:
                 feeds[value.name] = rng.standard_normal(shape).astype(dtype)
         expected = reference.run(None, feeds)
@@ -52,10 +78,13 @@ def check_against_onnxruntime(model, artifact):
         for out, want in zip(reference.get_outputs(), expected):
             have = got[out.name]
             assert have.shape == want.shape, (out.name, dynamic)
-            tol = 1e-2 if want.dtype == np.float16 else 1e-3
+            # Issue 8's tolerances: fp16 rtol 1e-2 atol 1e-3; float32
+            # whole models rtol 1e-3 atol 1e-4.
+            half = want.dtype == np.float16
             np.testing.assert_allclose(
-                have.astype(np.float64), want.astype(np.float64), rtol=tol,
-                atol=1e-4, err_msg=f"{out.name} with dynamic dims = {dynamic}")
+                have.astype(np.float64), want.astype(np.float64),
+                rtol=1e-2 if half else 1e-3, atol=1e-3 if half else 1e-4,
+                err_msg=f"{out.name} with dynamic dims = {dynamic}")
 
 
 @pytest.mark.parametrize("model", MODELS, ids=[m.stem for m in MODELS])
@@ -68,6 +97,7 @@ def test_compile_or_clean_refusal(tmp_path, bin_dir, model):
         assert out.exists()
         check_against_onnxruntime(model, out)
         return
+    assert model.stem not in COMPILES, f"regression: {proc.stderr.strip()}"
     assert proc.returncode == 1, proc.stderr  # not a signal / crash
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1, lines

@@ -55,3 +55,28 @@ func.func @reshape(%a: memref<?xf32>, %b: memref<i64>, %x: index, %y: index, %z:
   %1 = memref.expand_shape %b [] output_shape [1] : memref<i64> into memref<1xi64>
   return %0, %1 : memref<?x?x?xf32>, memref<1xi64>
 }
+
+// -----
+
+// A padded window: its size is a sum of clamps (affine.max of an
+// affine.min), whose upper bound ValueBoundsOpInterface cannot state; the
+// interval fallback bounds it: max(2 - 2i, 0) <= 2 plus min(4, n - i) <= 4
+// is at most 6 elements, 24 bytes.
+// CHECK-LABEL: func.func @clamped_window(
+//       CHECK:   memref.alloca() {alignment = 16 : i64} : memref<24xi8>
+//   CHECK-NOT:   memref.alloc(
+#low = affine_map<(d0) -> (2 - d0 * 2, 0)>
+#len = affine_map<(d0)[s0] -> (4, s0 - d0)>
+#sum = affine_map<(d0, d1) -> (d0 + d1)>
+func.func @clamped_window(%a: memref<?xf32>, %n: index) attributes {dyncc.kernel} {
+  %c0 = arith.constant 0 : index
+  %c4 = arith.constant 4 : index
+  scf.for %i = %c0 to %n step %c4 {
+    %pad = affine.max #low(%i)
+    %len = affine.min #len(%i)[%n]
+    %size = affine.apply #sum(%pad, %len)
+    %t = memref.alloc(%size) : memref<?xf32>
+    memref.dealloc %t : memref<?xf32>
+  }
+  return
+}

@@ -4,7 +4,7 @@
 // fill are fused into the thread tile, computing in place on the output.
 // CHECK-LABEL: func.func @gemm_epilogue(
 //  CHECK-SAME:     %[[X:[a-zA-Z0-9]+]]: tensor<?x64xf32>, %[[W:[a-zA-Z0-9]+]]: tensor<64x32xf32>, %[[BIAS:[a-zA-Z0-9]+]]: tensor<32xf32>, %[[OUT:[a-zA-Z0-9]+]]: tensor<?x32xf32>
-//       CHECK:   %[[M:.+]] = tensor.dim %[[OUT]]
+//       CHECK:   %[[M:.+]] = tensor.dim %[[X]], %c0
 //       CHECK:   scf.forall (%[[I:.+]], %[[J:.+]]) = (0, 0) to (%[[M]], 32) step (32, 64) shared_outs(%[[ACC:.+]] = %[[OUT]])
 //       CHECK:     affine.min
 //       CHECK:     scf.forall ({{.*}}) = (0, 0) to ({{.*}}, 32) step (4, 4)
@@ -120,4 +120,45 @@ func.func @row_sum_exp(%x: tensor<?x?xf32>, %out: tensor<?xf32>) -> tensor<?xf32
     linalg.yield %r : f32
   } -> tensor<?xf32>
   return %s : tensor<?xf32>
+}
+
+// -----
+
+// A padded conv input is not padded whole per block: the pad is deferred to
+// the k-step loop over input channels, where it pads one step's window of
+// one thread's outputs (a window wholly in the padding is generated). Padded
+// per block, it would hold every input channel. The loop bounds are the
+// arguments' dimensions, not the pad's.
+// CHECK-LABEL: func.func @conv_padded_input(
+//   CHECK-NOT:   tensor.pad
+//       CHECK:   scf.forall ({{.*}}) = (0, 0, 0) to (8, %{{.*}}, %{{.*}}) step (1, 4, 32)
+//   CHECK-NOT:     tensor.pad
+//       CHECK:     scf.forall
+//   CHECK-NOT:       tensor.pad
+//       CHECK:       scf.for %{{.*}} = %c0 to %c32 step %c16
+//       CHECK:         %[[WINDOW:.+]] = scf.if
+//       CHECK:           tensor.generate
+//       CHECK:         } else {
+//       CHECK:           %[[SRC:.+]] = tensor.extract_slice {{.*}} : tensor<32x?x?xf32> to tensor<16x?x?xf32>
+//       CHECK:           tensor.pad %[[SRC]]
+//       CHECK:         linalg.generic {{.*}} ins(%[[WINDOW]], %{{.*}} : tensor<16x?x?xf32>, tensor<1x16x3x3xf32>)
+//       CHECK:           arith.mulf
+//       CHECK:         scf.yield
+#in = affine_map<(n, f, oh, ow, c, kh, kw) -> (n, c, oh + kh, ow + kw)>
+#w = affine_map<(n, f, oh, ow, c, kh, kw) -> (f, c, kh, kw)>
+#out = affine_map<(n, f, oh, ow, c, kh, kw) -> (n, f, oh, ow)>
+func.func @conv_padded_input(%x: tensor<1x32x?x?xf32>, %w: tensor<8x32x3x3xf32>, %out: tensor<1x8x?x?xf32>) -> tensor<1x8x?x?xf32> attributes {dyncc.kernel, dyncc.tile_config = {block = array<i64: 1, 1, 4, 32>, thread = array<i64: 1, 1, 1, 4>, k_step = 16 : i64}} {
+  %zero = arith.constant 0.0 : f32
+  %p = tensor.pad %x low[0, 0, 1, 1] high[0, 0, 1, 1] {
+  ^bb0(%a: index, %b: index, %c: index, %d: index):
+    tensor.yield %zero : f32
+  } : tensor<1x32x?x?xf32> to tensor<1x32x?x?xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%out : tensor<1x8x?x?xf32>) -> tensor<1x8x?x?xf32>
+  %c = linalg.generic {indexing_maps = [#in, #w, #out], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]} ins(%p, %w : tensor<1x32x?x?xf32>, tensor<8x32x3x3xf32>) outs(%f : tensor<1x8x?x?xf32>) {
+  ^bb0(%i: f32, %k: f32, %o: f32):
+    %m = arith.mulf %i, %k : f32
+    %s = arith.addf %o, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<1x8x?x?xf32>
+  return %c : tensor<1x8x?x?xf32>
 }

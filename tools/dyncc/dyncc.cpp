@@ -54,11 +54,16 @@ static void printUsage(llvm::raw_ostream &os) {
         "packaging\n"
         "  --stop-after=STAGE      stop after STAGE, printing nothing (to "
         "time stages)\n"
+        "  --tile-config KIND=CONFIG  the tile configuration of every kernel "
+        "of\n"
+        "                          KIND (gemm, conv, reduce, elementwise,\n"
+        "                          data_movement), e.g. 'gemm=block 16x8 "
+        "thread 2x2 k 5'\n"
         "  --quiet                 no progress or notes\n"
         "\n"
         "stages for --emit:\n";
   for (const StageInfo &stage : getCompileStages())
-    os << "  " << llvm::left_justify(stage.name, 12) << stage.description
+    os << "  " << llvm::left_justify(stage.name, 13) << " " << stage.description
        << "\n";
   os << "\nrun writes each output to DIR/NAME.npy; characters of NAME outside "
         "[A-Za-z0-9_.-]\nbecome '_'.\n";
@@ -84,7 +89,8 @@ static bool parseDimFlag(const std::string &spec, ImportOptions &options,
                          std::string &error) {
   size_t eq = spec.find('=');
   if (eq == std::string::npos || eq == 0) {
-    error = "--dim expects NAME=MIN:MAX[:DIV] or NAME=VALUE, got '" + spec + "'";
+    error =
+        "--dim expects NAME=MIN:MAX[:DIV] or NAME=VALUE, got '" + spec + "'";
     return false;
   }
   std::string name = spec.substr(0, eq);
@@ -109,7 +115,8 @@ static bool parseDimFlag(const std::string &spec, ImportOptions &options,
     if (values.size() == 3)
       flag.divisor = values[2];
   } else {
-    error = "--dim expects NAME=MIN:MAX[:DIV] or NAME=VALUE, got '" + spec + "'";
+    error =
+        "--dim expects NAME=MIN:MAX[:DIV] or NAME=VALUE, got '" + spec + "'";
     return false;
   }
   if (flag.min > flag.max) {
@@ -179,8 +186,7 @@ static bool parseFreezeFlag(const std::string &spec, ImportOptions &options,
 static int compileMain(llvm::ArrayRef<std::string> args) {
   CompileOptions options;
   bool quiet = false;
-  auto value = [&](size_t &i, llvm::StringRef flag,
-                   std::string &out) -> bool {
+  auto value = [&](size_t &i, llvm::StringRef flag, std::string &out) -> bool {
     llvm::StringRef arg = args[i];
     if (arg.consume_front(flag)) {
       if (arg.consume_front("=")) {
@@ -203,7 +209,8 @@ static int compileMain(llvm::ArrayRef<std::string> args) {
     }
     if (arg == "-q" || arg == "--quiet") {
       quiet = true;
-    } else if (arg == "-o" || arg.starts_with("-o=") || arg.starts_with("--output")) {
+    } else if (arg == "-o" || arg.starts_with("-o=") ||
+               arg.starts_with("--output")) {
       if (!value(i, arg.starts_with("--output") ? "--output" : "-o", v))
         return usageError("-o needs a file name");
       options.outputPath = v;
@@ -234,6 +241,10 @@ static int compileMain(llvm::ArrayRef<std::string> args) {
         llvm::errs() << "dyncc: error: " << error << "\n";
         return 1;
       }
+    } else if (arg.starts_with("--tile-config")) {
+      if (!value(i, "--tile-config", v))
+        return usageError("--tile-config needs KIND=CONFIG");
+      options.tileConfigs.push_back(v);
     } else if (arg.starts_with("--stop-after")) {
       if (!value(i, "--stop-after", v))
         return usageError("--stop-after needs a stage name");
@@ -256,8 +267,8 @@ static int compileMain(llvm::ArrayRef<std::string> args) {
 
   // Stage times on a terminal, or when DYNCC_PROGRESS=1 (benchmarks).
   const char *progressEnv = getenv("DYNCC_PROGRESS");
-  bool terminal = isatty(STDERR_FILENO) ||
-                  (progressEnv && std::string(progressEnv) == "1");
+  bool terminal =
+      isatty(STDERR_FILENO) || (progressEnv && std::string(progressEnv) == "1");
   if (!quiet)
     options.note = [](const std::string &note) {
       llvm::errs() << "dyncc: note: " << note << "\n";
@@ -301,5 +312,6 @@ int main(int argc, char **argv) {
     return compileMain(rest);
   if (command == "run")
     return runtime::runToolMain(rest.vec(), "dyncc");
-  return usageError("unknown command '" + command + "' (expected compile or run)");
+  return usageError("unknown command '" + command +
+                    "' (expected compile or run)");
 }

@@ -55,6 +55,45 @@ TEST(TileConfigTest, AttributeRoundTrip) {
   EXPECT_TRUE(mlir::failed(TileConfig::fromAttr(mlir::DictionaryAttr())));
 }
 
+TEST(TileConfigTest, ParseRoundTripsAndRejects) {
+  std::string error;
+  for (const char *kind : {"gemm", "reduce"})
+    for (int64_t rank = 1; rank <= 4; ++rank) {
+      TileConfig config = TileConfig::getDefault(kind, rank);
+      std::optional<TileConfig> back = TileConfig::parse(config.str(), error);
+      ASSERT_TRUE(back.has_value()) << error;
+      EXPECT_EQ(back->str(), config.str());
+    }
+  std::optional<TileConfig> noK =
+      TileConfig::parse("block 3x5 thread 1x5", error);
+  ASSERT_TRUE(noK.has_value()) << error;
+  EXPECT_EQ(noK->kStep, 0);
+  struct Bad {
+    const char *text, *message;
+  } bad[] = {{"block 4x4", "needs both"},
+             {"block 4x4 thread 3x4", "does not divide"},
+             {"block 4xa thread 1x1", "bad sizes"},
+             {"block 4 thread 1 k", "has no value"},
+             {"block 4 thread 1 warp 2", "unexpected 'warp'"},
+             {"block 4 block 4 thread 1", "unexpected 'block'"},
+             {"block 64x64 thread 1x1", "exceed 1024"},
+             {"block 4 thread 1 k -2", "k-step"}};
+  for (const Bad &b : bad) {
+    error.clear();
+    EXPECT_FALSE(TileConfig::parse(b.text, error).has_value()) << b.text;
+    EXPECT_NE(error.find(b.message), std::string::npos)
+        << b.text << ": " << error;
+  }
+}
+
+TEST(TileConfigTest, FitToRank) {
+  std::string error;
+  TileConfig config = *TileConfig::parse("block 8x16 thread 2x4 k 3", error);
+  EXPECT_EQ(config.fitToRank(4).str(), "block 1x1x8x16 thread 1x1x2x4 k 3");
+  EXPECT_EQ(config.fitToRank(1).str(), "block 16 thread 4 k 3");
+  EXPECT_EQ(config.fitToRank(2).str(), config.str());
+}
+
 TEST(TileConfigTest, GridArgNamesRoundTrip) {
   unsigned arg;
   std::optional<int64_t> dim;

@@ -31,6 +31,9 @@ struct CompileOptions {
   /// Print the symbol table (facts, data-dependent symbols, constraints)
   /// after shape propagation.
   bool dumpSymbols = false;
+  /// `KIND=CONFIG` entries replacing the default tile configuration of a
+  /// kernel kind (AssignTileConfigPass's `override`).
+  std::vector<std::string> tileConfigs;
   /// Called at the start and end of each stage (for progress output).
   std::function<void(const std::string &stage, bool done, double seconds,
                      const std::string &detail)>

@@ -34,8 +34,11 @@ llvm::ArrayRef<StageInfo> getCompileStages();
 mlir::LogicalResult buildShapePipeline(mlir::OpPassManager &pm);
 /// Graph module: prioritized fusion into `dg.fusion` groups.
 mlir::LogicalResult buildFusionPipeline(mlir::OpPassManager &pm);
-/// Graph module: outline groups to kernel functions, give them tile configs.
-mlir::LogicalResult buildOutlinePipeline(mlir::OpPassManager &pm);
+/// Graph module: outline groups to kernel functions, give them tile configs
+/// (the defaults, or `tileConfigs` entries `KIND=CONFIG` for their kinds).
+mlir::LogicalResult
+buildOutlinePipeline(mlir::OpPassManager &pm,
+                     llvm::ArrayRef<std::string> tileConfigs = {});
 /// Kernel module: block/thread tiling with producer fusion.
 mlir::LogicalResult buildTilingPipeline(mlir::OpPassManager &pm);
 /// Kernel module: one-shot bufferization, in place into destinations.

@@ -55,6 +55,17 @@ struct TileConfig {
 
   /// One-line description, e.g. `block 32x64 thread 4x4 k 16`.
   std::string str() const;
+
+  /// Parses the form `str` prints (`block 32x64 thread 4x4 k 16`; `k N` may
+  /// be left out for 0). Returns nullopt and sets `error` on bad text or on
+  /// a configuration `verify` rejects.
+  static std::optional<TileConfig> parse(llvm::StringRef text,
+                                         std::string &error);
+
+  /// This configuration for an output of `rank` dimensions: sizes given for
+  /// fewer dimensions apply to the innermost ones (outer ones get 1), sizes
+  /// for more dimensions keep the innermost `rank`.
+  TileConfig fitToRank(int64_t rank) const;
 };
 
 /// The attribute on a tiled kernel holding its launch grid: per axis (x, y,

@@ -729,13 +729,43 @@ OpLowering::Results OpLowering::lowerTrilu(dg::TriluOp trilu) {
 // Contractions and windows
 //===----------------------------------------------------------------------===//
 
+/// `acc + x * y`; float operands narrower than the accumulator (f16 or
+/// bf16 into f32) are extended first.
 static Value multiplyAdd(OpBuilder &b, Location l, Value acc, Value x,
                          Value y) {
   bool isFloat = isa<FloatType>(acc.getType());
+  if (isFloat && x.getType() != acc.getType())
+    x = arith::ExtFOp::create(b, l, acc.getType(), x);
+  if (isFloat && y.getType() != acc.getType())
+    y = arith::ExtFOp::create(b, l, acc.getType(), y);
   Value p =
       arithBinary<arith::MulFOp, arith::MulIOp>(b, l, isFloat, false, x, y);
   return arithBinary<arith::AddFOp, arith::AddIOp>(b, l, isFloat, false, acc,
                                                    p);
+}
+
+/// f16 and bf16 products accumulate in f32, as mma.sync does (and cuBLAS and
+/// onnxruntime): the accumulator for a contraction writing `init`, an f32
+/// temporary of its shape where the result is f16 or bf16, else `init`.
+static Value getAccumulator(OpBuilder &b, Location loc, Value init) {
+  auto type = cast<RankedTensorType>(init.getType());
+  Type element = type.getElementType();
+  if (!element.isF16() && !element.isBF16())
+    return init;
+  return tensor::EmptyOp::create(b, loc, tensor::getMixedSizes(b, loc, init),
+                                 b.getF32Type());
+}
+
+/// The accumulated `acc` converted into `init` (a no-op where they match).
+static Value roundInto(OpBuilder &b, Location loc, Value acc, Value init) {
+  if (acc.getType() == init.getType())
+    return acc;
+  Type element = cast<RankedTensorType>(init.getType()).getElementType();
+  return buildElementwise(
+      b, loc, ValueRange{acc}, init,
+      [&](OpBuilder &nb, Location l, ValueRange args) {
+        return Value(arith::TruncFOp::create(nb, l, element, args[0]));
+      });
 }
 
 OpLowering::Results OpLowering::lowerMatMul() {
@@ -743,13 +773,16 @@ OpLowering::Results OpLowering::lowerMatMul() {
   auto lhsType = cast<RankedTensorType>(lhs.getType());
   auto rhsType = cast<RankedTensorType>(rhs.getType());
   Value init = destination(0);
-  auto outType = cast<RankedTensorType>(init.getType());
+  Value accInit = getAccumulator(b, loc, init);
+  auto outType = cast<RankedTensorType>(accInit.getType());
   Type element = outType.getElementType();
-  Value zero = fill(b, loc, scalarConstant(b, loc, element, 0), init);
+  Value zero = fill(b, loc, scalarConstant(b, loc, element, 0), accInit);
   if (lhsType.getRank() == 2 && rhsType.getRank() == 2)
-    return SmallVector<Value>{
+    return SmallVector<Value>{roundInto(
+        b, loc,
         linalg::MatmulOp::create(b, loc, ValueRange{lhs, rhs}, ValueRange{zero})
-            .getResult(0)};
+            .getResult(0),
+        init)};
 
   // numpy matmul as a generic contraction: [batch..., m?, n?, k], a rank-1
   // operand having no m (n) dimension, batch dimensions broadcast.
@@ -799,7 +832,7 @@ OpLowering::Results OpLowering::lowerMatMul() {
         linalg::YieldOp::create(nb, l,
                                 multiplyAdd(nb, l, args[2], args[0], args[1]));
       });
-  return SmallVector<Value>{generic.getResult(0)};
+  return SmallVector<Value>{roundInto(b, loc, generic.getResult(0), init)};
 }
 
 FailureOr<OpLowering::Window>
@@ -920,7 +953,8 @@ OpLowering::Results OpLowering::lowerConv(dg::ConvOp conv) {
 
   // Accumulator: the bias broadcast along the channels, or zero.
   Value init = destination(0);
-  auto outType = cast<RankedTensorType>(init.getType());
+  Value accInit = getAccumulator(b, loc, init);
+  auto outType = cast<RankedTensorType>(accInit.getType());
   int64_t rank = outType.getRank();
   Value acc;
   if (conv.getBias()) {
@@ -929,15 +963,19 @@ OpLowering::Results OpLowering::lowerConv(dg::ConvOp conv) {
         b.getMultiDimIdentityMap(rank)};
     acc = linalg::GenericOp::create(
               b, loc, TypeRange{outType}, ValueRange{operands[2]},
-              ValueRange{init}, maps,
+              ValueRange{accInit}, maps,
               SmallVector<utils::IteratorType>(rank,
                                                utils::IteratorType::parallel),
               [](OpBuilder &nb, Location l, ValueRange args) {
-                linalg::YieldOp::create(nb, l, args[0]);
+                Value bias = args[0];
+                if (bias.getType() != args[1].getType())
+                  bias = arith::ExtFOp::create(nb, l, args[1].getType(), bias);
+                linalg::YieldOp::create(nb, l, bias);
               })
               .getResult(0);
   } else {
-    acc = fill(b, loc, scalarConstant(b, loc, element, 0), init);
+    acc = fill(b, loc, scalarConstant(b, loc, outType.getElementType(), 0),
+               accInit);
   }
 
   // Iteration space: grouped [n, g, f, o..., c, k...], else [n, f, o..., c,
@@ -992,7 +1030,7 @@ OpLowering::Results OpLowering::lowerConv(dg::ConvOp conv) {
     result =
         tensor::CollapseShapeOp::create(b, loc, outType, result, reassociation);
   }
-  return SmallVector<Value>{result};
+  return SmallVector<Value>{roundInto(b, loc, result, init)};
 }
 
 OpLowering::Results OpLowering::lowerPool(Operation *pool, bool isMax) {

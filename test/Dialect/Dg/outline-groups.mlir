@@ -49,3 +49,48 @@ func.func @two_outputs(%x: tensor<?x?xf32, #sym.shape<[B, L]>>, %y: tensor<1x?xf
   } : tensor<?x?xf32, #sym.shape<[B, L]>>, tensor<?x?xf32, #sym.shape<[B, L]>>
   return %g#0, %g#1 : tensor<?x?xf32, #sym.shape<[B, L]>>, tensor<?x?xf32, #sym.shape<[B, L]>>
 }
+
+// -----
+
+// Two same-shaped operands of one elementwise op: only one of them (the
+// later) computes in the op's slot; the other gets its own temporary, so no
+// value is overwritten while it is still read.
+// CHECK-LABEL: func.func @g0_elementwise(
+//  CHECK-SAME:     %[[X:[a-zA-Z0-9]+]]: tensor<?xf32>, %[[OUT:[a-zA-Z0-9]+]]: tensor<?xf32>
+//       CHECK:   %[[E:.+]] = tensor.empty
+//       CHECK:   %[[T:.+]] = linalg.generic {{.*}} ins(%[[X]] : tensor<?xf32>) outs(%[[E]] : tensor<?xf32>)
+//       CHECK:     math.tanh
+//       CHECK:   %[[S:.+]] = linalg.generic {{.*}} ins(%[[X]] : tensor<?xf32>) outs(%[[OUT]] : tensor<?xf32>)
+//       CHECK:     math.exp
+//       CHECK:   linalg.generic {{.*}} ins(%[[T]] : tensor<?xf32>) outs(%[[S]] : tensor<?xf32>)
+//       CHECK:     arith.subf
+sym.symbol @N range [1, 64]
+func.func @one_slot(%x: tensor<?xf32, #sym.shape<[N]>>) -> tensor<?xf32, #sym.shape<[N]>> {
+  %g = dg.fusion elementwise {
+    %0 = dg.tanh %x : tensor<?xf32, #sym.shape<[N]>> -> tensor<?xf32, #sym.shape<[N]>>
+    %1 = dg.exp %x : tensor<?xf32, #sym.shape<[N]>> -> tensor<?xf32, #sym.shape<[N]>>
+    %2 = dg.sub %0, %1 : (tensor<?xf32, #sym.shape<[N]>>, tensor<?xf32, #sym.shape<[N]>>) -> tensor<?xf32, #sym.shape<[N]>>
+    dg.yield %2 : tensor<?xf32, #sym.shape<[N]>>
+  } : tensor<?xf32, #sym.shape<[N]>>
+  return %g : tensor<?xf32, #sym.shape<[N]>>
+}
+
+// -----
+
+// f16 products accumulate in f32 (as mma.sync does); the sum is rounded to
+// f16 into the destination once.
+// CHECK-LABEL: func.func @g0_gemm(
+//  CHECK-SAME:     %[[X:[a-zA-Z0-9]+]]: tensor<?x64xf16>, %[[W:[a-zA-Z0-9]+]]: tensor<64x32xf16>, %[[OUT:[a-zA-Z0-9]+]]: tensor<?x32xf16>
+//       CHECK:   %[[ACC:.+]] = tensor.empty({{.*}}) : tensor<?x32xf32>
+//       CHECK:   %[[Z:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%[[ACC]] : tensor<?x32xf32>)
+//       CHECK:   %[[M:.+]] = linalg.matmul ins(%[[X]], %[[W]] : tensor<?x64xf16>, tensor<64x32xf16>) outs(%[[Z]] : tensor<?x32xf32>)
+//       CHECK:   linalg.generic {{.*}} ins(%[[M]] : tensor<?x32xf32>) outs(%[[OUT]] : tensor<?x32xf16>)
+//       CHECK:     arith.truncf
+sym.symbol @B range [1, 64]
+func.func @f16_gemm(%x: tensor<?x64xf16, #sym.shape<[B, 64]>>, %w: tensor<64x32xf16>) -> tensor<?x32xf16, #sym.shape<[B, 32]>> {
+  %g = dg.fusion gemm {
+    %0 = dg.matmul %x, %w {dg.backbone} : (tensor<?x64xf16, #sym.shape<[B, 64]>>, tensor<64x32xf16>) -> tensor<?x32xf16, #sym.shape<[B, 32]>>
+    dg.yield %0 : tensor<?x32xf16, #sym.shape<[B, 32]>>
+  } : tensor<?x32xf16, #sym.shape<[B, 32]>>
+  return %g : tensor<?x32xf16, #sym.shape<[B, 32]>>
+}

@@ -165,8 +165,13 @@ struct OutlineGroups final
 
     // Destination slots: yielded values write into the kernel's destination
     // arguments; a result whose single user is a same-shaped elementwise op
-    // shares that user's slot (processed in reverse).
+    // shares that user's slot (processed in reverse). Only one operand of a
+    // user takes its slot: the slot then holds one chain of values, each
+    // dead once the next is written. (Two operands sharing it would make
+    // one overwrite the other while both are live: tiling then recomputes
+    // the first for every reader, and bufferization copies.)
     DenseMap<Value, int> slotOf;
+    llvm::SmallPtrSet<Operation *, 16> slotTaken;
     SmallVector<Value> slotValue;
     SmallVector<bool> slotIsArgument;
     for (auto [i, value] : llvm::enumerate(yield.getValues())) {
@@ -188,11 +193,13 @@ struct OutlineGroups final
           Value userResult =
               user->getNumResults() == 1 ? user->getResult(0) : Value();
           if (userResult && isElementwise(user) && slotOf.count(userResult) &&
+              !slotTaken.contains(user) &&
               getKernelType(userResult.getType()) ==
                   getKernelType(result.getType()) &&
               sym::getSymbolicShape(userResult.getType()) ==
                   sym::getSymbolicShape(result.getType())) {
             slotOf[result] = slotOf[userResult];
+            slotTaken.insert(user);
             continue;
           }
         }

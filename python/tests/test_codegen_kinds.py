@@ -1,0 +1,303 @@
+# Part of dyncc, under the Apache License v2.0 with LLVM Exceptions.
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+"""CPU numerics of code generation, per kernel kind and per tile variant.
+
+Each case is a small ONNX model exercising one kind of kernel (GEMM, batched
+GEMM, conv, pooling, gather, concat/slice, pad, transpose, row and column
+reductions, broadcast elementwise). Each is compiled for the CPU target with
+the default tile configuration and with other configurations the tile search
+can emit (odd block tiles, one thread, k-steps of 1 and primes), through
+`--tile-config`. Every variant runs at 10 or more shape bindings, including
+1, primes and sizes just below and above multiples of every tile level, on
+random data, against onnxruntime.
+
+The CPU target runs the same per-block entry points over the same grid the
+GPU launches, so the block arithmetic and every masked tail are exercised.
+"""
+import re
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+import dyncc
+
+F = TensorProto.FLOAT
+I64 = TensorProto.INT64
+
+
+def _model(nodes, inputs, outputs, inits=(), opset=17):
+    graph = helper.make_graph(nodes, "kind", inputs, outputs, list(inits))
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    model.ir_version = 8
+    onnx.checker.check_model(model)
+    return model
+
+
+def _vi(name, dtype, shape):
+    return helper.make_tensor_value_info(name, dtype, shape)
+
+
+def _const(name, rng, shape, scale=1.0):
+    return numpy_helper.from_array(
+        rng.uniform(-scale, scale, size=shape).astype(np.float32), name)
+
+
+# Shape bindings: 1, primes, and sizes just off multiples of the default
+# tiles (4, 32, 64, 128) and of the alternative ones (3, 5, 8, 16, 24) and
+# k-steps (1, 5, 7, 16, 64).
+# Images [N, C, H, W]: 3x3 windows at stride 1 and 2 need H, W >= 3.
+IMAGE_SHAPES = [dict(N=n, H=h, W=w) for n, h, w in [
+    (1, 3, 3), (1, 4, 7), (2, 5, 5), (1, 17, 13), (3, 8, 9),
+    (1, 31, 6), (2, 3, 33), (1, 16, 16), (1, 11, 29), (2, 7, 4)]]
+
+
+def gemm_case():
+    nodes = [helper.make_node("MatMul", ["X", "W"], ["P"]),
+             helper.make_node("Add", ["P", "b"], ["S"]),
+             helper.make_node("Relu", ["S"], ["Y"])]
+    model = _model(nodes, [_vi("X", F, ["M", "K"]), _vi("W", F, ["K", "N"]),
+                           _vi("b", F, ["N"])], [_vi("Y", F, ["M", "N"])])
+    shapes = [dict(M=m, K=k, N=n) for m, k, n in [
+        (1, 1, 1), (2, 3, 5), (7, 13, 11), (31, 16, 63), (32, 17, 64),
+        (33, 15, 65), (1, 100, 3), (64, 64, 129), (97, 31, 1), (5, 257, 17),
+        (65, 7, 127)]]
+
+    def feeds(s, rng):
+        return {"X": rng.uniform(-1, 1, (s["M"], s["K"])),
+                "W": rng.uniform(-1, 1, (s["K"], s["N"])),
+                "b": rng.uniform(-1, 1, (s["N"],))}
+    return model, shapes, feeds
+
+
+def batched_gemm_case():
+    nodes = [helper.make_node("MatMul", ["X", "W"], ["P"]),
+             helper.make_node("Mul", ["P", "s"], ["Y"])]
+    model = _model(nodes, [_vi("X", F, ["B", "M", "K"]),
+                           _vi("W", F, ["B", "K", 24]), _vi("s", F, [24])],
+                   [_vi("Y", F, ["B", "M", 24])])
+    shapes = [dict(B=b, M=m, K=k) for b, m, k in [
+        (1, 1, 1), (2, 7, 3), (3, 31, 16), (1, 33, 17), (5, 1, 64),
+        (2, 65, 5), (7, 2, 29), (1, 96, 11), (4, 13, 33), (3, 64, 1)]]
+
+    def feeds(s, rng):
+        return {"X": rng.uniform(-1, 1, (s["B"], s["M"], s["K"])),
+                "W": rng.uniform(-1, 1, (s["B"], s["K"], 24)),
+                "s": rng.uniform(-2, 2, (24,))}
+    return model, shapes, feeds
+
+
+def conv_case():
+    rng = np.random.default_rng(7)
+    nodes = [
+        helper.make_node("Conv", ["X", "W1", "b1"], ["C1"], pads=[1, 1, 1, 1],
+                         kernel_shape=[3, 3]),
+        helper.make_node("Relu", ["C1"], ["R1"]),
+        helper.make_node("Conv", ["R1", "W2"], ["Y"], strides=[2, 2],
+                         kernel_shape=[3, 3], pads=[0, 1, 0, 1]),
+    ]
+    model = _model(nodes, [_vi("X", F, ["N", 3, "H", "W"])],
+                   [_vi("Y", F, ["N", 5, "OH", "OW"])],
+                   [_const("W1", rng, (6, 3, 3, 3)), _const("b1", rng, (6,)),
+                    _const("W2", rng, (5, 6, 3, 3))])
+    shapes = IMAGE_SHAPES
+
+    def feeds(s, rng):
+        return {"X": rng.uniform(-1, 1, (s["N"], 3, s["H"], s["W"]))}
+    return model, shapes, feeds
+
+
+def pool_case():
+    nodes = [
+        helper.make_node("MaxPool", ["X"], ["P"], kernel_shape=[3, 3],
+                         strides=[2, 2], pads=[1, 1, 1, 1]),
+        helper.make_node("AveragePool", ["X"], ["Q"], kernel_shape=[2, 3],
+                         strides=[1, 2]),
+    ]
+    model = _model(nodes, [_vi("X", F, ["N", 4, "H", "W"])],
+                   [_vi("P", F, ["N", 4, "PH", "PW"]), _vi("Q", F, ["N", 4, "QH", "QW"])])
+    shapes = IMAGE_SHAPES
+
+    def feeds(s, rng):
+        return {"X": rng.uniform(-1, 1, (s["N"], 4, s["H"], s["W"]))}
+    return model, shapes, feeds
+
+
+def gather_case():
+    rng = np.random.default_rng(3)
+    nodes = [helper.make_node("Gather", ["E", "ids"], ["G"]),
+             helper.make_node("Add", ["G", "pos"], ["Y"])]
+    model = _model(nodes, [_vi("ids", I64, ["B", "L"]), _vi("pos", F, ["L", 12])],
+                   [_vi("Y", F, ["B", "L", 12])], [_const("E", rng, (50, 12))])
+    shapes = [dict(B=b, L=l) for b, l in [
+        (1, 1), (2, 3), (1, 7), (3, 31), (1, 33), (5, 64), (2, 65),
+        (1, 127), (7, 2), (4, 129)]]
+
+    def feeds(s, rng):
+        return {"ids": rng.integers(0, 50, (s["B"], s["L"])),
+                "pos": rng.uniform(-1, 1, (s["L"], 12))}
+    return model, shapes, feeds
+
+
+def concat_slice_case():
+    axes = numpy_helper.from_array(np.array([1, 2], np.int64), "axes")
+    starts = numpy_helper.from_array(np.array([1, 2], np.int64), "starts")
+    ends = numpy_helper.from_array(np.array([1 << 30, 11], np.int64), "ends")
+    steps = numpy_helper.from_array(np.array([1, 2], np.int64), "steps")
+    nodes = [helper.make_node("Concat", ["A", "C"], ["K"], axis=2),
+             helper.make_node("Slice", ["K", "starts", "ends", "axes", "steps"],
+                              ["S"]),
+             helper.make_node("Neg", ["S"], ["Y"])]
+    model = _model(nodes, [_vi("A", F, ["B", "L", 8]), _vi("C", F, ["B", "L", 5])],
+                   [_vi("Y", F, ["B", "L1", 6])], [axes, starts, ends, steps])
+    shapes = [dict(B=b, L=l) for b, l in [
+        (1, 2), (2, 3), (1, 7), (3, 31), (1, 33), (5, 64), (2, 65),
+        (1, 128), (7, 6), (4, 130)]]
+
+    def feeds(s, rng):
+        return {"A": rng.uniform(-1, 1, (s["B"], s["L"], 8)),
+                "C": rng.uniform(-1, 1, (s["B"], s["L"], 5))}
+    return model, shapes, feeds
+
+
+def pad_transpose_case():
+    pads = numpy_helper.from_array(np.array([0, 2, 1, 0, 1, 3], np.int64), "pads")
+    value = numpy_helper.from_array(np.array(0.5, np.float32), "value")
+    nodes = [helper.make_node("Pad", ["X", "pads", "value"], ["P"]),
+             helper.make_node("Transpose", ["P"], ["Y"], perm=[0, 2, 1])]
+    model = _model(nodes, [_vi("X", F, ["B", "L", "D"])], [_vi("Y", F, ["B", "D2", "L2"])],
+                   [pads, value])
+    shapes = [dict(B=b, L=l, D=d) for b, l, d in [
+        (1, 1, 1), (2, 3, 5), (1, 7, 13), (3, 31, 4), (1, 33, 127),
+        (2, 64, 3), (1, 65, 129), (4, 2, 61), (1, 127, 17), (2, 5, 128)]]
+
+    def feeds(s, rng):
+        return {"X": rng.uniform(-1, 1, (s["B"], s["L"], s["D"]))}
+    return model, shapes, feeds
+
+
+def row_reduce_case():
+    nodes = [helper.make_node("Softmax", ["X"], ["Y"], axis=-1),
+             helper.make_node("LayerNormalization", ["X", "g", "beta"], ["Z"],
+                              axis=-1, epsilon=1e-5)]
+    model = _model(nodes, [_vi("X", F, ["B", "L", "D"]), _vi("g", F, ["D"]),
+                           _vi("beta", F, ["D"])],
+                   [_vi("Y", F, ["B", "L", "D"]), _vi("Z", F, ["B", "L", "D"])])
+    shapes = [dict(B=b, L=l, D=d) for b, l, d in [
+        (1, 1, 1), (2, 3, 5), (1, 7, 13), (3, 31, 64), (1, 5, 65),
+        (2, 4, 63), (1, 9, 129), (4, 2, 127), (1, 3, 300), (2, 5, 2)]]
+
+    def feeds(s, rng):
+        return {"X": rng.uniform(-3, 3, (s["B"], s["L"], s["D"])),
+                "g": rng.uniform(0.5, 1.5, (s["D"],)),
+                "beta": rng.uniform(-1, 1, (s["D"],))}
+    return model, shapes, feeds
+
+
+def column_reduce_case():
+    axis0 = numpy_helper.from_array(np.array([0], np.int64), "axis0")
+    nodes = [helper.make_node("ReduceSum", ["X", "axis0"], ["S"], keepdims=0),
+             helper.make_node("ReduceMax", ["T"], ["Y"], axes=[1], keepdims=1)]
+    model = _model(nodes, [_vi("X", F, ["M", "N"]), _vi("T", F, ["B", "L", "D"])],
+                   [_vi("S", F, ["N"]), _vi("Y", F, ["B", 1, "D"])], [axis0])
+    shapes = [dict(M=m, N=n, B=b, L=m, D=n) for m, n, b in [
+        (1, 1, 1), (2, 3, 2), (7, 13, 1), (31, 64, 3), (65, 5, 1),
+        (64, 63, 2), (129, 1, 1), (3, 127, 2), (300, 17, 1), (5, 129, 3)]]
+
+    def feeds(s, rng):
+        return {"X": rng.uniform(-1, 1, (s["M"], s["N"])),
+                "T": rng.uniform(-1, 1, (s["B"], s["L"], s["D"]))}
+    return model, shapes, feeds
+
+
+def broadcast_case():
+    nodes = [helper.make_node("Mul", ["X", "s"], ["A"]),
+             helper.make_node("Add", ["A", "Z"], ["C"]),
+             helper.make_node("Erf", ["C"], ["E"]),
+             helper.make_node("Sigmoid", ["E"], ["G"]),
+             helper.make_node("Tanh", ["C"], ["H"]),
+             helper.make_node("Sub", ["G", "H"], ["Y"])]
+    model = _model(nodes, [_vi("X", F, ["B", "L", "D"]), _vi("s", F, ["D"]),
+                           _vi("Z", F, ["B", 1, "D"])], [_vi("Y", F, ["B", "L", "D"])])
+    shapes = [dict(B=b, L=l, D=d) for b, l, d in [
+        (1, 1, 1), (2, 3, 5), (1, 7, 13), (3, 31, 4), (1, 33, 127),
+        (2, 64, 3), (1, 65, 129), (4, 2, 61), (1, 5, 512), (2, 5, 128)]]
+
+    def feeds(s, rng):
+        return {"X": rng.uniform(-2, 2, (s["B"], s["L"], s["D"])),
+                "s": rng.uniform(-2, 2, (s["D"],)),
+                "Z": rng.uniform(-1, 1, (s["B"], 1, s["D"]))}
+    return model, shapes, feeds
+
+
+# Alternative configurations per kernel kind, beside the default: odd block
+# tiles, several elements per thread, one thread, k-steps of 1 and primes.
+GEMM_CONFIGS = [None, "block 16x8 thread 2x2 k 5", "block 8x24 thread 8x3 k 1",
+                "block 1x1 thread 1x1 k 7"]
+OTHER_CONFIGS = [None, "block 3x5 thread 1x5 k 3", "block 2x16 thread 2x1 k 1",
+                 "block 1x1 thread 1x1 k 7"]
+
+CASES = {
+    "gemm": (gemm_case, ["gemm"]),
+    "batched_gemm": (batched_gemm_case, ["gemm"]),
+    "conv": (conv_case, ["conv"]),
+    "pool": (pool_case, ["reduce", "data_movement", "elementwise"]),
+    "gather": (gather_case, ["data_movement", "elementwise"]),
+    "concat_slice": (concat_slice_case, ["data_movement", "elementwise"]),
+    "pad_transpose": (pad_transpose_case, ["data_movement", "elementwise"]),
+    "row_reduce": (row_reduce_case, ["reduce"]),
+    "column_reduce": (column_reduce_case, ["reduce"]),
+    "broadcast": (broadcast_case, ["elementwise"]),
+}
+
+
+def _variants():
+    for name, (_, kinds) in CASES.items():
+        configs = GEMM_CONFIGS if kinds[0] in ("gemm", "conv") else OTHER_CONFIGS
+        for i, config in enumerate(configs):
+            yield pytest.param(name, config, id=f"{name}-{'default' if config is None else f'v{i}'}")
+
+
+@pytest.fixture(scope="module")
+def ort():
+    return pytest.importorskip("onnxruntime")
+
+
+@pytest.mark.parametrize("case,config", list(_variants()))
+def test_kind_variant_matches_onnxruntime(tmp_path, ort, case, config):
+    build, kinds = CASES[case]
+    model, shapes, make_feeds = build()
+    assert len(shapes) >= 10
+    path = tmp_path / f"{case}.onnx"
+    onnx.save(model, str(path))
+    tile_configs = {k: config for k in kinds} if config else None
+    art_path = dyncc.compile(path, tmp_path / f"{case}.dyncc", targets=["cpu"],
+                             dims={s: (1, 512) for s in shapes[0]},
+                             tile_configs=tile_configs)
+    if config:
+        # The variant is the one asked for: the manifest records it (fitted
+        # to each kernel's rank: its innermost sizes and its k-step).
+        words = config.split()
+        pattern = (r'"config":\s*"block (\d+x)*%s thread (\d+x)*%s k %s"' % (
+            words[1].split("x")[-1], words[3].split("x")[-1], words[5]))
+        assert re.search(pattern.encode(), art_path.read_bytes()), pattern
+    art = dyncc.load(art_path)
+    session = art.session("cpu")
+    ref = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    names = [o.name for o in model.graph.output]
+    nonzero = {name: False for name in names}
+    for shape in shapes:
+        rng = np.random.default_rng(sum(shape.values()) * 31 + len(case))
+        feeds = {k: (v.astype(np.float32) if v.dtype == np.float64 else v)
+                 for k, v in make_feeds(shape, rng).items()}
+        got = session.run(feeds)
+        want = ref.run(names, feeds)
+        for name, w in zip(names, want):
+            g = got[name]
+            nonzero[name] |= bool(np.abs(w).max() > 0)
+            assert g.shape == w.shape, f"{case} {shape} {name}: {g.shape} vs {w.shape}"
+            np.testing.assert_allclose(
+                g, w, rtol=1e-4, atol=1e-5 * max(1.0, float(np.abs(w).max())),
+                err_msg=f"{case} [{config or 'default'}] {name} at {shape}")
+    assert all(nonzero.values()), f"{case}: an output is zero at every shape"
