@@ -487,6 +487,210 @@ static LogicalResult tileReductions(RewriterBase &rewriter, Operation *scope,
   return success();
 }
 
+//===----------------------------------------------------------------------===//
+// Divisibility
+//===----------------------------------------------------------------------===//
+
+/// The largest divisor known of index value `v` (1 when none): constants,
+/// kernel arguments with `dyncc.divisor`, dimensions of tensor arguments
+/// with `dyncc.dim_divisors` (OutlineGroups records both from the symbols'
+/// facts), and products and sums of those.
+static int64_t getKnownDivisor(Value v, int depth = 0);
+
+/// The largest divisor known of dimension `d` of `tensor`, through the
+/// destinations, empties, casts and slices it is made from.
+static int64_t getDimDivisor(Value tensor, int64_t d, int depth) {
+  auto type = cast<RankedTensorType>(tensor.getType());
+  if (!type.isDynamicDim(d))
+    return std::max<int64_t>(1, type.getDimSize(d));
+  if (depth > 8)
+    return 1;
+  if (auto arg = dyn_cast<BlockArgument>(tensor)) {
+    auto func = dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp());
+    if (!func || arg.getOwner() != &func.getBody().front())
+      return 1;
+    auto divisors = func.getArgAttrOfType<DenseI64ArrayAttr>(
+        arg.getArgNumber(), "dyncc.dim_divisors");
+    if (!divisors || d >= (int64_t)divisors.size())
+      return 1;
+    return std::max<int64_t>(1, divisors[d]);
+  }
+  Operation *def = tensor.getDefiningOp();
+  if (auto dps = dyn_cast<DestinationStyleOpInterface>(def))
+    return getDimDivisor(dps.getTiedOpOperand(cast<OpResult>(tensor))->get(), d,
+                         depth + 1);
+  if (auto empty = dyn_cast<tensor::EmptyOp>(def))
+    return getKnownDivisor(empty.getDynamicSize(d), depth + 1);
+  if (auto castOp = dyn_cast<tensor::CastOp>(def))
+    return getDimDivisor(castOp.getSource(), d, depth + 1);
+  if (auto slice = dyn_cast<tensor::ExtractSliceOp>(def)) {
+    if (slice.getSourceType().getRank() != type.getRank())
+      return 1;
+    OpFoldResult size = slice.getMixedSizes()[d];
+    if (auto v = dyn_cast<Value>(size))
+      return getKnownDivisor(v, depth + 1);
+    return std::max<int64_t>(1, *getConstantIntValue(size));
+  }
+  return 1;
+}
+
+static int64_t getKnownDivisor(Value v, int depth) {
+  APInt constant;
+  if (matchPattern(v, m_ConstantInt(&constant)))
+    return constant.getSExtValue() > 0 ? constant.getSExtValue() : 1;
+  if (depth > 8)
+    return 1;
+  auto argDivisor = [](BlockArgument arg, StringRef name) -> Attribute {
+    auto func = dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp());
+    if (!func || arg.getOwner() != &func.getBody().front())
+      return nullptr;
+    return func.getArgAttr(arg.getArgNumber(), name);
+  };
+  if (auto arg = dyn_cast<BlockArgument>(v)) {
+    if (auto d =
+            dyn_cast_or_null<IntegerAttr>(argDivisor(arg, "dyncc.divisor")))
+      return d.getInt();
+    return 1;
+  }
+  if (auto dim = v.getDefiningOp<tensor::DimOp>()) {
+    std::optional<int64_t> index = dim.getConstantIndex();
+    return index ? getDimDivisor(dim.getSource(), *index, depth + 1) : 1;
+  }
+  if (auto mul = v.getDefiningOp<arith::MulIOp>()) {
+    int64_t product;
+    if (llvm::MulOverflow(getKnownDivisor(mul.getLhs(), depth + 1),
+                          getKnownDivisor(mul.getRhs(), depth + 1), product))
+      return 1;
+    return product;
+  }
+  if (auto add = v.getDefiningOp<arith::AddIOp>())
+    return std::gcd(getKnownDivisor(add.getLhs(), depth + 1),
+                    getKnownDivisor(add.getRhs(), depth + 1));
+  return 1;
+}
+
+/// Whether index values `a` and `b` are equal: the same value, or the same
+/// dimension of the same tensor (tiling reads a dimension more than once).
+static bool isSameIndex(Value a, Value b) {
+  if (a == b)
+    return true;
+  auto da = a.getDefiningOp<tensor::DimOp>();
+  auto db = b.getDefiningOp<tensor::DimOp>();
+  return da && db && da.getSource() == db.getSource() &&
+         da.getConstantIndex() &&
+         da.getConstantIndex() == db.getConstantIndex();
+}
+
+/// Replaces the clamp `min(step, ub - iv)` of a tile loop from 0 to `ub` by
+/// `step` where `ub` is known to be a multiple of `step`: every tile is then
+/// full, its sizes become static, and the masked tail code disappears.
+/// Returns true if any clamp was replaced.
+static bool dropDivisibleClamps(RewriterBase &rewriter, Operation *scope) {
+  SmallVector<affine::AffineMinOp> clamps;
+  scope->walk([&](affine::AffineMinOp op) { clamps.push_back(op); });
+  bool changed = false;
+  for (affine::AffineMinOp clamp : clamps) {
+    AffineMap map = clamp.getAffineMap();
+    if (map.getNumResults() != 2)
+      continue;
+    ValueRange operands = clamp.getOperands();
+    auto operandExpr = [&](unsigned i) -> AffineExpr {
+      return i < map.getNumDims() ? getAffineDimExpr(i, clamp.getContext())
+                                  : getAffineSymbolExpr(i - map.getNumDims(),
+                                                        clamp.getContext());
+    };
+    bool replaced = false;
+    for (unsigned r = 0; r < 2 && !replaced; ++r) {
+      auto step = dyn_cast<AffineConstantExpr>(map.getResult(r));
+      AffineExpr rest = map.getResult(1 - r);
+      if (!step || step.getValue() <= 0)
+        continue;
+      for (unsigned iv = 0; iv < operands.size() && !replaced; ++iv) {
+        // A loop induction variable from 0 in steps of `step`.
+        auto arg = dyn_cast<BlockArgument>(operands[iv]);
+        if (!arg)
+          continue;
+        Operation *loop = arg.getOwner()->getParentOp();
+        std::optional<OpFoldResult> lb, st, ub;
+        if (auto forall = dyn_cast<scf::ForallOp>(loop)) {
+          unsigned pos = arg.getArgNumber();
+          if (pos >= forall.getRank())
+            continue;
+          lb = forall.getMixedLowerBound()[pos];
+          st = forall.getMixedStep()[pos];
+          ub = forall.getMixedUpperBound()[pos];
+        } else if (auto forOp = dyn_cast<scf::ForOp>(loop)) {
+          if (arg != forOp.getInductionVar())
+            continue;
+          lb = forOp.getLowerBound();
+          st = forOp.getStep();
+          ub = forOp.getUpperBound();
+        } else {
+          continue;
+        }
+        if (getConstantIntValue(*lb) != 0 ||
+            getConstantIntValue(*st) != step.getValue())
+          continue;
+        auto ubValue = dyn_cast<Value>(*ub);
+        if (!ubValue || getKnownDivisor(ubValue) % step.getValue() != 0)
+          continue;
+        for (unsigned u = 0; u < operands.size() && !replaced; ++u) {
+          if (!isSameIndex(operands[u], ubValue) ||
+              simplifyAffineExpr(rest - (operandExpr(u) - operandExpr(iv)),
+                                 map.getNumDims(), map.getNumSymbols()) !=
+                  getAffineConstantExpr(0, clamp.getContext()))
+            continue;
+          rewriter.setInsertionPoint(clamp);
+          rewriter.replaceOpWithNewOp<arith::ConstantIndexOp>(clamp,
+                                                              step.getValue());
+          replaced = true;
+        }
+      }
+    }
+    changed |= replaced;
+  }
+  if (!changed)
+    return false;
+  // Static tile sizes propagate into the slices' types and the inner loops.
+  MLIRContext *ctx = scope->getContext();
+  RewritePatternSet patterns(ctx);
+  for (Dialect *dialect : ctx->getLoadedDialects())
+    dialect->getCanonicalizationPatterns(patterns);
+  for (RegisteredOperationName op : ctx->getRegisteredOperations())
+    op.getCanonicalizationPatterns(patterns, ctx);
+  (void)applyPatternsGreedily(scope, std::move(patterns));
+  return true;
+}
+
+/// The outermost tile loop around `op` (its block forall), or null.
+static Operation *getBlockLoop(Operation *op) {
+  Operation *outer = nullptr;
+  for (auto f = op->getParentOfType<scf::ForallOp>(); f;
+       f = f->getParentOfType<scf::ForallOp>())
+    outer = f;
+  return outer;
+}
+
+/// dropDivisibleClamps inside the block loop of tiled `root`, returning
+/// `root` as it is afterwards (the canonicalization that makes sizes static
+/// may rebuild it). Nothing outside the loop changes: the roots still to be
+/// tiled stay as they are.
+static TilingInterface dropClampsKeeping(RewriterBase &rewriter,
+                                         TilingInterface root) {
+  Operation *scope = getBlockLoop(root);
+  if (!scope)
+    return root;
+  constexpr StringLiteral mark = "__dyncc.tiled_root";
+  root->setAttr(mark, rewriter.getUnitAttr());
+  if (dropDivisibleClamps(rewriter, scope))
+    scope->walk([&](TilingInterface op) {
+      if (op->hasAttr(mark))
+        root = op;
+    });
+  root->removeAttr(mark);
+  return root;
+}
+
 struct TileAndFuse final : ::dyncc::impl::TileAndFusePassBase<TileAndFuse> {
   using Base::Base;
 
@@ -585,15 +789,19 @@ struct TileAndFuse final : ::dyncc::impl::TileAndFusePassBase<TileAndFuse> {
           tileLevel(rewriter, root, blockSizes, /*threads=*/false, deferPads);
       if (failed(blockRoot))
         return signalPassFailure();
+      blockRoot = dropClampsKeeping(rewriter, *blockRoot);
       FailureOr<TilingInterface> threadRoot = tileLevel(
           rewriter, *blockRoot, threadSizes, /*threads=*/true, deferPads);
       if (failed(threadRoot))
         return signalPassFailure();
+      threadRoot = dropClampsKeeping(rewriter, *threadRoot);
       Operation *scope = (*threadRoot)->getParentOfType<scf::ForallOp>();
       if (config->kStep > 0 &&
           failed(tileReductions(rewriter, scope ? scope : func.getOperation(),
                                 config->kStep)))
         return signalPassFailure();
+      if (Operation *blockLoop = scope ? getBlockLoop(scope) : nullptr)
+        dropDivisibleClamps(rewriter, blockLoop);
     }
     // Loop bounds read dimensions of whole tensors (a padded input's); in
     // terms of the kernel's arguments instead, so nothing outside the tile

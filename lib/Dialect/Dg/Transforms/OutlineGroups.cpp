@@ -47,6 +47,12 @@ struct OutlineGroups final
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SymbolTable symbolTable(module);
+    for (auto symbol : module.getOps<sym::SymbolOp>()) {
+      SymbolFacts &f = facts[symbol.getSymName().str()];
+      f.min = symbol.getMin();
+      f.max = symbol.getMax();
+      f.divisor = symbol.getDivisor().value_or(1);
+    }
     SmallVector<FusionOp> groups;
     module.walk([&](FusionOp group) { groups.push_back(group); });
     unsigned index = 0;
@@ -54,6 +60,42 @@ struct OutlineGroups final
       if (failed(outline(group, index++, symbolTable)))
         return signalPassFailure();
   }
+
+  /// Records what the symbols' facts say about divisibility on the kernel's
+  /// arguments, for code generation to drop the clamps of tiles that divide
+  /// evenly: `dyncc.divisor` on a symbol argument, and per dimension of a
+  /// tensor argument `dyncc.dim_divisors` (the largest known divisor of its
+  /// symbolic size; 1 when none is known).
+  void annotateDivisors(func::FuncOp kernel, ArrayRef<std::string> symbolNames,
+                        ArrayRef<Value> inputs, TypeRange resultTypes) {
+    Builder b(kernel.getContext());
+    for (auto [i, name] : llvm::enumerate(symbolNames)) {
+      int64_t divisor = knownDivisor(DimExpr::symbol(name), facts);
+      if (divisor > 1)
+        kernel.setArgAttr(i, "dyncc.divisor", b.getI64IntegerAttr(divisor));
+    }
+    SmallVector<Type> tensorTypes;
+    for (Value input : inputs)
+      tensorTypes.push_back(input.getType());
+    tensorTypes.append(resultTypes.begin(), resultTypes.end());
+    for (auto [i, type] : llvm::enumerate(tensorTypes)) {
+      std::optional<SmallVector<DimExpr>> shape = sym::getSymbolicShape(type);
+      if (!shape)
+        continue;
+      SmallVector<int64_t> divisors;
+      bool any = false;
+      for (const DimExpr &dim : *shape) {
+        divisors.push_back(dim.isConstant() ? 1 : knownDivisor(dim, facts));
+        any |= divisors.back() > 1;
+      }
+      if (any)
+        kernel.setArgAttr(symbolNames.size() + i, "dyncc.dim_divisors",
+                          b.getDenseI64ArrayAttr(divisors));
+    }
+  }
+
+  /// Facts of the module's symbols.
+  FactsMap facts;
 
   /// Whether `use` reads its operand only for its contents (a shape, slice
   /// bounds, pads, scales) or as a splat scalar of an elementwise op: then
@@ -138,6 +180,8 @@ struct OutlineGroups final
         func::FuncOp::create(builder, group.getLoc(), name,
                              builder.getFunctionType(argTypes, resultTypes));
     symbolTable.insert(kernel);
+    annotateDivisors(kernel, symbolNames, inputs.getArrayRef(),
+                     group.getResultTypes());
     kernel->setAttr("dyncc.kernel", builder.getUnitAttr());
     kernel->setAttr("dyncc.kind", builder.getStringAttr(
                                       stringifyFusionKind(group.getKind())));
