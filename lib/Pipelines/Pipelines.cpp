@@ -148,6 +148,10 @@ LogicalResult dyncc::buildCpuLoweringPipeline(OpPassManager &pm) {
   return addPipeline(
       pm, "func.func(convert-linalg-to-loops),lower-affine,"
           "expand-strided-metadata,lower-affine,convert-scf-to-cf,"
+          "math-extend-to-supported-types{target-type=f32},"
+          "arith-emulate-unsupported-floats{source-types=f16,bf16 "
+          "target-type=f32},arith-expand{include-bf16=true},"
+          "dyncc-expand-half-conversions,"
           "canonicalize,cse,convert-math-to-llvm,finalize-memref-to-llvm,"
           "convert-arith-to-llvm,convert-index-to-llvm,convert-func-to-llvm,"
           "convert-cf-to-llvm,reconcile-unrealized-casts");

@@ -330,3 +330,44 @@ def test_divisible_variant_matches_onnxruntime(tmp_path, ort, config):
         np.testing.assert_allclose(got, want, rtol=1e-4,
                                    atol=1e-5 * max(1.0, float(np.abs(want).max())),
                                    err_msg=f"[{config or 'default'}] at {shape}")
+
+
+def test_half_conversions_are_exact(tmp_path):
+    """f16 <-> f32 on the host (integer code, no libgcc call: see
+    test_host_kernels.py): widening every one of the 65536 f16 values, and
+    narrowing with round-to-nearest-even at the halfway points, the
+    subnormal range, the overflow threshold, infinities and NaN, bit for bit
+    against numpy."""
+    nodes = [helper.make_node("Cast", ["H"], ["W"], to=TensorProto.FLOAT),
+             helper.make_node("Cast", ["F"], ["N"], to=TensorProto.FLOAT16)]
+    model = _model(nodes, [_vi("H", TensorProto.FLOAT16, ["A"]), _vi("F", F, ["B"])],
+                   [_vi("W", F, ["A"]), _vi("N", TensorProto.FLOAT16, ["B"])])
+    path = tmp_path / "casts.onnx"
+    onnx.save(model, str(path))
+    art = dyncc.compile(path, tmp_path / "casts.dyncc", targets=["cpu"],
+                        dims={"A": (1, 1 << 17), "B": (1, 1 << 21)})
+    halves = np.arange(1 << 16, dtype=np.uint32).astype(np.uint16).view(np.float16)
+    # Every f16 and its neighbours halfway above and below in f32, plus
+    # random f32 over the whole exponent range.
+    wide = halves[np.isfinite(halves)].astype(np.float32)
+    up = np.nextafter(wide, np.float32(np.inf))
+    mid = ((wide.astype(np.float64) + np.roll(wide, -1).astype(np.float64)) / 2).astype(np.float32)
+    rng = np.random.default_rng(0)
+    randoms = rng.uniform(-1, 1, 1 << 16).astype(np.float32) * np.exp2(
+        rng.integers(-30, 20, 1 << 16)).astype(np.float32)
+    floats = np.concatenate([wide, up, mid, randoms, np.array(
+        [np.inf, -np.inf, np.nan, 65519.996, 65520.0, 65536.0, 1e30, 2.0 ** -25,
+         2.0 ** -24 * 1.5, 5.96e-8], np.float32)])
+    out = dyncc.load(art).session("cpu").run({"H": halves, "F": floats})
+    want_w = halves.astype(np.float32)
+    got_w = out["W"]
+    assert np.array_equal(np.isnan(got_w), np.isnan(want_w))
+    ok = ~np.isnan(want_w)
+    assert np.array_equal(got_w[ok].view(np.uint32), want_w[ok].view(np.uint32))
+    with np.errstate(over="ignore"):
+        want_n = floats.astype(np.float16)
+    got_n = out["N"]
+    assert np.array_equal(np.isnan(got_n), np.isnan(want_n))
+    ok = ~np.isnan(want_n)
+    bad = np.nonzero(got_n[ok].view(np.uint16) != want_n[ok].view(np.uint16))[0]
+    assert bad.size == 0, (floats[ok][bad[:5]], got_n[ok][bad[:5]], want_n[ok][bad[:5]])

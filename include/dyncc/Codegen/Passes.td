@@ -58,6 +58,20 @@ def ApproximateMathPass : Pass<"dyncc-approximate-math"> {
                            "::mlir::vector::VectorDialect"];
 }
 
+def ExpandHalfConversionsPass : Pass<"dyncc-expand-half-conversions"> {
+  let summary = "Convert between f16 and f32 with integer operations";
+  let description = [{
+    On a CPU without F16C, LLVM lowers `arith.extf` f16 to f32 and
+    `arith.truncf` f32 to f16 to calls into libgcc or compiler-rt
+    (`__extendhfsf2`, `__truncsfhf2`); host kernels may depend on libc and
+    libm only. This pass writes both conversions as integer operations on
+    the bits: exact widening (subnormals, infinities and NaNs included) and
+    narrowing rounded to nearest even, overflowing to infinity, NaN kept a
+    quiet NaN. Scalars only: the kernels are not vectorized.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
 def MapForallToGridPass : Pass<"dyncc-map-forall-to-grid", "mlir::ModuleOp"> {
   let summary = "Turn block/thread foralls into a GPU kernel or a CPU block entry";
   let description = [{

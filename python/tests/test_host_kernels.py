@@ -1,0 +1,91 @@
+# Part of dyncc, under the Apache License v2.0 with LLVM Exceptions.
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+"""The host kernel library of an artifact (section `cpu.so`) depends on libc
+and libm only: no MLIR run-time library (a non-contiguous memref.copy would
+call `memrefCopy`), no allocator in a kernel (a temporary left as
+memref.alloc would call `malloc`), no C++ run-time. Checked with `nm -u` on
+artifacts of every kernel kind and of the real models that compile."""
+import shutil
+import struct
+import subprocess
+
+import pytest
+
+import dyncc
+from conftest import SHARED_MODELS, require
+from test_codegen_kinds import CASES
+
+# What generated kernels may call: libm's functions, and the libc memory
+# routines LLVM emits for copies and fills.
+ALLOWED = {
+    "memcpy", "memmove", "memset",
+    "expf", "exp", "logf", "log", "log1pf", "expm1f", "sqrtf", "sqrt",
+    "tanhf", "tanh", "powf", "pow", "erff", "erf", "sinf", "cosf",
+    "floorf", "ceilf", "roundf", "fabsf", "fmaf", "fmodf", "rintf",
+    "nearbyintf", "truncf", "atanf", "atan2f", "log2f", "log10f", "exp2f",
+    "cbrtf", "roundevenf",
+}
+
+
+def sections(path):
+    data = path.read_bytes()
+    count, table = struct.unpack_from("<I4xQ", data, 32)
+    out = {}
+    for i in range(count):
+        name, offset, size = struct.unpack_from("<40sQQ", data, table + 64 * i)
+        out[name.rstrip(b"\0").decode()] = data[offset:offset + size]
+    return out
+
+
+def undefined_symbols(so_bytes, tmp_path):
+    so = tmp_path / "kernels.so"
+    so.write_bytes(so_bytes)
+    proc = subprocess.run(["nm", "-u", "-D", str(so)], capture_output=True,
+                          text=True, check=True)
+    names = set()
+    for line in proc.stdout.splitlines():
+        name = line.split()[-1].split("@")[0]
+        if name.startswith("__") and name in ("__cxa_finalize", "__gmon_start__"):
+            continue  # weak references every shared object carries
+        names.add(name)
+    return names
+
+
+def artifacts(tmp_path_factory):
+    out = []
+    work = tmp_path_factory.mktemp("nm")
+    import onnx
+    for name, (build, _) in CASES.items():
+        model, shapes, _ = build()
+        path = work / f"{name}.onnx"
+        onnx.save(model, str(path))
+        out.append(dyncc.compile(path, work / f"{name}.dyncc", targets=["cpu"],
+                                 dims={s: (1, 512) for s in shapes[0]}))
+    for model in sorted(SHARED_MODELS.glob("*.onnx")):
+        try:
+            out.append(dyncc.compile(model, work / f"{model.stem}.dyncc",
+                                     targets=["cpu"]))
+        except dyncc.DynccError:
+            pass  # refused: test_shared_models checks the refusal
+    return out
+
+
+def test_host_kernels_need_only_libc_and_libm(tmp_path, tmp_path_factory):
+    require(shutil.which("nm") is not None, "nm (binutils) is not installed")
+    arts = artifacts(tmp_path_factory)
+    assert len(arts) >= len(CASES)
+    for art in arts:
+        so = sections(art).get("cpu.so")
+        assert so, f"{art.name}: no cpu.so section"
+        extra = undefined_symbols(so, tmp_path) - ALLOWED
+        assert not extra, f"{art.name}: host kernels call {sorted(extra)}"
+
+
+def test_the_check_catches_a_foreign_symbol(tmp_path):
+    """The check itself can fail: a library that calls malloc is caught."""
+    require(shutil.which("cc") is not None, "no C compiler")
+    src = tmp_path / "k.c"
+    src.write_text("#include <stdlib.h>\nvoid *k(long n) { return malloc(n); }\n")
+    so = tmp_path / "k.so"
+    subprocess.run(["cc", "-shared", "-fPIC", str(src), "-o", str(so)], check=True)
+    assert "malloc" in undefined_symbols(so.read_bytes(), tmp_path) - ALLOWED
