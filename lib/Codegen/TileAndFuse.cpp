@@ -491,101 +491,40 @@ static LogicalResult tileReductions(RewriterBase &rewriter, Operation *scope,
 // Divisibility
 //===----------------------------------------------------------------------===//
 
-/// The largest divisor known of index value `v` (1 when none): constants,
-/// kernel arguments with `dyncc.divisor`, dimensions of tensor arguments
-/// with `dyncc.dim_divisors` (OutlineGroups records both from the symbols'
-/// facts), and products and sums of those.
-static int64_t getKnownDivisor(Value v, int depth = 0);
-
-/// The largest divisor known of dimension `d` of `tensor`, through the
-/// destinations, empties, casts and slices it is made from.
-static int64_t getDimDivisor(Value tensor, int64_t d, int depth) {
-  auto type = cast<RankedTensorType>(tensor.getType());
-  if (!type.isDynamicDim(d))
-    return std::max<int64_t>(1, type.getDimSize(d));
-  if (depth > 8)
-    return 1;
-  if (auto arg = dyn_cast<BlockArgument>(tensor)) {
-    auto func = dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp());
-    if (!func || arg.getOwner() != &func.getBody().front())
-      return 1;
-    auto divisors = func.getArgAttrOfType<DenseI64ArrayAttr>(
-        arg.getArgNumber(), "dyncc.dim_divisors");
-    if (!divisors || d >= (int64_t)divisors.size())
-      return 1;
-    return std::max<int64_t>(1, divisors[d]);
+/// What the kernel's argument attributes say about divisibility
+/// (OutlineGroups records `dyncc.divisor` and `dyncc.dim_divisors` from the
+/// symbols' facts), as facts on the names getExtentExpr gives the arguments
+/// and their dimensions.
+static FactsMap getArgumentFacts(func::FuncOp func) {
+  FactsMap facts;
+  for (unsigned i = 0; i < func.getNumArguments(); ++i) {
+    if (auto d = func.getArgAttrOfType<IntegerAttr>(i, "dyncc.divisor"))
+      facts[getGridArgName(i, std::nullopt)].divisor = d.getInt();
+    if (auto dims =
+            func.getArgAttrOfType<DenseI64ArrayAttr>(i, "dyncc.dim_divisors"))
+      for (auto [d, divisor] : llvm::enumerate(dims.asArrayRef()))
+        if (divisor > 1)
+          facts[getGridArgName(i, d)].divisor = divisor;
   }
-  Operation *def = tensor.getDefiningOp();
-  if (auto dps = dyn_cast<DestinationStyleOpInterface>(def))
-    return getDimDivisor(dps.getTiedOpOperand(cast<OpResult>(tensor))->get(), d,
-                         depth + 1);
-  if (auto empty = dyn_cast<tensor::EmptyOp>(def))
-    return getKnownDivisor(empty.getDynamicSize(d), depth + 1);
-  if (auto castOp = dyn_cast<tensor::CastOp>(def))
-    return getDimDivisor(castOp.getSource(), d, depth + 1);
-  if (auto slice = dyn_cast<tensor::ExtractSliceOp>(def)) {
-    if (slice.getSourceType().getRank() != type.getRank())
-      return 1;
-    OpFoldResult size = slice.getMixedSizes()[d];
-    if (auto v = dyn_cast<Value>(size))
-      return getKnownDivisor(v, depth + 1);
-    return std::max<int64_t>(1, *getConstantIntValue(size));
-  }
-  return 1;
+  return facts;
 }
 
-static int64_t getKnownDivisor(Value v, int depth) {
-  APInt constant;
-  if (matchPattern(v, m_ConstantInt(&constant)))
-    return constant.getSExtValue() > 0 ? constant.getSExtValue() : 1;
-  if (depth > 8)
-    return 1;
-  auto argDivisor = [](BlockArgument arg, StringRef name) -> Attribute {
-    auto func = dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp());
-    if (!func || arg.getOwner() != &func.getBody().front())
-      return nullptr;
-    return func.getArgAttr(arg.getArgNumber(), name);
-  };
-  if (auto arg = dyn_cast<BlockArgument>(v)) {
-    if (auto d =
-            dyn_cast_or_null<IntegerAttr>(argDivisor(arg, "dyncc.divisor")))
-      return d.getInt();
-    return 1;
-  }
-  if (auto dim = v.getDefiningOp<tensor::DimOp>()) {
-    std::optional<int64_t> index = dim.getConstantIndex();
-    return index ? getDimDivisor(dim.getSource(), *index, depth + 1) : 1;
-  }
-  if (auto mul = v.getDefiningOp<arith::MulIOp>()) {
-    int64_t product;
-    if (llvm::MulOverflow(getKnownDivisor(mul.getLhs(), depth + 1),
-                          getKnownDivisor(mul.getRhs(), depth + 1), product))
-      return 1;
-    return product;
-  }
-  if (auto add = v.getDefiningOp<arith::AddIOp>())
-    return std::gcd(getKnownDivisor(add.getLhs(), depth + 1),
-                    getKnownDivisor(add.getRhs(), depth + 1));
-  return 1;
-}
-
-/// Whether index values `a` and `b` are equal: the same value, or the same
-/// dimension of the same tensor (tiling reads a dimension more than once).
-static bool isSameIndex(Value a, Value b) {
-  if (a == b)
-    return true;
-  auto da = a.getDefiningOp<tensor::DimOp>();
-  auto db = b.getDefiningOp<tensor::DimOp>();
-  return da && db && da.getSource() == db.getSource() &&
-         da.getConstantIndex() &&
-         da.getConstantIndex() == db.getConstantIndex();
-}
+/// What dropDivisibleClamps works with, made once per kernel.
+struct ClampFacts {
+  /// The kernel's entry block: extents are expressions over its arguments.
+  Block &entry;
+  /// Divisibility of those arguments (getArgumentFacts).
+  FactsMap facts;
+  /// The canonicalization that makes tile sizes static afterwards.
+  const FrozenRewritePatternSet &canonicalization;
+};
 
 /// Replaces the clamp `min(step, ub - iv)` of a tile loop from 0 to `ub` by
 /// `step` where `ub` is known to be a multiple of `step`: every tile is then
 /// full, its sizes become static, and the masked tail code disappears.
 /// Returns true if any clamp was replaced.
-static bool dropDivisibleClamps(RewriterBase &rewriter, Operation *scope) {
+static bool dropDivisibleClamps(RewriterBase &rewriter, Operation *scope,
+                                const ClampFacts &known) {
   SmallVector<affine::AffineMinOp> clamps;
   scope->walk([&](affine::AffineMinOp op) { clamps.push_back(op); });
   bool changed = false;
@@ -631,11 +570,15 @@ static bool dropDivisibleClamps(RewriterBase &rewriter, Operation *scope) {
         if (getConstantIntValue(*lb) != 0 ||
             getConstantIntValue(*st) != step.getValue())
           continue;
-        auto ubValue = dyn_cast<Value>(*ub);
-        if (!ubValue || getKnownDivisor(ubValue) % step.getValue() != 0)
+        FailureOr<DimExpr> ubExpr = getExtentExpr(*ub, known.entry);
+        if (failed(ubExpr) ||
+            !isDivisibleBy(*ubExpr, step.getValue(), known.facts))
           continue;
         for (unsigned u = 0; u < operands.size() && !replaced; ++u) {
-          if (!isSameIndex(operands[u], ubValue) ||
+          // The clamp's bound is the loop's (tiling reads a dimension more
+          // than once, so compare what the values are, not which they are).
+          FailureOr<DimExpr> bound = getExtentExpr(operands[u], known.entry);
+          if (failed(bound) || *bound != *ubExpr ||
               simplifyAffineExpr(rest - (operandExpr(u) - operandExpr(iv)),
                                  map.getNumDims(), map.getNumSymbols()) !=
                   getAffineConstantExpr(0, clamp.getContext()))
@@ -652,13 +595,7 @@ static bool dropDivisibleClamps(RewriterBase &rewriter, Operation *scope) {
   if (!changed)
     return false;
   // Static tile sizes propagate into the slices' types and the inner loops.
-  MLIRContext *ctx = scope->getContext();
-  RewritePatternSet patterns(ctx);
-  for (Dialect *dialect : ctx->getLoadedDialects())
-    dialect->getCanonicalizationPatterns(patterns);
-  for (RegisteredOperationName op : ctx->getRegisteredOperations())
-    op.getCanonicalizationPatterns(patterns, ctx);
-  (void)applyPatternsGreedily(scope, std::move(patterns));
+  (void)applyPatternsGreedily(scope, known.canonicalization);
   return true;
 }
 
@@ -676,13 +613,14 @@ static Operation *getBlockLoop(Operation *op) {
 /// may rebuild it). Nothing outside the loop changes: the roots still to be
 /// tiled stay as they are.
 static TilingInterface dropClampsKeeping(RewriterBase &rewriter,
-                                         TilingInterface root) {
+                                         TilingInterface root,
+                                         const ClampFacts &known) {
   Operation *scope = getBlockLoop(root);
   if (!scope)
     return root;
   constexpr StringLiteral mark = "__dyncc.tiled_root";
   root->setAttr(mark, rewriter.getUnitAttr());
-  if (dropDivisibleClamps(rewriter, scope))
+  if (dropDivisibleClamps(rewriter, scope, known))
     scope->walk([&](TilingInterface op) {
       if (op->hasAttr(mark))
         root = op;
@@ -693,6 +631,19 @@ static TilingInterface dropClampsKeeping(RewriterBase &rewriter,
 
 struct TileAndFuse final : ::dyncc::impl::TileAndFusePassBase<TileAndFuse> {
   using Base::Base;
+
+  /// Every canonicalization pattern, gathered once for all kernels.
+  FrozenRewritePatternSet canonicalization;
+
+  LogicalResult initialize(MLIRContext *ctx) override {
+    RewritePatternSet patterns(ctx);
+    for (Dialect *dialect : ctx->getLoadedDialects())
+      dialect->getCanonicalizationPatterns(patterns);
+    for (RegisteredOperationName op : ctx->getRegisteredOperations())
+      op.getCanonicalizationPatterns(patterns, ctx);
+    canonicalization = FrozenRewritePatternSet(std::move(patterns));
+    return success();
+  }
 
   void runOnOperation() override {
     func::FuncOp func = getOperation();
@@ -721,6 +672,7 @@ struct TileAndFuse final : ::dyncc::impl::TileAndFusePassBase<TileAndFuse> {
     });
 
     Block &entry = func.getBody().front();
+    ClampFacts known{entry, getArgumentFacts(func), canonicalization};
     IRRewriter rewriter(&getContext());
     // Per grid axis (x, y, z), the distinct block counts of the roots; the
     // grid is their maximum.
@@ -789,19 +741,19 @@ struct TileAndFuse final : ::dyncc::impl::TileAndFusePassBase<TileAndFuse> {
           tileLevel(rewriter, root, blockSizes, /*threads=*/false, deferPads);
       if (failed(blockRoot))
         return signalPassFailure();
-      blockRoot = dropClampsKeeping(rewriter, *blockRoot);
+      blockRoot = dropClampsKeeping(rewriter, *blockRoot, known);
       FailureOr<TilingInterface> threadRoot = tileLevel(
           rewriter, *blockRoot, threadSizes, /*threads=*/true, deferPads);
       if (failed(threadRoot))
         return signalPassFailure();
-      threadRoot = dropClampsKeeping(rewriter, *threadRoot);
+      threadRoot = dropClampsKeeping(rewriter, *threadRoot, known);
       Operation *scope = (*threadRoot)->getParentOfType<scf::ForallOp>();
       if (config->kStep > 0 &&
           failed(tileReductions(rewriter, scope ? scope : func.getOperation(),
                                 config->kStep)))
         return signalPassFailure();
       if (Operation *blockLoop = scope ? getBlockLoop(scope) : nullptr)
-        dropDivisibleClamps(rewriter, blockLoop);
+        dropDivisibleClamps(rewriter, blockLoop, known);
     }
     // Loop bounds read dimensions of whole tensors (a padded input's); in
     // terms of the kernel's arguments instead, so nothing outside the tile

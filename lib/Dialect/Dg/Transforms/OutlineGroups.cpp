@@ -47,12 +47,9 @@ struct OutlineGroups final
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SymbolTable symbolTable(module);
-    for (auto symbol : module.getOps<sym::SymbolOp>()) {
-      SymbolFacts &f = facts[symbol.getSymName().str()];
-      f.min = symbol.getMin();
-      f.max = symbol.getMax();
-      f.divisor = symbol.getDivisor().value_or(1);
-    }
+    ShapeConstraints constraints;
+    declareSymbolFacts(module, constraints);
+    facts = constraints.getFactsMap();
     SmallVector<FusionOp> groups;
     module.walk([&](FusionOp group) { groups.push_back(group); });
     unsigned index = 0;
