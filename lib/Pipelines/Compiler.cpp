@@ -23,12 +23,14 @@
 #include "dyncc/Runtime/Manifest.h"
 #include "dyncc/Target/HostObject.h"
 #include "dyncc/Target/Ptx.h"
+#include "dyncc/Target/Ptxas.h"
 #include "dyncc/Tiling/TileConfig.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Pass/PassManager.h"
+#include "llvm/Support/FileSystem.h"
 
 #include <chrono>
 
@@ -160,6 +162,8 @@ public:
         return true;
       }
       endStage("ptx", {}, std::to_string(ptx.size()) + " PTX modules");
+      if (!assemble(ptx))
+        return false;
     }
 
     std::string hostObject;
@@ -187,6 +191,7 @@ public:
     PlanOptions planOptions;
     planOptions.targets = options.targets;
     planOptions.producer = "dyncc 0.1.0";
+    planOptions.cubins = cubinInfo;
     FailureOr<HostPlan> plan = buildHostPlan(*graph, planOptions);
     if (failed(plan))
       return fail("");
@@ -213,6 +218,8 @@ public:
       writer.addSection("cpu.so", std::move(hostObject));
     for (auto &[chip, text] : ptx)
       writer.addSection("ptx." + chip, std::move(text));
+    for (auto &[chip, bytes] : cubins)
+      writer.addSection(cubinInfo[chip].section, std::move(bytes));
     std::string writeError;
     if (!writer.write(options.outputPath, writeError))
       return fail(writeError);
@@ -243,6 +250,41 @@ private:
     if (options.emitStage.empty() && options.stopAfter.empty() &&
         options.outputPath.empty())
       return fail("no output file: pass -o OUT.dyncc");
+    return true;
+  }
+
+  /// Assembles each target's PTX with ptxas (per options.ptxas) into
+  /// `cubins`, recording every kernel's resources in `cubinInfo`.
+  bool assemble(const std::map<std::string, std::string> &ptx) {
+    if (options.ptxas == "off")
+      return true;
+    std::optional<std::string> ptxas;
+    if (options.ptxas == "auto") {
+      ptxas = findPtxas();
+      if (!ptxas) {
+        if (options.note)
+          options.note("ptxas not found (set CUDA_HOME): the artifact "
+                       "carries PTX only, without resource reports");
+        return true;
+      }
+    } else {
+      if (!llvm::sys::fs::can_execute(options.ptxas))
+        return fail("--ptxas: '" + options.ptxas + "' is not an executable");
+      ptxas = options.ptxas;
+    }
+    startStage("ptxas");
+    size_t count = 0;
+    for (const auto &[chip, text] : ptx) {
+      std::string cubin, ptxasError;
+      PlanOptions::Cubin &info = cubinInfo[chip];
+      if (!assemblePtx(*ptxas, chip, text, cubin, info.resources, ptxasError))
+        return fail(ptxasError);
+      info.section = "cubin." + chip;
+      cubins[chip] = std::move(cubin);
+      count += info.resources.size();
+    }
+    endStage("ptxas", {},
+             std::to_string(count) + " kernels assembled to cubins");
     return true;
   }
 
@@ -377,6 +419,8 @@ private:
   std::unique_ptr<ScopedDiagnosticHandler> handler;
   std::chrono::steady_clock::time_point stageStart;
   std::vector<std::string> kernelNames;
+  std::map<std::string, std::string> cubins;
+  std::map<std::string, PlanOptions::Cubin> cubinInfo;
   bool stopped = false;
   bool failedFlag = false;
 };

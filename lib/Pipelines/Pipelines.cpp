@@ -16,6 +16,7 @@
 #include "dyncc/Codegen/Passes.h"
 #include "dyncc/Dialect/Dg/Transforms/Passes.h"
 #include "dyncc/Target/Ptx.h"
+#include "dyncc/Target/Ptxas.h"
 #include "dyncc/Tiling/Passes.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
@@ -80,6 +81,8 @@ LogicalResult dyncc::buildOutlinePipeline(OpPassManager &pm,
   AssignTileConfigPassOptions options;
   options.overrides.assign(tileConfigs.begin(), tileConfigs.end());
   pm.addPass(createAssignTileConfigPass(options));
+  // Configs are part of what makes kernels identical: merge after them.
+  pm.addPass(dg::createDedupKernelsPass());
   return success();
 }
 
@@ -132,7 +135,13 @@ dyncc::buildNvvmLoweringPipeline(OpPassManager &pm,
 }
 
 LogicalResult dyncc::buildPtxPipeline(OpPassManager &pm) {
-  return addPipeline(pm, "gpu-module-to-binary{format=isa}");
+  // Math functions (__nv_expf, ...) come from the toolkit's libdevice. Name
+  // the toolkit rather than let MLIR look at the environment on its own;
+  // without one, collectPtx reports the calls left unresolved.
+  std::string options = "format=isa";
+  if (std::optional<std::string> toolkit = findCudaToolkit())
+    options += " toolkit=" + *toolkit;
+  return addPipeline(pm, "gpu-module-to-binary{" + options + "}");
 }
 
 LogicalResult dyncc::buildCpuMappingPipeline(OpPassManager &pm) {

@@ -405,9 +405,25 @@ private:
     std::string name = kernel.getSymName().str();
     json::Object gpu;
     for (const std::string &target : options.targets)
-      if (target != "cpu")
-        gpu[target] =
-            json::Object{{"section", "ptx." + target}, {"entry", name}};
+      if (target != "cpu") {
+        json::Object code{{"section", "ptx." + target}, {"entry", name}};
+        auto cubin = options.cubins.find(target);
+        if (cubin != options.cubins.end()) {
+          auto found = cubin->second.resources.find(name);
+          if (found == cubin->second.resources.end())
+            return kernel.emitOpError("has no ptxas report for ") << target;
+          const KernelResources &r = found->second;
+          code["cubin"] = cubin->second.section;
+          code["resources"] =
+              json::Object{{"registers", r.registers},
+                           {"barriers", r.barriers},
+                           {"shared_bytes", r.sharedBytes},
+                           {"stack_bytes", r.stackBytes},
+                           {"spill_store_bytes", r.spillStoreBytes},
+                           {"spill_load_bytes", r.spillLoadBytes}};
+        }
+        gpu[target] = std::move(code);
+      }
     json::Object k{{"name", name},
                    {"params", std::move(params)},
                    {"grid", std::move(grid)},

@@ -514,6 +514,27 @@ bool ManifestReader::readKernel(const JsonValue &value, const std::string &path,
           !getName(entry, archPath, "section", code.section) ||
           !getName(entry, archPath, "entry", code.entry))
         return false;
+      if (entry.find("cubin")) {
+        std::string resPath = member(archPath, "resources");
+        const JsonValue *res;
+        if (!getName(entry, archPath, "cubin", code.cubinSection) ||
+            !(res = require(entry, archPath, "resources")) ||
+            !expectObject(*res, resPath))
+          return false;
+        std::pair<const char *, int64_t *> fields[] = {
+            {"registers", &code.registers},
+            {"barriers", &code.barriers},
+            {"shared_bytes", &code.staticSharedBytes},
+            {"stack_bytes", &code.stackBytes},
+            {"spill_store_bytes", &code.spillStoreBytes},
+            {"spill_load_bytes", &code.spillLoadBytes}};
+        for (auto [key, out] : fields) {
+          if (!getInt(*res, resPath, key, *out))
+            return false;
+          if (*out < 0)
+            return fail(member(resPath, key), "negative count");
+        }
+      }
       kernel.gpu.push_back(std::move(code));
     }
   }
@@ -741,10 +762,14 @@ bool dyncc::runtime::checkManifestSections(const Manifest &manifest,
     if (kernel.hasCpu && !file.findSection(kernel.cpuSection))
       return fail(path + ".cpu.section",
                   "no section '" + kernel.cpuSection + "' in the artifact");
-    for (const GpuCode &code : kernel.gpu)
+    for (const GpuCode &code : kernel.gpu) {
       if (!file.findSection(code.section))
         return fail(path + ".gpu." + code.arch + ".section",
                     "no section '" + code.section + "' in the artifact");
+      if (!code.cubinSection.empty() && !file.findSection(code.cubinSection))
+        return fail(path + ".gpu." + code.arch + ".cubin",
+                    "no section '" + code.cubinSection + "' in the artifact");
+    }
   }
   return true;
 }

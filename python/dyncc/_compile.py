@@ -15,7 +15,7 @@ def driver_path() -> Path:
 
 
 def compile(model, output, targets=None, dims=None, emit=None, quiet=True,
-            tile_configs=None):
+            tile_configs=None, ptxas=None):
     """Compiles `model` (an .onnx path) to `output` (a .dyncc path).
 
     targets: list like ["cpu", "sm_90"] (default: the driver's default).
@@ -23,6 +23,9 @@ def compile(model, output, targets=None, dims=None, emit=None, quiet=True,
     emit: a stage name; then the stage's text is returned instead.
     tile_configs: {"gemm": "block 16x8 thread 2x2 k 5"} replaces the default
         tile configuration of every kernel of that kind.
+    ptxas: "auto" (the driver's default: assemble GPU targets to cubins and
+        record their resources when the CUDA toolkit is found), "off", or
+        the path of a ptxas.
     Raises DynccError with the driver's one-line message on failure.
     """
     cmd = [str(driver_path()), "compile", str(model)]
@@ -40,6 +43,8 @@ def compile(model, output, targets=None, dims=None, emit=None, quiet=True,
         cmd += ["--dim", f"{name}={value}"]
     for kind, config in (tile_configs or {}).items():
         cmd += ["--tile-config", f"{kind}={config}"]
+    if ptxas is not None:
+        cmd.append("--ptxas=" + str(ptxas))
     if quiet:
         cmd.append("--quiet")
     proc = subprocess.run(cmd, capture_output=True, text=True)

@@ -59,6 +59,12 @@ static void printUsage(llvm::raw_ostream &os) {
         "                          KIND (gemm, conv, reduce, elementwise,\n"
         "                          data_movement), e.g. 'gemm=block 16x8 "
         "thread 2x2 k 5'\n"
+        "  --ptxas=auto|off|PATH   assemble each GPU target's PTX to a cubin "
+        "and\n"
+        "                          record registers, shared memory and "
+        "spills per\n"
+        "                          kernel (auto: when the CUDA toolkit is "
+        "found)\n"
         "  --quiet                 no progress or notes\n"
         "\n"
         "stages for --emit:\n";
@@ -245,6 +251,10 @@ static int compileMain(llvm::ArrayRef<std::string> args) {
       if (!value(i, "--tile-config", v))
         return usageError("--tile-config needs KIND=CONFIG");
       options.tileConfigs.push_back(v);
+    } else if (arg.starts_with("--ptxas")) {
+      if (!value(i, "--ptxas", v) || v.empty())
+        return usageError("--ptxas needs auto, off or a path");
+      options.ptxas = v;
     } else if (arg.starts_with("--stop-after")) {
       if (!value(i, "--stop-after", v))
         return usageError("--stop-after needs a stage name");

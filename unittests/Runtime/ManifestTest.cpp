@@ -236,11 +236,46 @@ TEST(ManifestTest, ReportsJsonPaths) {
       {"{\"id\": 5, \"kind\": \"output\", \"dtype\": \"f32\"",
        "{\"id\": 5, \"kind\": \"output\", \"dtype\": \"f16\"",
        "manifest: outputs[1].dtype: f32 does not match buffer 5's f16"},
+      {"\"entry\": \"matmul_large\"}",
+       "\"entry\": \"matmul_large\", \"cubin\": \"cpu.so\"}",
+       "manifest: kernels[1].gpu.sm_90: missing field 'resources'"},
+      {"\"entry\": \"matmul_large\"}",
+       "\"entry\": \"matmul_large\", \"cubin\": \"cpu.so\", "
+       "\"resources\": {\"registers\": 40}}",
+       "manifest: kernels[1].gpu.sm_90.resources: missing field 'barriers'"},
+      {"\"entry\": \"matmul_large\"}",
+       "\"entry\": \"matmul_large\", \"cubin\": \"cpu.so\", "
+       "\"resources\": {\"registers\": 40, \"barriers\": 0, "
+       "\"shared_bytes\": 0, \"stack_bytes\": -8, \"spill_store_bytes\": "
+       "0, \"spill_load_bytes\": 0}}",
+       "manifest: kernels[1].gpu.sm_90.resources.stack_bytes: negative count"},
   };
   for (const MutationCase &c : cases) {
     std::string json = replaceOnce(linearManifest(), c.from, c.to);
     EXPECT_EQ(manifestError(json), c.error) << "replacing " << c.from;
   }
+}
+
+TEST(ManifestTest, ReadsPtxasResources) {
+  Manifest manifest;
+  std::string error;
+  ASSERT_TRUE(parseManifest(
+      replaceOnce(linearManifest(), "\"entry\": \"matmul_large\"}",
+                  "\"entry\": \"matmul_large\", \"cubin\": \"cubin.sm_90\", "
+                  "\"resources\": {\"registers\": 40, \"barriers\": 1, "
+                  "\"shared_bytes\": 4096, \"stack_bytes\": 16, "
+                  "\"spill_store_bytes\": 4, \"spill_load_bytes\": 8}}"),
+      manifest, error))
+      << error;
+  const GpuCode &code = manifest.kernels[1].gpu.at(0);
+  EXPECT_EQ(code.cubinSection, "cubin.sm_90");
+  EXPECT_EQ(code.registers, 40);
+  EXPECT_EQ(code.barriers, 1);
+  EXPECT_EQ(code.staticSharedBytes, 4096);
+  EXPECT_EQ(code.stackBytes, 16);
+  EXPECT_EQ(code.spillStoreBytes, 4);
+  EXPECT_EQ(code.spillLoadBytes, 8);
+  EXPECT_TRUE(manifest.kernels[0].gpu.empty());
 }
 
 TEST(ManifestTest, MessagesStayOnOneLine) {
@@ -328,6 +363,19 @@ TEST(ManifestTest, ChecksSectionsOfArtifact) {
   EXPECT_EQ(
       error,
       "manifest: kernels[2].cpu.section: no section 'host.so' in the artifact");
+
+  Manifest missingCubin;
+  ASSERT_TRUE(parseManifest(
+      replaceOnce(linearManifest(), "\"entry\": \"matmul_large\"}",
+                  "\"entry\": \"matmul_large\", \"cubin\": \"cubin.sm_90\", "
+                  "\"resources\": {\"registers\": 40, \"barriers\": 0, "
+                  "\"shared_bytes\": 0, \"stack_bytes\": 0, "
+                  "\"spill_store_bytes\": 0, \"spill_load_bytes\": 0}}"),
+      missingCubin, error))
+      << error;
+  EXPECT_FALSE(checkManifestSections(missingCubin, *file, error));
+  EXPECT_EQ(error, "manifest: kernels[1].gpu.sm_90.cubin: no section "
+                   "'cubin.sm_90' in the artifact");
 }
 
 } // namespace

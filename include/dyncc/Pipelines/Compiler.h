@@ -34,6 +34,10 @@ struct CompileOptions {
   /// `KIND=CONFIG` entries replacing the default tile configuration of a
   /// kernel kind (AssignTileConfigPass's `override`).
   std::vector<std::string> tileConfigs;
+  /// `auto` assembles each GPU target's PTX to a cubin with the ptxas that
+  /// findPtxas finds, if any; `off` never does; anything else is the path
+  /// of the ptxas to use (an error if it cannot run).
+  std::string ptxas = "auto";
   /// Called at the start and end of each stage (for progress output).
   std::function<void(const std::string &stage, bool done, double seconds,
                      const std::string &detail)>

@@ -17,7 +17,10 @@
 #ifndef DYNCC_PLAN_HOSTPLAN_H
 #define DYNCC_PLAN_HOSTPLAN_H
 
+#include "dyncc/Target/Ptxas.h"
 #include "mlir/IR/BuiltinOps.h"
+
+#include <map>
 
 #include <string>
 #include <vector>
@@ -28,6 +31,13 @@ struct PlanOptions {
   /// Targets as given to --target (cpu, sm_80, ...).
   std::vector<std::string> targets;
   std::string producer = "dyncc";
+  /// Per GPU target assembled by ptxas: the cubin's section and each
+  /// kernel's resources.
+  struct Cubin {
+    std::string section;
+    std::map<std::string, KernelResources> resources;
+  };
+  std::map<std::string, Cubin> cubins;
 };
 
 struct HostPlan {

@@ -90,8 +90,18 @@ struct KernelParam {
 /// A kernel's code for one GPU architecture.
 struct GpuCode {
   std::string arch;
+  /// The PTX section.
   std::string section;
   std::string entry;
+  /// The cubin section, where ptxas assembled one (else empty).
+  std::string cubinSection;
+  /// ptxas' report for the entry; meaningful when cubinSection is set.
+  int64_t registers = 0;
+  int64_t barriers = 0;
+  int64_t staticSharedBytes = 0;
+  int64_t stackBytes = 0;
+  int64_t spillStoreBytes = 0;
+  int64_t spillLoadBytes = 0;
 };
 
 struct KernelInfo {

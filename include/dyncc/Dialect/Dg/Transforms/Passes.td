@@ -161,4 +161,15 @@ def OutlineGroupsPass : Pass<"dyncc-outline-groups", "mlir::ModuleOp"> {
   ];
 }
 
+def DedupKernelsPass : Pass<"dyncc-dedup-kernels", "mlir::ModuleOp"> {
+  let summary = "Compile identical kernels once";
+  let description = [{
+    Kernel functions (`dyncc.kernel`) that are identical up to their name
+    (the same body, argument attributes and tile configuration, as the same
+    group in every layer of a transformer is) are merged: every `dg.dispatch`
+    calls the first of them and the others are erased, so tiling, lowering
+    and assembly run once per distinct kernel.
+  }];
+}
+
 #endif // DYNCC_DIALECT_DG_TRANSFORMS_PASSES_TD

@@ -1,0 +1,203 @@
+//===- Ptxas.cpp - Assemble PTX with ptxas, read its resource report ------===//
+//
+// Part of dyncc, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#include "dyncc/Target/Ptxas.h"
+
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/Regex.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstdlib>
+
+using namespace llvm;
+using namespace dyncc;
+
+/// Where to look for the toolkit: $CUDA_HOME alone when it is set (an
+/// explicit choice is not second-guessed), else the usual places.
+static SmallVector<std::string, 4> getToolkitCandidates() {
+  if (const char *home = std::getenv("CUDA_HOME"); home && *home)
+    return {home};
+  SmallVector<std::string, 4> roots;
+  for (const char *name : {"CUDA_ROOT", "CUDA_PATH"})
+    if (const char *root = std::getenv(name); root && *root)
+      roots.push_back(root);
+  roots.push_back("/usr/local/cuda");
+  return roots;
+}
+
+std::optional<std::string> dyncc::findCudaToolkit() {
+  for (const std::string &root : getToolkitCandidates()) {
+    SmallString<128> path(root);
+    sys::path::append(path, "nvvm", "libdevice", "libdevice.10.bc");
+    if (sys::fs::is_regular_file(path))
+      return root;
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> dyncc::findPtxas() {
+  for (const std::string &root : getToolkitCandidates()) {
+    SmallString<128> path(root);
+    sys::path::append(path, "bin", "ptxas");
+    if (sys::fs::can_execute(path))
+      return std::string(path);
+  }
+  if (std::getenv("CUDA_HOME") && *std::getenv("CUDA_HOME"))
+    return std::nullopt;
+  if (ErrorOr<std::string> path = sys::findProgramByName("ptxas"))
+    return *path;
+  return std::nullopt;
+}
+
+bool dyncc::parsePtxasReport(StringRef report, StringRef arch,
+                             std::map<std::string, KernelResources> &resources,
+                             std::string &error) {
+  Regex entry("Compiling entry function '([^']+)' for '([^']+)'");
+  Regex frame("([0-9]+) bytes stack frame, ([0-9]+) bytes spill stores, "
+              "([0-9]+) bytes spill loads");
+  Regex registers("Used ([0-9]+) registers");
+  Regex barriers("used ([0-9]+) barriers");
+  Regex shared("([0-9]+) bytes smem");
+  auto number = [](StringRef text) {
+    int64_t value = 0;
+    text.getAsInteger(10, value);
+    return value;
+  };
+  KernelResources *current = nullptr;
+  std::string currentName;
+  bool sawFrame = false, sawRegisters = false;
+  auto finish = [&]() {
+    if (current && (!sawFrame || !sawRegisters)) {
+      error = "ptxas report for '" + currentName + "' (" + arch.str() +
+              ") has no " + (sawFrame ? "register count" : "stack frame line");
+      return false;
+    }
+    return true;
+  };
+  SmallVector<StringRef> lines;
+  report.split(lines, '\n');
+  for (StringRef line : lines) {
+    SmallVector<StringRef, 4> m;
+    if (entry.match(line, &m)) {
+      if (!finish())
+        return false;
+      if (m[2] != arch) {
+        error = "ptxas compiled '" + m[1].str() + "' for '" + m[2].str() +
+                "', expected '" + arch.str() + "'";
+        return false;
+      }
+      currentName = m[1].str();
+      current = &resources[currentName];
+      *current = KernelResources();
+      sawFrame = sawRegisters = false;
+      continue;
+    }
+    if (!current)
+      continue;
+    if (frame.match(line, &m)) {
+      current->stackBytes = number(m[1]);
+      current->spillStoreBytes = number(m[2]);
+      current->spillLoadBytes = number(m[3]);
+      sawFrame = true;
+    }
+    if (registers.match(line, &m)) {
+      current->registers = number(m[1]);
+      sawRegisters = true;
+      if (barriers.match(line, &m))
+        current->barriers = number(m[1]);
+      if (shared.match(line, &m))
+        current->sharedBytes = number(m[1]);
+    }
+  }
+  if (!finish())
+    return false;
+  if (resources.empty()) {
+    error = "ptxas report names no entry function";
+    return false;
+  }
+  return true;
+}
+
+namespace {
+/// Temporary files removed on every path out.
+struct TempFiles {
+  SmallVector<SmallString<128>, 3> paths;
+  ~TempFiles() {
+    for (const auto &path : paths)
+      sys::fs::remove(path);
+  }
+  bool create(StringRef suffix, std::string &error) {
+    SmallString<128> path;
+    if (std::error_code ec =
+            sys::fs::createTemporaryFile("dyncc-ptxas", suffix, path)) {
+      error = "cannot create a temporary file: " + ec.message();
+      return false;
+    }
+    paths.push_back(path);
+    return true;
+  }
+};
+} // namespace
+
+bool dyncc::assemblePtx(StringRef ptxas, StringRef arch, StringRef ptx,
+                        std::string &cubin,
+                        std::map<std::string, KernelResources> &resources,
+                        std::string &error) {
+  TempFiles files;
+  if (!files.create("ptx", error) || !files.create("cubin", error) ||
+      !files.create("log", error))
+    return false;
+  StringRef ptxPath = files.paths[0], cubinPath = files.paths[1],
+            logPath = files.paths[2];
+  {
+    std::error_code ec;
+    raw_fd_ostream os(ptxPath, ec);
+    if (ec) {
+      error = "cannot write " + ptxPath.str() + ": " + ec.message();
+      return false;
+    }
+    os << ptx;
+  }
+  std::string archFlag = "-arch=" + arch.str();
+  SmallVector<StringRef> args = {ptxas, archFlag,  "-v",
+                                 "-o",  cubinPath, ptxPath};
+  std::optional<StringRef> redirects[] = {std::nullopt, logPath, logPath};
+  std::string execError;
+  int rc = sys::ExecuteAndWait(ptxas, args, std::nullopt, redirects, 0, 0,
+                               &execError);
+  ErrorOr<std::unique_ptr<MemoryBuffer>> log = MemoryBuffer::getFile(logPath);
+  StringRef report = log ? (*log)->getBuffer() : StringRef();
+  if (rc != 0) {
+    // The first line naming an error, else the first line.
+    StringRef first = report.take_until([](char c) { return c == '\n'; });
+    SmallVector<StringRef> lines;
+    report.split(lines, '\n');
+    for (StringRef line : lines)
+      if (line.contains("error")) {
+        first = line;
+        break;
+      }
+    error = "ptxas (" + arch.str() + ") failed" +
+            (rc < 0 ? ": " + execError : ": " + first.trim().str());
+    return false;
+  }
+  if (!parsePtxasReport(report, arch, resources, error))
+    return false;
+  ErrorOr<std::unique_ptr<MemoryBuffer>> binary =
+      MemoryBuffer::getFile(cubinPath, /*IsText=*/false,
+                            /*RequiresNullTerminator=*/false);
+  if (!binary) {
+    error = "ptxas wrote no cubin: " + binary.getError().message();
+    return false;
+  }
+  cubin = (*binary)->getBuffer().str();
+  return true;
+}

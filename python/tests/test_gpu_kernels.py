@@ -1,0 +1,88 @@
+# Part of dyncc, under the Apache License v2.0 with LLVM Exceptions.
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+"""Every GPU kernel assembles with ptxas for sm_80 and sm_90 with no spills,
+and the artifact records ptxas' report per kernel and architecture (the
+resources the tile search and the run-time's occupancy read). Needs the CUDA
+toolkit's ptxas, as CI has; no GPU."""
+import json
+import os
+import subprocess
+import tempfile
+from pathlib import Path
+
+import pytest
+
+import dyncc
+from conftest import SHARED_MODELS, require
+from dyncc._paths import build_dir
+from test_codegen_kinds import CASES
+from test_host_kernels import sections
+from test_shared_models import COMPILES
+
+ARCHS = ["sm_80", "sm_90"]
+RESOURCES = {"registers", "barriers", "shared_bytes", "stack_bytes",
+             "spill_store_bytes", "spill_load_bytes"}
+
+
+def ptxas_present():
+    home = os.environ.get("CUDA_HOME") or "/usr/local/cuda"
+    return os.access(os.path.join(home, "bin", "ptxas"), os.X_OK)
+
+
+def models():
+    """The kernel-kind cases (saved to a temporary directory) and the shared
+    models that compile."""
+    import onnx
+    work = Path(tempfile.mkdtemp(prefix="dyncc-gpu-"))
+    out = []
+    for name, (build, _) in CASES.items():
+        model, shapes, _ = build()
+        path = work / f"{name}.onnx"
+        onnx.save(model, str(path))
+        out.append(pytest.param(path, [f"--dim={s}=1:512" for s in shapes[0]],
+                                id=name))
+    for name in sorted(COMPILES):
+        out.append(pytest.param(SHARED_MODELS / f"{name}.onnx", [], id=name))
+    return out
+
+
+@pytest.mark.parametrize("gpu_model,dims", models())
+def test_kernels_assemble_without_spills(gpu_model, dims):
+    require(ptxas_present(), "ptxas (the CUDA toolkit) is not installed")
+    proc = subprocess.run(
+        [build_dir() / "bin" / "dyncc", "compile", gpu_model, "--target",
+         ",".join(ARCHS), "--emit=plan", "--quiet", *dims],
+        capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    kernels = json.loads(proc.stdout)["kernels"]
+    assert kernels
+    for kernel in kernels:
+        for arch in ARCHS:
+            code = kernel["gpu"][arch]
+            assert code["cubin"] == f"cubin.{arch}"
+            res = code["resources"]
+            assert set(res) == RESOURCES, res
+            assert 0 < res["registers"] <= 255, (kernel["name"], arch, res)
+            assert res["spill_store_bytes"] == 0 and res["spill_load_bytes"] == 0, \
+                (kernel["name"], arch, res)
+
+
+def test_artifact_carries_cubins(tmp_path, example_model):
+    require(ptxas_present(), "ptxas (the CUDA toolkit) is not installed")
+    art = dyncc.compile(example_model, tmp_path / "m.dyncc",
+                        targets=["cpu", *ARCHS])
+    found = sections(art)
+    for arch in ARCHS:
+        assert found[f"cubin.{arch}"][:4] == b"\x7fELF", arch
+        assert f".target {arch}" in found[f"ptx.{arch}"].decode()
+
+
+def test_ptxas_off_keeps_ptx_only(tmp_path, example_model):
+    plan = json.loads(dyncc.compile(example_model, None, targets=["sm_90"],
+                                    emit="plan", ptxas="off"))
+    for kernel in plan["kernels"]:
+        assert "cubin" not in kernel["gpu"]["sm_90"]
+        assert "resources" not in kernel["gpu"]["sm_90"]
+    art = dyncc.compile(example_model, tmp_path / "m.dyncc", targets=["sm_90"],
+                        ptxas="off")
+    assert "cubin.sm_90" not in sections(art)
