@@ -130,7 +130,9 @@ dyncc::buildNvvmLoweringPipeline(OpPassManager &pm,
             pm, "nvvm-attach-target{module=dyncc_kernels chip=" + chip +
                     " features=" + getNvvmFeatures(chip) + " O=3}")))
       return failure();
-  return addPipeline(pm, "gpu.module(convert-gpu-to-nvvm,canonicalize,cse),"
+  // nvgpu (cp.async, ldmatrix, mma.sync) to NVVM first, then the rest.
+  return addPipeline(pm, "gpu.module(convert-nvgpu-to-nvvm,"
+                         "convert-gpu-to-nvvm,canonicalize,cse),"
                          "reconcile-unrealized-casts");
 }
 
