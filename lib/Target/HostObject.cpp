@@ -109,8 +109,8 @@ dyncc::emitHostSharedObject(ModuleOp module,
       triple, cpu, "", targetOptions, llvm::Reloc::PIC_));
   llvmModule->setDataLayout(machine->createDataLayout());
   llvmModule->setTargetTriple(triple);
-  if (llvm::Error e = makeOptimizingTransformer(3, 0, machine.get())(
-          llvmModule.get())) {
+  if (llvm::Error e =
+          makeOptimizingTransformer(3, 0, machine.get())(llvmModule.get())) {
     error = "LLVM optimization failed: " + llvm::toString(std::move(e));
     return std::nullopt;
   }
@@ -121,7 +121,7 @@ dyncc::emitHostSharedObject(ModuleOp module,
     error = "cannot create temporary files for the host object";
     return std::nullopt;
   }
-  auto cleanup = llvm::make_scope_exit([&] {
+  llvm::scope_exit cleanup([&] {
     llvm::sys::fs::remove(objectPath);
     llvm::sys::fs::remove(sharedPath);
   });
@@ -147,8 +147,8 @@ dyncc::emitHostSharedObject(ModuleOp module,
     return std::nullopt;
   }
   std::string errorMessage;
-  SmallVector<StringRef> argv{linker, "-shared", "--no-undefined-version",
-                              "-o", sharedPath, objectPath};
+  SmallVector<StringRef> argv{linker, "-shared",  "--no-undefined-version",
+                              "-o",   sharedPath, objectPath};
   int rc = llvm::sys::ExecuteAndWait(linker, argv, std::nullopt, {}, 0, 0,
                                      &errorMessage);
   if (rc != 0) {

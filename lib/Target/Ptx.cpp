@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dyncc/Target/Ptx.h"
+#include "dyncc/Target/Ptxas.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
@@ -38,19 +39,11 @@ dyncc::collectPtx(ModuleOp module) {
   if (result.wasInterrupted())
     return failure();
   // A math function left external means libdevice was not linked.
-  for (const auto &[chip, text] : ptx) {
-    size_t at = text.find(".extern .func");
-    size_t call = at == std::string::npos ? at : text.find("__nv_", at);
-    if (call != std::string::npos) {
-      size_t end = text.find_first_not_of(
-          "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_",
-          call);
+  for (const auto &[chip, text] : ptx)
+    if (std::optional<std::string> name = findUnresolvedLibdeviceCall(text))
       return module.emitError("the ")
-             << chip << " kernels call libdevice's "
-             << text.substr(call, end - call)
+             << chip << " kernels call libdevice's " << *name
              << ", but libdevice was not found: set CUDA_HOME to the CUDA "
                 "toolkit";
-    }
-  }
   return ptx;
 }

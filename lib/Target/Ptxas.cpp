@@ -7,7 +7,10 @@
 
 #include "dyncc/Target/Ptxas.h"
 
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
@@ -20,10 +23,16 @@
 using namespace llvm;
 using namespace dyncc;
 
+/// $CUDA_HOME when it is set and not empty.
+static const char *getCudaHome() {
+  const char *home = std::getenv("CUDA_HOME");
+  return home && *home ? home : nullptr;
+}
+
 /// Where to look for the toolkit: $CUDA_HOME alone when it is set (an
 /// explicit choice is not second-guessed), else the usual places.
 static SmallVector<std::string, 4> getToolkitCandidates() {
-  if (const char *home = std::getenv("CUDA_HOME"); home && *home)
+  if (const char *home = getCudaHome())
     return {home};
   SmallVector<std::string, 4> roots;
   for (const char *name : {"CUDA_ROOT", "CUDA_PATH"})
@@ -50,10 +59,26 @@ std::optional<std::string> dyncc::findPtxas() {
     if (sys::fs::can_execute(path))
       return std::string(path);
   }
-  if (std::getenv("CUDA_HOME") && *std::getenv("CUDA_HOME"))
+  if (getCudaHome())
     return std::nullopt;
   if (ErrorOr<std::string> path = sys::findProgramByName("ptxas"))
     return *path;
+  return std::nullopt;
+}
+
+std::optional<std::string> dyncc::findUnresolvedLibdeviceCall(StringRef ptx) {
+  // A declaration names the function on its first line:
+  // `.extern .func  (.param .b32 func_retval0) __nv_powf`.
+  for (size_t at; (at = ptx.find(".extern .func")) != StringRef::npos;) {
+    ptx = ptx.drop_front(at);
+    StringRef line = ptx.take_until([](char c) { return c == '\n'; });
+    ptx = ptx.drop_front(line.size());
+    size_t call = line.find("__nv_");
+    if (call != StringRef::npos)
+      return line.drop_front(call)
+          .take_while([](char c) { return isAlnum(c) || c == '_'; })
+          .str();
+  }
   return std::nullopt;
 }
 
@@ -126,42 +151,29 @@ bool dyncc::parsePtxasReport(StringRef report, StringRef arch,
   return true;
 }
 
-namespace {
-/// Temporary files removed on every path out.
-struct TempFiles {
-  SmallVector<SmallString<128>, 3> paths;
-  ~TempFiles() {
-    for (const auto &path : paths)
-      sys::fs::remove(path);
-  }
-  bool create(StringRef suffix, std::string &error) {
-    SmallString<128> path;
-    if (std::error_code ec =
-            sys::fs::createTemporaryFile("dyncc-ptxas", suffix, path)) {
-      error = "cannot create a temporary file: " + ec.message();
-      return false;
-    }
-    paths.push_back(path);
-    return true;
-  }
-};
-} // namespace
-
 bool dyncc::assemblePtx(StringRef ptxas, StringRef arch, StringRef ptx,
                         std::string &cubin,
                         std::map<std::string, KernelResources> &resources,
                         std::string &error) {
-  TempFiles files;
-  if (!files.create("ptx", error) || !files.create("cubin", error) ||
-      !files.create("log", error))
-    return false;
-  StringRef ptxPath = files.paths[0], cubinPath = files.paths[1],
-            logPath = files.paths[2];
+  SmallString<128> ptxPath, cubinPath, logPath;
+  scope_exit cleanup([&] {
+    for (StringRef path : {ptxPath, cubinPath, logPath})
+      if (!path.empty())
+        sys::fs::remove(path);
+  });
+  for (auto [path, suffix] :
+       {std::pair{&ptxPath, "ptx"}, std::pair{&cubinPath, "cubin"},
+        std::pair{&logPath, "log"}})
+    if (std::error_code ec =
+            sys::fs::createTemporaryFile("dyncc-ptxas", suffix, *path)) {
+      error = "cannot create a temporary file: " + ec.message();
+      return false;
+    }
   {
     std::error_code ec;
     raw_fd_ostream os(ptxPath, ec);
     if (ec) {
-      error = "cannot write " + ptxPath.str() + ": " + ec.message();
+      error = "cannot write " + ptxPath.str().str() + ": " + ec.message();
       return false;
     }
     os << ptx;

@@ -6,15 +6,11 @@ resources the tile search and the run-time's occupancy read). Needs the CUDA
 toolkit's ptxas, as CI has; no GPU."""
 import json
 import os
-import subprocess
-import tempfile
-from pathlib import Path
 
 import pytest
 
 import dyncc
 from conftest import SHARED_MODELS, require
-from dyncc._paths import build_dir
 from test_codegen_kinds import CASES
 from test_host_kernels import sections
 from test_shared_models import COMPILES
@@ -29,32 +25,25 @@ def ptxas_present():
     return os.access(os.path.join(home, "bin", "ptxas"), os.X_OK)
 
 
-def models():
-    """The kernel-kind cases (saved to a temporary directory) and the shared
-    models that compile."""
-    import onnx
-    work = Path(tempfile.mkdtemp(prefix="dyncc-gpu-"))
-    out = []
-    for name, (build, _) in CASES.items():
-        model, shapes, _ = build()
-        path = work / f"{name}.onnx"
-        onnx.save(model, str(path))
-        out.append(pytest.param(path, [f"--dim={s}=1:512" for s in shapes[0]],
-                                id=name))
-    for name in sorted(COMPILES):
-        out.append(pytest.param(SHARED_MODELS / f"{name}.onnx", [], id=name))
-    return out
+# The kernel-kind cases and the shared models that compile; cases are
+# written out only when their test runs.
+SOURCES = ([pytest.param("case", name, id=name) for name in CASES] +
+           [pytest.param("model", name, id=name) for name in sorted(COMPILES)])
 
 
-@pytest.mark.parametrize("gpu_model,dims", models())
-def test_kernels_assemble_without_spills(gpu_model, dims):
+@pytest.mark.parametrize("source,name", SOURCES)
+def test_kernels_assemble_without_spills(tmp_path, source, name):
     require(ptxas_present(), "ptxas (the CUDA toolkit) is not installed")
-    proc = subprocess.run(
-        [build_dir() / "bin" / "dyncc", "compile", gpu_model, "--target",
-         ",".join(ARCHS), "--emit=plan", "--quiet", *dims],
-        capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stderr
-    kernels = json.loads(proc.stdout)["kernels"]
+    if source == "model":
+        path, dims = SHARED_MODELS / f"{name}.onnx", None
+    else:
+        import onnx
+        model, shapes, _ = CASES[name][0]()
+        path = tmp_path / f"{name}.onnx"
+        onnx.save(model, str(path))
+        dims = {s: (1, 512) for s in shapes[0]}
+    plan = dyncc.compile(path, None, targets=ARCHS, dims=dims, emit="plan")
+    kernels = json.loads(plan)["kernels"]
     assert kernels
     for kernel in kernels:
         for arch in ARCHS:

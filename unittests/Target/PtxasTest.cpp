@@ -66,4 +66,24 @@ TEST(PtxasReport, RejectsATruncatedReport) {
   EXPECT_NE(error.find("no entry function"), std::string::npos) << error;
 }
 
+TEST(LibdeviceCheck, FindsAnExternMathFunction) {
+  // What gpu-module-to-binary leaves when libdevice is not linked.
+  EXPECT_EQ(findUnresolvedLibdeviceCall(
+                ".extern .func  (.param .b32 func_retval0) vprintf\n"
+                "(\n\t.param .b64 vprintf_param_0\n)\n"
+                ".extern .func  (.param .b32 func_retval0) __nv_powf\n"
+                "(\n\t.param .b32 __nv_powf_param_0,\n"
+                "\t.param .b32 __nv_powf_param_1\n);\n"),
+            std::optional<std::string>("__nv_powf"));
+  // A linked (defined) libdevice function after an unrelated extern is
+  // not a call left unresolved.
+  EXPECT_EQ(findUnresolvedLibdeviceCall(
+                ".extern .func  (.param .b32 func_retval0) vprintf\n"
+                "(\n\t.param .b64 vprintf_param_0\n)\n"
+                ".func  (.param .b32 func_retval0) __nv_expf(\n"
+                "\t.param .b32 __nv_expf_param_0\n)\n{\n\tret;\n}\n"),
+            std::nullopt);
+  EXPECT_EQ(findUnresolvedLibdeviceCall(""), std::nullopt);
+}
+
 } // namespace

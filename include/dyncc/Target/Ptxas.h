@@ -46,6 +46,10 @@ std::optional<std::string> findCudaToolkit();
 /// nullopt if there is none.
 std::optional<std::string> findPtxas();
 
+/// The first libdevice function (`__nv_*`) that `ptx` declares `.extern`,
+/// i.e. calls without a definition: libdevice was not linked.
+std::optional<std::string> findUnresolvedLibdeviceCall(llvm::StringRef ptx);
+
 /// Parses the report of `ptxas -v` for architecture `arch` into resources
 /// per entry function. Returns false and sets `error` on a report that is
 /// not one (no entry function, or a number missing).
