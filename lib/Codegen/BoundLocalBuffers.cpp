@@ -22,9 +22,11 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Bounds.h"
 #include "dyncc/Codegen/Passes.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Utils/Utils.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -41,146 +43,8 @@ using namespace dyncc;
 
 namespace {
 
-/// Bytes per element in memory, or 0 for a type a kernel cannot hold.
-static int64_t getElementBytes(Type type) {
-  if (type.isIndex())
-    return 8;
-  if (type.isIntOrFloat())
-    return std::max<int64_t>(1, (type.getIntOrFloatBitWidth() + 7) / 8);
-  return 0;
-}
-
-/// A closed range of index values; INT64_MIN / INT64_MAX stand for no bound.
-struct Interval {
-  int64_t lo = std::numeric_limits<int64_t>::min();
-  int64_t hi = std::numeric_limits<int64_t>::max();
-};
-
-constexpr int64_t kNoLo = std::numeric_limits<int64_t>::min();
-constexpr int64_t kNoHi = std::numeric_limits<int64_t>::max();
-
-/// `a * c`, or `fallback` when `a` is unbounded or the product overflows.
-static int64_t mulOr(int64_t a, int64_t c, int64_t fallback) {
-  int64_t out;
-  if (a == kNoLo || a == kNoHi || llvm::MulOverflow(a, c, out))
-    return fallback;
-  return out;
-}
-
-static Interval add(Interval a, Interval b) {
-  Interval r;
-  if (a.lo == kNoLo || b.lo == kNoLo || llvm::AddOverflow(a.lo, b.lo, r.lo))
-    r.lo = kNoLo;
-  if (a.hi == kNoHi || b.hi == kNoHi || llvm::AddOverflow(a.hi, b.hi, r.hi))
-    r.hi = kNoHi;
-  return r;
-}
-
-static Interval scale(Interval a, int64_t c) {
-  if (c >= 0)
-    return {mulOr(a.lo, c, kNoLo), mulOr(a.hi, c, kNoHi)};
-  return {mulOr(a.hi, c, kNoLo), mulOr(a.lo, c, kNoHi)};
-}
-
-/// Interval of affine expression `e` over the intervals of its dims and
-/// symbols.
-static Interval evaluate(AffineExpr e, ArrayRef<Interval> dims,
-                         ArrayRef<Interval> symbols) {
-  if (auto c = dyn_cast<AffineConstantExpr>(e))
-    return {c.getValue(), c.getValue()};
-  if (auto d = dyn_cast<AffineDimExpr>(e))
-    return dims[d.getPosition()];
-  if (auto s = dyn_cast<AffineSymbolExpr>(e))
-    return symbols[s.getPosition()];
-  auto bin = cast<AffineBinaryOpExpr>(e);
-  Interval l = evaluate(bin.getLHS(), dims, symbols);
-  auto rhsConst = dyn_cast<AffineConstantExpr>(bin.getRHS());
-  switch (e.getKind()) {
-  case AffineExprKind::Add:
-    return add(l, evaluate(bin.getRHS(), dims, symbols));
-  case AffineExprKind::Mul:
-    if (rhsConst)
-      return scale(l, rhsConst.getValue());
-    return {};
-  case AffineExprKind::FloorDiv:
-  case AffineExprKind::CeilDiv: {
-    if (!rhsConst || rhsConst.getValue() <= 0)
-      return {};
-    int64_t c = rhsConst.getValue();
-    bool ceil = e.getKind() == AffineExprKind::CeilDiv;
-    auto div = [&](int64_t v) -> int64_t {
-      if (v == kNoLo || v == kNoHi)
-        return v;
-      return ceil ? llvm::divideCeilSigned(v, c)
-                  : llvm::divideFloorSigned(v, c);
-    };
-    return {div(l.lo), div(l.hi)};
-  }
-  case AffineExprKind::Mod:
-    if (rhsConst && rhsConst.getValue() > 0)
-      return {0, rhsConst.getValue() - 1};
-    return {};
-  default:
-    return {};
-  }
-}
-
-/// Bounds of index value `v`: ValueBoundsOpInterface's, or, where it has
-/// none, interval arithmetic through affine.apply/min/max (the interface
-/// states no upper bound for an affine.max, whose bound is the largest of
-/// its results' bounds; tiled pads clamp their windows with them).
-static Interval getBounds(Value v, int depth = 0) {
-  Interval r;
-  if (FailureOr<int64_t> lo = ValueBoundsConstraintSet::computeConstantBound(
-          presburger::BoundType::LB, v, /*stopCondition=*/nullptr);
-      succeeded(lo))
-    r.lo = *lo;
-  if (FailureOr<int64_t> hi = ValueBoundsConstraintSet::computeConstantBound(
-          presburger::BoundType::UB, v, /*stopCondition=*/nullptr,
-          /*closedUB=*/true);
-      succeeded(hi))
-    r.hi = *hi;
-  if ((r.lo != kNoLo && r.hi != kNoHi) || depth > 16)
-    return r;
-  Operation *def = v.getDefiningOp();
-  AffineMap map;
-  if (auto op = dyn_cast_or_null<affine::AffineApplyOp>(def))
-    map = op.getAffineMap();
-  else if (auto op = dyn_cast_or_null<affine::AffineMinOp>(def))
-    map = op.getAffineMap();
-  else if (auto op = dyn_cast_or_null<affine::AffineMaxOp>(def))
-    map = op.getAffineMap();
-  else
-    return r;
-  SmallVector<Interval> operands;
-  for (Value operand : def->getOperands())
-    operands.push_back(getBounds(operand, depth + 1));
-  ArrayRef<Interval> all(operands);
-  ArrayRef<Interval> dims = all.take_front(map.getNumDims());
-  ArrayRef<Interval> symbols = all.drop_front(map.getNumDims());
-  SmallVector<Interval> results;
-  for (AffineExpr e : map.getResults())
-    results.push_back(evaluate(e, dims, symbols));
-  Interval combined = results.front();
-  for (const Interval &x : ArrayRef(results).drop_front()) {
-    if (isa<affine::AffineMinOp>(def)) {
-      // min: below the smallest lower bound, above no more than any bound.
-      combined.lo = (combined.lo == kNoLo || x.lo == kNoLo)
-                        ? kNoLo
-                        : std::min(combined.lo, x.lo);
-      combined.hi = std::min(combined.hi, x.hi);
-    } else {
-      combined.lo = std::max(combined.lo, x.lo);
-      combined.hi = (combined.hi == kNoHi || x.hi == kNoHi)
-                        ? kNoHi
-                        : std::max(combined.hi, x.hi);
-    }
-  }
-  // Keep the tighter of the two analyses on each side.
-  r.lo = std::max(r.lo, combined.lo);
-  r.hi = std::min(r.hi, combined.hi);
-  return r;
-}
+/// Static shared memory a block may use without opting in to more.
+constexpr int64_t kMaxStaticSharedBytes = 48 * 1024;
 
 struct BoundLocalBuffers final
     : ::dyncc::impl::BoundLocalBuffersPassBase<BoundLocalBuffers> {
@@ -209,11 +73,13 @@ struct BoundLocalBuffers final
         reshapes.push_back(op);
     });
 
-    int64_t totalBytes = 0;
+    int64_t totalBytes = 0, sharedBytes = 0;
     for (memref::AllocOp alloc : allocs) {
       MemRefType type = alloc.getType();
       int64_t elementBytes = getElementBytes(type.getElementType());
-      if (!type.getLayout().isIdentity() || elementBytes == 0) {
+      bool shared = isWorkgroupMemory(type);
+      if (!type.getLayout().isIdentity() || elementBytes == 0 ||
+          (!shared && type.getMemorySpace())) {
         alloc.emitOpError("temporary of type ")
             << type << " cannot be a local buffer";
         return signalPassFailure();
@@ -237,26 +103,49 @@ struct BoundLocalBuffers final
         }
         elements *= bound;
       }
-      int64_t bytes = std::max<int64_t>(elements * elementBytes, 1);
-      totalBytes += bytes;
-      if (totalBytes > maxBytes) {
-        alloc.emitOpError("tile temporaries need ")
-            << totalBytes << " bytes per thread, more than the limit of "
-            << static_cast<int64_t>(maxBytes) << "; the tile is too large";
-        return signalPassFailure();
+      // Rounded up to 16 bytes, so every shared buffer starts 16-byte
+      // aligned (vector and cp.async accesses).
+      int64_t bytes = llvm::alignTo(
+          std::max<int64_t>(elements * elementBytes, 1), shared ? 16 : 1);
+      if (shared) {
+        sharedBytes += bytes;
+        if (sharedBytes > kMaxStaticSharedBytes) {
+          alloc.emitOpError("shared-memory buffers need ")
+              << sharedBytes << " bytes per block, more than the "
+              << kMaxStaticSharedBytes << " of static shared memory";
+          return signalPassFailure();
+        }
+      } else {
+        totalBytes += bytes;
+        if (totalBytes > maxBytes) {
+          alloc.emitOpError("tile temporaries need ")
+              << totalBytes << " bytes per thread, more than the limit of "
+              << static_cast<int64_t>(maxBytes) << "; the tile is too large";
+          return signalPassFailure();
+        }
       }
 
+      // Shared buffers are allocations in workgroup memory at the entry,
+      // which grid mapping turns into the kernel's workgroup attributions
+      // (GPU) or the block task's stack (CPU); private ones are allocas.
       Location loc = alloc.getLoc();
       rewriter.setInsertionPointToStart(&entry);
+      auto allocate = [&](MemRefType bufferType,
+                          IntegerAttr alignment) -> Value {
+        if (shared)
+          return memref::AllocOp::create(rewriter, loc, bufferType,
+                                         rewriter.getI64IntegerAttr(16));
+        return memref::AllocaOp::create(rewriter, loc, bufferType, alignment);
+      };
       Value replacement;
       if (type.hasStaticShape()) {
-        replacement = memref::AllocaOp::create(rewriter, loc, type,
-                                               alloc.getAlignmentAttr());
+        replacement = allocate(type, alloc.getAlignmentAttr());
         rewriter.setInsertionPoint(alloc);
       } else {
-        auto bufferType = MemRefType::get({bytes}, rewriter.getI8Type());
-        Value buffer = memref::AllocaOp::create(rewriter, loc, bufferType,
-                                                rewriter.getI64IntegerAttr(16));
+        auto bufferType =
+            MemRefType::get({bytes}, rewriter.getI8Type(),
+                            MemRefLayoutAttrInterface(), type.getMemorySpace());
+        Value buffer = allocate(bufferType, rewriter.getI64IntegerAttr(16));
         rewriter.setInsertionPoint(alloc);
         Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
         replacement = memref::ViewOp::create(rewriter, loc, type, buffer, zero,

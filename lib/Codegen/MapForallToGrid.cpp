@@ -13,11 +13,14 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Bounds.h"
 #include "dyncc/Codegen/Passes.h"
 
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/AttrTypeSubElements.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 namespace dyncc {
 #define GEN_PASS_DEF_MAPFORALLTOGRIDPASS
@@ -82,6 +85,82 @@ getBounds(RewriterBase &rewriter, scf::ForallOp forall, unsigned i) {
       getValueOrCreateConstantIndexOp(rewriter, loc,
                                       forall.getMixedUpperBound()[i]),
       getValueOrCreateConstantIndexOp(rewriter, loc, forall.getMixedStep()[i])};
+}
+
+/// True if `forall` (a thread forall) writes workgroup memory: it fills a
+/// promoted operand or a block-level temporary that other threads read.
+static bool writesSharedMemory(scf::ForallOp forall) {
+  WalkResult result = forall.getBody()->walk([](Operation *op) {
+    auto effects = dyn_cast<MemoryEffectOpInterface>(op);
+    if (!effects)
+      return WalkResult::advance();
+    SmallVector<MemoryEffects::EffectInstance> list;
+    effects.getEffects(list);
+    for (const MemoryEffects::EffectInstance &effect : list) {
+      Value value = effect.getValue();
+      if (!value || !isa<MemoryEffects::Write>(effect.getEffect()))
+        continue;
+      if (auto type = dyn_cast<MemRefType>(value.getType());
+          type && isWorkgroupMemory(type))
+        return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  return result.wasInterrupted();
+}
+
+/// The nearest op before (`forward` false) or after `op` in its block that
+/// touches memory or has regions; null at the block's end.
+static Operation *getSignificantNeighbour(Operation *op, bool forward) {
+  for (Operation *n = forward ? op->getNextNode() : op->getPrevNode(); n;
+       n = forward ? n->getNextNode() : n->getPrevNode())
+    if (n->getNumRegions() != 0 || !isMemoryEffectFree(n))
+      return n;
+  return nullptr;
+}
+
+/// Separates the threads' writes to shared memory from the reads of other
+/// threads with `gpu.barrier`s: before a run of writing thread foralls (the
+/// readers of the previous k-step must be done) and after it (the writes
+/// must be visible to the readers that follow). Barriers are only placed at
+/// block level, outside thread foralls, where control flow is uniform
+/// across the block (block guards, k-step loops); anything else is refused.
+static LogicalResult insertBarriers(RewriterBase &rewriter, Operation *func) {
+  SmallVector<scf::ForallOp> writers;
+  func->walk([&](scf::ForallOp forall) {
+    auto mapping = forall.getMapping();
+    if (mapping && !mapping->empty() &&
+        isa<gpu::GPUThreadMappingAttr>((*mapping)[0]) &&
+        writesSharedMemory(forall))
+      writers.push_back(forall);
+  });
+  auto isWriter = [&](Operation *op) {
+    return op && llvm::is_contained(writers, op);
+  };
+  for (scf::ForallOp forall : writers) {
+    for (Operation *parent = forall->getParentOp(); parent != func;
+         parent = parent->getParentOp()) {
+      auto loop = dyn_cast<scf::ForallOp>(parent);
+      bool blockForall = loop && loop.getMapping() &&
+                         !loop.getMapping()->empty() &&
+                         isa<gpu::GPUBlockMappingAttr>((*loop.getMapping())[0]);
+      if (!blockForall && !isa<scf::ForOp>(parent))
+        return forall.emitOpError(
+            "writes shared memory under control flow that may diverge "
+            "within a block; no barrier can be placed");
+    }
+    Operation *prev = getSignificantNeighbour(forall, /*forward=*/false);
+    if (!isWriter(prev) && !isa_and_nonnull<gpu::BarrierOp>(prev)) {
+      rewriter.setInsertionPoint(forall);
+      gpu::BarrierOp::create(rewriter, forall.getLoc());
+    }
+    Operation *next = getSignificantNeighbour(forall, /*forward=*/true);
+    if (!isWriter(next) && !isa_and_nonnull<gpu::BarrierOp>(next)) {
+      rewriter.setInsertionPointAfter(forall);
+      gpu::BarrierOp::create(rewriter, forall.getLoc());
+    }
+  }
+  return success();
 }
 
 class GridMapper {
@@ -254,6 +333,11 @@ struct MapForallToGrid final
     // MLIR's runner utils on the CPU: dyncc-bound-local-buffers replaces
     // both.
     WalkResult leftovers = kernel.walk([&](Operation *op) {
+      if (auto alloc = dyn_cast<memref::AllocOp>(op);
+          alloc && isWorkgroupMemory(alloc.getType()) &&
+          alloc->getBlock() == &kernel.getBody().front() &&
+          alloc.getType().hasStaticShape())
+        return WalkResult::advance();
       if (isa<memref::AllocOp, memref::CopyOp>(op)) {
         op->emitOpError("left in a kernel; run dyncc-bound-local-buffers "
                         "after bufferization");
@@ -303,6 +387,22 @@ struct MapForallToGrid final
     gpu::ReturnOp::create(rewriter, ret.getLoc());
     rewriter.eraseOp(ret);
     rewriter.eraseOp(kernel);
+    // Shared buffers (dyncc-bound-local-buffers put them at the entry)
+    // become workgroup attributions, 16-byte aligned for vector accesses;
+    // an allocation would lower to malloc.
+    SmallVector<memref::AllocOp> shared;
+    for (auto alloc : gpuFunc.getBody().front().getOps<memref::AllocOp>())
+      shared.push_back(alloc);
+    for (memref::AllocOp alloc : shared) {
+      BlockArgument buffer =
+          gpuFunc.addWorkgroupAttribution(alloc.getType(), alloc.getLoc());
+      gpuFunc.setWorkgroupAttributionAttr(
+          gpuFunc.getNumWorkgroupAttributions() - 1, "llvm.align",
+          rewriter.getI64IntegerAttr(16));
+      rewriter.replaceOp(alloc, buffer);
+    }
+    if (failed(insertBarriers(rewriter, gpuFunc)))
+      return failure();
     GridMapper mapper(rewriter, /*gpu=*/true);
     return mapper.mapFunction(gpuFunc);
   }
@@ -319,6 +419,26 @@ struct MapForallToGrid final
     for (unsigned i = 0; i < 3; ++i)
       mapper.cpuBlockIds.push_back(kernel.getArgument(n + i));
     kernel->setAttr("dyncc.block_entry", UnitAttr::get(&getContext()));
+    // Shared buffers are the block task's: allocas on its stack, and no
+    // type keeps the GPU's memory space.
+    SmallVector<memref::AllocOp> shared;
+    for (auto alloc : kernel.getBody().front().getOps<memref::AllocOp>())
+      shared.push_back(alloc);
+    for (memref::AllocOp alloc : shared) {
+      rewriter.setInsertionPoint(alloc);
+      rewriter.replaceOpWithNewOp<memref::AllocaOp>(alloc, alloc.getType(),
+                                                    alloc.getAlignmentAttr());
+    }
+    AttrTypeReplacer replacer;
+    replacer.addReplacement([](MemRefType type) -> std::optional<Type> {
+      if (!isWorkgroupMemory(type))
+        return std::nullopt;
+      return MemRefType::get(type.getShape(), type.getElementType(),
+                             type.getLayout());
+    });
+    replacer.recursivelyReplaceElementsIn(kernel, /*replaceAttrs=*/false,
+                                          /*replaceLocs=*/false,
+                                          /*replaceTypes=*/true);
     return mapper.mapFunction(kernel);
   }
 };

@@ -26,10 +26,12 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Bounds.h"
 #include "dyncc/Codegen/Passes.h"
 #include "dyncc/Support/DimExpr.h"
 #include "dyncc/Tiling/TileConfig.h"
 
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/MemRef/Transforms/Transforms.h"
@@ -381,10 +383,10 @@ static bool hasReductionLoops(Operation *op) {
 /// for the k-step level: fused here it would be padded whole over every
 /// reduced dimension (all input channels), fused per step it is one step's
 /// window. Returns the tiled root.
-static FailureOr<TilingInterface> tileLevel(RewriterBase &rewriter,
-                                            TilingInterface root,
-                                            ArrayRef<int64_t> sizes,
-                                            bool threads, bool deferPads) {
+static FailureOr<TilingInterface>
+tileLevel(RewriterBase &rewriter, TilingInterface root, ArrayRef<int64_t> sizes,
+          bool threads, bool deferPads, bool fuseDestinations = true,
+          bool fusePads = true) {
   MLIRContext *ctx = rewriter.getContext();
   size_t numLoops = root.getLoopIteratorTypes().size();
   SmallVector<int64_t> allSizes(sizes.begin(), sizes.end());
@@ -409,15 +411,19 @@ static FailureOr<TilingInterface> tileLevel(RewriterBase &rewriter,
   tiling.setMapping(mapping);
   scf::SCFTileAndFuseOptions options;
   options.setTilingOptions(tiling);
-  if (deferPads)
-    options.setFusionControlFn(
-        [](tensor::ExtractSliceOp slice, OpResult producer,
-           bool) -> std::optional<scf::SCFTileAndFuseOptions::ControlFnResult> {
-          if (isa<tensor::PadOp>(producer.getOwner()) &&
-              llvm::any_of(slice->getUsers(), hasReductionLoops))
-            return std::nullopt;
-          return scf::SCFTileAndFuseOptions::ControlFnResult{};
-        });
+  options.setFusionControlFn(
+      [=](tensor::ExtractSliceOp slice, OpResult producer, bool isDestination)
+          -> std::optional<scf::SCFTileAndFuseOptions::ControlFnResult> {
+        if (isa<tensor::PadOp>(producer.getOwner()) &&
+            (!fusePads ||
+             (deferPads && llvm::any_of(slice->getUsers(), hasReductionLoops))))
+          return std::nullopt;
+        // An accumulator carried by a k-step loop is initialized once,
+        // before the loop: fused per tile, it would be reset every step.
+        if (isDestination && !fuseDestinations)
+          return std::nullopt;
+        return scf::SCFTileAndFuseOptions::ControlFnResult{};
+      });
 
   FailureOr<Operation *> tiledRoot =
       tileAndFuse(rewriter, root, options, "could not be tiled and fused");
@@ -431,8 +437,11 @@ static FailureOr<TilingInterface> tileLevel(RewriterBase &rewriter,
 /// fusing producers into each step: a temporary read by a reduction (the
 /// prologue of a GEMM, the exponentials of a softmax) then lives one step at
 /// a time, bounded by the tile sizes, however long the reduction is.
+/// With `padsPerStep` false (the operands are promoted, and their copies
+/// pad per thread), pads are neither swapped nor fused: each step reads a
+/// slice of the whole padded input.
 static LogicalResult tileReductions(RewriterBase &rewriter, Operation *scope,
-                                    int64_t kStep) {
+                                    int64_t kStep, bool padsPerStep = true) {
   // A pad deferred by tileLevel is read through a slice of a slice: merged
   // into one slice, then swapped with the pad, it pads just this thread's
   // window, and the k-step loops below fuse it (and its producers) per step.
@@ -440,13 +449,14 @@ static LogicalResult tileReductions(RewriterBase &rewriter, Operation *scope,
   // slice, which the loops that pad lowers to handle.
   RewritePatternSet slices(rewriter.getContext());
   tensor::populateMergeConsecutiveInsertExtractSlicePatterns(slices);
-  slices.add<linalg::ExtractSliceOfPadTensorSwapPattern>(
-      rewriter.getContext(),
-      [](tensor::ExtractSliceOp slice) -> std::optional<bool> {
-        if (llvm::any_of(slice->getUsers(), hasReductionLoops))
-          return false;
-        return std::nullopt;
-      });
+  if (padsPerStep)
+    slices.add<linalg::ExtractSliceOfPadTensorSwapPattern>(
+        rewriter.getContext(),
+        [](tensor::ExtractSliceOp slice) -> std::optional<bool> {
+          if (llvm::any_of(slice->getUsers(), hasReductionLoops))
+            return false;
+          return std::nullopt;
+        });
   // The swap casts the pad to the slice's static sizes; folded into the
   // pad, so the pad itself is the producer the steps fuse.
   tensor::PadOp::getCanonicalizationPatterns(slices, rewriter.getContext());
@@ -474,9 +484,11 @@ static LogicalResult tileReductions(RewriterBase &rewriter, Operation *scope,
     // The accumulator's initialization (a fill) stays before the loop: fused
     // into it, it would reset the accumulator at every step.
     options.setFusionControlFn(
-        [](tensor::ExtractSliceOp, OpResult, bool isDestination)
+        [=](tensor::ExtractSliceOp, OpResult producer, bool isDestination)
             -> std::optional<scf::SCFTileAndFuseOptions::ControlFnResult> {
           if (isDestination)
+            return std::nullopt;
+          if (!padsPerStep && isa<tensor::PadOp>(producer.getOwner()))
             return std::nullopt;
           return scf::SCFTileAndFuseOptions::ControlFnResult{};
         });
@@ -629,6 +641,465 @@ static TilingInterface dropClampsKeeping(RewriterBase &rewriter,
   return root;
 }
 
+//===----------------------------------------------------------------------===//
+// GEMM and conv blocks: k-steps at block level, operands in shared memory
+//===----------------------------------------------------------------------===//
+
+/// Static shared memory a kernel's promoted operands and block-level
+/// temporaries may take (the limit without opting in to dynamic shared
+/// memory, which is not used yet).
+constexpr int64_t kSharedBudget = 48 * 1024;
+
+/// The marker of the root while its block is restructured.
+constexpr StringLiteral kRootMark = "__dyncc.tiled_root";
+
+/// True if `op` sits in a thread-mapped forall.
+static bool inThreadForall(Operation *op) {
+  for (auto f = op->getParentOfType<scf::ForallOp>(); f;
+       f = f->getParentOfType<scf::ForallOp>()) {
+    std::optional<ArrayAttr> mapping = f.getMapping();
+    if (mapping && !mapping->empty() &&
+        isa<gpu::GPUThreadMappingAttr>((*mapping)[0]))
+      return true;
+  }
+  return false;
+}
+
+/// The thread tile of an op with `rank` leading parallel loops: the config's,
+/// aligned to the innermost dimensions, over the innermost three only (the
+/// thread foralls distribute those; each thread walks the rest).
+static SmallVector<int64_t> getThreadSizes(const TileConfig &config,
+                                           int64_t rank) {
+  SmallVector<int64_t> sizes = alignSizes(config.threadTile, rank);
+  for (int64_t i = 0; i + 3 < rank; ++i)
+    sizes[i] = 0;
+  return sizes;
+}
+
+/// The number of leading parallel loops of `op`, at most its first
+/// destination's rank.
+static int64_t getParallelRank(Operation *op) {
+  int64_t rank = 0;
+  for (utils::IteratorType t :
+       cast<TilingInterface>(op).getLoopIteratorTypes()) {
+    if (t != utils::IteratorType::parallel)
+      break;
+    ++rank;
+  }
+  if (auto dps = dyn_cast<DestinationStyleOpInterface>(op))
+    if (dps.getNumDpsInits() > 0)
+      rank = std::min<int64_t>(
+          rank, cast<ShapedType>(dps.getDpsInits()[0].getType()).getRank());
+  return rank;
+}
+
+/// The static upper bound of a tile size, or kNoHi.
+static int64_t getSizeBound(OpFoldResult size) {
+  if (std::optional<int64_t> c = getConstantIntValue(size))
+    return *c;
+  return getBounds(cast<Value>(size)).hi;
+}
+
+/// Promotes the input operands of `op`, a contraction or convolution in a
+/// block's k-step loop, to tiles in shared memory ("local padding"): each
+/// operand is copied into a buffer whose reduced dimensions (those indexed
+/// by a reduction loop alone) have their static bound, and the rest of those
+/// dimensions is filled with 0, the identity of the sum of products. The
+/// compute then runs over a static k-step with no masks; the parallel
+/// dimensions keep the tile's sizes, so stores stay predicated. Returns the
+/// copies and fills, which the block's threads then share, each with the
+/// static bounds of the buffer it writes; fails, leaving
+/// `op` as it is, when a bound is unknown or the buffers would not fit in
+/// `budget` (bytes of shared memory left).
+/// Static bounds of the trip counts of `op`'s loops, from every operand
+/// dimension a loop indexes alone (kNoHi where none is bounded).
+static SmallVector<int64_t> getLoopBounds(RewriterBase &rewriter,
+                                          linalg::LinalgOp op) {
+  SmallVector<int64_t> bounds(op.getNumLoops(), kNoHi);
+  for (OpOperand &operand : op->getOpOperands()) {
+    if (!isa<RankedTensorType>(operand.get().getType()))
+      continue;
+    AffineMap map = op.getMatchingIndexingMap(&operand);
+    SmallVector<OpFoldResult> sizes =
+        tensor::getMixedSizes(rewriter, op.getLoc(), operand.get());
+    for (auto [r, e] : llvm::enumerate(map.getResults()))
+      if (auto dim = dyn_cast<AffineDimExpr>(e))
+        bounds[dim.getPosition()] =
+            std::min(bounds[dim.getPosition()], getSizeBound(sizes[r]));
+  }
+  return bounds;
+}
+
+/// One more than the largest value of `e` (an operand's index, a sum of
+/// non-negative multiples of loop indices) given the loops' trip-count
+/// bounds: the static bound of a dimension indexed by it, e.g. a conv
+/// window's `(OH - 1) * stride + (KH - 1) * dilation + 1`. kNoHi if unknown.
+static int64_t getMaxIndex(AffineExpr e, ArrayRef<int64_t> loopBounds) {
+  std::function<std::optional<int64_t>(AffineExpr)> max =
+      [&](AffineExpr x) -> std::optional<int64_t> {
+    if (auto c = dyn_cast<AffineConstantExpr>(x))
+      return c.getValue();
+    if (auto d = dyn_cast<AffineDimExpr>(x)) {
+      int64_t b = loopBounds[d.getPosition()];
+      if (b == kNoHi || b <= 0)
+        return std::nullopt;
+      return b - 1;
+    }
+    auto bin = dyn_cast<AffineBinaryOpExpr>(x);
+    if (!bin)
+      return std::nullopt;
+    std::optional<int64_t> l = max(bin.getLHS());
+    if (!l)
+      return std::nullopt;
+    if (x.getKind() == AffineExprKind::Add) {
+      std::optional<int64_t> r = max(bin.getRHS());
+      if (!r)
+        return std::nullopt;
+      return *l + *r;
+    }
+    auto c = dyn_cast<AffineConstantExpr>(bin.getRHS());
+    if (x.getKind() == AffineExprKind::Mul && c && c.getValue() >= 0)
+      return *l * c.getValue();
+    return std::nullopt;
+  };
+  std::optional<int64_t> m = max(e);
+  return m && *m >= 0 ? *m + 1 : kNoHi;
+}
+
+/// The bytes of shared memory promoting the operands of the reduction ops in
+/// `blockLoop` (before their k-steps are tiled) would take, with reduction
+/// loops of at most `kStep` iterations; kNoHi if some tile has no bound or
+/// an op cannot be promoted.
+static int64_t estimateSharedBytes(RewriterBase &rewriter, Operation *blockLoop,
+                                   int64_t kStep) {
+  int64_t bytes = 0;
+  WalkResult result = blockLoop->walk([&](linalg::LinalgOp op) {
+    if (!hasReductionLoops(op) || inThreadForall(op))
+      return WalkResult::advance();
+    if (!op.hasPureTensorSemantics() ||
+        !(linalg::isaContractionOpInterface(op) ||
+          linalg::isaConvolutionOpInterface(op)))
+      return WalkResult::interrupt();
+    rewriter.setInsertionPoint(op);
+    SmallVector<int64_t> loops = getLoopBounds(rewriter, op);
+    for (auto [bound, type] : llvm::zip(loops, op.getIteratorTypesArray()))
+      if (type == utils::IteratorType::reduction)
+        bound = std::min(bound, kStep);
+    for (OpOperand *operand : op.getDpsInputOperands()) {
+      auto type = dyn_cast<RankedTensorType>(operand->get().getType());
+      int64_t elementBytes = type ? getElementBytes(type.getElementType()) : 0;
+      if (!type || elementBytes == 0)
+        return WalkResult::interrupt();
+      int64_t elements = 1;
+      for (AffineExpr e : op.getMatchingIndexingMap(operand).getResults()) {
+        int64_t bound = getMaxIndex(e, loops);
+        if (bound == kNoHi)
+          return WalkResult::interrupt();
+        elements *= bound;
+      }
+      bytes += llvm::alignTo(std::max<int64_t>(elements * elementBytes, 1), 16);
+    }
+    return WalkResult::advance();
+  });
+  return result.wasInterrupted() ? kNoHi : bytes;
+}
+
+using SharedWrite = std::pair<TilingInterface, SmallVector<int64_t>>;
+
+static FailureOr<SmallVector<SharedWrite>>
+promoteOperands(RewriterBase &rewriter, linalg::LinalgOp op, int64_t &budget) {
+  if (!op.hasPureTensorSemantics() ||
+      !(linalg::isaContractionOpInterface(op) ||
+        linalg::isaConvolutionOpInterface(op))) {
+    return failure();
+  }
+  struct Operand {
+    OpOperand *operand;
+    SmallVector<OpFoldResult> sizes;
+    SmallVector<int64_t> bounds;
+    SmallVector<bool> reduced;
+  };
+  Location loc = op.getLoc();
+  rewriter.setInsertionPoint(op);
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  SmallVector<int64_t> loopBounds = getLoopBounds(rewriter, op);
+  SmallVector<Operand> operands;
+  int64_t bytes = 0;
+  for (OpOperand *operand : op.getDpsInputOperands()) {
+    auto type = dyn_cast<RankedTensorType>(operand->get().getType());
+    int64_t elementBytes = type ? getElementBytes(type.getElementType()) : 0;
+    if (!type || elementBytes == 0)
+      return failure();
+    Operand plan{
+        operand, tensor::getMixedSizes(rewriter, loc, operand->get()), {}, {}};
+    AffineMap map = op.getMatchingIndexingMap(operand);
+    int64_t elements = 1;
+    for (int64_t d = 0; d < type.getRank(); ++d) {
+      auto dim = dyn_cast<AffineDimExpr>(map.getResult(d));
+      plan.reduced.push_back(dim && iterators[dim.getPosition()] ==
+                                        utils::IteratorType::reduction);
+      int64_t bound = getSizeBound(plan.sizes[d]);
+      if (bound != kNoHi)
+        bound = std::min(bound, getMaxIndex(map.getResult(d), loopBounds));
+      if (bound == kNoHi)
+        bound = getMaxIndex(map.getResult(d), loopBounds);
+      if (bound == kNoHi)
+        return failure();
+      plan.bounds.push_back(std::max<int64_t>(bound, 0));
+      elements *= plan.bounds.back();
+    }
+    bytes += llvm::alignTo(std::max<int64_t>(elements * elementBytes, 1), 16);
+    operands.push_back(std::move(plan));
+  }
+  if (bytes > budget)
+    return failure();
+  budget -= bytes;
+
+  MLIRContext *ctx = rewriter.getContext();
+  Attribute workgroup =
+      gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
+  SmallVector<SharedWrite> shared;
+  for (Operand &plan : operands) {
+    Value source = plan.operand->get();
+    auto type = cast<RankedTensorType>(source.getType());
+    int64_t rank = type.getRank();
+    // Static: the bounds of every dimension (the parallel ones hold the
+    // tile's sizes, the reduced ones the identity past them).
+    auto buffer = bufferization::AllocTensorOp::create(
+        rewriter, loc,
+        RankedTensorType::get(plan.bounds, type.getElementType()),
+        ValueRange());
+    buffer.setMemorySpaceAttr(workgroup);
+    SmallVector<OpFoldResult> zeros(rank, rewriter.getIndexAttr(0));
+    SmallVector<OpFoldResult> ones(rank, rewriter.getIndexAttr(1));
+    // The operand's values...
+    Value dest = tensor::ExtractSliceOp::create(rewriter, loc, buffer, zeros,
+                                                plan.sizes, ones);
+    auto copy = linalg::CopyOp::create(rewriter, loc, source, dest);
+    shared.push_back({cast<TilingInterface>(copy.getOperation()), plan.bounds});
+    Value full = tensor::InsertSliceOp::create(rewriter, loc, copy.getResult(0),
+                                               buffer, zeros, plan.sizes, ones);
+    // ... and the identity past them, one disjoint region per reduced
+    // dimension (earlier reduced dimensions within the operand, later ones
+    // whole), so every element is written exactly once.
+    Value identity = arith::ConstantOp::create(
+        rewriter, loc, rewriter.getZeroAttr(type.getElementType()));
+    AffineExpr s0 = rewriter.getAffineSymbolExpr(0);
+    for (int64_t i = 0; i < rank; ++i) {
+      if (!plan.reduced[i] ||
+          getConstantIntValue(plan.sizes[i]) == plan.bounds[i])
+        continue;
+      SmallVector<OpFoldResult> offsets(zeros), sizes;
+      for (int64_t d = 0; d < rank; ++d) {
+        if (d == i) {
+          offsets[d] = plan.sizes[d];
+          sizes.push_back(affine::makeComposedFoldedAffineApply(
+              rewriter, loc, AffineMap::get(0, 1, plan.bounds[d] - s0),
+              {plan.sizes[d]}));
+        } else if (plan.reduced[d] && d > i) {
+          sizes.push_back(rewriter.getIndexAttr(plan.bounds[d]));
+        } else {
+          sizes.push_back(plan.sizes[d]);
+        }
+      }
+      Value region = tensor::ExtractSliceOp::create(rewriter, loc, full,
+                                                    offsets, sizes, ones);
+      auto fill = linalg::FillOp::create(rewriter, loc, identity, region);
+      shared.push_back(
+          {cast<TilingInterface>(fill.getOperation()), plan.bounds});
+      full = tensor::InsertSliceOp::create(rewriter, loc, fill.getResult(0),
+                                           full, offsets, sizes, ones);
+    }
+    // The product reads the reduced dimensions whole (static, no masks) and
+    // the others at the tile's sizes, so its loops stay within the tile.
+    SmallVector<OpFoldResult> readSizes;
+    for (int64_t d = 0; d < rank; ++d)
+      readSizes.push_back(
+          plan.reduced[d] ? OpFoldResult(rewriter.getIndexAttr(plan.bounds[d]))
+                          : plan.sizes[d]);
+    Value read = tensor::ExtractSliceOp::create(rewriter, loc, full, zeros,
+                                                readSizes, ones);
+    rewriter.modifyOpInPlace(op, [&] { plan.operand->set(read); });
+  }
+  return shared;
+}
+
+/// Thread tile sizes for an op writing a shared tile of `bounds` (static
+/// upper bounds): the innermost three dimensions are spread over the
+/// block's threads along x, y and z (`threads`, innermost first).
+static SmallVector<int64_t> getSharingSizes(ArrayRef<int64_t> bounds,
+                                            ArrayRef<int64_t> threads) {
+  int64_t rank = bounds.size();
+  SmallVector<int64_t> sizes(rank, 0);
+  for (int64_t axis = 0; axis < 3 && axis < rank; ++axis) {
+    int64_t d = rank - 1 - axis;
+    int64_t count =
+        axis < static_cast<int64_t>(threads.size()) ? threads[axis] : 1;
+    sizes[d] = std::max<int64_t>(
+        1, llvm::divideCeil(std::max<int64_t>(bounds[d], 1), count));
+  }
+  return sizes;
+}
+
+/// Restructures the block of a GEMM or conv root (`blockRoot`, tiled to
+/// blocks): the reduction loops become k-steps at block level, each step's
+/// operands are promoted to shared memory and written by all the block's
+/// threads, and every computation in the block (the accumulator's
+/// initialization, each step's product, the epilogue) is tiled to threads.
+/// Block-level temporaries (an f16 GEMM's f32 accumulator) live in shared
+/// memory too, as far as `budget` allows.
+static LogicalResult tileGemmBlock(RewriterBase &rewriter,
+                                   TilingInterface blockRoot,
+                                   const TileConfig &config, int64_t rank,
+                                   const ClampFacts &known, int64_t &budget) {
+  Operation *blockLoop = getBlockLoop(blockRoot);
+  if (!blockLoop)
+    return blockRoot->emitOpError("has no block loop to restructure");
+  blockRoot->setAttr(kRootMark, rewriter.getUnitAttr());
+  if (failed(tileReductions(rewriter, blockLoop, config.kStep,
+                            /*padsPerStep=*/false)))
+    return failure();
+  dropDivisibleClamps(rewriter, blockLoop, known);
+
+  // Threads per axis, innermost first, as the root's thread tile has them.
+  SmallVector<int64_t> threads;
+  {
+    SmallVector<int64_t> block = alignSizes(config.blockTile, rank);
+    SmallVector<int64_t> thread = alignSizes(config.threadTile, rank);
+    for (int64_t i = rank - 1; i >= 0 && rank - i <= 3; --i)
+      threads.push_back(block[i] / thread[i]);
+  }
+
+  SmallVector<linalg::LinalgOp> steps;
+  blockLoop->walk([&](linalg::LinalgOp op) {
+    if (hasReductionLoops(op) && op->getParentOfType<scf::ForOp>() &&
+        !inThreadForall(op))
+      steps.push_back(op);
+  });
+  for (linalg::LinalgOp step : steps) {
+    FailureOr<SmallVector<SharedWrite>> shared =
+        promoteOperands(rewriter, step, budget);
+    if (succeeded(shared)) {
+      for (auto &[op, bounds] : *shared) {
+        FailureOr<TilingInterface> tiled = tileLevel(
+            rewriter, op, getSharingSizes(bounds, threads), /*threads=*/true,
+            /*deferPads=*/false, /*fuseDestinations=*/true,
+            /*fusePads=*/false);
+        if (failed(tiled))
+          return failure();
+        // A padded input (a conv's) is read through a slice of a slice of
+        // the whole padded tensor: merged, then swapped with the pad, each
+        // thread pads just its piece of the window. No zero-slice guard: a
+        // piece wholly in the padding reads an empty slice.
+        if (auto forall = (*tiled)->getParentOfType<scf::ForallOp>()) {
+          RewritePatternSet pads(rewriter.getContext());
+          tensor::populateMergeConsecutiveInsertExtractSlicePatterns(pads);
+          pads.add<linalg::ExtractSliceOfPadTensorSwapPattern>(
+              rewriter.getContext(),
+              [](tensor::ExtractSliceOp) -> std::optional<bool> {
+                return false;
+              });
+          tensor::PadOp::getCanonicalizationPatterns(pads,
+                                                     rewriter.getContext());
+          if (failed(applyPatternsGreedily(forall, std::move(pads))))
+            return failure();
+        }
+      }
+    }
+    if (failed(shared)) {
+      // Not promoted: each thread pads its own windows per step, as in the
+      // per-thread structure.
+      RewritePatternSet pads(rewriter.getContext());
+      tensor::populateMergeConsecutiveInsertExtractSlicePatterns(pads);
+      if (failed(applyPatternsGreedily(step->getParentOp(), std::move(pads))))
+        return failure();
+    }
+    // The step's product, per thread; without promotion its operands'
+    // producers are fused per thread as well.
+    if (failed(tileLevel(rewriter, cast<TilingInterface>(step.getOperation()),
+                         getThreadSizes(config, getParallelRank(step)),
+                         /*threads=*/true, /*deferPads=*/false,
+                         /*fuseDestinations=*/false)))
+      return failure();
+  }
+
+  // The epilogue (the root, unless the product is the root), then whatever
+  // else is left at block level (the accumulator's initialization).
+  // Tiling an op fuses (and erases) its producers, so the next op to tile
+  // is looked up afresh each time: the root first.
+  auto nextUntiled = [&]() -> TilingInterface {
+    TilingInterface next;
+    blockLoop->walk([&](TilingInterface op) {
+      if (inThreadForall(op) || isa<tensor::PadOp>(op))
+        return WalkResult::advance();
+      if (!next || op->hasAttr(kRootMark))
+        next = op;
+      return op->hasAttr(kRootMark) ? WalkResult::interrupt()
+                                    : WalkResult::advance();
+    });
+    return next;
+  };
+  auto tileRest = [&]() -> LogicalResult {
+    for (TilingInterface op = nextUntiled(); op; op = nextUntiled()) {
+      if (failed(tileLevel(rewriter, op,
+                           getThreadSizes(config, getParallelRank(op)),
+                           /*threads=*/true, /*deferPads=*/false)))
+        return failure();
+      // The tiled op's loop bounds read dimensions of its producers, which
+      // keeps them alive; resolved, the producers fused into it are dead.
+      RewritePatternSet dims(rewriter.getContext());
+      memref::populateResolveRankedShapedTypeResultDimsPatterns(dims);
+      memref::populateResolveShapedTypeResultDimsPatterns(dims);
+      if (failed(applyPatternsGreedily(blockLoop, std::move(dims))))
+        return failure();
+      // Fusing through a k-step loop's result leaves a clone of the loop
+      // whose results nothing reads. On tensors it computes nothing else
+      // (its only effects are allocations of promoted tiles), so it goes.
+      SmallVector<scf::ForOp> deadLoops;
+      blockLoop->walk([&](scf::ForOp loop) {
+        if (loop->use_empty() && loop.getNumResults() != 0)
+          deadLoops.push_back(loop);
+      });
+      for (scf::ForOp loop : deadLoops)
+        rewriter.eraseOp(loop);
+    }
+    return success();
+  };
+  if (failed(tileRest()))
+    return failure();
+  blockLoop->walk([&](Operation *op) { op->removeAttr(kRootMark); });
+
+  // Temporaries of the whole block tile, written by all its threads: in
+  // shared memory where they fit, so no thread keeps a private copy.
+  SmallVector<tensor::EmptyOp> empties;
+  blockLoop->walk([&](tensor::EmptyOp empty) {
+    if (!inThreadForall(empty))
+      empties.push_back(empty);
+  });
+  for (tensor::EmptyOp empty : empties) {
+    RankedTensorType type = empty.getType();
+    int64_t elements = 1;
+    for (OpFoldResult size : empty.getMixedSizes())
+      elements *= std::max<int64_t>(getSizeBound(size), 0);
+    int64_t bytes = llvm::alignTo(
+        std::max<int64_t>(elements * getElementBytes(type.getElementType()), 1),
+        16);
+    if (elements <= 0 || getElementBytes(type.getElementType()) == 0 ||
+        llvm::any_of(empty.getMixedSizes(),
+                     [](OpFoldResult s) { return getSizeBound(s) == kNoHi; }) ||
+        bytes > budget)
+      continue;
+    budget -= bytes;
+    rewriter.setInsertionPoint(empty);
+    auto buffer = rewriter.replaceOpWithNewOp<bufferization::AllocTensorOp>(
+        empty, type, empty.getDynamicSizes());
+    buffer.setMemorySpaceAttr(gpu::AddressSpaceAttr::get(
+        rewriter.getContext(), gpu::AddressSpace::Workgroup));
+  }
+  dropDivisibleClamps(rewriter, blockLoop, known);
+  return success();
+}
+
 struct TileAndFuse final : ::dyncc::impl::TileAndFusePassBase<TileAndFuse> {
   using Base::Base;
 
@@ -674,6 +1145,10 @@ struct TileAndFuse final : ::dyncc::impl::TileAndFusePassBase<TileAndFuse> {
     Block &entry = func.getBody().front();
     ClampFacts known{entry, getArgumentFacts(func), canonicalization};
     IRRewriter rewriter(&getContext());
+    auto kind = func->getAttrOfType<StringAttr>("dyncc.kind");
+    bool gemmLike =
+        kind && (kind.getValue() == "gemm" || kind.getValue() == "conv");
+    int64_t sharedBudget = kSharedBudget;
     // Per grid axis (x, y, z), the distinct block counts of the roots; the
     // grid is their maximum.
     std::set<DimExpr> grid[3];
@@ -742,6 +1217,16 @@ struct TileAndFuse final : ::dyncc::impl::TileAndFusePassBase<TileAndFuse> {
       if (failed(blockRoot))
         return signalPassFailure();
       blockRoot = dropClampsKeeping(rewriter, *blockRoot, known);
+      // GEMM and conv blocks share their operands through shared memory
+      // where the tiles fit; otherwise each thread walks its own k-steps.
+      if (gemmLike && config->kStep > 0 && getBlockLoop(*blockRoot) &&
+          estimateSharedBytes(rewriter, getBlockLoop(*blockRoot),
+                              config->kStep) <= sharedBudget) {
+        if (failed(tileGemmBlock(rewriter, *blockRoot, *config, rank, known,
+                                 sharedBudget)))
+          return signalPassFailure();
+        continue;
+      }
       FailureOr<TilingInterface> threadRoot = tileLevel(
           rewriter, *blockRoot, threadSizes, /*threads=*/true, deferPads);
       if (failed(threadRoot))

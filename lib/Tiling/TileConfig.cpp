@@ -14,6 +14,24 @@ using namespace dyncc;
 
 TileConfig TileConfig::getDefault(StringRef kind, int64_t rank) {
   TileConfig config;
+  if (kind == "conv") {
+    // Output channels x rows x columns: 8x4x32 outputs per block, 2x1x4 per
+    // thread (4x4x8 = 128 threads), so a block's input window and weights
+    // are shared by 8 channels and 128 positions; per 16-channel k-step a
+    // 3x3 window is 17.7 KB of f32 in shared memory, a 7x7 stride-2 stem's
+    // 15.4 KB.
+    int64_t block[] = {8, 4, 32}, thread[] = {2, 1, 4};
+    config.kStep = 16;
+    for (int64_t i = 0; i + 3 < rank; ++i) {
+      config.blockTile.push_back(1);
+      config.threadTile.push_back(1);
+    }
+    for (int64_t i = std::max<int64_t>(0, 3 - rank); i < 3; ++i) {
+      config.blockTile.push_back(block[i]);
+      config.threadTile.push_back(thread[i]);
+    }
+    return config;
+  }
   // Leading (batch-like) dimensions: one element per block.
   for (int64_t i = 0; i + 2 < rank; ++i) {
     config.blockTile.push_back(1);
@@ -21,7 +39,7 @@ TileConfig TileConfig::getDefault(StringRef kind, int64_t rank) {
   }
   // Reductions walk 16 (GEMM, conv) or 64 (row reductions) elements per
   // step, which bounds every temporary fused into a step.
-  config.kStep = kind == "gemm" || kind == "conv" ? 16 : 64;
+  config.kStep = kind == "gemm" ? 16 : 64;
   if (kind == "gemm") {
     // 32x64 outputs per block, 4x4 per thread: 8x16 = 128 threads.
     int64_t block[] = {32, 64}, thread[] = {4, 4};

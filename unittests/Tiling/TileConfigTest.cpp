@@ -15,8 +15,8 @@ using namespace dyncc;
 namespace {
 
 TEST(TileConfigTest, DefaultsAreValidForEveryRank) {
-  for (const char *kind : {"gemm", "elementwise"})
-    for (int64_t rank = 1; rank <= 3; ++rank) {
+  for (const char *kind : {"gemm", "conv", "elementwise"})
+    for (int64_t rank = 1; rank <= 5; ++rank) {
       TileConfig config = TileConfig::getDefault(kind, rank);
       EXPECT_EQ((int64_t)config.blockTile.size(), rank) << kind;
       EXPECT_EQ(config.verify(), "") << kind << " rank " << rank;
@@ -25,6 +25,11 @@ TEST(TileConfigTest, DefaultsAreValidForEveryRank) {
   EXPECT_EQ(gemm.str(), "block 32x64 thread 4x4 k 16");
   EXPECT_EQ(TileConfig::getDefault("reduce", 2).kStep, 64);
   EXPECT_EQ(gemm.getThreadsPerDim(), (llvm::SmallVector<int64_t, 4>{8, 16}));
+  // A conv's output [N, C, H, W]: 8 channels x 4 rows x 32 columns.
+  TileConfig conv = TileConfig::getDefault("conv", 4);
+  EXPECT_EQ(conv.str(), "block 1x8x4x32 thread 1x2x1x4 k 16");
+  EXPECT_EQ(conv.getThreadsPerDim(),
+            (llvm::SmallVector<int64_t, 4>{1, 4, 4, 8}));
 }
 
 TEST(TileConfigTest, VerifyRejectsBadConfigs) {

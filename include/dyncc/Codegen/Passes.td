@@ -24,7 +24,9 @@ def TileAndFusePass : Pass<"dyncc-tile-and-fuse", "mlir::func::FuncOp"> {
   }];
   let dependentDialects = [
     "::mlir::scf::SCFDialect", "::mlir::affine::AffineDialect",
-    "::mlir::tensor::TensorDialect", "::mlir::gpu::GPUDialect"
+    "::mlir::tensor::TensorDialect", "::mlir::gpu::GPUDialect",
+    "::mlir::bufferization::BufferizationDialect",
+    "::mlir::linalg::LinalgDialect", "::mlir::arith::ArithDialect"
   ];
 }
 

@@ -1,0 +1,53 @@
+//===- Bounds.h - Static bounds of tile sizes -------------------*- C++ -*-===//
+//
+// Part of dyncc, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// Static bounds of the index values that size tiles, shared by the passes
+// that give tile temporaries and promoted operands a static footprint.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DYNCC_LIB_CODEGEN_BOUNDS_H
+#define DYNCC_LIB_CODEGEN_BOUNDS_H
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Value.h"
+
+#include <cstdint>
+#include <limits>
+
+namespace dyncc {
+
+/// A closed range of index values; INT64_MIN / INT64_MAX stand for no bound.
+struct Interval {
+  int64_t lo = std::numeric_limits<int64_t>::min();
+  int64_t hi = std::numeric_limits<int64_t>::max();
+};
+
+constexpr int64_t kNoLo = std::numeric_limits<int64_t>::min();
+constexpr int64_t kNoHi = std::numeric_limits<int64_t>::max();
+
+/// True for a buffer in GPU workgroup (shared) memory: a block's promoted
+/// operands and block-level temporaries.
+inline bool isWorkgroupMemory(mlir::MemRefType type) {
+  auto space = llvm::dyn_cast_or_null<mlir::gpu::AddressSpaceAttr>(
+      type.getMemorySpace());
+  return space && space.getValue() == mlir::gpu::AddressSpace::Workgroup;
+}
+
+/// Bytes per element in memory, or 0 for a type a kernel cannot hold.
+int64_t getElementBytes(mlir::Type type);
+
+/// Bounds of index value `v`: ValueBoundsOpInterface's, or, where it has
+/// none, interval arithmetic through affine.apply/min/max (the interface
+/// states no upper bound for an affine.max, whose bound is the largest of
+/// its results' bounds; tiled pads clamp their windows with them).
+Interval getBounds(mlir::Value v, int depth = 0);
+
+} // namespace dyncc
+
+#endif // DYNCC_LIB_CODEGEN_BOUNDS_H

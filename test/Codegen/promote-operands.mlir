@@ -1,0 +1,130 @@
+// RUN: dyncc-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(dyncc-tile-and-fuse),canonicalize,cse)' | FileCheck %s --check-prefix=TILED
+// RUN: dyncc-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(dyncc-tile-and-fuse),canonicalize,cse,one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},drop-equivalent-buffer-results,canonicalize,cse,canonicalize,func.func(dyncc-bound-local-buffers),dyncc-map-forall-to-grid{target=gpu},canonicalize,cse)' | FileCheck %s --check-prefix=GPU
+// RUN: dyncc-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(dyncc-tile-and-fuse),canonicalize,cse,one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},drop-equivalent-buffer-results,canonicalize,cse,canonicalize,func.func(dyncc-bound-local-buffers),dyncc-map-forall-to-grid{target=cpu},canonicalize,cse)' | FileCheck %s --check-prefix=CPU
+
+// A GEMM block walks K in steps at block level. Each step's operand tiles
+// are copied into shared memory by all the block's threads, the rest of the
+// k-step is filled with 0 (the K tail: "local padding"), and the product
+// reads a static k-step of 16 with no masks; its rows and columns keep the
+// tile's sizes, so the stores stay predicated.
+// TILED-LABEL: func.func @gemm_dynamic_k(
+//       TILED:   scf.forall ({{.*}}) = (0, 0) to ({{.*}}) step (32, 64)
+//       TILED:     %[[M:.+]] = affine.min
+//       TILED:     %[[N:.+]] = affine.min
+// The accumulator is initialized once, by the threads, before the k-steps.
+//       TILED:     scf.forall
+//       TILED:       linalg.fill
+//       TILED:     mapping = [#gpu.thread<y>, #gpu.thread<x>]
+//       TILED:     scf.for %{{.+}} = %c0 to %{{.+}} step %c16 iter_args
+//       TILED:       %[[K:.+]] = affine.min
+//       TILED:       %[[A:.+]] = bufferization.alloc_tensor() {memory_space = #gpu.address_space<workgroup>} : tensor<32x16xf32>
+//       TILED:       tensor.extract_slice %[[A]][0, 0] [%[[M]], %[[K]]]
+//       TILED:       scf.forall
+//       TILED:         linalg.copy
+//       TILED:       mapping = [#gpu.thread<y>, #gpu.thread<x>]
+//       TILED:       %[[TAIL:.+]] = affine.apply {{.*}}()[%[[K]]]
+//       TILED:       tensor.extract_slice %{{.+}}[0, %[[K]]] [%[[M]], %[[TAIL]]]
+//       TILED:       scf.forall
+//       TILED:         linalg.fill
+//       TILED:       %[[AREAD:.+]] = tensor.extract_slice %{{.+}}[0, 0] [%[[M]], 16] [1, 1] : tensor<32x16xf32> to tensor<?x16xf32>
+//       TILED:       %[[B:.+]] = bufferization.alloc_tensor() {memory_space = #gpu.address_space<workgroup>} : tensor<16x64xf32>
+//       TILED:       scf.forall
+//       TILED:         linalg.copy
+//       TILED:       scf.forall
+//       TILED:         linalg.fill
+//       TILED:       %[[BREAD:.+]] = tensor.extract_slice %{{.+}}[0, 0] [16, %[[N]]] [1, 1] : tensor<16x64xf32> to tensor<16x?xf32>
+//       TILED:       scf.forall ({{.*}}) = (0, 0) to (%[[M]], %[[N]]) step (4, 4)
+//       TILED:         tensor.extract_slice %[[AREAD]]
+//       TILED:         tensor.extract_slice %[[BREAD]]
+//       TILED:         linalg.matmul ins({{.*}} : tensor<?x16xf32>, tensor<16x?xf32>) outs({{.*}} : tensor<?x?xf32>)
+//       TILED:       mapping = [#gpu.thread<y>, #gpu.thread<x>]
+//       TILED:       scf.yield
+// The epilogue, per thread, after the last step.
+//       TILED:     scf.forall
+//       TILED:       arith.addf
+//       TILED:     mapping = [#gpu.thread<y>, #gpu.thread<x>]
+//       TILED:   mapping = [#gpu.block<y>, #gpu.block<x>]
+
+// On the GPU the tiles are workgroup attributions, 16-byte aligned, and
+// barriers separate the threads' writes from the product's reads: before
+// the step's copies (the previous step's readers are done) and after its
+// fills.
+// GPU-LABEL: gpu.func @gemm_dynamic_k(
+//  GPU-SAME:     workgroup(%[[SB:.+]] : memref<16x64xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %[[SA:.+]] : memref<32x16xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64})
+//   GPU-NOT:   memref.alloc
+//       GPU:   scf.for %{{.+}} = %c0 to %{{.+}} step %c16
+//       GPU:     gpu.barrier
+//       GPU:     linalg.copy {{.*}} #gpu.address_space<workgroup>
+//       GPU:     linalg.fill {{.*}} #gpu.address_space<workgroup>
+//       GPU:     linalg.copy {{.*}} #gpu.address_space<workgroup>
+//       GPU:     linalg.fill {{.*}} #gpu.address_space<workgroup>
+//   GPU-NOT:     linalg.
+//       GPU:     gpu.barrier
+//   GPU-NOT:     gpu.barrier
+//       GPU:     linalg.matmul
+//   GPU-NOT:   gpu.barrier
+//       GPU:   gpu.return
+
+// On the CPU the same tiles are the block task's stack buffers.
+// CPU-LABEL: func.func @gemm_dynamic_k(
+//       CPU:   memref.alloca() {alignment = 16 : i64} : memref<16x64xf32>
+//       CPU:   memref.alloca() {alignment = 16 : i64} : memref<32x16xf32>
+//   CPU-NOT:   workgroup
+//   CPU-NOT:   gpu.barrier
+#bcast = affine_map<(d0, d1) -> (d1)>
+#id = affine_map<(d0, d1) -> (d0, d1)>
+func.func @gemm_dynamic_k(%x: tensor<?x?xf32>, %w: tensor<?x?xf32>, %b: tensor<?xf32>, %out: tensor<?x?xf32>) -> tensor<?x?xf32>
+    attributes {dyncc.kernel, dyncc.kind = "gemm", dyncc.tile_config = {block = array<i64: 32, 64>, thread = array<i64: 4, 4>, k_step = 16 : i64}} {
+  %zero = arith.constant 0.0 : f32
+  %0 = linalg.fill ins(%zero : f32) outs(%out : tensor<?x?xf32>) -> tensor<?x?xf32>
+  %1 = linalg.matmul ins(%x, %w : tensor<?x?xf32>, tensor<?x?xf32>) outs(%0 : tensor<?x?xf32>) -> tensor<?x?xf32>
+  %2 = linalg.generic {indexing_maps = [#bcast, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%b : tensor<?xf32>) outs(%1 : tensor<?x?xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %s = arith.addf %acc, %in : f32
+    linalg.yield %s : f32
+  } -> tensor<?x?xf32>
+  return %2 : tensor<?x?xf32>
+}
+
+// -----
+
+// K a multiple of the k-step: every step is full, so nothing is filled.
+// TILED-LABEL: func.func @gemm_static_k(
+//       TILED:   scf.for
+//       TILED:     bufferization.alloc_tensor() {memory_space = #gpu.address_space<workgroup>} : tensor<32x16xf32>
+//   TILED-NOT:     linalg.fill
+//       TILED:     linalg.matmul ins({{.*}} : tensor<?x16xf32>, tensor<16x?xf32>)
+//       TILED:     scf.yield
+// GPU-LABEL: gpu.func @gemm_static_k(
+// CPU-LABEL: func.func @gemm_static_k(
+func.func @gemm_static_k(%x: tensor<?x64xf32>, %w: tensor<64x?xf32>, %out: tensor<?x?xf32>) -> tensor<?x?xf32>
+    attributes {dyncc.kernel, dyncc.kind = "gemm", dyncc.tile_config = {block = array<i64: 32, 64>, thread = array<i64: 4, 4>, k_step = 16 : i64}} {
+  %zero = arith.constant 0.0 : f32
+  %0 = linalg.fill ins(%zero : f32) outs(%out : tensor<?x?xf32>) -> tensor<?x?xf32>
+  %1 = linalg.matmul ins(%x, %w : tensor<?x64xf32>, tensor<64x?xf32>) outs(%0 : tensor<?x?xf32>) -> tensor<?x?xf32>
+  return %1 : tensor<?x?xf32>
+}
+
+// -----
+
+// Tiles that would not fit in the 48 KB of static shared memory (128 x 256
+// of f32 operands per k-step of 64) keep the per-thread k-steps: no shared
+// buffers, the k-step loop inside each thread's tile.
+// TILED-LABEL: func.func @gemm_too_large(
+//   TILED-NOT:   alloc_tensor
+//       TILED:   scf.forall ({{.*}}) step (128, 256)
+//       TILED:     scf.forall
+//       TILED:       scf.for
+//       TILED:         linalg.matmul
+// GPU-LABEL: gpu.func @gemm_too_large(
+//   GPU-NOT:   workgroup(
+//   GPU-NOT:   gpu.barrier
+// CPU-LABEL: func.func @gemm_too_large(
+func.func @gemm_too_large(%x: tensor<?x?xf32>, %w: tensor<?x?xf32>, %out: tensor<?x?xf32>) -> tensor<?x?xf32>
+    attributes {dyncc.kernel, dyncc.kind = "gemm", dyncc.tile_config = {block = array<i64: 128, 256>, thread = array<i64: 8, 32>, k_step = 64 : i64}} {
+  %zero = arith.constant 0.0 : f32
+  %0 = linalg.fill ins(%zero : f32) outs(%out : tensor<?x?xf32>) -> tensor<?x?xf32>
+  %1 = linalg.matmul ins(%x, %w : tensor<?x?xf32>, tensor<?x?xf32>) outs(%0 : tensor<?x?xf32>) -> tensor<?x?xf32>
+  return %1 : tensor<?x?xf32>
+}
