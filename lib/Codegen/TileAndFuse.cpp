@@ -1071,6 +1071,14 @@ static LogicalResult tileGemmBlock(RewriterBase &rewriter,
 
   // Temporaries of the whole block tile, written by all its threads: in
   // shared memory where they fit, so no thread keeps a private copy.
+  // First the empties only read through a thread's slice move into the
+  // thread's tile (a fused epilogue's temporaries): those are private.
+  {
+    RewritePatternSet patterns(rewriter.getContext());
+    tensor::populateFoldTensorEmptyPatterns(patterns);
+    if (failed(applyPatternsGreedily(blockLoop, std::move(patterns))))
+      return failure();
+  }
   SmallVector<tensor::EmptyOp> empties;
   blockLoop->walk([&](tensor::EmptyOp empty) {
     if (!inThreadForall(empty))
@@ -1078,23 +1086,37 @@ static LogicalResult tileGemmBlock(RewriterBase &rewriter,
   });
   for (tensor::EmptyOp empty : empties) {
     RankedTensorType type = empty.getType();
+    int64_t elementBytes = getElementBytes(type.getElementType());
+    SmallVector<int64_t> bounds;
     int64_t elements = 1;
-    for (OpFoldResult size : empty.getMixedSizes())
-      elements *= std::max<int64_t>(getSizeBound(size), 0);
-    int64_t bytes = llvm::alignTo(
-        std::max<int64_t>(elements * getElementBytes(type.getElementType()), 1),
-        16);
-    if (elements <= 0 || getElementBytes(type.getElementType()) == 0 ||
-        llvm::any_of(empty.getMixedSizes(),
-                     [](OpFoldResult s) { return getSizeBound(s) == kNoHi; }) ||
-        bytes > budget)
+    for (OpFoldResult size : empty.getMixedSizes()) {
+      bounds.push_back(getSizeBound(size));
+      if (bounds.back() == kNoHi)
+        break;
+      elements *= std::max<int64_t>(bounds.back(), 0);
+    }
+    if (llvm::is_contained(bounds, kNoHi) || elementBytes == 0)
+      continue;
+    int64_t bytes =
+        llvm::alignTo(std::max<int64_t>(elements * elementBytes, 1), 16);
+    if (bytes > budget)
       continue;
     budget -= bytes;
+    // Static, like the promoted tiles (a dynamic one would lose its memory
+    // space to canonicalization), viewed at the tile's sizes.
     rewriter.setInsertionPoint(empty);
-    auto buffer = rewriter.replaceOpWithNewOp<bufferization::AllocTensorOp>(
-        empty, type, empty.getDynamicSizes());
+    Location loc = empty.getLoc();
+    auto buffer = bufferization::AllocTensorOp::create(
+        rewriter, loc, RankedTensorType::get(bounds, type.getElementType()),
+        ValueRange());
     buffer.setMemorySpaceAttr(gpu::AddressSpaceAttr::get(
         rewriter.getContext(), gpu::AddressSpace::Workgroup));
+    int64_t rank = type.getRank();
+    rewriter.replaceOpWithNewOp<tensor::ExtractSliceOp>(
+        empty, type, buffer,
+        SmallVector<OpFoldResult>(rank, rewriter.getIndexAttr(0)),
+        empty.getMixedSizes(),
+        SmallVector<OpFoldResult>(rank, rewriter.getIndexAttr(1)));
   }
   dropDivisibleClamps(rewriter, blockLoop, known);
   return success();
