@@ -20,6 +20,7 @@
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/AttrTypeSubElements.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/LoopLikeInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 namespace dyncc {
@@ -87,79 +88,119 @@ getBounds(RewriterBase &rewriter, scf::ForallOp forall, unsigned i) {
       getValueOrCreateConstantIndexOp(rewriter, loc, forall.getMixedStep()[i])};
 }
 
-/// True if `forall` (a thread forall) writes workgroup memory: it fills a
-/// promoted operand or a block-level temporary that other threads read.
-static bool writesSharedMemory(scf::ForallOp forall) {
-  WalkResult result = forall.getBody()->walk([](Operation *op) {
-    auto effects = dyn_cast<MemoryEffectOpInterface>(op);
-    if (!effects)
-      return WalkResult::advance();
-    SmallVector<MemoryEffects::EffectInstance> list;
-    effects.getEffects(list);
-    for (const MemoryEffects::EffectInstance &effect : list) {
-      Value value = effect.getValue();
-      if (!value || !isa<MemoryEffects::Write>(effect.getEffect()))
-        continue;
-      if (auto type = dyn_cast<MemRefType>(value.getType());
-          type && isWorkgroupMemory(type))
-        return WalkResult::interrupt();
-    }
-    return WalkResult::advance();
-  });
-  return result.wasInterrupted();
-}
-
-/// The nearest op before (`forward` false) or after `op` in its block that
-/// touches memory or has regions; null at the block's end.
-static Operation *getSignificantNeighbour(Operation *op, bool forward) {
-  for (Operation *n = forward ? op->getNextNode() : op->getPrevNode(); n;
-       n = forward ? n->getNextNode() : n->getPrevNode())
-    if (n->getNumRegions() != 0 || !isMemoryEffectFree(n))
-      return n;
-  return nullptr;
-}
-
-/// Separates the threads' writes to shared memory from the reads of other
-/// threads with `gpu.barrier`s: before a run of writing thread foralls (the
-/// readers of the previous k-step must be done) and after it (the writes
-/// must be visible to the readers that follow). Barriers are only placed at
-/// block level, outside thread foralls, where control flow is uniform
-/// across the block (block guards, k-step loops); anything else is refused.
-static LogicalResult insertBarriers(RewriterBase &rewriter, Operation *func) {
-  SmallVector<scf::ForallOp> writers;
-  func->walk([&](scf::ForallOp forall) {
-    auto mapping = forall.getMapping();
-    if (mapping && !mapping->empty() &&
-        isa<gpu::GPUThreadMappingAttr>((*mapping)[0]) &&
-        writesSharedMemory(forall))
-      writers.push_back(forall);
-  });
-  auto isWriter = [&](Operation *op) {
-    return op && llvm::is_contained(writers, op);
-  };
-  for (scf::ForallOp forall : writers) {
-    for (Operation *parent = forall->getParentOp(); parent != func;
-         parent = parent->getParentOp()) {
-      auto loop = dyn_cast<scf::ForallOp>(parent);
-      bool blockForall = loop && loop.getMapping() &&
-                         !loop.getMapping()->empty() &&
-                         isa<gpu::GPUBlockMappingAttr>((*loop.getMapping())[0]);
-      if (!blockForall && !isa<scf::ForOp>(parent))
-        return forall.emitOpError(
-            "writes shared memory under control flow that may diverge "
-            "within a block; no barrier can be placed");
-    }
-    Operation *prev = getSignificantNeighbour(forall, /*forward=*/false);
-    if (!isWriter(prev) && !isa_and_nonnull<gpu::BarrierOp>(prev)) {
-      rewriter.setInsertionPoint(forall);
-      gpu::BarrierOp::create(rewriter, forall.getLoc());
-    }
-    Operation *next = getSignificantNeighbour(forall, /*forward=*/true);
-    if (!isWriter(next) && !isa_and_nonnull<gpu::BarrierOp>(next)) {
-      rewriter.setInsertionPointAfter(forall);
-      gpu::BarrierOp::create(rewriter, forall.getLoc());
-    }
+/// How a thread forall, or a region holding some, uses workgroup memory.
+struct SharedAccess {
+  bool reads = false;
+  bool writes = false;
+  bool any() const { return reads || writes; }
+  SharedAccess &operator|=(const SharedAccess &o) {
+    reads |= o.reads;
+    writes |= o.writes;
+    return *this;
   }
+};
+
+/// The workgroup-memory reads and writes of the ops in `forall`.
+static SharedAccess getSharedAccess(scf::ForallOp forall) {
+  SharedAccess access;
+  forall.getBody()->walk([&](MemoryEffectOpInterface op) {
+    SmallVector<MemoryEffects::EffectInstance> effects;
+    op.getEffects(effects);
+    for (const MemoryEffects::EffectInstance &effect : effects) {
+      Value value = effect.getValue();
+      auto type = value ? dyn_cast<MemRefType>(value.getType()) : MemRefType();
+      if (!type || !isWorkgroupMemory(type))
+        continue;
+      access.reads |= isa<MemoryEffects::Read>(effect.getEffect());
+      access.writes |= isa<MemoryEffects::Write>(effect.getEffect());
+    }
+  });
+  return access;
+}
+
+static bool isThreadForall(Operation *op) {
+  auto forall = dyn_cast<scf::ForallOp>(op);
+  std::optional<ArrayAttr> mapping =
+      forall ? forall.getMapping() : std::nullopt;
+  return mapping && !mapping->empty() &&
+         isa<gpu::GPUThreadMappingAttr>((*mapping)[0]);
+}
+
+/// True if threads must synchronize between `before` and `after`: one writes
+/// what the other reads or writes. Two foralls that only write are the
+/// copies and fills of promotion and the initialization of a block
+/// temporary, which write disjoint elements by construction.
+static bool conflicts(const SharedAccess &before, const SharedAccess &after) {
+  if (!before.writes && !after.writes)
+    return false;
+  if (before.writes && after.writes && !before.reads && !after.reads)
+    return false;
+  return true;
+}
+
+/// Places `gpu.barrier`s in `block` (recursively) so that every pair of
+/// thread foralls touching shared memory in a conflicting way is separated,
+/// in program order and, for a loop body, from one iteration to the next.
+/// A region op holding such foralls (a k-step loop) counts as one access,
+/// the union of its body's. Returns the union of the block's accesses.
+static FailureOr<SharedAccess> placeBarriers(RewriterBase &rewriter,
+                                             Block &block, bool loopBody) {
+  SmallVector<std::pair<Operation *, SharedAccess>> accesses;
+  for (Operation &op : block) {
+    SharedAccess access;
+    if (isThreadForall(&op)) {
+      access = getSharedAccess(cast<scf::ForallOp>(op));
+    } else if (op.getNumRegions() != 0) {
+      for (Region &region : op.getRegions())
+        for (Block &inner : region) {
+          FailureOr<SharedAccess> innerAccess =
+              placeBarriers(rewriter, inner, isa<scf::ForOp, scf::WhileOp>(op));
+          if (failed(innerAccess))
+            return failure();
+          access |= *innerAccess;
+        }
+      // Only block-uniform control flow may hold barriers: the block
+      // forall's body and k-step loops.
+      auto forall = dyn_cast<scf::ForallOp>(op);
+      bool blockForall =
+          forall && forall.getMapping() && !forall.getMapping()->empty() &&
+          isa<gpu::GPUBlockMappingAttr>((*forall.getMapping())[0]);
+      if (access.any() && !blockForall && !isa<scf::ForOp>(op))
+        return op.emitOpError("holds shared-memory accesses of threads "
+                              "under control flow that may diverge within a "
+                              "block; no barrier can be placed");
+    }
+    if (access.any())
+      accesses.push_back({&op, access});
+  }
+  SharedAccess all;
+  for (auto [i, entry] : llvm::enumerate(accesses)) {
+    auto [op, access] = entry;
+    all |= access;
+    // The previous access: in this block, or for the first one in a loop
+    // body, the last one of the previous iteration.
+    const SharedAccess *before = nullptr;
+    if (i > 0)
+      before = &accesses[i - 1].second;
+    else if (loopBody)
+      before = &accesses.back().second;
+    if (!before || !conflicts(*before, access))
+      continue;
+    if (isa_and_nonnull<gpu::BarrierOp>(op->getPrevNode()))
+      continue;
+    rewriter.setInsertionPoint(op);
+    gpu::BarrierOp::create(rewriter, op->getLoc());
+  }
+  return all;
+}
+
+/// Separates the threads' shared-memory writes from other threads' reads
+/// (and reads from later writes) with `gpu.barrier`s, at block level only.
+static LogicalResult insertBarriers(RewriterBase &rewriter,
+                                    gpu::GPUFuncOp func) {
+  for (Block &block : func.getBody())
+    if (failed(placeBarriers(rewriter, block, /*loopBody=*/false)))
+      return failure();
   return success();
 }
 

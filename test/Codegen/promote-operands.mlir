@@ -128,3 +128,59 @@ func.func @gemm_too_large(%x: tensor<?x?xf32>, %w: tensor<?x?xf32>, %out: tensor
   %1 = linalg.matmul ins(%x, %w : tensor<?x?xf32>, tensor<?x?xf32>) outs(%0 : tensor<?x?xf32>) -> tensor<?x?xf32>
   return %1 : tensor<?x?xf32>
 }
+
+// -----
+
+// f16 operands with an f32 accumulator: the accumulator is a block
+// temporary, so it lives in shared memory too. Every access that conflicts
+// is separated: its initialization from the first step, each step's copies
+// from the product (which also writes shared memory), the product from the
+// next step's copies, and the last step from the epilogue that reads it.
+// TILED-LABEL: func.func @gemm_f16(
+//       TILED:   bufferization.alloc_tensor() {memory_space = #gpu.address_space<workgroup>} : tensor<32x64xf32>
+//       TILED:   scf.for
+//       TILED:     bufferization.alloc_tensor() {memory_space = #gpu.address_space<workgroup>} : tensor<32x16xf16>
+//       TILED:     bufferization.alloc_tensor() {memory_space = #gpu.address_space<workgroup>} : tensor<16x64xf16>
+//       TILED:     linalg.matmul ins({{.*}} : tensor<?x16xf16>, tensor<16x?xf16>) outs({{.*}} : tensor<?x?xf32>)
+// GPU-LABEL: gpu.func @gemm_f16(
+//  GPU-SAME:     workgroup(
+//  GPU-SAME:     memref<32x64xf32, #gpu.address_space<workgroup>>
+//       GPU:   linalg.fill {{.*}} #gpu.address_space<workgroup>
+//  GPU-NOT:    linalg.
+//       GPU:   gpu.barrier
+//  GPU-NEXT:   scf.for
+//       GPU:     gpu.barrier
+//   GPU-NOT:     linalg.
+//       GPU:     linalg.copy
+//       GPU:     linalg.fill
+//       GPU:     linalg.copy
+//       GPU:     linalg.fill
+//   GPU-NOT:     linalg.
+//       GPU:     gpu.barrier
+//   GPU-NOT:     gpu.barrier
+//       GPU:     linalg.matmul
+//   GPU-NOT:     linalg.
+//       GPU:   gpu.barrier
+//   GPU-NOT:   gpu.barrier
+//       GPU:   arith.truncf
+// CPU-LABEL: func.func @gemm_f16(
+//   CPU-NOT:   gpu.barrier
+#id = affine_map<(d0, d1) -> (d0, d1)>
+func.func @gemm_f16(%x: tensor<?x?xf16>, %w: tensor<?x?xf16>, %out: tensor<?x?xf16>) -> tensor<?x?xf16>
+    attributes {dyncc.kernel, dyncc.kind = "gemm", dyncc.tile_config = {block = array<i64: 32, 64>, thread = array<i64: 4, 4>, k_step = 16 : i64}} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %m = tensor.dim %x, %c0 : tensor<?x?xf16>
+  %n = tensor.dim %w, %c1 : tensor<?x?xf16>
+  %e = tensor.empty(%m, %n) : tensor<?x?xf32>
+  %zero = arith.constant 0.0 : f32
+  %acc = linalg.fill ins(%zero : f32) outs(%e : tensor<?x?xf32>) -> tensor<?x?xf32>
+  %mm = linalg.matmul ins(%x, %w : tensor<?x?xf16>, tensor<?x?xf16>) outs(%acc : tensor<?x?xf32>) -> tensor<?x?xf32>
+  %r = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%mm : tensor<?x?xf32>) outs(%out : tensor<?x?xf16>) {
+  ^bb0(%in: f32, %o: f16):
+    %t = arith.truncf %in : f32 to f16
+    linalg.yield %t : f16
+  } -> tensor<?x?xf16>
+  return %r : tensor<?x?xf16>
+}
