@@ -780,6 +780,23 @@ static int64_t estimateSharedBytes(RewriterBase &rewriter, Operation *blockLoop,
         !(linalg::isaContractionOpInterface(op) ||
           linalg::isaConvolutionOpInterface(op)))
       return WalkResult::interrupt();
+    // A reduction loop that also indexes a window (a conv's filter taps,
+    // `oh * s + kh`) must never take a partial step: a padded tap would
+    // meet real input (0 x inf is not 0). Taps are static and usually
+    // within one step.
+    SmallVector<int64_t> extents = op.getStaticLoopRanges();
+    SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+    for (AffineMap map : op.getIndexingMapsArray())
+      for (AffineExpr e : map.getResults()) {
+        if (isa<AffineDimExpr>(e))
+          continue;
+        for (auto [loop, type] : llvm::enumerate(iterators))
+          if (type == utils::IteratorType::reduction &&
+              e.isFunctionOfDim(loop) &&
+              (ShapedType::isDynamic(extents[loop]) ||
+               (extents[loop] > kStep && extents[loop] % kStep != 0)))
+            return WalkResult::interrupt();
+      }
     rewriter.setInsertionPoint(op);
     SmallVector<int64_t> loops = getLoopBounds(rewriter, op);
     for (auto [bound, type] : llvm::zip(loops, op.getIteratorTypesArray()))
@@ -1099,6 +1116,10 @@ static LogicalResult tileGemmBlock(RewriterBase &rewriter,
       continue;
     int64_t bytes =
         llvm::alignTo(std::max<int64_t>(elements * elementBytes, 1), 16);
+    // Beyond the budget a temporary stays thread-private, a whole tile per
+    // thread: still correct, since its initialization, the product and the
+    // epilogue are tiled with the same thread tile over the same extents,
+    // so each element has one thread.
     if (bytes > budget)
       continue;
     budget -= bytes;

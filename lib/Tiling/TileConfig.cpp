@@ -15,11 +15,12 @@ using namespace dyncc;
 TileConfig TileConfig::getDefault(StringRef kind, int64_t rank) {
   TileConfig config;
   if (kind == "conv") {
-    // Output channels x rows x columns: 8x4x32 outputs per block, 2x1x4 per
-    // thread (4x4x8 = 128 threads), so a block's input window and weights
-    // are shared by 8 channels and 128 positions; per 16-channel k-step a
-    // 3x3 window is 17.7 KB of f32 in shared memory, a 7x7 stride-2 stem's
-    // 15.4 KB.
+    // For an NCHW output, channels x rows x columns: 8x4x32 outputs per
+    // block, 2x1x4 per thread (4x4x8 = 128 threads), so a block's input
+    // window and weights are shared by 8 channels and 128 positions; per
+    // 16-channel k-step a 3x3 window is 17.7 KB of f32 in shared memory, a
+    // 7x7 stride-2 stem's 15.5 KB. Like every default, sizes align to the
+    // innermost dimensions (a 1-D conv's [N, C, W] gets 8 on N).
     int64_t block[] = {8, 4, 32}, thread[] = {2, 1, 4};
     config.kStep = 16;
     for (int64_t i = 0; i + 3 < rank; ++i) {

@@ -184,3 +184,44 @@ func.func @gemm_f16(%x: tensor<?x?xf16>, %w: tensor<?x?xf16>, %out: tensor<?x?xf
   } -> tensor<?x?xf16>
   return %r : tensor<?x?xf16>
 }
+
+// -----
+
+// A conv: the input window (4 rows x 8 columns of output, 5x5 taps) and the
+// filter go to shared memory per 8-channel step; the taps are whole.
+// TILED-LABEL: func.func @conv_whole_taps(
+//       TILED:   bufferization.alloc_tensor() {memory_space = #gpu.address_space<workgroup>} : tensor<1x8x8x12xf32>
+//       TILED:   bufferization.alloc_tensor() {memory_space = #gpu.address_space<workgroup>} : tensor<4x8x5x5xf32>
+//       TILED:   linalg.conv_2d_nchw_fchw
+// GPU-LABEL: gpu.func @conv_whole_taps(
+// CPU-LABEL: func.func @conv_whole_taps(
+func.func @conv_whole_taps(%x: tensor<?x8x?x?xf32>, %w: tensor<4x8x5x5xf32>, %out: tensor<?x4x?x?xf32>) -> tensor<?x4x?x?xf32>
+    attributes {dyncc.kernel, dyncc.kind = "conv", dyncc.tile_config = {block = array<i64: 1, 4, 4, 8>, thread = array<i64: 1, 1, 1, 2>, k_step = 8 : i64}} {
+  %zero = arith.constant 0.0 : f32
+  %0 = linalg.fill ins(%zero : f32) outs(%out : tensor<?x4x?x?xf32>) -> tensor<?x4x?x?xf32>
+  %1 = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+      ins(%x, %w : tensor<?x8x?x?xf32>, tensor<4x8x5x5xf32>) outs(%0 : tensor<?x4x?x?xf32>) -> tensor<?x4x?x?xf32>
+  return %1 : tensor<?x4x?x?xf32>
+}
+
+// -----
+
+// A k-step of 4 would split the 5 taps, and a padded tap would meet real
+// input rows (0 x inf is not 0): not promoted, per-thread k-steps instead.
+// TILED-LABEL: func.func @conv_split_taps(
+//   TILED-NOT:   alloc_tensor
+//       TILED:   scf.forall
+//       TILED:     scf.forall
+//       TILED:       scf.for
+//       TILED:         linalg.conv_2d_nchw_fchw
+// GPU-LABEL: gpu.func @conv_split_taps(
+//   GPU-NOT:   gpu.barrier
+// CPU-LABEL: func.func @conv_split_taps(
+func.func @conv_split_taps(%x: tensor<?x8x?x?xf32>, %w: tensor<4x8x5x5xf32>, %out: tensor<?x4x?x?xf32>) -> tensor<?x4x?x?xf32>
+    attributes {dyncc.kernel, dyncc.kind = "conv", dyncc.tile_config = {block = array<i64: 1, 4, 4, 8>, thread = array<i64: 1, 1, 1, 2>, k_step = 4 : i64}} {
+  %zero = arith.constant 0.0 : f32
+  %0 = linalg.fill ins(%zero : f32) outs(%out : tensor<?x4x?x?xf32>) -> tensor<?x4x?x?xf32>
+  %1 = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+      ins(%x, %w : tensor<?x8x?x?xf32>, tensor<4x8x5x5xf32>) outs(%0 : tensor<?x4x?x?xf32>) -> tensor<?x4x?x?xf32>
+  return %1 : tensor<?x4x?x?xf32>
+}
