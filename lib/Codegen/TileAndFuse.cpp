@@ -223,6 +223,12 @@ struct FuseElementwiseProducers final : OpRewritePattern<linalg::GenericOp> {
 
   LogicalResult matchAndRewrite(linalg::GenericOp consumer,
                                 PatternRewriter &rewriter) const override {
+    // A contraction or convolution stays one (promotion recognizes it); its
+    // producers fuse into its tiles, where they run once per element of a
+    // promoted tile rather than once per read.
+    if (linalg::isaContractionOpInterface(consumer) ||
+        linalg::isaConvolutionOpInterface(consumer))
+      return failure();
     for (OpOperand &operand : consumer->getOpOperands()) {
       if (!consumer.isDpsInput(&operand))
         continue;
@@ -252,6 +258,83 @@ struct FuseElementwiseProducers final : OpRewritePattern<linalg::GenericOp> {
   }
 };
 
+/// Merges an elementwise op that computes in place into the elementwise op
+/// that continues in place on its result (its destination), so a chain of
+/// in-place epilogue ops becomes one op. Each of them may read the same value
+/// (GELU reads the GEMM's result three times); as one op, with duplicate
+/// operands removed, it reads it once, and tiling fuses the GEMM once
+/// instead of once per reader.
+struct MergeInPlaceChain final : OpRewritePattern<linalg::GenericOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  static bool isSimpleElementwise(linalg::GenericOp op) {
+    return op.hasPureTensorSemantics() && op.getNumDpsInits() == 1 &&
+           op.getNumResults() == 1 &&
+           op.getNumParallelLoops() == op.getNumLoops() &&
+           op.getMatchingIndexingMap(op.getDpsInitOperand(0)).isIdentity();
+  }
+
+  LogicalResult matchAndRewrite(linalg::GenericOp consumer,
+                                PatternRewriter &rewriter) const override {
+    if (!isSimpleElementwise(consumer))
+      return failure();
+    OpOperand *init = consumer.getDpsInitOperand(0);
+    auto producer = init->get().getDefiningOp<linalg::GenericOp>();
+    if (!producer || !producer->hasOneUse() || !isSimpleElementwise(producer) ||
+        producer.getNumLoops() != consumer.getNumLoops() ||
+        producer.getResultTypes() != consumer.getResultTypes())
+      return failure();
+
+    SmallVector<Value> inputs = producer.getDpsInputs();
+    llvm::append_range(inputs, consumer.getDpsInputs());
+    SmallVector<AffineMap> maps;
+    for (OpOperand *operand : producer.getDpsInputOperands())
+      maps.push_back(producer.getMatchingIndexingMap(operand));
+    for (OpOperand *operand : consumer.getDpsInputOperands())
+      maps.push_back(consumer.getMatchingIndexingMap(operand));
+    maps.push_back(
+        producer.getMatchingIndexingMap(producer.getDpsInitOperand(0)));
+    auto merged = linalg::GenericOp::create(
+        rewriter, consumer.getLoc(), consumer.getResultTypes(), inputs,
+        producer.getDpsInits(), maps, consumer.getIteratorTypesArray());
+    merged->setDiscardableAttrs(consumer->getDiscardableAttrDictionary());
+
+    // The body: the producer's payload on its arguments and the output,
+    // then the consumer's on its arguments and the producer's value.
+    Block *body = rewriter.createBlock(&merged.getRegion());
+    Location loc = consumer.getLoc();
+    SmallVector<Value> producerArgs, consumerArgs;
+    for (Value v : producer.getDpsInputs())
+      producerArgs.push_back(
+          body->addArgument(getElementTypeOrSelf(v.getType()), loc));
+    for (Value v : consumer.getDpsInputs())
+      consumerArgs.push_back(
+          body->addArgument(getElementTypeOrSelf(v.getType()), loc));
+    Value out = body->addArgument(
+        getElementTypeOrSelf(producer.getDpsInits()[0].getType()), loc);
+    producerArgs.push_back(out);
+    IRMapping mapping;
+    Block &producerBody = producer.getRegion().front();
+    mapping.map(producerBody.getArguments(), producerArgs);
+    rewriter.setInsertionPointToEnd(body);
+    for (Operation &op : producerBody.without_terminator())
+      rewriter.clone(op, mapping);
+    Value produced = mapping.lookupOrDefault(
+        cast<linalg::YieldOp>(producerBody.getTerminator()).getOperand(0));
+    consumerArgs.push_back(produced);
+    Block &consumerBody = consumer.getRegion().front();
+    mapping.map(consumerBody.getArguments(), consumerArgs);
+    for (Operation &op : consumerBody.without_terminator())
+      rewriter.clone(op, mapping);
+    Value result = mapping.lookupOrDefault(
+        cast<linalg::YieldOp>(consumerBody.getTerminator()).getOperand(0));
+    linalg::YieldOp::create(rewriter, loc, result);
+    rewriter.replaceOp(consumer, merged->getResults());
+    rewriter.eraseOp(producer);
+    return success();
+  }
+};
+
 static LogicalResult prepareKernel(func::FuncOp func) {
   MLIRContext *ctx = func.getContext();
   RewritePatternSet patterns(ctx);
@@ -259,7 +342,9 @@ static LogicalResult prepareKernel(func::FuncOp func) {
   linalg::populateFoldUnitExtentDimsPatterns(patterns, unitDims);
   linalg::populateFoldUnitExtentDimsCanonicalizationPatterns(patterns,
                                                              unitDims);
-  patterns.add<FuseElementwiseProducers>(ctx);
+  patterns.add<FuseElementwiseProducers, MergeInPlaceChain>(ctx);
+  linalg::GenericOp::getCanonicalizationPatterns(patterns, ctx);
+  linalg::populateEraseUnusedOperandsAndResultsPatterns(patterns);
   tensor::populateFoldTensorEmptyPatterns(patterns);
   if (failed(applyPatternsGreedily(func, std::move(patterns))))
     return failure();

@@ -162,3 +162,51 @@ func.func @conv_padded_input(%x: tensor<1x32x?x?xf32>, %w: tensor<8x32x3x3xf32>,
   } -> tensor<1x8x?x?xf32>
   return %c : tensor<1x8x?x?xf32>
 }
+
+// -----
+
+// An epilogue that computes in place and reads the GEMM's result twice
+// (x * (x + 1), as GELU reads it three times) becomes one op reading it
+// once, so the GEMM is fused into the tile once, not once per reader.
+// CHECK-LABEL: func.func @gemm_read_twice(
+//       CHECK:   linalg.matmul
+//   CHECK-NOT:   linalg.matmul
+//       CHECK:   linalg.generic
+//   CHECK-NOT:   linalg.matmul
+//       CHECK:     arith.addf
+//       CHECK:     arith.addf
+//       CHECK:     arith.mulf
+//   CHECK-NOT:   linalg.matmul
+//       CHECK:   return
+#id2 = affine_map<(d0, d1) -> (d0, d1)>
+func.func @gemm_read_twice(%x: tensor<?x64xf32>, %w: tensor<64x32xf32>, %out: tensor<?x32xf32>) -> tensor<?x32xf32>
+    attributes {dyncc.kernel, dyncc.kind = "gemm", dyncc.tile_config = {block = array<i64: 32, 64>, thread = array<i64: 4, 4>, k_step = 16 : i64}} {
+  %zero = arith.constant 0.0 : f32
+  %one = arith.constant 1.0 : f32
+  %c0 = arith.constant 0 : index
+  %m = tensor.dim %x, %c0 : tensor<?x64xf32>
+  %e = tensor.empty(%m) : tensor<?x32xf32>
+  %0 = linalg.fill ins(%zero : f32) outs(%e : tensor<?x32xf32>) -> tensor<?x32xf32>
+  %mm = linalg.matmul ins(%x, %w : tensor<?x64xf32>, tensor<64x32xf32>) outs(%0 : tensor<?x32xf32>) -> tensor<?x32xf32>
+  // A bias, in place on the product (as the importer leaves it) ...
+  %1 = linalg.generic {indexing_maps = [#id2], iterator_types = ["parallel", "parallel"]}
+      outs(%mm : tensor<?x32xf32>) {
+  ^bb0(%o: f32):
+    %b = arith.addf %o, %one : f32
+    linalg.yield %b : f32
+  } -> tensor<?x32xf32>
+  // ... then out = x + 1, out = out * x: two readers of it, in place on %out.
+  %2 = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%1 : tensor<?x32xf32>) outs(%out : tensor<?x32xf32>) {
+  ^bb0(%in: f32, %o: f32):
+    %s = arith.addf %in, %one : f32
+    linalg.yield %s : f32
+  } -> tensor<?x32xf32>
+  %3 = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%1 : tensor<?x32xf32>) outs(%2 : tensor<?x32xf32>) {
+  ^bb0(%in: f32, %o: f32):
+    %p = arith.mulf %o, %in : f32
+    linalg.yield %p : f32
+  } -> tensor<?x32xf32>
+  return %3 : tensor<?x32xf32>
+}
