@@ -967,8 +967,11 @@ DepthToSpaceOp::inferSymbolicShapes(ShapeInferenceContext &ctx,
   int64_t b = getBlocksize();
   if (b <= 0)
     return emitOpError("blocksize ") << b << " must be positive";
-  DimExpr c = DimExpr::floorDiv(in[1], b * b);
-  if (failed(ctx.constraints.requireEqual(c * DimExpr(b * b), in[1],
+  int64_t area;
+  if (llvm::MulOverflow(b, b, area))
+    return emitOpError("blocksize ") << b << " is too large";
+  DimExpr c = DimExpr::floorDiv(in[1], area);
+  if (failed(ctx.constraints.requireEqual(c * DimExpr(area), in[1],
                                           getOperation(),
                                           "the channels and a multiple of blocksize^2")))
     return failure();
