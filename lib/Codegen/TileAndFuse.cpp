@@ -356,16 +356,38 @@ static LogicalResult prepareKernel(func::FuncOp func) {
   // no producer to fuse: expanding its consumer would only leave a reshape
   // between that consumer and its own consumers, which then cannot fuse it.
   RewritePatternSet reshapes(ctx);
+  // A flattened input of a contraction (Flatten before a classifier's Gemm)
+  // is not folded by expanding the contraction, which would split its K
+  // into several reduction loops (each a k-step, too large to promote);
+  // the producer is collapsed instead, below.
+  auto splitsReduction = [](OpOperand *operand) {
+    auto consumer = dyn_cast<linalg::LinalgOp>(operand->getOwner());
+    return consumer &&
+           isa<tensor::CollapseShapeOp>(operand->get().getDefiningOp()) &&
+           consumer.getNumReductionLoops() > 0;
+  };
   linalg::populateFoldReshapeOpsByExpansionPatterns(
-      reshapes, [](OpOperand *operand) {
+      reshapes, [&](OpOperand *operand) {
         Operation *producer = operand->get().getDefiningOp();
-        if (!producer || !producer->hasOneUse())
+        if (!producer || !producer->hasOneUse() || splitsReduction(operand))
           return false;
         if (auto reshape = dyn_cast<tensor::CollapseShapeOp>(producer))
           return !isa<BlockArgument>(reshape.getSrc());
         if (auto reshape = dyn_cast<tensor::ExpandShapeOp>(producer))
           return !isa<BlockArgument>(reshape.getSrc());
         return true;
+      });
+  // The producer of such a flattened input computes on the flattened
+  // shape, so it fuses into the contraction's tiles through a slice.
+  linalg::populateFoldReshapeOpsByCollapsingPatterns(
+      reshapes, [](OpOperand *operand) {
+        auto collapse = dyn_cast<tensor::CollapseShapeOp>(operand->getOwner());
+        if (!collapse || !operand->get().hasOneUse())
+          return false;
+        return llvm::any_of(collapse->getUses(), [](OpOperand &use) {
+          auto consumer = dyn_cast<linalg::LinalgOp>(use.getOwner());
+          return consumer && consumer.getNumReductionLoops() > 0;
+        });
       });
   reshapes.add<FuseElementwiseProducers>(ctx);
   tensor::populateFoldTensorEmptyPatterns(reshapes);

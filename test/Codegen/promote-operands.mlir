@@ -225,3 +225,38 @@ func.func @conv_split_taps(%x: tensor<?x8x?x?xf32>, %w: tensor<4x8x5x5xf32>, %ou
       ins(%x, %w : tensor<?x8x?x?xf32>, tensor<4x8x5x5xf32>) outs(%0 : tensor<?x4x?x?xf32>) -> tensor<?x4x?x?xf32>
   return %1 : tensor<?x4x?x?xf32>
 }
+
+// -----
+
+// A flattened input (Flatten before a classifier's Gemm): the ReLU producer
+// is collapsed to the flat shape instead of the matmul being expanded into
+// three reduction loops (whose k-steps of 16 each would need 96 KB), so
+// the matmul keeps one K and its tiles are promoted, the ReLU fused into
+// the copy of A.
+// TILED-LABEL: func.func @flatten_gemm(
+//   TILED-NOT:   linalg.generic {{.*}}"reduction", "reduction"
+//       TILED:   bufferization.alloc_tensor() {memory_space = #gpu.address_space<workgroup>} : tensor<32x16xf32>
+//       TILED:   scf.forall
+//       TILED:     arith.maximumf
+//       TILED:     linalg.copy
+//       TILED:   linalg.matmul
+// GPU-LABEL: gpu.func @flatten_gemm(
+// CPU-LABEL: func.func @flatten_gemm(
+#id4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+func.func @flatten_gemm(%x: tensor<?x20x4x4xf32>, %w: tensor<320x50xf32>, %out: tensor<?x50xf32>) -> tensor<?x50xf32>
+    attributes {dyncc.kernel, dyncc.kind = "gemm", dyncc.tile_config = {block = array<i64: 32, 64>, thread = array<i64: 4, 4>, k_step = 16 : i64}} {
+  %zero = arith.constant 0.0 : f32
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %x, %c0 : tensor<?x20x4x4xf32>
+  %e = tensor.empty(%n) : tensor<?x20x4x4xf32>
+  %relu = linalg.generic {indexing_maps = [#id4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%x : tensor<?x20x4x4xf32>) outs(%e : tensor<?x20x4x4xf32>) {
+  ^bb0(%in: f32, %o: f32):
+    %r = arith.maximumf %in, %zero : f32
+    linalg.yield %r : f32
+  } -> tensor<?x20x4x4xf32>
+  %flat = tensor.collapse_shape %relu [[0], [1, 2, 3]] : tensor<?x20x4x4xf32> into tensor<?x320xf32>
+  %0 = linalg.fill ins(%zero : f32) outs(%out : tensor<?x50xf32>) -> tensor<?x50xf32>
+  %1 = linalg.matmul ins(%flat, %w : tensor<?x320xf32>, tensor<320x50xf32>) outs(%0 : tensor<?x50xf32>) -> tensor<?x50xf32>
+  return %1 : tensor<?x50xf32>
+}
