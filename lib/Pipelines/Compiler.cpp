@@ -162,6 +162,8 @@ public:
         return true;
       }
       endStage("ptx", {}, std::to_string(ptx.size()) + " PTX modules");
+      if (stopped)
+        return !failedFlag;
       if (!assemble(ptx))
         return false;
     }
