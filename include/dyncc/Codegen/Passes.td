@@ -60,6 +60,17 @@ def ApproximateMathPass : Pass<"dyncc-approximate-math"> {
                            "::mlir::vector::VectorDialect"];
 }
 
+def ContractFloatOpsPass : Pass<"dyncc-contract-float-ops"> {
+  let summary = "Mark float multiplies and adds contractible (fused multiply-add)";
+  let description = [{
+    Sets the `contract` fast-math flag on every `arith.mulf`, `arith.addf`
+    and `arith.subf`, so LLVM may fuse `a * b + c` into one FMA, as nvcc
+    does by default. Run on GPU kernels only: the host CPU target keeps
+    separate roundings.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
 def ExpandHalfConversionsPass : Pass<"dyncc-expand-half-conversions"> {
   let summary = "Convert between f16 and f32 with integer operations";
   let description = [{
