@@ -43,9 +43,6 @@ using namespace dyncc;
 
 namespace {
 
-/// Static shared memory a block may use without opting in to more.
-constexpr int64_t kMaxStaticSharedBytes = 48 * 1024;
-
 struct BoundLocalBuffers final
     : ::dyncc::impl::BoundLocalBuffersPassBase<BoundLocalBuffers> {
   using Base::Base;
@@ -103,10 +100,8 @@ struct BoundLocalBuffers final
         }
         elements *= bound;
       }
-      // Rounded up to 16 bytes, so every shared buffer starts 16-byte
-      // aligned (vector and cp.async accesses).
-      int64_t bytes = llvm::alignTo(
-          std::max<int64_t>(elements * elementBytes, 1), shared ? 16 : 1);
+      int64_t bytes = shared ? getSharedBufferBytes(elements, elementBytes)
+                             : std::max<int64_t>(elements * elementBytes, 1);
       if (shared) {
         sharedBytes += bytes;
         if (sharedBytes > kMaxStaticSharedBytes) {

@@ -17,6 +17,7 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Value.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 
@@ -39,7 +40,19 @@ inline bool isWorkgroupMemory(mlir::MemRefType type) {
   return space && space.getValue() == mlir::gpu::AddressSpace::Workgroup;
 }
 
-/// Bytes per element in memory, or 0 for a type a kernel cannot hold.
+/// Static shared memory a block may use without opting in to more: the
+/// budget of promotion and the limit dyncc-bound-local-buffers enforces.
+constexpr int64_t kMaxStaticSharedBytes = 48 * 1024;
+
+/// The bytes a shared buffer of `elements` takes: rounded up to 16, so
+/// every shared buffer starts 16-byte aligned (vector and cp.async
+/// accesses), and at least 16.
+inline int64_t getSharedBufferBytes(int64_t elements, int64_t elementBytes) {
+  int64_t bytes = std::max<int64_t>(elements * elementBytes, 1);
+  return (bytes + 15) / 16 * 16;
+}
+
+/// Bytes per element, or 0 for a type a kernel cannot hold.
 int64_t getElementBytes(mlir::Type type);
 
 /// Bounds of index value `v`: ValueBoundsOpInterface's, or, where it has

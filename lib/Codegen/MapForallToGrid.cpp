@@ -118,12 +118,16 @@ static SharedAccess getSharedAccess(scf::ForallOp forall) {
   return access;
 }
 
-static bool isThreadForall(Operation *op) {
+/// True if `op` is a forall whose mapping is of kind `MappingAttr`.
+template <typename MappingAttr> static bool isMappedForall(Operation *op) {
   auto forall = dyn_cast<scf::ForallOp>(op);
   std::optional<ArrayAttr> mapping =
       forall ? forall.getMapping() : std::nullopt;
-  return mapping && !mapping->empty() &&
-         isa<gpu::GPUThreadMappingAttr>((*mapping)[0]);
+  return mapping && !mapping->empty() && isa<MappingAttr>((*mapping)[0]);
+}
+
+static bool isThreadForall(Operation *op) {
+  return isMappedForall<gpu::GPUThreadMappingAttr>(op);
 }
 
 /// True if threads must synchronize between `before` and `after`: one writes
@@ -161,11 +165,8 @@ static FailureOr<SharedAccess> placeBarriers(RewriterBase &rewriter,
         }
       // Only block-uniform control flow may hold barriers: the block
       // forall's body and k-step loops.
-      auto forall = dyn_cast<scf::ForallOp>(op);
-      bool blockForall =
-          forall && forall.getMapping() && !forall.getMapping()->empty() &&
-          isa<gpu::GPUBlockMappingAttr>((*forall.getMapping())[0]);
-      if (access.any() && !blockForall && !isa<scf::ForOp>(op))
+      if (access.any() && !isMappedForall<gpu::GPUBlockMappingAttr>(&op) &&
+          !isa<scf::ForOp>(op))
         return op.emitOpError("holds shared-memory accesses of threads "
                               "under control flow that may diverge within a "
                               "block; no barrier can be placed");

@@ -539,6 +539,22 @@ tileLevel(RewriterBase &rewriter, TilingInterface root, ArrayRef<int64_t> sizes,
   return cast<TilingInterface>(*tiledRoot);
 }
 
+/// Merges consecutive slices in `scope` and, where `swap` (if given) says so
+/// (its result is the zero-slice guard), swaps a slice of a pad with the
+/// pad, so the pad covers just the slice; the cast the swap leaves is folded
+/// into the pad, so the pad itself is the producer later tiling fuses.
+static LogicalResult mergeSlicesOfPads(
+    Operation *scope,
+    const linalg::ExtractSliceOfPadTensorSwapPattern::ControlFn &swap) {
+  MLIRContext *ctx = scope->getContext();
+  RewritePatternSet patterns(ctx);
+  tensor::populateMergeConsecutiveInsertExtractSlicePatterns(patterns);
+  if (swap)
+    patterns.add<linalg::ExtractSliceOfPadTensorSwapPattern>(ctx, swap);
+  tensor::PadOp::getCanonicalizationPatterns(patterns, ctx);
+  return applyPatternsGreedily(scope, std::move(patterns));
+}
+
 /// Tiles the reduction loops of every op with reductions inside `scope` (a
 /// thread forall) into sequential `scf.for` loops of `kStep` iterations,
 /// fusing producers into each step: a temporary read by a reduction (the
@@ -554,20 +570,14 @@ static LogicalResult tileReductions(RewriterBase &rewriter, Operation *scope,
   // window, and the k-step loops below fuse it (and its producers) per step.
   // No zero-slice guard: a window wholly in the padding reads an empty
   // slice, which the loops that pad lowers to handle.
-  RewritePatternSet slices(rewriter.getContext());
-  tensor::populateMergeConsecutiveInsertExtractSlicePatterns(slices);
+  linalg::ExtractSliceOfPadTensorSwapPattern::ControlFn swap;
   if (padsPerStep)
-    slices.add<linalg::ExtractSliceOfPadTensorSwapPattern>(
-        rewriter.getContext(),
-        [](tensor::ExtractSliceOp slice) -> std::optional<bool> {
-          if (llvm::any_of(slice->getUsers(), hasReductionLoops))
-            return false;
-          return std::nullopt;
-        });
-  // The swap casts the pad to the slice's static sizes; folded into the
-  // pad, so the pad itself is the producer the steps fuse.
-  tensor::PadOp::getCanonicalizationPatterns(slices, rewriter.getContext());
-  if (failed(applyPatternsGreedily(scope, std::move(slices))))
+    swap = [](tensor::ExtractSliceOp slice) -> std::optional<bool> {
+      if (llvm::any_of(slice->getUsers(), hasReductionLoops))
+        return false;
+      return std::nullopt;
+    };
+  if (failed(mergeSlicesOfPads(scope, swap)))
     return failure();
   SmallVector<TilingInterface> reductions;
   scope->walk([&](TilingInterface op) {
@@ -752,11 +762,6 @@ static TilingInterface dropClampsKeeping(RewriterBase &rewriter,
 // GEMM and conv blocks: k-steps at block level, operands in shared memory
 //===----------------------------------------------------------------------===//
 
-/// Static shared memory a kernel's promoted operands and block-level
-/// temporaries may take (the limit without opting in to dynamic shared
-/// memory, which is not used yet).
-constexpr int64_t kSharedBudget = 48 * 1024;
-
 /// The marker of the root while its block is restructured.
 constexpr StringLiteral kRootMark = "__dyncc.tiled_root";
 
@@ -921,7 +926,7 @@ static int64_t estimateSharedBytes(RewriterBase &rewriter, Operation *blockLoop,
           return WalkResult::interrupt();
         elements *= bound;
       }
-      bytes += llvm::alignTo(std::max<int64_t>(elements * elementBytes, 1), 16);
+      bytes += getSharedBufferBytes(elements, elementBytes);
     }
     return WalkResult::advance();
   });
@@ -972,7 +977,7 @@ promoteOperands(RewriterBase &rewriter, linalg::LinalgOp op, int64_t &budget) {
       plan.bounds.push_back(std::max<int64_t>(bound, 0));
       elements *= plan.bounds.back();
     }
-    bytes += llvm::alignTo(std::max<int64_t>(elements * elementBytes, 1), 16);
+    bytes += getSharedBufferBytes(elements, elementBytes);
     operands.push_back(std::move(plan));
   }
   if (bytes > budget)
@@ -1115,27 +1120,18 @@ static LogicalResult tileGemmBlock(RewriterBase &rewriter,
         // the whole padded tensor: merged, then swapped with the pad, each
         // thread pads just its piece of the window. No zero-slice guard: a
         // piece wholly in the padding reads an empty slice.
-        if (auto forall = (*tiled)->getParentOfType<scf::ForallOp>()) {
-          RewritePatternSet pads(rewriter.getContext());
-          tensor::populateMergeConsecutiveInsertExtractSlicePatterns(pads);
-          pads.add<linalg::ExtractSliceOfPadTensorSwapPattern>(
-              rewriter.getContext(),
-              [](tensor::ExtractSliceOp) -> std::optional<bool> {
-                return false;
-              });
-          tensor::PadOp::getCanonicalizationPatterns(pads,
-                                                     rewriter.getContext());
-          if (failed(applyPatternsGreedily(forall, std::move(pads))))
+        if (auto forall = (*tiled)->getParentOfType<scf::ForallOp>())
+          if (failed(mergeSlicesOfPads(
+                  forall, [](tensor::ExtractSliceOp) -> std::optional<bool> {
+                    return false;
+                  })))
             return failure();
-        }
       }
     }
     if (failed(shared)) {
       // Not promoted: each thread pads its own windows per step, as in the
       // per-thread structure.
-      RewritePatternSet pads(rewriter.getContext());
-      tensor::populateMergeConsecutiveInsertExtractSlicePatterns(pads);
-      if (failed(applyPatternsGreedily(step->getParentOp(), std::move(pads))))
+      if (failed(mergeSlicesOfPads(step->getParentOp(), nullptr)))
         return failure();
     }
     // The step's product, per thread; without promotion its operands'
@@ -1221,8 +1217,7 @@ static LogicalResult tileGemmBlock(RewriterBase &rewriter,
     }
     if (llvm::is_contained(bounds, kNoHi) || elementBytes == 0)
       continue;
-    int64_t bytes =
-        llvm::alignTo(std::max<int64_t>(elements * elementBytes, 1), 16);
+    int64_t bytes = getSharedBufferBytes(elements, elementBytes);
     // Beyond the budget a temporary stays thread-private, a whole tile per
     // thread: still correct, since its initialization, the product and the
     // epilogue are tiled with the same thread tile over the same extents,
@@ -1298,28 +1293,15 @@ struct TileAndFuse final : ::dyncc::impl::TileAndFusePassBase<TileAndFuse> {
     auto kind = func->getAttrOfType<StringAttr>("dyncc.kind");
     bool gemmLike =
         kind && (kind.getValue() == "gemm" || kind.getValue() == "conv");
-    int64_t sharedBudget = kSharedBudget;
+    int64_t sharedBudget = kMaxStaticSharedBytes;
     // Per grid axis (x, y, z), the distinct block counts of the roots; the
     // grid is their maximum.
     std::set<DimExpr> grid[3];
     for (Operation *op : order) {
       auto root = cast<TilingInterface>(op);
-      int64_t rank = 0;
-      for (utils::IteratorType t : root.getLoopIteratorTypes()) {
-        if (t != utils::IteratorType::parallel)
-          break;
-        ++rank;
-      }
-      if (auto dps = dyn_cast<DestinationStyleOpInterface>(op))
-        if (dps.getNumDpsInits() > 0)
-          rank = std::min<int64_t>(
-              rank, cast<ShapedType>(dps.getDpsInits()[0].getType()).getRank());
+      int64_t rank = getParallelRank(op);
       SmallVector<int64_t> blockSizes = alignSizes(config->blockTile, rank);
-      SmallVector<int64_t> threadSizes = alignSizes(config->threadTile, rank);
-      // Thread foralls distribute the innermost three dimensions; each
-      // thread walks the rest of its block's tile.
-      for (int64_t i = 0; i + 3 < rank; ++i)
-        threadSizes[i] = 0;
+      SmallVector<int64_t> threadSizes = getThreadSizes(*config, rank);
 
       // The grid: ceil(extent / tile) per tiled loop, innermost first.
       rewriter.setInsertionPoint(op);
