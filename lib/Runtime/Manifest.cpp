@@ -522,12 +522,12 @@ bool ManifestReader::readKernel(const JsonValue &value, const std::string &path,
             !expectObject(*res, resPath))
           return false;
         std::pair<const char *, int64_t *> fields[] = {
-            {"registers", &code.registers},
-            {"barriers", &code.barriers},
-            {"shared_bytes", &code.staticSharedBytes},
-            {"stack_bytes", &code.stackBytes},
-            {"spill_store_bytes", &code.spillStoreBytes},
-            {"spill_load_bytes", &code.spillLoadBytes}};
+            {"registers", &code.resources.registers},
+            {"barriers", &code.resources.barriers},
+            {"shared_bytes", &code.resources.sharedBytes},
+            {"stack_bytes", &code.resources.stackBytes},
+            {"spill_store_bytes", &code.resources.spillStoreBytes},
+            {"spill_load_bytes", &code.resources.spillLoadBytes}};
         for (auto [key, out] : fields) {
           if (!getInt(*res, resPath, key, *out))
             return false;

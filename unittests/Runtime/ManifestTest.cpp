@@ -269,12 +269,12 @@ TEST(ManifestTest, ReadsPtxasResources) {
       << error;
   const GpuCode &code = manifest.kernels[1].gpu.at(0);
   EXPECT_EQ(code.cubinSection, "cubin.sm_90");
-  EXPECT_EQ(code.registers, 40);
-  EXPECT_EQ(code.barriers, 1);
-  EXPECT_EQ(code.staticSharedBytes, 4096);
-  EXPECT_EQ(code.stackBytes, 16);
-  EXPECT_EQ(code.spillStoreBytes, 4);
-  EXPECT_EQ(code.spillLoadBytes, 8);
+  EXPECT_EQ(code.resources.registers, 40);
+  EXPECT_EQ(code.resources.barriers, 1);
+  EXPECT_EQ(code.resources.sharedBytes, 4096);
+  EXPECT_EQ(code.resources.stackBytes, 16);
+  EXPECT_EQ(code.resources.spillStoreBytes, 4);
+  EXPECT_EQ(code.resources.spillLoadBytes, 8);
   EXPECT_TRUE(manifest.kernels[0].gpu.empty());
 }
 

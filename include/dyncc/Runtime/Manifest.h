@@ -18,6 +18,7 @@
 #define DYNCC_RUNTIME_MANIFEST_H
 
 #include "dyncc/Runtime/DType.h"
+#include "dyncc/Runtime/KernelResources.h"
 #include "dyncc/Runtime/ShapeExpr.h"
 
 #include <cstdint>
@@ -96,12 +97,7 @@ struct GpuCode {
   /// The cubin section, where ptxas assembled one (else empty).
   std::string cubinSection;
   /// ptxas' report for the entry; meaningful when cubinSection is set.
-  int64_t registers = 0;
-  int64_t barriers = 0;
-  int64_t staticSharedBytes = 0;
-  int64_t stackBytes = 0;
-  int64_t spillStoreBytes = 0;
-  int64_t spillLoadBytes = 0;
+  KernelResources resources;
 };
 
 struct KernelInfo {

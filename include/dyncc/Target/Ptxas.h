@@ -17,6 +17,7 @@
 #ifndef DYNCC_TARGET_PTXAS_H
 #define DYNCC_TARGET_PTXAS_H
 
+#include "dyncc/Runtime/KernelResources.h"
 #include "llvm/ADT/StringRef.h"
 
 #include <cstdint>
@@ -26,15 +27,7 @@
 
 namespace dyncc {
 
-/// One kernel's resources as ptxas reports them.
-struct KernelResources {
-  int64_t registers = 0;
-  int64_t barriers = 0;
-  int64_t sharedBytes = 0;
-  int64_t stackBytes = 0;
-  int64_t spillStoreBytes = 0;
-  int64_t spillLoadBytes = 0;
-};
+using runtime::KernelResources;
 
 /// The CUDA toolkit's root: $CUDA_HOME if it is set, else the first of
 /// $CUDA_ROOT, $CUDA_PATH and /usr/local/cuda, provided it holds libdevice
