@@ -15,6 +15,7 @@
 
 #include "Bounds.h"
 #include "dyncc/Codegen/Passes.h"
+#include "dyncc/Tiling/TileConfig.h"
 
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
@@ -32,7 +33,7 @@ using namespace dyncc;
 
 namespace {
 
-enum class Level { Block, Thread };
+enum class Level { Block, Warp, Thread };
 
 /// The mapping of a forall: its level and, per dimension, the mapping id
 /// (0..2 for x, y, z; 3 and up for the linear dimensions folded into z).
@@ -52,10 +53,13 @@ getMapping(scf::ForallOp forall) {
     } else if (auto thread = dyn_cast<gpu::GPUThreadMappingAttr>(attr)) {
       id = static_cast<uint64_t>(thread.getThread());
       l = Level::Thread;
+    } else if (auto warp = dyn_cast<gpu::GPUWarpMappingAttr>(attr)) {
+      id = static_cast<uint64_t>(warp.getWarp());
+      l = Level::Warp;
     } else {
       return forall.emitOpError("has an unsupported mapping ") << attr;
     }
-    if ((l == Level::Thread && id > 2) || (level && *level != l) ||
+    if ((l != Level::Block && id > 2) || (level && *level != l) ||
         llvm::is_contained(dims, id))
       return forall.emitOpError("mapping must be distinct x/y/z (and linear "
                                 "block dimensions) of one level, got ")
@@ -125,8 +129,10 @@ template <typename MappingAttr> static bool isMappedForall(Operation *op) {
   return mapping && !mapping->empty() && isa<MappingAttr>((*mapping)[0]);
 }
 
+/// A forall of the block's threads, directly or as warps.
 static bool isThreadForall(Operation *op) {
-  return isMappedForall<gpu::GPUThreadMappingAttr>(op);
+  return isMappedForall<gpu::GPUThreadMappingAttr>(op) ||
+         isMappedForall<gpu::GPUWarpMappingAttr>(op);
 }
 
 /// True if threads must synchronize between `before` and `after`: one writes
@@ -313,6 +319,84 @@ public:
     return success();
   }
 
+  /// Threads per block along x, y, z (the kernel's tile config); set for
+  /// GPU kernels with warp foralls.
+  SmallVector<int64_t, 3> blockThreads;
+
+  /// A warp forall on the GPU: each warp (a linear thread id / 32) runs one
+  /// iteration, its coordinates delinearized x innermost. Its iteration
+  /// counts are static and the warps at least as many; the rest idle. The
+  /// index arithmetic is affine.apply throughout (upstream's conversion to
+  /// mma.sync walks arith ops on the way to the fragments' indices and
+  /// rejects them).
+  LogicalResult mapWarpForall(scf::ForallOp forall, ArrayRef<uint64_t> ids) {
+    Location loc = forall.getLoc();
+    MLIRContext *ctx = rewriter.getContext();
+    if (blockThreads.size() != 3)
+      return forall.emitOpError("warp forall in a kernel without a tile "
+                                "config giving its threads");
+    int64_t warps = blockThreads[0] * blockThreads[1] * blockThreads[2] / 32;
+    SmallVector<int64_t> counts;
+    int64_t total = 1;
+    for (unsigned i = 0; i < ids.size(); ++i) {
+      std::optional<int64_t> lb =
+          getConstantIntValue(forall.getMixedLowerBound()[i]);
+      std::optional<int64_t> ub =
+          getConstantIntValue(forall.getMixedUpperBound()[i]);
+      std::optional<int64_t> step =
+          getConstantIntValue(forall.getMixedStep()[i]);
+      if (!lb || !ub || !step || *step <= 0)
+        return forall.emitOpError("warp forall must have static bounds");
+      counts.push_back(llvm::divideCeil(*ub - *lb, *step));
+      total *= counts.back();
+    }
+    if (total > warps)
+      return forall.emitOpError("has ")
+             << total << " warp tiles but the block has " << warps << " warps";
+    rewriter.setInsertionPoint(forall);
+    AffineExpr tx = getAffineSymbolExpr(0, ctx),
+               ty = getAffineSymbolExpr(1, ctx),
+               tz = getAffineSymbolExpr(2, ctx);
+    AffineExpr warp =
+        (tx + ty * blockThreads[0] + tz * (blockThreads[0] * blockThreads[1]))
+            .floorDiv(32);
+    SmallVector<Value> tids;
+    for (gpu::Dimension dim :
+         {gpu::Dimension::x, gpu::Dimension::y, gpu::Dimension::z})
+      tids.push_back(gpu::ThreadIdOp::create(rewriter, loc, dim));
+    Operation *insertBefore = forall;
+    if (total < warps) {
+      Value id = affine::AffineApplyOp::create(
+          rewriter, loc, AffineMap::get(0, 3, warp), tids);
+      Value count = arith::ConstantIndexOp::create(rewriter, loc, total);
+      auto guard = scf::IfOp::create(
+          rewriter, loc,
+          arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ult, id,
+                                count),
+          /*withElseRegion=*/false);
+      insertBefore = guard.getThenRegion().front().getTerminator();
+      rewriter.setInsertionPoint(insertBefore);
+    }
+    // Dimensions innermost first: x, y, z.
+    SmallVector<Value> ivs(ids.size());
+    int64_t stride = 1;
+    for (uint64_t axis = 0; axis < 3; ++axis) {
+      auto it = llvm::find(ids, axis);
+      if (it == ids.end())
+        continue;
+      unsigned i = it - ids.begin();
+      int64_t lb = *getConstantIntValue(forall.getMixedLowerBound()[i]);
+      int64_t step = *getConstantIntValue(forall.getMixedStep()[i]);
+      AffineExpr index = warp.floorDiv(stride) % counts[i];
+      ivs[i] = affine::AffineApplyOp::create(
+          rewriter, loc, AffineMap::get(0, 3, index * step + lb), tids);
+      stride *= counts[i];
+    }
+    inlineForallBody(rewriter, forall, insertBefore, ivs);
+    rewriter.eraseOp(forall);
+    return success();
+  }
+
   LogicalResult mapFunction(Operation *funcOp) {
     SmallVector<scf::ForallOp> foralls;
     funcOp->walk([&](scf::ForallOp forall) { foralls.push_back(forall); });
@@ -328,7 +412,11 @@ public:
           return forall.emitOpError("block forall nested in another forall");
         if (failed(mapBlockForall(forall, mapping->second)))
           return failure();
+      } else if (mapping->first == Level::Warp && gpu) {
+        if (failed(mapWarpForall(forall, mapping->second)))
+          return failure();
       } else if (failed(mapThreadForall(forall, mapping->second))) {
+        // On the CPU a warp forall, like a thread forall, is a loop.
         return failure();
       }
     }
@@ -445,6 +533,18 @@ struct MapForallToGrid final
     if (failed(insertBarriers(rewriter, gpuFunc)))
       return failure();
     GridMapper mapper(rewriter, /*gpu=*/true);
+    if (auto attr =
+            gpuFunc->getAttrOfType<DictionaryAttr>(TileConfig::getAttrName())) {
+      FailureOr<TileConfig> config = TileConfig::fromAttr(attr);
+      if (failed(config))
+        return gpuFunc.emitOpError("has an invalid ")
+               << TileConfig::getAttrName();
+      // Threads along x, y, z: the innermost tile dimensions first.
+      SmallVector<int64_t> threads = config->getThreadsPerDim();
+      for (size_t axis = 0; axis < 3; ++axis)
+        mapper.blockThreads.push_back(
+            axis < threads.size() ? threads[threads.size() - 1 - axis] : 1);
+    }
     return mapper.mapFunction(gpuFunc);
   }
 

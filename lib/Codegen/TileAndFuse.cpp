@@ -37,11 +37,14 @@
 #include "mlir/Dialect/MemRef/Transforms/Transforms.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
 #include "mlir/Dialect/Tensor/Transforms/Transforms.h"
+#include "mlir/Dialect/Tensor/Utils/Utils.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/TilingInterface.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
+#include <functional>
+#include <numeric>
 #include <set>
 
 namespace dyncc {
@@ -493,7 +496,7 @@ static bool hasReductionLoops(Operation *op) {
 static FailureOr<TilingInterface>
 tileLevel(RewriterBase &rewriter, TilingInterface root, ArrayRef<int64_t> sizes,
           bool threads, bool deferPads, bool fuseDestinations = true,
-          bool fusePads = true) {
+          bool fusePads = true, bool warps = false) {
   MLIRContext *ctx = rewriter.getContext();
   size_t numLoops = root.getLoopIteratorTypes().size();
   SmallVector<int64_t> allSizes(sizes.begin(), sizes.end());
@@ -507,7 +510,8 @@ tileLevel(RewriterBase &rewriter, TilingInterface root, ArrayRef<int64_t> sizes,
   SmallVector<Attribute> mapping;
   for (size_t i = 0; i < tiled; ++i) {
     gpu::MappingId id = getMappingId(i, tiled);
-    mapping.push_back(threads
+    mapping.push_back(warps ? Attribute(gpu::GPUWarpMappingAttr::get(ctx, id))
+                      : threads
                           ? Attribute(gpu::GPUThreadMappingAttr::get(ctx, id))
                           : Attribute(gpu::GPUBlockMappingAttr::get(ctx, id)));
   }
@@ -771,7 +775,7 @@ static bool inThreadForall(Operation *op) {
        f = f->getParentOfType<scf::ForallOp>()) {
     std::optional<ArrayAttr> mapping = f.getMapping();
     if (mapping && !mapping->empty() &&
-        isa<gpu::GPUThreadMappingAttr>((*mapping)[0]))
+        isa<gpu::GPUThreadMappingAttr, gpu::GPUWarpMappingAttr>((*mapping)[0]))
       return true;
   }
   return false;
@@ -1070,6 +1074,121 @@ static SmallVector<int64_t> getSharingSizes(ArrayRef<int64_t> bounds,
   return sizes;
 }
 
+/// The attribute marking a contraction whose warps' products go to tensor
+/// cores, holding the instruction shape (dyncc-vectorize-mma reads it).
+constexpr StringLiteral kMmaAttr = "dyncc.mma";
+
+/// The warp tile of the contraction `op` (its leading parallel loops are
+/// the output's dimensions): the config's, aligned to them; reduction loops
+/// are not tiled.
+static SmallVector<int64_t> getWarpSizes(const TileConfig &config,
+                                         linalg::LinalgOp op) {
+  SmallVector<int64_t> sizes =
+      alignSizes(config.warpTile, op.getNumParallelLoops());
+  sizes.resize(op.getNumLoops(), 0);
+  return sizes;
+}
+
+/// Prepares the GEMM in `blockLoop` for tensor cores (a config with an
+/// instruction tile): the accumulator becomes a static shared buffer of the
+/// whole block tile, initialized whole, and the operands are padded with
+/// zeros to the block tile along M and N (the copies into shared memory
+/// pad per thread), so each warp's product is static and unmasked: rows
+/// and columns past the problem's are zeros, computed and never stored.
+/// The result the epilogue reads is the block's part of the accumulator.
+/// Returns false, changing nothing, where the GEMM does not qualify: f16
+/// or bf16 operands accumulating in f32 from a fill, output loops first in
+/// order, one reduction loop, a tile that is the config's block tile, and
+/// room in `budget` for the accumulator and one k-step of both operands.
+static bool padForTensorCores(RewriterBase &rewriter, Operation *blockLoop,
+                              const TileConfig &config, int64_t budget) {
+  SmallVector<linalg::LinalgOp> contractions;
+  blockLoop->walk([&](linalg::LinalgOp op) {
+    if (!inThreadForall(op) && linalg::isaContractionOpInterface(op))
+      contractions.push_back(op);
+  });
+  if (contractions.size() != 1)
+    return false;
+  linalg::LinalgOp op = contractions.front();
+  if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
+      op.getNumReductionLoops() != 1 || !op.hasPureTensorSemantics())
+    return false;
+  Type a = getElementTypeOrSelf(op.getDpsInputs()[0].getType());
+  Type b = getElementTypeOrSelf(op.getDpsInputs()[1].getType());
+  OpOperand *init = op.getDpsInitOperand(0);
+  auto accType = cast<RankedTensorType>(init->get().getType());
+  if (a != b || !isa<Float16Type>(a) || !accType.getElementType().isF32())
+    return false;
+  auto fill = init->get().getDefiningOp<linalg::FillOp>();
+  int64_t rank = accType.getRank();
+  if (!fill ||
+      op.getMatchingIndexingMap(init) !=
+          AffineMap::getMultiDimIdentityMap(op.getNumLoops(), op.getContext())
+              .getMajorSubMap(rank))
+    return false;
+  // The accumulator's sizes are bounded by the block tile, which it must
+  // be (so the warps cover it), and sized by the tile's `min`s.
+  SmallVector<int64_t> block = alignSizes(config.blockTile, rank);
+  SmallVector<OpFoldResult> sizes =
+      tensor::getMixedSizes(rewriter, op.getLoc(), init->get());
+  for (int64_t d = 0; d < rank; ++d)
+    if (getSizeBound(sizes[d]) != block[d])
+      return false;
+  int64_t bytes =
+      getSharedBufferBytes(std::accumulate(block.begin(), block.end(),
+                                           int64_t{1}, std::multiplies<>()),
+                           4);
+  int64_t mTile = block[rank - 2], nTile = block[rank - 1];
+  bytes += getSharedBufferBytes(mTile * config.kStep, 2) +
+           getSharedBufferBytes(config.kStep * nTile, 2);
+  if (bytes > budget)
+    return false;
+
+  // The accumulator, whole and in shared memory.
+  Location loc = op.getLoc();
+  rewriter.setInsertionPoint(op);
+  auto buffer = bufferization::AllocTensorOp::create(
+      rewriter, loc, RankedTensorType::get(block, rewriter.getF32Type()),
+      ValueRange());
+  buffer.setMemorySpaceAttr(gpu::AddressSpaceAttr::get(
+      rewriter.getContext(), gpu::AddressSpace::Workgroup));
+  Value acc = linalg::FillOp::create(rewriter, loc, fill.getInputs()[0],
+                                     buffer.getResult())
+                  .getResult(0);
+  // The operands, padded along the output's loops to the block tile.
+  SmallVector<Value> operands;
+  for (OpOperand *input : op.getDpsInputOperands()) {
+    auto type = cast<RankedTensorType>(input->get().getType());
+    AffineMap map = op.getMatchingIndexingMap(input);
+    SmallVector<int64_t> shape(type.getShape());
+    SmallVector<Value> dynamic;
+    for (int64_t d = 0; d < type.getRank(); ++d) {
+      auto dim = dyn_cast<AffineDimExpr>(map.getResult(d));
+      if (!dim)
+        return false;
+      if (dim.getPosition() < rank) {
+        shape[d] = block[dim.getPosition()];
+      } else if (ShapedType::isDynamic(shape[d])) {
+        dynamic.push_back(
+            tensor::DimOp::create(rewriter, loc, input->get(), d));
+      }
+    }
+    Value zero =
+        arith::ConstantOp::create(rewriter, loc, rewriter.getZeroAttr(a));
+    operands.push_back(tensor::createPadHighOp(
+        RankedTensorType::get(shape, a), input->get(), zero,
+        /*nofold=*/false, loc, rewriter, dynamic));
+  }
+  operands.push_back(acc);
+  Operation *padded = mlir::clone(rewriter, op, {acc.getType()}, operands);
+  padded->setAttr(kMmaAttr, rewriter.getDenseI64ArrayAttr(config.mma));
+  SmallVector<OpFoldResult> zeros(rank, rewriter.getIndexAttr(0));
+  SmallVector<OpFoldResult> ones(rank, rewriter.getIndexAttr(1));
+  rewriter.replaceOpWithNewOp<tensor::ExtractSliceOp>(
+      op, accType, padded->getResult(0), zeros, sizes, ones);
+  return true;
+}
+
 /// Restructures the block of a GEMM or conv root (`blockRoot`, tiled to
 /// blocks): the reduction loops become k-steps at block level, each step's
 /// operands are promoted to shared memory and written by all the block's
@@ -1085,6 +1204,8 @@ static LogicalResult tileGemmBlock(RewriterBase &rewriter,
   if (!blockLoop)
     return blockRoot->emitOpError("has no block loop to restructure");
   blockRoot->setAttr(kRootMark, rewriter.getUnitAttr());
+  if (!config.mma.empty() && !config.warpTile.empty())
+    padForTensorCores(rewriter, blockLoop, config, budget);
   if (failed(tileReductions(rewriter, blockLoop, config.kStep,
                             /*padsPerStep=*/false)))
     return failure();
@@ -1127,6 +1248,19 @@ static LogicalResult tileGemmBlock(RewriterBase &rewriter,
                   })))
             return failure();
       }
+    }
+    if (step->hasAttr(kMmaAttr)) {
+      // Tensor cores: the product per warp, over static tiles of the
+      // promoted operands and the shared accumulator.
+      if (failed(shared))
+        return step->emitOpError(
+            "tensor-core operands do not fit in shared memory");
+      if (failed(tileLevel(rewriter, cast<TilingInterface>(step.getOperation()),
+                           getWarpSizes(config, step), /*threads=*/true,
+                           /*deferPads=*/false, /*fuseDestinations=*/false,
+                           /*fusePads=*/true, /*warps=*/true)))
+        return failure();
+      continue;
     }
     if (failed(shared)) {
       // Not promoted: each thread pads its own windows per step, as in the
@@ -1242,6 +1376,16 @@ static LogicalResult tileGemmBlock(RewriterBase &rewriter,
         SmallVector<OpFoldResult>(rank, rewriter.getIndexAttr(1)));
   }
   dropDivisibleClamps(rewriter, blockLoop, known);
+  // Fusing an initialization into its threads clones the buffer it fills
+  // (a shared accumulator) into each thread's tile, where nothing uses it;
+  // left, it would be a second shared allocation.
+  SmallVector<bufferization::AllocTensorOp> unused;
+  blockLoop->walk([&](bufferization::AllocTensorOp alloc) {
+    if (alloc->use_empty())
+      unused.push_back(alloc);
+  });
+  for (bufferization::AllocTensorOp alloc : unused)
+    rewriter.eraseOp(alloc);
   return success();
 }
 

@@ -73,9 +73,14 @@ struct AssignTileConfig final
       if (auto kindAttr = func->getAttrOfType<StringAttr>("dyncc.kind"))
         kind = kindAttr.getValue();
       auto it = byKind.find(kind);
-      TileConfig config = it != byKind.end()
-                              ? it->second.fitToRank(outType.getRank())
-                              : TileConfig::getDefault(kind, outType.getRank());
+      // A GEMM with a half-precision result takes half-precision operands
+      // (ONNX MatMul and Gemm have one type): tensor cores, accumulating in
+      // f32. Code generation falls back to SIMT where the operands differ.
+      bool tensorCore = isa<Float16Type>(outType.getElementType());
+      TileConfig config =
+          it != byKind.end()
+              ? it->second.fitToRank(outType.getRank())
+              : TileConfig::getDefault(kind, outType.getRank(), tensorCore);
       func->setAttr(TileConfig::getAttrName(), config.toAttr(&getContext()));
       return WalkResult::advance();
     });

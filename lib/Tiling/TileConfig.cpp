@@ -12,8 +12,26 @@
 using namespace mlir;
 using namespace dyncc;
 
-TileConfig TileConfig::getDefault(StringRef kind, int64_t rank) {
+TileConfig TileConfig::getDefault(StringRef kind, int64_t rank,
+                                  bool tensorCore) {
   TileConfig config;
+  if (kind == "gemm" && tensorCore && rank >= 2) {
+    // 64x64 outputs per block in four 32x32 warp tiles, each 2x4 mma.sync
+    // m16n8k16 instructions per 16 of K; 128 threads (4x8 outputs each for
+    // the initialization and the epilogue). Per 32-wide k-step: 4 KB of A,
+    // 4 KB of B and the 16 KB f32 accumulator in shared memory.
+    for (int64_t i = 0; i + 2 < rank; ++i) {
+      config.blockTile.push_back(1);
+      config.warpTile.push_back(1);
+      config.threadTile.push_back(1);
+    }
+    config.blockTile.append({64, 64});
+    config.warpTile.append({32, 32});
+    config.threadTile.append({4, 8});
+    config.kStep = 32;
+    config.mma = {16, 8, 16};
+    return config;
+  }
   if (kind == "conv") {
     // For an NCHW output, channels x rows x columns: 8x4x32 outputs per
     // block, 2x1x4 per thread (4x4x8 = 128 threads), so a block's input
@@ -86,15 +104,54 @@ std::string TileConfig::verify() const {
     return "k-step must not be negative, got " + std::to_string(kStep);
   if (threads > 1024)
     return std::to_string(threads) + " threads per block exceed 1024";
+  if (!warpTile.empty()) {
+    if (warpTile.size() != blockTile.size())
+      return "warp tile has " + std::to_string(warpTile.size()) +
+             " sizes but block tile has " + std::to_string(blockTile.size());
+    int64_t warps = 1;
+    for (auto [i, b, w] : llvm::enumerate(blockTile, warpTile)) {
+      if (w <= 0 || b % w != 0)
+        return "warp tile " + std::to_string(w) +
+               " does not divide block tile " + std::to_string(b) +
+               " in dimension " + std::to_string(i);
+      warps *= b / w;
+    }
+    if (32 * warps != threads)
+      return std::to_string(warps) + " warps need " +
+             std::to_string(32 * warps) + " threads, the thread tile gives " +
+             std::to_string(threads);
+  }
+  if (!mma.empty()) {
+    if (mma != llvm::ArrayRef<int64_t>{16, 8, 16})
+      return "unsupported instruction tile (only mma 16x8x16)";
+    size_t rank = warpTile.size();
+    if (rank < 2)
+      return "an instruction tile needs a warp tile of rank 2 or more";
+    for (size_t i = 0; i + 2 < rank; ++i)
+      if (warpTile[i] != 1)
+        return "warp tile must be 1 outside its last two dimensions with an "
+               "instruction tile";
+    if (warpTile[rank - 2] % mma[0] != 0 || warpTile[rank - 1] % mma[1] != 0)
+      return "warp tile is not a multiple of the instruction tile";
+    if (kStep <= 0 || kStep % mma[2] != 0)
+      return "k-step " + std::to_string(kStep) +
+             " is not a multiple of the instruction's K " +
+             std::to_string(mma[2]);
+  }
   return "";
 }
 
 DictionaryAttr TileConfig::toAttr(MLIRContext *context) const {
   Builder b(context);
-  return b.getDictionaryAttr(
-      {b.getNamedAttr("block", b.getDenseI64ArrayAttr(blockTile)),
-       b.getNamedAttr("thread", b.getDenseI64ArrayAttr(threadTile)),
-       b.getNamedAttr("k_step", b.getI64IntegerAttr(kStep))});
+  SmallVector<NamedAttribute> entries{
+      b.getNamedAttr("block", b.getDenseI64ArrayAttr(blockTile)),
+      b.getNamedAttr("thread", b.getDenseI64ArrayAttr(threadTile)),
+      b.getNamedAttr("k_step", b.getI64IntegerAttr(kStep))};
+  if (!warpTile.empty())
+    entries.push_back(b.getNamedAttr("warp", b.getDenseI64ArrayAttr(warpTile)));
+  if (!mma.empty())
+    entries.push_back(b.getNamedAttr("mma", b.getDenseI64ArrayAttr(mma)));
+  return b.getDictionaryAttr(entries);
 }
 
 FailureOr<TileConfig> TileConfig::fromAttr(DictionaryAttr attr) {
@@ -110,6 +167,10 @@ FailureOr<TileConfig> TileConfig::fromAttr(DictionaryAttr attr) {
                            thread.asArrayRef().end());
   if (auto k = attr.getAs<IntegerAttr>("k_step"))
     config.kStep = k.getInt();
+  if (auto warp = attr.getAs<DenseI64ArrayAttr>("warp"))
+    config.warpTile.assign(warp.asArrayRef().begin(), warp.asArrayRef().end());
+  if (auto mma = attr.getAs<DenseI64ArrayAttr>("mma"))
+    config.mma.assign(mma.asArrayRef().begin(), mma.asArrayRef().end());
   if (!config.verify().empty())
     return failure();
   return config;
@@ -122,8 +183,13 @@ std::string TileConfig::str() const {
       s += (i ? "x" : "") + std::to_string(v);
     return s;
   };
-  return "block " + join(blockTile) + " thread " + join(threadTile) + " k " +
-         std::to_string(kStep);
+  std::string s = "block " + join(blockTile);
+  if (!warpTile.empty())
+    s += " warp " + join(warpTile);
+  s += " thread " + join(threadTile) + " k " + std::to_string(kStep);
+  if (!mma.empty())
+    s += " mma " + join(mma);
+  return s;
 }
 
 std::optional<TileConfig> TileConfig::parse(StringRef text,
@@ -142,7 +208,7 @@ std::optional<TileConfig> TileConfig::parse(StringRef text,
     return true;
   };
   TileConfig config;
-  bool sawBlock = false, sawThread = false;
+  bool sawBlock = false, sawThread = false, sawWarp = false, sawMma = false;
   for (size_t i = 0; i < words.size(); i += 2) {
     if (i + 1 == words.size()) {
       error = "'" + words[i].str() + "' has no value";
@@ -154,11 +220,16 @@ std::optional<TileConfig> TileConfig::parse(StringRef text,
       ok = sawBlock = parseSizes(value, config.blockTile);
     } else if (key == "thread" && !sawThread) {
       ok = sawThread = parseSizes(value, config.threadTile);
+    } else if (key == "warp" && !sawWarp) {
+      ok = sawWarp = parseSizes(value, config.warpTile);
+    } else if (key == "mma" && !sawMma) {
+      ok = sawMma = parseSizes(value, config.mma);
     } else if (key == "k") {
       ok = !value.getAsInteger(10, config.kStep);
     } else {
       error = "unexpected '" + key.str() +
-              "' (expected 'block AxB thread CxD [k N]')";
+              "' (expected 'block AxB [warp AxB] thread CxD [k N] "
+              "[mma MxNxK]')";
       return std::nullopt;
     }
     if (!ok) {
@@ -184,9 +255,14 @@ TileConfig TileConfig::fitToRank(int64_t rank) const {
                            config.blockTile.begin() + (have - rank));
     config.threadTile.erase(config.threadTile.begin(),
                             config.threadTile.begin() + (have - rank));
+    if (!config.warpTile.empty())
+      config.warpTile.erase(config.warpTile.begin(),
+                            config.warpTile.begin() + (have - rank));
   } else {
     config.blockTile.insert(config.blockTile.begin(), rank - have, 1);
     config.threadTile.insert(config.threadTile.begin(), rank - have, 1);
+    if (!config.warpTile.empty())
+      config.warpTile.insert(config.warpTile.begin(), rank - have, 1);
   }
   return config;
 }

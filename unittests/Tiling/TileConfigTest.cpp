@@ -69,20 +69,48 @@ TEST(TileConfigTest, ParseRoundTripsAndRejects) {
       ASSERT_TRUE(back.has_value()) << error;
       EXPECT_EQ(back->str(), config.str());
     }
+  // Tensor-core GEMMs: a warp tile and an instruction tile, round-tripped
+  // through text and the attribute.
+  for (int64_t rank = 2; rank <= 4; ++rank) {
+    TileConfig config =
+        TileConfig::getDefault("gemm", rank, /*tensorCore=*/true);
+    EXPECT_EQ(config.verify(), "");
+    EXPECT_EQ(config.mma, (llvm::SmallVector<int64_t, 3>{16, 8, 16}));
+    mlir::MLIRContext context;
+    mlir::FailureOr<TileConfig> fromAttr =
+        TileConfig::fromAttr(config.toAttr(&context));
+    ASSERT_TRUE(mlir::succeeded(fromAttr));
+    EXPECT_EQ(fromAttr->str(), config.str());
+    {
+      std::optional<TileConfig> back = TileConfig::parse(config.str(), error);
+      ASSERT_TRUE(back.has_value()) << error;
+      EXPECT_EQ(back->str(), config.str());
+    }
+  }
   std::optional<TileConfig> noK =
       TileConfig::parse("block 3x5 thread 1x5", error);
   ASSERT_TRUE(noK.has_value()) << error;
   EXPECT_EQ(noK->kStep, 0);
   struct Bad {
     const char *text, *message;
-  } bad[] = {{"block 4x4", "needs both"},
-             {"block 4x4 thread 3x4", "does not divide"},
-             {"block 4xa thread 1x1", "bad sizes"},
-             {"block 4 thread 1 k", "has no value"},
-             {"block 4 thread 1 warp 2", "unexpected 'warp'"},
-             {"block 4 block 4 thread 1", "unexpected 'block'"},
-             {"block 64x64 thread 1x1", "exceed 1024"},
-             {"block 4 thread 1 k -2", "k-step"}};
+  } bad[] = {
+      {"block 4x4", "needs both"},
+      {"block 4x4 thread 3x4", "does not divide"},
+      {"block 4xa thread 1x1", "bad sizes"},
+      {"block 4 thread 1 k", "has no value"},
+      {"block 4 thread 1 warp 2", "2 warps need 64 threads"},
+      {"block 4 thread 1 foo 2", "unexpected 'foo'"},
+      {"block 64 warp 24 thread 1", "does not divide"},
+      {"block 64x64 warp 32x32 thread 4x8 k 32 mma 16x8x8", "only mma 16x8x16"},
+      {"block 64x64 thread 4x8 k 32 mma 16x8x16", "needs a warp tile"},
+      {"block 64x64 warp 32x32 thread 4x8 k 32 mma 16x16x16", "only mma"},
+      {"block 64x64 warp 32x32 thread 4x8 k 24 mma 16x8x16",
+       "not a multiple of the instruction's K"},
+      {"block 32x64 warp 8x64 thread 2x8 k 32 mma 16x8x16",
+       "not a multiple of the instruction tile"},
+      {"block 4 block 4 thread 1", "unexpected 'block'"},
+      {"block 64x64 thread 1x1", "exceed 1024"},
+      {"block 4 thread 1 k -2", "k-step"}};
   for (const Bad &b : bad) {
     error.clear();
     EXPECT_FALSE(TileConfig::parse(b.text, error).has_value()) << b.text;

@@ -60,6 +60,26 @@ def ApproximateMathPass : Pass<"dyncc-approximate-math"> {
                            "::mlir::vector::VectorDialect"];
 }
 
+def VectorizeMmaPass : Pass<"dyncc-vectorize-mma"> {
+  let summary = "Turn warp-level f16/bf16 contractions into ldmatrix + mma.sync";
+  let description = [{
+    For each contraction marked `dyncc.mma = array<i64: M, N, K>` (a warp's
+    product of static shared-memory tiles, made by dyncc-tile-and-fuse for a
+    config with an instruction tile): vectorizes it, folds the operands'
+    extensions into the `vector.contract` and the subviews into the
+    transfers, hoists the accumulator out of the k-step loop into
+    registers, unrolls to the instruction shape and converts to
+    `nvgpu.ldmatrix` and `nvgpu.mma.sync`. Run on GPU kernels after grid
+    mapping. A marked contraction left unconverted is an error.
+  }];
+  let dependentDialects = ["::mlir::vector::VectorDialect",
+                           "::mlir::nvgpu::NVGPUDialect",
+                           "::mlir::gpu::GPUDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::affine::AffineDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 def ContractFloatOpsPass : Pass<"dyncc-contract-float-ops"> {
   let summary = "Mark float multiplies and adds contractible (fused multiply-add)";
   let description = [{

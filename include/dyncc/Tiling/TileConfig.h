@@ -33,6 +33,15 @@ struct TileConfig {
   /// Iterations of every reduction loop per step of the sequential
   /// reduction loops inside a thread's tile (0 keeps reductions whole).
   int64_t kStep = 0;
+  /// Elements of the output per warp, per output dimension; empty when the
+  /// block's product is tiled to threads (SIMT). Each divides the block
+  /// tile, and the warps fill the block: 32 x warps = threads.
+  llvm::SmallVector<int64_t, 4> warpTile;
+  /// The instruction tile (M, N, K) of the warps' product, an mma.sync
+  /// shape (16x8x16 for f16/bf16 with f32 accumulation); empty for SIMT.
+  /// Needs a warp tile that is a multiple of it and a k-step that is a
+  /// multiple of its K.
+  llvm::SmallVector<int64_t, 3> mma;
 
   /// The name of the attribute holding the config on a kernel function.
   static constexpr llvm::StringLiteral getAttrName() {
@@ -41,24 +50,29 @@ struct TileConfig {
 
   /// The default configuration for a kernel of `kind` whose output has
   /// `rank` dimensions: where the tile search will stand.
-  static TileConfig getDefault(llvm::StringRef kind, int64_t rank);
+  /// With `tensorCore` (a GEMM of f16/bf16 operands accumulating in f32),
+  /// the default has a warp tile and an mma.sync instruction tile.
+  static TileConfig getDefault(llvm::StringRef kind, int64_t rank,
+                               bool tensorCore = false);
 
   /// Threads per block along each output dimension.
   llvm::SmallVector<int64_t, 4> getThreadsPerDim() const;
 
   /// Checks the invariants (same rank, thread tile divides block tile,
-  /// positive sizes, at most 1024 threads); returns an error message or "".
+  /// positive sizes, at most 1024 threads; warp and instruction tiles as
+  /// described above); returns an error message or "".
   std::string verify() const;
 
   mlir::DictionaryAttr toAttr(mlir::MLIRContext *context) const;
   static mlir::FailureOr<TileConfig> fromAttr(mlir::DictionaryAttr attr);
 
-  /// One-line description, e.g. `block 32x64 thread 4x4 k 16`.
+  /// One-line description, e.g. `block 32x64 thread 4x4 k 16`, or
+  /// `block 64x64 warp 32x32 thread 4x8 k 32 mma 16x8x16`.
   std::string str() const;
 
   /// Parses the form `str` prints (`block 32x64 thread 4x4 k 16`; `k N` may
-  /// be left out for 0). Returns nullopt and sets `error` on bad text or on
-  /// a configuration `verify` rejects.
+  /// be left out for 0; `warp` and `mma` are optional). Returns nullopt and
+  /// sets `error` on bad text or on a configuration `verify` rejects.
   static std::optional<TileConfig> parse(llvm::StringRef text,
                                          std::string &error);
 

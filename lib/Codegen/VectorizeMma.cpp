@@ -1,0 +1,390 @@
+//===- VectorizeMma.cpp - Warp tiles to ldmatrix + mma.sync ---------------===//
+//
+// Part of dyncc, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// dyncc-tile-and-fuse gives a GEMM whose tile config has an instruction tile
+// (`mma`) a product per warp: a contraction, marked `dyncc.mma`, of static
+// shared-memory tiles (the warp's rows of A, its columns of B, its part of
+// the f32 accumulator), inside the block's k-step loop. The host CPU runs
+// that contraction as loops. On the GPU this pass turns it into tensor-core
+// code:
+//
+//   1. vectorize it: transfer reads of the three tiles, one
+//      `vector.contract` with f16/bf16 operands and an f32 accumulator,
+//      a transfer write;
+//   2. fold the shared tiles' subviews into the transfers' indices, and
+//      hoist the accumulator's read and write out of the k-step loop: the
+//      accumulator stays in registers across steps;
+//   3. unroll to the instruction shape (m16n8k16);
+//   4. rewrite the reads as `nvgpu.ldmatrix` (transposed for a K x N B), the
+//      contractions as `nvgpu.mma.sync`, and the accumulator's read and
+//      write as per-lane vector loads and stores (upstream's
+//      convertVectorToNVVMCompatibleMMASync).
+//
+// Every lane of the warp runs the code; only after step 4 is it warp-wide.
+// A contraction that is not fully converted is an error, never a silent
+// fallback to per-lane scalar code.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dyncc/Codegen/Passes.h"
+
+#include "mlir/Conversion/VectorToGPU/VectorToGPU.h"
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/MemRef/Transforms/Transforms.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Dialect/Vector/Transforms/LoweringPatterns.h"
+#include "mlir/Dialect/Vector/Transforms/VectorRewritePatterns.h"
+#include "mlir/IR/Dominance.h"
+#include "mlir/Transforms/CSE.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "mlir/Transforms/LoopInvariantCodeMotionUtils.h"
+
+namespace dyncc {
+#define GEN_PASS_DEF_VECTORIZEMMAPASS
+#include "dyncc/Codegen/Passes.h.inc"
+} // namespace dyncc
+
+using namespace mlir;
+
+namespace {
+
+/// The attribute on a warp's contraction holding its instruction shape
+/// (M, N, K).
+constexpr llvm::StringLiteral kMmaAttr = "dyncc.mma";
+/// A transfer read's shape per instruction, recorded before unrolling.
+constexpr llvm::StringLiteral kNativeAttr = "dyncc.native_shape";
+
+/// The native shape of `op` for an instruction of `mma` (M, N, K) shape:
+/// contractions unroll to the instruction, reads and writes of its operands
+/// to the operand's fragment.
+static std::optional<SmallVector<int64_t>>
+getNativeShape(Operation *op, ArrayRef<int64_t> mma) {
+  if (auto contract = dyn_cast<vector::ContractionOp>(op)) {
+    SmallVector<int64_t> shape;
+    // Parallel dimensions beyond M and N are unit dimensions here (a
+    // batch of 1 per block); M, N, then K by position in the iterators.
+    SmallVector<int64_t> parallel, reduction;
+    for (auto [i, type] : llvm::enumerate(contract.getIteratorTypesArray()))
+      (type == vector::IteratorType::parallel ? parallel : reduction)
+          .push_back(i);
+    shape.assign(contract.getIteratorTypesArray().size(), 1);
+    if (parallel.size() < 2 || reduction.size() != 1)
+      return std::nullopt;
+    // The result's last two dimensions are M and N.
+    AffineMap acc = contract.getIndexingMapsArray()[2];
+    unsigned rank = acc.getNumResults();
+    shape[acc.getDimPosition(rank - 2)] = mma[0];
+    shape[acc.getDimPosition(rank - 1)] = mma[1];
+    shape[reduction[0]] = mma[2];
+    return shape;
+  }
+  // Reads carry the shape their contraction gave them before unrolling
+  // (the unrolled reads are native already); writes are the accumulator's.
+  if (auto shape = op->getAttrOfType<DenseI64ArrayAttr>(kNativeAttr))
+    return SmallVector<int64_t>(shape.asArrayRef());
+  if (auto write = dyn_cast<vector::TransferWriteOp>(op))
+    if (write.getVectorType().getRank() == 2 &&
+        write.getVectorType().getShape() !=
+            ArrayRef<int64_t>(mma).take_front(2))
+      return SmallVector<int64_t>{mma[0], mma[1]};
+  return std::nullopt;
+}
+
+/// Records on each 2-D transfer read its native shape: for an operand of a
+/// contraction (through an extension), the instruction's extent of each
+/// dimension its map selects; for anything else (the accumulator, read
+/// before the k-step loop once hoisted), the accumulator fragment.
+static void markNativeReads(Operation *root, ArrayRef<int64_t> mma) {
+  root->walk([&](vector::TransferReadOp read) {
+    if (read.getVectorType().getRank() != 2)
+      return;
+    SmallVector<int64_t> shape{mma[0], mma[1]};
+    for (Operation *user : read->getUsers()) {
+      Value operand = read.getResult();
+      Operation *consumer = user;
+      if (isa<arith::ExtFOp>(consumer) && consumer->hasOneUse()) {
+        operand = consumer->getResult(0);
+        consumer = *consumer->getUsers().begin();
+      }
+      auto contract = dyn_cast<vector::ContractionOp>(consumer);
+      if (!contract)
+        continue;
+      std::optional<SmallVector<int64_t>> native =
+          getNativeShape(contract, mma);
+      if (!native)
+        continue;
+      AffineMap map =
+          contract.getLhs() == operand   ? contract.getIndexingMapsArray()[0]
+          : contract.getRhs() == operand ? contract.getIndexingMapsArray()[1]
+                                         : contract.getIndexingMapsArray()[2];
+      shape.clear();
+      for (AffineExpr e : map.getResults())
+        shape.push_back((*native)[cast<AffineDimExpr>(e).getPosition()]);
+      break;
+    }
+    read->setAttr(kNativeAttr,
+                  DenseI64ArrayAttr::get(read.getContext(), shape));
+  });
+}
+
+/// Keeps the accumulator of `loop` (a k-step loop) in registers: each pair
+/// of a transfer read and a transfer write of one fragment at loop-invariant
+/// indices of the same buffer becomes an iteration argument, read before
+/// the loop and written after it. Only when those pairs are all the loop's
+/// accesses to the buffer and no two fragments overlap; other warps touch
+/// only their own fragments (warp tiles are disjoint). Upstream's
+/// hoistRedundantVectorTransfers refuses here: it treats every other
+/// access of the buffer, a sibling fragment included, as a conflict.
+static void hoistAccumulators(RewriterBase &rewriter, scf::ForOp loop) {
+  using Pair = std::pair<vector::TransferReadOp, vector::TransferWriteOp>;
+  llvm::MapVector<Value, SmallVector<Pair>> byBuffer;
+  for (auto write : loop.getBody()->getOps<vector::TransferWriteOp>()) {
+    if (write.getMask() || !isa<MemRefType>(write.getBase().getType()))
+      continue;
+    for (auto read : loop.getBody()->getOps<vector::TransferReadOp>()) {
+      if (read.getBase() != write.getBase() ||
+          read.getIndices() != write.getIndices() || read.getMask() ||
+          read.getVectorType() != write.getVectorType() ||
+          read.getPermutationMap() != write.getPermutationMap() ||
+          !read->isBeforeInBlock(write))
+        continue;
+      byBuffer[write.getBase()].push_back({read, write});
+      break;
+    }
+  }
+  for (auto &entry : byBuffer) {
+    Value buffer = entry.first;
+    SmallVector<Pair> &pairs = entry.second;
+    // Every access of the buffer in the loop is one of the pairs.
+    size_t accesses = 0;
+    loop.getBody()->walk([&](Operation *op) {
+      if (llvm::is_contained(op->getOperands(), buffer))
+        ++accesses;
+    });
+    if (accesses != 2 * pairs.size())
+      continue;
+    bool ok = true;
+    for (auto [i, pairA] : llvm::enumerate(pairs)) {
+      Pair a = pairA;
+      ok &= llvm::all_of(a.first.getIndices(), [&](Value index) {
+        return loop.isDefinedOutsideOfLoop(index);
+      });
+      for (Pair b : ArrayRef<Pair>(pairs).drop_front(i + 1))
+        ok &= vector::isDisjointTransferIndices(
+            cast<VectorTransferOpInterface>(a.first.getOperation()),
+            cast<VectorTransferOpInterface>(b.first.getOperation()),
+            /*testDynamicValueUsingBounds=*/true);
+    }
+    if (!ok)
+      continue;
+    SmallVector<Value> inits;
+    for (auto &[read, write] : pairs) {
+      rewriter.moveOpBefore(read, loop);
+      inits.push_back(read.getResult());
+    }
+    auto newLoop = cast<scf::ForOp>(*loop.replaceWithAdditionalYields(
+        rewriter, inits, /*replaceInitOperandUsesInLoop=*/true,
+        [&](OpBuilder &, Location, ArrayRef<BlockArgument>) {
+          SmallVector<Value> yields;
+          for (auto &pair : pairs)
+            yields.push_back(pair.second.getVector());
+          return yields;
+        }));
+    unsigned first = newLoop.getNumResults() - pairs.size();
+    for (unsigned i = 0; i < pairs.size(); ++i) {
+      vector::TransferWriteOp write = pairs[i].second;
+      rewriter.moveOpAfter(write, newLoop);
+      Value result = newLoop.getResult(first + i);
+      rewriter.modifyOpInPlace(
+          write, [&] { write.getValueToStoreMutable().assign(result); });
+    }
+    loop = newLoop;
+  }
+}
+
+/// Upstream's conversion (MLIR 22) starts its search for ops to convert
+/// at every contraction and at every op its elementwise table lists
+/// (arith.addi, mulf, extf, ...), scalar ones included, which it then
+/// fails to convert: a kernel's index arithmetic or a fused epilogue's
+/// `addf` aborts it. Around the conversion those scalar ops stand in as
+/// an unregistered placeholder carrying their name, operands, properties
+/// and attributes; `restoreScalarOps` puts them back.
+constexpr llvm::StringLiteral kHiddenOp = "dyncc.hidden_scalar_op";
+
+static void hideScalarOps(RewriterBase &rewriter, Operation *root) {
+  SmallVector<Operation *> seeds;
+  root->walk([&](Operation *op) {
+    if (isa<arith::AddFOp, arith::MulFOp, arith::SubFOp, arith::MaximumFOp,
+            arith::MinimumFOp, arith::DivFOp, arith::AddIOp, arith::MulIOp,
+            arith::SubIOp, arith::DivSIOp, arith::DivUIOp, arith::NegFOp,
+            arith::ExtFOp>(op) &&
+        llvm::none_of(op->getResultTypes(), llvm::IsaPred<VectorType>))
+      seeds.push_back(op);
+  });
+  MLIRContext *ctx = root->getContext();
+  for (Operation *op : seeds) {
+    OperationState state(op->getLoc(), kHiddenOp);
+    state.addOperands(op->getOperands());
+    state.addTypes(op->getResultTypes());
+    state.addAttribute("name",
+                       StringAttr::get(ctx, op->getName().getStringRef()));
+    if (Attribute props = op->getPropertiesAsAttribute())
+      state.addAttribute("properties", props);
+    state.addAttribute("attributes", op->getDiscardableAttrDictionary());
+    rewriter.setInsertionPoint(op);
+    Operation *hidden = rewriter.create(state);
+    rewriter.replaceOp(op, hidden->getResults());
+  }
+}
+
+static void restoreScalarOps(RewriterBase &rewriter, Operation *root) {
+  SmallVector<Operation *> hidden;
+  root->walk([&](Operation *op) {
+    if (op->getName().getStringRef() == kHiddenOp)
+      hidden.push_back(op);
+  });
+  for (Operation *op : hidden) {
+    OperationState state(op->getLoc(),
+                         op->getAttrOfType<StringAttr>("name").getValue());
+    state.addOperands(op->getOperands());
+    state.addTypes(op->getResultTypes());
+    state.propertiesAttr = op->getAttr("properties");
+    state.addAttributes(
+        op->getAttrOfType<DictionaryAttr>("attributes").getValue());
+    rewriter.setInsertionPoint(op);
+    Operation *restored = rewriter.create(state);
+    rewriter.replaceOp(op, restored->getResults());
+  }
+}
+
+struct VectorizeMma final : ::dyncc::impl::VectorizeMmaPassBase<VectorizeMma> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    Operation *root = getOperation();
+    MLIRContext *ctx = &getContext();
+    SmallVector<linalg::LinalgOp> warpOps;
+    root->walk([&](linalg::LinalgOp op) {
+      if (op->hasAttr(kMmaAttr))
+        warpOps.push_back(op);
+    });
+    if (warpOps.empty())
+      return;
+    SmallVector<int64_t> mma;
+    for (linalg::LinalgOp op : warpOps) {
+      auto shape = dyn_cast<DenseI64ArrayAttr>(op->getAttr(kMmaAttr));
+      if (!shape || shape.size() != 3 ||
+          (!mma.empty() && mma != shape.asArrayRef())) {
+        op->emitOpError("has a malformed or inconsistent ") << kMmaAttr;
+        return signalPassFailure();
+      }
+      mma.assign(shape.asArrayRef().begin(), shape.asArrayRef().end());
+      if (!op.hasPureBufferSemantics() || op.hasDynamicShape()) {
+        op->emitOpError("warp tile for mma.sync must be static and bufferized");
+        return signalPassFailure();
+      }
+    }
+
+    // 1. Vectorize: transfer reads, a vector.contract, a transfer write.
+    IRRewriter rewriter(ctx);
+    for (linalg::LinalgOp op : warpOps) {
+      rewriter.setInsertionPoint(op);
+      if (failed(linalg::vectorize(rewriter, op, {}, {},
+                                   /*vectorizeNDExtract=*/false,
+                                   /*flatten1DDepthwiseConv=*/false,
+                                   /*assumeDynamicDimsMatchVecSizes=*/false,
+                                   /*createNamedContraction=*/true))) {
+        op->emitOpError("could not be vectorized for mma.sync");
+        return signalPassFailure();
+      }
+      rewriter.eraseOp(op);
+    }
+    // The operands' extensions fold into the contraction (it accumulates
+    // in f32 from f16/bf16 operands); subviews fold into the transfers'
+    // indices, so the accumulator's transfers address the shared buffer
+    // itself and can be hoisted.
+    {
+      RewritePatternSet patterns(ctx);
+      vector::populateFoldArithExtensionPatterns(patterns);
+      vector::populateCastAwayVectorLeadingOneDimPatterns(patterns);
+      memref::populateFoldMemRefAliasOpPatterns(patterns);
+      vector::TransferReadOp::getCanonicalizationPatterns(patterns, ctx);
+      vector::TransferWriteOp::getCanonicalizationPatterns(patterns, ctx);
+      vector::ContractionOp::getCanonicalizationPatterns(patterns, ctx);
+      if (failed(applyPatternsGreedily(root, std::move(patterns))))
+        return signalPassFailure();
+    }
+    // 2. Unroll to the instruction shape.
+    markNativeReads(root, mma);
+    {
+      RewritePatternSet patterns(ctx);
+      vector::populateVectorUnrollPatterns(
+          patterns,
+          vector::UnrollVectorOptions().setNativeShapeFn(
+              [mma](Operation *op) { return getNativeShape(op, mma); }));
+      vector::populateVectorTransferPermutationMapLoweringPatterns(patterns);
+      if (failed(applyPatternsGreedily(root, std::move(patterns))))
+        return signalPassFailure();
+    }
+    // 3. The accumulator in registers across k-steps, one
+    // fragment per iteration argument.
+    root->walk(
+        [](vector::TransferReadOp read) { read->removeAttr(kNativeAttr); });
+    // The unrolled reads and writes of one fragment compute their indices
+    // separately; CSE makes them the same values.
+    {
+      DominanceInfo dominance(root);
+      eliminateCommonSubExpressions(rewriter, dominance, root);
+    }
+    root->walk([](LoopLikeOpInterface loop) { moveLoopInvariantCode(loop); });
+    SmallVector<scf::ForOp> loops;
+    root->walk([&](scf::ForOp loop) { loops.push_back(loop); });
+    for (scf::ForOp loop : loops)
+      hoistAccumulators(rewriter, loop);
+
+    // 4. nvgpu: ldmatrix, mma.sync, per-lane accumulator loads and stores.
+    {
+      RewritePatternSet patterns(ctx);
+      populatePrepareVectorToMMAPatterns(patterns, /*useNvGpu=*/true);
+      if (failed(applyPatternsGreedily(root, std::move(patterns))))
+        return signalPassFailure();
+    }
+    // The B fragments each of a warp's M tiles reads are the same reads.
+    {
+      DominanceInfo dominance(root);
+      eliminateCommonSubExpressions(rewriter, dominance, root);
+    }
+    bool allowed = ctx->allowsUnregisteredDialects();
+    ctx->allowUnregisteredDialects(true);
+    hideScalarOps(rewriter, root);
+    LogicalResult converted =
+        convertVectorToNVVMCompatibleMMASync(rewriter, root);
+    restoreScalarOps(rewriter, root);
+    ctx->allowUnregisteredDialects(allowed);
+    if (failed(converted))
+      return signalPassFailure();
+    {
+      RewritePatternSet patterns(ctx);
+      for (RegisteredOperationName op : ctx->getRegisteredOperations())
+        op.getCanonicalizationPatterns(patterns, ctx);
+      if (failed(applyPatternsGreedily(root, std::move(patterns))))
+        return signalPassFailure();
+    }
+    WalkResult left = root->walk([](vector::ContractionOp contract) {
+      contract->emitOpError("was not converted to nvgpu.mma.sync");
+      return WalkResult::interrupt();
+    });
+    if (left.wasInterrupted())
+      return signalPassFailure();
+  }
+};
+
+} // namespace
