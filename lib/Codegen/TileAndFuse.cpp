@@ -1110,8 +1110,12 @@ static bool padForTensorCores(RewriterBase &rewriter, Operation *blockLoop,
   if (contractions.size() != 1)
     return false;
   linalg::LinalgOp op = contractions.front();
+  // Two-dimensional products only: a batch dimension (even of one per
+  // block) leaves rank-3 tiles that upstream's conversion to mma.sync
+  // rejects; batched GEMMs stay SIMT for now.
   if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
-      op.getNumReductionLoops() != 1 || !op.hasPureTensorSemantics())
+      op.getNumReductionLoops() != 1 || op.getNumParallelLoops() != 2 ||
+      !op.hasPureTensorSemantics())
     return false;
   Type a = getElementTypeOrSelf(op.getDpsInputs()[0].getType());
   Type b = getElementTypeOrSelf(op.getDpsInputs()[1].getType());

@@ -314,6 +314,7 @@ struct VectorizeMma final : ::dyncc::impl::VectorizeMmaPassBase<VectorizeMma> {
     {
       RewritePatternSet patterns(ctx);
       vector::populateFoldArithExtensionPatterns(patterns);
+      vector::populateVectorReductionToContractPatterns(patterns);
       vector::populateCastAwayVectorLeadingOneDimPatterns(patterns);
       memref::populateFoldMemRefAliasOpPatterns(patterns);
       vector::TransferReadOp::getCanonicalizationPatterns(patterns, ctx);
@@ -378,8 +379,12 @@ struct VectorizeMma final : ::dyncc::impl::VectorizeMmaPassBase<VectorizeMma> {
       if (failed(applyPatternsGreedily(root, std::move(patterns))))
         return signalPassFailure();
     }
-    WalkResult left = root->walk([](vector::ContractionOp contract) {
-      contract->emitOpError("was not converted to nvgpu.mma.sync");
+    WalkResult left = root->walk([](Operation *op) {
+      if (!isa<vector::ContractionOp, vector::MultiDimReductionOp,
+               vector::TransferReadOp, vector::TransferWriteOp>(op))
+        return WalkResult::advance();
+      op->emitOpError("left over from a warp's product: not converted to "
+                      "ldmatrix and mma.sync");
       return WalkResult::interrupt();
     });
     if (left.wasInterrupted())

@@ -332,6 +332,67 @@ def test_divisible_variant_matches_onnxruntime(tmp_path, ort, config):
                                    err_msg=f"[{config or 'default'}] at {shape}")
 
 
+# Tensor-core variants of an f16 GEMM (f32 accumulation): the default, and
+# other block, warp and k-step tilings. On the CPU the warps' products run
+# as loops over the same padded static tiles the GPU's mma.sync reads, so
+# the padding, the warp decomposition and the masked epilogue are what this
+# checks; the instruction-level lowering is pinned by
+# test/Target/tensor-cores.test. A batched GEMM given these configs keeps
+# SIMT threads (tensor cores take 2-D products only so far): the batched
+# cases check that fallback.
+MMA_CONFIGS = [None, "block 32x32 warp 16x16 thread 1x8 k 16 mma 16x8x16",
+               "block 64x128 warp 32x64 thread 4x16 k 16 mma 16x8x16",
+               "block 128x32 warp 32x32 thread 8x4 k 48 mma 16x8x16"]
+
+
+@pytest.mark.parametrize("batched", [False, True], ids=["gemm", "batched"])
+@pytest.mark.parametrize("config", MMA_CONFIGS,
+                         ids=[f"v{i}" if c else "default" for i, c in enumerate(MMA_CONFIGS)])
+def test_tensor_core_variant_matches_reference(tmp_path, config, batched):
+    H = TensorProto.FLOAT16
+    lead = ["B"] if batched else []
+    nodes = [helper.make_node("MatMul", ["X", "W"], ["P"]),
+             helper.make_node("Add", ["P", "b"], ["S"]),
+             helper.make_node("Relu", ["S"], ["Y"])]
+    model = _model(nodes, [_vi("X", H, lead + ["M", "K"]),
+                           _vi("W", H, lead + ["K", "N"]), _vi("b", H, ["N"])],
+                   [_vi("Y", H, lead + ["M", "N"])])
+    path = tmp_path / "gemm_f16.onnx"
+    onnx.save(model, str(path))
+    dims = {"M": (1, 512), "K": (1, 512), "N": (1, 512)}
+    if batched:
+        dims["B"] = (1, 8)
+    art_path = dyncc.compile(path, tmp_path / "gemm_f16.dyncc", targets=["cpu"],
+                             dims=dims,
+                             tile_configs={"gemm": config} if config else None)
+    want_config = config or "block 64x64 warp 32x32 thread 4x8 k 32 mma 16x8x16"
+    if batched:
+        want_config = " ".join(
+            ("1x" + w) if i in (1, 3, 5) else w
+            for i, w in enumerate(want_config.split()))
+    assert f'"config": "{want_config}"'.encode() in art_path.read_bytes()
+    session = dyncc.load(art_path).session("cpu")
+    shapes = [(1, 1, 1), (2, 3, 5), (7, 13, 11), (31, 16, 63), (32, 17, 64),
+              (33, 15, 65), (1, 100, 3), (64, 64, 129), (97, 31, 1),
+              (5, 257, 17), (65, 7, 127), (129, 48, 33)]
+    nonzero = False
+    for m, k, n in shapes:
+        rng = np.random.default_rng(m * 1000 + k * 10 + n)
+        shape_x = ([3] if batched else []) + [m, k]
+        shape_w = ([3] if batched else []) + [k, n]
+        x = rng.uniform(-1, 1, shape_x).astype(np.float16)
+        w = rng.uniform(-1, 1, shape_w).astype(np.float16)
+        b = rng.uniform(-1, 1, (n,)).astype(np.float16)
+        got = session.run({"X": x, "W": w, "b": b})["Y"].astype(np.float32)
+        want = np.maximum(x.astype(np.float32) @ w.astype(np.float32)
+                          + b.astype(np.float32), 0)
+        nonzero |= bool(np.abs(want).max() > 0)
+        np.testing.assert_allclose(
+            got, want, rtol=1e-2, atol=1e-2 * max(1.0, float(np.abs(want).max())),
+            err_msg=f"[{config or 'default'}] at M={m} K={k} N={n}")
+    assert nonzero, "the output is zero at every shape"
+
+
 def test_half_conversions_are_exact(tmp_path):
     """f16 <-> f32 on the host (integer code, no libgcc call: see
     test_host_kernels.py): widening every one of the 65536 f16 values, and

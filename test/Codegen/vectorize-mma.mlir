@@ -1,0 +1,64 @@
+// RUN: dyncc-opt %s --split-input-file --verify-diagnostics --pass-pipeline='builtin.module(gpu.module(gpu.func(dyncc-vectorize-mma)))' | FileCheck %s
+// RUN: dyncc-opt %s --split-input-file --verify-diagnostics --pass-pipeline='builtin.module(gpu.module(gpu.func(dyncc-vectorize-mma)))' | grep -c "nvgpu.ldmatrix.*numTiles = 4 : i32, transpose = false.*memref<64x32xf16" | FileCheck %s --check-prefix=X4
+// RUN: dyncc-opt %s --split-input-file --verify-diagnostics --pass-pipeline='builtin.module(gpu.module(gpu.func(dyncc-vectorize-mma)))' | grep -c "nvgpu.ldmatrix.*numTiles = 2 : i32, transpose = true.*memref<32x64xf16" | FileCheck %s --check-prefix=X2
+// X4: 4
+// X2: 8
+
+// A 64x64 block of four 32x32 warps, k-step 32: per step each warp reads 2
+// A fragments per 16 of K (ldmatrix.x4) and 4 B fragments (K x N in shared
+// memory: ldmatrix.x2, transposed), and issues 2 x 4 x 2 mma.sync. The
+// accumulator's 8 fragments are read before the k-step loop, carried as
+// its iteration arguments and written after it.
+// CHECK-LABEL: gpu.func @warp_tiles
+// CHECK-COUNT-16: vector.load {{.*}} : memref<64x64xf32, #gpu.address_space<workgroup>>, vector<2xf32>
+// CHECK: scf.for {{.*}} iter_args({{.*}}) -> (vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>)
+// CHECK-NOT: vector.load {{.*}}memref<64x64xf32
+// CHECK-COUNT-16: nvgpu.mma.sync({{.*}}) {mmaShape = [16, 8, 16]} : (vector<4x2xf16>, vector<2x2xf16>, vector<2x2xf32>) -> vector<2x2xf32>
+// CHECK-NOT: nvgpu.mma.sync
+// CHECK: scf.yield
+// CHECK-COUNT-16: vector.store {{.*}} : memref<64x64xf32, #gpu.address_space<workgroup>>, vector<2xf32>
+// CHECK-NOT: linalg.matmul
+module attributes {gpu.container_module} {
+gpu.module @dyncc_kernels {
+gpu.func @warp_tiles(%A: memref<?x?xf16>, %C: memref<?x?xf32>)
+  workgroup(%sa: memref<64x32xf16, #gpu.address_space<workgroup>>, %sb: memref<32x64xf16, #gpu.address_space<workgroup>>, %sc: memref<64x64xf32, #gpu.address_space<workgroup>>) kernel {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c32 = arith.constant 32 : index
+  %z = arith.constant 0.0 : f32
+  %K = memref.dim %A, %c1 : memref<?x?xf16>
+  %tid = gpu.thread_id x
+  %wm = affine.apply affine_map<()[s0] -> (((s0 floordiv 32) floordiv 2) * 32)>()[%tid]
+  %wn = affine.apply affine_map<()[s0] -> (((s0 floordiv 32) mod 2) * 32)>()[%tid]
+  linalg.fill ins(%z : f32) outs(%sc : memref<64x64xf32, #gpu.address_space<workgroup>>)
+  gpu.barrier
+  scf.for %k = %c0 to %K step %c32 {
+    gpu.barrier
+    %src = memref.subview %A[0, %k][64, 32][1, 1] : memref<?x?xf16> to memref<64x32xf16, strided<[?, 1], offset: ?>>
+    linalg.copy ins(%src : memref<64x32xf16, strided<[?, 1], offset: ?>>) outs(%sa : memref<64x32xf16, #gpu.address_space<workgroup>>)
+    gpu.barrier
+    %a = memref.subview %sa[%wm, 0][32, 32][1, 1] : memref<64x32xf16, #gpu.address_space<workgroup>> to memref<32x32xf16, strided<[32, 1], offset: ?>, #gpu.address_space<workgroup>>
+    %b = memref.subview %sb[0, %wn][32, 32][1, 1] : memref<32x64xf16, #gpu.address_space<workgroup>> to memref<32x32xf16, strided<[64, 1], offset: ?>, #gpu.address_space<workgroup>>
+    %c = memref.subview %sc[%wm, %wn][32, 32][1, 1] : memref<64x64xf32, #gpu.address_space<workgroup>> to memref<32x32xf32, strided<[64, 1], offset: ?>, #gpu.address_space<workgroup>>
+    linalg.matmul {dyncc.mma = array<i64: 16, 8, 16>} ins(%a, %b : memref<32x32xf16, strided<[32, 1], offset: ?>, #gpu.address_space<workgroup>>, memref<32x32xf16, strided<[64, 1], offset: ?>, #gpu.address_space<workgroup>>) outs(%c : memref<32x32xf32, strided<[64, 1], offset: ?>, #gpu.address_space<workgroup>>)
+  }
+  gpu.barrier
+  %dst = memref.subview %C[0, 0][64, 64][1, 1] : memref<?x?xf32> to memref<64x64xf32, strided<[?, 1]>>
+  linalg.copy ins(%sc : memref<64x64xf32, #gpu.address_space<workgroup>>) outs(%dst : memref<64x64xf32, strided<[?, 1]>>)
+  gpu.return
+}
+}
+}
+
+// -----
+
+module attributes {gpu.container_module} {
+gpu.module @dyncc_kernels {
+gpu.func @dynamic_warp_tile(%a: memref<32x?xf16, #gpu.address_space<workgroup>>, %b: memref<?x32xf16, #gpu.address_space<workgroup>>, %c: memref<32x32xf32, #gpu.address_space<workgroup>>) kernel {
+  // expected-error @below {{warp tile for mma.sync must be static and bufferized}}
+  linalg.matmul {dyncc.mma = array<i64: 16, 8, 16>} ins(%a, %b : memref<32x?xf16, #gpu.address_space<workgroup>>, memref<?x32xf16, #gpu.address_space<workgroup>>) outs(%c : memref<32x32xf32, #gpu.address_space<workgroup>>)
+  gpu.return
+}
+}
+}
