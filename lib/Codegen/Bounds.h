@@ -40,6 +40,11 @@ inline bool isWorkgroupMemory(mlir::MemRefType type) {
   return space && space.getValue() == mlir::gpu::AddressSpace::Workgroup;
 }
 
+/// The attribute dyncc-tile-and-fuse puts on a warp's contraction bound for
+/// tensor cores, holding the instruction shape (M, N, K) that
+/// dyncc-vectorize-mma lowers it to.
+constexpr llvm::StringLiteral kMmaAttrName = "dyncc.mma";
+
 /// Static shared memory a block may use without opting in to more: the
 /// budget of promotion and the limit dyncc-bound-local-buffers enforces.
 constexpr int64_t kMaxStaticSharedBytes = 48 * 1024;

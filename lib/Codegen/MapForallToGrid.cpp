@@ -319,9 +319,9 @@ public:
     return success();
   }
 
-  /// Threads per block along x, y, z (the kernel's tile config); set for
-  /// GPU kernels with warp foralls.
-  SmallVector<int64_t, 3> blockThreads;
+  /// Threads per block along x, y, z (the kernel's tile config), if it has
+  /// one: warp foralls need it.
+  std::optional<std::array<int64_t, 3>> blockThreads;
 
   /// A warp forall on the GPU: each warp (a linear thread id / 32) runs one
   /// iteration, its coordinates delinearized x innermost. Its iteration
@@ -332,11 +332,12 @@ public:
   LogicalResult mapWarpForall(scf::ForallOp forall, ArrayRef<uint64_t> ids) {
     Location loc = forall.getLoc();
     MLIRContext *ctx = rewriter.getContext();
-    if (blockThreads.size() != 3)
+    if (!blockThreads)
       return forall.emitOpError("warp forall in a kernel without a tile "
                                 "config giving its threads");
-    int64_t warps = blockThreads[0] * blockThreads[1] * blockThreads[2] / 32;
-    SmallVector<int64_t> counts;
+    auto [threadsX, threadsY, threadsZ] = *blockThreads;
+    int64_t warps = threadsX * threadsY * threadsZ / 32;
+    SmallVector<int64_t> lbs, steps, counts;
     int64_t total = 1;
     for (unsigned i = 0; i < ids.size(); ++i) {
       std::optional<int64_t> lb =
@@ -347,6 +348,8 @@ public:
           getConstantIntValue(forall.getMixedStep()[i]);
       if (!lb || !ub || !step || *step <= 0)
         return forall.emitOpError("warp forall must have static bounds");
+      lbs.push_back(*lb);
+      steps.push_back(*step);
       counts.push_back(llvm::divideCeil(*ub - *lb, *step));
       total *= counts.back();
     }
@@ -358,8 +361,7 @@ public:
                ty = getAffineSymbolExpr(1, ctx),
                tz = getAffineSymbolExpr(2, ctx);
     AffineExpr warp =
-        (tx + ty * blockThreads[0] + tz * (blockThreads[0] * blockThreads[1]))
-            .floorDiv(32);
+        (tx + ty * threadsX + tz * (threadsX * threadsY)).floorDiv(32);
     SmallVector<Value> tids;
     for (gpu::Dimension dim :
          {gpu::Dimension::x, gpu::Dimension::y, gpu::Dimension::z})
@@ -385,11 +387,9 @@ public:
       if (it == ids.end())
         continue;
       unsigned i = it - ids.begin();
-      int64_t lb = *getConstantIntValue(forall.getMixedLowerBound()[i]);
-      int64_t step = *getConstantIntValue(forall.getMixedStep()[i]);
       AffineExpr index = warp.floorDiv(stride) % counts[i];
       ivs[i] = affine::AffineApplyOp::create(
-          rewriter, loc, AffineMap::get(0, 3, index * step + lb), tids);
+          rewriter, loc, AffineMap::get(0, 3, index * steps[i] + lbs[i]), tids);
       stride *= counts[i];
     }
     inlineForallBody(rewriter, forall, insertBefore, ivs);
@@ -539,11 +539,7 @@ struct MapForallToGrid final
       if (failed(config))
         return gpuFunc.emitOpError("has an invalid ")
                << TileConfig::getAttrName();
-      // Threads along x, y, z: the innermost tile dimensions first.
-      SmallVector<int64_t> threads = config->getThreadsPerDim();
-      for (size_t axis = 0; axis < 3; ++axis)
-        mapper.blockThreads.push_back(
-            axis < threads.size() ? threads[threads.size() - 1 - axis] : 1);
+      mapper.blockThreads = config->getBlockDims();
     }
     return mapper.mapFunction(gpuFunc);
   }

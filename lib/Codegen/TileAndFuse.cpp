@@ -1074,10 +1074,6 @@ static SmallVector<int64_t> getSharingSizes(ArrayRef<int64_t> bounds,
   return sizes;
 }
 
-/// The attribute marking a contraction whose warps' products go to tensor
-/// cores, holding the instruction shape (dyncc-vectorize-mma reads it).
-constexpr StringLiteral kMmaAttr = "dyncc.mma";
-
 /// The warp tile of the contraction `op` (its leading parallel loops are
 /// the output's dimensions): the config's, aligned to them; reduction loops
 /// are not tiled.
@@ -1096,10 +1092,11 @@ static SmallVector<int64_t> getWarpSizes(const TileConfig &config,
 /// pad per thread), so each warp's product is static and unmasked: rows
 /// and columns past the problem's are zeros, computed and never stored.
 /// The result the epilogue reads is the block's part of the accumulator.
-/// Returns false, changing nothing, where the GEMM does not qualify: f16
-/// or bf16 operands accumulating in f32 from a fill, output loops first in
-/// order, one reduction loop, a tile that is the config's block tile, and
-/// room in `budget` for the accumulator and one k-step of both operands.
+/// Returns false, changing nothing, where the GEMM does not qualify: a 2-D
+/// product of f16 operands indexed by plain loop dimensions, accumulating in
+/// f32 from a fill, output loops first in order, one reduction loop, a tile
+/// that is the config's block tile, and room in `budget` for the
+/// accumulator and one k-step of both operands.
 static bool padForTensorCores(RewriterBase &rewriter, Operation *blockLoop,
                               const TileConfig &config, int64_t budget) {
   SmallVector<linalg::LinalgOp> contractions;
@@ -1128,7 +1125,10 @@ static bool padForTensorCores(RewriterBase &rewriter, Operation *blockLoop,
   if (!fill ||
       op.getMatchingIndexingMap(init) !=
           AffineMap::getMultiDimIdentityMap(op.getNumLoops(), op.getContext())
-              .getMajorSubMap(rank))
+              .getMajorSubMap(rank) ||
+      llvm::any_of(op.getDpsInputOperands(), [&](OpOperand *input) {
+        return !op.getMatchingIndexingMap(input).isProjectedPermutation();
+      }))
     return false;
   // The accumulator's sizes are bounded by the block tile, which it must
   // be (so the warps cover it), and sized by the tile's `min`s.
@@ -1167,9 +1167,7 @@ static bool padForTensorCores(RewriterBase &rewriter, Operation *blockLoop,
     SmallVector<int64_t> shape(type.getShape());
     SmallVector<Value> dynamic;
     for (int64_t d = 0; d < type.getRank(); ++d) {
-      auto dim = dyn_cast<AffineDimExpr>(map.getResult(d));
-      if (!dim)
-        return false;
+      auto dim = cast<AffineDimExpr>(map.getResult(d));
       if (dim.getPosition() < rank) {
         shape[d] = block[dim.getPosition()];
       } else if (ShapedType::isDynamic(shape[d])) {
@@ -1185,7 +1183,7 @@ static bool padForTensorCores(RewriterBase &rewriter, Operation *blockLoop,
   }
   operands.push_back(acc);
   Operation *padded = mlir::clone(rewriter, op, {acc.getType()}, operands);
-  padded->setAttr(kMmaAttr, rewriter.getDenseI64ArrayAttr(config.mma));
+  padded->setAttr(kMmaAttrName, rewriter.getDenseI64ArrayAttr(config.mma));
   SmallVector<OpFoldResult> zeros(rank, rewriter.getIndexAttr(0));
   SmallVector<OpFoldResult> ones(rank, rewriter.getIndexAttr(1));
   rewriter.replaceOpWithNewOp<tensor::ExtractSliceOp>(
@@ -1253,7 +1251,7 @@ static LogicalResult tileGemmBlock(RewriterBase &rewriter,
             return failure();
       }
     }
-    if (step->hasAttr(kMmaAttr)) {
+    if (step->hasAttr(kMmaAttrName)) {
       // Tensor cores: the product per warp, over static tiles of the
       // promoted operands and the shared accumulator.
       if (failed(shared))

@@ -13,7 +13,7 @@
 // code:
 //
 //   1. vectorize it: transfer reads of the three tiles, one
-//      `vector.contract` with f16/bf16 operands and an f32 accumulator,
+//      `vector.contract` with f16 operands and an f32 accumulator,
 //      a transfer write;
 //   2. fold the shared tiles' subviews into the transfers' indices, and
 //      hoist the accumulator's read and write out of the k-step loop: the
@@ -30,6 +30,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Bounds.h"
 #include "dyncc/Codegen/Passes.h"
 
 #include "mlir/Conversion/VectorToGPU/VectorToGPU.h"
@@ -53,12 +54,10 @@ namespace dyncc {
 } // namespace dyncc
 
 using namespace mlir;
+using dyncc::kMmaAttrName;
 
 namespace {
 
-/// The attribute on a warp's contraction holding its instruction shape
-/// (M, N, K).
-constexpr llvm::StringLiteral kMmaAttr = "dyncc.mma";
 /// A transfer read's shape per instruction, recorded before unrolling.
 constexpr llvm::StringLiteral kNativeAttr = "dyncc.native_shape";
 
@@ -172,15 +171,15 @@ static void hoistAccumulators(RewriterBase &rewriter, scf::ForOp loop) {
     if (accesses != 2 * pairs.size())
       continue;
     bool ok = true;
-    for (auto [i, pairA] : llvm::enumerate(pairs)) {
-      Pair a = pairA;
-      ok &= llvm::all_of(a.first.getIndices(), [&](Value index) {
+    for (size_t i = 0; i < pairs.size(); ++i) {
+      vector::TransferReadOp a = pairs[i].first;
+      ok &= llvm::all_of(a.getIndices(), [&](Value index) {
         return loop.isDefinedOutsideOfLoop(index);
       });
-      for (Pair b : ArrayRef<Pair>(pairs).drop_front(i + 1))
+      for (size_t j = i + 1; j < pairs.size(); ++j)
         ok &= vector::isDisjointTransferIndices(
-            cast<VectorTransferOpInterface>(a.first.getOperation()),
-            cast<VectorTransferOpInterface>(b.first.getOperation()),
+            cast<VectorTransferOpInterface>(a.getOperation()),
+            cast<VectorTransferOpInterface>(pairs[j].first.getOperation()),
             /*testDynamicValueUsingBounds=*/true);
     }
     if (!ok)
@@ -268,22 +267,35 @@ static void restoreScalarOps(RewriterBase &rewriter, Operation *root) {
 struct VectorizeMma final : ::dyncc::impl::VectorizeMmaPassBase<VectorizeMma> {
   using Base::Base;
 
+  /// Every canonicalization pattern, gathered once for all kernels.
+  FrozenRewritePatternSet canonicalization;
+
+  LogicalResult initialize(MLIRContext *ctx) override {
+    RewritePatternSet patterns(ctx);
+    for (Dialect *dialect : ctx->getLoadedDialects())
+      dialect->getCanonicalizationPatterns(patterns);
+    for (RegisteredOperationName op : ctx->getRegisteredOperations())
+      op.getCanonicalizationPatterns(patterns, ctx);
+    canonicalization = FrozenRewritePatternSet(std::move(patterns));
+    return success();
+  }
+
   void runOnOperation() override {
     Operation *root = getOperation();
     MLIRContext *ctx = &getContext();
     SmallVector<linalg::LinalgOp> warpOps;
     root->walk([&](linalg::LinalgOp op) {
-      if (op->hasAttr(kMmaAttr))
+      if (op->hasAttr(kMmaAttrName))
         warpOps.push_back(op);
     });
     if (warpOps.empty())
       return;
     SmallVector<int64_t> mma;
     for (linalg::LinalgOp op : warpOps) {
-      auto shape = dyn_cast<DenseI64ArrayAttr>(op->getAttr(kMmaAttr));
+      auto shape = dyn_cast<DenseI64ArrayAttr>(op->getAttr(kMmaAttrName));
       if (!shape || shape.size() != 3 ||
           (!mma.empty() && mma != shape.asArrayRef())) {
-        op->emitOpError("has a malformed or inconsistent ") << kMmaAttr;
+        op->emitOpError("has a malformed or inconsistent ") << kMmaAttrName;
         return signalPassFailure();
       }
       mma.assign(shape.asArrayRef().begin(), shape.asArrayRef().end());
@@ -308,7 +320,7 @@ struct VectorizeMma final : ::dyncc::impl::VectorizeMmaPassBase<VectorizeMma> {
       rewriter.eraseOp(op);
     }
     // The operands' extensions fold into the contraction (it accumulates
-    // in f32 from f16/bf16 operands); subviews fold into the transfers'
+    // in f32 from f16 operands); subviews fold into the transfers'
     // indices, so the accumulator's transfers address the shared buffer
     // itself and can be hoisted.
     {
@@ -372,13 +384,8 @@ struct VectorizeMma final : ::dyncc::impl::VectorizeMmaPassBase<VectorizeMma> {
     ctx->allowUnregisteredDialects(allowed);
     if (failed(converted))
       return signalPassFailure();
-    {
-      RewritePatternSet patterns(ctx);
-      for (RegisteredOperationName op : ctx->getRegisteredOperations())
-        op.getCanonicalizationPatterns(patterns, ctx);
-      if (failed(applyPatternsGreedily(root, std::move(patterns))))
-        return signalPassFailure();
-    }
+    if (failed(applyPatternsGreedily(root, canonicalization)))
+      return signalPassFailure();
     WalkResult left = root->walk([](Operation *op) {
       if (!isa<vector::ContractionOp, vector::MultiDimReductionOp,
                vector::TransferReadOp, vector::TransferWriteOp>(op))

@@ -397,10 +397,8 @@ private:
       grid.push_back(extent->str());
     }
     // Block: threads along the innermost three tile dimensions, x innermost.
-    SmallVector<int64_t> threads = config->getThreadsPerDim();
-    for (size_t axis = 0; axis < 3; ++axis)
-      block.push_back(axis < threads.size() ? threads[threads.size() - 1 - axis]
-                                            : 1);
+    for (int64_t threads : config->getBlockDims())
+      block.push_back(threads);
 
     std::string name = kernel.getSymName().str();
     json::Object gpu;

@@ -85,6 +85,14 @@ SmallVector<int64_t, 4> TileConfig::getThreadsPerDim() const {
   return threads;
 }
 
+std::array<int64_t, 3> TileConfig::getBlockDims() const {
+  SmallVector<int64_t, 4> threads = getThreadsPerDim();
+  std::array<int64_t, 3> dims = {1, 1, 1};
+  for (size_t axis = 0; axis < 3 && axis < threads.size(); ++axis)
+    dims[axis] = threads[threads.size() - 1 - axis];
+  return dims;
+}
+
 std::string TileConfig::verify() const {
   if (blockTile.size() != threadTile.size())
     return "block tile has " + std::to_string(blockTile.size()) +

@@ -144,3 +144,14 @@ TEST(TileConfigTest, GridArgNamesRoundTrip) {
 }
 
 } // namespace
+
+TEST(TileConfigTest, BlockDimsAreInnermostFirst) {
+  std::string error;
+  TileConfig conv =
+      *TileConfig::parse("block 1x8x4x32 thread 1x2x1x4 k 16", error);
+  EXPECT_EQ(conv.getBlockDims(), (std::array<int64_t, 3>{8, 4, 4}));
+  TileConfig row = *TileConfig::parse("block 128 thread 4", error);
+  EXPECT_EQ(row.getBlockDims(), (std::array<int64_t, 3>{32, 1, 1}));
+  TileConfig wide = *TileConfig::parse("block 2x3x4x8 thread 1x1x1x1", error);
+  EXPECT_EQ(wide.getBlockDims(), (std::array<int64_t, 3>{8, 4, 3}));
+}

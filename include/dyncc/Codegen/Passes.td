@@ -61,7 +61,7 @@ def ApproximateMathPass : Pass<"dyncc-approximate-math"> {
 }
 
 def VectorizeMmaPass : Pass<"dyncc-vectorize-mma"> {
-  let summary = "Turn warp-level f16/bf16 contractions into ldmatrix + mma.sync";
+  let summary = "Turn warp-level f16 contractions into ldmatrix + mma.sync";
   let description = [{
     For each contraction marked `dyncc.mma = array<i64: M, N, K>` (a warp's
     product of static shared-memory tiles, made by dyncc-tile-and-fuse for a

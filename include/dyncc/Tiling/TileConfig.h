@@ -20,6 +20,7 @@
 #include "mlir/Support/LLVM.h"
 #include "llvm/ADT/SmallVector.h"
 
+#include <array>
 #include <optional>
 #include <string>
 
@@ -57,6 +58,10 @@ struct TileConfig {
 
   /// Threads per block along each output dimension.
   llvm::SmallVector<int64_t, 4> getThreadsPerDim() const;
+
+  /// The launch's threads along x, y and z: the innermost three tile
+  /// dimensions, x innermost (1 where the tile has fewer dimensions).
+  std::array<int64_t, 3> getBlockDims() const;
 
   /// Checks the invariants (same rank, thread tile divides block tile,
   /// positive sizes, at most 1024 threads; warp and instruction tiles as
