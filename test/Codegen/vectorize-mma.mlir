@@ -62,3 +62,40 @@ gpu.func @dynamic_warp_tile(%a: memref<32x?xf16, #gpu.address_space<workgroup>>,
 }
 }
 }
+
+// -----
+
+module attributes {gpu.container_module} {
+gpu.module @dyncc_kernels {
+gpu.func @inconsistent_shapes(%a: memref<16x16xf16, #gpu.address_space<workgroup>>, %b: memref<16x8xf16, #gpu.address_space<workgroup>>, %c: memref<16x8xf32, #gpu.address_space<workgroup>>) kernel {
+  linalg.matmul {dyncc.mma = array<i64: 16, 8, 16>} ins(%a, %b : memref<16x16xf16, #gpu.address_space<workgroup>>, memref<16x8xf16, #gpu.address_space<workgroup>>) outs(%c : memref<16x8xf32, #gpu.address_space<workgroup>>)
+  // expected-error @below {{has a malformed or inconsistent dyncc.mma}}
+  linalg.matmul {dyncc.mma = array<i64: 16, 8, 8>} ins(%a, %b : memref<16x16xf16, #gpu.address_space<workgroup>>, memref<16x8xf16, #gpu.address_space<workgroup>>) outs(%c : memref<16x8xf32, #gpu.address_space<workgroup>>)
+  gpu.return
+}
+}
+}
+
+// -----
+
+// A batched product (rank-3 tiles, as a batched GEMM's warp tile would be)
+// is not converted by upstream: an error, not per-lane scalar code.
+#a = affine_map<(b, m, n, k) -> (b, m, k)>
+#b = affine_map<(b, m, n, k) -> (k, n)>
+#c = affine_map<(b, m, n, k) -> (b, m, n)>
+module attributes {gpu.container_module} {
+gpu.module @dyncc_kernels {
+gpu.func @batched(%a: memref<1x32x32xf16, #gpu.address_space<workgroup>>, %b: memref<32x32xf16, #gpu.address_space<workgroup>>, %c: memref<1x32x32xf32, #gpu.address_space<workgroup>>) kernel {
+  // expected-error @below {{left over from a warp's product: not converted to ldmatrix and mma.sync}}
+  linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%a, %b : memref<1x32x32xf16, #gpu.address_space<workgroup>>, memref<32x32xf16, #gpu.address_space<workgroup>>) outs(%c : memref<1x32x32xf32, #gpu.address_space<workgroup>>) attrs = {dyncc.mma = array<i64: 16, 8, 16>} {
+  ^bb0(%x: f16, %y: f16, %acc: f32):
+    %xf = arith.extf %x : f16 to f32
+    %yf = arith.extf %y : f16 to f32
+    %p = arith.mulf %xf, %yf : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  gpu.return
+}
+}
+}
