@@ -35,6 +35,10 @@ namespace {
 
 enum class Level { Block, Warp, Thread };
 
+/// The mapping id of `#gpu.thread<linear_dim_0>`.
+constexpr uint64_t kLinearThreads =
+    static_cast<uint64_t>(gpu::MappingId::LinearDim0);
+
 /// The mapping of a forall: its level and, per dimension, the mapping id
 /// (0..2 for x, y, z; 3 and up for the linear dimensions folded into z).
 static FailureOr<std::pair<Level, SmallVector<uint64_t>>>
@@ -59,8 +63,12 @@ getMapping(scf::ForallOp forall) {
     } else {
       return forall.emitOpError("has an unsupported mapping ") << attr;
     }
-    if ((l != Level::Block && id > 2) || (level && *level != l) ||
-        llvm::is_contained(dims, id))
+    // Threads may also be one linear dimension (all of the block's
+    // threads, x fastest): the chunks of a copy into shared memory.
+    bool linearThreads =
+        l == Level::Thread && id == kLinearThreads && mapping->size() == 1;
+    if ((l != Level::Block && id > 2 && !linearThreads) ||
+        (level && *level != l) || llvm::is_contained(dims, id))
       return forall.emitOpError("mapping must be distinct x/y/z (and linear "
                                 "block dimensions) of one level, got ")
              << *mapping;
@@ -169,9 +177,11 @@ static FailureOr<SharedAccess> placeBarriers(RewriterBase &rewriter,
           access |= *innerAccess;
         }
       // Only block-uniform control flow may hold barriers: the block
-      // forall's body and k-step loops.
+      // forall's body, k-step loops, and conditions outside thread foralls
+      // (no thread id exists before mapping, so all threads agree on them:
+      // the skipped copies of a pipeline's steps past the end).
       if (access.any() && !isMappedForall<gpu::GPUBlockMappingAttr>(&op) &&
-          !isa<scf::ForOp>(op))
+          !isa<scf::ForOp, scf::IfOp>(op))
         return op.emitOpError("holds shared-memory accesses of threads "
                               "under control flow that may diverge within a "
                               "block; no barrier can be placed");
@@ -274,6 +284,33 @@ public:
     rewriter.setInsertionPoint(forall);
     SmallVector<Value> ivs;
     Operation *insertBefore = forall;
+    if (ids.size() == 1 && ids[0] == kLinearThreads) {
+      // Thread t (linear, x fastest) handles iterations t, t + threads, ...
+      auto [lb, ub, step] = getBounds(rewriter, forall, 0);
+      Value start = lb, stride = step;
+      if (gpu) {
+        Value id, count;
+        for (gpu::Dimension dim :
+             {gpu::Dimension::z, gpu::Dimension::y, gpu::Dimension::x}) {
+          Value tid = gpu::ThreadIdOp::create(rewriter, loc, dim);
+          Value bdim = gpu::BlockDimOp::create(rewriter, loc, dim);
+          id = id ? arith::AddIOp::create(
+                        rewriter, loc,
+                        arith::MulIOp::create(rewriter, loc, id, bdim), tid)
+                  : tid;
+          count =
+              count ? arith::MulIOp::create(rewriter, loc, count, bdim) : bdim;
+        }
+        start = arith::AddIOp::create(
+            rewriter, loc, lb, arith::MulIOp::create(rewriter, loc, id, step));
+        stride = arith::MulIOp::create(rewriter, loc, count, step);
+      }
+      auto loop = scf::ForOp::create(rewriter, loc, start, ub, stride);
+      inlineForallBody(rewriter, forall, loop.getBody()->getTerminator(),
+                       loop.getInductionVar());
+      rewriter.eraseOp(forall);
+      return success();
+    }
     if (gpu) {
       // Threads along a block dimension this forall does not distribute
       // over would repeat its work (and race on accumulators): only the

@@ -39,6 +39,8 @@
 #include "mlir/Dialect/Tensor/Transforms/Transforms.h"
 #include "mlir/Dialect/Tensor/Utils/Utils.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/TilingInterface.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -937,10 +939,242 @@ static int64_t estimateSharedBytes(RewriterBase &rewriter, Operation *blockLoop,
   return result.wasInterrupted() ? kNoHi : bytes;
 }
 
+//===----------------------------------------------------------------------===//
+// Copies in chunks (tensor-core operands)
+//===----------------------------------------------------------------------===//
+
+/// True if `v` is provably a multiple of `n`: a constant, a loop induction
+/// variable whose lower bound and step are, an affine.apply whose result is
+/// for every value of its operands that are, or a sum or product of such.
+static bool isMultipleOf(Value v, int64_t n, unsigned depth = 0);
+
+static bool isMultipleOf(OpFoldResult ofr, int64_t n, unsigned depth = 0) {
+  if (std::optional<int64_t> c = getConstantIntValue(ofr))
+    return *c % n == 0;
+  return isMultipleOf(cast<Value>(ofr), n, depth);
+}
+
+static bool isMultipleOf(Value v, int64_t n, unsigned depth) {
+  if (depth > 16)
+    return false;
+  if (std::optional<int64_t> c = getConstantIntValue(v))
+    return *c % n == 0;
+  if (auto arg = dyn_cast<BlockArgument>(v)) {
+    Operation *parent = arg.getOwner()->getParentOp();
+    if (auto forOp = dyn_cast_or_null<scf::ForOp>(parent))
+      return arg == forOp.getInductionVar() &&
+             isMultipleOf(forOp.getLowerBound(), n, depth + 1) &&
+             isMultipleOf(forOp.getStep(), n, depth + 1);
+    if (auto forall = dyn_cast_or_null<scf::ForallOp>(parent)) {
+      unsigned i = arg.getArgNumber();
+      return i < forall.getRank() &&
+             isMultipleOf(forall.getMixedLowerBound()[i], n, depth + 1) &&
+             isMultipleOf(forall.getMixedStep()[i], n, depth + 1);
+    }
+    return false;
+  }
+  if (auto apply = v.getDefiningOp<affine::AffineApplyOp>()) {
+    // Operands known to be multiples of n stand as n times themselves.
+    AffineMap map = apply.getAffineMap();
+    MLIRContext *ctx = v.getContext();
+    SmallVector<AffineExpr> dims, symbols;
+    for (auto [i, operand] : llvm::enumerate(apply.getMapOperands())) {
+      bool isDim = i < map.getNumDims();
+      AffineExpr e = isDim ? getAffineDimExpr(i, ctx)
+                           : getAffineSymbolExpr(i - map.getNumDims(), ctx);
+      if (isMultipleOf(operand, n, depth + 1))
+        e = e * n;
+      (isDim ? dims : symbols).push_back(e);
+    }
+    AffineExpr result = simplifyAffineExpr(
+        map.getResult(0).replaceDimsAndSymbols(dims, symbols), map.getNumDims(),
+        map.getNumSymbols());
+    return result.isMultipleOf(n);
+  }
+  if (auto mul = v.getDefiningOp<arith::MulIOp>())
+    return isMultipleOf(mul.getLhs(), n, depth + 1) ||
+           isMultipleOf(mul.getRhs(), n, depth + 1);
+  if (auto add = v.getDefiningOp<arith::AddIOp>())
+    return isMultipleOf(add.getLhs(), n, depth + 1) &&
+           isMultipleOf(add.getRhs(), n, depth + 1);
+  return false;
+}
+
+/// True if `tensor` is a kernel argument (global memory), or slices of one
+/// (unit strides, no dimension dropped), in which every vector of `n`
+/// elements along the innermost dimension starting at a multiple of `n` is
+/// aligned to its size: the argument's innermost extent and every slice's
+/// innermost offset are multiples of `n` (the run-time's buffers are
+/// 16-byte aligned).
+static bool isAlignedArgumentSlice(Value tensor, int64_t n,
+                                   const ClampFacts &known) {
+  while (auto slice = tensor.getDefiningOp<tensor::ExtractSliceOp>()) {
+    if (!slice.hasUnitStride() ||
+        slice.getSourceType().getRank() != slice.getType().getRank() ||
+        !isMultipleOf(slice.getMixedOffsets().back(), n))
+      return false;
+    tensor = slice.getSource();
+  }
+  auto arg = dyn_cast<BlockArgument>(tensor);
+  auto type = dyn_cast<RankedTensorType>(tensor.getType());
+  if (!arg || arg.getOwner() != &known.entry || !type || type.getRank() == 0)
+    return false;
+  FailureOr<DimExpr> inner =
+      getDimExpr(tensor, type.getRank() - 1, known.entry, 0);
+  return succeeded(inner) && isDivisibleBy(*inner, n, known.facts);
+}
+
+/// The operand of a tensor-core k-step as a chunked copy may read it: the
+/// tensor to read vectors from, where reading past its extents gives the
+/// zeros the operand is padded with, and the vector length. The operand is
+/// a slice of a kernel argument, or a slice of such a slice padded high
+/// with zeros (padForTensorCores); the length is the most elements of at
+/// most 16 bytes (at least 4, what cp.async copies) that divide the shared
+/// tile's innermost extent and keep every vector aligned.
+struct ChunkSource {
+  Value sliced;           // the operand itself, or the slice of a pad
+  tensor::PadOp pad;      // the pad, if any
+  int64_t vectorSize = 0; // elements per chunk
+};
+
+static std::optional<ChunkSource>
+getChunkSource(Value operand, int64_t innerBound, const ClampFacts &known) {
+  auto type = cast<RankedTensorType>(operand.getType());
+  int64_t elementBytes = getElementBytes(type.getElementType());
+  if (elementBytes == 0 || type.getRank() == 0)
+    return std::nullopt;
+  ChunkSource source;
+  source.sliced = operand;
+  Value tensor = operand;
+  if (auto slice = operand.getDefiningOp<tensor::ExtractSliceOp>()) {
+    auto pad = slice.getSource().getDefiningOp<tensor::PadOp>();
+    Value padding = pad ? pad.getConstantPaddingValue() : Value();
+    if (pad && padding && matchPattern(padding, m_AnyZeroFloat()) &&
+        slice.hasUnitStride() &&
+        slice.getSourceType().getRank() == slice.getType().getRank() &&
+        llvm::all_of(pad.getMixedLowPad(), isZeroInteger)) {
+      source.pad = pad;
+      tensor = pad.getSource();
+    }
+  }
+  for (int64_t n = 16 / elementBytes; n * elementBytes >= 4; n /= 2) {
+    if (innerBound % n != 0 || !isAlignedArgumentSlice(tensor, n, known))
+      continue;
+    // Through a pad, the step's slice offsets apply to its source.
+    if (source.pad &&
+        !isMultipleOf(source.sliced.getDefiningOp<tensor::ExtractSliceOp>()
+                          .getMixedOffsets()
+                          .back(),
+                      n))
+      continue;
+    source.vectorSize = n;
+    return source;
+  }
+  return std::nullopt;
+}
+
+/// Writes `bounds` (static) of shared memory from `source` in chunks of
+/// whole vectors, one chunk per thread in turn (an `scf.forall` over all
+/// the block's threads, `#gpu.thread<linear_dim_0>`): each chunk is one
+/// `vector.transfer_read` of the unpadded source, which reads the zeros of
+/// the padding past its extents, and one `vector.transfer_write` into the
+/// buffer. The GPU turns each pair into one cp.async with a source-element
+/// count (dyncc-pipeline-k-steps). Returns the written buffer.
+static Value copyInChunks(RewriterBase &rewriter, Location loc,
+                          const ChunkSource &source, ArrayRef<int64_t> bounds,
+                          Value buffer) {
+  MLIRContext *ctx = rewriter.getContext();
+  auto type = cast<RankedTensorType>(source.sliced.getType());
+  int64_t rank = type.getRank();
+  int64_t n = source.vectorSize;
+  // The tensor to read from: through a pad, the part of its source under
+  // the step's slice (offsets clamped to the extents; past them, nothing).
+  Value read = source.sliced;
+  if (source.pad) {
+    auto slice = source.sliced.getDefiningOp<tensor::ExtractSliceOp>();
+    tensor::PadOp pad = source.pad;
+    Value padded = pad.getSource();
+    AffineExpr d0 = getAffineDimExpr(0, ctx), d1 = getAffineDimExpr(1, ctx),
+               d2 = getAffineDimExpr(2, ctx);
+    SmallVector<OpFoldResult> offsets, sizes;
+    for (int64_t d = 0; d < rank; ++d) {
+      OpFoldResult extent = tensor::getMixedSize(rewriter, loc, padded, d);
+      OpFoldResult offset = affine::makeComposedFoldedAffineMin(
+          rewriter, loc, AffineMap::get(2, 0, {d0, d1}, ctx),
+          {slice.getMixedOffsets()[d], extent});
+      sizes.push_back(affine::makeComposedFoldedAffineMin(
+          rewriter, loc, AffineMap::get(3, 0, {d0, d1 - d2}, ctx),
+          {slice.getMixedSizes()[d], extent, offset}));
+      offsets.push_back(offset);
+    }
+    read = tensor::ExtractSliceOp::create(
+        rewriter, loc, padded, offsets, sizes,
+        SmallVector<OpFoldResult>(rank, rewriter.getIndexAttr(1)));
+  }
+
+  // Chunks in row-major order, the innermost dimension in vectors.
+  SmallVector<int64_t> counts(bounds);
+  counts.back() /= n;
+  int64_t chunks = std::accumulate(counts.begin(), counts.end(), int64_t{1},
+                                   std::multiplies<>());
+  auto forall = scf::ForallOp::create(
+      rewriter, loc, ArrayRef<OpFoldResult>{rewriter.getIndexAttr(chunks)},
+      ValueRange{buffer},
+      rewriter.getArrayAttr(
+          {gpu::GPUThreadMappingAttr::get(ctx, gpu::MappingId::LinearDim0)}));
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPoint(forall.getTerminator());
+  Value chunk = forall.getInductionVar(0);
+  SmallVector<OpFoldResult> indices(rank);
+  int64_t stride = 1;
+  for (int64_t d = rank - 1; d >= 0; --d) {
+    AffineExpr index = (getAffineDimExpr(0, ctx).floorDiv(stride)) % counts[d];
+    if (d == rank - 1)
+      index = index * n;
+    indices[d] = affine::makeComposedFoldedAffineApply(
+        rewriter, loc, AffineMap::get(1, 0, index), {OpFoldResult(chunk)});
+    stride *= counts[d];
+  }
+  SmallVector<int64_t> shape(rank, 1);
+  shape.back() = n;
+  Type elementType = type.getElementType();
+  Value zero = arith::ConstantOp::create(rewriter, loc,
+                                         rewriter.getZeroAttr(elementType));
+  SmallVector<Value> indexValues =
+      getValueOrCreateConstantIndexOp(rewriter, loc, indices);
+  auto vector = vector::TransferReadOp::create(
+      rewriter, loc, VectorType::get(shape, elementType), read, indexValues,
+      zero, SmallVector<bool>(rank, false));
+  SmallVector<OpFoldResult> sizes =
+      getAsIndexOpFoldResult(ctx, ArrayRef<int64_t>(shape));
+  SmallVector<OpFoldResult> ones(rank, rewriter.getIndexAttr(1));
+  Value out = forall.getRegionIterArgs()[0];
+  Value dest =
+      tensor::ExtractSliceOp::create(rewriter, loc, out, indices, sizes, ones);
+  Value zeroIndex = arith::ConstantIndexOp::create(rewriter, loc, 0);
+  auto written = vector::TransferWriteOp::create(
+      rewriter, loc, vector, dest, SmallVector<Value>(rank, zeroIndex),
+      SmallVector<bool>(rank, true));
+  rewriter.setInsertionPointToStart(forall.getTerminator().getBody());
+  tensor::ParallelInsertSliceOp::create(rewriter, loc, written.getResult(), out,
+                                        indices, sizes, ones);
+  return forall.getResult(0);
+}
+
 using SharedWrite = std::pair<TilingInterface, SmallVector<int64_t>>;
 
+/// How the operands of a tensor-core k-step are promoted: in chunks where
+/// they come straight from the kernel's arguments (getChunkSource), each
+/// such buffer `stages` times over (dyncc-pipeline-k-steps multi-buffers
+/// it).
+struct ChunkedPromotion {
+  const ClampFacts &known;
+  int64_t stages;
+};
+
 static FailureOr<SmallVector<SharedWrite>>
-promoteOperands(RewriterBase &rewriter, linalg::LinalgOp op, int64_t &budget) {
+promoteOperands(RewriterBase &rewriter, linalg::LinalgOp op, int64_t &budget,
+                const ChunkedPromotion *chunked = nullptr) {
   if (!op.hasPureTensorSemantics() ||
       !(linalg::isaContractionOpInterface(op) ||
         linalg::isaConvolutionOpInterface(op))) {
@@ -951,6 +1185,7 @@ promoteOperands(RewriterBase &rewriter, linalg::LinalgOp op, int64_t &budget) {
     SmallVector<OpFoldResult> sizes;
     SmallVector<int64_t> bounds;
     SmallVector<bool> reduced;
+    std::optional<ChunkSource> chunks;
   };
   Location loc = op.getLoc();
   rewriter.setInsertionPoint(op);
@@ -963,8 +1198,11 @@ promoteOperands(RewriterBase &rewriter, linalg::LinalgOp op, int64_t &budget) {
     int64_t elementBytes = type ? getElementBytes(type.getElementType()) : 0;
     if (!type || elementBytes == 0)
       return failure();
-    Operand plan{
-        operand, tensor::getMixedSizes(rewriter, loc, operand->get()), {}, {}};
+    Operand plan{operand,
+                 tensor::getMixedSizes(rewriter, loc, operand->get()),
+                 {},
+                 {},
+                 std::nullopt};
     AffineMap map = op.getMatchingIndexingMap(operand);
     int64_t elements = 1;
     for (int64_t d = 0; d < type.getRank(); ++d) {
@@ -981,7 +1219,11 @@ promoteOperands(RewriterBase &rewriter, linalg::LinalgOp op, int64_t &budget) {
       plan.bounds.push_back(std::max<int64_t>(bound, 0));
       elements *= plan.bounds.back();
     }
-    bytes += getSharedBufferBytes(elements, elementBytes);
+    if (chunked && elements > 0)
+      plan.chunks = getChunkSource(plan.operand->get(), plan.bounds.back(),
+                                   chunked->known);
+    bytes += getSharedBufferBytes(elements, elementBytes) *
+             (plan.chunks ? chunked->stages : 1);
     operands.push_back(std::move(plan));
   }
   if (bytes > budget)
@@ -1005,6 +1247,13 @@ promoteOperands(RewriterBase &rewriter, linalg::LinalgOp op, int64_t &budget) {
     buffer.setMemorySpaceAttr(workgroup);
     SmallVector<OpFoldResult> zeros(rank, rewriter.getIndexAttr(0));
     SmallVector<OpFoldResult> ones(rank, rewriter.getIndexAttr(1));
+    if (plan.chunks) {
+      // Values and padding at once, in chunks of whole vectors.
+      Value full = copyInChunks(rewriter, loc, *plan.chunks, plan.bounds,
+                                buffer.getResult());
+      rewriter.modifyOpInPlace(op, [&] { plan.operand->set(full); });
+      continue;
+    }
     // The operand's values...
     Value dest = tensor::ExtractSliceOp::create(rewriter, loc, buffer, zeros,
                                                 plan.sizes, ones);
@@ -1096,7 +1345,7 @@ static SmallVector<int64_t> getWarpSizes(const TileConfig &config,
 /// product of f16 operands indexed by plain loop dimensions, accumulating in
 /// f32 from a fill, output loops first in order, one reduction loop, a tile
 /// that is the config's block tile, and room in `budget` for the
-/// accumulator and one k-step of both operands.
+/// accumulator and the config's stages of one k-step of both operands.
 static bool padForTensorCores(RewriterBase &rewriter, Operation *blockLoop,
                               const TileConfig &config, int64_t budget) {
   SmallVector<linalg::LinalgOp> contractions;
@@ -1143,8 +1392,8 @@ static bool padForTensorCores(RewriterBase &rewriter, Operation *blockLoop,
                                            int64_t{1}, std::multiplies<>()),
                            4);
   int64_t mTile = block[rank - 2], nTile = block[rank - 1];
-  bytes += getSharedBufferBytes(mTile * config.kStep, 2) +
-           getSharedBufferBytes(config.kStep * nTile, 2);
+  bytes += config.stages * (getSharedBufferBytes(mTile * config.kStep, 2) +
+                            getSharedBufferBytes(config.kStep * nTile, 2));
   if (bytes > budget)
     return false;
 
@@ -1229,8 +1478,13 @@ static LogicalResult tileGemmBlock(RewriterBase &rewriter,
       steps.push_back(op);
   });
   for (linalg::LinalgOp step : steps) {
+    // A tensor-core step's operands straight from global memory are
+    // copied in chunks of whole vectors (cp.async on the GPU), and
+    // multi-buffered for a pipeline of the config's stages.
+    ChunkedPromotion chunked{known, config.stages};
     FailureOr<SmallVector<SharedWrite>> shared =
-        promoteOperands(rewriter, step, budget);
+        promoteOperands(rewriter, step, budget,
+                        step->hasAttr(kMmaAttrName) ? &chunked : nullptr);
     if (succeeded(shared)) {
       for (auto &[op, bounds] : *shared) {
         FailureOr<TilingInterface> tiled = tileLevel(

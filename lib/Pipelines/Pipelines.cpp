@@ -111,6 +111,9 @@ LogicalResult dyncc::buildBufferizationPipeline(OpPassManager &pm) {
 LogicalResult dyncc::buildGpuMappingPipeline(OpPassManager &pm) {
   MapForallToGridPassOptions options;
   options.target = "gpu";
+  PipelineKStepsPassOptions pipelining;
+  pipelining.target = "gpu";
+  pm.addNestedPass<func::FuncOp>(createPipelineKStepsPass(pipelining));
   pm.addPass(createMapForallToGridPass(options));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
@@ -150,6 +153,9 @@ LogicalResult dyncc::buildPtxPipeline(OpPassManager &pm) {
 LogicalResult dyncc::buildCpuMappingPipeline(OpPassManager &pm) {
   MapForallToGridPassOptions options;
   options.target = "cpu";
+  PipelineKStepsPassOptions pipelining;
+  pipelining.target = "cpu";
+  pm.addNestedPass<func::FuncOp>(createPipelineKStepsPass(pipelining));
   pm.addPass(createMapForallToGridPass(options));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
@@ -158,13 +164,17 @@ LogicalResult dyncc::buildCpuMappingPipeline(OpPassManager &pm) {
 
 LogicalResult dyncc::buildCpuLoweringPipeline(OpPassManager &pm) {
   return addPipeline(
-      pm, "func.func(convert-linalg-to-loops),lower-affine,"
+      pm, "func.func(convert-linalg-to-loops,"
+          "convert-vector-to-scf{full-unroll=true target-rank=1}),"
+          "lower-affine,"
           "expand-strided-metadata,lower-affine,convert-scf-to-cf,"
           "math-extend-to-supported-types{target-type=f32},"
           "arith-emulate-unsupported-floats{source-types=f16,bf16 "
           "target-type=f32},arith-expand{include-bf16=true},"
           "dyncc-expand-half-conversions,"
-          "canonicalize,cse,convert-math-to-llvm,finalize-memref-to-llvm,"
+          "canonicalize,cse,convert-vector-to-llvm,convert-ub-to-llvm,"
+          "convert-math-to-llvm,"
+          "finalize-memref-to-llvm,"
           "convert-arith-to-llvm,convert-index-to-llvm,convert-func-to-llvm,"
           "convert-cf-to-llvm,reconcile-unrealized-casts");
 }

@@ -18,8 +18,9 @@ TileConfig TileConfig::getDefault(StringRef kind, int64_t rank,
   if (kind == "gemm" && tensorCore && rank >= 2) {
     // 64x64 outputs per block in four 32x32 warp tiles, each 2x4 mma.sync
     // m16n8k16 instructions per 16 of K; 128 threads (4x8 outputs each for
-    // the initialization and the epilogue). Per 32-wide k-step: 4 KB of A,
-    // 4 KB of B and the 16 KB f32 accumulator in shared memory.
+    // the initialization and the epilogue). Per 32-wide k-step: 4 KB of A
+    // and 4 KB of B, in three stages (two k-steps in flight while one
+    // computes), and the 16 KB f32 accumulator: 40 KB of shared memory.
     for (int64_t i = 0; i + 2 < rank; ++i) {
       config.blockTile.push_back(1);
       config.warpTile.push_back(1);
@@ -30,6 +31,7 @@ TileConfig TileConfig::getDefault(StringRef kind, int64_t rank,
     config.threadTile.append({4, 8});
     config.kStep = 32;
     config.mma = {16, 8, 16};
+    config.stages = 3;
     return config;
   }
   if (kind == "conv") {
@@ -146,6 +148,11 @@ std::string TileConfig::verify() const {
              " is not a multiple of the instruction's K " +
              std::to_string(mma[2]);
   }
+  if (stages < 1 || stages > 8)
+    return "stages must be 1 to 8, got " + std::to_string(stages);
+  if (stages > 1 && mma.empty())
+    return "a pipeline of " + std::to_string(stages) +
+           " stages needs an instruction tile (mma)";
   return "";
 }
 
@@ -159,6 +166,8 @@ DictionaryAttr TileConfig::toAttr(MLIRContext *context) const {
     entries.push_back(b.getNamedAttr("warp", b.getDenseI64ArrayAttr(warpTile)));
   if (!mma.empty())
     entries.push_back(b.getNamedAttr("mma", b.getDenseI64ArrayAttr(mma)));
+  if (stages != 1)
+    entries.push_back(b.getNamedAttr("stages", b.getI64IntegerAttr(stages)));
   return b.getDictionaryAttr(entries);
 }
 
@@ -179,6 +188,8 @@ FailureOr<TileConfig> TileConfig::fromAttr(DictionaryAttr attr) {
     config.warpTile.assign(warp.asArrayRef().begin(), warp.asArrayRef().end());
   if (auto mma = attr.getAs<DenseI64ArrayAttr>("mma"))
     config.mma.assign(mma.asArrayRef().begin(), mma.asArrayRef().end());
+  if (auto stages = attr.getAs<IntegerAttr>("stages"))
+    config.stages = stages.getInt();
   if (!config.verify().empty())
     return failure();
   return config;
@@ -197,6 +208,8 @@ std::string TileConfig::str() const {
   s += " thread " + join(threadTile) + " k " + std::to_string(kStep);
   if (!mma.empty())
     s += " mma " + join(mma);
+  if (stages != 1)
+    s += " stages " + std::to_string(stages);
   return s;
 }
 
@@ -216,7 +229,8 @@ std::optional<TileConfig> TileConfig::parse(StringRef text,
     return true;
   };
   TileConfig config;
-  bool sawBlock = false, sawThread = false, sawWarp = false, sawMma = false;
+  bool sawBlock = false, sawThread = false, sawWarp = false, sawMma = false,
+       sawStages = false;
   for (size_t i = 0; i < words.size(); i += 2) {
     if (i + 1 == words.size()) {
       error = "'" + words[i].str() + "' has no value";
@@ -232,12 +246,14 @@ std::optional<TileConfig> TileConfig::parse(StringRef text,
       ok = sawWarp = parseSizes(value, config.warpTile);
     } else if (key == "mma" && !sawMma) {
       ok = sawMma = parseSizes(value, config.mma);
+    } else if (key == "stages" && !sawStages) {
+      ok = sawStages = !value.getAsInteger(10, config.stages);
     } else if (key == "k") {
       ok = !value.getAsInteger(10, config.kStep);
     } else {
       error = "unexpected '" + key.str() +
               "' (expected 'block AxB [warp AxB] thread CxD [k N] "
-              "[mma MxNxK]')";
+              "[mma MxNxK] [stages N]')";
       return std::nullopt;
     }
     if (!ok) {

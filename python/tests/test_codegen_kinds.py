@@ -365,7 +365,7 @@ def test_tensor_core_variant_matches_reference(tmp_path, config, batched):
     art_path = dyncc.compile(path, tmp_path / "gemm_f16.dyncc", targets=["cpu"],
                              dims=dims,
                              tile_configs={"gemm": config} if config else None)
-    want_config = config or "block 64x64 warp 32x32 thread 4x8 k 32 mma 16x8x16"
+    want_config = config or "block 64x64 warp 32x32 thread 4x8 k 32 mma 16x8x16 stages 3"
     if batched:
         want_config = " ".join(
             ("1x" + w) if i in (1, 3, 5) else w
@@ -382,6 +382,72 @@ def test_tensor_core_variant_matches_reference(tmp_path, config, batched):
         shape_w = ([3] if batched else []) + [k, n]
         x = rng.uniform(-1, 1, shape_x).astype(np.float16)
         w = rng.uniform(-1, 1, shape_w).astype(np.float16)
+        b = rng.uniform(-1, 1, (n,)).astype(np.float16)
+        got = session.run({"X": x, "W": w, "b": b})["Y"].astype(np.float32)
+        want = np.maximum(x.astype(np.float32) @ w.astype(np.float32)
+                          + b.astype(np.float32), 0)
+        nonzero |= bool(np.abs(want).max() > 0)
+        np.testing.assert_allclose(
+            got, want, rtol=1e-2, atol=1e-2 * max(1.0, float(np.abs(want).max())),
+            err_msg=f"[{config or 'default'}] at M={m} K={k} N={n}")
+    assert nonzero, "the output is zero at every shape"
+
+
+# Pipelined tensor-core variants: stages, vector widths (16, 8 and 4 bytes
+# per chunk, from what K and N are known to be multiples of) and tile sizes.
+PIPELINE_CASES = [
+    (None, 8),
+    ("block 64x64 warp 32x32 thread 4x8 k 32 mma 16x8x16", 8),
+    ("block 64x64 warp 32x32 thread 4x8 k 32 mma 16x8x16 stages 2", 4),
+    ("block 32x32 warp 16x16 thread 1x8 k 16 mma 16x8x16 stages 4", 2),
+    ("block 64x128 warp 32x64 thread 4x16 k 16 mma 16x8x16 stages 2", 8),
+    ("block 128x32 warp 32x32 thread 8x4 k 48 mma 16x8x16 stages 2", 8),
+]
+
+
+@pytest.mark.parametrize("config,divisor", PIPELINE_CASES,
+                         ids=[f"{'default' if c is None else f'v{i}'}-div{d}"
+                              for i, (c, d) in enumerate(PIPELINE_CASES)])
+def test_pipelined_tensor_core_variant_matches_reference(tmp_path, config, divisor):
+    """K and N multiples of `divisor`: the operands are copied in aligned
+    chunks (cp.async on the GPU) into one shared tile per stage, with a
+    prologue and the steps past the end skipped. The CPU runs the same
+    chunks, stages and predicates; every tail (M anything, K and N just off
+    the chunk, the k-step and the block tile) against numpy."""
+    H = TensorProto.FLOAT16
+    nodes = [helper.make_node("MatMul", ["X", "W"], ["P"]),
+             helper.make_node("Add", ["P", "b"], ["S"]),
+             helper.make_node("Relu", ["S"], ["Y"])]
+    model = _model(nodes, [_vi("X", H, ["M", "K"]), _vi("W", H, ["K", "N"]),
+                           _vi("b", H, ["N"])], [_vi("Y", H, ["M", "N"])])
+    path = tmp_path / "gemm_f16.onnx"
+    onnx.save(model, str(path))
+    dims = {"M": (1, 512), "K": (divisor, 512, divisor), "N": (divisor, 512, divisor)}
+    tile_configs = {"gemm": config} if config else None
+    stages = int(config.split("stages ")[1]) if config and "stages" in config else (
+        1 if config else 3)
+    cpu_ir = dyncc.compile(path, None, targets=["cpu"], dims=dims,
+                           tile_configs=tile_configs, emit="cpu")
+    # Chunks of whole vectors, one shared tile per stage.
+    assert f"vector<1x{divisor}xf16>" in cpu_ir
+    tiles = re.findall(r"memref\.alloca\(\)[^\n]*: memref<([0-9x]+)xf16>", cpu_ir)
+    staged = [t for t in tiles if t.count("x") == 2]
+    assert len(staged) == (2 if stages > 1 else 0), tiles
+    assert all(t.startswith(f"{stages}x") for t in staged), tiles
+    art_path = dyncc.compile(path, tmp_path / "gemm_f16.dyncc", targets=["cpu"],
+                             dims=dims, tile_configs=tile_configs)
+    session = dyncc.load(art_path).session("cpu")
+    d = divisor
+    shapes = [(1, d, d), (2, 3 * d, 5 * d), (7, 13 * d, 11 * d), (31, 16, 64),
+              (33, 40, 72), (64, 64, 128), (97, 104, 8), (65, 48 + d, 136),
+              (129, 96 - d, 64 + d), (5, 256 + d, 16 * d + d), (1, 512, 512),
+              (131, 8 * d, 2 * d)]
+    nonzero = False
+    for m, k, n in shapes:
+        assert k % d == 0 and n % d == 0
+        rng = np.random.default_rng(m * 1000 + k * 10 + n)
+        x = rng.uniform(-1, 1, (m, k)).astype(np.float16)
+        w = rng.uniform(-1, 1, (k, n)).astype(np.float16)
         b = rng.uniform(-1, 1, (n,)).astype(np.float16)
         got = session.run({"X": x, "W": w, "b": b})["Y"].astype(np.float32)
         want = np.maximum(x.astype(np.float32) @ w.astype(np.float32)

@@ -77,3 +77,60 @@ func.func @unmapped(%n: index) attributes {dyncc.kernel} {
   }
   return
 }
+
+// -----
+
+// All the block's threads as one linear dimension (the chunks of a copy
+// into shared memory): thread (x + bdx * (y + bdy * z)) takes chunks t,
+// t + bdx * bdy * bdz, ... On the CPU it is a loop over every chunk. A
+// block-uniform condition outside thread foralls may hold shared-memory
+// accesses: the barrier goes before it, the write and the read stay apart.
+// GPU-LABEL: gpu.func @linear_chunks
+//   GPU-DAG:   %[[Z:.*]] = gpu.thread_id z
+//   GPU-DAG:   %[[BY:.*]] = gpu.block_dim y
+//   GPU-DAG:   %[[Y:.*]] = gpu.thread_id y
+//       GPU:   %[[ZY:.*]] = arith.muli %[[Z]], %[[BY]]
+//       GPU:   %[[ZYY:.*]] = arith.addi %[[ZY]], %[[Y]]
+//       GPU:   %[[X:.*]] = gpu.thread_id x
+//       GPU:   %[[BX:.*]] = gpu.block_dim x
+//       GPU:   %[[ID:.*]] = arith.addi {{.*}}, %[[X]]
+//       GPU:   arith.muli %[[ID]], %c1
+//       GPU:   scf.for %{{.*}} = %{{.*}} to %c256 step %{{.*}} {
+//       GPU:     memref.store
+//       GPU:   gpu.barrier
+//       GPU:   scf.if
+//       GPU:   gpu.barrier
+//       GPU:   memref.load
+// CPU-LABEL: func.func @linear_chunks
+//       CPU:   scf.for %{{.*}} = %c0 to %c256 step %c1 {
+func.func @linear_chunks(%out: memref<128xf32>, %cond: i1) attributes {dyncc.kernel} {
+  %one = arith.constant 1.0 : f32
+  %tile = memref.alloc() : memref<256xf32, #gpu.address_space<workgroup>>
+  scf.forall (%i) in (256) {
+    memref.store %one, %tile[%i] : memref<256xf32, #gpu.address_space<workgroup>>
+  } {mapping = [#gpu.thread<linear_dim_0>]}
+  scf.if %cond {
+    scf.forall (%i) in (128) {
+      %v = memref.load %tile[%i] : memref<256xf32, #gpu.address_space<workgroup>>
+      memref.store %v, %tile[%i] : memref<256xf32, #gpu.address_space<workgroup>>
+    } {mapping = [#gpu.thread<x>]}
+  }
+  scf.forall (%i) in (128) {
+    %v = memref.load %tile[%i] : memref<256xf32, #gpu.address_space<workgroup>>
+    memref.store %v, %out[%i] : memref<128xf32>
+  } {mapping = [#gpu.thread<x>]}
+  return
+}
+
+// -----
+
+// A linear thread dimension is all of the block's threads: one forall
+// dimension, never beside x, y or z.
+func.func @linear_and_x(%out: memref<16x16xf32>) attributes {dyncc.kernel} {
+  %one = arith.constant 1.0 : f32
+  // expected-error @+1 {{mapping must be distinct x/y/z (and linear block dimensions) of one level}}
+  scf.forall (%i, %j) in (16, 16) {
+    memref.store %one, %out[%i, %j] : memref<16x16xf32>
+  } {mapping = [#gpu.thread<linear_dim_0>, #gpu.thread<x>]}
+  return
+}

@@ -76,6 +76,7 @@ TEST(TileConfigTest, ParseRoundTripsAndRejects) {
         TileConfig::getDefault("gemm", rank, /*tensorCore=*/true);
     EXPECT_EQ(config.verify(), "");
     EXPECT_EQ(config.mma, (llvm::SmallVector<int64_t, 3>{16, 8, 16}));
+    EXPECT_EQ(config.stages, 3);
     mlir::MLIRContext context;
     mlir::FailureOr<TileConfig> fromAttr =
         TileConfig::fromAttr(config.toAttr(&context));
@@ -86,6 +87,23 @@ TEST(TileConfigTest, ParseRoundTripsAndRejects) {
       ASSERT_TRUE(back.has_value()) << error;
       EXPECT_EQ(back->str(), config.str());
     }
+  }
+  // Stages: printed and kept in the attribute only when not 1.
+  {
+    std::optional<TileConfig> staged = TileConfig::parse(
+        "block 64x64 warp 32x32 thread 4x8 k 32 mma 16x8x16 stages 4", error);
+    ASSERT_TRUE(staged.has_value()) << error;
+    EXPECT_EQ(staged->stages, 4);
+    EXPECT_EQ(staged->str(),
+              "block 64x64 warp 32x32 thread 4x8 k 32 mma 16x8x16 stages 4");
+    mlir::MLIRContext context;
+    mlir::FailureOr<TileConfig> fromAttr =
+        TileConfig::fromAttr(staged->toAttr(&context));
+    ASSERT_TRUE(mlir::succeeded(fromAttr));
+    EXPECT_EQ(fromAttr->stages, 4);
+    staged->stages = 1;
+    EXPECT_EQ(staged->str().find("stages"), std::string::npos);
+    EXPECT_FALSE(staged->toAttr(&context).contains("stages"));
   }
   std::optional<TileConfig> noK =
       TileConfig::parse("block 3x5 thread 1x5", error);
@@ -110,7 +128,16 @@ TEST(TileConfigTest, ParseRoundTripsAndRejects) {
        "not a multiple of the instruction tile"},
       {"block 4 block 4 thread 1", "unexpected 'block'"},
       {"block 64x64 thread 1x1", "exceed 1024"},
-      {"block 4 thread 1 k -2", "k-step"}};
+      {"block 4 thread 1 k -2", "k-step"},
+      {"block 64x64 warp 32x32 thread 4x8 k 32 mma 16x8x16 stages 0",
+       "stages must be 1 to 8"},
+      {"block 64x64 warp 32x32 thread 4x8 k 32 mma 16x8x16 stages 9",
+       "stages must be 1 to 8"},
+      {"block 64x64 thread 4x4 k 32 stages 2", "needs an instruction tile"},
+      {"block 64x64 warp 32x32 thread 4x8 k 32 mma 16x8x16 stages 2 stages 3",
+       "unexpected 'stages'"},
+      {"block 64x64 warp 32x32 thread 4x8 k 32 mma 16x8x16 stages x",
+       "bad sizes"}};
   for (const Bad &b : bad) {
     error.clear();
     EXPECT_FALSE(TileConfig::parse(b.text, error).has_value()) << b.text;

@@ -26,7 +26,8 @@ def TileAndFusePass : Pass<"dyncc-tile-and-fuse", "mlir::func::FuncOp"> {
     "::mlir::scf::SCFDialect", "::mlir::affine::AffineDialect",
     "::mlir::tensor::TensorDialect", "::mlir::gpu::GPUDialect",
     "::mlir::bufferization::BufferizationDialect",
-    "::mlir::linalg::LinalgDialect", "::mlir::arith::ArithDialect"
+    "::mlir::linalg::LinalgDialect", "::mlir::arith::ArithDialect",
+    "::mlir::vector::VectorDialect"
   ];
 }
 
@@ -121,6 +122,30 @@ def MapForallToGridPass : Pass<"dyncc-map-forall-to-grid", "mlir::ModuleOp"> {
   let options = [Option<"target", "target", "std::string", "\"gpu\"",
                         "gpu or cpu">];
   let dependentDialects = ["::mlir::gpu::GPUDialect", "::mlir::scf::SCFDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
+def PipelineKStepsPass : Pass<"dyncc-pipeline-k-steps", "mlir::func::FuncOp"> {
+  let summary = "cp.async and a multi-stage pipeline for chunked k-step copies";
+  let description = [{
+    On a bufferized kernel before grid mapping, for each tensor-core product
+    (`dyncc.mma`) whose k-step operands dyncc-tile-and-fuse copies in chunks
+    (a forall over `#gpu.thread<linear_dim_0>` of vector transfer pairs):
+    with `target=gpu` each pair becomes an `nvgpu.device_async_copy` with a
+    source-element count (zero-filled tails); with the tile config's
+    `stages` > 1 the chunked shared tiles get one buffer per stage and the
+    k-step loop is software-pipelined (a prologue issues the first
+    `stages - 1` steps' copies, step i issues step i + stages - 1's); on the
+    GPU each step's copies are one cp.async group, waited for (at most
+    `stages - 1` in flight) before the step's product. `target=cpu` builds
+    the same buffers, prologue and predicates with synchronous copies.
+  }];
+  let options = [Option<"target", "target", "std::string", "\"gpu\"",
+                        "gpu or cpu">];
+  let dependentDialects = ["::mlir::nvgpu::NVGPUDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::affine::AffineDialect",
+                           "::mlir::memref::MemRefDialect",
                            "::mlir::arith::ArithDialect"];
 }
 

@@ -43,6 +43,11 @@ struct TileConfig {
   /// Needs a warp tile that is a multiple of it and a k-step that is a
   /// multiple of its K.
   llvm::SmallVector<int64_t, 3> mma;
+  /// Shared-memory buffers per operand of the k-step pipeline: with more
+  /// than one, the copies of the next `stages - 1` k-steps (cp.async on the
+  /// GPU) are in flight while a step computes. Needs an instruction tile;
+  /// 1 (the default) copies and computes each step in turn.
+  int64_t stages = 1;
 
   /// The name of the attribute holding the config on a kernel function.
   static constexpr llvm::StringLiteral getAttrName() {
@@ -72,12 +77,13 @@ struct TileConfig {
   static mlir::FailureOr<TileConfig> fromAttr(mlir::DictionaryAttr attr);
 
   /// One-line description, e.g. `block 32x64 thread 4x4 k 16`, or
-  /// `block 64x64 warp 32x32 thread 4x8 k 32 mma 16x8x16`.
+  /// `block 64x64 warp 32x32 thread 4x8 k 32 mma 16x8x16 stages 3`.
   std::string str() const;
 
   /// Parses the form `str` prints (`block 32x64 thread 4x4 k 16`; `k N` may
-  /// be left out for 0; `warp` and `mma` are optional). Returns nullopt and
-  /// sets `error` on bad text or on a configuration `verify` rejects.
+  /// be left out for 0; `warp`, `mma` and `stages` are optional). Returns
+  /// nullopt and sets `error` on bad text or on a configuration `verify`
+  /// rejects.
   static std::optional<TileConfig> parse(llvm::StringRef text,
                                          std::string &error);
 
