@@ -39,6 +39,7 @@
 #include "dyncc/Tiling/TileConfig.h"
 
 #include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
@@ -302,18 +303,13 @@ struct PipelineKSteps final
           return failure();
 
     Location loc = warps.getLoc();
-    MLIRContext *ctx = rewriter.getContext();
-    auto tokenType = nvgpu::DeviceAsyncTokenType::get(ctx);
     // Commits the copies issued so far as a group; waits until at most
-    // `pending` groups are in flight.
-    auto commit = [&]() {
-      return nvgpu::DeviceAsyncCreateGroupOp::create(rewriter, loc, tokenType,
-                                                     ValueRange())
-          .getResult();
-    };
-    auto wait = [&](Value group, int64_t pending) {
-      nvgpu::DeviceAsyncWaitOp::create(rewriter, loc, group,
-                                       rewriter.getI32IntegerAttr(pending));
+    // `pending` groups are in flight. (NVVM's own ops: nvgpu's take the
+    // copies' tokens, which live in the copy loops.)
+    auto commit = [&]() { NVVM::CpAsyncCommitGroupOp::create(rewriter, loc); };
+    auto wait = [&](int64_t pending) {
+      NVVM::CpAsyncWaitGroupOp::create(rewriter, loc,
+                                       static_cast<uint32_t>(pending));
     };
 
     std::optional<int64_t> lb =
@@ -324,7 +320,8 @@ struct PipelineKSteps final
       // One stage: each step's copies complete before its product.
       if (gpu) {
         rewriter.setInsertionPointAfter(copies.back());
-        wait(commit(), 0);
+        commit();
+        wait(0);
       }
       return success();
     }
@@ -388,8 +385,10 @@ struct PipelineKSteps final
     issue(arith::AddIOp::create(
         rewriter, loc, loop.getInductionVar(),
         arith::ConstantIndexOp::create(rewriter, loc, (stages - 1) * *step)));
-    if (gpu)
-      wait(commit(), stages - 1);
+    if (gpu) {
+      commit();
+      wait(stages - 1);
+    }
     for (Operation *copy : copies)
       rewriter.eraseOp(copy);
     // What only the copies used.
@@ -398,7 +397,8 @@ struct PipelineKSteps final
         rewriter.eraseOp(dep);
     if (gpu) {
       rewriter.setInsertionPointAfter(loop);
-      wait(commit(), 0);
+      commit();
+      wait(0);
     }
     return success();
   }

@@ -1008,12 +1008,28 @@ static bool isMultipleOf(Value v, int64_t n, unsigned depth) {
 /// 16-byte aligned).
 static bool isAlignedArgumentSlice(Value tensor, int64_t n,
                                    const ClampFacts &known) {
-  while (auto slice = tensor.getDefiningOp<tensor::ExtractSliceOp>()) {
-    if (!slice.hasUnitStride() ||
-        slice.getSourceType().getRank() != slice.getType().getRank() ||
-        !isMultipleOf(slice.getMixedOffsets().back(), n))
-      return false;
-    tensor = slice.getSource();
+  // The innermost dimension keeps its extent through the views: slices
+  // that keep it (dropping unit dimensions elsewhere) and reshapes that
+  // leave it a group of its own; a row-major view's strides are multiples
+  // of it.
+  while (Operation *def = tensor.getDefiningOp()) {
+    if (auto slice = dyn_cast<tensor::ExtractSliceOp>(def)) {
+      int64_t last = slice.getSourceType().getRank() - 1;
+      if (!slice.hasUnitStride() || slice.getDroppedDims().test(last) ||
+          !isMultipleOf(slice.getMixedOffsets().back(), n))
+        return false;
+      tensor = slice.getSource();
+    } else if (auto expand = dyn_cast<tensor::ExpandShapeOp>(def)) {
+      if (expand.getReassociationIndices().back().size() != 1)
+        return false;
+      tensor = expand.getSrc();
+    } else if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(def)) {
+      if (collapse.getReassociationIndices().back().size() != 1)
+        return false;
+      tensor = collapse.getSrc();
+    } else {
+      break;
+    }
   }
   auto arg = dyn_cast<BlockArgument>(tensor);
   auto type = dyn_cast<RankedTensorType>(tensor.getType());
@@ -1356,13 +1372,20 @@ static bool padForTensorCores(RewriterBase &rewriter, Operation *blockLoop,
   if (contractions.size() != 1)
     return false;
   linalg::LinalgOp op = contractions.front();
-  // Two-dimensional products only: a batch dimension (even of one per
-  // block) leaves rank-3 tiles that upstream's conversion to mma.sync
-  // rejects; batched GEMMs stay SIMT for now.
+  // M, N and K, after leading parallel (batch) loops of one iteration per
+  // block, which the product drops: upstream's conversion to mma.sync
+  // takes two-dimensional tiles only.
   if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
-      op.getNumReductionLoops() != 1 || op.getNumParallelLoops() != 2 ||
+      op.getNumReductionLoops() != 1 || op.getNumParallelLoops() < 2 ||
       !op.hasPureTensorSemantics())
     return false;
+  int64_t units = op.getNumParallelLoops() - 2;
+  {
+    SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+    if (llvm::any_of(ArrayRef<int64_t>(ranges).take_front(units),
+                     [](int64_t r) { return r != 1; }))
+      return false;
+  }
   Type a = getElementTypeOrSelf(op.getDpsInputs()[0].getType());
   Type b = getElementTypeOrSelf(op.getDpsInputs()[1].getType());
   OpOperand *init = op.getDpsInitOperand(0);
@@ -1392,6 +1415,17 @@ static bool padForTensorCores(RewriterBase &rewriter, Operation *blockLoop,
                                            int64_t{1}, std::multiplies<>()),
                            4);
   int64_t mTile = block[rank - 2], nTile = block[rank - 1];
+  // The product's loops without the unit batch loops.
+  llvm::SmallBitVector unitLoops(op.getNumLoops());
+  unitLoops.set(0, units);
+  auto dropUnits = [&](AffineMap map) {
+    SmallVector<int64_t> unitResults;
+    for (auto [i, e] : llvm::enumerate(map.getResults()))
+      if (auto dim = dyn_cast<AffineDimExpr>(e);
+          dim && dim.getPosition() < units)
+        unitResults.push_back(i);
+    return compressDims(map.dropResults(unitResults), unitLoops);
+  };
   bytes += config.stages * (getSharedBufferBytes(mTile * config.kStep, 2) +
                             getSharedBufferBytes(config.kStep * nTile, 2));
   if (bytes > budget)
@@ -1400,8 +1434,9 @@ static bool padForTensorCores(RewriterBase &rewriter, Operation *blockLoop,
   // The accumulator, whole and in shared memory.
   Location loc = op.getLoc();
   rewriter.setInsertionPoint(op);
+  SmallVector<int64_t> accShape(block.begin() + units, block.end());
   auto buffer = bufferization::AllocTensorOp::create(
-      rewriter, loc, RankedTensorType::get(block, rewriter.getF32Type()),
+      rewriter, loc, RankedTensorType::get(accShape, rewriter.getF32Type()),
       ValueRange());
   buffer.setMemorySpaceAttr(gpu::AddressSpaceAttr::get(
       rewriter.getContext(), gpu::AddressSpace::Workgroup));
@@ -1411,32 +1446,88 @@ static bool padForTensorCores(RewriterBase &rewriter, Operation *blockLoop,
   // The operands, padded along the output's loops to the block tile.
   SmallVector<Value> operands;
   for (OpOperand *input : op.getDpsInputOperands()) {
-    auto type = cast<RankedTensorType>(input->get().getType());
+    Value value = input->get();
+    auto type = cast<RankedTensorType>(value.getType());
     AffineMap map = op.getMatchingIndexingMap(input);
+    // Without the unit batch dimensions (a rank-reducing slice).
+    SmallVector<OpFoldResult> offsets, sliceSizes, strides;
+    SmallVector<int64_t> kept;
+    for (int64_t d = 0; d < type.getRank(); ++d) {
+      auto dim = cast<AffineDimExpr>(map.getResult(d));
+      offsets.push_back(rewriter.getIndexAttr(0));
+      strides.push_back(rewriter.getIndexAttr(1));
+      sliceSizes.push_back(tensor::getMixedSize(rewriter, loc, value, d));
+      if (dim.getPosition() >= units)
+        kept.push_back(d);
+    }
+    if (static_cast<int64_t>(kept.size()) != type.getRank()) {
+      SmallVector<int64_t> keptShape;
+      for (int64_t d : kept)
+        keptShape.push_back(type.getDimSize(d));
+      value = tensor::ExtractSliceOp::create(
+          rewriter, loc, RankedTensorType::get(keptShape, a), value, offsets,
+          sliceSizes, strides);
+      type = cast<RankedTensorType>(value.getType());
+    }
+    AffineMap reduced = dropUnits(map);
     SmallVector<int64_t> shape(type.getShape());
     SmallVector<Value> dynamic;
     for (int64_t d = 0; d < type.getRank(); ++d) {
-      auto dim = cast<AffineDimExpr>(map.getResult(d));
-      if (dim.getPosition() < rank) {
-        shape[d] = block[dim.getPosition()];
+      auto dim = cast<AffineDimExpr>(reduced.getResult(d));
+      if (dim.getPosition() < rank - units) {
+        shape[d] = accShape[dim.getPosition()];
       } else if (ShapedType::isDynamic(shape[d])) {
-        dynamic.push_back(
-            tensor::DimOp::create(rewriter, loc, input->get(), d));
+        dynamic.push_back(tensor::DimOp::create(rewriter, loc, value, d));
       }
     }
     Value zero =
         arith::ConstantOp::create(rewriter, loc, rewriter.getZeroAttr(a));
-    operands.push_back(tensor::createPadHighOp(
-        RankedTensorType::get(shape, a), input->get(), zero,
-        /*nofold=*/false, loc, rewriter, dynamic));
+    operands.push_back(
+        tensor::createPadHighOp(RankedTensorType::get(shape, a), value, zero,
+                                /*nofold=*/false, loc, rewriter, dynamic));
   }
   operands.push_back(acc);
-  Operation *padded = mlir::clone(rewriter, op, {acc.getType()}, operands);
+  Operation *padded;
+  if (units == 0) {
+    padded = mlir::clone(rewriter, op, {acc.getType()}, operands);
+  } else {
+    // The same body over M, N and K only.
+    SmallVector<AffineMap> maps;
+    for (AffineMap map : op.getIndexingMapsArray())
+      maps.push_back(dropUnits(map));
+    SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+    iterators.erase(iterators.begin(), iterators.begin() + units);
+    auto generic = linalg::GenericOp::create(
+        rewriter, loc, TypeRange{acc.getType()},
+        ValueRange(operands).drop_back(), ValueRange{acc}, maps, iterators);
+    rewriter.cloneRegionBefore(op->getRegion(0), generic.getRegion(),
+                               generic.getRegion().end());
+    padded = generic;
+    // As a named product where it is one (linalg.matmul, transposed or
+    // not), which vectorizes to vector.contract directly.
+    if (FailureOr<linalg::LinalgOp> named =
+            linalg::specializeGenericOp(rewriter, generic);
+        succeeded(named))
+      padded = *named;
+  }
   padded->setAttr(kMmaAttrName, rewriter.getDenseI64ArrayAttr(config.mma));
-  SmallVector<OpFoldResult> zeros(rank, rewriter.getIndexAttr(0));
-  SmallVector<OpFoldResult> ones(rank, rewriter.getIndexAttr(1));
-  rewriter.replaceOpWithNewOp<tensor::ExtractSliceOp>(
-      op, accType, padded->getResult(0), zeros, sizes, ones);
+  int64_t accRank = rank - units;
+  SmallVector<OpFoldResult> zeros(accRank, rewriter.getIndexAttr(0));
+  SmallVector<OpFoldResult> ones(accRank, rewriter.getIndexAttr(1));
+  SmallVector<OpFoldResult> accSizes(sizes.begin() + units, sizes.end());
+  Value result = tensor::ExtractSliceOp::create(
+      rewriter, loc, padded->getResult(0), zeros, accSizes, ones);
+  if (units != 0) {
+    // Back to the batch's unit dimensions, grouped with M.
+    SmallVector<ReassociationIndices> groups(1);
+    for (int64_t d = 0; d <= units; ++d)
+      groups.front().push_back(d);
+    for (int64_t d = units + 1; d < rank; ++d)
+      groups.push_back({d});
+    result = tensor::ExpandShapeOp::create(rewriter, loc, accType, result,
+                                           groups, sizes);
+  }
+  rewriter.replaceOp(op, result);
   return true;
 }
 

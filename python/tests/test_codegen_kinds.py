@@ -371,6 +371,12 @@ def test_tensor_core_variant_matches_reference(tmp_path, config, batched):
             ("1x" + w) if i in (1, 3, 5) else w
             for i, w in enumerate(want_config.split()))
     assert f'"config": "{want_config}"'.encode() in art_path.read_bytes()
+    # The product is on tensor cores, a batch of one per block included
+    # (the unit batch dimension dropped from the warps' tiles).
+    tiled = dyncc.compile(path, None, targets=["cpu"], dims=dims, emit="tiled",
+                          tile_configs={"gemm": config} if config else None)
+    assert re.search(r"linalg\.matmul \{dyncc\.mma = array<i64: 16, 8, 16>\} "
+                     r"ins\(.*: tensor<\d+x\d+xf16>, tensor<\d+x\d+xf16>\)", tiled)
     session = dyncc.load(art_path).session("cpu")
     shapes = [(1, 1, 1), (2, 3, 5), (7, 13, 11), (31, 16, 63), (32, 17, 64),
               (33, 15, 65), (1, 100, 3), (64, 64, 129), (97, 31, 1),
@@ -405,24 +411,30 @@ PIPELINE_CASES = [
 ]
 
 
+@pytest.mark.parametrize("lead", [[], ["B"]], ids=["2d", "batch_of_rows"])
 @pytest.mark.parametrize("config,divisor", PIPELINE_CASES,
                          ids=[f"{'default' if c is None else f'v{i}'}-div{d}"
                               for i, (c, d) in enumerate(PIPELINE_CASES)])
-def test_pipelined_tensor_core_variant_matches_reference(tmp_path, config, divisor):
+def test_pipelined_tensor_core_variant_matches_reference(tmp_path, config, divisor,
+                                                         lead):
     """K and N multiples of `divisor`: the operands are copied in aligned
     chunks (cp.async on the GPU) into one shared tile per stage, with a
     prologue and the steps past the end skipped. The CPU runs the same
     chunks, stages and predicates; every tail (M anything, K and N just off
-    the chunk, the k-step and the block tile) against numpy."""
+    the chunk, the k-step and the block tile) against numpy. With `lead`,
+    X is [B, M, K] and W [K, N] (a transformer's projection: a batch of one
+    per block, read through the reshapes of X)."""
     H = TensorProto.FLOAT16
     nodes = [helper.make_node("MatMul", ["X", "W"], ["P"]),
              helper.make_node("Add", ["P", "b"], ["S"]),
              helper.make_node("Relu", ["S"], ["Y"])]
-    model = _model(nodes, [_vi("X", H, ["M", "K"]), _vi("W", H, ["K", "N"]),
-                           _vi("b", H, ["N"])], [_vi("Y", H, ["M", "N"])])
+    model = _model(nodes, [_vi("X", H, lead + ["M", "K"]), _vi("W", H, ["K", "N"]),
+                           _vi("b", H, ["N"])], [_vi("Y", H, lead + ["M", "N"])])
     path = tmp_path / "gemm_f16.onnx"
     onnx.save(model, str(path))
     dims = {"M": (1, 512), "K": (divisor, 512, divisor), "N": (divisor, 512, divisor)}
+    if lead:
+        dims["B"] = (1, 4)
     tile_configs = {"gemm": config} if config else None
     stages = int(config.split("stages ")[1]) if config and "stages" in config else (
         1 if config else 3)
@@ -446,7 +458,7 @@ def test_pipelined_tensor_core_variant_matches_reference(tmp_path, config, divis
     for m, k, n in shapes:
         assert k % d == 0 and n % d == 0
         rng = np.random.default_rng(m * 1000 + k * 10 + n)
-        x = rng.uniform(-1, 1, (m, k)).astype(np.float16)
+        x = rng.uniform(-1, 1, ([3] if lead else []) + [m, k]).astype(np.float16)
         w = rng.uniform(-1, 1, (k, n)).astype(np.float16)
         b = rng.uniform(-1, 1, (n,)).astype(np.float16)
         got = session.run({"X": x, "W": w, "b": b})["Y"].astype(np.float32)

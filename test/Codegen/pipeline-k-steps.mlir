@@ -23,7 +23,7 @@
 // GPU: %[[N:.*]] = arith.select %[[ROW]], %[[COUNT]], %c0
 // GPU: nvgpu.device_async_copy %{{.*}}[{{.*}}], %{{.*}}[%c0, %c0], 8, %[[N]] {bypassL1}
 // GPU: mapping = [#gpu.thread<linear_dim_0>]
-// GPU: nvgpu.device_async_create_group
+// GPU: nvvm.cp.async.commit.group
 // GPU: scf.for %[[IV:.*]] = %c0 to %[[K]] step %c16 {
 // GPU: %[[STAGE:.*]] = affine.apply #{{.*}}(%[[IV]])
 // GPU: memref.subview %[[TILES]][%[[STAGE]], 0, 0] [1, 32, 16] [1, 1, 1]
@@ -32,12 +32,12 @@
 // GPU: scf.if %[[IN]] {
 // GPU: affine.apply #{{.*}}(%[[NEXT]])
 // GPU: nvgpu.device_async_copy
-// GPU: %[[G:.*]] = nvgpu.device_async_create_group
-// GPU-NEXT: nvgpu.device_async_wait %[[G]] {numGroups = 1 : i32}
+// GPU: nvvm.cp.async.commit.group
+// GPU-NEXT: nvvm.cp.async.wait.group 1
 // GPU: linalg.matmul {dyncc.mma
 // GPU: }
-// GPU: %[[LAST:.*]] = nvgpu.device_async_create_group
-// GPU-NEXT: nvgpu.device_async_wait %[[LAST]] {numGroups = 0 : i32}
+// GPU: nvvm.cp.async.commit.group
+// GPU-NEXT: nvvm.cp.async.wait.group 0
 
 // CPU-LABEL: func.func @pipelined
 // CPU: memref.alloc() {alignment = 16 : i64} : memref<2x32x16xf16, #gpu.address_space<workgroup>>
@@ -46,7 +46,7 @@
 // CPU: scf.for
 // CPU: scf.if
 // CPU: vector.transfer_read
-// CPU-NOT: nvgpu
+// CPU-NOT: {{nvgpu|nvvm}}
 // CPU: linalg.matmul {dyncc.mma
 func.func @pipelined(%a: memref<?x?xf16>, %k: index, %b: memref<16x32xf16, #warp>,
                      %acc: memref<32x32xf32, #warp>) attributes {dyncc.tile_config = #config} {

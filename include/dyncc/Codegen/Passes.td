@@ -143,6 +143,7 @@ def PipelineKStepsPass : Pass<"dyncc-pipeline-k-steps", "mlir::func::FuncOp"> {
   let options = [Option<"target", "target", "std::string", "\"gpu\"",
                         "gpu or cpu">];
   let dependentDialects = ["::mlir::nvgpu::NVGPUDialect",
+                           "::mlir::NVVM::NVVMDialect",
                            "::mlir::scf::SCFDialect",
                            "::mlir::affine::AffineDialect",
                            "::mlir::memref::MemRefDialect",
