@@ -147,3 +147,21 @@ Interval getBounds(Value v, int depth) {
 }
 
 } // namespace dyncc
+
+mlir::FrozenRewritePatternSet
+dyncc::getAllCanonicalizationPatterns(mlir::MLIRContext *ctx) {
+  mlir::RewritePatternSet patterns(ctx);
+  for (mlir::Dialect *dialect : ctx->getLoadedDialects())
+    dialect->getCanonicalizationPatterns(patterns);
+  for (mlir::RegisteredOperationName op : ctx->getRegisteredOperations())
+    op.getCanonicalizationPatterns(patterns, ctx);
+  return mlir::FrozenRewritePatternSet(std::move(patterns));
+}
+
+mlir::LogicalResult dyncc::verifyTargetOption(mlir::Operation *op,
+                                              llvm::StringRef target) {
+  if (target == "gpu" || target == "cpu")
+    return mlir::success();
+  return op->emitError("unknown target '")
+         << target << "', expected gpu or cpu";
+}

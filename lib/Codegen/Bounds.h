@@ -15,7 +15,9 @@
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/PatternMatch.h"
 #include "mlir/IR/Value.h"
+#include "mlir/Rewrite/FrozenRewritePatternSet.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -65,6 +67,16 @@ int64_t getElementBytes(mlir::Type type);
 /// states no upper bound for an affine.max, whose bound is the largest of
 /// its results' bounds; tiled pads clamp their windows with them).
 Interval getBounds(mlir::Value v, int depth = 0);
+
+/// Every canonicalization pattern of the loaded dialects and registered
+/// ops, for passes that canonicalize parts of a kernel as they go (gather
+/// once, in `initialize`).
+mlir::FrozenRewritePatternSet
+getAllCanonicalizationPatterns(mlir::MLIRContext *ctx);
+
+/// Checks a pass's `target` option (`gpu` or `cpu`), reporting on `op`.
+mlir::LogicalResult verifyTargetOption(mlir::Operation *op,
+                                       llvm::StringRef target);
 
 } // namespace dyncc
 

@@ -470,11 +470,8 @@ struct MapForallToGrid final
   using Base::Base;
 
   void runOnOperation() override {
-    if (target != "gpu" && target != "cpu") {
-      getOperation().emitError("unknown target '")
-          << target << "', expected gpu or cpu";
+    if (failed(dyncc::verifyTargetOption(getOperation(), target)))
       return signalPassFailure();
-    }
     ModuleOp module = getOperation();
     SmallVector<func::FuncOp> kernels;
     for (auto func : module.getOps<func::FuncOp>())

@@ -38,7 +38,6 @@
 #include "dyncc/Codegen/Passes.h"
 #include "dyncc/Tiling/TileConfig.h"
 
-#include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/IR/IRMapping.h"
@@ -255,11 +254,8 @@ struct PipelineKSteps final
   using Base::Base;
 
   void runOnOperation() override {
-    if (target != "gpu" && target != "cpu") {
-      getOperation().emitError("unknown target '")
-          << target << "', expected gpu or cpu";
+    if (failed(dyncc::verifyTargetOption(getOperation(), target)))
       return signalPassFailure();
-    }
     func::FuncOp func = getOperation();
     auto attr =
         func->getAttrOfType<DictionaryAttr>(dyncc::TileConfig::getAttrName());

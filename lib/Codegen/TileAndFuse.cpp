@@ -1000,12 +1000,12 @@ static bool isMultipleOf(Value v, int64_t n, unsigned depth) {
   return false;
 }
 
-/// True if `tensor` is a kernel argument (global memory), or slices of one
-/// (unit strides, no dimension dropped), in which every vector of `n`
-/// elements along the innermost dimension starting at a multiple of `n` is
-/// aligned to its size: the argument's innermost extent and every slice's
-/// innermost offset are multiples of `n` (the run-time's buffers are
-/// 16-byte aligned).
+/// True if `tensor` is a kernel argument (global memory), or a view of one
+/// (unit-stride slices and reshapes that keep its innermost dimension), in
+/// which every vector of `n` elements along the innermost dimension
+/// starting at a multiple of `n` is aligned to its size: the argument's
+/// innermost extent and every slice's innermost offset are multiples of
+/// `n` (the run-time's buffers are 16-byte aligned).
 static bool isAlignedArgumentSlice(Value tensor, int64_t n,
                                    const ClampFacts &known) {
   // The innermost dimension keeps its extent through the views: slices
@@ -1357,8 +1357,9 @@ static SmallVector<int64_t> getWarpSizes(const TileConfig &config,
 /// pad per thread), so each warp's product is static and unmasked: rows
 /// and columns past the problem's are zeros, computed and never stored.
 /// The result the epilogue reads is the block's part of the accumulator.
-/// Returns false, changing nothing, where the GEMM does not qualify: a 2-D
-/// product of f16 operands indexed by plain loop dimensions, accumulating in
+/// Returns false, changing nothing, where the GEMM does not qualify: a
+/// product over M, N and K (after batch loops of one iteration, which it
+/// drops) of f16 operands indexed by plain loop dimensions, accumulating in
 /// f32 from a fill, output loops first in order, one reduction loop, a tile
 /// that is the config's block tile, and room in `budget` for the
 /// accumulator and the config's stages of one k-step of both operands.
@@ -1450,23 +1451,13 @@ static bool padForTensorCores(RewriterBase &rewriter, Operation *blockLoop,
     auto type = cast<RankedTensorType>(value.getType());
     AffineMap map = op.getMatchingIndexingMap(input);
     // Without the unit batch dimensions (a rank-reducing slice).
-    SmallVector<OpFoldResult> offsets, sliceSizes, strides;
-    SmallVector<int64_t> kept;
-    for (int64_t d = 0; d < type.getRank(); ++d) {
-      auto dim = cast<AffineDimExpr>(map.getResult(d));
-      offsets.push_back(rewriter.getIndexAttr(0));
-      strides.push_back(rewriter.getIndexAttr(1));
-      sliceSizes.push_back(tensor::getMixedSize(rewriter, loc, value, d));
-      if (dim.getPosition() >= units)
-        kept.push_back(d);
-    }
-    if (static_cast<int64_t>(kept.size()) != type.getRank()) {
-      SmallVector<int64_t> keptShape;
-      for (int64_t d : kept)
+    SmallVector<int64_t> keptShape;
+    for (int64_t d = 0; d < type.getRank(); ++d)
+      if (cast<AffineDimExpr>(map.getResult(d)).getPosition() >= units)
         keptShape.push_back(type.getDimSize(d));
-      value = tensor::ExtractSliceOp::create(
-          rewriter, loc, RankedTensorType::get(keptShape, a), value, offsets,
-          sliceSizes, strides);
+    if (static_cast<int64_t>(keptShape.size()) != type.getRank()) {
+      value = tensor::createCanonicalRankReducingExtractSliceOp(
+          rewriter, loc, value, RankedTensorType::get(keptShape, a));
       type = cast<RankedTensorType>(value.getType());
     }
     AffineMap reduced = dropUnits(map);
@@ -1743,12 +1734,7 @@ struct TileAndFuse final : ::dyncc::impl::TileAndFusePassBase<TileAndFuse> {
   FrozenRewritePatternSet canonicalization;
 
   LogicalResult initialize(MLIRContext *ctx) override {
-    RewritePatternSet patterns(ctx);
-    for (Dialect *dialect : ctx->getLoadedDialects())
-      dialect->getCanonicalizationPatterns(patterns);
-    for (RegisteredOperationName op : ctx->getRegisteredOperations())
-      op.getCanonicalizationPatterns(patterns, ctx);
-    canonicalization = FrozenRewritePatternSet(std::move(patterns));
+    canonicalization = dyncc::getAllCanonicalizationPatterns(ctx);
     return success();
   }
 

@@ -271,12 +271,7 @@ struct VectorizeMma final : ::dyncc::impl::VectorizeMmaPassBase<VectorizeMma> {
   FrozenRewritePatternSet canonicalization;
 
   LogicalResult initialize(MLIRContext *ctx) override {
-    RewritePatternSet patterns(ctx);
-    for (Dialect *dialect : ctx->getLoadedDialects())
-      dialect->getCanonicalizationPatterns(patterns);
-    for (RegisteredOperationName op : ctx->getRegisteredOperations())
-      op.getCanonicalizationPatterns(patterns, ctx);
-    canonicalization = FrozenRewritePatternSet(std::move(patterns));
+    canonicalization = dyncc::getAllCanonicalizationPatterns(ctx);
     return success();
   }
 

@@ -345,20 +345,47 @@ MMA_CONFIGS = [None, "block 32x32 warp 16x16 thread 1x8 k 16 mma 16x8x16",
                "block 128x32 warp 32x32 thread 8x4 k 48 mma 16x8x16"]
 
 
+def _f16_gemm_model(tmp_path, x_lead, w_lead):
+    """Saves Y = Relu(X @ W + b) in f16, X [*x_lead, M, K], W [*w_lead, K, N],
+    b [N]; returns its path."""
+    H = TensorProto.FLOAT16
+    nodes = [helper.make_node("MatMul", ["X", "W"], ["P"]),
+             helper.make_node("Add", ["P", "b"], ["S"]),
+             helper.make_node("Relu", ["S"], ["Y"])]
+    model = _model(nodes, [_vi("X", H, x_lead + ["M", "K"]),
+                           _vi("W", H, w_lead + ["K", "N"]), _vi("b", H, ["N"])],
+                   [_vi("Y", H, x_lead + ["M", "N"])])
+    path = tmp_path / "gemm_f16.onnx"
+    onnx.save(model, str(path))
+    return path
+
+
+def _check_f16_gemm(session, shapes, x_batch, w_batch, label):
+    """Runs the model of _f16_gemm_model at each (M, K, N) of `shapes`, with
+    leading batch sizes `x_batch` and `w_batch`, on random data, against
+    numpy in f32 (rtol 1e-2); the output must not be zero everywhere."""
+    nonzero = False
+    for m, k, n in shapes:
+        rng = np.random.default_rng(m * 1000 + k * 10 + n)
+        x = rng.uniform(-1, 1, x_batch + [m, k]).astype(np.float16)
+        w = rng.uniform(-1, 1, w_batch + [k, n]).astype(np.float16)
+        b = rng.uniform(-1, 1, (n,)).astype(np.float16)
+        got = session.run({"X": x, "W": w, "b": b})["Y"].astype(np.float32)
+        want = np.maximum(x.astype(np.float32) @ w.astype(np.float32)
+                          + b.astype(np.float32), 0)
+        nonzero |= bool(np.abs(want).max() > 0)
+        np.testing.assert_allclose(
+            got, want, rtol=1e-2, atol=1e-2 * max(1.0, float(np.abs(want).max())),
+            err_msg=f"[{label}] at M={m} K={k} N={n}")
+    assert nonzero, "the output is zero at every shape"
+
+
 @pytest.mark.parametrize("batched", [False, True], ids=["gemm", "batched"])
 @pytest.mark.parametrize("config", MMA_CONFIGS,
                          ids=[f"v{i}" if c else "default" for i, c in enumerate(MMA_CONFIGS)])
 def test_tensor_core_variant_matches_reference(tmp_path, config, batched):
-    H = TensorProto.FLOAT16
     lead = ["B"] if batched else []
-    nodes = [helper.make_node("MatMul", ["X", "W"], ["P"]),
-             helper.make_node("Add", ["P", "b"], ["S"]),
-             helper.make_node("Relu", ["S"], ["Y"])]
-    model = _model(nodes, [_vi("X", H, lead + ["M", "K"]),
-                           _vi("W", H, lead + ["K", "N"]), _vi("b", H, ["N"])],
-                   [_vi("Y", H, lead + ["M", "N"])])
-    path = tmp_path / "gemm_f16.onnx"
-    onnx.save(model, str(path))
+    path = _f16_gemm_model(tmp_path, lead, lead)
     dims = {"M": (1, 512), "K": (1, 512), "N": (1, 512)}
     if batched:
         dims["B"] = (1, 8)
@@ -381,22 +408,8 @@ def test_tensor_core_variant_matches_reference(tmp_path, config, batched):
     shapes = [(1, 1, 1), (2, 3, 5), (7, 13, 11), (31, 16, 63), (32, 17, 64),
               (33, 15, 65), (1, 100, 3), (64, 64, 129), (97, 31, 1),
               (5, 257, 17), (65, 7, 127), (129, 48, 33)]
-    nonzero = False
-    for m, k, n in shapes:
-        rng = np.random.default_rng(m * 1000 + k * 10 + n)
-        shape_x = ([3] if batched else []) + [m, k]
-        shape_w = ([3] if batched else []) + [k, n]
-        x = rng.uniform(-1, 1, shape_x).astype(np.float16)
-        w = rng.uniform(-1, 1, shape_w).astype(np.float16)
-        b = rng.uniform(-1, 1, (n,)).astype(np.float16)
-        got = session.run({"X": x, "W": w, "b": b})["Y"].astype(np.float32)
-        want = np.maximum(x.astype(np.float32) @ w.astype(np.float32)
-                          + b.astype(np.float32), 0)
-        nonzero |= bool(np.abs(want).max() > 0)
-        np.testing.assert_allclose(
-            got, want, rtol=1e-2, atol=1e-2 * max(1.0, float(np.abs(want).max())),
-            err_msg=f"[{config or 'default'}] at M={m} K={k} N={n}")
-    assert nonzero, "the output is zero at every shape"
+    batch = [3] if batched else []
+    _check_f16_gemm(session, shapes, batch, batch, config or "default")
 
 
 # Pipelined tensor-core variants: stages, vector widths (16, 8 and 4 bytes
@@ -424,14 +437,7 @@ def test_pipelined_tensor_core_variant_matches_reference(tmp_path, config, divis
     the chunk, the k-step and the block tile) against numpy. With `lead`,
     X is [B, M, K] and W [K, N] (a transformer's projection: a batch of one
     per block, read through the reshapes of X)."""
-    H = TensorProto.FLOAT16
-    nodes = [helper.make_node("MatMul", ["X", "W"], ["P"]),
-             helper.make_node("Add", ["P", "b"], ["S"]),
-             helper.make_node("Relu", ["S"], ["Y"])]
-    model = _model(nodes, [_vi("X", H, lead + ["M", "K"]), _vi("W", H, ["K", "N"]),
-                           _vi("b", H, ["N"])], [_vi("Y", H, lead + ["M", "N"])])
-    path = tmp_path / "gemm_f16.onnx"
-    onnx.save(model, str(path))
+    path = _f16_gemm_model(tmp_path, lead, [])
     dims = {"M": (1, 512), "K": (divisor, 512, divisor), "N": (divisor, 512, divisor)}
     if lead:
         dims["B"] = (1, 4)
@@ -454,21 +460,8 @@ def test_pipelined_tensor_core_variant_matches_reference(tmp_path, config, divis
               (33, 40, 72), (64, 64, 128), (97, 104, 8), (65, 48 + d, 136),
               (129, 96 - d, 64 + d), (5, 256 + d, 16 * d + d), (1, 512, 512),
               (131, 8 * d, 2 * d)]
-    nonzero = False
-    for m, k, n in shapes:
-        assert k % d == 0 and n % d == 0
-        rng = np.random.default_rng(m * 1000 + k * 10 + n)
-        x = rng.uniform(-1, 1, ([3] if lead else []) + [m, k]).astype(np.float16)
-        w = rng.uniform(-1, 1, (k, n)).astype(np.float16)
-        b = rng.uniform(-1, 1, (n,)).astype(np.float16)
-        got = session.run({"X": x, "W": w, "b": b})["Y"].astype(np.float32)
-        want = np.maximum(x.astype(np.float32) @ w.astype(np.float32)
-                          + b.astype(np.float32), 0)
-        nonzero |= bool(np.abs(want).max() > 0)
-        np.testing.assert_allclose(
-            got, want, rtol=1e-2, atol=1e-2 * max(1.0, float(np.abs(want).max())),
-            err_msg=f"[{config or 'default'}] at M={m} K={k} N={n}")
-    assert nonzero, "the output is zero at every shape"
+    assert all(k % d == 0 and n % d == 0 for _, k, n in shapes)
+    _check_f16_gemm(session, shapes, [3] if lead else [], [], config or "default")
 
 
 def test_half_conversions_are_exact(tmp_path):
