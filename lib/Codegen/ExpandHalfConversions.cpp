@@ -117,8 +117,9 @@ struct ExpandTruncF final : OpRewritePattern<arith::TruncFOp> {
         k.sub(arith::BitcastOp::create(rewriter, loc, i32, sum), k.c32(magic));
     // Normal: rebias, round the 13 dropped bits to nearest even.
     Value odd = k.bitAnd(k.shr(a, 13), k.c32(1));
-    Value normal =
-        k.shr(k.add(k.add(a, k.c32(((15 - 127) << 23) + 0xfff)), odd), 13);
+    Value normal = k.shr(
+        k.add(k.add(a, k.c32((15 - 127) * (int64_t{1} << 23) + 0xfff)), odd),
+        13);
     Value h = k.select(k.cmp(P::ult, a, k.c32(113 << 23)), subnormal, normal);
     h = k.select(k.cmp(P::uge, a, k.c32((127 + 16) << 23)), special, h);
     h = k.bitOr(h, sign);

@@ -314,10 +314,13 @@ public:
     if (gpu) {
       // Threads along a block dimension this forall does not distribute
       // over would repeat its work (and race on accumulators): only the
-      // first of them runs it.
+      // first of them runs it. Dimensions an enclosing or nested thread
+      // forall distributes over are not repeats: a row forall over y holds
+      // the lanes' foralls over x (a warp per row).
       Value first;
+      SmallVector<uint64_t> nested = relatedThreadDims.lookup(forall);
       for (uint64_t id = 0; id < 3; ++id) {
-        if (llvm::is_contained(ids, id))
+        if (llvm::is_contained(ids, id) || llvm::is_contained(nested, id))
           continue;
         Value tid = gpu::ThreadIdOp::create(rewriter, loc,
                                             static_cast<gpu::Dimension>(id));
@@ -437,6 +440,24 @@ public:
   LogicalResult mapFunction(Operation *funcOp) {
     SmallVector<scf::ForallOp> foralls;
     funcOp->walk([&](scf::ForallOp forall) { foralls.push_back(forall); });
+    // The thread dimensions of the thread foralls enclosing or nested in
+    // each thread forall, gathered before any is mapped.
+    relatedThreadDims.clear();
+    for (scf::ForallOp forall : foralls) {
+      auto mapping = getMapping(forall);
+      if (failed(mapping) || mapping->first != Level::Thread)
+        continue;
+      for (auto parent = forall->getParentOfType<scf::ForallOp>(); parent;
+           parent = parent->getParentOfType<scf::ForallOp>()) {
+        auto outer = getMapping(parent);
+        if (failed(outer) || outer->first != Level::Thread)
+          continue;
+        relatedThreadDims[parent].append(mapping->second.begin(),
+                                         mapping->second.end());
+        relatedThreadDims[forall].append(outer->second.begin(),
+                                         outer->second.end());
+      }
+    }
     // Innermost first: thread foralls sit inside block foralls.
     for (scf::ForallOp forall : llvm::reverse(foralls)) {
       if (forall.getNumResults() != 0)
@@ -463,6 +484,9 @@ public:
 private:
   RewriterBase &rewriter;
   bool gpu;
+  /// Per thread forall, the dimensions of the thread foralls enclosing it
+  /// or nested in it.
+  DenseMap<Operation *, SmallVector<uint64_t>> relatedThreadDims;
 };
 
 struct MapForallToGrid final

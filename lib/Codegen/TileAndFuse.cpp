@@ -31,6 +31,8 @@
 #include "dyncc/Support/DimExpr.h"
 #include "dyncc/Tiling/TileConfig.h"
 
+#include "mlir/Analysis/SliceAnalysis.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
@@ -654,7 +656,10 @@ struct ClampFacts {
   const FrozenRewritePatternSet &canonicalization;
 };
 
-/// Replaces the clamp `min(step, ub - iv)` of a tile loop from 0 to `ub` by
+static bool isMultipleOf(Value v, int64_t n, unsigned depth);
+
+/// Replaces the clamp `min(step, ub - iv)` of a tile loop to `ub` (whose
+/// induction variable is a multiple of `step`: from 0, or a lane's start) by
 /// `step` where `ub` is known to be a multiple of `step`: every tile is then
 /// full, its sizes become static, and the masked tail code disappears.
 /// Returns true if any clamp was replaced.
@@ -680,30 +685,27 @@ static bool dropDivisibleClamps(RewriterBase &rewriter, Operation *scope,
       if (!step || step.getValue() <= 0)
         continue;
       for (unsigned iv = 0; iv < operands.size() && !replaced; ++iv) {
-        // A loop induction variable from 0 in steps of `step`.
+        // A loop induction variable in steps of `step`.
         auto arg = dyn_cast<BlockArgument>(operands[iv]);
         if (!arg)
           continue;
         Operation *loop = arg.getOwner()->getParentOp();
-        std::optional<OpFoldResult> lb, st, ub;
+        std::optional<OpFoldResult> ub;
         if (auto forall = dyn_cast<scf::ForallOp>(loop)) {
           unsigned pos = arg.getArgNumber();
           if (pos >= forall.getRank())
             continue;
-          lb = forall.getMixedLowerBound()[pos];
-          st = forall.getMixedStep()[pos];
           ub = forall.getMixedUpperBound()[pos];
         } else if (auto forOp = dyn_cast<scf::ForOp>(loop)) {
           if (arg != forOp.getInductionVar())
             continue;
-          lb = forOp.getLowerBound();
-          st = forOp.getStep();
           ub = forOp.getUpperBound();
         } else {
           continue;
         }
-        if (getConstantIntValue(*lb) != 0 ||
-            getConstantIntValue(*st) != step.getValue())
+        // Every iv is then a multiple of `step` below `ub`, a multiple
+        // too: the tile at iv is whole.
+        if (!isMultipleOf(Value(arg), step.getValue(), 0))
           continue;
         FailureOr<DimExpr> ubExpr = getExtentExpr(*ub, known.entry);
         if (failed(ubExpr) ||
@@ -946,8 +948,6 @@ static int64_t estimateSharedBytes(RewriterBase &rewriter, Operation *blockLoop,
 /// True if `v` is provably a multiple of `n`: a constant, a loop induction
 /// variable whose lower bound and step are, an affine.apply whose result is
 /// for every value of its operands that are, or a sum or product of such.
-static bool isMultipleOf(Value v, int64_t n, unsigned depth = 0);
-
 static bool isMultipleOf(OpFoldResult ofr, int64_t n, unsigned depth = 0) {
   if (std::optional<int64_t> c = getConstantIntValue(ofr))
     return *c % n == 0;
@@ -1727,6 +1727,382 @@ static LogicalResult tileGemmBlock(RewriterBase &rewriter,
   return success();
 }
 
+//===----------------------------------------------------------------------===//
+// Row reductions: a warp or a block per row
+//===----------------------------------------------------------------------===//
+
+/// The op of a single-result reduction's body that folds each element into
+/// the accumulator, if it is one op with a neutral element (add, mul, max,
+/// min, and, or, xor); null otherwise.
+static Operation *getCombiner(linalg::GenericOp op) {
+  if (op.getNumDpsInits() != 1 || op->getNumResults() != 1)
+    return nullptr;
+  SmallVector<Operation *, 4> combiners;
+  if (!matchReduction(op.getRegionOutputArgs(), 0, combiners) ||
+      combiners.size() != 1 || !arith::getNeutralElement(combiners[0]))
+    return nullptr;
+  return combiners[0];
+}
+
+/// The map of `n` loops to the first `n - 1`: a row reduction's result, or
+/// one value per row read by an op whose last loop walks the row.
+static AffineMap getRowsMap(unsigned n, MLIRContext *ctx) {
+  SmallVector<AffineExpr> dims;
+  for (unsigned i = 0; i + 1 < n; ++i)
+    dims.push_back(getAffineDimExpr(i, ctx));
+  return AffineMap::get(n, 0, dims, ctx);
+}
+
+/// True if `op` reduces along rows: a generic whose only reduction loop is
+/// its last, writing the other loops in order, with a combiner.
+static bool isRowReduction(Operation *op) {
+  auto generic = dyn_cast<linalg::GenericOp>(op);
+  if (!generic || !getCombiner(generic))
+    return false;
+  SmallVector<utils::IteratorType> iterators = generic.getIteratorTypesArray();
+  unsigned n = iterators.size();
+  if (n < 2 || iterators.back() != utils::IteratorType::reduction ||
+      llvm::count(iterators, utils::IteratorType::reduction) != 1)
+    return false;
+  return generic.getMatchingIndexingMap(generic.getDpsInitOperand(0)) ==
+         getRowsMap(n, op->getContext());
+}
+
+/// True if `v` is computed from a linalg op of the kernel (an intermediate),
+/// not only from its arguments and constants.
+static bool dependsOnLinalg(Value v, unsigned depth = 0) {
+  Operation *def = v.getDefiningOp();
+  if (!def || depth > 16)
+    return def != nullptr;
+  if (isa<linalg::LinalgOp>(def))
+    return true;
+  return llvm::any_of(def->getOperands(), [&](Value operand) {
+    return dependsOnLinalg(operand, depth + 1);
+  });
+}
+
+/// True if `root`'s kernel can take a warp or a block per row, setting
+/// `rowRank` to the number of `root`'s loops that are rows: the kernel has
+/// reductions, every one along rows (isRowReduction), and every value passed
+/// from one op of the kernel to another keeps rows as rows (read whole by an
+/// op of the same loops, or as one value per row by an op whose last loop
+/// walks the row), so that tiled to single rows each reduction makes one
+/// value. The reductions have as many loops as `root`, which is one of them,
+/// whose accumulator starts at its combiner's neutral element, or an op of
+/// parallel loops only.
+static bool isRowReductionKernel(func::FuncOp func, Operation *root,
+                                 int64_t &rowRank) {
+  auto rootOp = dyn_cast<linalg::LinalgOp>(root);
+  if (!rootOp)
+    return false;
+  bool any = false;
+  for (Operation &op : func.getBody().front()) {
+    auto linalgOp = dyn_cast<linalg::LinalgOp>(&op);
+    if (!linalgOp || isa<linalg::FillOp>(op))
+      continue;
+    bool reduces = hasReductionLoops(&op);
+    // The reductions walk the root's loops: an epilogue on the reduced
+    // shape (a mean's division) as the root keeps the tile levels.
+    if (reduces && (!isRowReduction(&op) ||
+                    linalgOp.getNumLoops() != rootOp.getNumLoops()))
+      return false;
+    any |= reduces;
+    unsigned n = linalgOp.getNumLoops();
+    AffineMap identity = AffineMap::getMultiDimIdentityMap(n, op.getContext());
+    AffineMap rows = getRowsMap(n, op.getContext());
+    for (OpOperand &operand : op.getOpOperands()) {
+      if (!dependsOnLinalg(operand.get()))
+        continue;
+      Operation *def = operand.get().getDefiningOp();
+      if (!isa<linalg::LinalgOp>(def))
+        return false;
+      if (isa<linalg::FillOp>(def) && linalgOp.isDpsInit(&operand))
+        continue;
+      AffineMap map = linalgOp.getMatchingIndexingMap(&operand);
+      if (map != identity && map != rows)
+        return false;
+    }
+  }
+  if (!any)
+    return false;
+  int64_t parallel = getParallelRank(root);
+  if (hasReductionLoops(root)) {
+    // Its lanes' partials are merged with nothing else.
+    auto fill =
+        rootOp.getDpsInitOperand(0)->get().getDefiningOp<linalg::FillOp>();
+    Operation *combiner = getCombiner(cast<linalg::GenericOp>(root));
+    std::optional<TypedAttr> neutral = arith::getNeutralElement(combiner);
+    Attribute value;
+    if (!fill || !neutral ||
+        !matchPattern(fill.getInputs()[0], m_Constant(&value)) ||
+        value != *neutral)
+      return false;
+    rowRank = parallel;
+  } else {
+    if (parallel != static_cast<int64_t>(rootOp.getNumLoops()))
+      return false;
+    rowRank = parallel - 1;
+  }
+  return rowRank >= 1;
+}
+
+/// The fusion control of the lane level: producers are fused per tile
+/// unless they reduce (a row's reductions are computed once per row, at the
+/// row level) or the tile reads their whole result (one value per row,
+/// computed once before the lanes' loops).
+static std::optional<scf::SCFTileAndFuseOptions::ControlFnResult>
+fuseIntoLanes(tensor::ExtractSliceOp slice, OpResult producer,
+              bool isDestination, bool fuseDestinations) {
+  if (isDestination && !fuseDestinations)
+    return std::nullopt;
+  if (hasReductionLoops(producer.getOwner()))
+    return std::nullopt;
+  if (slice.getSourceType().hasStaticShape() &&
+      slice.getSourceType() == slice.getResultType())
+    return std::nullopt;
+  return scf::SCFTileAndFuseOptions::ControlFnResult{};
+}
+
+/// Splits `reduction`, a row reduction tiled to one row (a result of 1s),
+/// over `lanes` threads along x: a forall over the lanes, each folding the
+/// row's tiles of `tile` elements l, l + lanes, ... into its own accumulator
+/// (an `scf.for` from l * tile in steps of lanes * tile, producers fused per
+/// step), then a `dyncc.lane_merge` generic folding the lanes' partials into
+/// the reduction's accumulator. On the CPU the lanes are a loop and the
+/// merge reads their partials; on the GPU, dyncc-shuffle-lane-merges turns
+/// the merge into warp shuffles. A reduction that is a kernel root (`root`)
+/// merges into a private accumulator, and lane 0 (a forall of one iteration)
+/// writes it to the output.
+static LogicalResult splitOverLanes(RewriterBase &rewriter,
+                                    linalg::GenericOp reduction, int64_t lanes,
+                                    int64_t tile, bool root) {
+  MLIRContext *ctx = rewriter.getContext();
+  Location loc = reduction.getLoc();
+  auto type = cast<RankedTensorType>(reduction->getResult(0).getType());
+  if (!type.hasStaticShape() ||
+      llvm::any_of(type.getShape(), [](int64_t d) { return d != 1; }))
+    return reduction.emitOpError(
+        "is not one row after tiling to rows; cannot split it over lanes");
+  Operation *combiner = getCombiner(reduction);
+  Type elementType = type.getElementType();
+  auto laneMapping = rewriter.getArrayAttr(
+      {gpu::GPUThreadMappingAttr::get(ctx, gpu::MappingId::DimX)});
+
+  rewriter.setInsertionPoint(reduction);
+  Value neutral = arith::ConstantOp::create(
+      rewriter, loc, *arith::getNeutralElement(combiner));
+  SmallVector<int64_t> partsShape{lanes};
+  partsShape.append(type.getShape().begin(), type.getShape().end());
+  Value parts = tensor::EmptyOp::create(rewriter, loc, partsShape, elementType);
+  auto forall = scf::ForallOp::create(
+      rewriter, loc, ArrayRef<OpFoldResult>{rewriter.getIndexAttr(lanes)},
+      ValueRange{parts}, laneMapping);
+  Operation *partial;
+  {
+    OpBuilder::InsertionGuard guard(rewriter);
+    rewriter.setInsertionPoint(forall.getTerminator());
+    Value empty =
+        tensor::EmptyOp::create(rewriter, loc, type.getShape(), elementType);
+    Value init =
+        linalg::FillOp::create(rewriter, loc, neutral, empty).getResult(0);
+    partial = rewriter.clone(*reduction);
+    partial->setOperand(reduction.getDpsInitOperand(0)->getOperandNumber(),
+                        init);
+    int64_t rank = partsShape.size();
+    SmallVector<OpFoldResult> offsets(rank, rewriter.getIndexAttr(0));
+    offsets[0] = forall.getInductionVar(0);
+    SmallVector<OpFoldResult> ones(rank, rewriter.getIndexAttr(1));
+    rewriter.setInsertionPointToStart(forall.getTerminator().getBody());
+    tensor::ParallelInsertSliceOp::create(rewriter, loc, partial->getResult(0),
+                                          forall.getRegionIterArgs()[0],
+                                          offsets, ones, ones);
+  }
+
+  // The merge: the lanes' partials folded into the accumulator.
+  Value accumulator = reduction.getDpsInitOperand(0)->get();
+  Value output;
+  if (root) {
+    // The accumulator is the output's tile filled with the neutral element
+    // (isRowReductionKernel): merge into a private one instead.
+    auto fill = accumulator.getDefiningOp<linalg::FillOp>();
+    if (!fill)
+      return reduction.emitOpError(
+          "is a root whose accumulator is not a fill after tiling to rows");
+    output = fill.getOutputs()[0];
+    Value empty =
+        tensor::EmptyOp::create(rewriter, loc, type.getShape(), elementType);
+    accumulator =
+        linalg::FillOp::create(rewriter, loc, neutral, empty).getResult(0);
+  }
+  int64_t rank = type.getRank();
+  SmallVector<AffineExpr> partsExprs{getAffineDimExpr(rank, ctx)};
+  for (int64_t i = 0; i < rank; ++i)
+    partsExprs.push_back(getAffineDimExpr(i, ctx));
+  SmallVector<AffineMap> maps{AffineMap::get(rank + 1, 0, partsExprs, ctx),
+                              getRowsMap(rank + 1, ctx)};
+  SmallVector<utils::IteratorType> iterators(rank,
+                                             utils::IteratorType::parallel);
+  iterators.push_back(utils::IteratorType::reduction);
+  Value acc = reduction.getRegionOutputArgs()[0];
+  auto merge = linalg::GenericOp::create(
+      rewriter, loc, type, ValueRange{forall.getResult(0)},
+      ValueRange{accumulator}, maps, iterators,
+      [&](OpBuilder &b, Location nested, ValueRange args) {
+        IRMapping map;
+        for (Value operand : combiner->getOperands())
+          map.map(operand, operand == acc ? args[1] : args[0]);
+        Operation *combined = b.clone(*combiner, map);
+        linalg::YieldOp::create(b, nested, combined->getResult(0));
+      });
+  merge->setAttr("dyncc.lane_merge", rewriter.getUnitAttr());
+  Value result = merge.getResult(0);
+  if (root) {
+    // Lane 0 writes the row's value.
+    auto write = scf::ForallOp::create(
+        rewriter, loc, ArrayRef<OpFoldResult>{rewriter.getIndexAttr(1)},
+        ValueRange{output}, laneMapping);
+    OpBuilder::InsertionGuard guard(rewriter);
+    rewriter.setInsertionPointToStart(write.getTerminator().getBody());
+    SmallVector<OpFoldResult> zeros(rank, rewriter.getIndexAttr(0));
+    SmallVector<OpFoldResult> ones(rank, rewriter.getIndexAttr(1));
+    tensor::ParallelInsertSliceOp::create(
+        rewriter, loc, result, write.getRegionIterArgs()[0], zeros, ones, ones);
+    result = write.getResult(0);
+  }
+  Operation *oldInit = reduction.getDpsInitOperand(0)->get().getDefiningOp();
+  rewriter.replaceOp(reduction, result);
+  if (root && oldInit && oldInit->use_empty())
+    rewriter.eraseOp(oldInit);
+
+  // Each lane's tiles: the row in steps of `tile`, from lane * tile in
+  // steps of lanes * tile, producers fused per step.
+  SmallVector<int64_t> sizes(rank, 0);
+  sizes.push_back(tile);
+  scf::SCFTilingOptions tiling;
+  tiling.setTileSizes(getAsIndexOpFoldResult(ctx, sizes));
+  tiling.setLoopType(scf::SCFTilingOptions::LoopType::ForOp);
+  scf::SCFTileAndFuseOptions options;
+  options.setTilingOptions(tiling);
+  options.setFusionControlFn(
+      [](tensor::ExtractSliceOp slice, OpResult producer, bool isDestination) {
+        return fuseIntoLanes(slice, producer, isDestination,
+                             /*fuseDestinations=*/false);
+      });
+  FailureOr<Operation *> tiled =
+      tileAndFuse(rewriter, cast<TilingInterface>(partial), options,
+                  "could not be tiled over its lanes' steps");
+  if (failed(tiled))
+    return failure();
+  auto loop = (*tiled)->getParentOfType<scf::ForOp>();
+  if (!loop || loop->getParentOp() != forall)
+    return reduction.emitOpError("lost its lanes' loop in tiling");
+  rewriter.setInsertionPoint(loop);
+  Value start = affine::AffineApplyOp::create(
+      rewriter, loc, AffineMap::get(1, 0, getAffineDimExpr(0, ctx) * tile),
+      ValueRange{forall.getInductionVar(0)});
+  rewriter.modifyOpInPlace(loop, [&] {
+    loop.setLowerBound(start);
+    loop.setStep(arith::ConstantIndexOp::create(rewriter, loc, lanes * tile));
+  });
+  return success();
+}
+
+/// Tiles `root` of a row-reduction kernel (isRowReductionKernel, `rowRank`
+/// row loops) for a warp or a block per row, returning its block loop:
+///  - a block forall over the row loops by the config's outer block tile,
+///    each row whole;
+///  - a thread forall over single rows (y innermost, then z) where a block
+///    has more than one row along a loop: the warps of `reduce warp`;
+///  - in each row, the root (unless it is the reduction) tiled over the
+///    row's elements in a forall over x, the lanes, `thread` elements
+///    each, cyclically (lane l takes the tiles l, l + lanes, ...): the
+///    producers of those elements are fused per element, the row's
+///    reductions are not (they stay at the row level, computed once);
+///  - each reduction of the row split over the lanes (splitOverLanes).
+static FailureOr<Operation *>
+tileRows(RewriterBase &rewriter, TilingInterface root, const TileConfig &config,
+         int64_t rowRank, ArrayRef<int64_t> blockSizes) {
+  MLIRContext *ctx = rewriter.getContext();
+  bool rootReduces = hasReductionLoops(root);
+  FailureOr<TilingInterface> blockRoot =
+      tileLevel(rewriter, root, blockSizes, /*threads=*/false,
+                /*deferPads=*/false);
+  if (failed(blockRoot))
+    return failure();
+
+  // Single rows, over y and z.
+  SmallVector<int64_t> rowSizes;
+  SmallVector<Attribute> rowMapping;
+  for (int64_t i = 0; i < rowRank; ++i)
+    rowSizes.push_back(blockSizes[i] > 1 ? 1 : 0);
+  int64_t tiledRows = llvm::count(rowSizes, 1);
+  if (tiledRows > 2)
+    return root->emitOpError("has more than one row per block along ")
+           << tiledRows << " loops; a warp per row maps at most two (y, z)";
+  for (int64_t i = 0; i < tiledRows; ++i)
+    rowMapping.push_back(gpu::GPUThreadMappingAttr::get(
+        ctx, static_cast<gpu::MappingId>(tiledRows - i)));
+  TilingInterface rowRoot = *blockRoot;
+  if (tiledRows > 0) {
+    scf::SCFTilingOptions tiling;
+    SmallVector<int64_t> sizes(rowSizes);
+    sizes.resize(rowRoot.getLoopIteratorTypes().size(), 0);
+    tiling.setTileSizes(getAsIndexOpFoldResult(ctx, sizes));
+    tiling.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp);
+    tiling.setMapping(rowMapping);
+    scf::SCFTileAndFuseOptions options;
+    options.setTilingOptions(tiling);
+    FailureOr<Operation *> tiled = tileAndFuse(
+        rewriter, rowRoot, options, "could not be tiled to single rows");
+    if (failed(tiled))
+      return failure();
+    rowRoot = cast<TilingInterface>(*tiled);
+  }
+  Operation *rowScope = rowRoot->getParentOfType<scf::ForallOp>();
+  if (!rowScope)
+    return root->emitOpError("has no block loop after tiling to rows");
+  Operation *blockLoop = getBlockLoop(rowScope);
+  if (!blockLoop)
+    blockLoop = rowScope;
+
+  int64_t tile = config.threadTile.back();
+  int64_t lanes = config.blockTile.back() / tile;
+  if (!rootReduces) {
+    // The row's elements over the lanes.
+    SmallVector<int64_t> sizes(rowRank, 0);
+    sizes.push_back(tile);
+    scf::SCFTilingOptions tiling;
+    tiling.setTileSizes(getAsIndexOpFoldResult(ctx, sizes));
+    tiling.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp);
+    tiling.setMapping(
+        {gpu::GPUThreadMappingAttr::get(ctx, gpu::MappingId::DimX)});
+    scf::SCFTileAndFuseOptions options;
+    options.setTilingOptions(tiling);
+    options.setFusionControlFn([](tensor::ExtractSliceOp slice,
+                                  OpResult producer, bool isDestination) {
+      return fuseIntoLanes(slice, producer, isDestination,
+                           /*fuseDestinations=*/true);
+    });
+    if (failed(tileAndFuse(rewriter, rowRoot, options,
+                           "could not be tiled over the row's lanes")))
+      return failure();
+  }
+  SmallVector<linalg::GenericOp> reductions;
+  rowScope->walk([&](linalg::GenericOp op) {
+    if (hasReductionLoops(op) && !op->getParentOfType<scf::ForOp>())
+      reductions.push_back(op);
+  });
+  // Consumers first: a reduction's producers are fused into its lanes'
+  // steps before they are split themselves.
+  for (linalg::GenericOp reduction : llvm::reverse(reductions))
+    if (failed(
+            splitOverLanes(rewriter, reduction, lanes, tile,
+                           /*root=*/rootReduces && reduction.getOperation() ==
+                                                       rowRoot.getOperation())))
+      return failure();
+  return blockLoop;
+}
+
 struct TileAndFuse final : ::dyncc::impl::TileAndFusePassBase<TileAndFuse> {
   using Base::Base;
 
@@ -1777,7 +2153,21 @@ struct TileAndFuse final : ::dyncc::impl::TileAndFusePassBase<TileAndFuse> {
     for (Operation *op : order) {
       auto root = cast<TilingInterface>(op);
       int64_t rank = getParallelRank(op);
-      SmallVector<int64_t> blockSizes = alignSizes(config->blockTile, rank);
+      // A warp or a block per row, where the kernel's reductions are along
+      // rows: the block tile's last size is the lanes' step along the row,
+      // which is not split over blocks (block size 0: whole).
+      int64_t rowRank = 0;
+      bool rows = config->reduction != RowReduction::Thread &&
+                  isRowReductionKernel(func, op, rowRank);
+      SmallVector<int64_t> blockSizes;
+      if (rows) {
+        blockSizes =
+            alignSizes(ArrayRef(config->blockTile).drop_back(), rowRank);
+        if (!hasReductionLoops(op))
+          blockSizes.push_back(0);
+      } else {
+        blockSizes = alignSizes(config->blockTile, rank);
+      }
       SmallVector<int64_t> threadSizes = getThreadSizes(*config, rank);
 
       // The grid: ceil(extent / tile) per tiled loop, innermost first.
@@ -1786,6 +2176,8 @@ struct TileAndFuse final : ::dyncc::impl::TileAndFusePassBase<TileAndFuse> {
       SmallVector<DimExpr> counts;
       auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
       for (int64_t i = 0; i < rank; ++i) {
+        if (blockSizes[i] == 0)
+          continue;
         // An output loop's extent is a dimension of the destination.
         FailureOr<DimExpr> extent = failure();
         if (linalgOp && linalgOp.getNumDpsInits() > 0) {
@@ -1810,8 +2202,9 @@ struct TileAndFuse final : ::dyncc::impl::TileAndFusePassBase<TileAndFuse> {
         counts.push_back(DimExpr::ceilDiv(*extent, DimExpr(blockSizes[i])));
       }
       DimExpr axes[3] = {DimExpr(1), DimExpr(1), DimExpr(1)};
-      for (int64_t i = 0; i < rank; ++i) {
-        int64_t fromInner = rank - 1 - i;
+      int64_t tiled = counts.size();
+      for (int64_t i = 0; i < tiled; ++i) {
+        int64_t fromInner = tiled - 1 - i;
         if (fromInner < 2)
           axes[fromInner] = counts[i];
         else
@@ -1819,6 +2212,15 @@ struct TileAndFuse final : ::dyncc::impl::TileAndFusePassBase<TileAndFuse> {
       }
       for (int a = 0; a < 3; ++a)
         grid[a].insert(axes[a]);
+
+      if (rows) {
+        FailureOr<Operation *> blockLoop =
+            tileRows(rewriter, root, *config, rowRank, blockSizes);
+        if (failed(blockLoop))
+          return signalPassFailure();
+        dropDivisibleClamps(rewriter, *blockLoop, known);
+        continue;
+      }
 
       bool deferPads = config->kStep > 0;
       FailureOr<TilingInterface> blockRoot =

@@ -114,6 +114,7 @@ LogicalResult dyncc::buildGpuMappingPipeline(OpPassManager &pm) {
   PipelineKStepsPassOptions pipelining;
   pipelining.target = "gpu";
   pm.addNestedPass<func::FuncOp>(createPipelineKStepsPass(pipelining));
+  pm.addNestedPass<func::FuncOp>(createShuffleLaneMergesPass());
   pm.addPass(createMapForallToGridPass(options));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());

@@ -8,9 +8,30 @@
 #include "dyncc/Tiling/TileConfig.h"
 
 #include "mlir/IR/Builders.h"
+#include "llvm/ADT/StringSwitch.h"
 
 using namespace mlir;
 using namespace dyncc;
+
+StringRef dyncc::stringify(RowReduction reduction) {
+  switch (reduction) {
+  case RowReduction::Thread:
+    return "thread";
+  case RowReduction::Warp:
+    return "warp";
+  case RowReduction::Block:
+    return "block";
+  }
+  llvm_unreachable("unknown row reduction strategy");
+}
+
+std::optional<RowReduction> dyncc::symbolizeRowReduction(StringRef name) {
+  return llvm::StringSwitch<std::optional<RowReduction>>(name)
+      .Case("thread", RowReduction::Thread)
+      .Case("warp", RowReduction::Warp)
+      .Case("block", RowReduction::Block)
+      .Default(std::nullopt);
+}
 
 TileConfig TileConfig::getDefault(StringRef kind, int64_t rank,
                                   bool tensorCore) {
@@ -68,6 +89,18 @@ TileConfig TileConfig::getDefault(StringRef kind, int64_t rank,
       config.blockTile.push_back(block[i]);
       config.threadTile.push_back(thread[i]);
     }
+  } else if (kind == "reduce") {
+    // A warp per row, 4 rows per block (128 threads): each lane takes one
+    // element of the row in 32, so a warp's loads are 128 contiguous bytes.
+    // Kernels whose reductions are not along rows (column reductions) keep
+    // the tile levels with these tiles: 4x32 outputs, one per thread.
+    int64_t block[] = {4, 32}, thread[] = {1, 1};
+    for (int64_t i = std::max<int64_t>(0, 2 - rank); i < 2; ++i) {
+      config.blockTile.push_back(block[i]);
+      config.threadTile.push_back(thread[i]);
+    }
+    if (rank >= 1)
+      config.reduction = RowReduction::Warp;
   } else {
     // Elementwise and the rest: 4x128 per block, 1x4 per thread: 128
     // threads, each touching a 16-byte vector of f32.
@@ -153,6 +186,34 @@ std::string TileConfig::verify() const {
   if (stages > 1 && mma.empty())
     return "a pipeline of " + std::to_string(stages) +
            " stages needs an instruction tile (mma)";
+  if (reduction != RowReduction::Thread) {
+    if (!warpTile.empty() || !mma.empty())
+      return "a row reduction strategy takes no warp or instruction tile";
+    SmallVector<int64_t, 4> perDim = getThreadsPerDim();
+    int64_t lanes = perDim.empty() ? 1 : perDim.back();
+    for (size_t i = 0; i + 1 < threadTile.size(); ++i)
+      if (threadTile[i] != 1)
+        return "a row reduction strategy takes one row per thread (thread "
+               "tile 1 but along the row), dimension " +
+               std::to_string(i) + " has " + std::to_string(threadTile[i]);
+    if (llvm::count_if(ArrayRef(blockTile).drop_back(),
+                       [](int64_t b) { return b > 1; }) > 2)
+      return "'reduce warp' maps rows to y and z: more than one row per "
+             "block along at most two dimensions";
+    if (reduction == RowReduction::Warp && lanes != 32)
+      return "'reduce warp' needs 32 threads along the row (the innermost "
+             "block tile over the thread tile), got " +
+             std::to_string(lanes);
+    if (reduction == RowReduction::Block) {
+      if (lanes % 32 != 0)
+        return "'reduce block' needs a multiple of 32 threads along the row, "
+               "got " +
+               std::to_string(lanes);
+      if (threads != lanes)
+        return "'reduce block' takes one row per block (every block tile "
+               "size but the innermost a single thread)";
+    }
+  }
   return "";
 }
 
@@ -168,6 +229,9 @@ DictionaryAttr TileConfig::toAttr(MLIRContext *context) const {
     entries.push_back(b.getNamedAttr("mma", b.getDenseI64ArrayAttr(mma)));
   if (stages != 1)
     entries.push_back(b.getNamedAttr("stages", b.getI64IntegerAttr(stages)));
+  if (reduction != RowReduction::Thread)
+    entries.push_back(
+        b.getNamedAttr("reduce", b.getStringAttr(stringify(reduction))));
   return b.getDictionaryAttr(entries);
 }
 
@@ -190,6 +254,14 @@ FailureOr<TileConfig> TileConfig::fromAttr(DictionaryAttr attr) {
     config.mma.assign(mma.asArrayRef().begin(), mma.asArrayRef().end());
   if (auto stages = attr.getAs<IntegerAttr>("stages"))
     config.stages = stages.getInt();
+  if (Attribute reduce = attr.get("reduce")) {
+    auto name = dyn_cast<StringAttr>(reduce);
+    std::optional<RowReduction> reduction =
+        name ? symbolizeRowReduction(name.getValue()) : std::nullopt;
+    if (!reduction)
+      return failure();
+    config.reduction = *reduction;
+  }
   if (!config.verify().empty())
     return failure();
   return config;
@@ -210,6 +282,8 @@ std::string TileConfig::str() const {
     s += " mma " + join(mma);
   if (stages != 1)
     s += " stages " + std::to_string(stages);
+  if (reduction != RowReduction::Thread)
+    s += " reduce " + stringify(reduction).str();
   return s;
 }
 
@@ -230,7 +304,7 @@ std::optional<TileConfig> TileConfig::parse(StringRef text,
   };
   TileConfig config;
   bool sawBlock = false, sawThread = false, sawWarp = false, sawMma = false,
-       sawStages = false;
+       sawStages = false, sawReduce = false;
   for (size_t i = 0; i < words.size(); i += 2) {
     if (i + 1 == words.size()) {
       error = "'" + words[i].str() + "' has no value";
@@ -248,12 +322,21 @@ std::optional<TileConfig> TileConfig::parse(StringRef text,
       ok = sawMma = parseSizes(value, config.mma);
     } else if (key == "stages" && !sawStages) {
       ok = sawStages = !value.getAsInteger(10, config.stages);
+    } else if (key == "reduce" && !sawReduce) {
+      std::optional<RowReduction> reduction = symbolizeRowReduction(value);
+      if (!reduction) {
+        error = "unknown row reduction strategy '" + value.str() +
+                "' (expected thread, warp or block)";
+        return std::nullopt;
+      }
+      config.reduction = *reduction;
+      ok = sawReduce = true;
     } else if (key == "k") {
       ok = !value.getAsInteger(10, config.kStep);
     } else {
       error = "unexpected '" + key.str() +
               "' (expected 'block AxB [warp AxB] thread CxD [k N] "
-              "[mma MxNxK] [stages N]')";
+              "[mma MxNxK] [stages N] [reduce thread|warp|block]')";
       return std::nullopt;
     }
     if (!ok) {

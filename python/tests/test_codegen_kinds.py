@@ -195,6 +195,46 @@ def row_reduce_case():
     return model, shapes, feeds
 
 
+def row_root_case():
+    # Reductions over the last axis as the kernels' results (keepdims 0 and
+    # 1), and one with an epilogue on the reduced shape (ReduceMean: a sum,
+    # then a division), which keeps the tile levels.
+    axes = numpy_helper.from_array(np.array([-1], np.int64), "axes")
+    nodes = [helper.make_node("ReduceSum", ["X", "axes"], ["S"], keepdims=1),
+             helper.make_node("Abs", ["X"], ["A"]),
+             helper.make_node("ReduceMax", ["A"], ["M"], axes=[2], keepdims=0),
+             helper.make_node("ReduceMean", ["X"], ["E"], axes=[-1], keepdims=0)]
+    model = _model(nodes, [_vi("X", F, ["B", "L", "D"])],
+                   [_vi("S", F, ["B", "L", 1]), _vi("M", F, ["B", "L"]),
+                    _vi("E", F, ["B", "L"])], [axes])
+    shapes = [dict(B=b, L=l, D=d) for b, l, d in [
+        (1, 1, 1), (2, 3, 5), (1, 7, 13), (3, 31, 64), (1, 5, 65),
+        (2, 4, 63), (1, 9, 129), (4, 2, 127), (1, 3, 300), (2, 5, 33)]]
+
+    def feeds(s, rng):
+        return {"X": rng.uniform(-3, 3, (s["B"], s["L"], s["D"]))}
+    return model, shapes, feeds
+
+
+def int_row_case():
+    # Integer row reductions: exact, whatever order the lanes combine in.
+    axes = numpy_helper.from_array(np.array([-1], np.int64), "axes")
+    nodes = [helper.make_node("ReduceSum", ["X", "axes"], ["S"], keepdims=0),
+             helper.make_node("ReduceMax", ["X"], ["M"], axes=[-1], keepdims=1),
+             helper.make_node("ReduceMin", ["X"], ["N"], axes=[-1], keepdims=0)]
+    model = _model(nodes, [_vi("X", TensorProto.INT32, ["B", "D"])],
+                   [_vi("S", TensorProto.INT32, ["B"]),
+                    _vi("M", TensorProto.INT32, ["B", 1]),
+                    _vi("N", TensorProto.INT32, ["B"])], [axes])
+    shapes = [dict(B=b, D=d) for b, d in [
+        (1, 1), (2, 5), (7, 13), (3, 64), (5, 65), (4, 63), (9, 129),
+        (2, 127), (3, 300), (5, 33)]]
+
+    def feeds(s, rng):
+        return {"X": rng.integers(-1000, 1000, (s["B"], s["D"])).astype(np.int32)}
+    return model, shapes, feeds
+
+
 def column_reduce_case():
     axis0 = numpy_helper.from_array(np.array([0], np.int64), "axis0")
     nodes = [helper.make_node("ReduceSum", ["X", "axis0"], ["S"], keepdims=0),
@@ -237,6 +277,15 @@ GEMM_CONFIGS = [None, "block 16x8 thread 2x2 k 5", "block 8x24 thread 8x3 k 1",
                 "block 1x1 thread 1x1 k 7"]
 OTHER_CONFIGS = [None, "block 3x5 thread 1x5 k 3", "block 2x16 thread 2x1 k 1",
                  "block 1x1 thread 1x1 k 7"]
+# Row reductions (the default is a warp per row, 4 rows per block, one
+# element per lane and step): 2 and 3 rows per block, 4 and 3 elements per
+# lane and step, and a block per row of 2 and 3 warps. Kernels whose
+# reductions are not along rows keep the tile levels with these tiles (and
+# their k-step).
+ROW_CONFIGS = ["block 2x32 thread 1x1 k 16 reduce warp",
+               "block 3x128 thread 1x4 k 5 reduce warp",
+               "block 1x64 thread 1x1 k 16 reduce block",
+               "block 1x96 thread 1x3 k 7 reduce block"]
 
 CASES = {
     "gemm": (gemm_case, ["gemm"]),
@@ -247,6 +296,8 @@ CASES = {
     "concat_slice": (concat_slice_case, ["data_movement", "elementwise"]),
     "pad_transpose": (pad_transpose_case, ["data_movement", "elementwise"]),
     "row_reduce": (row_reduce_case, ["reduce"]),
+    "row_root": (row_root_case, ["reduce", "elementwise"]),
+    "int_row": (int_row_case, ["reduce"]),
     "column_reduce": (column_reduce_case, ["reduce"]),
     "broadcast": (broadcast_case, ["elementwise"]),
 }
@@ -255,6 +306,8 @@ CASES = {
 def _variants():
     for name, (_, kinds) in CASES.items():
         configs = GEMM_CONFIGS if kinds[0] in ("gemm", "conv") else OTHER_CONFIGS
+        if "reduce" in kinds:
+            configs = configs + ROW_CONFIGS
         for i, config in enumerate(configs):
             yield pytest.param(name, config, id=f"{name}-{'default' if config is None else f'v{i}'}")
 
@@ -279,8 +332,9 @@ def test_kind_variant_matches_onnxruntime(tmp_path, ort, case, config):
         # The variant is the one asked for: the manifest records it (fitted
         # to each kernel's rank: its innermost sizes and its k-step).
         words = config.split()
-        pattern = (r'"config":\s*"block (\d+x)*%s thread (\d+x)*%s k %s"' % (
-            words[1].split("x")[-1], words[3].split("x")[-1], words[5]))
+        pattern = (r'"config":\s*"block (\d+x)*%s thread (\d+x)*%s k %s%s"' % (
+            words[1].split("x")[-1], words[3].split("x")[-1], words[5],
+            "".join(" " + w for w in words[6:])))
         assert re.search(pattern.encode(), art_path.read_bytes()), pattern
     art = dyncc.load(art_path)
     session = art.session("cpu")
@@ -297,6 +351,10 @@ def test_kind_variant_matches_onnxruntime(tmp_path, ort, case, config):
             g = got[name]
             nonzero[name] |= bool(np.abs(w).max() > 0)
             assert g.shape == w.shape, f"{case} {shape} {name}: {g.shape} vs {w.shape}"
+            if np.issubdtype(w.dtype, np.integer):
+                np.testing.assert_array_equal(
+                    g, w, err_msg=f"{case} [{config or 'default'}] {name} at {shape}")
+                continue
             np.testing.assert_allclose(
                 g, w, rtol=1e-4, atol=1e-5 * max(1.0, float(np.abs(w).max())),
                 err_msg=f"{case} [{config or 'default'}] {name} at {shape}")

@@ -7,6 +7,7 @@
 
 #include "dyncc/Tiling/TileConfig.h"
 
+#include "mlir/IR/Builders.h"
 #include "mlir/IR/MLIRContext.h"
 #include "gtest/gtest.h"
 
@@ -15,7 +16,7 @@ using namespace dyncc;
 namespace {
 
 TEST(TileConfigTest, DefaultsAreValidForEveryRank) {
-  for (const char *kind : {"gemm", "conv", "elementwise"})
+  for (const char *kind : {"gemm", "conv", "elementwise", "reduce"})
     for (int64_t rank = 1; rank <= 5; ++rank) {
       TileConfig config = TileConfig::getDefault(kind, rank);
       EXPECT_EQ((int64_t)config.blockTile.size(), rank) << kind;
@@ -24,6 +25,12 @@ TEST(TileConfigTest, DefaultsAreValidForEveryRank) {
   TileConfig gemm = TileConfig::getDefault("gemm", 2);
   EXPECT_EQ(gemm.str(), "block 32x64 thread 4x4 k 16");
   EXPECT_EQ(TileConfig::getDefault("reduce", 2).kStep, 64);
+  // Row reductions: a warp per row, 4 rows per block.
+  TileConfig rows = TileConfig::getDefault("reduce", 3);
+  EXPECT_EQ(rows.str(), "block 1x4x32 thread 1x1x1 k 64 reduce warp");
+  EXPECT_EQ(rows.getBlockDims(), (std::array<int64_t, 3>{32, 4, 1}));
+  EXPECT_EQ(TileConfig::getDefault("reduce", 1).str(),
+            "block 32 thread 1 k 64 reduce warp");
   EXPECT_EQ(gemm.getThreadsPerDim(), (llvm::SmallVector<int64_t, 4>{8, 16}));
   // A conv's output [N, C, H, W]: 8 channels x 4 rows x 32 columns.
   TileConfig conv = TileConfig::getDefault("conv", 4);
@@ -105,6 +112,36 @@ TEST(TileConfigTest, ParseRoundTripsAndRejects) {
     EXPECT_EQ(staged->str().find("stages"), std::string::npos);
     EXPECT_FALSE(staged->toAttr(&context).contains("stages"));
   }
+  // Row reduction strategies: printed and kept in the attribute unless
+  // `thread` (the default).
+  for (const char *text : {"block 2x128 thread 1x4 k 0 reduce warp",
+                           "block 1x96 thread 1x3 k 7 reduce block"}) {
+    std::optional<TileConfig> rows = TileConfig::parse(text, error);
+    ASSERT_TRUE(rows.has_value()) << text << ": " << error;
+    EXPECT_EQ(rows->str(), text);
+    mlir::MLIRContext context;
+    mlir::FailureOr<TileConfig> fromAttr =
+        TileConfig::fromAttr(rows->toAttr(&context));
+    ASSERT_TRUE(mlir::succeeded(fromAttr));
+    EXPECT_EQ(fromAttr->reduction, rows->reduction);
+    EXPECT_EQ(fromAttr->str(), text);
+  }
+  {
+    std::optional<TileConfig> thread =
+        TileConfig::parse("block 4x32 thread 1x1 reduce thread", error);
+    ASSERT_TRUE(thread.has_value()) << error;
+    EXPECT_EQ(thread->reduction, RowReduction::Thread);
+    EXPECT_EQ(thread->str(), "block 4x32 thread 1x1 k 0");
+    mlir::MLIRContext context;
+    EXPECT_FALSE(thread->toAttr(&context).contains("reduce"));
+    // An unknown strategy in an attribute is no config.
+    mlir::Builder b(&context);
+    llvm::SmallVector<mlir::NamedAttribute> entries(
+        thread->toAttr(&context).getValue());
+    entries.push_back(b.getNamedAttr("reduce", b.getStringAttr("lane")));
+    EXPECT_TRUE(
+        mlir::failed(TileConfig::fromAttr(b.getDictionaryAttr(entries))));
+  }
   std::optional<TileConfig> noK =
       TileConfig::parse("block 3x5 thread 1x5", error);
   ASSERT_TRUE(noK.has_value()) << error;
@@ -137,7 +174,16 @@ TEST(TileConfigTest, ParseRoundTripsAndRejects) {
       {"block 64x64 warp 32x32 thread 4x8 k 32 mma 16x8x16 stages 2 stages 3",
        "unexpected 'stages'"},
       {"block 64x64 warp 32x32 thread 4x8 k 32 mma 16x8x16 stages x",
-       "bad sizes"}};
+       "bad sizes"},
+      {"block 4x64 thread 1x1 reduce warp", "needs 32 threads along the row"},
+      {"block 4x32 thread 1x1 reduce lane", "unknown row reduction strategy"},
+      {"block 4x32 thread 1x1 reduce warp reduce warp", "unexpected 'reduce'"},
+      {"block 1x48 thread 1x1 reduce block", "a multiple of 32 threads"},
+      {"block 2x64 thread 1x1 reduce block", "one row per block"},
+      {"block 4x32 thread 2x1 reduce warp", "one row per thread"},
+      {"block 2x2x2x32 thread 1x1x1x1 reduce warp", "at most two dimensions"},
+      {"block 64x64 warp 32x32 thread 4x8 k 32 mma 16x8x16 reduce warp",
+       "takes no warp or instruction tile"}};
   for (const Bad &b : bad) {
     error.clear();
     EXPECT_FALSE(TileConfig::parse(b.text, error).has_value()) << b.text;

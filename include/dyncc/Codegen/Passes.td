@@ -150,4 +150,24 @@ def PipelineKStepsPass : Pass<"dyncc-pipeline-k-steps", "mlir::func::FuncOp"> {
                            "::mlir::arith::ArithDialect"];
 }
 
+def ShuffleLaneMergesPass : Pass<"dyncc-shuffle-lane-merges", "mlir::func::FuncOp"> {
+  let summary = "Merge the lanes' partials of a row reduction by warp shuffles";
+  let description = [{
+    GPU only, on a bufferized kernel before grid mapping. dyncc-tile-and-fuse
+    splits a row's reduction over the lanes (x threads) of a warp or block:
+    each lane folds its share into a private value and copies it into its
+    slot of a buffer of partials, which a `dyncc.lane_merge` generic folds
+    into the reduction's accumulator. Each thread's buffer being its own on
+    the GPU, the copy and the merge become a butterfly of `gpu.shuffle xor`
+    over the warp, whose value every lane folds into its accumulator; with
+    more lanes than
+    a warp, lane 0 of each warp stores the warp's value into a shared slot
+    and a second forall over the lanes folds the slots.
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 #endif // DYNCC_CODEGEN_PASSES_TD

@@ -26,6 +26,27 @@
 
 namespace dyncc {
 
+/// How a kernel whose reductions run along the rows of its output (softmax,
+/// LayerNorm, a reduction over the last axis) spreads a row over threads.
+enum class RowReduction {
+  /// Each thread computes its output elements alone, reducing every row
+  /// it needs itself (the tile levels of every other kind).
+  Thread,
+  /// One warp per row: the 32 lanes (x) take the row's elements cyclically
+  /// and combine their partial results with warp shuffles; the block's
+  /// other threads (y, z) are rows.
+  Warp,
+  /// One block per row: all its threads (x) take the row's elements
+  /// cyclically; partial results combine by warp shuffles, then across
+  /// warps through shared memory.
+  Block,
+};
+
+/// The name of `reduction` in text and attributes: thread, warp, block.
+llvm::StringRef stringify(RowReduction reduction);
+/// Inverts stringify; nullopt for any other name.
+std::optional<RowReduction> symbolizeRowReduction(llvm::StringRef name);
+
 struct TileConfig {
   /// Elements of the output per block, per output dimension.
   llvm::SmallVector<int64_t, 4> blockTile;
@@ -48,6 +69,12 @@ struct TileConfig {
   /// GPU) are in flight while a step computes. Needs an instruction tile;
   /// 1 (the default) copies and computes each step in turn.
   int64_t stages = 1;
+  /// For row reductions: `Warp` and `Block` make the innermost dimension of
+  /// the block and thread tiles the row's step (threads x elements per
+  /// thread and step; x is 32 threads for `Warp`), the rest rows per block
+  /// (1 for `Block`). Kernels whose reductions are not along rows keep the
+  /// tile levels.
+  RowReduction reduction = RowReduction::Thread;
 
   /// The name of the attribute holding the config on a kernel function.
   static constexpr llvm::StringLiteral getAttrName() {
@@ -76,12 +103,14 @@ struct TileConfig {
   mlir::DictionaryAttr toAttr(mlir::MLIRContext *context) const;
   static mlir::FailureOr<TileConfig> fromAttr(mlir::DictionaryAttr attr);
 
-  /// One-line description, e.g. `block 32x64 thread 4x4 k 16`, or
-  /// `block 64x64 warp 32x32 thread 4x8 k 32 mma 16x8x16 stages 3`.
+  /// One-line description, e.g. `block 32x64 thread 4x4 k 16`,
+  /// `block 64x64 warp 32x32 thread 4x8 k 32 mma 16x8x16 stages 3`, or
+  /// `block 4x32 thread 1x1 k 0 reduce warp`.
   std::string str() const;
 
   /// Parses the form `str` prints (`block 32x64 thread 4x4 k 16`; `k N` may
-  /// be left out for 0; `warp`, `mma` and `stages` are optional). Returns
+  /// be left out for 0; `warp`, `mma`, `stages` and `reduce thread|warp|
+  /// block` are optional). Returns
   /// nullopt and sets `error` on bad text or on a configuration `verify`
   /// rejects.
   static std::optional<TileConfig> parse(llvm::StringRef text,
