@@ -363,6 +363,15 @@ func.func @resize_scale_value(%x: tensor<1x3x8x8xf32>) -> tensor<*xf32> {
 
 // -----
 
+func.func @resize_scale_huge(%x: tensor<1x3x8x8xf32>) -> tensor<*xf32> {
+  %s = dg.constant dense<[1.0, 1.0, 1.0e30, 2.0]> : tensor<4xf32>
+  // expected-error @+1 {{'dg.resize' op scale 1.000000e+30 is not p / 2^k with p < 2^62 and k <= 40}}
+  %0 = dg.resize %x scales %s : tensor<4xf32> : tensor<1x3x8x8xf32> -> tensor<*xf32>
+  return %0 : tensor<*xf32>
+}
+
+// -----
+
 //===----------------------------------------------------------------------===//
 // Compute
 //===----------------------------------------------------------------------===//

@@ -1009,14 +1009,19 @@ LogicalResult ResizeOp::inferSymbolicShapes(ShapeInferenceContext &ctx,
   SymShape result;
   for (auto [d, scale] : llvm::zip(in, dense.getValues<APFloat>())) {
     double s = scale.convertToDouble();
+    if (!std::isfinite(s) || s <= 0)
+      return emitOpError("scale ") << s << " is not a positive finite float";
     // A float is a dyadic fraction p / 2^k exactly: floor(dim * p / 2^k)
-    // is ONNX's floor(dim * scale) with no rounding.
+    // is ONNX's floor(dim * scale) with no rounding. Checked before the
+    // conversion to int64_t, which is undefined out of its range.
     int64_t q = 1;
     while (q < (int64_t(1) << 40) && s * q != std::floor(s * q))
       q *= 2;
-    int64_t p = (int64_t)(s * q);
-    if (s * q != (double)p || s <= 0)
-      return emitOpError("scale ") << s << " is not a positive finite float";
+    double scaled = s * q;
+    if (scaled != std::floor(scaled) || scaled >= 0x1p62)
+      return emitOpError("scale ")
+             << s << " is not p / 2^k with p < 2^62 and k <= 40";
+    int64_t p = (int64_t)scaled;
     result.push_back(DimExpr::floorDiv(d * DimExpr(p), q));
   }
   results.push_back(ctx.constraints.resolve(result));
