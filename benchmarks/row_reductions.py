@@ -1,0 +1,117 @@
+#!/usr/bin/env python3
+# Part of dyncc, under the Apache License v2.0 with LLVM Exceptions.
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+"""Row reductions: a warp per row (the default, `reduce warp`) against the
+tile levels of every other kind (`reduce thread`: each thread reduces the
+rows of its outputs itself, the configuration row reductions had before),
+for softmax and LayerNorm over [B, L, D], on the host CPU target, which
+runs the same blocks, lanes and steps the GPU would, one block task at a
+time on the run-time's thread pool. Both artifacts are compiled and run in
+this one script, beside onnxruntime's CPU provider on the same model and
+inputs; it prints the median time of each per D and the ratios.
+
+    .venv/bin/python benchmarks/row_reductions.py [--rows 512] [--dims 64,256,768,2048] [--repeat 5]
+
+The CPU times measure the work each strategy does (the thread strategy
+recomputes a row's maximum and sum for every 4 outputs, and the maximum
+again in every step of the sum), not GPU speed: no GPU has run these
+kernels yet.
+"""
+import argparse
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "python"))
+
+import dyncc  # noqa: E402
+
+STRATEGIES = {
+    "warp": None,  # the default
+    "thread": "block 1x4x128 thread 1x1x4 k 64",
+}
+
+
+def make_model(path):
+    import onnx
+    from onnx import TensorProto, helper
+    F = TensorProto.FLOAT
+    nodes = [helper.make_node("Softmax", ["X"], ["Y"], axis=-1),
+             helper.make_node("LayerNormalization", ["X", "g", "beta"], ["Z"],
+                              axis=-1, epsilon=1e-5)]
+    graph = helper.make_graph(
+        nodes, "rows",
+        [helper.make_tensor_value_info("X", F, ["B", "L", "D"]),
+         helper.make_tensor_value_info("g", F, ["D"]),
+         helper.make_tensor_value_info("beta", F, ["D"])],
+        [helper.make_tensor_value_info("Y", F, ["B", "L", "D"]),
+         helper.make_tensor_value_info("Z", F, ["B", "L", "D"])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.save(model, str(path))
+
+
+def median_time(session, feeds, repeat):
+    session.run(feeds)  # warm-up
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        session.run(feeds)
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+class _OrtSession:
+    def __init__(self, session):
+        self.session = session
+
+    def run(self, feeds):
+        return self.session.run(None, feeds)
+
+
+def main(argv):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=512, help="B x L")
+    parser.add_argument("--dims", default="64,256,768,2048")
+    parser.add_argument("--repeat", type=int, default=5)
+    args = parser.parse_args(argv)
+    dims = [int(d) for d in args.dims.split(",")]
+    with tempfile.TemporaryDirectory() as tmp:
+        model = Path(tmp) / "rows.onnx"
+        make_model(model)
+        sessions = {}
+        for name, config in STRATEGIES.items():
+            art = dyncc.compile(model, Path(tmp) / f"{name}.dyncc", targets=["cpu"],
+                                dims={"B": (1, 64), "L": (1, 4096), "D": (1, 8192)},
+                                tile_configs={"reduce": config} if config else None)
+            sessions[name] = dyncc.load(art).session("cpu")
+        print(f"rows = {args.rows} (B = 1, L = {args.rows}), median of {args.repeat}, "
+              "host CPU target")
+        import onnxruntime as ort
+        ref = ort.InferenceSession(str(model), providers=["CPUExecutionProvider"])
+        print("| D | warp per row (ms) | thread tiles (ms) | thread / warp | "
+              "onnxruntime (ms) | warp / onnxruntime |")
+        print("|---|---|---|---|---|---|")
+        for d in dims:
+            rng = np.random.default_rng(d)
+            feeds = {"X": rng.uniform(-3, 3, (1, args.rows, d)).astype(np.float32),
+                     "g": rng.uniform(0.5, 1.5, (d,)).astype(np.float32),
+                     "beta": rng.uniform(-1, 1, (d,)).astype(np.float32)}
+            got = {name: s.run(feeds) for name, s in sessions.items()}
+            for out in ("Y", "Z"):
+                np.testing.assert_allclose(got["warp"][out], got["thread"][out],
+                                           rtol=1e-4, atol=1e-5)
+            t = {name: median_time(s, feeds, args.repeat) for name, s in sessions.items()}
+            ort_time = median_time(_OrtSession(ref), feeds, args.repeat)
+            print(f"| {d} | {t['warp'] * 1e3:.2f} | {t['thread'] * 1e3:.2f} | "
+                  f"{t['thread'] / t['warp']:.1f}x | {ort_time * 1e3:.2f} | "
+                  f"{t['warp'] / ort_time:.1f}x |", flush=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
