@@ -28,12 +28,26 @@ using namespace mlir;
 
 namespace {
 
-/// Builder shorthand for i32 and i16 bit arithmetic.
+/// Builder shorthand for i32 and i16 bit arithmetic, on scalars or, for
+/// the conversion of a vector (a vectorized elementwise tile), on vectors
+/// of `shape` elementwise.
 struct Bits {
   OpBuilder &b;
   Location loc;
+  /// The vector shape, empty for scalars.
+  ArrayRef<int64_t> shape;
+  /// `scalar`, or a vector of it of `shape`.
+  Type type(Type scalar) {
+    return shape.empty() ? scalar : VectorType::get(shape, scalar);
+  }
+  Value constant(Type scalar, TypedAttr value) {
+    if (shape.empty())
+      return arith::ConstantOp::create(b, loc, value);
+    return arith::ConstantOp::create(
+        b, loc, DenseElementsAttr::get(cast<ShapedType>(type(scalar)), value));
+  }
   Value c32(int64_t v) {
-    return arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(v));
+    return constant(b.getI32Type(), b.getI32IntegerAttr(v));
   }
   Value cmp(arith::CmpIPredicate p, Value x, Value y) {
     return arith::CmpIOp::create(b, loc, p, x, y);
@@ -58,14 +72,17 @@ struct ExpandExtF final : OpRewritePattern<arith::ExtFOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(arith::ExtFOp op,
                                 PatternRewriter &rewriter) const override {
-    if (!op.getIn().getType().isF16() || !op.getType().isF32())
+    if (!getElementTypeOrSelf(op.getIn()).isF16() ||
+        !getElementTypeOrSelf(op.getType()).isF32())
       return failure();
     Location loc = op.getLoc();
-    Bits k{rewriter, loc};
+    auto vector = dyn_cast<VectorType>(op.getType());
+    Bits k{rewriter, loc, vector ? vector.getShape() : ArrayRef<int64_t>()};
     using P = arith::CmpIPredicate;
-    Value h16 = arith::BitcastOp::create(rewriter, loc, rewriter.getI16Type(),
-                                         op.getIn());
-    Value h = arith::ExtUIOp::create(rewriter, loc, rewriter.getI32Type(), h16);
+    Value h16 = arith::BitcastOp::create(
+        rewriter, loc, k.type(rewriter.getI16Type()), op.getIn());
+    Value h = arith::ExtUIOp::create(rewriter, loc,
+                                     k.type(rewriter.getI32Type()), h16);
     Value sign = k.shl(k.bitAnd(h, k.c32(0x8000)), 16);
     Value exp = k.bitAnd(k.shr(h, 10), k.c32(0x1f));
     Value mant = k.bitAnd(h, k.c32(0x3ff));
@@ -76,11 +93,11 @@ struct ExpandExtF final : OpRewritePattern<arith::ExtFOp> {
     // Zero and subnormals: mant * 2^-24, exact in f32.
     Value tiny = arith::MulFOp::create(
         rewriter, loc,
-        arith::UIToFPOp::create(rewriter, loc, rewriter.getF32Type(), mant),
-        arith::ConstantOp::create(rewriter, loc,
-                                  rewriter.getF32FloatAttr(0x1p-24f)));
-    Value tinyBits =
-        arith::BitcastOp::create(rewriter, loc, rewriter.getI32Type(), tiny);
+        arith::UIToFPOp::create(rewriter, loc, k.type(rewriter.getF32Type()),
+                                mant),
+        k.constant(rewriter.getF32Type(), rewriter.getF32FloatAttr(0x1p-24f)));
+    Value tinyBits = arith::BitcastOp::create(
+        rewriter, loc, k.type(rewriter.getI32Type()), tiny);
     bits = k.select(k.cmp(P::eq, exp, k.c32(0)), tinyBits, bits);
     bits = k.bitOr(bits, sign);
     rewriter.replaceOpWithNewOp<arith::BitcastOp>(op, op.getType(), bits);
@@ -93,13 +110,15 @@ struct ExpandTruncF final : OpRewritePattern<arith::TruncFOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(arith::TruncFOp op,
                                 PatternRewriter &rewriter) const override {
-    if (!op.getIn().getType().isF32() || !op.getType().isF16() ||
-        op.getRoundingmodeAttr())
+    if (!getElementTypeOrSelf(op.getIn()).isF32() ||
+        !getElementTypeOrSelf(op.getType()).isF16() || op.getRoundingmodeAttr())
       return failure();
     Location loc = op.getLoc();
-    Bits k{rewriter, loc};
+    auto vector = dyn_cast<VectorType>(op.getType());
+    Bits k{rewriter, loc, vector ? vector.getShape() : ArrayRef<int64_t>()};
     using P = arith::CmpIPredicate;
-    Type i32 = rewriter.getI32Type();
+    Type i32 = k.type(rewriter.getI32Type());
+    Type f32 = k.type(rewriter.getF32Type());
     Value u = arith::BitcastOp::create(rewriter, loc, i32, op.getIn());
     Value sign = k.shr(k.bitAnd(u, k.c32(0x80000000)), 16);
     Value a = k.bitAnd(u, k.c32(0x7fffffff));
@@ -108,10 +127,8 @@ struct ExpandTruncF final : OpRewritePattern<arith::TruncFOp> {
                              k.c32(0x7c00));
     // |x| < 2^-14: subnormal or zero, rounded by the FPU in the addition.
     const int32_t magic = ((127 - 15) + (23 - 10) + 1) << 23;
-    Value magicF = arith::BitcastOp::create(
-        rewriter, loc, rewriter.getF32Type(), k.c32(magic));
-    Value af =
-        arith::BitcastOp::create(rewriter, loc, rewriter.getF32Type(), a);
+    Value magicF = arith::BitcastOp::create(rewriter, loc, f32, k.c32(magic));
+    Value af = arith::BitcastOp::create(rewriter, loc, f32, a);
     Value sum = arith::AddFOp::create(rewriter, loc, af, magicF);
     Value subnormal =
         k.sub(arith::BitcastOp::create(rewriter, loc, i32, sum), k.c32(magic));
@@ -123,8 +140,8 @@ struct ExpandTruncF final : OpRewritePattern<arith::TruncFOp> {
     Value h = k.select(k.cmp(P::ult, a, k.c32(113 << 23)), subnormal, normal);
     h = k.select(k.cmp(P::uge, a, k.c32((127 + 16) << 23)), special, h);
     h = k.bitOr(h, sign);
-    Value h16 =
-        arith::TruncIOp::create(rewriter, loc, rewriter.getI16Type(), h);
+    Value h16 = arith::TruncIOp::create(rewriter, loc,
+                                        k.type(rewriter.getI16Type()), h);
     rewriter.replaceOpWithNewOp<arith::BitcastOp>(op, op.getType(), h16);
     return success();
   }

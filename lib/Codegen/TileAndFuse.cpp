@@ -42,6 +42,7 @@
 #include "mlir/Dialect/Tensor/Utils/Utils.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Dialect/Vector/Transforms/VectorRewritePatterns.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/TilingInterface.h"
@@ -658,6 +659,39 @@ struct ClampFacts {
 
 static bool isMultipleOf(Value v, int64_t n, unsigned depth);
 
+/// True if the loop bound `ub` is provably a multiple of `n`: an extent the
+/// facts say is, or the clamp of an outer tile, `min(tile, extent - iv)`,
+/// whose every term is (the tile, the extent, the outer iv).
+static bool isDivisibleExtent(OpFoldResult ub, int64_t n,
+                              const ClampFacts &known, unsigned depth = 0) {
+  if (depth > 8)
+    return false;
+  FailureOr<DimExpr> expr = getExtentExpr(ub, known.entry);
+  if (succeeded(expr))
+    return isDivisibleBy(*expr, n, known.facts);
+  auto value = dyn_cast<Value>(ub);
+  auto min = value ? value.getDefiningOp<affine::AffineMinOp>() : nullptr;
+  if (!min)
+    return false;
+  AffineMap map = min.getAffineMap();
+  MLIRContext *ctx = min.getContext();
+  SmallVector<AffineExpr> dims, symbols;
+  for (auto [i, operand] : llvm::enumerate(min.getOperands())) {
+    bool isDim = i < map.getNumDims();
+    AffineExpr e = isDim ? getAffineDimExpr(i, ctx)
+                         : getAffineSymbolExpr(i - map.getNumDims(), ctx);
+    if (isMultipleOf(operand, n, 0) ||
+        isDivisibleExtent(operand, n, known, depth + 1))
+      e = e * n;
+    (isDim ? dims : symbols).push_back(e);
+  }
+  return llvm::all_of(map.getResults(), [&](AffineExpr result) {
+    return simplifyAffineExpr(result.replaceDimsAndSymbols(dims, symbols),
+                              map.getNumDims(), map.getNumSymbols())
+        .isMultipleOf(n);
+  });
+}
+
 /// Replaces the clamp `min(step, ub - iv)` of a tile loop to `ub` (whose
 /// induction variable is a multiple of `step`: from 0, or a lane's start) by
 /// `step` where `ub` is known to be a multiple of `step`: every tile is then
@@ -708,14 +742,17 @@ static bool dropDivisibleClamps(RewriterBase &rewriter, Operation *scope,
         if (!isMultipleOf(Value(arg), step.getValue(), 0))
           continue;
         FailureOr<DimExpr> ubExpr = getExtentExpr(*ub, known.entry);
-        if (failed(ubExpr) ||
-            !isDivisibleBy(*ubExpr, step.getValue(), known.facts))
+        if (!isDivisibleExtent(*ub, step.getValue(), known))
           continue;
+        auto ubValue = dyn_cast<Value>(*ub);
         for (unsigned u = 0; u < operands.size() && !replaced; ++u) {
           // The clamp's bound is the loop's (tiling reads a dimension more
           // than once, so compare what the values are, not which they are).
           FailureOr<DimExpr> bound = getExtentExpr(operands[u], known.entry);
-          if (failed(bound) || *bound != *ubExpr ||
+          bool same =
+              (ubValue && operands[u] == ubValue) ||
+              (succeeded(ubExpr) && succeeded(bound) && *bound == *ubExpr);
+          if (!same ||
               simplifyAffineExpr(rest - (operandExpr(u) - operandExpr(iv)),
                                  map.getNumDims(), map.getNumSymbols()) !=
                   getAffineConstantExpr(0, clamp.getContext()))
@@ -1031,6 +1068,13 @@ static bool isAlignedArgumentSlice(Value tensor, int64_t n,
       break;
     }
   }
+  // A tile loop's shared output is its destination's slice, which is a
+  // view of what the loop was given.
+  if (auto arg = dyn_cast<BlockArgument>(tensor))
+    if (auto forall = dyn_cast<scf::ForallOp>(arg.getOwner()->getParentOp());
+        forall && arg.getArgNumber() >= forall.getRank())
+      return isAlignedArgumentSlice(forall.getTiedOpOperand(arg)->get(), n,
+                                    known);
   auto arg = dyn_cast<BlockArgument>(tensor);
   auto type = dyn_cast<RankedTensorType>(tensor.getType());
   if (!arg || arg.getOwner() != &known.entry || !type || type.getRank() == 0)
@@ -2103,6 +2147,79 @@ tileRows(RewriterBase &rewriter, TilingInterface root, const TileConfig &config,
   return blockLoop;
 }
 
+//===----------------------------------------------------------------------===//
+// Vectors of elementwise tiles
+//===----------------------------------------------------------------------===//
+
+/// Vectorizes each elementwise op of a thread tile in `blockLoop` whose tile
+/// is static with an innermost extent `n` of 2 or more elements and at most
+/// 16 bytes per operand, when every operand that walks the innermost loop
+/// walks it as its own innermost dimension and is a slice of a kernel
+/// argument in which every vector of `n` elements is aligned to its size
+/// (isAlignedArgumentSlice: divisibility facts); other operands are
+/// broadcast along it. The op becomes in-bounds `vector.transfer_read`s and
+/// `transfer_write`s of 1-D vectors, which dyncc-lower-vector-transfers
+/// turns into `vector.load`/`store` aligned to their size (16-byte
+/// `ld.global.v4.f32` on the GPU). Every in-bounds transfer of a kernel is
+/// made here, under that proof: the lowering relies on it.
+static void vectorizeThreadTiles(RewriterBase &rewriter, Operation *blockLoop,
+                                 const ClampFacts &known) {
+  SmallVector<linalg::GenericOp> candidates;
+  blockLoop->walk([&](linalg::GenericOp op) {
+    if (inThreadForall(op) && !op->getParentOfType<scf::ForOp>() &&
+        op.hasPureTensorSemantics() &&
+        op.getNumParallelLoops() == op.getNumLoops() && op.getNumLoops() > 0)
+      candidates.push_back(op);
+  });
+  bool vectorized = false;
+  for (linalg::GenericOp op : candidates) {
+    SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+    if (llvm::any_of(ranges, ShapedType::isDynamic))
+      continue;
+    int64_t n = ranges.back();
+    unsigned inner = op.getNumLoops() - 1;
+    if (n < 2)
+      continue;
+    bool ok = true;
+    for (OpOperand &operand : op->getOpOperands()) {
+      AffineMap map = op.getMatchingIndexingMap(&operand);
+      auto type = dyn_cast<RankedTensorType>(operand.get().getType());
+      if (!type || !type.getElementType().isIntOrFloat()) {
+        ok = false;
+        break;
+      }
+      if (!map.isFunctionOfDim(inner))
+        continue; // Broadcast along the vector: one scalar.
+      int64_t bits = type.getElementTypeBitWidth();
+      auto last = dyn_cast<AffineDimExpr>(map.getResults().back());
+      if (!last || last.getPosition() != inner || n * bits > 128 ||
+          (n * bits) % 8 != 0 ||
+          !llvm::isPowerOf2_64(static_cast<uint64_t>(n * bits / 8)) ||
+          !isAlignedArgumentSlice(operand.get(), n, known)) {
+        ok = false;
+        break;
+      }
+    }
+    if (!ok || failed(linalg::vectorizeOpPrecondition(op)))
+      continue;
+    rewriter.setInsertionPoint(op);
+    FailureOr<linalg::VectorizationResult> result =
+        linalg::vectorize(rewriter, op);
+    if (failed(result))
+      continue;
+    rewriter.replaceOp(op, result->replacements);
+    vectorized = true;
+  }
+  if (!vectorized)
+    return;
+  // Tiles have unit outer dimensions: 1-D vectors, 1-D transfers.
+  RewritePatternSet patterns(rewriter.getContext());
+  vector::populateCastAwayVectorLeadingOneDimPatterns(patterns);
+  vector::populateVectorTransferDropUnitDimsPatterns(patterns);
+  vector::populateDropUnitDimWithShapeCastPatterns(patterns);
+  (void)applyPatternsGreedily(blockLoop, std::move(patterns));
+}
+
 struct TileAndFuse final : ::dyncc::impl::TileAndFusePassBase<TileAndFuse> {
   using Base::Base;
 
@@ -2248,8 +2365,10 @@ struct TileAndFuse final : ::dyncc::impl::TileAndFusePassBase<TileAndFuse> {
           failed(tileReductions(rewriter, scope ? scope : func.getOperation(),
                                 config->kStep)))
         return signalPassFailure();
-      if (Operation *blockLoop = scope ? getBlockLoop(scope) : nullptr)
+      if (Operation *blockLoop = scope ? getBlockLoop(scope) : nullptr) {
         dropDivisibleClamps(rewriter, blockLoop, known);
+        vectorizeThreadTiles(rewriter, blockLoop, known);
+      }
     }
     // Loop bounds read dimensions of whole tensors (a padded input's); in
     // terms of the kernel's arguments instead, so nothing outside the tile

@@ -114,6 +114,7 @@ LogicalResult dyncc::buildGpuMappingPipeline(OpPassManager &pm) {
   PipelineKStepsPassOptions pipelining;
   pipelining.target = "gpu";
   pm.addNestedPass<func::FuncOp>(createPipelineKStepsPass(pipelining));
+  pm.addNestedPass<func::FuncOp>(createLowerVectorTransfersPass());
   pm.addNestedPass<func::FuncOp>(createShuffleLaneMergesPass());
   pm.addPass(createMapForallToGridPass(options));
   pm.addPass(createCanonicalizerPass());
@@ -157,6 +158,7 @@ LogicalResult dyncc::buildCpuMappingPipeline(OpPassManager &pm) {
   PipelineKStepsPassOptions pipelining;
   pipelining.target = "cpu";
   pm.addNestedPass<func::FuncOp>(createPipelineKStepsPass(pipelining));
+  pm.addNestedPass<func::FuncOp>(createLowerVectorTransfersPass());
   pm.addPass(createMapForallToGridPass(options));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());

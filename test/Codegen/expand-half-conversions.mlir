@@ -19,3 +19,19 @@ func.func @convert(%h: f16, %f: f32) -> (f32, f16, f64) {
   %2 = arith.extf %f : f32 to f64
   return %0, %1, %2 : f32, f16, f64
 }
+
+// Vectors (a vectorized elementwise tile) convert elementwise, with splat
+// constants.
+// CHECK-LABEL: func.func @convert_vectors(
+//   CHECK-NOT:   arith.extf %{{.*}} : vector<4xf16> to vector<4xf32>
+//   CHECK-NOT:   arith.truncf %{{.*}} : vector<4xf32> to vector<4xf16>
+//       CHECK:   arith.bitcast %{{.*}} : vector<4xf16> to vector<4xi16>
+//       CHECK:   arith.andi %{{.*}} : vector<4xi32>
+//       CHECK:   arith.uitofp %{{.*}} : vector<4xi32> to vector<4xf32>
+//       CHECK:   arith.trunci %{{.*}} : vector<4xi32> to vector<4xi16>
+//       CHECK:   arith.bitcast %{{.*}} : vector<4xi16> to vector<4xf16>
+func.func @convert_vectors(%h: vector<4xf16>, %f: vector<4xf32>) -> (vector<4xf32>, vector<4xf16>) {
+  %0 = arith.extf %h : vector<4xf16> to vector<4xf32>
+  %1 = arith.truncf %f : vector<4xf32> to vector<4xf16>
+  return %0, %1 : vector<4xf32>, vector<4xf16>
+}

@@ -170,4 +170,17 @@ def ShuffleLaneMergesPass : Pass<"dyncc-shuffle-lane-merges", "mlir::func::FuncO
                            "::mlir::arith::ArithDialect"];
 }
 
+def LowerVectorTransfersPass : Pass<"dyncc-lower-vector-transfers", "mlir::func::FuncOp"> {
+  let summary = "Turn a kernel's aligned vector transfers into aligned loads and stores";
+  let description = [{
+    On a bufferized kernel, each in-bounds, unmasked 1-D vector transfer
+    along the unit-stride innermost dimension of a memref (the ones
+    dyncc-tile-and-fuse makes when it vectorizes an elementwise thread
+    tile, only where every vector is provably aligned to its size) becomes
+    a `vector.load` or `vector.store` with `alignment` = the vector's bytes
+    (at most 16): 16-byte global accesses on the GPU.
+  }];
+  let dependentDialects = ["::mlir::vector::VectorDialect"];
+}
+
 #endif // DYNCC_CODEGEN_PASSES_TD

@@ -1,0 +1,85 @@
+//===- LowerVectorTransfers.cpp - Aligned vector loads and stores ---------===//
+//
+// Part of dyncc, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// dyncc-tile-and-fuse vectorizes an elementwise thread tile only where every
+// vector it reads or writes along the innermost dimension is aligned to its
+// size (divisibility facts on the kernel's arguments: `--dim D=4:512:4`),
+// and those are the only in-bounds 1-D vector transfers of a kernel before
+// this pass. On a bufferized kernel this pass turns each into a
+// `vector.load` or `vector.store` carrying that alignment: on the GPU a
+// 16-byte `ld.global.v4.f32` / `st.global.v4.f32` instead of four scalar
+// accesses (LLVM would otherwise assume the element's alignment only); on
+// the CPU an aligned vector access, so a wrong proof would fault in CI.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dyncc/Codegen/Passes.h"
+
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/PatternMatch.h"
+
+namespace dyncc {
+#define GEN_PASS_DEF_LOWERVECTORTRANSFERSPASS
+#include "dyncc/Codegen/Passes.h.inc"
+} // namespace dyncc
+
+using namespace mlir;
+
+namespace {
+
+/// The alignment of a transfer dyncc-tile-and-fuse made (the vector's size
+/// in bytes), if `op` is one: in bounds, unmasked, a 1-D vector along the
+/// innermost dimension of a memref whose innermost stride is 1.
+static std::optional<int64_t> getAlignment(VectorTransferOpInterface op) {
+  auto memref = dyn_cast<MemRefType>(op.getShapedType());
+  VectorType vector = op.getVectorType();
+  if (!memref || memref.getRank() == 0 || vector.getRank() != 1 ||
+      vector.isScalable() || op.getMask() ||
+      !op.getPermutationMap().isMinorIdentity() ||
+      !llvm::all_of(op.getInBoundsValues(), [](bool b) { return b; }))
+    return std::nullopt;
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (failed(memref.getStridesAndOffset(strides, offset)) ||
+      strides.back() != 1)
+    return std::nullopt;
+  unsigned bits = vector.getElementTypeBitWidth();
+  int64_t bytes = vector.getNumElements() * bits / 8;
+  if (bits % 8 != 0 || bytes > 16 || !llvm::isPowerOf2_64(bytes))
+    return std::nullopt;
+  return bytes;
+}
+
+struct LowerVectorTransfers final
+    : ::dyncc::impl::LowerVectorTransfersPassBase<LowerVectorTransfers> {
+  void runOnOperation() override {
+    SmallVector<VectorTransferOpInterface> transfers;
+    getOperation().walk(
+        [&](VectorTransferOpInterface op) { transfers.push_back(op); });
+    IRRewriter rewriter(&getContext());
+    for (VectorTransferOpInterface op : transfers) {
+      std::optional<int64_t> alignment = getAlignment(op);
+      if (!alignment)
+        continue;
+      rewriter.setInsertionPoint(op);
+      llvm::MaybeAlign align(*alignment);
+      if (auto read = dyn_cast<vector::TransferReadOp>(op.getOperation())) {
+        rewriter.replaceOpWithNewOp<vector::LoadOp>(
+            read, read.getVectorType(), read.getBase(), read.getIndices(),
+            /*nontemporal=*/false, align);
+      } else {
+        auto write = cast<vector::TransferWriteOp>(op.getOperation());
+        rewriter.replaceOpWithNewOp<vector::StoreOp>(
+            write, write.getVector(), write.getBase(), write.getIndices(),
+            /*nontemporal=*/false, align);
+      }
+    }
+  }
+};
+
+} // namespace
