@@ -1833,23 +1833,30 @@ static bool dependsOnLinalg(Value v, unsigned depth = 0) {
 /// walks the row), so that tiled to single rows each reduction makes one
 /// value. The reductions have as many loops as `root`, which is one of them,
 /// whose accumulator starts at its combiner's neutral element, or an op of
-/// parallel loops only.
+/// parallel loops only; or one more loop (the row), and `root` is an
+/// `epilogue` of parallel loops on the reduced shape (a mean's division).
 static bool isRowReductionKernel(func::FuncOp func, Operation *root,
-                                 int64_t &rowRank) {
+                                 int64_t &rowRank, bool &epilogue) {
   auto rootOp = dyn_cast<linalg::LinalgOp>(root);
-  if (!rootOp)
+  if (!rootOp || root->getNumResults() != 1)
     return false;
   bool any = false;
+  std::optional<unsigned> reductionLoops;
   for (Operation &op : func.getBody().front()) {
     auto linalgOp = dyn_cast<linalg::LinalgOp>(&op);
     if (!linalgOp || isa<linalg::FillOp>(op))
       continue;
     bool reduces = hasReductionLoops(&op);
-    // The reductions walk the root's loops: an epilogue on the reduced
-    // shape (a mean's division) as the root keeps the tile levels.
-    if (reduces && (!isRowReduction(&op) ||
-                    linalgOp.getNumLoops() != rootOp.getNumLoops()))
-      return false;
+    // The reductions walk the root's loops, or the root is an epilogue on
+    // the reduced shape (a mean's division): one more loop, the row.
+    if (reduces) {
+      unsigned loops = linalgOp.getNumLoops();
+      if (!isRowReduction(&op) ||
+          (reductionLoops && *reductionLoops != loops) ||
+          (loops != rootOp.getNumLoops() && loops != rootOp.getNumLoops() + 1))
+        return false;
+      reductionLoops = loops;
+    }
     any |= reduces;
     unsigned n = linalgOp.getNumLoops();
     AffineMap identity = AffineMap::getMultiDimIdentityMap(n, op.getContext());
@@ -1870,7 +1877,14 @@ static bool isRowReductionKernel(func::FuncOp func, Operation *root,
   if (!any)
     return false;
   int64_t parallel = getParallelRank(root);
-  if (hasReductionLoops(root)) {
+  epilogue = *reductionLoops == rootOp.getNumLoops() + 1;
+  if (epilogue) {
+    // One value per row, from the rows' reductions.
+    if (hasReductionLoops(root) ||
+        parallel != static_cast<int64_t>(rootOp.getNumLoops()))
+      return false;
+    rowRank = parallel;
+  } else if (hasReductionLoops(root)) {
     // Its lanes' partials are merged with nothing else.
     auto fill =
         rootOp.getDpsInitOperand(0)->get().getDefiningOp<linalg::FillOp>();
@@ -2065,7 +2079,7 @@ static LogicalResult splitOverLanes(RewriterBase &rewriter,
 ///  - each reduction of the row split over the lanes (splitOverLanes).
 static FailureOr<Operation *>
 tileRows(RewriterBase &rewriter, TilingInterface root, const TileConfig &config,
-         int64_t rowRank, ArrayRef<int64_t> blockSizes) {
+         int64_t rowRank, bool epilogue, ArrayRef<int64_t> blockSizes) {
   MLIRContext *ctx = rewriter.getContext();
   bool rootReduces = hasReductionLoops(root);
   FailureOr<TilingInterface> blockRoot =
@@ -2111,7 +2125,7 @@ tileRows(RewriterBase &rewriter, TilingInterface root, const TileConfig &config,
 
   int64_t tile = config.threadTile.back();
   int64_t lanes = config.blockTile.back() / tile;
-  if (!rootReduces) {
+  if (!rootReduces && !epilogue) {
     // The row's elements over the lanes.
     SmallVector<int64_t> sizes(rowRank, 0);
     sizes.push_back(tile);
@@ -2144,6 +2158,44 @@ tileRows(RewriterBase &rewriter, TilingInterface root, const TileConfig &config,
                            /*root=*/rootReduces && reduction.getOperation() ==
                                                        rowRoot.getOperation())))
       return failure();
+  if (epilogue) {
+    // One value per row, from the merged reductions: lane 0 computes it
+    // (into its private accumulator, when the epilogue continues in place
+    // on a reduction's) and writes it to the row's output.
+    Location loc = rowRoot.getLoc();
+    Value rootResult = rowRoot->getResult(0);
+    auto insert = rootResult.hasOneUse()
+                      ? dyn_cast<tensor::ParallelInsertSliceOp>(
+                            *rootResult.getUsers().begin())
+                      : nullptr;
+    if (!insert)
+      return rowRoot->emitOpError(
+          "is an epilogue whose row is not inserted into the output");
+    rewriter.setInsertionPoint(rowRoot);
+    Value output = tensor::ExtractSliceOp::create(
+        rewriter, loc, cast<RankedTensorType>(rootResult.getType()),
+        insert.getDest(), insert.getMixedOffsets(), insert.getMixedSizes(),
+        insert.getMixedStrides());
+    auto write = scf::ForallOp::create(
+        rewriter, loc, ArrayRef<OpFoldResult>{rewriter.getIndexAttr(1)},
+        ValueRange{output},
+        rewriter.getArrayAttr(
+            {gpu::GPUThreadMappingAttr::get(ctx, gpu::MappingId::DimX)}));
+    OpBuilder::InsertionGuard guard(rewriter);
+    rewriter.setInsertionPoint(write.getTerminator());
+    Operation *inLane = rewriter.clone(*rowRoot);
+    Value result = inLane->getResult(0);
+    int64_t rank = cast<RankedTensorType>(result.getType()).getRank();
+    SmallVector<OpFoldResult> zeros(rank, rewriter.getIndexAttr(0));
+    SmallVector<OpFoldResult> ones(rank, rewriter.getIndexAttr(1));
+    SmallVector<OpFoldResult> sizes =
+        tensor::getMixedSizes(rewriter, loc, result);
+    rewriter.setInsertionPointToStart(write.getTerminator().getBody());
+    tensor::ParallelInsertSliceOp::create(rewriter, loc, result,
+                                          write.getRegionIterArgs()[0], zeros,
+                                          sizes, ones);
+    rewriter.replaceOp(rowRoot, write.getResults());
+  }
   return blockLoop;
 }
 
@@ -2274,13 +2326,14 @@ struct TileAndFuse final : ::dyncc::impl::TileAndFusePassBase<TileAndFuse> {
       // rows: the block tile's last size is the lanes' step along the row,
       // which is not split over blocks (block size 0: whole).
       int64_t rowRank = 0;
+      bool epilogue = false;
       bool rows = config->reduction != RowReduction::Thread &&
-                  isRowReductionKernel(func, op, rowRank);
+                  isRowReductionKernel(func, op, rowRank, epilogue);
       SmallVector<int64_t> blockSizes;
       if (rows) {
         blockSizes =
             alignSizes(ArrayRef(config->blockTile).drop_back(), rowRank);
-        if (!hasReductionLoops(op))
+        if (!hasReductionLoops(op) && !epilogue)
           blockSizes.push_back(0);
       } else {
         blockSizes = alignSizes(config->blockTile, rank);
@@ -2332,7 +2385,7 @@ struct TileAndFuse final : ::dyncc::impl::TileAndFusePassBase<TileAndFuse> {
 
       if (rows) {
         FailureOr<Operation *> blockLoop =
-            tileRows(rewriter, root, *config, rowRank, blockSizes);
+            tileRows(rewriter, root, *config, rowRank, epilogue, blockSizes);
         if (failed(blockLoop))
           return signalPassFailure();
         dropDivisibleClamps(rewriter, *blockLoop, known);
