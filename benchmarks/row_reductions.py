@@ -28,6 +28,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "python"))
+sys.path.insert(0, str(ROOT / "python" / "tests"))
 
 import dyncc  # noqa: E402
 
@@ -38,22 +39,11 @@ STRATEGIES = {
 
 
 def make_model(path):
+    """Softmax and LayerNorm over [B, L, D]: the row-reduction case of the
+    kernel-kind tests."""
     import onnx
-    from onnx import TensorProto, helper
-    F = TensorProto.FLOAT
-    nodes = [helper.make_node("Softmax", ["X"], ["Y"], axis=-1),
-             helper.make_node("LayerNormalization", ["X", "g", "beta"], ["Z"],
-                              axis=-1, epsilon=1e-5)]
-    graph = helper.make_graph(
-        nodes, "rows",
-        [helper.make_tensor_value_info("X", F, ["B", "L", "D"]),
-         helper.make_tensor_value_info("g", F, ["D"]),
-         helper.make_tensor_value_info("beta", F, ["D"])],
-        [helper.make_tensor_value_info("Y", F, ["B", "L", "D"]),
-         helper.make_tensor_value_info("Z", F, ["B", "L", "D"])])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-    model.ir_version = 8
-    onnx.save(model, str(path))
+    from test_codegen_kinds import row_reduce_case
+    onnx.save(row_reduce_case()[0], str(path))
 
 
 def median_time(session, feeds, repeat):

@@ -47,6 +47,11 @@ inline bool isWorkgroupMemory(mlir::MemRefType type) {
 /// dyncc-vectorize-mma lowers it to.
 constexpr llvm::StringLiteral kMmaAttrName = "dyncc.mma";
 
+/// The attribute dyncc-tile-and-fuse puts on the generic that folds a row
+/// reduction's lane partials, which dyncc-shuffle-lane-merges turns into
+/// warp shuffles on the GPU.
+constexpr llvm::StringLiteral kLaneMergeAttrName = "dyncc.lane_merge";
+
 /// Static shared memory a block may use without opting in to more: the
 /// budget of promotion and the limit dyncc-bound-local-buffers enforces.
 constexpr int64_t kMaxStaticSharedBytes = 48 * 1024;

@@ -41,10 +41,9 @@ namespace dyncc {
 } // namespace dyncc
 
 using namespace mlir;
+using dyncc::kLaneMergeAttrName;
 
 namespace {
-
-constexpr StringLiteral kLaneMergeAttrName = "dyncc.lane_merge";
 
 /// `value` of the lane whose id is this lane's xor `offset` (a
 /// `gpu.shuffle xor` over 32 lanes; values narrower than 32 bits are

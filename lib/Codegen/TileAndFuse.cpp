@@ -659,6 +659,28 @@ struct ClampFacts {
 
 static bool isMultipleOf(Value v, int64_t n, unsigned depth);
 
+/// True if every result of `map` over `operands` is a multiple of `n` for
+/// every value of them, given which operands are (`isMultiple`): those
+/// stand as n times themselves.
+static bool allResultsMultipleOf(AffineMap map, ValueRange operands, int64_t n,
+                                 function_ref<bool(Value)> isMultiple) {
+  MLIRContext *ctx = map.getContext();
+  SmallVector<AffineExpr> dims, symbols;
+  for (auto [i, operand] : llvm::enumerate(operands)) {
+    bool isDim = i < map.getNumDims();
+    AffineExpr e = isDim ? getAffineDimExpr(i, ctx)
+                         : getAffineSymbolExpr(i - map.getNumDims(), ctx);
+    if (isMultiple(operand))
+      e = e * n;
+    (isDim ? dims : symbols).push_back(e);
+  }
+  return llvm::all_of(map.getResults(), [&](AffineExpr result) {
+    return simplifyAffineExpr(result.replaceDimsAndSymbols(dims, symbols),
+                              map.getNumDims(), map.getNumSymbols())
+        .isMultipleOf(n);
+  });
+}
+
 /// True if the loop bound `ub` is provably a multiple of `n`: an extent the
 /// facts say is, or the clamp of an outer tile, `min(tile, extent - iv)`,
 /// whose every term is (the tile, the extent, the outer iv).
@@ -673,23 +695,11 @@ static bool isDivisibleExtent(OpFoldResult ub, int64_t n,
   auto min = value ? value.getDefiningOp<affine::AffineMinOp>() : nullptr;
   if (!min)
     return false;
-  AffineMap map = min.getAffineMap();
-  MLIRContext *ctx = min.getContext();
-  SmallVector<AffineExpr> dims, symbols;
-  for (auto [i, operand] : llvm::enumerate(min.getOperands())) {
-    bool isDim = i < map.getNumDims();
-    AffineExpr e = isDim ? getAffineDimExpr(i, ctx)
-                         : getAffineSymbolExpr(i - map.getNumDims(), ctx);
-    if (isMultipleOf(operand, n, 0) ||
-        isDivisibleExtent(operand, n, known, depth + 1))
-      e = e * n;
-    (isDim ? dims : symbols).push_back(e);
-  }
-  return llvm::all_of(map.getResults(), [&](AffineExpr result) {
-    return simplifyAffineExpr(result.replaceDimsAndSymbols(dims, symbols),
-                              map.getNumDims(), map.getNumSymbols())
-        .isMultipleOf(n);
-  });
+  return allResultsMultipleOf(
+      min.getAffineMap(), min.getOperands(), n, [&](Value operand) {
+        return isMultipleOf(operand, n, 0) ||
+               isDivisibleExtent(operand, n, known, depth + 1);
+      });
 }
 
 /// Replaces the clamp `min(step, ub - iv)` of a tile loop to `ub` (whose
@@ -1010,24 +1020,10 @@ static bool isMultipleOf(Value v, int64_t n, unsigned depth) {
     }
     return false;
   }
-  if (auto apply = v.getDefiningOp<affine::AffineApplyOp>()) {
-    // Operands known to be multiples of n stand as n times themselves.
-    AffineMap map = apply.getAffineMap();
-    MLIRContext *ctx = v.getContext();
-    SmallVector<AffineExpr> dims, symbols;
-    for (auto [i, operand] : llvm::enumerate(apply.getMapOperands())) {
-      bool isDim = i < map.getNumDims();
-      AffineExpr e = isDim ? getAffineDimExpr(i, ctx)
-                           : getAffineSymbolExpr(i - map.getNumDims(), ctx);
-      if (isMultipleOf(operand, n, depth + 1))
-        e = e * n;
-      (isDim ? dims : symbols).push_back(e);
-    }
-    AffineExpr result = simplifyAffineExpr(
-        map.getResult(0).replaceDimsAndSymbols(dims, symbols), map.getNumDims(),
-        map.getNumSymbols());
-    return result.isMultipleOf(n);
-  }
+  if (auto apply = v.getDefiningOp<affine::AffineApplyOp>())
+    return allResultsMultipleOf(
+        apply.getAffineMap(), apply.getMapOperands(), n,
+        [&](Value operand) { return isMultipleOf(operand, n, depth + 1); });
   if (auto mul = v.getDefiningOp<arith::MulIOp>())
     return isMultipleOf(mul.getLhs(), n, depth + 1) ||
            isMultipleOf(mul.getRhs(), n, depth + 1);
@@ -1921,6 +1917,35 @@ fuseIntoLanes(tensor::ExtractSliceOp slice, OpResult producer,
   return scf::SCFTileAndFuseOptions::ControlFnResult{};
 }
 
+/// The mapping of a forall over a row's lanes: the x threads.
+static ArrayAttr getLaneMapping(MLIRContext *ctx) {
+  return ArrayAttr::get(
+      ctx, {gpu::GPUThreadMappingAttr::get(ctx, gpu::MappingId::DimX)});
+}
+
+/// A forall of one iteration over the lanes, so only lane 0 runs it: the
+/// tensor `body` builds inside it (a row's value) is written into `dest`,
+/// and nothing at the row level writes the output once per lane. Returns
+/// the written `dest`.
+static Value writeFromLaneZero(RewriterBase &rewriter, Location loc, Value dest,
+                               function_ref<Value()> body) {
+  auto write = scf::ForallOp::create(
+      rewriter, loc, ArrayRef<OpFoldResult>{rewriter.getIndexAttr(1)},
+      ValueRange{dest}, getLaneMapping(rewriter.getContext()));
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPoint(write.getTerminator());
+  Value result = body();
+  int64_t rank = cast<RankedTensorType>(result.getType()).getRank();
+  SmallVector<OpFoldResult> zeros(rank, rewriter.getIndexAttr(0));
+  SmallVector<OpFoldResult> ones(rank, rewriter.getIndexAttr(1));
+  SmallVector<OpFoldResult> sizes =
+      tensor::getMixedSizes(rewriter, loc, result);
+  rewriter.setInsertionPointToStart(write.getTerminator().getBody());
+  tensor::ParallelInsertSliceOp::create(
+      rewriter, loc, result, write.getRegionIterArgs()[0], zeros, sizes, ones);
+  return write.getResult(0);
+}
+
 /// Splits `reduction`, a row reduction tiled to one row (a result of 1s),
 /// over `lanes` threads along x: a forall over the lanes, each folding the
 /// row's tiles of `tile` elements l, l + lanes, ... into its own accumulator
@@ -1943,8 +1968,6 @@ static LogicalResult splitOverLanes(RewriterBase &rewriter,
         "is not one row after tiling to rows; cannot split it over lanes");
   Operation *combiner = getCombiner(reduction);
   Type elementType = type.getElementType();
-  auto laneMapping = rewriter.getArrayAttr(
-      {gpu::GPUThreadMappingAttr::get(ctx, gpu::MappingId::DimX)});
 
   rewriter.setInsertionPoint(reduction);
   Value neutral = arith::ConstantOp::create(
@@ -1954,7 +1977,7 @@ static LogicalResult splitOverLanes(RewriterBase &rewriter,
   Value parts = tensor::EmptyOp::create(rewriter, loc, partsShape, elementType);
   auto forall = scf::ForallOp::create(
       rewriter, loc, ArrayRef<OpFoldResult>{rewriter.getIndexAttr(lanes)},
-      ValueRange{parts}, laneMapping);
+      ValueRange{parts}, getLaneMapping(ctx));
   Operation *partial;
   {
     OpBuilder::InsertionGuard guard(rewriter);
@@ -2012,20 +2035,12 @@ static LogicalResult splitOverLanes(RewriterBase &rewriter,
         Operation *combined = b.clone(*combiner, map);
         linalg::YieldOp::create(b, nested, combined->getResult(0));
       });
-  merge->setAttr("dyncc.lane_merge", rewriter.getUnitAttr());
+  merge->setAttr(kLaneMergeAttrName, rewriter.getUnitAttr());
   Value result = merge.getResult(0);
   if (root) {
     // Lane 0 writes the row's value.
-    auto write = scf::ForallOp::create(
-        rewriter, loc, ArrayRef<OpFoldResult>{rewriter.getIndexAttr(1)},
-        ValueRange{output}, laneMapping);
-    OpBuilder::InsertionGuard guard(rewriter);
-    rewriter.setInsertionPointToStart(write.getTerminator().getBody());
-    SmallVector<OpFoldResult> zeros(rank, rewriter.getIndexAttr(0));
-    SmallVector<OpFoldResult> ones(rank, rewriter.getIndexAttr(1));
-    tensor::ParallelInsertSliceOp::create(
-        rewriter, loc, result, write.getRegionIterArgs()[0], zeros, ones, ones);
-    result = write.getResult(0);
+    Value merged = result;
+    result = writeFromLaneZero(rewriter, loc, output, [&] { return merged; });
   }
   Operation *oldInit = reduction.getDpsInitOperand(0)->get().getDefiningOp();
   rewriter.replaceOp(reduction, result);
@@ -2132,8 +2147,7 @@ tileRows(RewriterBase &rewriter, TilingInterface root, const TileConfig &config,
     scf::SCFTilingOptions tiling;
     tiling.setTileSizes(getAsIndexOpFoldResult(ctx, sizes));
     tiling.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp);
-    tiling.setMapping(
-        {gpu::GPUThreadMappingAttr::get(ctx, gpu::MappingId::DimX)});
+    tiling.setMapping(llvm::to_vector(getLaneMapping(ctx).getValue()));
     scf::SCFTileAndFuseOptions options;
     options.setTilingOptions(tiling);
     options.setFusionControlFn([](tensor::ExtractSliceOp slice,
@@ -2176,25 +2190,10 @@ tileRows(RewriterBase &rewriter, TilingInterface root, const TileConfig &config,
         rewriter, loc, cast<RankedTensorType>(rootResult.getType()),
         insert.getDest(), insert.getMixedOffsets(), insert.getMixedSizes(),
         insert.getMixedStrides());
-    auto write = scf::ForallOp::create(
-        rewriter, loc, ArrayRef<OpFoldResult>{rewriter.getIndexAttr(1)},
-        ValueRange{output},
-        rewriter.getArrayAttr(
-            {gpu::GPUThreadMappingAttr::get(ctx, gpu::MappingId::DimX)}));
-    OpBuilder::InsertionGuard guard(rewriter);
-    rewriter.setInsertionPoint(write.getTerminator());
-    Operation *inLane = rewriter.clone(*rowRoot);
-    Value result = inLane->getResult(0);
-    int64_t rank = cast<RankedTensorType>(result.getType()).getRank();
-    SmallVector<OpFoldResult> zeros(rank, rewriter.getIndexAttr(0));
-    SmallVector<OpFoldResult> ones(rank, rewriter.getIndexAttr(1));
-    SmallVector<OpFoldResult> sizes =
-        tensor::getMixedSizes(rewriter, loc, result);
-    rewriter.setInsertionPointToStart(write.getTerminator().getBody());
-    tensor::ParallelInsertSliceOp::create(rewriter, loc, result,
-                                          write.getRegionIterArgs()[0], zeros,
-                                          sizes, ones);
-    rewriter.replaceOp(rowRoot, write.getResults());
+    Value written = writeFromLaneZero(rewriter, loc, output, [&] {
+      return rewriter.clone(*rowRoot)->getResult(0);
+    });
+    rewriter.replaceOp(rowRoot, written);
   }
   return blockLoop;
 }
