@@ -164,3 +164,44 @@ func.func @wide(%x: memref<1xi128>) {
   }
   return
 }
+
+// -----
+
+func.func @two_inputs() {
+  %parts = memref.alloca() : memref<32x1xf32>
+  %acc = memref.alloca() : memref<1xf32>
+  // expected-error @below {{is not a bufferized lane merge}}
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d1, d0)>, affine_map<(d0, d1) -> (d1, d0)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]} ins(%parts, %parts : memref<32x1xf32>, memref<32x1xf32>) outs(%acc : memref<1xf32>) attrs = {dyncc.lane_merge} {
+  ^bb0(%in: f32, %in2: f32, %o: f32):
+    %r = arith.addf %o, %in : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// -----
+
+func.func @dynamic_partials(%n: index) {
+  %parts = memref.alloca(%n) : memref<?x1xf32>
+  %acc = memref.alloca() : memref<1xf32>
+  // expected-error @below {{merges partials that are not a private buffer of static shape}}
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d1, d0)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]} ins(%parts : memref<?x1xf32>) outs(%acc : memref<1xf32>) attrs = {dyncc.lane_merge} {
+  ^bb0(%in: f32, %o: f32):
+    %r = arith.addf %o, %in : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// -----
+
+func.func @no_combiner() {
+  %parts = memref.alloca() : memref<32x1xf32>
+  %acc = memref.alloca() : memref<1xf32>
+  // expected-error @below {{has no combiner of two values}}
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d1, d0)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]} ins(%parts : memref<32x1xf32>) outs(%acc : memref<1xf32>) attrs = {dyncc.lane_merge} {
+  ^bb0(%in: f32, %o: f32):
+    linalg.yield %in : f32
+  }
+  return
+}
