@@ -534,6 +534,12 @@ struct MapForallToGrid final
     });
     if (leftovers.wasInterrupted())
       return failure();
+    // Every block runs the kernel's code outside its foralls (and on the
+    // CPU, blocks run concurrently): a write of a kernel buffer there would
+    // be repeated by each block, racing with the tiles that update the same
+    // buffer in place. (A write into local buffers is only redundant.)
+    if (failed(verifyNoUndistributedWrites(kernel.getBody().front())))
+      return failure();
     auto ret = cast<func::ReturnOp>(kernel.getBody().front().getTerminator());
     for (auto [i, value] : llvm::enumerate(ret.getOperands())) {
       auto arg = dyn_cast<BlockArgument>(value);
@@ -544,6 +550,46 @@ struct MapForallToGrid final
     ret->setOperands({});
     kernel.setType(
         FunctionType::get(&getContext(), kernel.getArgumentTypes(), {}));
+    return success();
+  }
+
+  /// Fails on an op of `block`, outside every forall, that writes a kernel
+  /// argument's buffer (through any views of it).
+  static LogicalResult verifyNoUndistributedWrites(Block &block) {
+    for (Operation &op : block) {
+      if (isa<scf::ForallOp>(op) || isMemoryEffectFree(&op))
+        continue;
+      bool recursive = op.hasTrait<OpTrait::HasRecursiveMemoryEffects>();
+      if (recursive)
+        for (Region &region : op.getRegions())
+          for (Block &nested : region)
+            if (failed(verifyNoUndistributedWrites(nested)))
+              return failure();
+      auto effects = dyn_cast<MemoryEffectOpInterface>(op);
+      if (!effects) {
+        if (recursive)
+          continue;
+        return op.emitOpError("has unknown memory effects outside the "
+                              "block tiles");
+      }
+      SmallVector<MemoryEffects::EffectInstance> instances;
+      effects.getEffects(instances);
+      for (const MemoryEffects::EffectInstance &effect : instances) {
+        if (!isa<MemoryEffects::Write>(effect.getEffect()))
+          continue;
+        Value target = effect.getValue();
+        while (target)
+          if (auto view = target.getDefiningOp<ViewLikeOpInterface>())
+            target = view.getViewSource();
+          else
+            break;
+        if (!target || isa<BlockArgument>(target))
+          return op.emitOpError("writes a kernel buffer outside the block "
+                                "tiles, where every block would run it; "
+                                "tiling could not fuse it into the tiles "
+                                "that read it");
+      }
+    }
     return success();
   }
 

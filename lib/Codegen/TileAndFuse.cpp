@@ -343,6 +343,150 @@ struct MergeInPlaceChain final : OpRewritePattern<linalg::GenericOp> {
   }
 };
 
+/// Moves the reshapes between a computed value and the elementwise op that
+/// continues in place on it (its destination) below that op: a conv whose
+/// unit batch dimension was dropped and whose groups are split, `[4, 34, H,
+/// W]`, read in place by a Relu over `[1, 136, H, W]` through a collapse and
+/// an expand that do not compose. Tiling fuses a destination's producer only
+/// when it is the producer itself, so the Relu now computes on `[4, 34, H,
+/// W]`, its other operands reshaped the inverse way, and the reshapes follow
+/// its result.
+struct SinkReshapesThroughInPlaceOp final
+    : OpRewritePattern<linalg::GenericOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(linalg::GenericOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!op.hasPureTensorSemantics() || op.getNumDpsInits() != 1 ||
+        op.getNumParallelLoops() != op.getNumLoops() ||
+        !llvm::all_of(op.getIndexingMapsArray(),
+                      [](AffineMap map) { return map.isIdentity(); }))
+      return failure();
+    // The reshapes from the computed value to the destination, last first.
+    SmallVector<Operation *> chain;
+    Value source = op.getDpsInits()[0];
+    while (Operation *def = source.getDefiningOp()) {
+      if (!isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(def) ||
+          !def->hasOneUse())
+        break;
+      chain.push_back(def);
+      source = def->getOperand(0);
+    }
+    if (chain.empty() || !source.getDefiningOp<linalg::LinalgOp>())
+      return failure();
+
+    // The operands, reshaped from the destination's shape to the source's:
+    // each reshape of the chain inverted, last first.
+    Location loc = op.getLoc();
+    SmallVector<Value> inputs;
+    for (Value input : op.getDpsInputs()) {
+      for (Operation *reshape : chain) {
+        if (auto expand = dyn_cast<tensor::ExpandShapeOp>(reshape)) {
+          input = tensor::CollapseShapeOp::create(
+              rewriter, loc, input, expand.getReassociationIndices());
+          continue;
+        }
+        auto collapse = cast<tensor::CollapseShapeOp>(reshape);
+        auto type = RankedTensorType::get(
+            collapse.getSrcType().getShape(),
+            getElementTypeOrSelf(input.getType()));
+        input = tensor::ExpandShapeOp::create(
+            rewriter, loc, type, input, collapse.getReassociationIndices(),
+            tensor::getMixedSizes(rewriter, loc, collapse.getSrc()));
+      }
+      inputs.push_back(input);
+    }
+    int64_t rank = cast<RankedTensorType>(source.getType()).getRank();
+    SmallVector<AffineMap> maps(
+        inputs.size() + 1, rewriter.getMultiDimIdentityMap(rank));
+    SmallVector<utils::IteratorType> iterators(rank,
+                                               utils::IteratorType::parallel);
+    auto sunk = linalg::GenericOp::create(rewriter, loc, source.getType(),
+                                          inputs, source, maps, iterators);
+    sunk->setDiscardableAttrs(op->getDiscardableAttrDictionary());
+    rewriter.inlineRegionBefore(op.getRegion(), sunk.getRegion(),
+                                sunk.getRegion().end());
+    // The reshapes again, now of the op's result, first to last.
+    Value result = sunk.getResult(0);
+    for (Operation *reshape : llvm::reverse(chain)) {
+      IRMapping mapping;
+      mapping.map(reshape->getOperand(0), result);
+      result = rewriter.clone(*reshape, mapping)->getResult(0);
+    }
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+/// Gives a rank-0 tensor's expansion its static type: every dimension of it
+/// is 1. Bubbling a slice up through such an expansion leaves its sizes as
+/// values (`tensor<i64> into tensor<?xi64>`), which the expand_shape
+/// canonicalizations do not fold and bufferization cannot expand.
+struct StaticRankZeroExpansion final : OpRewritePattern<tensor::ExpandShapeOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(tensor::ExpandShapeOp op,
+                                PatternRewriter &rewriter) const override {
+    if (op.getSrcType().getRank() != 0 || op.getResultType().hasStaticShape())
+      return failure();
+    auto type = RankedTensorType::get(
+        SmallVector<int64_t>(op.getResultType().getRank(), 1),
+        op.getResultType().getElementType());
+    auto expanded = tensor::ExpandShapeOp::create(
+        rewriter, op.getLoc(), type, op.getSrc(),
+        op.getReassociationIndices());
+    rewriter.replaceOpWithNewOp<tensor::CastOp>(op, op.getResultType(),
+                                                expanded);
+    return success();
+  }
+};
+
+/// True when folding the reshape that `operand` feeds into its producer would
+/// only move the reshape up between that producer and one of its own
+/// producers that cannot take the reshape itself: an op whose indexing maps
+/// are not projected permutations (a convolution's windows). The reshape
+/// would then separate the two and the producer could no longer be fused
+/// into its consumer's tiles (a conv whose unit batch dimension was dropped,
+/// followed by its Relu).
+static bool isBehindUnexpandableOp(OpOperand *operand) {
+  if (!isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(operand->getOwner()))
+    return false;
+  auto producer = operand->get().getDefiningOp<linalg::LinalgOp>();
+  if (!producer)
+    return false;
+  return llvm::any_of(producer->getOperands(), [](Value value) {
+    auto def = value.getDefiningOp<linalg::LinalgOp>();
+    return def && !llvm::all_of(def.getIndexingMapsArray(), [](AffineMap map) {
+      return map.isProjectedPermutation();
+    });
+  });
+}
+
+/// Puts the parallel loops of every generic op first, in their order, and
+/// its reductions after them: a column reduction (`[M, N] -> [N]`, M
+/// reduced) iterates `(n, m)`, so its columns are tiled over blocks and
+/// threads and each thread reduces its columns along M in k-steps.
+static LogicalResult moveReductionsInnermost(func::FuncOp func) {
+  IRRewriter rewriter(func.getContext());
+  SmallVector<linalg::GenericOp> ops;
+  func.walk([&](linalg::GenericOp op) { ops.push_back(op); });
+  for (linalg::GenericOp op : ops) {
+    SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+    SmallVector<unsigned> order;
+    for (auto [i, t] : llvm::enumerate(iterators))
+      if (t == utils::IteratorType::parallel)
+        order.push_back(i);
+    for (auto [i, t] : llvm::enumerate(iterators))
+      if (t != utils::IteratorType::parallel)
+        order.push_back(i);
+    if (llvm::equal(order, llvm::seq<unsigned>(0, iterators.size())))
+      continue;
+    if (failed(linalg::interchangeGenericOp(rewriter, op, order)))
+      return op.emitOpError("could not move its reduction loops innermost");
+  }
+  return success();
+}
+
 static LogicalResult prepareKernel(func::FuncOp func) {
   MLIRContext *ctx = func.getContext();
   RewritePatternSet patterns(ctx);
@@ -379,6 +523,8 @@ static LogicalResult prepareKernel(func::FuncOp func) {
         Operation *producer = operand->get().getDefiningOp();
         if (!producer || !producer->hasOneUse() || splitsReduction(operand))
           return false;
+        if (isBehindUnexpandableOp(operand))
+          return false;
         if (auto reshape = dyn_cast<tensor::CollapseShapeOp>(producer))
           return !isa<BlockArgument>(reshape.getSrc());
         if (auto reshape = dyn_cast<tensor::ExpandShapeOp>(producer))
@@ -398,13 +544,111 @@ static LogicalResult prepareKernel(func::FuncOp func) {
         });
       });
   reshapes.add<FuseElementwiseProducers>(ctx);
+  // A collapse then an expand of one value (a unit dimension dropped above,
+  // put back for a consumer) compose into one reshape, which tiling can
+  // see through.
+  tensor::CollapseShapeOp::getCanonicalizationPatterns(reshapes, ctx);
+  tensor::ExpandShapeOp::getCanonicalizationPatterns(reshapes, ctx);
   tensor::populateFoldTensorEmptyPatterns(reshapes);
-  return applyPatternsGreedily(func, std::move(reshapes));
+  if (failed(applyPatternsGreedily(func, std::move(reshapes))))
+    return failure();
+
+  RewritePatternSet sink(ctx);
+  sink.add<SinkReshapesThroughInPlaceOp>(ctx);
+  if (failed(applyPatternsGreedily(func, std::move(sink))))
+    return failure();
+  return moveReductionsInnermost(func);
 }
 
 //===----------------------------------------------------------------------===//
 // Roots and tiling
 //===----------------------------------------------------------------------===//
+
+/// Gives every slice of a kernel result that holds a kernel argument as it
+/// is (a Concat of inputs) a `linalg.copy` into it: the copy is a root that
+/// tiling spreads over the grid, where the insert alone would be one whole
+/// copy that every block repeats.
+static void copyArgumentsIntoSlices(func::FuncOp func) {
+  SmallVector<tensor::InsertSliceOp> inserts;
+  for (auto insert : func.getBody().front().getOps<tensor::InsertSliceOp>())
+    inserts.push_back(insert);
+  IRRewriter rewriter(func.getContext());
+  for (tensor::InsertSliceOp insert : inserts) {
+    Value source = insert.getSource();
+    while (Operation *def = source.getDefiningOp()) {
+      if (!isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp, tensor::CastOp>(
+              def))
+        break;
+      source = def->getOperand(0);
+    }
+    if (!isa<BlockArgument>(source))
+      continue;
+    // Copy the argument itself where it has the slice's full rank: the
+    // source may be it with unit dimensions dropped (down to a scalar, which
+    // would leave the copy with no loop to tile).
+    Value input = insert.getSource();
+    RankedTensorType full = tensor::ExtractSliceOp::inferResultType(
+        insert.getDestType(), insert.getStaticSizes());
+    if (source.getType() == full)
+      input = source;
+    rewriter.setInsertionPoint(insert);
+    Location loc = insert.getLoc();
+    Value slot = tensor::ExtractSliceOp::create(
+        rewriter, loc, cast<RankedTensorType>(input.getType()),
+        insert.getDest(), insert.getMixedOffsets(), insert.getMixedSizes(),
+        insert.getMixedStrides());
+    Value copy = linalg::CopyOp::create(rewriter, loc, input, slot).getResult(0);
+    rewriter.replaceOpWithNewOp<tensor::InsertSliceOp>(
+        insert, copy, insert.getDest(), insert.getMixedOffsets(),
+        insert.getMixedSizes(), insert.getMixedStrides());
+  }
+}
+
+/// Rewrites a root with no parallel loops (a scalar result: a Gather of one
+/// element, a ReduceSum over every axis) with one more, leading, parallel
+/// loop of extent 1 and its destinations expanded to `[1]`, so it is tiled to
+/// one block and one thread like any root. Without a parallel loop it would
+/// stay at the kernel's top level, where every thread of every block would
+/// write it.
+static linalg::GenericOp expandScalarRoot(RewriterBase &rewriter,
+                                          linalg::GenericOp op) {
+  MLIRContext *ctx = op.getContext();
+  Location loc = op.getLoc();
+  unsigned numLoops = op.getNumLoops();
+  rewriter.setInsertionPoint(op);
+  SmallVector<AffineMap> maps;
+  for (OpOperand *input : op.getDpsInputOperands())
+    maps.push_back(op.getMatchingIndexingMap(input).shiftDims(1));
+  SmallVector<Value> inits;
+  SmallVector<Type> types;
+  for (Value init : op.getDpsInits()) {
+    auto type = cast<RankedTensorType>(init.getType());
+    auto expanded = RankedTensorType::get({1}, type.getElementType());
+    inits.push_back(tensor::ExpandShapeOp::create(
+        rewriter, loc, expanded, init, ArrayRef<ReassociationIndices>{}));
+    types.push_back(expanded);
+    maps.push_back(AffineMap::get(numLoops + 1, 0, getAffineDimExpr(0, ctx)));
+  }
+  SmallVector<utils::IteratorType> iterators{utils::IteratorType::parallel};
+  llvm::append_range(iterators, op.getIteratorTypesArray());
+  auto expanded = linalg::GenericOp::create(rewriter, loc, types,
+                                            op.getDpsInputs(), inits, maps,
+                                            iterators);
+  expanded->setDiscardableAttrs(op->getDiscardableAttrDictionary());
+  rewriter.inlineRegionBefore(op.getRegion(), expanded.getRegion(),
+                              expanded.getRegion().end());
+  expanded.getRegion().walk([&](linalg::IndexOp index) {
+    rewriter.modifyOpInPlace(index,
+                             [&] { index.setDim(index.getDim() + 1); });
+  });
+  SmallVector<Value> results;
+  for (auto [result, type] :
+       llvm::zip(expanded.getResults(), op.getResultTypes()))
+    results.push_back(tensor::CollapseShapeOp::create(
+        rewriter, loc, type, result, ArrayRef<ReassociationIndices>{}));
+  rewriter.replaceOp(op, results);
+  return expanded;
+}
 
 /// Collects the tileable ops whose results reach `value`, a kernel result,
 /// through reshapes, casts and insert_slices.
@@ -540,6 +784,13 @@ tileLevel(RewriterBase &rewriter, TilingInterface root, ArrayRef<int64_t> sizes,
           return std::nullopt;
         return scf::SCFTileAndFuseOptions::ControlFnResult{};
       });
+  // A slice of a reshaped producer (a grouped conv's result expanded for a
+  // channel shuffle, or a unit dimension put back) becomes a reshape of a
+  // slice of the producer, so the producer still fuses into the tile.
+  RewritePatternSet cleanup(ctx);
+  tensor::populateBubbleUpExtractSliceOpPatterns(cleanup);
+  cleanup.add<StaticRankZeroExpansion>(ctx);
+  options.cleanupPatterns = FrozenRewritePatternSet(std::move(cleanup));
 
   FailureOr<Operation *> tiledRoot =
       tileAndFuse(rewriter, root, options, "could not be tiled and fused");
@@ -1804,6 +2055,18 @@ static bool isRowReduction(Operation *op) {
   if (n < 2 || iterators.back() != utils::IteratorType::reduction ||
       llvm::count(iterators, utils::IteratorType::reduction) != 1)
     return false;
+  // The row is contiguous: an operand that walks the reduction walks its
+  // innermost dimension, so a warp's lanes read neighbouring elements. A
+  // column reduction, whose reduced dimension is an outer one, keeps the
+  // tile levels instead: a thread per column, neighbouring columns in
+  // neighbouring threads.
+  AffineExpr row = getAffineDimExpr(n - 1, op->getContext());
+  for (OpOperand *input : generic.getDpsInputOperands()) {
+    AffineMap map = generic.getMatchingIndexingMap(input);
+    if (map.isFunctionOfDim(n - 1) &&
+        (map.getNumResults() == 0 || map.getResults().back() != row))
+      return false;
+  }
   return generic.getMatchingIndexingMap(generic.getDpsInitOperand(0)) ==
          getRowsMap(n, op->getContext());
 }
@@ -2229,7 +2492,11 @@ static void vectorizeThreadTiles(RewriterBase &rewriter, Operation *blockLoop,
       continue;
     int64_t n = ranges.back();
     unsigned inner = op.getNumLoops() - 1;
-    if (n < 2)
+    // One 1-D vector per thread: the outer sizes of the tile are 1 (a conv's
+    // 2x1x4 thread tile is not vectorized; its transfers would be 3-D, with
+    // broadcasts, which neither target lowers to aligned accesses).
+    if (n < 2 || llvm::any_of(ArrayRef(ranges).drop_back(),
+                              [](int64_t r) { return r != 1; }))
       continue;
     bool ok = true;
     for (OpOperand &operand : op->getOpOperands()) {
@@ -2297,6 +2564,8 @@ struct TileAndFuse final : ::dyncc::impl::TileAndFusePassBase<TileAndFuse> {
       return signalPassFailure();
     }
 
+    copyArgumentsIntoSlices(func);
+
     auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
     SetVector<Operation *> roots;
     for (Value value : ret.getOperands())
@@ -2319,6 +2588,24 @@ struct TileAndFuse final : ::dyncc::impl::TileAndFusePassBase<TileAndFuse> {
     // grid is their maximum.
     std::set<DimExpr> grid[3];
     for (Operation *op : order) {
+      if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+          linalgOp && getParallelRank(op) == 0 &&
+          linalgOp.hasPureTensorSemantics() &&
+          llvm::all_of(linalgOp.getDpsInits(), [](Value init) {
+            return cast<RankedTensorType>(init.getType()).getRank() == 0;
+          })) {
+        // A named op (a copy into one element of a Concat) as a generic.
+        rewriter.setInsertionPoint(op);
+        FailureOr<linalg::GenericOp> generic =
+            isa<linalg::GenericOp>(op)
+                ? FailureOr<linalg::GenericOp>(cast<linalg::GenericOp>(op))
+                : linalg::generalizeNamedOp(rewriter, linalgOp);
+        if (failed(generic)) {
+          op->emitOpError("has a scalar result but could not be generalized");
+          return signalPassFailure();
+        }
+        op = expandScalarRoot(rewriter, *generic);
+      }
       auto root = cast<TilingInterface>(op);
       int64_t rank = getParallelRank(op);
       // A warp or a block per row, where the kernel's reductions are along

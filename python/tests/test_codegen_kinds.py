@@ -108,6 +108,55 @@ def conv_case():
     return model, shapes, feeds
 
 
+def unit_batch_conv_case():
+    """A batch of 1 fixed in the model (the light_* CNNs): tiling drops the
+    unit dimension of the conv, not of its Relu, and the reshapes that leave
+    between them must not stop the conv fusing into the Relu's tiles. Then a
+    grouped 1x1 conv with its Relu."""
+    rng = np.random.default_rng(11)
+    nodes = [
+        helper.make_node("Conv", ["X", "W1", "b1"], ["C1"], pads=[1, 1, 1, 1],
+                         kernel_shape=[3, 3]),
+        helper.make_node("Relu", ["C1"], ["R1"]),
+        helper.make_node("Conv", ["R1", "W2", "b2"], ["C2"], group=4,
+                         kernel_shape=[1, 1]),
+        helper.make_node("Relu", ["C2"], ["Y"]),
+    ]
+    model = _model(nodes, [_vi("X", F, [1, 3, "H", "W"])],
+                   [_vi("Y", F, [1, 8, "H", "W"])],
+                   [_const("W1", rng, (8, 3, 3, 3)), _const("b1", rng, (8,)),
+                    _const("W2", rng, (8, 2, 1, 1)), _const("b2", rng, (8,))])
+    shapes = [dict(H=s["H"], W=s["W"]) for s in IMAGE_SHAPES]
+
+    def feeds(s, rng):
+        return {"X": rng.uniform(-1, 1, (1, 3, s["H"], s["W"]))}
+    return model, shapes, feeds
+
+
+def channel_shuffle_model(height, width):
+    """ShuffleNet's unit at a static image size, as the light_* models have
+    it: a grouped 1x1 conv, Relu and a channel shuffle (Reshape, Transpose,
+    Reshape), all fused into one conv kernel whose reshapes tiling must see
+    through. Random weights, so a wrong channel order shows."""
+    rng = np.random.default_rng(13)
+    split = numpy_helper.from_array(
+        np.array([1, 4, 2, height, width], np.int64), "split")
+    merge = numpy_helper.from_array(
+        np.array([1, 8, height, width], np.int64), "merge")
+    nodes = [
+        helper.make_node("Conv", ["X", "W", "b"], ["C"], group=4,
+                         kernel_shape=[1, 1]),
+        helper.make_node("Relu", ["C"], ["R"]),
+        helper.make_node("Reshape", ["R", "split"], ["G"]),
+        helper.make_node("Transpose", ["G"], ["T"], perm=[0, 2, 1, 3, 4]),
+        helper.make_node("Reshape", ["T", "merge"], ["Y"]),
+    ]
+    return _model(nodes, [_vi("X", F, [1, 8, height, width])],
+                  [_vi("Y", F, [1, 8, height, width])],
+                  [_const("W", rng, (8, 2, 1, 1)), _const("b", rng, (8,)),
+                   split, merge])
+
+
 def pool_case():
     nodes = [
         helper.make_node("MaxPool", ["X"], ["P"], kernel_shape=[3, 3],
@@ -291,6 +340,7 @@ CASES = {
     "gemm": (gemm_case, ["gemm"]),
     "batched_gemm": (batched_gemm_case, ["gemm"]),
     "conv": (conv_case, ["conv"]),
+    "unit_batch_conv": (unit_batch_conv_case, ["conv"]),
     "pool": (pool_case, ["reduce", "data_movement", "elementwise"]),
     "gather": (gather_case, ["data_movement", "elementwise"]),
     "concat_slice": (concat_slice_case, ["data_movement", "elementwise"]),
@@ -359,6 +409,27 @@ def test_kind_variant_matches_onnxruntime(tmp_path, ort, case, config):
                 g, w, rtol=1e-4, atol=1e-5 * max(1.0, float(np.abs(w).max())),
                 err_msg=f"{case} [{config or 'default'}] {name} at {shape}")
     assert all(nonzero.values()), f"{case}: an output is zero at every shape"
+
+
+@pytest.mark.parametrize("config", GEMM_CONFIGS)
+def test_channel_shuffle_matches_onnxruntime(tmp_path, ort, config):
+    """channel_shuffle_model at static sizes (1, primes, off the 4x32 block
+    tile), each variant: the shuffled channels of every block's tile land
+    where onnxruntime puts them."""
+    for height, width in [(1, 1), (3, 5), (7, 13), (5, 31), (4, 33), (9, 64)]:
+        path = tmp_path / f"shuffle_{height}x{width}.onnx"
+        onnx.save(channel_shuffle_model(height, width), str(path))
+        art = dyncc.compile(path, tmp_path / "shuffle.dyncc", targets=["cpu"],
+                            tile_configs={"conv": config} if config else None)
+        # The whole unit is one kernel: the shuffle is fused into the conv.
+        assert art.read_bytes().count(b'"kind": "conv"') == 1
+        feeds = {"X": np.random.default_rng(height * width).uniform(
+            -1, 1, (1, 8, height, width)).astype(np.float32)}
+        got = dyncc.load(art).session("cpu").run(feeds)["Y"]
+        want = ort.InferenceSession(
+            str(path), providers=["CPUExecutionProvider"]).run(["Y"], feeds)[0]
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5,
+                                   err_msg=f"{config} at {height}x{width}")
 
 
 @pytest.mark.parametrize("config", [None, "block 16x8 thread 2x2 k 16", "block 16x16 thread 16x1 k 8"])

@@ -71,6 +71,29 @@ func.func @fresh_result(%n: index) -> index attributes {dyncc.kernel} {
 
 // -----
 
+// A write of a kernel buffer outside the block forall would be repeated by
+// every block, racing with the blocks' tiles; a write of a thread's own
+// buffer there is allowed (only redundant), and so are writes inside a
+// block-uniform scf.if's thread forall.
+func.func @undistributed_write(%n: index, %out: memref<?xf32>, %cond: i1) attributes {dyncc.kernel} {
+  %zero = arith.constant 0.0 : f32
+  %local = memref.alloca() : memref<4xf32>
+  linalg.fill ins(%zero : f32) outs(%local : memref<4xf32>)
+  scf.if %cond {
+    scf.forall (%i) in (4) {
+      memref.store %zero, %out[%i] : memref<?xf32>
+    } {mapping = [#gpu.thread<x>]}
+  }
+  %view = memref.subview %out[0] [%n] [1] : memref<?xf32> to memref<?xf32, strided<[1]>>
+  // expected-error @+1 {{'linalg.fill' op writes a kernel buffer outside the block tiles, where every block would run it; tiling could not fuse it into the tiles that read it}}
+  linalg.fill ins(%zero : f32) outs(%view : memref<?xf32, strided<[1]>>)
+  scf.forall (%i) = (0) to (%n) step (4) {
+  } {mapping = [#gpu.block<x>]}
+  return
+}
+
+// -----
+
 func.func @unmapped(%n: index) attributes {dyncc.kernel} {
   // expected-error @+1 {{'scf.forall' op has no block or thread mapping}}
   scf.forall (%i) = (0) to (%n) step (4) {

@@ -210,3 +210,134 @@ func.func @gemm_read_twice(%x: tensor<?x64xf32>, %w: tensor<64x32xf32>, %out: te
   } -> tensor<?x32xf32>
   return %3 : tensor<?x32xf32>
 }
+
+// -----
+
+// A grouped 1x1 conv with a batch of 1 fixed in the model, then its Relu in
+// place. Dropping the unit dimension leaves the conv on [4, 2, H, W] and the
+// Relu reading it through a collapse and an expand that do not compose; the
+// reshapes move below the Relu, which then computes on [4, 2, H, W], so the
+// conv is fused into its tiles. Nothing is computed outside the block tiles.
+// CHECK-LABEL: func.func @grouped_conv_relu(
+//   CHECK-NOT:   linalg.generic
+//       CHECK:   scf.forall {{.*}} -> (tensor<4x2x?x?xf32>)
+//       CHECK:     linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]
+//       CHECK:       arith.maximumf
+//       CHECK:   } {mapping = [#gpu.block<linear_dim_0>, #gpu.block<z>, #gpu.block<y>, #gpu.block<x>]}
+//  CHECK-NEXT:   tensor.collapse_shape
+//  CHECK-NEXT:   tensor.expand_shape
+//  CHECK-NEXT:   return
+#gc_bias = affine_map<(d0, d1, d2, d3) -> (d1)>
+#gc_id = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+#gc_in = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d0, d1, d5, d3 + d6, d4 + d7)>
+#gc_w = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d1, d2, d5, d6, d7)>
+#gc_out = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d0, d1, d2, d3, d4)>
+func.func @grouped_conv_relu(%h: index, %w: index, %x: tensor<1x8x?x?xf32>, %weights: tensor<8x2x1x1xf32>, %bias: tensor<8xf32>, %out: tensor<1x8x?x?xf32>) -> tensor<1x8x?x?xf32>
+    attributes {dyncc.kernel, dyncc.kind = "conv", dyncc.tile_config = {block = array<i64: 1, 8, 4, 32>, k_step = 16 : i64, thread = array<i64: 1, 2, 1, 4>}} {
+  %zero = arith.constant 0.0 : f32
+  %c2 = arith.constant 2 : index
+  %c3 = arith.constant 3 : index
+  %0 = linalg.generic {indexing_maps = [#gc_bias, #gc_id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%bias : tensor<8xf32>) outs(%out : tensor<1x8x?x?xf32>) {
+  ^bb0(%in: f32, %o: f32):
+    linalg.yield %in : f32
+  } -> tensor<1x8x?x?xf32>
+  %xh = tensor.dim %x, %c2 : tensor<1x8x?x?xf32>
+  %xw = tensor.dim %x, %c3 : tensor<1x8x?x?xf32>
+  %xg = tensor.expand_shape %x [[0], [1, 2], [3], [4]] output_shape [1, 4, 2, %xh, %xw] : tensor<1x8x?x?xf32> into tensor<1x4x2x?x?xf32>
+  %wg = tensor.expand_shape %weights [[0, 1], [2], [3], [4]] output_shape [4, 2, 2, 1, 1] : tensor<8x2x1x1xf32> into tensor<4x2x2x1x1xf32>
+  %og = tensor.expand_shape %0 [[0], [1, 2], [3], [4]] output_shape [1, 4, 2, %xh, %xw] : tensor<1x8x?x?xf32> into tensor<1x4x2x?x?xf32>
+  %1 = linalg.generic {indexing_maps = [#gc_in, #gc_w, #gc_out], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}
+      ins(%xg, %wg : tensor<1x4x2x?x?xf32>, tensor<4x2x2x1x1xf32>) outs(%og : tensor<1x4x2x?x?xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %o, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<1x4x2x?x?xf32>
+  %c = tensor.collapse_shape %1 [[0], [1, 2], [3], [4]] : tensor<1x4x2x?x?xf32> into tensor<1x8x?x?xf32>
+  %2 = linalg.generic {indexing_maps = [#gc_id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      outs(%c : tensor<1x8x?x?xf32>) {
+  ^bb0(%o: f32):
+    %r = arith.maximumf %o, %zero : f32
+    linalg.yield %r : f32
+  } -> tensor<1x8x?x?xf32>
+  return %2 : tensor<1x8x?x?xf32>
+}
+
+// -----
+
+// A Concat of two inputs: each becomes a copy into its slice of the result,
+// tiled over the grid (not one whole copy at the top level that every block
+// would repeat).
+// CHECK-LABEL: func.func @concat_inputs(
+//  CHECK-SAME:     %[[A:[a-zA-Z0-9]+]]: tensor<?x8xf32>, %[[B:[a-zA-Z0-9]+]]: tensor<?x5xf32>
+//       CHECK:   scf.forall
+//       CHECK:     scf.forall
+//       CHECK:       linalg.copy
+//       CHECK:   } {mapping = [#gpu.block<y>, #gpu.block<x>]}
+//       CHECK:   scf.forall
+//       CHECK:     scf.forall
+//       CHECK:       linalg.copy
+//       CHECK:   } {mapping = [#gpu.block<y>, #gpu.block<x>]}
+//       CHECK:   return
+func.func @concat_inputs(%a: tensor<?x8xf32>, %b: tensor<?x5xf32>, %out: tensor<?x13xf32>) -> tensor<?x13xf32>
+    attributes {dyncc.kernel, dyncc.kind = "data_movement", dyncc.tile_config = {block = array<i64: 4, 128>, k_step = 64 : i64, thread = array<i64: 1, 4>}} {
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %a, %c0 : tensor<?x8xf32>
+  %0 = tensor.insert_slice %a into %out[0, 0] [%n, 8] [1, 1] : tensor<?x8xf32> into tensor<?x13xf32>
+  %1 = tensor.insert_slice %b into %0[0, 8] [%n, 5] [1, 1] : tensor<?x5xf32> into tensor<?x13xf32>
+  return %1 : tensor<?x13xf32>
+}
+
+// -----
+
+// A column reduction ([M, N] -> [N], M reduced) iterates its columns first:
+// they are tiled over blocks and threads, a thread per column, and each
+// thread reduces its column in k-steps along M.
+// CHECK-LABEL: func.func @column_sum(
+//       CHECK:   scf.forall ({{.*}}) = (0) to ({{.*}}) step (32)
+//       CHECK:     scf.forall
+//       CHECK:       linalg.fill
+//       CHECK:       scf.for {{.*}} step %c64
+//       CHECK:         linalg.generic
+//  CHECK-SAME:           iterator_types = ["parallel", "reduction"]
+//       CHECK:   } {mapping = [#gpu.block<x>]}
+#cs_in = affine_map<(d0, d1) -> (d0, d1)>
+#cs_out = affine_map<(d0, d1) -> (d1)>
+func.func @column_sum(%x: tensor<?x?xf32>, %out: tensor<?xf32>) -> tensor<?xf32>
+    attributes {dyncc.kernel, dyncc.kind = "reduce", dyncc.tile_config = {block = array<i64: 32>, k_step = 64 : i64, reduce = "warp", thread = array<i64: 1>}} {
+  %zero = arith.constant 0.0 : f32
+  %0 = linalg.fill ins(%zero : f32) outs(%out : tensor<?xf32>) -> tensor<?xf32>
+  %1 = linalg.generic {indexing_maps = [#cs_in, #cs_out], iterator_types = ["reduction", "parallel"]}
+      ins(%x : tensor<?x?xf32>) outs(%0 : tensor<?xf32>) {
+  ^bb0(%in: f32, %o: f32):
+    %s = arith.addf %o, %in : f32
+    linalg.yield %s : f32
+  } -> tensor<?xf32>
+  return %1 : tensor<?xf32>
+}
+
+// -----
+
+// A scalar result (a Gather of one element) gets a loop of one iteration,
+// tiled to one block and one thread.
+// CHECK-LABEL: func.func @scalar_gather(
+//       CHECK:   scf.forall ({{.*}}) in (1)
+//       CHECK:     scf.forall ({{.*}}) in (1)
+//       CHECK:       tensor.extract
+//       CHECK:     } {mapping = [#gpu.thread<x>]}
+//       CHECK:   } {mapping = [#gpu.block<x>]}
+//       CHECK:   tensor.collapse_shape
+//       CHECK:   return
+#sg = affine_map<() -> ()>
+func.func @scalar_gather(%table: tensor<2xi64>, %index: tensor<i64>, %out: tensor<i64>) -> tensor<i64>
+    attributes {dyncc.kernel, dyncc.kind = "data_movement", dyncc.tile_config = {block = array<i64>, k_step = 64 : i64, thread = array<i64>}} {
+  %0 = linalg.generic {indexing_maps = [#sg, #sg], iterator_types = []}
+      ins(%index : tensor<i64>) outs(%out : tensor<i64>) {
+  ^bb0(%in: i64, %o: i64):
+    %i = arith.index_cast %in : i64 to index
+    %v = tensor.extract %table[%i] : tensor<2xi64>
+    linalg.yield %v : i64
+  } -> tensor<i64>
+  return %0 : tensor<i64>
+}
