@@ -9,6 +9,7 @@
 #include "dyncc/Tiling/Passes.h"
 #include "dyncc/Tiling/TileConfig.h"
 
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/StringMap.h"
 
@@ -21,6 +22,45 @@ using namespace mlir;
 using namespace dyncc;
 
 namespace {
+
+/// The window of the kernel's convolution: the product of the static
+/// extents of the reduction loops that index an input through a sum
+/// (`oh * s + kh`), 9 for a 3x3 conv, 1 when there is none.
+static int64_t getWindowTaps(func::FuncOp func) {
+  int64_t taps = 1;
+  func.walk([&](linalg::LinalgOp op) {
+    SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+    SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+    int64_t product = 1;
+    for (auto [loop, iterator] : llvm::enumerate(iterators)) {
+      if (iterator != utils::IteratorType::reduction ||
+          ShapedType::isDynamic(ranges[loop]))
+        continue;
+      bool inSum = llvm::any_of(op.getIndexingMapsArray(), [&](AffineMap map) {
+        return llvm::any_of(map.getResults(), [&](AffineExpr expr) {
+          return expr.getKind() == AffineExprKind::Add &&
+                 expr.isFunctionOfDim(loop);
+        });
+      });
+      if (inSum)
+        product *= ranges[loop];
+    }
+    taps = std::max(taps, product);
+  });
+  return taps;
+}
+
+/// The default conv k-step (input channels per step) for a window of
+/// `taps`: each thread's product per step is fully unrolled, so a step is
+/// kept to at most 128 multiply-adds per output (16 channels of a 1x1 conv,
+/// 8 of a 3x3, 2 of a 7x7). 16 channels of a 3x3 window unrolled to 255
+/// registers and spilled on sm_80 (light_resnet50's stride-2 convs).
+static int64_t getConvKStep(int64_t taps) {
+  int64_t kStep = 16;
+  while (kStep > 1 && kStep * taps > 128)
+    kStep /= 2;
+  return kStep;
+}
 
 struct AssignTileConfig final
     : ::dyncc::impl::AssignTileConfigPassBase<AssignTileConfig> {
@@ -81,6 +121,8 @@ struct AssignTileConfig final
           it != byKind.end()
               ? it->second.fitToRank(outType.getRank())
               : TileConfig::getDefault(kind, outType.getRank(), tensorCore);
+      if (it == byKind.end() && kind == "conv")
+        config.kStep = getConvKStep(getWindowTaps(func));
       func->setAttr(TileConfig::getAttrName(), config.toAttr(&getContext()));
       return WalkResult::advance();
     });

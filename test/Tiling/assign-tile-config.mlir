@@ -12,6 +12,41 @@ func.func @elementwise3d(%out: tensor<2x?x64xf32>) -> tensor<2x?x64xf32> attribu
   return %out : tensor<2x?x64xf32>
 }
 
+// A conv's k-step (input channels per step) keeps the unrolled product of a
+// step to at most 128 multiply-adds per output: 16 channels of a 1x1 window,
+// 8 of a 3x3, 2 of a 7x7.
+#cv_in = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d4, d2 + d5, d3 + d6)>
+#cv_w = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d1, d4, d5, d6)>
+#cv_out = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d2, d3)>
+#pw_in = affine_map<(d0, d1, d2, d3, d4) -> (d0, d4, d2, d3)>
+#pw_w = affine_map<(d0, d1, d2, d3, d4) -> (d1, d4)>
+#pw_out = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3)>
+// CHECK-LABEL: func.func @conv3x3(
+//  CHECK-SAME:   dyncc.tile_config = {block = array<i64: 1, 8, 4, 32>, k_step = 8 : i64, thread = array<i64: 1, 2, 1, 4>}
+func.func @conv3x3(%x: tensor<?x64x?x?xf32>, %w: tensor<32x64x3x3xf32>, %out: tensor<?x32x?x?xf32>) -> tensor<?x32x?x?xf32> attributes {dyncc.kernel, dyncc.kind = "conv"} {
+  %0 = linalg.generic {indexing_maps = [#cv_in, #cv_w, #cv_out], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}
+      ins(%x, %w : tensor<?x64x?x?xf32>, tensor<32x64x3x3xf32>) outs(%out : tensor<?x32x?x?xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %o, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<?x32x?x?xf32>
+  return %0 : tensor<?x32x?x?xf32>
+}
+
+// CHECK-LABEL: func.func @conv1x1(
+//  CHECK-SAME:   k_step = 16 : i64
+func.func @conv1x1(%x: tensor<?x64x?x?xf32>, %w: tensor<32x64xf32>, %out: tensor<?x32x?x?xf32>) -> tensor<?x32x?x?xf32> attributes {dyncc.kernel, dyncc.kind = "conv"} {
+  %0 = linalg.generic {indexing_maps = [#pw_in, #pw_w, #pw_out], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%x, %w : tensor<?x64x?x?xf32>, tensor<32x64xf32>) outs(%out : tensor<?x32x?x?xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %o, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<?x32x?x?xf32>
+  return %0 : tensor<?x32x?x?xf32>
+}
+
 // An existing configuration is kept.
 // CHECK-LABEL: func.func @given(
 //  CHECK-SAME:   dyncc.tile_config = {block = array<i64: 16, 16>, thread = array<i64: 2, 2>}
