@@ -19,7 +19,7 @@ log() { echo "[setup] $*" >&2; }
 APT_PACKAGES=(
   libmlir-22-dev mlir-22-tools llvm-22-dev llvm-22-tools clang-22 lld-22
   libclang-rt-22-dev
-  libonnx-dev libprotobuf-dev protobuf-compiler
+  libonnx-dev libonnx-testdata libprotobuf-dev protobuf-compiler
   cmake ninja-build ccache libgtest-dev
   python3 python3-venv python3-dev
 )
