@@ -75,7 +75,9 @@ def timed(suite, fn):
 
 def lit_suite(suite):
     out = RESULTS / "lit.xml"
-    run([LIT, "-sv", "--xunit-xml-output", out, BUILD / "test"])
+    # Under the project's Python: lit's %python is the interpreter running lit,
+    # and the test inputs' generators need numpy and onnx.
+    run([sys.executable, LIT, "-sv", "--xunit-xml-output", out, BUILD / "test"])
     suite.add_junit(out)
 
 
