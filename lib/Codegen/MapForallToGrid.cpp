@@ -18,6 +18,7 @@
 #include "dyncc/Tiling/TileConfig.h"
 
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/MemRef/Utils/MemRefUtils.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/AttrTypeSubElements.h"
 #include "mlir/IR/PatternMatch.h"
@@ -578,11 +579,8 @@ struct MapForallToGrid final
         if (!isa<MemoryEffects::Write>(effect.getEffect()))
           continue;
         Value target = effect.getValue();
-        while (target)
-          if (auto view = target.getDefiningOp<ViewLikeOpInterface>())
-            target = view.getViewSource();
-          else
-            break;
+        if (auto memref = dyn_cast_if_present<MemrefValue>(target))
+          target = memref::skipViewLikeOps(memref);
         if (!target || isa<BlockArgument>(target))
           return op.emitOpError("writes a kernel buffer outside the block "
                                 "tiles, where every block would run it; "
