@@ -604,52 +604,6 @@ static void copyArgumentsIntoSlices(func::FuncOp func) {
   }
 }
 
-/// Rewrites a root with no parallel loops (a scalar result: a Gather of one
-/// element, a ReduceSum over every axis) with one more, leading, parallel
-/// loop of extent 1 and its destinations expanded to `[1]`, so it is tiled to
-/// one block and one thread like any root. Without a parallel loop it would
-/// stay at the kernel's top level, where every thread of every block would
-/// write it.
-static linalg::GenericOp expandScalarRoot(RewriterBase &rewriter,
-                                          linalg::GenericOp op) {
-  MLIRContext *ctx = op.getContext();
-  Location loc = op.getLoc();
-  unsigned numLoops = op.getNumLoops();
-  rewriter.setInsertionPoint(op);
-  SmallVector<AffineMap> maps;
-  for (OpOperand *input : op.getDpsInputOperands())
-    maps.push_back(op.getMatchingIndexingMap(input).shiftDims(1));
-  SmallVector<Value> inits;
-  SmallVector<Type> types;
-  for (Value init : op.getDpsInits()) {
-    auto type = cast<RankedTensorType>(init.getType());
-    auto expanded = RankedTensorType::get({1}, type.getElementType());
-    inits.push_back(tensor::ExpandShapeOp::create(
-        rewriter, loc, expanded, init, ArrayRef<ReassociationIndices>{}));
-    types.push_back(expanded);
-    maps.push_back(AffineMap::get(numLoops + 1, 0, getAffineDimExpr(0, ctx)));
-  }
-  SmallVector<utils::IteratorType> iterators{utils::IteratorType::parallel};
-  llvm::append_range(iterators, op.getIteratorTypesArray());
-  auto expanded = linalg::GenericOp::create(rewriter, loc, types,
-                                            op.getDpsInputs(), inits, maps,
-                                            iterators);
-  expanded->setDiscardableAttrs(op->getDiscardableAttrDictionary());
-  rewriter.inlineRegionBefore(op.getRegion(), expanded.getRegion(),
-                              expanded.getRegion().end());
-  expanded.getRegion().walk([&](linalg::IndexOp index) {
-    rewriter.modifyOpInPlace(index,
-                             [&] { index.setDim(index.getDim() + 1); });
-  });
-  SmallVector<Value> results;
-  for (auto [result, type] :
-       llvm::zip(expanded.getResults(), op.getResultTypes()))
-    results.push_back(tensor::CollapseShapeOp::create(
-        rewriter, loc, type, result, ArrayRef<ReassociationIndices>{}));
-  rewriter.replaceOp(op, results);
-  return expanded;
-}
-
 /// Collects the tileable ops whose results reach `value`, a kernel result,
 /// through reshapes, casts and insert_slices.
 static LogicalResult collectRoots(Value value, SetVector<Operation *> &roots) {
@@ -1109,6 +1063,70 @@ static int64_t getParallelRank(Operation *op) {
       rank = std::min<int64_t>(
           rank, cast<ShapedType>(dps.getDpsInits()[0].getType()).getRank());
   return rank;
+}
+
+/// Rewrites a root with no parallel loops and only scalar results (a Gather
+/// of one element, a ReduceSum over every axis, a copy into one element of a
+/// Concat) as a generic with one more, leading, parallel loop of extent 1 and
+/// its destinations expanded to `[1]`, so it is tiled to one block and one
+/// thread like any root. Without a parallel loop it would stay at the
+/// kernel's top level, where every thread of every block would write it.
+/// Any other root is returned as it is.
+static FailureOr<Operation *> expandScalarRoot(RewriterBase &rewriter,
+                                               Operation *root) {
+  auto linalgOp = dyn_cast<linalg::LinalgOp>(root);
+  if (!linalgOp || getParallelRank(root) != 0 ||
+      !linalgOp.hasPureTensorSemantics() ||
+      !llvm::all_of(linalgOp.getDpsInits(), [](Value init) {
+        return cast<RankedTensorType>(init.getType()).getRank() == 0;
+      }))
+    return root;
+  rewriter.setInsertionPoint(root);
+  auto op = dyn_cast<linalg::GenericOp>(root);
+  if (!op) {
+    FailureOr<linalg::GenericOp> generic =
+        linalg::generalizeNamedOp(rewriter, linalgOp);
+    if (failed(generic))
+      return root->emitOpError(
+          "has a scalar result but could not be generalized");
+    op = *generic;
+  }
+  rewriter.setInsertionPoint(op);
+  MLIRContext *ctx = op.getContext();
+  Location loc = op.getLoc();
+  unsigned numLoops = op.getNumLoops();
+  SmallVector<AffineMap> maps;
+  for (OpOperand *input : op.getDpsInputOperands())
+    maps.push_back(op.getMatchingIndexingMap(input).shiftDims(1));
+  SmallVector<Value> inits;
+  SmallVector<Type> types;
+  for (Value init : op.getDpsInits()) {
+    auto type = cast<RankedTensorType>(init.getType());
+    auto expanded = RankedTensorType::get({1}, type.getElementType());
+    inits.push_back(tensor::ExpandShapeOp::create(
+        rewriter, loc, expanded, init, ArrayRef<ReassociationIndices>{}));
+    types.push_back(expanded);
+    maps.push_back(AffineMap::get(numLoops + 1, 0, getAffineDimExpr(0, ctx)));
+  }
+  SmallVector<utils::IteratorType> iterators{utils::IteratorType::parallel};
+  llvm::append_range(iterators, op.getIteratorTypesArray());
+  auto expanded = linalg::GenericOp::create(rewriter, loc, types,
+                                            op.getDpsInputs(), inits, maps,
+                                            iterators);
+  expanded->setDiscardableAttrs(op->getDiscardableAttrDictionary());
+  rewriter.inlineRegionBefore(op.getRegion(), expanded.getRegion(),
+                              expanded.getRegion().end());
+  expanded.getRegion().walk([&](linalg::IndexOp index) {
+    rewriter.modifyOpInPlace(index,
+                             [&] { index.setDim(index.getDim() + 1); });
+  });
+  SmallVector<Value> results;
+  for (auto [result, type] :
+       llvm::zip(expanded.getResults(), op.getResultTypes()))
+    results.push_back(tensor::CollapseShapeOp::create(
+        rewriter, loc, type, result, ArrayRef<ReassociationIndices>{}));
+  rewriter.replaceOp(op, results);
+  return expanded.getOperation();
 }
 
 /// The static upper bound of a tile size, or kNoHi.
@@ -2588,24 +2606,10 @@ struct TileAndFuse final : ::dyncc::impl::TileAndFusePassBase<TileAndFuse> {
     // grid is their maximum.
     std::set<DimExpr> grid[3];
     for (Operation *op : order) {
-      if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
-          linalgOp && getParallelRank(op) == 0 &&
-          linalgOp.hasPureTensorSemantics() &&
-          llvm::all_of(linalgOp.getDpsInits(), [](Value init) {
-            return cast<RankedTensorType>(init.getType()).getRank() == 0;
-          })) {
-        // A named op (a copy into one element of a Concat) as a generic.
-        rewriter.setInsertionPoint(op);
-        FailureOr<linalg::GenericOp> generic =
-            isa<linalg::GenericOp>(op)
-                ? FailureOr<linalg::GenericOp>(cast<linalg::GenericOp>(op))
-                : linalg::generalizeNamedOp(rewriter, linalgOp);
-        if (failed(generic)) {
-          op->emitOpError("has a scalar result but could not be generalized");
-          return signalPassFailure();
-        }
-        op = expandScalarRoot(rewriter, *generic);
-      }
+      FailureOr<Operation *> expanded = expandScalarRoot(rewriter, op);
+      if (failed(expanded))
+        return signalPassFailure();
+      op = *expanded;
       auto root = cast<TilingInterface>(op);
       int64_t rank = getParallelRank(op);
       // A warp or a block per row, where the kernel's reductions are along
