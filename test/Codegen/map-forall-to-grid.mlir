@@ -94,6 +94,19 @@ func.func @undistributed_write(%n: index, %out: memref<?xf32>, %cond: i1) attrib
 
 // -----
 
+// An op whose memory effects are unknown (a call) cannot be shown to leave
+// the kernel's buffers alone.
+func.func private @opaque()
+func.func @unknown_effects(%n: index) attributes {dyncc.kernel} {
+  // expected-error @+1 {{'func.call' op has unknown memory effects outside the block tiles}}
+  func.call @opaque() : () -> ()
+  scf.forall (%i) = (0) to (%n) step (4) {
+  } {mapping = [#gpu.block<x>]}
+  return
+}
+
+// -----
+
 func.func @unmapped(%n: index) attributes {dyncc.kernel} {
   // expected-error @+1 {{'scf.forall' op has no block or thread mapping}}
   scf.forall (%i) = (0) to (%n) step (4) {
