@@ -343,6 +343,37 @@ struct MergeInPlaceChain final : OpRewritePattern<linalg::GenericOp> {
   }
 };
 
+/// Folds a collapse of an expansion that gives back the expanded value:
+/// `[B, S] -> [B, 1, 1, S] -> [B, S]`, the unit dimensions of a mask put
+/// back for a broadcast and dropped again with other groupings. Upstream's
+/// composition gives up when the two types are equal and its folder wants
+/// equal groupings. The result is the source when every dimension that is
+/// not a static 1 falls in the same group of both reshapes: each result
+/// dimension is then the product of the same dimensions as the source's.
+struct FoldCollapseOfUnitExpansion final
+    : OpRewritePattern<tensor::CollapseShapeOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(tensor::CollapseShapeOp op,
+                                PatternRewriter &rewriter) const override {
+    auto expand = op.getSrc().getDefiningOp<tensor::ExpandShapeOp>();
+    if (!expand || expand.getSrcType() != op.getResultType())
+      return failure();
+    SmallVector<int64_t> expandGroup(op.getSrcType().getRank());
+    for (auto [group, dims] :
+         llvm::enumerate(expand.getReassociationIndices()))
+      for (int64_t dim : dims)
+        expandGroup[dim] = group;
+    ArrayRef<int64_t> shape = op.getSrcType().getShape();
+    for (auto [group, dims] : llvm::enumerate(op.getReassociationIndices()))
+      for (int64_t dim : dims)
+        if (shape[dim] != 1 && expandGroup[dim] != static_cast<int64_t>(group))
+          return failure();
+    rewriter.replaceOp(op, expand.getSrc());
+    return success();
+  }
+};
+
 /// Moves the reshapes between a computed value and the elementwise op that
 /// continues in place on it (its destination) below that op: a conv whose
 /// unit batch dimension was dropped and whose groups are split, `[4, 34, H,
@@ -494,7 +525,8 @@ static LogicalResult prepareKernel(func::FuncOp func) {
   linalg::populateFoldUnitExtentDimsPatterns(patterns, unitDims);
   linalg::populateFoldUnitExtentDimsCanonicalizationPatterns(patterns,
                                                              unitDims);
-  patterns.add<FuseElementwiseProducers, MergeInPlaceChain>(ctx);
+  patterns.add<FuseElementwiseProducers, MergeInPlaceChain,
+               FoldCollapseOfUnitExpansion>(ctx);
   linalg::GenericOp::getCanonicalizationPatterns(patterns, ctx);
   linalg::populateEraseUnusedOperandsAndResultsPatterns(patterns);
   tensor::populateFoldTensorEmptyPatterns(patterns);
@@ -549,6 +581,7 @@ static LogicalResult prepareKernel(func::FuncOp func) {
   // see through.
   tensor::CollapseShapeOp::getCanonicalizationPatterns(reshapes, ctx);
   tensor::ExpandShapeOp::getCanonicalizationPatterns(reshapes, ctx);
+  reshapes.add<FoldCollapseOfUnitExpansion>(ctx);
   tensor::populateFoldTensorEmptyPatterns(reshapes);
   if (failed(applyPatternsGreedily(func, std::move(reshapes))))
     return failure();

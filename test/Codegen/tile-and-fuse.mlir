@@ -341,3 +341,56 @@ func.func @scalar_gather(%table: tensor<2xi64>, %index: tensor<i64>, %out: tenso
   } -> tensor<i64>
   return %0 : tensor<i64>
 }
+
+// -----
+
+// Attention scores with their mask epilogue: the mask [B, S] is expanded to
+// [B, 1, 1, S] and broadcast over the heads. Dropping its unit dimensions
+// leaves a collapse of that expansion which gives the mask back; it folds
+// away, so the epilogue stays rank 4 and the batched matmul fuses into its
+// tiles (expanding the epilogue to rank 6 left the matmul whole behind an
+// expand_shape, outside every tile).
+// CHECK-LABEL: func.func @masked_scores(
+//   CHECK-NOT:   linalg.generic
+//   CHECK-NOT:   tensor.expand_shape
+//       CHECK:   scf.forall {{.*}} -> (tensor<?x2x?x?xf32>)
+//       CHECK:     scf.forall
+//       CHECK:       linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]
+//       CHECK:       linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "parallel"]
+//       CHECK:         arith.select
+//       CHECK:   } {mapping = [#gpu.block<linear_dim_0>, #gpu.block<z>, #gpu.block<y>, #gpu.block<x>]}
+//  CHECK-NEXT:   return
+#ms_q = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d4)>
+#ms_k = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d4, d3)>
+#ms_o = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3)>
+#ms_id2 = affine_map<(d0, d1) -> (d0, d1)>
+#ms_id4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+#ms_mask = affine_map<(d0, d1, d2, d3) -> (d0, 0, 0, d3)>
+func.func @masked_scores(%b: index, %s: index, %mask: tensor<?x?xi1>, %q: tensor<?x2x?x8xf32>, %k: tensor<?x2x8x?xf32>, %out: tensor<?x2x?x?xf32>) -> tensor<?x2x?x?xf32>
+    attributes {dyncc.kernel, dyncc.kind = "gemm", dyncc.tile_config = {block = array<i64: 1, 1, 32, 64>, k_step = 8 : i64, thread = array<i64: 1, 1, 4, 4>}} {
+  %zero = arith.constant 0.0 : f32
+  %big = arith.constant -1.0e+04 : f32
+  %0 = tensor.empty(%b, %s) : tensor<?x?xf32>
+  %1 = linalg.generic {indexing_maps = [#ms_id2, #ms_id2], iterator_types = ["parallel", "parallel"]}
+      ins(%mask : tensor<?x?xi1>) outs(%0 : tensor<?x?xf32>) {
+  ^bb0(%in: i1, %o: f32):
+    %v = arith.select %in, %zero, %big : f32
+    linalg.yield %v : f32
+  } -> tensor<?x?xf32>
+  %e = tensor.expand_shape %1 [[0], [1, 2, 3]] output_shape [%b, 1, 1, %s] : tensor<?x?xf32> into tensor<?x1x1x?xf32>
+  %2 = linalg.fill ins(%zero : f32) outs(%out : tensor<?x2x?x?xf32>) -> tensor<?x2x?x?xf32>
+  %3 = linalg.generic {indexing_maps = [#ms_q, #ms_k, #ms_o], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%q, %k : tensor<?x2x?x8xf32>, tensor<?x2x8x?xf32>) outs(%2 : tensor<?x2x?x?xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %m = arith.mulf %x, %y : f32
+    %a = arith.addf %o, %m : f32
+    linalg.yield %a : f32
+  } -> tensor<?x2x?x?xf32>
+  %4 = linalg.generic {indexing_maps = [#ms_mask, #ms_id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%e : tensor<?x1x1x?xf32>) outs(%3 : tensor<?x2x?x?xf32>) {
+  ^bb0(%in: f32, %o: f32):
+    %a = arith.addf %o, %in : f32
+    linalg.yield %a : f32
+  } -> tensor<?x2x?x?xf32>
+  return %4 : tensor<?x2x?x?xf32>
+}
