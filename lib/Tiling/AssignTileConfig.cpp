@@ -32,8 +32,8 @@ static int64_t getWindowTaps(func::FuncOp func) {
     SmallVector<int64_t> ranges = op.getStaticLoopRanges();
     SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
     int64_t product = 1;
-    for (auto [loop, iterator] : llvm::enumerate(iterators)) {
-      if (iterator != utils::IteratorType::reduction ||
+    for (unsigned loop = 0; loop < iterators.size(); ++loop) {
+      if (iterators[loop] != utils::IteratorType::reduction ||
           ShapedType::isDynamic(ranges[loop]))
         continue;
       bool inSum = llvm::any_of(op.getIndexingMapsArray(), [&](AffineMap map) {

@@ -189,6 +189,39 @@ def gather_case():
     return model, shapes, feeds
 
 
+def arange_case():
+    """Position ids as older exporters write arange: NonZero of a
+    ConstantOfShape of ones, transposed and squeezed, then a position
+    embedding gathered with them (the NonZero becomes a Range)."""
+    rng = np.random.default_rng(4)
+    one = numpy_helper.from_array(np.array(1, dtype=np.int64), "one")
+    axes0 = numpy_helper.from_array(np.array([0], dtype=np.int64), "axes0")
+    axes1 = numpy_helper.from_array(np.array([1], dtype=np.int64), "axes1")
+    nodes = [
+        helper.make_node("Shape", ["ids"], ["shape"]),
+        helper.make_node("Gather", ["shape", "one"], ["len"]),
+        helper.make_node("Unsqueeze", ["len", "axes0"], ["len1"]),
+        helper.make_node("ConstantOfShape", ["len1"], ["ones"],
+                         value=numpy_helper.from_array(np.array([1], dtype=np.int64))),
+        helper.make_node("NonZero", ["ones"], ["nz"]),
+        helper.make_node("Transpose", ["nz"], ["nzt"], perm=[1, 0]),
+        helper.make_node("Squeeze", ["nzt", "axes1"], ["pos"]),
+        helper.make_node("Gather", ["P", "pos"], ["PE"]),
+        helper.make_node("Gather", ["E", "ids"], ["G"]),
+        helper.make_node("Add", ["G", "PE"], ["Y"])]
+    model = _model(nodes, [_vi("ids", I64, ["B", "L"])],
+                   [_vi("Y", F, ["B", "L", 12]), _vi("pos", I64, ["L"])],
+                   [_const("E", rng, (50, 12)), _const("P", rng, (520, 12)),
+                    one, axes0, axes1])
+    shapes = [dict(B=b, L=l) for b, l in [
+        (1, 1), (2, 3), (1, 7), (3, 31), (1, 33), (5, 64), (2, 65),
+        (1, 127), (7, 2), (4, 129)]]
+
+    def feeds(s, rng):
+        return {"ids": rng.integers(0, 50, (s["B"], s["L"]))}
+    return model, shapes, feeds
+
+
 def concat_slice_case():
     axes = numpy_helper.from_array(np.array([1, 2], np.int64), "axes")
     starts = numpy_helper.from_array(np.array([1, 2], np.int64), "starts")
@@ -343,6 +376,7 @@ CASES = {
     "unit_batch_conv": (unit_batch_conv_case, ["conv"]),
     "pool": (pool_case, ["reduce", "data_movement", "elementwise"]),
     "gather": (gather_case, ["data_movement", "elementwise"]),
+    "arange": (arange_case, ["data_movement", "elementwise"]),
     "concat_slice": (concat_slice_case, ["data_movement", "elementwise"]),
     "pad_transpose": (pad_transpose_case, ["data_movement", "elementwise"]),
     "row_reduce": (row_reduce_case, ["reduce"]),

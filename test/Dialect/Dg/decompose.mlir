@@ -143,3 +143,24 @@ func.func @conv_two_users(%x: tensor<?x1x4x4xf32, #sym.shape<[N, 1, 4, 4]>>) -> 
   %y = dg.batch_norm %c, %p, %p, %p, %p : (tensor<*xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) -> tensor<*xf32>
   return %c, %y : tensor<*xf32>, tensor<*xf32>
 }
+
+// -----
+
+// NonZero of a 1-D fill of a non-zero value (arange as older exporters
+// write it) is a Range [0, L) as one row; other NonZeros stay.
+// CHECK-LABEL: func.func @arange_as_nonzero(
+//   CHECK-DAG:   %[[ZERO:.+]] = dg.constant dense<0> : tensor<i64>
+//   CHECK-DAG:   %[[ONE:.+]] = dg.constant dense<1> : tensor<i64>
+//   CHECK-DAG:   %[[LIMIT:.+]] = dg.dim_values <[L]> : tensor<i64>
+//       CHECK:   %[[ROW:.+]] = dg.range %[[ZERO]], %[[LIMIT]], %[[ONE]] : {{.*}} -> tensor<?xi64, #sym.shape<[L]>>
+//       CHECK:   %[[R:.+]] = dg.unsqueeze %[[ROW]] {axes = array<i64: 0>} : {{.*}} -> tensor<1x?xi64, #sym.shape<[1, L]>>
+//       CHECK:   %[[D:.+]] = dg.nonzero %{{.+}} : tensor<?xf32, #sym.shape<[L]>>
+//       CHECK:   return %[[R]], %[[D]]
+sym.symbol @L range [1, 512]
+func.func @arange_as_nonzero(%x: tensor<?xf32, #sym.shape<[L]>>) -> (tensor<*xi64>, tensor<*xi64>) {
+  %0 = dg.shape_of %x : tensor<?xf32, #sym.shape<[L]>> -> tensor<*xi64>
+  %1 = dg.constant_of_shape %0, dense<1> : tensor<i64> : tensor<*xi64> -> tensor<*xi64>
+  %2 = dg.nonzero %1 : tensor<*xi64> -> tensor<*xi64>
+  %3 = dg.nonzero %x : tensor<?xf32, #sym.shape<[L]>> -> tensor<*xi64>
+  return %2, %3 : tensor<*xi64>, tensor<*xi64>
+}

@@ -290,3 +290,27 @@ func.func @nonzero(%x: tensor<?x?xf32, #sym.shape<[B, L]>>) -> tensor<*xi64> {
   %0 = dg.nonzero %x : tensor<?x?xf32, #sym.shape<[B, L]>> -> tensor<*xi64> loc("nz")
   return %0 : tensor<*xi64>
 }
+
+// -----
+
+// NonZero of a ConstantOfShape of a non-zero value counts every element:
+// no data-dependent symbol. A fill of zero (or of data) still makes one.
+// CHECK-LABEL: sym.symbol @nonzero0 range [0, 2147483647] data_dependent {defined_by = "dg.nonzero 'zeros'"}
+//   CHECK-NOT: sym.symbol
+//       CHECK: func.func @nonzero_of_fill(
+//       CHECK:   dg.nonzero {{.*}} -> tensor<1x?xi64, #sym.shape<[1, L]>>
+//       CHECK:   dg.nonzero {{.*}} -> tensor<2x?xi64, #sym.shape<[2, 4*L]>>
+//       CHECK:   dg.nonzero {{.*}} -> tensor<1x?xi64, #sym.shape<[1, nonzero0]>>
+sym.symbol @L range [1, 512]
+func.func @nonzero_of_fill(%x: tensor<?xf32, #sym.shape<[L]>>) -> (tensor<*xi64>, tensor<*xi64>, tensor<*xi64>) {
+  %0 = dg.shape_of %x : tensor<?xf32, #sym.shape<[L]>> -> tensor<*xi64>
+  %1 = dg.constant_of_shape %0, dense<1> : tensor<i64> : tensor<*xi64> -> tensor<*xi64>
+  %2 = dg.nonzero %1 : tensor<*xi64> -> tensor<*xi64>
+  %c4 = dg.constant dense<[4]> : tensor<1xi64>
+  %3 = dg.concat %c4, %0 {axis = 0 : i64} : (tensor<1xi64>, tensor<*xi64>) -> tensor<*xi64>
+  %4 = dg.constant_of_shape %3, dense<-0.5> : tensor<f32> : tensor<*xi64> -> tensor<*xf32>
+  %5 = dg.nonzero %4 : tensor<*xf32> -> tensor<*xi64>
+  %6 = dg.constant_of_shape %0, dense<0.0> : tensor<f32> : tensor<*xi64> -> tensor<*xf32>
+  %7 = dg.nonzero %6 : tensor<*xf32> -> tensor<*xi64> loc("zeros")
+  return %2, %5, %7 : tensor<*xi64>, tensor<*xi64>, tensor<*xi64>
+}

@@ -188,6 +188,25 @@ Operation *FusionOp::getBackbone() {
 }
 
 //===----------------------------------------------------------------------===//
+// NonZeroOp
+//===----------------------------------------------------------------------===//
+
+bool NonZeroOp::countsEveryElement() {
+  auto fill = getInput().getDefiningOp<ConstantOfShapeOp>();
+  if (!fill)
+    return false;
+  auto value = dyn_cast<DenseElementsAttr>(fill.getValue());
+  if (!value || !value.isSplat())
+    return false;
+  Type element = value.getElementType();
+  if (isa<IntegerType>(element))
+    return !value.getSplatValue<APInt>().isZero();
+  if (isa<FloatType>(element))
+    return !value.getSplatValue<APFloat>().isZero();
+  return false;
+}
+
+//===----------------------------------------------------------------------===//
 // DispatchOp
 //===----------------------------------------------------------------------===//
 

@@ -953,8 +953,14 @@ LogicalResult PadOp::inferSymbolicShapes(ShapeInferenceContext &ctx,
 
 LogicalResult NonZeroOp::inferSymbolicShapes(ShapeInferenceContext &ctx,
                                              SmallVectorImpl<SymShape> &results) {
-  results.push_back(SymShape{DimExpr((int64_t)ctx.operandShapes[0].size()),
-                             ctx.freshSymbol("nonzero")});
+  const SymShape &in = ctx.operandShapes[0];
+  DimExpr count(1);
+  for (const DimExpr &d : in)
+    count = count * d;
+  results.push_back(SymShape{
+      DimExpr((int64_t)in.size()),
+      countsEveryElement() ? ctx.constraints.resolve(count)
+                           : ctx.freshSymbol("nonzero")});
   return success();
 }
 

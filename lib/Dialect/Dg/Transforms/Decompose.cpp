@@ -308,6 +308,30 @@ FailureOr<Value> foldIntoConv(RewriterBase &rewriter, BatchNormOp bn,
   return folded.getResult();
 }
 
+/// NonZero of a 1-D tensor with no zero (a ConstantOfShape of a non-zero
+/// value: `arange` as older exporters write it) is `[0, n)` as one row:
+/// a Range, which is an indexed elementwise op instead of a sequential scan
+/// with a count bound from data.
+Value decomposeNonZeroOfFill(RewriterBase &b, NonZeroOp op) {
+  auto type = cast<RankedTensorType>(op.getType());
+  SmallVector<DimExpr> shape = *sym::getSymbolicShape(type);
+  Location loc = op.getLoc();
+  auto scalarType = RankedTensorType::get({}, type.getElementType());
+  auto scalar = [&](int64_t value) -> Value {
+    return ConstantOp::create(
+        b, loc, scalarType,
+        DenseElementsAttr::get(
+            scalarType, b.getIntegerAttr(type.getElementType(), value)));
+  };
+  Value limit = DimValuesOp::create(
+      b, loc, scalarType, sym::ShapeAttr::get(b.getContext(), {shape[1]}));
+  auto rowType = sym::withSymbolicShape(
+      RankedTensorType::get({type.getDimSize(1)}, type.getElementType()),
+      {shape[1]});
+  Value row = RangeOp::create(b, loc, rowType, scalar(0), limit, scalar(1));
+  return UnsqueezeOp::create(b, loc, type, row, b.getDenseI64ArrayAttr({0}));
+}
+
 struct Decompose final : ::dyncc::dg::impl::DecomposePassBase<Decompose> {
   using Base::Base;
 
@@ -333,6 +357,17 @@ struct Decompose final : ::dyncc::dg::impl::DecomposePassBase<Decompose> {
       rewriter.replaceAllUsesWith(bn.getResult(), *folded);
       rewriter.eraseOp(bn);
       rewriter.eraseOp(conv);
+    }
+    SmallVector<NonZeroOp> ranges;
+    getOperation().walk([&](NonZeroOp op) {
+      auto type = dyn_cast<RankedTensorType>(op.getType());
+      if (op.countsEveryElement() && type && type.getRank() == 2 &&
+          type.getDimSize(0) == 1 && sym::getSymbolicShape(type))
+        ranges.push_back(op);
+    });
+    for (NonZeroOp op : ranges) {
+      rewriter.setInsertionPoint(op);
+      rewriter.replaceOp(op, decomposeNonZeroOfFill(rewriter, op));
     }
     for (Operation *op : ops) {
       rewriter.setInsertionPoint(op);

@@ -341,9 +341,18 @@ def Dg_PadOp : Dg_GraphOp<"pad"> {
 
 def Dg_NonZeroOp : Dg_GraphOp<"nonzero"> {
   let summary = "Indices of the non-zero elements: [rank, n], n bound at run time";
+  let description = [{
+    `n` is a fresh data-dependent symbol, except where the input is known to
+    have no zero: a `dg.constant_of_shape` of a non-zero value (how older
+    exporters spell `arange`), where `n` is the number of elements.
+  }];
   let arguments = (ins AnyTensor:$input);
   let results = (outs AnyTensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let extraClassDeclaration = [{
+    /// True when every element of the input is non-zero by construction.
+    bool countsEveryElement();
+  }];
 }
 
 def Dg_DepthToSpaceOp : Dg_GraphOp<"depth_to_space"> {
