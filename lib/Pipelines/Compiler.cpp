@@ -45,6 +45,16 @@ const std::vector<std::string> &dyncc::getSupportedTargets() {
 
 namespace {
 
+/// `text` cut to at most `limit` characters by dropping its middle: a
+/// run-time message quotes the offending expression first and says what is
+/// wrong with it last.
+std::string abbreviate(const std::string &text, size_t limit) {
+  if (text.size() <= limit)
+    return text;
+  size_t half = (limit - 5) / 2;
+  return text.substr(0, half) + " ... " + text.substr(text.size() - half);
+}
+
 class Compilation {
 public:
   Compilation(const CompileOptions &options, llvm::raw_ostream &emitStream,
@@ -207,7 +217,7 @@ public:
       std::string manifestError;
       if (!runtime::parseManifest(plan->manifest, parsed, manifestError))
         return fail("the plan is not one the run-time can load (" +
-                    manifestError.substr(0, 200) + ")");
+                    abbreviate(manifestError, 400) + ")");
     }
     endStage("plan", {}, std::to_string(kernelNames.size()) + " kernels");
 

@@ -11,6 +11,7 @@
 
 #include "dyncc/Dialect/Dg/IR/Dg.h"
 #include "dyncc/Dialect/Sym/IR/Sym.h"
+#include "dyncc/Runtime/Manifest.h"
 #include "dyncc/Target/HostObject.h"
 #include "dyncc/Tiling/TileConfig.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -52,7 +53,7 @@ struct Buffer {
   std::string dtype;
   SmallVector<DimExpr> shape;
   std::string section; // weight
-  DimExpr offset;      // temp: byte offset in the arena
+  int64_t firstStep = 0, lastStep = 0; // temp: the steps it must live over
 };
 
 class PlanBuilder {
@@ -114,21 +115,15 @@ public:
           {"buffer", *id}});
     }
 
-    // Dispatches, in order, with temporaries placed by liveness.
+    // Dispatches, in order: one launch step each. A temporary lives from
+    // the step that writes it to the last step that reads it; the run-time
+    // places temporaries in its arena by these lifetimes once their sizes
+    // are known (a placement in symbolic offsets would have to order sizes
+    // that no symbol range orders, and could not reuse freed space).
     json::Array kernels, groups;
-    DenseMap<Operation *, unsigned> position;
-    for (Operation &op : body)
-      position[&op] = position.size();
-    struct Live {
-      int64_t buffer;
-      unsigned lastUse;
-      DimExpr offset, size;
-    };
-    SmallVector<Live> live;
-    DimExpr arenaSize(0);
+    DenseMap<Operation *, int64_t> stepOf;
+    SmallVector<std::pair<Value, int64_t>> temps;
     for (Operation &op : body) {
-      unsigned here = position[&op];
-      llvm::erase_if(live, [&](const Live &l) { return l.lastUse < here; });
       if (auto constant = dyn_cast<dg::ConstantOp>(op)) {
         if (failed(addWeight(constant)))
           return failure();
@@ -145,28 +140,9 @@ public:
         FailureOr<int64_t> id = addBuffer(dispatch, result, "temp");
         if (failed(id))
           return failure();
-        // Above every live temporary. Live temporaries were placed in
-        // order of increasing offset, so every live end is at most the last
-        // one's offset plus the largest live size: that bound keeps offsets
-        // sums of size atoms instead of maxima nested once per temporary
-        // (which grow exponentially). Sizes are rounded to 64 bytes, so
-        // offsets stay 64-byte aligned.
-        DimExpr size =
-            DimExpr::ceilDiv(byteSize(buffers[*id]), 64) * DimExpr(64);
-        DimExpr offset(0);
-        if (!live.empty()) {
-          DimExpr largest = live.front().size;
-          for (const Live &l : llvm::drop_begin(live))
-            largest = DimExpr::max(largest, l.size);
-          offset = live.back().offset + largest;
-        }
-        buffers[*id].offset = offset;
-        unsigned lastUse = here;
-        for (Operation *user : result.getUsers())
-          lastUse = std::max(lastUse, position[user]);
-        live.push_back({*id, lastUse, offset, size});
-        arenaSize = DimExpr::max(arenaSize, offset + size);
+        temps.push_back({result, *id});
       }
+      stepOf[dispatch] = steps.size();
       if (failed(addDispatch(dispatch, kernels, groups, steps)))
         return failure();
     }
@@ -181,6 +157,19 @@ public:
                << i << " has no buffer to copy from";
       steps.push_back(
           json::Object{{"op", "copy"}, {"src", it->second}, {"dst", out}});
+      // A returned temporary lives until the last copy.
+      stepOf[ret] = steps.size() - 1;
+    }
+    for (auto [value, id] : temps) {
+      Buffer &buffer = buffers[id];
+      buffer.firstStep = stepOf.lookup(value.getDefiningOp());
+      buffer.lastStep = buffer.firstStep;
+      for (Operation *user : value.getUsers()) {
+        auto it = stepOf.find(user);
+        if (it == stepOf.end())
+          return user->emitOpError("reads a temporary but runs no step");
+        buffer.lastStep = std::max(buffer.lastStep, it->second);
+      }
     }
 
     json::Array bufferArray;
@@ -192,7 +181,7 @@ public:
       if (b.kind == "weight")
         o["section"] = b.section;
       if (b.kind == "temp")
-        o["offset"] = exprJson(b.offset);
+        o["live"] = json::Array{b.firstStep, b.lastStep};
       bufferArray.push_back(std::move(o));
     }
     json::Array targets;
@@ -200,7 +189,7 @@ public:
       targets.push_back(t);
 
     json::Object manifest{
-        {"format", 1},
+        {"format", runtime::kManifestFormatVersion},
         {"producer", options.producer},
         {"model", module.getSymName() ? module.getSymName()->str() : "model"},
         {"targets", std::move(targets)},
@@ -209,7 +198,6 @@ public:
         {"inputs", std::move(inputs)},
         {"outputs", std::move(outputs)},
         {"buffers", std::move(bufferArray)},
-        {"arena_size", exprJson(arenaSize)},
         {"kernels", std::move(kernels)},
         {"groups", std::move(groups)},
         {"steps", std::move(steps)}};

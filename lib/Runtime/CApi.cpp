@@ -385,4 +385,19 @@ size_t dyncc_session_num_threads(const dyncc_session *session) {
   return session ? session->session->numThreads() : 0;
 }
 
+dyncc_status dyncc_session_memory(const dyncc_session *session,
+                                  uint64_t *arena_bytes,
+                                  uint64_t *live_peak_bytes) {
+  if (!session || !arena_bytes || !live_peak_bytes)
+    return fail(DYNCC_ERROR_INVALID_ARGUMENT,
+                "dyncc_session_memory: null argument");
+  const Session &s = *session->session;
+  if (!s.hasRun())
+    return fail(DYNCC_ERROR_INVALID_ARGUMENT,
+                "the session has no results: run it first");
+  *arena_bytes = s.arenaPlacement().size;
+  *live_peak_bytes = s.arenaPlacement().livePeak;
+  return DYNCC_OK;
+}
+
 } // extern "C"

@@ -19,6 +19,9 @@ constexpr size_t kMaxSelectionCacheEntries = 1 << 16;
 
 std::string str(int64_t value) { return std::to_string(value); }
 
+/// Temps start at multiples of this (the arena itself is as aligned).
+constexpr uint64_t kArenaAlignment = 64;
+
 std::string quoted(const std::string &text) { return "'" + text + "'"; }
 } // namespace
 
@@ -472,43 +475,34 @@ bool Session::computeBuffers(RuntimeError &error) {
     }
   }
 
-  int64_t arenaSize;
-  ShapeExpr::EvalStatus status =
-      manifest.arenaSize.evaluate(symbols.data(), arenaSize);
-  if (status != ShapeExpr::EvalStatus::Ok)
-    return error.fail(DYNCC_ERROR_SHAPE, "arena_size: cannot evaluate " +
-                                             quoted(manifest.arenaSize.text()) +
-                                             ": " +
-                                             ShapeExpr::describe(status));
-  if (arenaSize < 0)
-    return error.fail(DYNCC_ERROR_SHAPE,
-                      "arena_size: " + quoted(manifest.arenaSize.text()) +
-                          " = " + str(arenaSize) + " is negative");
-  if (!arena.reserve(static_cast<size_t>(arenaSize)))
-    return error.fail(DYNCC_ERROR_INTERNAL, "out of memory allocating a " +
-                                                str(arenaSize) + "-byte arena");
+  // Temps: placed by lifetime at this run's sizes. The placement depends
+  // only on the sizes, so a run at the sizes of the last one keeps it.
+  std::vector<ArenaBlock> &blocks = arenaBlocks;
+  bool changed = !arenaPlanned;
+  size_t t = 0;
   for (size_t b = 0; b < manifest.buffers.size(); ++b) {
     const BufferInfo &buffer = manifest.buffers[b];
     if (buffer.kind != BufferKind::Temp)
       continue;
-    int64_t offset;
-    status = buffer.offset.evaluate(symbols.data(), offset);
-    std::string label = "temp buffer " + str(buffer.id);
-    if (status != ShapeExpr::EvalStatus::Ok)
-      return error.fail(DYNCC_ERROR_SHAPE, label + " offset: cannot evaluate " +
-                                               quoted(buffer.offset.text()) +
-                                               ": " +
-                                               ShapeExpr::describe(status));
-    uint64_t size = bufferBytes[b];
-    if (offset < 0 ||
-        static_cast<uint64_t>(offset) > static_cast<uint64_t>(arenaSize) ||
-        size > static_cast<uint64_t>(arenaSize - offset))
-      return error.fail(
-          DYNCC_ERROR_INTERNAL,
-          label + " [offset " + str(offset) + ", size " + std::to_string(size) +
-              "] does not fit in the arena (" + str(arenaSize) + " bytes)");
-    bufferData[b] = static_cast<char *>(arena.data()) + offset;
+    if (t == blocks.size())
+      blocks.push_back({0, buffer.firstStep, buffer.lastStep});
+    changed |= blocks[t].size != bufferBytes[b];
+    blocks[t++].size = bufferBytes[b];
   }
+  if (changed) {
+    if (!placeInArena(blocks, kArenaAlignment, placement))
+      return error.fail(DYNCC_ERROR_SHAPE,
+                        "the temporaries' sizes overflow the arena");
+    arenaPlanned = true;
+  }
+  if (!arena.reserve(static_cast<size_t>(placement.size)))
+    return error.fail(DYNCC_ERROR_INTERNAL, "out of memory allocating a " +
+                                                std::to_string(placement.size) +
+                                                "-byte arena");
+  t = 0;
+  for (size_t b = 0; b < manifest.buffers.size(); ++b)
+    if (manifest.buffers[b].kind == BufferKind::Temp)
+      bufferData[b] = static_cast<char *>(arena.data()) + placement.offsets[t++];
   return true;
 }
 

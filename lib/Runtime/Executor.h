@@ -16,6 +16,7 @@
 #ifndef DYNCC_LIB_RUNTIME_EXECUTOR_H
 #define DYNCC_LIB_RUNTIME_EXECUTOR_H
 
+#include "ArenaPlan.h"
 #include "CpuModule.h"
 #include "ThreadPool.h"
 
@@ -138,6 +139,9 @@ public:
   uint64_t selectionScans() const { return scans; }
   const void *arenaData() const { return arena.data(); }
   size_t arenaCapacity() const { return arena.capacity(); }
+  /// The last run's arena placement: the bytes it needs and the live-set
+  /// peak at that run's shapes.
+  const ArenaPlacement &arenaPlacement() const { return placement; }
 
 private:
   explicit Session(std::shared_ptr<const Model> model);
@@ -171,6 +175,11 @@ private:
   std::vector<void *> bufferData;
   std::vector<AlignedBuffer> outputs;
   AlignedBuffer arena;
+  /// The temps in manifest order, with the last run's sizes, and their
+  /// placement.
+  std::vector<ArenaBlock> arenaBlocks;
+  ArenaPlacement placement;
+  bool arenaPlanned = false;
   std::vector<std::unordered_map<std::vector<int64_t>, size_t, VectorHash>>
       selectionCache;
   std::vector<int64_t> selectionKey;

@@ -239,6 +239,7 @@ private:
                   KernelInfo &kernel);
   bool readGroups(const JsonValue &root);
   bool readSteps(const JsonValue &root);
+  bool checkLifetimes();
   bool bindSymbols();
 };
 
@@ -269,8 +270,8 @@ bool ManifestReader::read(const JsonValue &root, bool &versionError) {
   if (!readSymbols(root) || !readConstraints(root) || !readBuffers(root) ||
       !readPorts(root, "inputs", BufferKind::Input, manifest.inputs) ||
       !readPorts(root, "outputs", BufferKind::Output, manifest.outputs) ||
-      !getExpr(root, "", "arena_size", manifest.arenaSize) ||
-      !readKernels(root) || !readGroups(root) || !readSteps(root))
+      !readKernels(root) || !readGroups(root) || !readSteps(root) ||
+      !checkLifetimes())
     return false;
   return bindSymbols();
 }
@@ -367,8 +368,23 @@ bool ManifestReader::readBuffers(const JsonValue &root) {
                           buffer.shape[d].text() + "'");
     } else if (kind == "temp") {
       buffer.kind = BufferKind::Temp;
-      if (!getExpr(value, path, "offset", buffer.offset))
+      const JsonValue *live;
+      if (!getArray(value, path, "live", live))
         return false;
+      std::string livePath = member(path, "live");
+      int64_t first, last;
+      if (live->size() != 2)
+        return fail(livePath, "expected [first step, last step], got " +
+                                  std::to_string(live->size()) + " elements");
+      if (!readInt((*live)[0], element(livePath, 0), first) ||
+          !readInt((*live)[1], element(livePath, 1), last))
+        return false;
+      if (first < 0 || last < first)
+        return fail(livePath, "[" + std::to_string(first) + ", " +
+                                  std::to_string(last) +
+                                  "] is not a range of steps");
+      buffer.firstStep = static_cast<size_t>(first);
+      buffer.lastStep = static_cast<size_t>(last);
     } else {
       return fail(member(path, "kind"),
                   "unknown buffer kind '" + kind +
@@ -673,6 +689,43 @@ bool ManifestReader::readSteps(const JsonValue &root) {
       return fail(member(path, "op"),
                   "unknown step '" + op + "' (expected launch or copy)");
     }
+  }
+  return true;
+}
+
+/// Every step uses a temp only within the temp's lifetime: temps whose
+/// lifetimes do not overlap may share arena bytes, so a step outside one
+/// would read or overwrite another temp's data.
+bool ManifestReader::checkLifetimes() {
+  auto check = [&](size_t step, size_t buffer) {
+    const BufferInfo &info = manifest.buffers[buffer];
+    if (info.kind != BufferKind::Temp ||
+        (info.firstStep <= step && step <= info.lastStep))
+      return true;
+    return fail(element("steps", step),
+                "uses temp buffer " + std::to_string(info.id) +
+                    " outside its lifetime [" + std::to_string(info.firstStep) +
+                    ", " + std::to_string(info.lastStep) + "]");
+  };
+  for (size_t b = 0; b < manifest.buffers.size(); ++b) {
+    const BufferInfo &info = manifest.buffers[b];
+    if (info.kind == BufferKind::Temp && info.lastStep >= manifest.steps.size())
+      return fail(member(element("buffers", b), "live"),
+                  "last step " + std::to_string(info.lastStep) +
+                      " is out of range (" +
+                      std::to_string(manifest.steps.size()) + " steps)");
+  }
+  for (size_t i = 0; i < manifest.steps.size(); ++i) {
+    const StepInfo &step = manifest.steps[i];
+    if (step.op == StepInfo::Op::Copy) {
+      if (!check(i, step.src) || !check(i, step.dst))
+        return false;
+      continue;
+    }
+    for (const VariantInfo &variant : manifest.groups[step.group].variants)
+      for (const KernelParam &param : manifest.kernels[variant.kernel].params)
+        if (param.isBuffer && !check(i, param.buffer))
+          return false;
   }
   return true;
 }

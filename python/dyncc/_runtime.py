@@ -76,6 +76,8 @@ def _api():
         "dyncc_session_symbol_value": (ctypes.c_int, [c_void_p, c_size,
                                                       ctypes.POINTER(ctypes.c_int64)]),
         "dyncc_session_group_variant": (c_char_p, [c_void_p, c_size]),
+        "dyncc_session_memory": (ctypes.c_int, [c_void_p, ctypes.POINTER(ctypes.c_uint64),
+                                                ctypes.POINTER(ctypes.c_uint64)]),
     }
     for name, (res, args) in sigs.items():
         fn = getattr(lib, name)
@@ -203,6 +205,15 @@ class Session:
             _check(api.dyncc_session_symbol_value(self._handle, i, ctypes.byref(v)))
             values[name] = v.value
         return values
+
+    def memory(self):
+        """The last run's temporaries: `arena_bytes`, what their placement
+        needs at that run's shapes, and `live_peak_bytes`, the most bytes of
+        them live at one step."""
+        arena, peak = ctypes.c_uint64(), ctypes.c_uint64()
+        _check(_api().dyncc_session_memory(self._handle, ctypes.byref(arena),
+                                           ctypes.byref(peak)))
+        return {"arena_bytes": arena.value, "live_peak_bytes": peak.value}
 
     def close(self):
         if self._handle:

@@ -27,7 +27,7 @@ using namespace dyncc::runtime;
 
 namespace {
 const char *kManifest = R"json({
-  "format": 1,
+  "format": 2,
   "producer": "dyncc 0.1.0",
   "model": "linear_relu",
   "targets": ["cpu", "sm_90"],
@@ -41,12 +41,11 @@ const char *kManifest = R"json({
   "buffers": [
     {"id": 0, "kind": "input", "dtype": "f32", "shape": ["B", "64"]},
     {"id": 1, "kind": "weight", "dtype": "f32", "shape": ["64", "64"], "section": "w0"},
-    {"id": 4, "kind": "temp", "dtype": "f32", "shape": ["B", "64"], "offset": "0"},
+    {"id": 4, "kind": "temp", "dtype": "f32", "shape": ["B", "64"], "live": [0, 1]},
     {"id": 3, "kind": "output", "dtype": "f32", "shape": ["B", "64"]},
     {"id": 5, "kind": "input", "dtype": "i64", "shape": ["B", "S"]},
     {"id": 6, "kind": "input", "dtype": "bf16", "shape": ["2*S"]}
   ],
-  "arena_size": "B*256",
   "kernels": [
     {"name": "g0_v0", "params": [{"buffer": 0}, {"buffer": 1}, {"buffer": 4}, {"expr": "B"}],
      "grid": ["ceildiv(B,32)", "2", "1"], "block": [32, 8, 1], "shared_bytes": 0,

@@ -30,7 +30,7 @@ TEST(ManifestTest, ParsesLinearModel) {
   Manifest m;
   std::string error;
   ASSERT_TRUE(parseManifest(linearManifest(), m, error)) << error;
-  EXPECT_EQ(m.format, 1);
+  EXPECT_EQ(m.format, 2);
   EXPECT_EQ(m.producer, "dyncc-tests");
   EXPECT_EQ(m.model, "linear_relu");
   EXPECT_EQ(m.targets, std::vector<std::string>{"cpu"});
@@ -52,8 +52,8 @@ TEST(ManifestTest, ParsesLinearModel) {
   EXPECT_EQ(m.buffers[1].kind, BufferKind::Weight);
   EXPECT_EQ(m.buffers[1].section, "w0");
   EXPECT_EQ(m.buffers[2].kind, BufferKind::Temp);
-  EXPECT_EQ(m.buffers[2].offset.constantValue(), 64);
-  EXPECT_EQ(m.arenaSize.text(), "64 + B*32");
+  EXPECT_EQ(m.buffers[2].firstStep, 0u);
+  EXPECT_EQ(m.buffers[2].lastStep, 2u);
   ASSERT_EQ(m.kernels.size(), 3u);
   const KernelInfo &k0 = m.kernels[0];
   EXPECT_EQ(k0.name, "matmul_small");
@@ -93,12 +93,12 @@ TEST(ManifestTest, ParsesBindingModel) {
 TEST(ManifestTest, RejectsOtherFormat) {
   bool versionError = false;
   EXPECT_EQ(manifestError(
-                replaceOnce(linearManifest(), "\"format\": 1", "\"format\": 2"),
+                replaceOnce(linearManifest(), "\"format\": 2", "\"format\": 1"),
                 &versionError),
-            "manifest: format: unsupported manifest format 2 (this run-time "
-            "reads 1)");
+            "manifest: format: unsupported manifest format 1 (this run-time "
+            "reads 2)");
   EXPECT_TRUE(versionError);
-  manifestError(replaceOnce(linearManifest(), "\"format\": 1", "\"format\": 3"),
+  manifestError(replaceOnce(linearManifest(), "\"format\": 2", "\"format\": 3"),
                 nullptr);
 }
 
@@ -118,8 +118,8 @@ struct MutationCase {
 
 TEST(ManifestTest, ReportsJsonPaths) {
   const MutationCase cases[] = {
-      {"\"format\": 1,", "", "manifest: missing field 'format'"},
-      {"\"format\": 1", "\"format\": \"1\"",
+      {"\"format\": 2,", "", "manifest: missing field 'format'"},
+      {"\"format\": 2", "\"format\": \"2\"",
        "manifest: format: expected an integer, got a string"},
       {"\"producer\": \"dyncc-tests\",", "",
        "manifest: missing field 'producer'"},
@@ -165,22 +165,27 @@ TEST(ManifestTest, ReportsJsonPaths) {
       {"\"kind\": \"temp\"", "\"kind\": \"scratch\"",
        "manifest: buffers[2].kind: unknown buffer kind 'scratch' (expected "
        "input, output, weight or temp)"},
-      {"\"offset\": \"64\"", "\"offset\": \"B*\"",
-       "manifest: buffers[2].offset: expression 'B*' at position 2: expected "
-       "a number, a symbol or '('"},
-      {"\"offset\": \"64\"", "\"offset\": \"Q\"",
-       "manifest: buffers[2].offset: expression 'Q' at position 0: unknown "
-       "symbol 'Q'"},
-      {", \"offset\": \"64\"", "",
-       "manifest: buffers[2]: missing field 'offset'"},
+      {"\"live\": [0, 2]", "\"live\": [0]",
+       "manifest: buffers[2].live: expected [first step, last step], got 1 "
+       "elements"},
+      {"\"live\": [0, 2]", "\"live\": [2, 1]",
+       "manifest: buffers[2].live: [2, 1] is not a range of steps"},
+      {"\"live\": [0, 2]", "\"live\": [0, \"2\"]",
+       "manifest: buffers[2].live[1]: expected an integer, got a string"},
+      {"\"live\": [0, 2]", "\"live\": [0, 3]",
+       "manifest: buffers[2].live: last step 3 is out of range (3 steps)"},
+      {"\"live\": [0, 2]", "\"live\": [0, 1]",
+       "manifest: steps[2]: uses temp buffer 2 outside its lifetime [0, 1]"},
+      {"\"live\": [0, 2]", "\"live\": [1, 2]",
+       "manifest: steps[0]: uses temp buffer 2 outside its lifetime [1, 2]"},
+      {", \"live\": [0, 2]", "",
+       "manifest: buffers[2]: missing field 'live'"},
       {", \"section\": \"w0\"", "",
        "manifest: buffers[1]: missing field 'section'"},
       {"\"shape\": [\"16\", \"8\"], \"section\"",
        "\"shape\": [\"B\", \"8\"], \"section\"",
        "manifest: buffers[1].shape[0]: a weight's shape must be static, got "
        "'B'"},
-      {"\"arena_size\": \"64 + B*32\",", "",
-       "manifest: missing field 'arena_size'"},
       {"\"grid\": [\"ceildiv(B, 4)\", \"1\", \"1\"]",
        "\"grid\": [\"ceildiv(B, 4)\", 1, \"1\"]",
        "manifest: kernels[0].grid[1]: expected a string expression, got an "

@@ -83,7 +83,7 @@ std::vector<float> dyncc::test::linearWeights() {
 
 std::string dyncc::test::linearManifest() {
   return R"json({
-  "format": 1,
+  "format": 2,
   "producer": "dyncc-tests",
   "model": "linear_relu",
   "targets": ["cpu"],
@@ -97,11 +97,10 @@ std::string dyncc::test::linearManifest() {
   "buffers": [
     {"id": 0, "kind": "input", "dtype": "f32", "shape": ["B", "16"]},
     {"id": 1, "kind": "weight", "dtype": "f32", "shape": ["16", "8"], "section": "w0"},
-    {"id": 2, "kind": "temp", "dtype": "f32", "shape": ["B", "8"], "offset": "64"},
+    {"id": 2, "kind": "temp", "dtype": "f32", "shape": ["B", "8"], "live": [0, 2]},
     {"id": 3, "kind": "output", "dtype": "f32", "shape": ["B", "8"]},
     {"id": 5, "kind": "output", "dtype": "f32", "shape": ["B", "8"]}
   ],
-  "arena_size": "64 + B*32",
   "kernels": [
     {"name": "matmul_small",
      "params": [{"buffer": 0}, {"buffer": 1}, {"buffer": 2}, {"expr": "4"}],
@@ -136,7 +135,7 @@ std::string dyncc::test::linearManifest() {
 
 std::string dyncc::test::probeManifest() {
   return R"json({
-  "format": 1, "producer": "dyncc-tests", "model": "probe", "targets": ["cpu"],
+  "format": 2, "producer": "dyncc-tests", "model": "probe", "targets": ["cpu"],
   "symbols": [{"name": "A", "min": 0, "max": 100}, {"name": "C", "min": 0, "max": 100}],
   "constraints": [],
   "inputs": [{"name": "P", "dtype": "f32", "shape": ["A", "1", "C"], "buffer": 0}],
@@ -145,7 +144,6 @@ std::string dyncc::test::probeManifest() {
     {"id": 0, "kind": "input", "dtype": "f32", "shape": ["A", "1", "C"]},
     {"id": 1, "kind": "output", "dtype": "i64", "shape": ["16"]}
   ],
-  "arena_size": "0",
   "kernels": [
     {"name": "zero", "params": [{"buffer": 1}], "grid": ["1", "1", "1"],
      "block": [1, 1, 1], "shared_bytes": 0,
@@ -169,7 +167,7 @@ std::string dyncc::test::probeManifest() {
 
 std::string dyncc::test::bindingManifest() {
   return R"json({
-  "format": 1, "producer": "dyncc-tests", "model": "binding", "targets": ["cpu"],
+  "format": 2, "producer": "dyncc-tests", "model": "binding", "targets": ["cpu"],
   "symbols": [{"name": "B", "min": 1, "max": 8192, "divisor": 1},
               {"name": "S", "min": 2, "max": 64, "divisor": 2}],
   "constraints": [{"lhs": "S", "rhs": "min(S, 32)", "where": "test constraint"}],
@@ -185,7 +183,6 @@ std::string dyncc::test::bindingManifest() {
     {"id": 2, "kind": "input", "dtype": "f32", "shape": ["2*S"]},
     {"id": 3, "kind": "output", "dtype": "f32", "shape": ["B"]}
   ],
-  "arena_size": "0",
   "kernels": [
     {"name": "fill", "params": [{"buffer": 3}, {"expr": "S"}], "grid": ["1", "1", "1"],
      "block": [1, 1, 1], "shared_bytes": 0,

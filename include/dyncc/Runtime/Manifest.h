@@ -31,7 +31,7 @@ namespace dyncc::runtime {
 class ArtifactFile;
 
 /// The manifest format version this run-time reads.
-inline constexpr int64_t kManifestFormatVersion = 1;
+inline constexpr int64_t kManifestFormatVersion = 2;
 
 /// A shape symbol (a dynamic dimension) and its admissible values.
 struct SymbolInfo {
@@ -64,8 +64,11 @@ struct BufferInfo {
   std::vector<ShapeExpr> shape;
   /// Weights: the section holding the data.
   std::string section;
-  /// Temps: the byte offset in the arena.
-  ShapeExpr offset;
+  /// Temps: the first and last step that use the buffer (indices into
+  /// Manifest::steps). The run-time places temps in its arena by these
+  /// lifetimes once their sizes are known.
+  size_t firstStep = 0;
+  size_t lastStep = 0;
   /// Inputs and outputs: the index in Manifest::inputs / outputs.
   size_t port = 0;
 };
@@ -158,7 +161,6 @@ struct Manifest {
   std::vector<TensorInfo> inputs;
   std::vector<TensorInfo> outputs;
   std::vector<BufferInfo> buffers;
-  ShapeExpr arenaSize;
   std::vector<KernelInfo> kernels;
   std::vector<GroupInfo> groups;
   std::vector<StepInfo> steps;

@@ -170,6 +170,13 @@ DYNCC_API const char *dyncc_session_group_variant(const dyncc_session *session,
                                                   size_t group);
 /** The number of threads running kernel blocks. */
 DYNCC_API size_t dyncc_session_num_threads(const dyncc_session *session);
+/** The memory of the last successful run's temporaries: `*arena_bytes`,
+ *  the arena their placement needs at that run's shapes, and
+ *  `*live_peak_bytes`, the most bytes of them live at any one step (the
+ *  least any placement could need). */
+DYNCC_API dyncc_status dyncc_session_memory(const dyncc_session *session,
+                                            uint64_t *arena_bytes,
+                                            uint64_t *live_peak_bytes);
 
 #ifdef __cplusplus
 } /* extern "C" */

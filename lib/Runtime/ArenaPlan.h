@@ -1,0 +1,51 @@
+//===- ArenaPlan.h - Temporaries placed in one arena by lifetime -*- C++ -*-===//
+//
+// Part of dyncc, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// The manifest gives each temporary buffer a lifetime, the steps from the
+// one that writes it to the last one that reads it. Once a run's shapes fix
+// their sizes, placeInArena assigns byte offsets so that temporaries live at
+// the same time never overlap: largest first, each at the lowest aligned
+// offset clear of the temporaries already placed whose lifetimes meet its
+// own (greedy by size, as TFLite's arena planner). The arena it asks for is
+// close to the live-set peak, the most bytes live at any one step, which it
+// also reports.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DYNCC_LIB_RUNTIME_ARENAPLAN_H
+#define DYNCC_LIB_RUNTIME_ARENAPLAN_H
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace dyncc::runtime {
+
+/// One temporary: its byte size and its lifetime [first, last] in steps.
+struct ArenaBlock {
+  uint64_t size = 0;
+  size_t first = 0;
+  size_t last = 0;
+};
+
+struct ArenaPlacement {
+  /// Per block, its offset (a multiple of the alignment).
+  std::vector<uint64_t> offsets;
+  /// The bytes the arena needs: the largest offset + size.
+  uint64_t size = 0;
+  /// The most bytes live at one step, each size rounded to the alignment.
+  uint64_t livePeak = 0;
+};
+
+/// Places `blocks`; false when the sizes overflow 64 bits. `alignment` is a
+/// power of two.
+bool placeInArena(const std::vector<ArenaBlock> &blocks, uint64_t alignment,
+                  ArenaPlacement &out);
+
+} // namespace dyncc::runtime
+
+#endif // DYNCC_LIB_RUNTIME_ARENAPLAN_H

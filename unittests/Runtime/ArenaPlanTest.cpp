@@ -1,0 +1,120 @@
+//===- ArenaPlanTest.cpp - Temporaries placed by lifetime -----------------===//
+//
+// Part of dyncc, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#include "ArenaPlan.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <random>
+
+using namespace dyncc::runtime;
+
+namespace {
+
+/// No two blocks live at one step share a byte; every offset is aligned;
+/// the arena holds every block and is at least the live-set peak.
+void expectValid(const std::vector<ArenaBlock> &blocks,
+                 const ArenaPlacement &p, uint64_t alignment) {
+  ASSERT_EQ(p.offsets.size(), blocks.size());
+  uint64_t end = 0;
+  for (size_t i = 0; i < blocks.size(); ++i) {
+    EXPECT_EQ(p.offsets[i] % alignment, 0u) << i;
+    end = std::max(end, p.offsets[i] + blocks[i].size);
+    for (size_t j = i + 1; j < blocks.size(); ++j) {
+      bool together = !(blocks[i].last < blocks[j].first ||
+                        blocks[j].last < blocks[i].first);
+      bool apart = p.offsets[i] + blocks[i].size <= p.offsets[j] ||
+                   p.offsets[j] + blocks[j].size <= p.offsets[i];
+      EXPECT_TRUE(!together || apart || blocks[i].size == 0 ||
+                  blocks[j].size == 0)
+          << "blocks " << i << " and " << j << " overlap";
+    }
+  }
+  EXPECT_GE(p.size, end);
+  EXPECT_GE(p.size, p.livePeak);
+}
+
+TEST(ArenaPlanTest, DisjointLifetimesShareBytes) {
+  std::vector<ArenaBlock> blocks = {{1000, 0, 1}, {640, 2, 3}, {64, 4, 4}};
+  ArenaPlacement p;
+  ASSERT_TRUE(placeInArena(blocks, 64, p));
+  expectValid(blocks, p, 64);
+  EXPECT_EQ(p.offsets, (std::vector<uint64_t>{0, 0, 0}));
+  EXPECT_EQ(p.size, 1024u); // 1000 rounded up to 64.
+  EXPECT_EQ(p.livePeak, 1024u);
+}
+
+TEST(ArenaPlanTest, OverlappingLifetimesStack) {
+  std::vector<ArenaBlock> blocks = {{64, 0, 2}, {128, 1, 2}, {192, 2, 2}};
+  ArenaPlacement p;
+  ASSERT_TRUE(placeInArena(blocks, 64, p));
+  expectValid(blocks, p, 64);
+  EXPECT_EQ(p.size, 384u);
+  EXPECT_EQ(p.livePeak, 384u);
+}
+
+// A transformer's residual stream: the stream value of each layer lives
+// across the layer while the layer's larger temporaries come and go. The
+// arena is the live-set peak, not the sum over the layers (what a
+// placement that only stacks live temporaries on the last one reaches).
+TEST(ArenaPlanTest, ResidualStreamReusesLayers) {
+  std::vector<ArenaBlock> blocks;
+  const size_t layers = 12, perLayer = 4;
+  uint64_t stream = 768 * 64, wide = 3072 * 64;
+  for (size_t l = 0; l < layers; ++l) {
+    size_t s = l * perLayer;
+    blocks.push_back({stream, s, s + perLayer}); // read by the next layer
+    blocks.push_back({wide, s + 1, s + 2});
+    blocks.push_back({wide, s + 2, s + 3});
+    blocks.push_back({stream, s + 3, s + 4});
+  }
+  ArenaPlacement p;
+  ASSERT_TRUE(placeInArena(blocks, 64, p));
+  expectValid(blocks, p, 64);
+  EXPECT_EQ(p.livePeak, stream + 2 * wide);
+  EXPECT_LE(p.size, p.livePeak + p.livePeak / 4);
+}
+
+TEST(ArenaPlanTest, RandomPlansAreValid) {
+  std::mt19937_64 rng(7);
+  for (int trial = 0; trial < 200; ++trial) {
+    size_t n = rng() % 40, steps = 1 + rng() % 30;
+    std::vector<ArenaBlock> blocks(n);
+    for (ArenaBlock &b : blocks) {
+      b.first = rng() % steps;
+      b.last = b.first + rng() % (steps - b.first);
+      b.size = rng() % 5 == 0 ? 0 : rng() % 100000;
+    }
+    ArenaPlacement p;
+    ASSERT_TRUE(placeInArena(blocks, 64, p));
+    expectValid(blocks, p, 64);
+    // Deterministic: the same blocks give the same placement.
+    ArenaPlacement q;
+    ASSERT_TRUE(placeInArena(blocks, 64, q));
+    EXPECT_EQ(p.offsets, q.offsets);
+  }
+}
+
+TEST(ArenaPlanTest, RejectsOverflow) {
+  uint64_t huge = std::numeric_limits<uint64_t>::max() - 10;
+  ArenaPlacement p;
+  EXPECT_FALSE(placeInArena({{huge, 0, 0}}, 64, p));
+  uint64_t half = std::numeric_limits<uint64_t>::max() / 2 + 1;
+  EXPECT_FALSE(placeInArena({{half, 0, 1}, {half, 1, 1}}, 64, p));
+}
+
+TEST(ArenaPlanTest, EmptyPlan) {
+  ArenaPlacement p;
+  ASSERT_TRUE(placeInArena({}, 64, p));
+  EXPECT_EQ(p.size, 0u);
+  EXPECT_EQ(p.livePeak, 0u);
+}
+
+} // namespace
