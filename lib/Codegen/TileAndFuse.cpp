@@ -637,6 +637,35 @@ static void copyArgumentsIntoSlices(func::FuncOp func) {
   }
 }
 
+/// Gives every kernel result that is another argument as it is (an
+/// identity Cast or Expand folds to its input) a `linalg.copy` into the
+/// result's destination, the last arguments in result order: the kernel
+/// writes its results into their destinations, and with no op to tile
+/// nothing would be written.
+static void copyArgumentsIntoResults(func::FuncOp func) {
+  auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
+  unsigned first = func.getNumArguments() - ret.getNumOperands();
+  IRRewriter rewriter(func.getContext());
+  for (OpOperand &operand : ret->getOpOperands()) {
+    Value source = operand.get();
+    while (Operation *def = source.getDefiningOp()) {
+      if (!isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp, tensor::CastOp>(
+              def))
+        break;
+      source = def->getOperand(0);
+    }
+    Value destination =
+        func.getArgument(first + operand.getOperandNumber());
+    if (!isa<BlockArgument>(source) || source == destination ||
+        operand.get().getType() != destination.getType())
+      continue;
+    rewriter.setInsertionPoint(ret);
+    operand.set(linalg::CopyOp::create(rewriter, ret.getLoc(), operand.get(),
+                                       destination)
+                    .getResult(0));
+  }
+}
+
 /// Collects the tileable ops whose results reach `value`, a kernel result,
 /// through reshapes, casts and insert_slices.
 static LogicalResult collectRoots(Value value, SetVector<Operation *> &roots) {
@@ -1728,6 +1757,13 @@ static bool padForTensorCores(RewriterBase &rewriter, Operation *blockLoop,
     if (llvm::any_of(ArrayRef<int64_t>(ranges).take_front(units),
                      [](int64_t r) { return r != 1; }))
       return false;
+    // A static K of at most one k-step is one chunk of exactly K, which is
+    // not padded: the instruction's K must divide it (a head size of 4 or 8
+    // in a tiny model stays on SIMT).
+    int64_t k = ranges.back();
+    if (!ShapedType::isDynamic(k) && k <= config.kStep &&
+        k % config.mma[2] != 0)
+      return false;
   }
   Type a = getElementTypeOrSelf(op.getDpsInputs()[0].getType());
   Type b = getElementTypeOrSelf(op.getDpsInputs()[1].getType());
@@ -2616,6 +2652,7 @@ struct TileAndFuse final : ::dyncc::impl::TileAndFusePassBase<TileAndFuse> {
     }
 
     copyArgumentsIntoSlices(func);
+    copyArgumentsIntoResults(func);
 
     auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
     SetVector<Operation *> roots;

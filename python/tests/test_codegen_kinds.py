@@ -222,6 +222,34 @@ def arange_case():
     return model, shapes, feeds
 
 
+def identity_cast_case():
+    """Kernels that are their input as it is: a Cast of a bool to bool after
+    an Expand (DistilBERT's attention mask) and a Cast of f32 to f32. The
+    Cast folds away; the kernel must still write its output."""
+    nodes = [
+        helper.make_node("Equal", ["ids", "zero"], ["eq"]),
+        helper.make_node("Unsqueeze", ["eq", "axes"], ["eq3"]),
+        helper.make_node("Shape", ["x"], ["shape"]),
+        helper.make_node("Expand", ["eq3", "shape"], ["wide"]),
+        helper.make_node("Cast", ["wide"], ["mask"], to=TensorProto.BOOL),
+        helper.make_node("Where", ["mask", "x", "neg"], ["W"]),
+        helper.make_node("Cast", ["x"], ["X"], to=F)]
+    model = _model(nodes, [_vi("ids", I64, ["B", "L"]), _vi("x", F, ["B", 3, "L"])],
+                   [_vi("mask", TensorProto.BOOL, ["B", 3, "L"]),
+                    _vi("W", F, ["B", 3, "L"]), _vi("X", F, ["B", 3, "L"])],
+                   [numpy_helper.from_array(np.array(0, dtype=np.int64), "zero"),
+                    numpy_helper.from_array(np.array([1], dtype=np.int64), "axes"),
+                    numpy_helper.from_array(np.array(-7.0, dtype=np.float32), "neg")])
+    shapes = [dict(B=b, L=l) for b, l in [
+        (1, 1), (2, 3), (1, 7), (3, 31), (1, 33), (5, 64), (2, 65),
+        (1, 127), (7, 2), (4, 129)]]
+
+    def feeds(s, rng):
+        return {"ids": rng.integers(0, 2, (s["B"], s["L"])),
+                "x": rng.uniform(-1, 1, (s["B"], 3, s["L"]))}
+    return model, shapes, feeds
+
+
 def concat_slice_case():
     axes = numpy_helper.from_array(np.array([1, 2], np.int64), "axes")
     starts = numpy_helper.from_array(np.array([1, 2], np.int64), "starts")
@@ -377,6 +405,7 @@ CASES = {
     "pool": (pool_case, ["reduce", "data_movement", "elementwise"]),
     "gather": (gather_case, ["data_movement", "elementwise"]),
     "arange": (arange_case, ["data_movement", "elementwise"]),
+    "identity_cast": (identity_cast_case, ["data_movement", "elementwise"]),
     "concat_slice": (concat_slice_case, ["data_movement", "elementwise"]),
     "pad_transpose": (pad_transpose_case, ["data_movement", "elementwise"]),
     "row_reduce": (row_reduce_case, ["reduce"]),

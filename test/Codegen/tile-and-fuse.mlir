@@ -394,3 +394,25 @@ func.func @masked_scores(%b: index, %s: index, %mask: tensor<?x?xi1>, %q: tensor
   } -> tensor<?x2x?x?xf32>
   return %4 : tensor<?x2x?x?xf32>
 }
+
+// -----
+
+// A kernel whose result is its input as it is (a Cast to the same type,
+// folded away): a copy into the destination is the root, tiled like any
+// other, so the destination is written.
+// CHECK-LABEL: func.func @identity_cast(
+//  CHECK-SAME:     %[[X:[a-zA-Z0-9]+]]: tensor<?x?xi1>, %[[OUT:[a-zA-Z0-9]+]]: tensor<?x?xi1>
+//       CHECK:   %[[R:.+]] = scf.forall {{.*}} shared_outs(%{{.+}} = %[[OUT]])
+//       CHECK:     scf.forall
+//       CHECK:       linalg.copy
+//       CHECK:   return %[[R]]
+#ic_id = affine_map<(d0, d1) -> (d0, d1)>
+func.func @identity_cast(%x: tensor<?x?xi1>, %out: tensor<?x?xi1>) -> tensor<?x?xi1>
+    attributes {dyncc.kernel, dyncc.kind = "elementwise", dyncc.tile_config = {block = array<i64: 4, 128>, thread = array<i64: 1, 4>}} {
+  %0 = linalg.generic {indexing_maps = [#ic_id, #ic_id], iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<?x?xi1>) outs(%out : tensor<?x?xi1>) {
+  ^bb0(%in: i1, %o: i1):
+    linalg.yield %in : i1
+  } -> tensor<?x?xi1>
+  return %0 : tensor<?x?xi1>
+}

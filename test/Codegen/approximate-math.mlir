@@ -1,0 +1,33 @@
+// RUN: dyncc-opt %s --dyncc-approximate-math | FileCheck %s
+
+// erf becomes upstream's polynomial approximation, with no call left.
+// CHECK-LABEL: func.func @erf_f32(
+//   CHECK-NOT:   math.erf
+//       CHECK:   math.fma {{.*}} : f32
+//   CHECK-NOT:   math.erf
+func.func @erf_f32(%x: f32) -> f32 {
+  %0 = math.erf %x : f32
+  return %0 : f32
+}
+
+// A half-precision erf is approximated in f32, between an extension and a
+// truncation: no f16 fma (a libm and libgcc call on the host).
+// CHECK-LABEL: func.func @erf_f16(
+//       CHECK:   arith.extf %{{.*}} : vector<4xf16> to vector<4xf32>
+//   CHECK-NOT:   : vector<4xf16>
+//       CHECK:   math.fma {{.*}} : vector<4xf32>
+//       CHECK:   arith.truncf %{{.*}} : vector<4xf32> to vector<4xf16>
+//   CHECK-NOT:   math.erf
+func.func @erf_f16(%x: vector<4xf16>) -> vector<4xf16> {
+  %0 = math.erf %x : vector<4xf16>
+  return %0 : vector<4xf16>
+}
+
+// CHECK-LABEL: func.func @erfc_bf16(
+//       CHECK:   arith.extf %{{.*}} : bf16 to f32
+//       CHECK:   arith.truncf %{{.*}} : f32 to bf16
+//   CHECK-NOT:   math.erfc
+func.func @erfc_bf16(%x: bf16) -> bf16 {
+  %0 = math.erfc %x : bf16
+  return %0 : bf16
+}
