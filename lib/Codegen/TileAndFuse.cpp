@@ -597,6 +597,17 @@ static LogicalResult prepareKernel(func::FuncOp func) {
 // Roots and tiling
 //===----------------------------------------------------------------------===//
 
+/// `value` with the reshapes and casts that produce it looked through.
+static Value skipReshapesAndCasts(Value value) {
+  while (Operation *def = value.getDefiningOp()) {
+    if (!isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp, tensor::CastOp>(
+            def))
+      break;
+    value = def->getOperand(0);
+  }
+  return value;
+}
+
 /// Gives every slice of a kernel result that holds a kernel argument as it
 /// is (a Concat of inputs) a `linalg.copy` into it: the copy is a root that
 /// tiling spreads over the grid, where the insert alone would be one whole
@@ -607,13 +618,7 @@ static void copyArgumentsIntoSlices(func::FuncOp func) {
     inserts.push_back(insert);
   IRRewriter rewriter(func.getContext());
   for (tensor::InsertSliceOp insert : inserts) {
-    Value source = insert.getSource();
-    while (Operation *def = source.getDefiningOp()) {
-      if (!isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp, tensor::CastOp>(
-              def))
-        break;
-      source = def->getOperand(0);
-    }
+    Value source = skipReshapesAndCasts(insert.getSource());
     if (!isa<BlockArgument>(source))
       continue;
     // Copy the argument itself where it has the slice's full rank: the
@@ -647,13 +652,7 @@ static void copyArgumentsIntoResults(func::FuncOp func) {
   unsigned first = func.getNumArguments() - ret.getNumOperands();
   IRRewriter rewriter(func.getContext());
   for (OpOperand &operand : ret->getOpOperands()) {
-    Value source = operand.get();
-    while (Operation *def = source.getDefiningOp()) {
-      if (!isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp, tensor::CastOp>(
-              def))
-        break;
-      source = def->getOperand(0);
-    }
+    Value source = skipReshapesAndCasts(operand.get());
     Value destination =
         func.getArgument(first + operand.getOperandNumber());
     if (!isa<BlockArgument>(source) || source == destination ||
