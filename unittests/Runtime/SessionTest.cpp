@@ -437,6 +437,14 @@ TEST(CApiTest, LoadQueryRun) {
   EXPECT_EQ(dyncc_session_output_shape(session, 0, nullptr, 0, &rank),
             DYNCC_ERROR_INVALID_ARGUMENT);
   EXPECT_EQ(dyncc_session_output_data(session, 0), nullptr);
+  uint64_t arenaBytes = 0, livePeak = 0;
+  EXPECT_EQ(dyncc_session_memory(session, &arenaBytes, &livePeak),
+            DYNCC_ERROR_INVALID_ARGUMENT);
+  EXPECT_STREQ(dyncc_last_error(),
+               "the session has no results: run it first");
+  EXPECT_EQ(dyncc_session_memory(session, nullptr, &livePeak),
+            DYNCC_ERROR_INVALID_ARGUMENT);
+  EXPECT_STREQ(dyncc_last_error(), "dyncc_session_memory: null argument");
   EXPECT_EQ(dyncc_session_run(session), DYNCC_ERROR_SHAPE);
   EXPECT_STREQ(dyncc_last_error(), "input 'X' was not set");
 
@@ -471,6 +479,10 @@ TEST(CApiTest, LoadQueryRun) {
   EXPECT_STREQ(dyncc_session_group_variant(session, 0), "matmul_small");
   EXPECT_EQ(dyncc_session_group_variant(session, 2), nullptr);
   EXPECT_GE(dyncc_session_num_threads(session), 1u);
+  // One temp, [7, 8] f32 (224 bytes), in 64-byte units: 256.
+  ASSERT_EQ(dyncc_session_memory(session, &arenaBytes, &livePeak), DYNCC_OK);
+  EXPECT_EQ(arenaBytes, 256u);
+  EXPECT_EQ(livePeak, 256u);
   dyncc_session_free(session);
 }
 
