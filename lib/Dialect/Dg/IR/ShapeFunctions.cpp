@@ -178,7 +178,7 @@ DimExpr windowOutput(const DimExpr &in, const DimExpr &kernel, int64_t stride,
   if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER")
     return DimExpr::ceilDiv(in, stride);
   DimExpr extent = DimExpr(dilation) * (kernel - DimExpr(1)) + DimExpr(1);
-  DimExpr span = in + DimExpr(padBegin + padEnd) - extent;
+  DimExpr span = in + DimExpr(padBegin) + DimExpr(padEnd) - extent;
   if (autoPad == "VALID")
     span = in - extent;
   return (ceilMode ? DimExpr::ceilDiv(span, stride)
