@@ -47,6 +47,12 @@ inline bool isWorkgroupMemory(mlir::MemRefType type) {
 /// dyncc-vectorize-mma lowers it to.
 constexpr llvm::StringLiteral kMmaAttrName = "dyncc.mma";
 
+/// The attribute dyncc-tile-and-fuse puts on a SIMT GEMM's per-step
+/// product over static padded tiles (a thread's rows of A, its columns of
+/// B, its part of the accumulator), which dyncc-vectorize-mma keeps in
+/// registers across k-steps and lowers to FMAs on the GPU.
+constexpr llvm::StringLiteral kRegisterTileAttrName = "dyncc.register_tile";
+
 /// The attribute dyncc-tile-and-fuse puts on the generic that folds a row
 /// reduction's lane partials, which dyncc-shuffle-lane-merges turns into
 /// warp shuffles on the GPU.

@@ -321,7 +321,8 @@ public:
       Value first;
       SmallVector<uint64_t> nested = relatedThreadDims.lookup(forall);
       for (uint64_t id = 0; id < 3; ++id) {
-        if (llvm::is_contained(ids, id) || llvm::is_contained(nested, id))
+        if (llvm::is_contained(ids, id) || llvm::is_contained(nested, id) ||
+            (blockThreads && (*blockThreads)[id] == 1))
           continue;
         Value tid = gpu::ThreadIdOp::create(rewriter, loc,
                                             static_cast<gpu::Dimension>(id));
@@ -340,6 +341,41 @@ public:
     }
     for (auto [i, id] : llvm::enumerate(ids)) {
       auto dim = static_cast<gpu::Dimension>(id);
+      if (gpu && blockThreads && id < 3) {
+        // Static bounds with no more iterations than the block's threads
+        // along `dim` (a padded thread tile): thread t runs iteration t
+        // alone, and no loop carries its index, so a per-thread value
+        // (an accumulator) is invariant in the loops around it.
+        std::optional<int64_t> lb =
+            getConstantIntValue(forall.getMixedLowerBound()[i]);
+        std::optional<int64_t> ub =
+            getConstantIntValue(forall.getMixedUpperBound()[i]);
+        std::optional<int64_t> step =
+            getConstantIntValue(forall.getMixedStep()[i]);
+        int64_t threads = (*blockThreads)[id];
+        int64_t count = lb && ub && step && *step > 0 && *ub > *lb
+                            ? llvm::divideCeilSigned(*ub - *lb, *step)
+                            : -1;
+        if (count > 0 && count <= threads) {
+          Value tid = gpu::ThreadIdOp::create(rewriter, loc, dim);
+          if (count < threads) {
+            Value bound = arith::ConstantIndexOp::create(rewriter, loc, count);
+            auto guard = scf::IfOp::create(
+                rewriter, loc,
+                arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ult,
+                                      tid, bound),
+                /*withElseRegion=*/false);
+            insertBefore = guard.getThenRegion().front().getTerminator();
+            rewriter.setInsertionPoint(insertBefore);
+          }
+          AffineExpr t = rewriter.getAffineSymbolExpr(0);
+          ivs.push_back(affine::AffineApplyOp::create(
+              rewriter, loc,
+              AffineMap::get(0, 1, t * *step + *lb, rewriter.getContext()),
+              ValueRange{tid}));
+          continue;
+        }
+      }
       auto [lb, ub, step] = getBounds(rewriter, forall, i);
       Value start = lb, stride = step;
       if (gpu) {

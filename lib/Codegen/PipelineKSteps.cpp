@@ -53,6 +53,7 @@ namespace dyncc {
 
 using namespace mlir;
 using dyncc::kMmaAttrName;
+using dyncc::kRegisterTileAttrName;
 
 namespace {
 
@@ -268,7 +269,7 @@ struct PipelineKSteps final
     }
     SmallVector<Operation *> products;
     func.walk([&](linalg::LinalgOp op) {
-      if (op->hasAttr(kMmaAttrName))
+      if (op->hasAttr(kMmaAttrName) || op->hasAttr(kRegisterTileAttrName))
         products.push_back(op);
     });
     IRRewriter rewriter(&getContext());

@@ -266,6 +266,54 @@ struct FuseElementwiseProducers final : OpRewritePattern<linalg::GenericOp> {
   }
 };
 
+/// Reads a transposed input of a contraction through the contraction's
+/// indexing map instead (a Gemm's `transB` weight, a K^T in attention): the
+/// product reads the transpose's input directly, whose slices are slices of
+/// a kernel argument, which promotion copies in whole vectors and which pad
+/// to static tiles; a transpose in between would be computed whole per
+/// block behind the padding.
+struct FoldTransposeIntoContraction final
+    : OpInterfaceRewritePattern<linalg::LinalgOp> {
+  using OpInterfaceRewritePattern::OpInterfaceRewritePattern;
+
+  LogicalResult matchAndRewrite(linalg::LinalgOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!op.hasPureTensorSemantics() ||
+        !linalg::isaContractionOpInterface(op) || op->getNumRegions() != 1)
+      return failure();
+    SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+    SmallVector<Value> inputs;
+    bool changed = false;
+    for (OpOperand *input : op.getDpsInputOperands()) {
+      auto transpose = input->get().getDefiningOp<linalg::TransposeOp>();
+      if (!transpose) {
+        inputs.push_back(input->get());
+        continue;
+      }
+      // result[j] = input[perm[j]]: the input's dimension perm[j] is indexed
+      // by what indexed the result's dimension j.
+      AffineMap map = maps[input->getOperandNumber()];
+      ArrayRef<int64_t> perm = transpose.getPermutation();
+      SmallVector<AffineExpr> results(map.getNumResults());
+      for (auto [j, p] : llvm::enumerate(perm))
+        results[p] = map.getResult(j);
+      maps[input->getOperandNumber()] =
+          AffineMap::get(map.getNumDims(), 0, results, op.getContext());
+      inputs.push_back(transpose.getInput());
+      changed = true;
+    }
+    if (!changed)
+      return failure();
+    auto generic = linalg::GenericOp::create(
+        rewriter, op.getLoc(), op->getResultTypes(), inputs,
+        op.getDpsInits(), maps, op.getIteratorTypesArray());
+    rewriter.cloneRegionBefore(op->getRegion(0), generic.getRegion(),
+                               generic.getRegion().end());
+    rewriter.replaceOp(op, generic->getResults());
+    return success();
+  }
+};
+
 /// Merges an elementwise op that computes in place into the elementwise op
 /// that continues in place on its result (its destination), so a chain of
 /// in-place epilogue ops becomes one op. Each of them may read the same value
@@ -526,7 +574,7 @@ static LogicalResult prepareKernel(func::FuncOp func) {
   linalg::populateFoldUnitExtentDimsCanonicalizationPatterns(patterns,
                                                              unitDims);
   patterns.add<FuseElementwiseProducers, MergeInPlaceChain,
-               FoldCollapseOfUnitExpansion>(ctx);
+               FoldCollapseOfUnitExpansion, FoldTransposeIntoContraction>(ctx);
   linalg::GenericOp::getCanonicalizationPatterns(patterns, ctx);
   linalg::populateEraseUnusedOperandsAndResultsPatterns(patterns);
   tensor::populateFoldTensorEmptyPatterns(patterns);
@@ -1414,7 +1462,7 @@ static bool isAlignedArgumentSlice(Value tensor, int64_t n,
 /// tensor to read vectors from, where reading past its extents gives the
 /// zeros the operand is padded with, and the vector length. The operand is
 /// a slice of a kernel argument, or a slice of such a slice padded high
-/// with zeros (padForTensorCores); the length is the most elements of at
+/// with zeros (padForStaticProducts); the length is the most elements of at
 /// most 16 bytes (at least 4, what cp.async copies) that divide the shared
 /// tile's innermost extent and keep every vector aligned.
 struct ChunkSource {
@@ -1720,21 +1768,31 @@ static SmallVector<int64_t> getWarpSizes(const TileConfig &config,
   return sizes;
 }
 
-/// Prepares the GEMM in `blockLoop` for tensor cores (a config with an
-/// instruction tile): the accumulator becomes a static shared buffer of the
-/// whole block tile, initialized whole, and the operands are padded with
-/// zeros to the block tile along M and N (the copies into shared memory
-/// pad per thread), so each warp's product is static and unmasked: rows
-/// and columns past the problem's are zeros, computed and never stored.
-/// The result the epilogue reads is the block's part of the accumulator.
+/// Prepares the GEMM in `blockLoop` for static per-warp (tensor cores, a
+/// config with an instruction tile) or per-thread (SIMT register tiles)
+/// products: the accumulator becomes a static shared buffer of the whole
+/// block tile, initialized whole, and the operands are padded with zeros
+/// to the block tile along M and N (the copies into shared memory pad per
+/// thread), so each warp's or thread's product is static and unmasked:
+/// rows and columns past the problem's are zeros, computed and never
+/// stored. The result the epilogue reads is the block's part of the
+/// accumulator. On the GPU, dyncc-vectorize-mma keeps each warp's or
+/// thread's part of it in registers across k-steps.
 /// Returns false, changing nothing, where the GEMM does not qualify: a
 /// product over M, N and K (after batch loops of one iteration, which it
-/// drops) of f16 operands indexed by plain loop dimensions, accumulating in
-/// f32 from a fill, output loops first in order, one reduction loop, a tile
-/// that is the config's block tile, and room in `budget` for the
-/// accumulator and the config's stages of one k-step of both operands.
-static bool padForTensorCores(RewriterBase &rewriter, Operation *blockLoop,
-                              const TileConfig &config, int64_t budget) {
+/// drops) of operands indexed by plain loop dimensions, accumulating from
+/// a fill, output loops first in order, one reduction loop, a tile that is
+/// the config's block tile, operands read as they are from kernel
+/// arguments, and room in `budget` for the accumulator (which it takes)
+/// and the config's stages of one k-step of both operands. Tensor cores take
+/// f16 operands and an f32 accumulator; SIMT register tiles take operands
+/// of one type and an accumulator of that type (or f32 for f16 and bf16
+/// operands).
+static bool padForStaticProducts(RewriterBase &rewriter, Operation *blockLoop,
+                                 const TileConfig &config, int64_t &budget) {
+  bool tensorCores = !config.mma.empty() && !config.warpTile.empty();
+  if (config.kStep <= 0)
+    return false;
   SmallVector<linalg::LinalgOp> contractions;
   blockLoop->walk([&](linalg::LinalgOp op) {
     if (!inThreadForall(op) && linalg::isaContractionOpInterface(op))
@@ -1760,7 +1818,7 @@ static bool padForTensorCores(RewriterBase &rewriter, Operation *blockLoop,
     // not padded: the instruction's K must divide it (a head size of 4 or 8
     // in a tiny model stays on SIMT).
     int64_t k = ranges.back();
-    if (!ShapedType::isDynamic(k) && k <= config.kStep &&
+    if (tensorCores && !ShapedType::isDynamic(k) && k <= config.kStep &&
         k % config.mma[2] != 0)
       return false;
   }
@@ -1768,7 +1826,15 @@ static bool padForTensorCores(RewriterBase &rewriter, Operation *blockLoop,
   Type b = getElementTypeOrSelf(op.getDpsInputs()[1].getType());
   OpOperand *init = op.getDpsInitOperand(0);
   auto accType = cast<RankedTensorType>(init->get().getType());
-  if (a != b || !isa<Float16Type>(a) || !accType.getElementType().isF32())
+  Type accElement = accType.getElementType();
+  if (a != b)
+    return false;
+  if (tensorCores && (!isa<Float16Type>(a) || !accElement.isF32()))
+    return false;
+  if (!tensorCores && accElement != a &&
+      !(isa<Float16Type, BFloat16Type>(a) && accElement.isF32()))
+    return false;
+  if (!a.isIntOrFloat() || !accElement.isIntOrFloat())
     return false;
   auto fill = init->get().getDefiningOp<linalg::FillOp>();
   int64_t rank = accType.getRank();
@@ -1780,6 +1846,40 @@ static bool padForTensorCores(RewriterBase &rewriter, Operation *blockLoop,
         return !op.getMatchingIndexingMap(input).isProjectedPermutation();
       }))
     return false;
+  // Each operand is read from memory as it is (a slice or reshape of a
+  // kernel argument): a computed prologue (a ReLU before a classifier's
+  // Gemm) fuses into the per-step copies only unpadded.
+  for (OpOperand *input : op.getDpsInputOperands()) {
+    Value source = input->get();
+    while (Operation *def = source.getDefiningOp()) {
+      if (!isa<tensor::ExtractSliceOp, tensor::ExpandShapeOp,
+               tensor::CollapseShapeOp>(def))
+        break;
+      source = def->getOperand(0);
+    }
+    if (!isa<BlockArgument>(source) ||
+        !isa<FunctionOpInterface>(
+            cast<BlockArgument>(source).getOwner()->getParentOp()))
+      return false;
+  }
+  // Past the unit batch loops, one operand is indexed by M and K, the
+  // other by K and N (in either order): two-dimensional tiles.
+  {
+    unsigned k = op.getNumLoops() - 1;
+    llvm::SmallBitVector outputDims(op.getNumLoops());
+    for (OpOperand *input : op.getDpsInputOperands()) {
+      SmallVector<unsigned> dims;
+      for (AffineExpr e : op.getMatchingIndexingMap(input).getResults())
+        if (unsigned d = cast<AffineDimExpr>(e).getPosition(); d >= units)
+          dims.push_back(d);
+      if (dims.size() != 2 || !llvm::is_contained(dims, k))
+        return false;
+      unsigned other = dims[0] == k ? dims[1] : dims[0];
+      if (other == k || outputDims.test(other))
+        return false;
+      outputDims.set(other);
+    }
+  }
   // The accumulator's sizes are bounded by the block tile, which it must
   // be (so the warps cover it), and sized by the tile's `min`s.
   SmallVector<int64_t> block = alignSizes(config.blockTile, rank);
@@ -1788,10 +1888,11 @@ static bool padForTensorCores(RewriterBase &rewriter, Operation *blockLoop,
   for (int64_t d = 0; d < rank; ++d)
     if (getSizeBound(sizes[d]) != block[d])
       return false;
-  int64_t bytes =
-      getSharedBufferBytes(std::accumulate(block.begin(), block.end(),
-                                           int64_t{1}, std::multiplies<>()),
-                           4);
+  int64_t accBytes = getSharedBufferBytes(
+      std::accumulate(block.begin(), block.end(), int64_t{1},
+                      std::multiplies<>()),
+      llvm::divideCeil(accElement.getIntOrFloatBitWidth(), 8));
+  int64_t bytes = accBytes;
   int64_t mTile = block[rank - 2], nTile = block[rank - 1];
   // The product's loops without the unit batch loops.
   llvm::SmallBitVector unitLoops(op.getNumLoops());
@@ -1804,10 +1905,14 @@ static bool padForTensorCores(RewriterBase &rewriter, Operation *blockLoop,
         unitResults.push_back(i);
     return compressDims(map.dropResults(unitResults), unitLoops);
   };
-  bytes += config.stages * (getSharedBufferBytes(mTile * config.kStep, 2) +
-                            getSharedBufferBytes(config.kStep * nTile, 2));
+  int64_t operandBytes = llvm::divideCeil(a.getIntOrFloatBitWidth(), 8);
+  bytes += std::max<int64_t>(1, config.stages) *
+           (getSharedBufferBytes(mTile * config.kStep, operandBytes) +
+            getSharedBufferBytes(config.kStep * nTile, operandBytes));
   if (bytes > budget)
     return false;
+  // The operands' tiles take theirs when they are promoted.
+  budget -= accBytes;
 
   // The accumulator, whole and in shared memory.
   Location loc = op.getLoc();
@@ -1878,7 +1983,10 @@ static bool padForTensorCores(RewriterBase &rewriter, Operation *blockLoop,
         succeeded(named))
       padded = *named;
   }
-  padded->setAttr(kMmaAttrName, rewriter.getDenseI64ArrayAttr(config.mma));
+  if (tensorCores)
+    padded->setAttr(kMmaAttrName, rewriter.getDenseI64ArrayAttr(config.mma));
+  else
+    padded->setAttr(kRegisterTileAttrName, rewriter.getUnitAttr());
   int64_t accRank = rank - units;
   SmallVector<OpFoldResult> zeros(accRank, rewriter.getIndexAttr(0));
   SmallVector<OpFoldResult> ones(accRank, rewriter.getIndexAttr(1));
@@ -1914,8 +2022,7 @@ static LogicalResult tileGemmBlock(RewriterBase &rewriter,
   if (!blockLoop)
     return blockRoot->emitOpError("has no block loop to restructure");
   blockRoot->setAttr(kRootMark, rewriter.getUnitAttr());
-  if (!config.mma.empty() && !config.warpTile.empty())
-    padForTensorCores(rewriter, blockLoop, config, budget);
+  padForStaticProducts(rewriter, blockLoop, config, budget);
   if (failed(tileReductions(rewriter, blockLoop, config.kStep,
                             /*padsPerStep=*/false)))
     return failure();
@@ -1941,9 +2048,10 @@ static LogicalResult tileGemmBlock(RewriterBase &rewriter,
     // copied in chunks of whole vectors (cp.async on the GPU), and
     // multi-buffered for a pipeline of the config's stages.
     ChunkedPromotion chunked{known, config.stages};
-    FailureOr<SmallVector<SharedWrite>> shared =
-        promoteOperands(rewriter, step, budget,
-                        step->hasAttr(kMmaAttrName) ? &chunked : nullptr);
+    bool staticProduct =
+        step->hasAttr(kMmaAttrName) || step->hasAttr(kRegisterTileAttrName);
+    FailureOr<SmallVector<SharedWrite>> shared = promoteOperands(
+        rewriter, step, budget, staticProduct ? &chunked : nullptr);
     if (succeeded(shared)) {
       for (auto &[op, bounds] : *shared) {
         FailureOr<TilingInterface> tiled = tileLevel(

@@ -55,6 +55,7 @@ namespace dyncc {
 
 using namespace mlir;
 using dyncc::kMmaAttrName;
+using dyncc::kRegisterTileAttrName;
 
 namespace {
 
@@ -264,6 +265,280 @@ static void restoreScalarOps(RewriterBase &rewriter, Operation *root) {
   }
 }
 
+/// The k-chunk a thread's product unrolls to: 4 (a 16-byte f32 vector of A
+/// and of B per row), or the largest of 2 and 1 that divides the step's K.
+static int64_t getRegisterKChunk(int64_t k) {
+  for (int64_t chunk : {4, 2})
+    if (k % chunk == 0)
+      return chunk;
+  return 1;
+}
+
+/// The native shape of `op` in a thread's product: the contraction keeps
+/// its output whole and unrolls K one step at a time; reads and writes of
+/// tiles become rows (a vector along the innermost dimension), as long as
+/// a K chunk where that dimension is K. Records nothing for other ops.
+static std::optional<SmallVector<int64_t>>
+getRegisterNativeShape(Operation *op) {
+  if (auto contract = dyn_cast<vector::ContractionOp>(op)) {
+    SmallVector<int64_t> bounds;
+    contract.getIterationBounds(bounds);
+    // One k at a time: an outer product of a column of A and a row of B
+    // (FMAs), whatever the operands' layouts (a transposed B along K would
+    // otherwise become dot products).
+    for (auto [i, type] : llvm::enumerate(contract.getIteratorTypesArray()))
+      if (type == vector::IteratorType::reduction)
+        bounds[i] = 1;
+    return bounds;
+  }
+  if (auto shape = op->getAttrOfType<DenseI64ArrayAttr>(kNativeAttr))
+    return SmallVector<int64_t>(shape.asArrayRef());
+  return std::nullopt;
+}
+
+/// Records on each transfer of a thread's product its native shape (see
+/// getRegisterNativeShape): rows, and K chunks along K.
+static void markRegisterNativeShapes(Operation *root) {
+  root->walk([&](VectorTransferOpInterface transfer) {
+    VectorType type = transfer.getVectorType();
+    if (type.getRank() == 0)
+      return;
+    SmallVector<int64_t> shape(type.getRank(), 1);
+    shape.back() = type.getShape().back();
+    if (auto read = dyn_cast<vector::TransferReadOp>(transfer.getOperation()))
+      for (Operation *user : read->getUsers()) {
+        Value operand = read.getResult();
+        Operation *consumer = user;
+        if (isa<arith::ExtFOp>(consumer) && consumer->hasOneUse()) {
+          operand = consumer->getResult(0);
+          consumer = *consumer->getUsers().begin();
+        }
+        auto contract = dyn_cast<vector::ContractionOp>(consumer);
+        if (!contract || contract.getAcc() == operand)
+          continue;
+        AffineMap map = contract.getLhs() == operand
+                            ? contract.getIndexingMapsArray()[0]
+                            : contract.getIndexingMapsArray()[1];
+        unsigned dim =
+            cast<AffineDimExpr>(map.getResults().back()).getPosition();
+        if (contract.getIteratorTypesArray()[dim] ==
+            vector::IteratorType::reduction)
+          shape.back() = getRegisterKChunk(shape.back());
+        break;
+      }
+    transfer->setAttr(kNativeAttr,
+                      DenseI64ArrayAttr::get(root->getContext(), shape));
+  });
+}
+
+/// The largest power of two known to divide `value`, up to 2^20: from
+/// constants, sums, products and affine maps of them (a thread's offset is
+/// `tid * size + constant`); 1 where nothing is known.
+static int64_t getKnownDivisor(Value value, int depth = 0) {
+  constexpr int64_t kMax = int64_t{1} << 20;
+  auto powerOfTwo = [kMax](int64_t v) {
+    return v == 0 ? kMax
+                  : std::min<int64_t>(kMax, int64_t{1}
+                                                << llvm::countr_zero(
+                                                       static_cast<uint64_t>(
+                                                           std::abs(v))));
+  };
+  if (std::optional<int64_t> c = getConstantIntValue(value))
+    return powerOfTwo(*c);
+  Operation *def = value.getDefiningOp();
+  if (!def || depth > 8)
+    return 1;
+  if (auto add = dyn_cast<arith::AddIOp>(def))
+    return std::min(getKnownDivisor(add.getLhs(), depth + 1),
+                    getKnownDivisor(add.getRhs(), depth + 1));
+  if (auto mul = dyn_cast<arith::MulIOp>(def))
+    return std::min(kMax, getKnownDivisor(mul.getLhs(), depth + 1) *
+                              getKnownDivisor(mul.getRhs(), depth + 1));
+  if (auto apply = dyn_cast<affine::AffineApplyOp>(def)) {
+    // Each operand as its known divisor times an unknown.
+    AffineMap map = apply.getAffineMap();
+    SmallVector<AffineExpr> dims, syms;
+    MLIRContext *ctx = def->getContext();
+    for (unsigned i = 0; i < map.getNumDims(); ++i)
+      dims.push_back(getAffineDimExpr(i, ctx) *
+                     getKnownDivisor(apply.getOperand(i), depth + 1));
+    for (unsigned i = 0; i < map.getNumSymbols(); ++i)
+      syms.push_back(
+          getAffineSymbolExpr(i, ctx) *
+          getKnownDivisor(apply.getOperand(map.getNumDims() + i), depth + 1));
+    AffineExpr expr = map.getResult(0).replaceDimsAndSymbols(dims, syms);
+    return powerOfTwo(expr.getLargestKnownDivisor());
+  }
+  return 1;
+}
+
+/// The alignment in bytes of a 1-D in-bounds transfer along the innermost
+/// dimension of a shared buffer (with static strides), as far as its
+/// indices prove it: at most the vector's size, 16 and the buffer's own.
+static std::optional<int64_t> getSharedAlignment(VectorTransferOpInterface op) {
+  auto memref = dyn_cast<MemRefType>(op.getShapedType());
+  VectorType vector = op.getVectorType();
+  // GPU shared memory is a 16-byte aligned workgroup attribution; the host
+  // CPU's is a block task's stack buffer, aligned as its alloca says.
+  int64_t baseAlign = 16;
+  if (memref && !dyncc::isWorkgroupMemory(memref)) {
+    auto alloca = op.getBase().getDefiningOp<memref::AllocaOp>();
+    baseAlign = alloca && alloca.getAlignment()
+                    ? std::min<int64_t>(16, *alloca.getAlignment())
+                    : 0;
+  }
+  if (!memref || baseAlign == 0 || vector.getRank() != 1 ||
+      op.getMask() || !op.getPermutationMap().isMinorIdentity() ||
+      !llvm::all_of(op.getInBoundsValues(), [](bool b) { return b; }))
+    return std::nullopt;
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (failed(memref.getStridesAndOffset(strides, offset)) ||
+      strides.back() != 1 || ShapedType::isDynamic(offset) ||
+      llvm::any_of(strides, ShapedType::isDynamic))
+    return std::nullopt;
+  unsigned bits = vector.getElementTypeBitWidth();
+  if (bits % 8 != 0)
+    return std::nullopt;
+  int64_t elementBytes = bits / 8;
+  int64_t bytes = vector.getNumElements() * elementBytes;
+  int64_t align = std::min<int64_t>(baseAlign, bytes);
+  if (!llvm::isPowerOf2_64(align))
+    align = elementBytes;
+  auto fit = [&](int64_t divisorBytes) {
+    while (align > elementBytes && divisorBytes % align != 0)
+      align /= 2;
+  };
+  fit(offset == 0 ? 16 : offset * elementBytes);
+  for (auto [index, stride] : llvm::zip(op.getIndices(), strides))
+    fit(getKnownDivisor(index) * stride * elementBytes);
+  return align;
+}
+
+/// Turns the products marked `dyncc.register_tile` (a thread's product of
+/// static shared tiles, inside the block's k-step loop) into register code:
+/// vectorized, the accumulator's rows iteration arguments of the k-step
+/// loop, K unrolled in chunks, the contraction lowered to FMAs by outer
+/// products, and the tiles' rows read and written as aligned vector loads
+/// and stores of shared memory.
+static LogicalResult lowerRegisterTiles(Operation *root,
+                                        ArrayRef<linalg::LinalgOp> ops) {
+  MLIRContext *ctx = root->getContext();
+  IRRewriter rewriter(ctx);
+  for (linalg::LinalgOp op : ops) {
+    if (!op.hasPureBufferSemantics() || op.hasDynamicShape())
+      return op->emitOpError("register tile must be static and bufferized");
+    rewriter.setInsertionPoint(op);
+    if (failed(linalg::vectorize(rewriter, op, {}, {},
+                                 /*vectorizeNDExtract=*/false,
+                                 /*flatten1DDepthwiseConv=*/false,
+                                 /*assumeDynamicDimsMatchVecSizes=*/false,
+                                 /*createNamedContraction=*/true)))
+      return op->emitOpError("could not be vectorized to registers");
+    rewriter.eraseOp(op);
+  }
+  {
+    RewritePatternSet patterns(ctx);
+    vector::populateFoldArithExtensionPatterns(patterns);
+    vector::populateVectorReductionToContractPatterns(patterns);
+    memref::populateFoldMemRefAliasOpPatterns(patterns);
+    vector::TransferReadOp::getCanonicalizationPatterns(patterns, ctx);
+    vector::TransferWriteOp::getCanonicalizationPatterns(patterns, ctx);
+    vector::ContractionOp::getCanonicalizationPatterns(patterns, ctx);
+    if (failed(applyPatternsGreedily(root, std::move(patterns))))
+      return failure();
+  }
+  // Rows and K chunks.
+  markRegisterNativeShapes(root);
+  {
+    RewritePatternSet patterns(ctx);
+    vector::populateVectorUnrollPatterns(
+        patterns, vector::UnrollVectorOptions().setNativeShapeFn(
+                      getRegisterNativeShape));
+    vector::populateVectorTransferPermutationMapLoweringPatterns(patterns);
+    if (failed(applyPatternsGreedily(root, std::move(patterns))))
+      return failure();
+  }
+  root->walk([](VectorTransferOpInterface op) {
+    op->removeAttr(kNativeAttr);
+  });
+  // Rows of one dimension: the reads' and writes' leading unit dimension
+  // dropped, so what a k-step loop carries is 1-D.
+  {
+    RewritePatternSet patterns(ctx);
+    vector::populateCastAwayVectorLeadingOneDimPatterns(patterns);
+    vector::ExtractOp::getCanonicalizationPatterns(patterns, ctx);
+    vector::InsertOp::getCanonicalizationPatterns(patterns, ctx);
+    vector::BroadcastOp::getCanonicalizationPatterns(patterns, ctx);
+    vector::ShapeCastOp::getCanonicalizationPatterns(patterns, ctx);
+    // Not on transfers that may be out of bounds (a chunked copy's reads of
+    // global memory on the CPU): dropping a unit dimension that may be out
+    // of bounds would read past the extents instead of the padding.
+    SmallVector<Operation *> ops;
+    root->walk([&](Operation *op) {
+      auto transfer = dyn_cast<VectorTransferOpInterface>(op);
+      if (!transfer || !transfer.hasOutOfBoundsDim())
+        ops.push_back(op);
+    });
+    GreedyRewriteConfig config;
+    config.setStrictness(GreedyRewriteStrictness::ExistingAndNewOps);
+    if (failed(applyOpPatternsGreedily(ops, std::move(patterns), config)))
+      return failure();
+  }
+  // The accumulator's rows in registers across k-steps.
+  {
+    DominanceInfo dominance(root);
+    eliminateCommonSubExpressions(rewriter, dominance, root);
+  }
+  root->walk([](LoopLikeOpInterface loop) { moveLoopInvariantCode(loop); });
+  SmallVector<scf::ForOp> loops;
+  root->walk([&](scf::ForOp loop) { loops.push_back(loop); });
+  for (scf::ForOp loop : loops)
+    hoistAccumulators(rewriter, loop);
+  // FMAs by outer products, on 1-D vectors.
+  {
+    RewritePatternSet patterns(ctx);
+    vector::populateVectorContractLoweringPatterns(
+        patterns, vector::VectorContractLowering::OuterProduct);
+    vector::populateVectorOuterProductLoweringPatterns(patterns);
+    vector::populateVectorTransposeLoweringPatterns(
+        patterns, vector::VectorTransposeLowering::EltWise);
+    vector::populateVectorInsertExtractStridedSliceTransforms(patterns);
+    vector::populateVectorBroadcastLoweringPatterns(patterns);
+    if (failed(applyPatternsGreedily(root, std::move(patterns))))
+      return failure();
+  }
+  // What is left of a product is an error; its rows (and any other row of
+  // a shared tile) become aligned vector loads and stores. Other transfers
+  // (a chunked copy's masked reads of global memory, on the CPU) stay.
+  WalkResult left = root->walk([](vector::ContractionOp op) {
+    op->emitOpError("left over from a thread's product: not lowered to FMAs");
+    return WalkResult::interrupt();
+  });
+  if (left.wasInterrupted())
+    return failure();
+  SmallVector<VectorTransferOpInterface> transfers;
+  root->walk([&](VectorTransferOpInterface op) { transfers.push_back(op); });
+  for (VectorTransferOpInterface op : transfers) {
+    std::optional<int64_t> alignment = getSharedAlignment(op);
+    if (!alignment)
+      continue;
+    rewriter.setInsertionPoint(op);
+    llvm::MaybeAlign align(*alignment);
+    if (auto read = dyn_cast<vector::TransferReadOp>(op.getOperation())) {
+      rewriter.replaceOpWithNewOp<vector::LoadOp>(
+          read, read.getVectorType(), read.getBase(), read.getIndices(),
+          /*nontemporal=*/false, align);
+    } else {
+      auto write = cast<vector::TransferWriteOp>(op.getOperation());
+      rewriter.replaceOpWithNewOp<vector::StoreOp>(
+          write, write.getVector(), write.getBase(), write.getIndices(),
+          /*nontemporal=*/false, align);
+    }
+  }
+  return success();
+}
+
 struct VectorizeMma final : ::dyncc::impl::VectorizeMmaPassBase<VectorizeMma> {
   using Base::Base;
 
@@ -278,12 +553,21 @@ struct VectorizeMma final : ::dyncc::impl::VectorizeMmaPassBase<VectorizeMma> {
   void runOnOperation() override {
     Operation *root = getOperation();
     MLIRContext *ctx = &getContext();
-    SmallVector<linalg::LinalgOp> warpOps;
+    SmallVector<linalg::LinalgOp> warpOps, threadOps;
     root->walk([&](linalg::LinalgOp op) {
       if (op->hasAttr(kMmaAttrName))
         warpOps.push_back(op);
+      else if (op->hasAttr(kRegisterTileAttrName))
+        threadOps.push_back(op);
     });
-    if (warpOps.empty())
+    if (target != "gpu" && target != "cpu") {
+      root->emitError("dyncc-vectorize-mma: unknown target '")
+          << target << "' (gpu or cpu)";
+      return signalPassFailure();
+    }
+    if (!threadOps.empty() && failed(lowerRegisterTiles(root, threadOps)))
+      return signalPassFailure();
+    if (warpOps.empty() || target == "cpu")
       return;
     SmallVector<int64_t> mma;
     for (linalg::LinalgOp op : warpOps) {

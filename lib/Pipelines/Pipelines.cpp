@@ -167,7 +167,7 @@ LogicalResult dyncc::buildCpuMappingPipeline(OpPassManager &pm) {
 
 LogicalResult dyncc::buildCpuLoweringPipeline(OpPassManager &pm) {
   return addPipeline(
-      pm, "func.func(convert-linalg-to-loops,"
+      pm, "func.func(dyncc-vectorize-mma{target=cpu},convert-linalg-to-loops,"
           "convert-vector-to-scf{full-unroll=true target-rank=1}),"
           "lower-affine,"
           "expand-strided-metadata,lower-affine,convert-scf-to-cf,"

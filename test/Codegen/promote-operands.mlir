@@ -2,73 +2,75 @@
 // RUN: dyncc-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(dyncc-tile-and-fuse),canonicalize,cse,one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},drop-equivalent-buffer-results,canonicalize,cse,canonicalize,func.func(dyncc-bound-local-buffers),dyncc-map-forall-to-grid{target=gpu},canonicalize,cse)' | FileCheck %s --check-prefix=GPU
 // RUN: dyncc-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(dyncc-tile-and-fuse),canonicalize,cse,one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},drop-equivalent-buffer-results,canonicalize,cse,canonicalize,func.func(dyncc-bound-local-buffers),dyncc-map-forall-to-grid{target=cpu},canonicalize,cse)' | FileCheck %s --check-prefix=CPU
 
-// A GEMM block walks K in steps at block level. Each step's operand tiles
-// are copied into shared memory by all the block's threads, the rest of the
-// k-step is filled with 0 (the K tail: "local padding"), and the product
-// reads a static k-step of 16 with no masks; its rows and columns keep the
-// tile's sizes, so the stores stay predicated.
+// A GEMM block walks K in steps at block level. The accumulator is the
+// whole block tile in shared memory, initialized by the threads before the
+// k-steps. Each step's operand tiles are copied into shared memory by all
+// the block's threads in chunks, a chunk past the operand's extents (the M,
+// N and K tails: "local padding") reading the zeros of the padding. So
+// each thread's product is static and unmasked (a register tile): rows and
+// columns past the problem's are computed on zeros and never stored. The
+// epilogue reads the block's part of the accumulator; its stores stay
+// predicated.
 // TILED-LABEL: func.func @gemm_dynamic_k(
 //       TILED:   scf.forall ({{.*}}) = (0, 0) to ({{.*}}) step (32, 64)
 //       TILED:     %[[M:.+]] = affine.min
 //       TILED:     %[[N:.+]] = affine.min
-// The accumulator is initialized once, by the threads, before the k-steps.
-//       TILED:     scf.forall
-//       TILED:       linalg.fill
+//       TILED:     %[[ACC:.+]] = bufferization.alloc_tensor() {memory_space = #gpu.address_space<workgroup>} : tensor<32x64xf32>
+//       TILED:     scf.forall ({{.*}}) = (0, 0) to (32, 64) step (4, 4) shared_outs(%{{.+}} = %[[ACC]])
+//       TILED:       linalg.fill {{.*}} tensor<4x4xf32>
 //       TILED:     mapping = [#gpu.thread<y>, #gpu.thread<x>]
 //       TILED:     scf.for %{{.+}} = %c0 to %{{.+}} step %c16 iter_args
-//       TILED:       %[[K:.+]] = affine.min
 //       TILED:       %[[A:.+]] = bufferization.alloc_tensor() {memory_space = #gpu.address_space<workgroup>} : tensor<32x16xf32>
-//       TILED:       tensor.extract_slice %[[A]][0, 0] [%[[M]], %[[K]]]
-//       TILED:       scf.forall
-//       TILED:         linalg.copy
-//       TILED:       mapping = [#gpu.thread<y>, #gpu.thread<x>]
-//       TILED:       %[[TAIL:.+]] = affine.apply {{.*}}()[%[[K]]]
-//       TILED:       tensor.extract_slice %{{.+}}[0, %[[K]]] [%[[M]], %[[TAIL]]]
-//       TILED:       scf.forall
-//       TILED:         linalg.fill
-//       TILED:       %[[AREAD:.+]] = tensor.extract_slice %{{.+}}[0, 0] [%[[M]], 16] [1, 1] : tensor<32x16xf32> to tensor<?x16xf32>
+//       TILED:       scf.forall (%{{.+}}) in (512) shared_outs(%{{.+}} = %[[A]])
+//       TILED:         vector.transfer_read {{.*}} : tensor<?x?xf32>, vector<1x1xf32>
+//       TILED:       mapping = [#gpu.thread<linear_dim_0>]
 //       TILED:       %[[B:.+]] = bufferization.alloc_tensor() {memory_space = #gpu.address_space<workgroup>} : tensor<16x64xf32>
-//       TILED:       scf.forall
-//       TILED:         linalg.copy
-//       TILED:       scf.forall
-//       TILED:         linalg.fill
-//       TILED:       %[[BREAD:.+]] = tensor.extract_slice %{{.+}}[0, 0] [16, %[[N]]] [1, 1] : tensor<16x64xf32> to tensor<16x?xf32>
-//       TILED:       scf.forall ({{.*}}) = (0, 0) to (%[[M]], %[[N]]) step (4, 4)
-//       TILED:         tensor.extract_slice %[[AREAD]]
-//       TILED:         tensor.extract_slice %[[BREAD]]
-//       TILED:         linalg.matmul ins({{.*}} : tensor<?x16xf32>, tensor<16x?xf32>) outs({{.*}} : tensor<?x?xf32>)
+//       TILED:       scf.forall (%{{.+}}) in (1024) shared_outs(%{{.+}} = %[[B]])
+//       TILED:         vector.transfer_read {{.*}} : tensor<?x?xf32>, vector<1x1xf32>
+//       TILED:       mapping = [#gpu.thread<linear_dim_0>]
+//       TILED:       scf.forall ({{.*}}) = (0, 0) to (32, 64) step (4, 4)
+//       TILED:         linalg.matmul {dyncc.register_tile} ins({{.*}} : tensor<4x16xf32>, tensor<16x4xf32>) outs({{.*}} : tensor<4x4xf32>)
 //       TILED:       mapping = [#gpu.thread<y>, #gpu.thread<x>]
 //       TILED:       scf.yield
 // The epilogue, per thread, after the last step.
-//       TILED:     scf.forall
+//       TILED:     tensor.extract_slice %{{.+}}[0, 0] [%[[M]], %[[N]]] [1, 1] : tensor<32x64xf32> to tensor<?x?xf32>
+//       TILED:     scf.forall ({{.*}}) = (0, 0) to (%[[M]], %[[N]]) step (4, 4)
 //       TILED:       arith.addf
 //       TILED:     mapping = [#gpu.thread<y>, #gpu.thread<x>]
 //       TILED:   mapping = [#gpu.block<y>, #gpu.block<x>]
 
-// On the GPU the tiles are workgroup attributions, 16-byte aligned, and
-// barriers separate the threads' writes from the product's reads: before
-// the step's copies (the previous step's readers are done) and after its
-// fills.
+// On the GPU the tiles are workgroup attributions, 16-byte aligned. The
+// accumulator's initialization and the product are one tile per thread (no
+// loop: the block has as many threads as tiles), the copies a loop over
+// the chunks. Barriers separate the threads' writes from the product's
+// reads: after the initialization, before the step's copies (the previous
+// step's readers are done), after them, and before the epilogue.
 // GPU-LABEL: gpu.func @gemm_dynamic_k(
-//  GPU-SAME:     workgroup(%[[SB:.+]] : memref<16x64xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %[[SA:.+]] : memref<32x16xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64})
+//  GPU-SAME:     workgroup(%{{.+}} : memref<16x64xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.+}} : memref<32x16xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.+}} : memref<32x64xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64})
 //   GPU-NOT:   memref.alloc
-//       GPU:   scf.for %{{.+}} = %c0 to %{{.+}} step %c16
+//   GPU-NOT:   scf.for
+//       GPU:   linalg.fill {{.*}} memref<4x4xf32, {{.*}}#gpu.address_space<workgroup>>
+//  GPU-NEXT:   gpu.barrier
+//  GPU-NEXT:   scf.for %{{.+}} = %c0 to %{{.+}} step %c16
 //       GPU:     gpu.barrier
-//       GPU:     linalg.copy {{.*}} #gpu.address_space<workgroup>
-//       GPU:     linalg.fill {{.*}} #gpu.address_space<workgroup>
-//       GPU:     linalg.copy {{.*}} #gpu.address_space<workgroup>
-//       GPU:     linalg.fill {{.*}} #gpu.address_space<workgroup>
-//   GPU-NOT:     linalg.
+//       GPU:     scf.for
+//       GPU:       vector.transfer_write {{.*}} #gpu.address_space<workgroup>
+//       GPU:     scf.for
+//       GPU:       vector.transfer_write {{.*}} #gpu.address_space<workgroup>
 //       GPU:     gpu.barrier
 //   GPU-NOT:     gpu.barrier
-//       GPU:     linalg.matmul
+//   GPU-NOT:     scf.for
+//       GPU:     linalg.matmul {dyncc.register_tile}
+//       GPU:   gpu.barrier
 //   GPU-NOT:   gpu.barrier
+//       GPU:   linalg.generic
 //       GPU:   gpu.return
 
 // On the CPU the same tiles are the block task's stack buffers.
 // CPU-LABEL: func.func @gemm_dynamic_k(
 //       CPU:   memref.alloca() {alignment = 16 : i64} : memref<16x64xf32>
 //       CPU:   memref.alloca() {alignment = 16 : i64} : memref<32x16xf32>
+//       CPU:   memref.alloca() {alignment = 16 : i64} : memref<32x64xf32>
 //   CPU-NOT:   workgroup
 //   CPU-NOT:   gpu.barrier
 #bcast = affine_map<(d0, d1) -> (d1)>
@@ -89,12 +91,15 @@ func.func @gemm_dynamic_k(%x: tensor<?x?xf32>, %w: tensor<?x?xf32>, %b: tensor<?
 
 // -----
 
-// K a multiple of the k-step: every step is full, so nothing is filled.
+// K a static multiple of the k-step: nothing is filled, and A's rows
+// (64 long) are copied in chunks of 4; only the M and N tails read padding.
 // TILED-LABEL: func.func @gemm_static_k(
 //       TILED:   scf.for
 //       TILED:     bufferization.alloc_tensor() {memory_space = #gpu.address_space<workgroup>} : tensor<32x16xf32>
 //   TILED-NOT:     linalg.fill
-//       TILED:     linalg.matmul ins({{.*}} : tensor<?x16xf32>, tensor<16x?xf32>)
+//       TILED:     vector.transfer_read {{.*}} : tensor<?x?xf32>, vector<1x4xf32>
+//   TILED-NOT:     linalg.fill
+//       TILED:     linalg.matmul {dyncc.register_tile} ins({{.*}} : tensor<4x16xf32>, tensor<16x4xf32>)
 //       TILED:     scf.yield
 // GPU-LABEL: gpu.func @gemm_static_k(
 // CPU-LABEL: func.func @gemm_static_k(
@@ -131,17 +136,21 @@ func.func @gemm_too_large(%x: tensor<?x?xf32>, %w: tensor<?x?xf32>, %out: tensor
 
 // -----
 
-// f16 operands with an f32 accumulator: the accumulator is a block
-// temporary, so it lives in shared memory too. Every access that conflicts
-// is separated: its initialization from the first step, each step's copies
-// from the product (which also writes shared memory), the product from the
-// next step's copies, and the last step from the epilogue that reads it.
+// f16 operands with an f32 accumulator and no instruction tile: SIMT
+// register tiles, the accumulator in shared memory as for f32. Without a
+// divisibility fact an f16 row cannot be copied in 4-byte chunks, so each
+// thread pads its piece of a step in a local buffer (a fill of zeros, the
+// part in bounds, a copy into the shared tile) and the rest of the k-step
+// is filled. Every access that conflicts is separated: the accumulator's
+// initialization from the first step, each step's copies from the product,
+// the product from the next step's copies, and the last step from the
+// epilogue that reads the accumulator.
 // TILED-LABEL: func.func @gemm_f16(
 //       TILED:   bufferization.alloc_tensor() {memory_space = #gpu.address_space<workgroup>} : tensor<32x64xf32>
 //       TILED:   scf.for
 //       TILED:     bufferization.alloc_tensor() {memory_space = #gpu.address_space<workgroup>} : tensor<32x16xf16>
 //       TILED:     bufferization.alloc_tensor() {memory_space = #gpu.address_space<workgroup>} : tensor<16x64xf16>
-//       TILED:     linalg.matmul ins({{.*}} : tensor<?x16xf16>, tensor<16x?xf16>) outs({{.*}} : tensor<?x?xf32>)
+//       TILED:     linalg.matmul {dyncc.register_tile} ins({{.*}} : tensor<4x16xf16>, tensor<16x4xf16>) outs({{.*}} : tensor<4x4xf32>)
 // GPU-LABEL: gpu.func @gemm_f16(
 //  GPU-SAME:     workgroup(
 //  GPU-SAME:     memref<32x64xf32, #gpu.address_space<workgroup>>
@@ -150,15 +159,17 @@ func.func @gemm_too_large(%x: tensor<?x?xf32>, %w: tensor<?x?xf32>, %out: tensor
 //       GPU:   gpu.barrier
 //  GPU-NEXT:   scf.for
 //       GPU:     gpu.barrier
-//   GPU-NOT:     linalg.
-//       GPU:     linalg.copy
-//       GPU:     linalg.fill
-//       GPU:     linalg.copy
-//       GPU:     linalg.fill
+//   GPU-NOT:     linalg.matmul
+//       GPU:     linalg.map
+//       GPU:     linalg.copy {{.*}} #gpu.address_space<workgroup>
+//       GPU:     linalg.fill {{.*}} #gpu.address_space<workgroup>
+//       GPU:     linalg.map
+//       GPU:     linalg.copy {{.*}} #gpu.address_space<workgroup>
+//       GPU:     linalg.fill {{.*}} #gpu.address_space<workgroup>
 //   GPU-NOT:     linalg.
 //       GPU:     gpu.barrier
 //   GPU-NOT:     gpu.barrier
-//       GPU:     linalg.matmul
+//       GPU:     linalg.matmul {dyncc.register_tile}
 //   GPU-NOT:     linalg.
 //       GPU:   gpu.barrier
 //   GPU-NOT:   gpu.barrier

@@ -349,13 +349,15 @@ func.func @scalar_gather(%table: tensor<2xi64>, %index: tensor<i64>, %out: tenso
 // leaves a collapse of that expansion which gives the mask back; it folds
 // away, so the epilogue stays rank 4 and the batched matmul fuses into its
 // tiles (expanding the epilogue to rank 6 left the matmul whole behind an
-// expand_shape, outside every tile).
+// expand_shape, outside every tile). The product, one head and batch per
+// block, is a thread's register tile over the shared tiles.
 // CHECK-LABEL: func.func @masked_scores(
 //   CHECK-NOT:   linalg.generic
 //   CHECK-NOT:   tensor.expand_shape
 //       CHECK:   scf.forall {{.*}} -> (tensor<?x2x?x?xf32>)
 //       CHECK:     scf.forall
-//       CHECK:       linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]
+//       CHECK:       linalg.matmul {dyncc.register_tile} ins({{.*}} : tensor<4x8xf32>, tensor<8x4xf32>) outs({{.*}} : tensor<4x4xf32>)
+//       CHECK:     scf.forall
 //       CHECK:       linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "parallel"]
 //       CHECK:         arith.select
 //       CHECK:   } {mapping = [#gpu.block<linear_dim_0>, #gpu.block<z>, #gpu.block<y>, #gpu.block<x>]}

@@ -99,3 +99,115 @@ gpu.func @batched(%a: memref<1x32x32xf16, #gpu.address_space<workgroup>>, %b: me
 }
 }
 }
+
+// -----
+
+// SIMT register tiles: a block of 8 x 16 threads, each with a 4x4 tile of
+// the 32x64 f32 accumulator, k-step 16. Per step each thread reads its 4
+// rows of A and 16 rows of B as 16-byte vectors of shared memory (K in
+// chunks of 4: 4 x 4 + 16 x 1 loads) and issues 16 x 4 FMAs of 4 lanes
+// (4 x 4 x 16 multiply-adds). The accumulator's 4 rows are read before the
+// k-step loop, carried as its iteration arguments and written after it.
+// CHECK-LABEL: gpu.func @register_tiles
+// CHECK-COUNT-4: vector.load {{.*}} {alignment = 16 : i64} : memref<32x64xf32, #gpu.address_space<workgroup>>, vector<4xf32>
+// CHECK: scf.for {{.*}} iter_args({{.*}}) -> (vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>)
+// CHECK-NOT: memref<32x64xf32
+// CHECK-COUNT-16: vector.load {{.*}} {alignment = 16 : i64} : memref<32x16xf32, #gpu.address_space<workgroup>>, vector<4xf32>
+// CHECK-NOT: memref<32x64xf32
+// CHECK-COUNT-16: vector.load {{.*}} {alignment = 16 : i64} : memref<16x64xf32, #gpu.address_space<workgroup>>, vector<4xf32>
+// CHECK-NOT: memref<32x64xf32
+// CHECK-COUNT-64: vector.fma {{.*}} : vector<4xf32>
+// CHECK-NOT: vector.fma
+// CHECK: scf.yield
+// CHECK-COUNT-4: vector.store {{.*}} {alignment = 16 : i64} : memref<32x64xf32, #gpu.address_space<workgroup>>, vector<4xf32>
+// CHECK-NOT: linalg.matmul
+// CHECK-NOT: vector.transfer
+// CHECK-NOT: vector.contract
+module attributes {gpu.container_module} {
+gpu.module @dyncc_kernels {
+gpu.func @register_tiles(%A: memref<?x?xf32>, %C: memref<?x?xf32>)
+  workgroup(%sa: memref<32x16xf32, #gpu.address_space<workgroup>>, %sb: memref<16x64xf32, #gpu.address_space<workgroup>>, %sc: memref<32x64xf32, #gpu.address_space<workgroup>>) kernel {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
+  %z = arith.constant 0.0 : f32
+  %K = memref.dim %A, %c1 : memref<?x?xf32>
+  %tx = gpu.thread_id x
+  %ty = gpu.thread_id y
+  %m = affine.apply affine_map<()[s0] -> (s0 * 4)>()[%ty]
+  %n = affine.apply affine_map<()[s0] -> (s0 * 4)>()[%tx]
+  %acc = memref.subview %sc[%m, %n][4, 4][1, 1] : memref<32x64xf32, #gpu.address_space<workgroup>> to memref<4x4xf32, strided<[64, 1], offset: ?>, #gpu.address_space<workgroup>>
+  linalg.fill ins(%z : f32) outs(%acc : memref<4x4xf32, strided<[64, 1], offset: ?>, #gpu.address_space<workgroup>>)
+  gpu.barrier
+  scf.for %k = %c0 to %K step %c16 {
+    gpu.barrier
+    %src = memref.subview %A[0, %k][32, 16][1, 1] : memref<?x?xf32> to memref<32x16xf32, strided<[?, 1], offset: ?>>
+    linalg.copy ins(%src : memref<32x16xf32, strided<[?, 1], offset: ?>>) outs(%sa : memref<32x16xf32, #gpu.address_space<workgroup>>)
+    gpu.barrier
+    %a = memref.subview %sa[%m, 0][4, 16][1, 1] : memref<32x16xf32, #gpu.address_space<workgroup>> to memref<4x16xf32, strided<[16, 1], offset: ?>, #gpu.address_space<workgroup>>
+    %b = memref.subview %sb[0, %n][16, 4][1, 1] : memref<16x64xf32, #gpu.address_space<workgroup>> to memref<16x4xf32, strided<[64, 1], offset: ?>, #gpu.address_space<workgroup>>
+    %c = memref.subview %sc[%m, %n][4, 4][1, 1] : memref<32x64xf32, #gpu.address_space<workgroup>> to memref<4x4xf32, strided<[64, 1], offset: ?>, #gpu.address_space<workgroup>>
+    linalg.matmul {dyncc.register_tile} ins(%a, %b : memref<4x16xf32, strided<[16, 1], offset: ?>, #gpu.address_space<workgroup>>, memref<16x4xf32, strided<[64, 1], offset: ?>, #gpu.address_space<workgroup>>) outs(%c : memref<4x4xf32, strided<[64, 1], offset: ?>, #gpu.address_space<workgroup>>)
+  }
+  gpu.barrier
+  %dst = memref.subview %C[0, 0][32, 64][1, 1] : memref<?x?xf32> to memref<32x64xf32, strided<[?, 1]>>
+  linalg.copy ins(%sc : memref<32x64xf32, #gpu.address_space<workgroup>>) outs(%dst : memref<32x64xf32, strided<[?, 1]>>)
+  gpu.return
+}
+}
+}
+
+// -----
+
+// A transposed B (a Gemm's transB weight, N x K in shared memory) and a
+// k-step of 6 (chunks of 2): the rows of B are read along K too, 8-byte
+// aligned (a row of 6 f32 is 24 bytes), the rows of A likewise: 3 loads
+// per row, 2 rows of each. Both operands run along K, so each k is a dot
+// product step (a multiply and an add per output).
+// CHECK-LABEL: gpu.func @register_tiles_transposed_b
+// CHECK-COUNT-2: vector.load {{.*}} {alignment = 8 : i64} : memref<8x16xf32, #gpu.address_space<workgroup>>, vector<2xf32>
+// CHECK: scf.for {{.*}} -> (vector<2xf32>, vector<2xf32>)
+// CHECK-COUNT-6: vector.load {{.*}} {alignment = 8 : i64} : memref<8x6xf32, #gpu.address_space<workgroup>>, vector<2xf32>
+// CHECK-COUNT-6: vector.load {{.*}} {alignment = 8 : i64} : memref<16x6xf32, #gpu.address_space<workgroup>>, vector<2xf32>
+// CHECK: scf.yield
+// CHECK-COUNT-2: vector.store {{.*}} {alignment = 8 : i64} : memref<8x16xf32, #gpu.address_space<workgroup>>, vector<2xf32>
+// CHECK-NOT: vector.contract
+// CHECK-NOT: vector.transfer
+module attributes {gpu.container_module} {
+gpu.module @dyncc_kernels {
+gpu.func @register_tiles_transposed_b(%K: index)
+  workgroup(%sa: memref<8x6xf32, #gpu.address_space<workgroup>>, %sb: memref<16x6xf32, #gpu.address_space<workgroup>>, %sc: memref<8x16xf32, #gpu.address_space<workgroup>>) kernel {
+  %c0 = arith.constant 0 : index
+  %c6 = arith.constant 6 : index
+  %tx = gpu.thread_id x
+  %ty = gpu.thread_id y
+  %m = affine.apply affine_map<()[s0] -> (s0 * 2)>()[%ty]
+  %n = affine.apply affine_map<()[s0] -> (s0 * 2)>()[%tx]
+  scf.for %k = %c0 to %K step %c6 {
+    gpu.barrier
+    %a = memref.subview %sa[%m, 0][2, 6][1, 1] : memref<8x6xf32, #gpu.address_space<workgroup>> to memref<2x6xf32, strided<[6, 1], offset: ?>, #gpu.address_space<workgroup>>
+    %b = memref.subview %sb[%n, 0][2, 6][1, 1] : memref<16x6xf32, #gpu.address_space<workgroup>> to memref<2x6xf32, strided<[6, 1], offset: ?>, #gpu.address_space<workgroup>>
+    %c = memref.subview %sc[%m, %n][2, 2][1, 1] : memref<8x16xf32, #gpu.address_space<workgroup>> to memref<2x2xf32, strided<[16, 1], offset: ?>, #gpu.address_space<workgroup>>
+    linalg.generic {indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%a, %b : memref<2x6xf32, strided<[6, 1], offset: ?>, #gpu.address_space<workgroup>>, memref<2x6xf32, strided<[6, 1], offset: ?>, #gpu.address_space<workgroup>>) outs(%c : memref<2x2xf32, strided<[16, 1], offset: ?>, #gpu.address_space<workgroup>>) attrs = {dyncc.register_tile} {
+    ^bb0(%x: f32, %y: f32, %o: f32):
+      %p = arith.mulf %x, %y : f32
+      %s = arith.addf %o, %p : f32
+      linalg.yield %s : f32
+    }
+  }
+  gpu.return
+}
+}
+}
+
+// -----
+
+module attributes {gpu.container_module} {
+gpu.module @dyncc_kernels {
+gpu.func @dynamic_register_tile(%a: memref<4x?xf32, #gpu.address_space<workgroup>>, %b: memref<?x4xf32, #gpu.address_space<workgroup>>, %c: memref<4x4xf32, #gpu.address_space<workgroup>>) kernel {
+  // expected-error @below {{register tile must be static and bufferized}}
+  linalg.matmul {dyncc.register_tile} ins(%a, %b : memref<4x?xf32, #gpu.address_space<workgroup>>, memref<?x4xf32, #gpu.address_space<workgroup>>) outs(%c : memref<4x4xf32, #gpu.address_space<workgroup>>)
+  gpu.return
+}
+}
+}

@@ -62,7 +62,7 @@ def ApproximateMathPass : Pass<"dyncc-approximate-math"> {
 }
 
 def VectorizeMmaPass : Pass<"dyncc-vectorize-mma"> {
-  let summary = "Turn warp-level f16 contractions into ldmatrix + mma.sync";
+  let summary = "Turn static warp and thread products into register code";
   let description = [{
     For each contraction marked `dyncc.mma = array<i64: M, N, K>` (a warp's
     product of static shared-memory tiles, made by dyncc-tile-and-fuse for a
@@ -70,9 +70,22 @@ def VectorizeMmaPass : Pass<"dyncc-vectorize-mma"> {
     extensions into the `vector.contract` and the subviews into the
     transfers, hoists the accumulator out of the k-step loop into
     registers, unrolls to the instruction shape and converts to
-    `nvgpu.ldmatrix` and `nvgpu.mma.sync`. Run on GPU kernels after grid
-    mapping. A marked contraction left unconverted is an error.
+    `nvgpu.ldmatrix` and `nvgpu.mma.sync`. A marked contraction left
+    unconverted is an error.
+
+    For each contraction marked `dyncc.register_tile` (a thread's product of
+    static shared tiles, for a SIMT config): vectorizes it, unrolls it into
+    rows and chunks of K, keeps the accumulator's rows in registers across
+    k-steps where the thread's indices are invariant in the k-step loop
+    (the GPU's grid mapping), lowers the contraction to FMAs by outer
+    products and the rows to aligned vector loads and stores.
+
+    Run on kernels after grid mapping. With `target=cpu` only register
+    tiles are lowered (the CPU runs warp products as loops): the host runs
+    the same vector code the GPU does, so CI checks its numerics.
   }];
+  let options = [Option<"target", "target", "std::string", "\"gpu\"",
+                        "gpu or cpu">];
   let dependentDialects = ["::mlir::vector::VectorDialect",
                            "::mlir::nvgpu::NVGPUDialect",
                            "::mlir::gpu::GPUDialect",
