@@ -440,6 +440,10 @@ static LogicalResult lowerRegisterTiles(Operation *root,
   {
     RewritePatternSet patterns(ctx);
     vector::populateFoldArithExtensionPatterns(patterns);
+    // A generic's reads come broadcast into the iteration space (a
+    // permutation map with broadcast dimensions): as plain reads and
+    // broadcasts, which fold into the contraction's maps.
+    vector::populateVectorTransferPermutationMapLoweringPatterns(patterns);
     vector::populateVectorReductionToContractPatterns(patterns);
     memref::populateFoldMemRefAliasOpPatterns(patterns);
     vector::TransferReadOp::getCanonicalizationPatterns(patterns, ctx);
@@ -505,6 +509,18 @@ static LogicalResult lowerRegisterTiles(Operation *root,
         patterns, vector::VectorTransposeLowering::EltWise);
     vector::populateVectorInsertExtractStridedSliceTransforms(patterns);
     vector::populateVectorBroadcastLoweringPatterns(patterns);
+    if (failed(applyPatternsGreedily(root, std::move(patterns))))
+      return failure();
+  }
+  // Shape casts between unit-dimension forms of one vector (a column of a
+  // transposed B gathered for an outer product) become element moves,
+  // which fold: no vector of rank 2 or more is left for the GPU's partial
+  // vector-to-LLVM conversion.
+  {
+    RewritePatternSet patterns(ctx);
+    vector::populateVectorShapeCastLoweringPatterns(patterns);
+    vector::ExtractOp::getCanonicalizationPatterns(patterns, ctx);
+    vector::InsertOp::getCanonicalizationPatterns(patterns, ctx);
     if (failed(applyPatternsGreedily(root, std::move(patterns))))
       return failure();
   }

@@ -162,13 +162,17 @@ gpu.func @register_tiles(%A: memref<?x?xf32>, %C: memref<?x?xf32>)
 // A transposed B (a Gemm's transB weight, N x K in shared memory) and a
 // k-step of 6 (chunks of 2): the rows of B are read along K too, 8-byte
 // aligned (a row of 6 f32 is 24 bytes), the rows of A likewise: 3 loads
-// per row, 2 rows of each. Both operands run along K, so each k is a dot
-// product step (a multiply and an add per output).
+// per row, 2 rows of each; 2 x 2 x 6 multiply-adds as 12 FMAs of 2 lanes
+// (the reads' broadcasts into the iteration space fold into the
+// contraction's maps, so it lowers to outer products, not dot products).
 // CHECK-LABEL: gpu.func @register_tiles_transposed_b
 // CHECK-COUNT-2: vector.load {{.*}} {alignment = 8 : i64} : memref<8x16xf32, #gpu.address_space<workgroup>>, vector<2xf32>
 // CHECK: scf.for {{.*}} -> (vector<2xf32>, vector<2xf32>)
 // CHECK-COUNT-6: vector.load {{.*}} {alignment = 8 : i64} : memref<8x6xf32, #gpu.address_space<workgroup>>, vector<2xf32>
 // CHECK-COUNT-6: vector.load {{.*}} {alignment = 8 : i64} : memref<16x6xf32, #gpu.address_space<workgroup>>, vector<2xf32>
+// CHECK-COUNT-12: vector.fma {{.*}} : vector<2xf32>
+// CHECK-NOT: vector.fma
+// CHECK-NOT: vector.reduction
 // CHECK: scf.yield
 // CHECK-COUNT-2: vector.store {{.*}} {alignment = 8 : i64} : memref<8x16xf32, #gpu.address_space<workgroup>>, vector<2xf32>
 // CHECK-NOT: vector.contract
