@@ -1976,12 +1976,19 @@ static bool padForStaticProducts(RewriterBase &rewriter, Operation *blockLoop,
     rewriter.cloneRegionBefore(op->getRegion(0), generic.getRegion(),
                                generic.getRegion().end());
     padded = generic;
-    // As a named product where it is one (linalg.matmul, transposed or
-    // not), which vectorizes to vector.contract directly.
-    if (FailureOr<linalg::LinalgOp> named =
-            linalg::specializeGenericOp(rewriter, generic);
-        succeeded(named))
-      padded = *named;
+    // As a named product where it is a plain one (linalg.matmul), which
+    // vectorizes to vector.contract directly. Not with other maps (a
+    // transposed B): MLIR 22's specialization drops them.
+    MLIRContext *ctx = rewriter.getContext();
+    AffineExpr m = getAffineDimExpr(0, ctx), n = getAffineDimExpr(1, ctx),
+               k = getAffineDimExpr(2, ctx);
+    SmallVector<AffineMap> plain = AffineMap::inferFromExprList(
+        ArrayRef<ArrayRef<AffineExpr>>{{m, k}, {k, n}, {m, n}}, ctx);
+    if (generic.getIndexingMapsArray() == plain)
+      if (FailureOr<linalg::LinalgOp> named =
+              linalg::specializeGenericOp(rewriter, generic);
+          succeeded(named))
+        padded = *named;
   }
   if (tensorCores)
     padded->setAttr(kMmaAttrName, rewriter.getDenseI64ArrayAttr(config.mma));

@@ -88,6 +88,37 @@ def batched_gemm_case():
     return model, shapes, feeds
 
 
+def attention_scores_case():
+    """Q K^T of heads split by Reshape and Transpose (as exported
+    attention is), and a classifier-style Gemm with transB: the
+    transposes fold into the products' maps, so both read kernel
+    arguments along K (a transposed B in the register tile)."""
+    heads, head = 2, 3
+    shape = helper.make_tensor("shp", I64, [4], [0, 0, heads, head])
+    nodes = [helper.make_node("Reshape", ["Q", "shp"], ["q4"]),
+             helper.make_node("Transpose", ["q4"], ["qt"], perm=[0, 2, 1, 3]),
+             helper.make_node("Reshape", ["K", "shp"], ["k4"]),
+             helper.make_node("Transpose", ["k4"], ["kt"], perm=[0, 2, 3, 1]),
+             helper.make_node("MatMul", ["qt", "kt"], ["Y"]),
+             helper.make_node("Gemm", ["G", "V"], ["Z"], transB=1)]
+    model = _model(nodes, [_vi("Q", F, ["B", "S", heads * head]),
+                           _vi("K", F, ["B", "S", heads * head]),
+                           _vi("G", F, ["M", "K"]), _vi("V", F, [5, "K"])],
+                   [_vi("Y", F, ["B", heads, "S", "S"]), _vi("Z", F, ["M", 5])],
+                   inits=[shape])
+    shapes = [dict(B=b, S=s, M=m, K=k) for b, s, m, k in [
+        (1, 1, 1, 1), (2, 3, 2, 3), (1, 7, 31, 16), (3, 33, 33, 17),
+        (1, 65, 5, 64), (2, 31, 64, 5), (1, 64, 97, 29), (2, 13, 1, 65)]] + [
+        dict(B=1, S=96, M=129, K=11), dict(B=4, S=2, M=7, K=1)]
+
+    def feeds(s, rng):
+        return {"Q": rng.uniform(-1, 1, (s["B"], s["S"], heads * head)),
+                "K": rng.uniform(-1, 1, (s["B"], s["S"], heads * head)),
+                "G": rng.uniform(-1, 1, (s["M"], s["K"])),
+                "V": rng.uniform(-1, 1, (5, s["K"]))}
+    return model, shapes, feeds
+
+
 def conv_case():
     rng = np.random.default_rng(7)
     nodes = [
@@ -400,6 +431,7 @@ ROW_CONFIGS = ["block 2x32 thread 1x1 k 16 reduce warp",
 CASES = {
     "gemm": (gemm_case, ["gemm"]),
     "batched_gemm": (batched_gemm_case, ["gemm"]),
+    "attention_scores": (attention_scores_case, ["gemm"]),
     "conv": (conv_case, ["conv"]),
     "unit_batch_conv": (unit_batch_conv_case, ["conv"]),
     "pool": (pool_case, ["reduce", "data_movement", "elementwise"]),
