@@ -1768,6 +1768,35 @@ static SmallVector<int64_t> getWarpSizes(const TileConfig &config,
   return sizes;
 }
 
+/// A GEMM kernel whose root is its product transposed (attention's head
+/// merge: the product's [B, H, S, D] copied out as [B, S, H, D]): the
+/// config's block tile is the product's, so the root's block sizes are the
+/// product's, permuted as the root's dimensions are. Otherwise a block of
+/// the root would be one row of the product (S tiled by 1), too thin for a
+/// static product. Leaves `sizes` as they are for any other root.
+static void permuteForTransposedProduct(Operation *root,
+                                        SmallVectorImpl<int64_t> &sizes) {
+  auto op = dyn_cast<linalg::LinalgOp>(root);
+  if (!op || op.getNumReductionLoops() != 0 || op.getNumDpsInputs() != 1 ||
+      op.getNumDpsInits() != 1 ||
+      !llvm::all_of(op.getIndexingMapsArray(),
+                    [](AffineMap map) { return map.isIdentity(); }))
+    return;
+  auto transpose =
+      op.getDpsInputOperand(0)->get().getDefiningOp<linalg::TransposeOp>();
+  if (!transpose)
+    return;
+  auto product = transpose.getInput().getDefiningOp<linalg::LinalgOp>();
+  ArrayRef<int64_t> perm = transpose.getPermutation();
+  if (!product || !linalg::isaContractionOpInterface(product) ||
+      perm.size() != sizes.size())
+    return;
+  SmallVector<int64_t> permuted(sizes.size());
+  for (auto [j, p] : llvm::enumerate(perm))
+    permuted[j] = sizes[p];
+  sizes.assign(permuted.begin(), permuted.end());
+}
+
 /// Prepares the GEMM in `blockLoop` for static per-warp (tensor cores, a
 /// config with an instruction tile) or per-thread (SIMT register tiles)
 /// products: the accumulator becomes a static shared buffer of the whole
@@ -2811,6 +2840,8 @@ struct TileAndFuse final : ::dyncc::impl::TileAndFusePassBase<TileAndFuse> {
           blockSizes.push_back(0);
       } else {
         blockSizes = alignSizes(config->blockTile, rank);
+        if (gemmLike)
+          permuteForTransposedProduct(op, blockSizes);
       }
       SmallVector<int64_t> threadSizes = getThreadSizes(*config, rank);
 

@@ -90,9 +90,10 @@ def batched_gemm_case():
 
 def attention_scores_case():
     """Q K^T of heads split by Reshape and Transpose (as exported
-    attention is), and a classifier-style Gemm with transB: the
-    transposes fold into the products' maps, so both read kernel
-    arguments along K (a transposed B in the register tile)."""
+    attention is), the scores times V with the heads merged back, and a
+    classifier-style Gemm with transB: the input transposes fold into the
+    products' maps, so they read kernel arguments (a transposed B in the
+    register tile), and the head merge's block tile is the product's."""
     heads, head = 2, 3
     shape = helper.make_tensor("shp", I64, [4], [0, 0, heads, head])
     nodes = [helper.make_node("Reshape", ["Q", "shp"], ["q4"]),
@@ -100,12 +101,22 @@ def attention_scores_case():
              helper.make_node("Reshape", ["K", "shp"], ["k4"]),
              helper.make_node("Transpose", ["k4"], ["kt"], perm=[0, 2, 3, 1]),
              helper.make_node("MatMul", ["qt", "kt"], ["Y"]),
+             # The scores times V, heads merged back: the product's
+             # [B, H, S, D] transposed to [B, S, H, D] and flattened.
+             helper.make_node("Reshape", ["Vh", "shp"], ["v4"]),
+             helper.make_node("Transpose", ["v4"], ["vt"], perm=[0, 2, 1, 3]),
+             helper.make_node("MatMul", ["Y", "vt"], ["pv"]),
+             helper.make_node("Transpose", ["pv"], ["pvt"], perm=[0, 2, 1, 3]),
+             helper.make_node("Reshape", ["pvt", "merged"], ["O"]),
              helper.make_node("Gemm", ["G", "V"], ["Z"], transB=1)]
+    merged = helper.make_tensor("merged", I64, [3], [0, 0, heads * head])
     model = _model(nodes, [_vi("Q", F, ["B", "S", heads * head]),
                            _vi("K", F, ["B", "S", heads * head]),
+                           _vi("Vh", F, ["B", "S", heads * head]),
                            _vi("G", F, ["M", "K"]), _vi("V", F, [5, "K"])],
-                   [_vi("Y", F, ["B", heads, "S", "S"]), _vi("Z", F, ["M", 5])],
-                   inits=[shape])
+                   [_vi("Y", F, ["B", heads, "S", "S"]), _vi("Z", F, ["M", 5]),
+                    _vi("O", F, ["B", "S", heads * head])],
+                   inits=[shape, merged])
     shapes = [dict(B=b, S=s, M=m, K=k) for b, s, m, k in [
         (1, 1, 1, 1), (2, 3, 2, 3), (1, 7, 31, 16), (3, 33, 33, 17),
         (1, 65, 5, 64), (2, 31, 64, 5), (1, 64, 97, 29), (2, 13, 1, 65)]] + [
@@ -114,6 +125,7 @@ def attention_scores_case():
     def feeds(s, rng):
         return {"Q": rng.uniform(-1, 1, (s["B"], s["S"], heads * head)),
                 "K": rng.uniform(-1, 1, (s["B"], s["S"], heads * head)),
+                "Vh": rng.uniform(-1, 1, (s["B"], s["S"], heads * head)),
                 "G": rng.uniform(-1, 1, (s["M"], s["K"])),
                 "V": rng.uniform(-1, 1, (5, s["K"]))}
     return model, shapes, feeds
