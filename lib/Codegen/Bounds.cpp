@@ -8,6 +8,7 @@
 #include "Bounds.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Interfaces/ValueBoundsOpInterface.h"
 #include "llvm/Support/MathExtras.h"
 
@@ -156,6 +157,23 @@ dyncc::getAllCanonicalizationPatterns(mlir::MLIRContext *ctx) {
   for (mlir::RegisteredOperationName op : ctx->getRegisteredOperations())
     op.getCanonicalizationPatterns(patterns, ctx);
   return mlir::FrozenRewritePatternSet(std::move(patterns));
+}
+
+void dyncc::replaceWithAlignedAccess(RewriterBase &rewriter,
+                                     VectorTransferOpInterface op,
+                                     int64_t alignment) {
+  rewriter.setInsertionPoint(op);
+  llvm::MaybeAlign align(alignment);
+  if (auto read = dyn_cast<vector::TransferReadOp>(op.getOperation())) {
+    rewriter.replaceOpWithNewOp<vector::LoadOp>(
+        read, read.getVectorType(), read.getBase(), read.getIndices(),
+        /*nontemporal=*/false, align);
+    return;
+  }
+  auto write = cast<vector::TransferWriteOp>(op.getOperation());
+  rewriter.replaceOpWithNewOp<vector::StoreOp>(
+      write, write.getVector(), write.getBase(), write.getIndices(),
+      /*nontemporal=*/false, align);
 }
 
 mlir::LogicalResult dyncc::verifyTargetOption(mlir::Operation *op,

@@ -17,6 +17,7 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/IR/Value.h"
+#include "mlir/Interfaces/VectorInterfaces.h"
 #include "mlir/Rewrite/FrozenRewritePatternSet.h"
 
 #include <algorithm>
@@ -84,6 +85,13 @@ Interval getBounds(mlir::Value v, int depth = 0);
 /// once, in `initialize`).
 mlir::FrozenRewritePatternSet
 getAllCanonicalizationPatterns(mlir::MLIRContext *ctx);
+
+/// Replaces `op`, an in-bounds transfer of a 1-D vector along a memref's
+/// innermost dimension, with a `vector.load` or `vector.store` of that
+/// vector carrying `alignment` bytes (LLVM otherwise assumes the element's).
+void replaceWithAlignedAccess(mlir::RewriterBase &rewriter,
+                              mlir::VectorTransferOpInterface op,
+                              int64_t alignment);
 
 /// Checks a pass's `target` option (`gpu` or `cpu`), reporting on `op`.
 mlir::LogicalResult verifyTargetOption(mlir::Operation *op,

@@ -17,6 +17,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Bounds.h"
 #include "dyncc/Codegen/Passes.h"
 
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -63,21 +64,8 @@ struct LowerVectorTransfers final
         [&](VectorTransferOpInterface op) { transfers.push_back(op); });
     IRRewriter rewriter(&getContext());
     for (VectorTransferOpInterface op : transfers) {
-      std::optional<int64_t> alignment = getAlignment(op);
-      if (!alignment)
-        continue;
-      rewriter.setInsertionPoint(op);
-      llvm::MaybeAlign align(*alignment);
-      if (auto read = dyn_cast<vector::TransferReadOp>(op.getOperation())) {
-        rewriter.replaceOpWithNewOp<vector::LoadOp>(
-            read, read.getVectorType(), read.getBase(), read.getIndices(),
-            /*nontemporal=*/false, align);
-      } else {
-        auto write = cast<vector::TransferWriteOp>(op.getOperation());
-        rewriter.replaceOpWithNewOp<vector::StoreOp>(
-            write, write.getVector(), write.getBase(), write.getIndices(),
-            /*nontemporal=*/false, align);
-      }
+      if (std::optional<int64_t> alignment = getAlignment(op))
+        dyncc::replaceWithAlignedAccess(rewriter, op, *alignment);
     }
   }
 };

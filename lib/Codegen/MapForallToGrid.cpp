@@ -34,6 +34,25 @@ using namespace dyncc;
 
 namespace {
 
+/// The static lower bound, step and iteration count of dimension `i` of
+/// `forall`, if all are constants and the step is positive.
+struct StaticBounds {
+  int64_t lb, step, count;
+};
+static std::optional<StaticBounds> getStaticBounds(scf::ForallOp forall,
+                                                   unsigned i) {
+  std::optional<int64_t> lb =
+      getConstantIntValue(forall.getMixedLowerBound()[i]);
+  std::optional<int64_t> ub =
+      getConstantIntValue(forall.getMixedUpperBound()[i]);
+  std::optional<int64_t> step = getConstantIntValue(forall.getMixedStep()[i]);
+  if (!lb || !ub || !step || *step <= 0)
+    return std::nullopt;
+  return StaticBounds{*lb, *step,
+                      *ub > *lb ? llvm::divideCeilSigned(*ub - *lb, *step)
+                                : 0};
+}
+
 enum class Level { Block, Warp, Thread };
 
 /// The mapping id of `#gpu.thread<linear_dim_0>`.
@@ -346,16 +365,9 @@ public:
         // along `dim` (a padded thread tile): thread t runs iteration t
         // alone, and no loop carries its index, so a per-thread value
         // (an accumulator) is invariant in the loops around it.
-        std::optional<int64_t> lb =
-            getConstantIntValue(forall.getMixedLowerBound()[i]);
-        std::optional<int64_t> ub =
-            getConstantIntValue(forall.getMixedUpperBound()[i]);
-        std::optional<int64_t> step =
-            getConstantIntValue(forall.getMixedStep()[i]);
+        std::optional<StaticBounds> bounds = getStaticBounds(forall, i);
         int64_t threads = (*blockThreads)[id];
-        int64_t count = lb && ub && step && *step > 0 && *ub > *lb
-                            ? llvm::divideCeilSigned(*ub - *lb, *step)
-                            : -1;
+        int64_t count = bounds ? bounds->count : 0;
         if (count > 0 && count <= threads) {
           Value tid = gpu::ThreadIdOp::create(rewriter, loc, dim);
           if (count < threads) {
@@ -371,7 +383,8 @@ public:
           AffineExpr t = rewriter.getAffineSymbolExpr(0);
           ivs.push_back(affine::AffineApplyOp::create(
               rewriter, loc,
-              AffineMap::get(0, 1, t * *step + *lb, rewriter.getContext()),
+              AffineMap::get(0, 1, t * bounds->step + bounds->lb,
+                             rewriter.getContext()),
               ValueRange{tid}));
           continue;
         }
@@ -417,17 +430,12 @@ public:
     SmallVector<int64_t> lbs, steps, counts;
     int64_t total = 1;
     for (unsigned i = 0; i < ids.size(); ++i) {
-      std::optional<int64_t> lb =
-          getConstantIntValue(forall.getMixedLowerBound()[i]);
-      std::optional<int64_t> ub =
-          getConstantIntValue(forall.getMixedUpperBound()[i]);
-      std::optional<int64_t> step =
-          getConstantIntValue(forall.getMixedStep()[i]);
-      if (!lb || !ub || !step || *step <= 0)
+      std::optional<StaticBounds> bounds = getStaticBounds(forall, i);
+      if (!bounds)
         return forall.emitOpError("warp forall must have static bounds");
-      lbs.push_back(*lb);
-      steps.push_back(*step);
-      counts.push_back(llvm::divideCeil(*ub - *lb, *step));
+      lbs.push_back(bounds->lb);
+      steps.push_back(bounds->step);
+      counts.push_back(bounds->count);
       total *= counts.back();
     }
     if (total > warps)

@@ -265,6 +265,40 @@ static void restoreScalarOps(RewriterBase &rewriter, Operation *root) {
   }
 }
 
+/// Vectorizes each product of `ops` (transfer reads of its tiles, one
+/// `vector.contract`, a transfer write) and erases it; `what` names the
+/// code it is bound for in the error.
+static LogicalResult vectorizeProducts(RewriterBase &rewriter,
+                                       ArrayRef<linalg::LinalgOp> ops,
+                                       StringRef what) {
+  for (linalg::LinalgOp op : ops) {
+    rewriter.setInsertionPoint(op);
+    if (failed(linalg::vectorize(rewriter, op, {}, {},
+                                 /*vectorizeNDExtract=*/false,
+                                 /*flatten1DDepthwiseConv=*/false,
+                                 /*assumeDynamicDimsMatchVecSizes=*/false,
+                                 /*createNamedContraction=*/true)))
+      return op->emitOpError("could not be vectorized for ") << what;
+    rewriter.eraseOp(op);
+  }
+  return success();
+}
+
+/// After vectorizing products: the operands' extensions fold into the
+/// contraction (f16 operands accumulating in f32), reductions of products
+/// become contractions, and subviews fold into the transfers' indices, so
+/// the accumulator's transfers address the shared buffer itself and can
+/// be hoisted.
+static void populateProductFoldPatterns(RewritePatternSet &patterns) {
+  MLIRContext *ctx = patterns.getContext();
+  vector::populateFoldArithExtensionPatterns(patterns);
+  vector::populateVectorReductionToContractPatterns(patterns);
+  memref::populateFoldMemRefAliasOpPatterns(patterns);
+  vector::TransferReadOp::getCanonicalizationPatterns(patterns, ctx);
+  vector::TransferWriteOp::getCanonicalizationPatterns(patterns, ctx);
+  vector::ContractionOp::getCanonicalizationPatterns(patterns, ctx);
+}
+
 /// The k-chunk a thread's product unrolls to: 4 (a 16-byte f32 vector of A
 /// and of B per row), or the largest of 2 and 1 that divides the step's K.
 static int64_t getRegisterKChunk(int64_t k) {
@@ -425,30 +459,18 @@ static LogicalResult lowerRegisterTiles(Operation *root,
                                         ArrayRef<linalg::LinalgOp> ops) {
   MLIRContext *ctx = root->getContext();
   IRRewriter rewriter(ctx);
-  for (linalg::LinalgOp op : ops) {
+  for (linalg::LinalgOp op : ops)
     if (!op.hasPureBufferSemantics() || op.hasDynamicShape())
       return op->emitOpError("register tile must be static and bufferized");
-    rewriter.setInsertionPoint(op);
-    if (failed(linalg::vectorize(rewriter, op, {}, {},
-                                 /*vectorizeNDExtract=*/false,
-                                 /*flatten1DDepthwiseConv=*/false,
-                                 /*assumeDynamicDimsMatchVecSizes=*/false,
-                                 /*createNamedContraction=*/true)))
-      return op->emitOpError("could not be vectorized to registers");
-    rewriter.eraseOp(op);
-  }
+  if (failed(vectorizeProducts(rewriter, ops, "registers")))
+    return failure();
   {
     RewritePatternSet patterns(ctx);
-    vector::populateFoldArithExtensionPatterns(patterns);
+    populateProductFoldPatterns(patterns);
     // A generic's reads come broadcast into the iteration space (a
     // permutation map with broadcast dimensions): as plain reads and
     // broadcasts, which fold into the contraction's maps.
     vector::populateVectorTransferPermutationMapLoweringPatterns(patterns);
-    vector::populateVectorReductionToContractPatterns(patterns);
-    memref::populateFoldMemRefAliasOpPatterns(patterns);
-    vector::TransferReadOp::getCanonicalizationPatterns(patterns, ctx);
-    vector::TransferWriteOp::getCanonicalizationPatterns(patterns, ctx);
-    vector::ContractionOp::getCanonicalizationPatterns(patterns, ctx);
     if (failed(applyPatternsGreedily(root, std::move(patterns))))
       return failure();
   }
@@ -536,21 +558,8 @@ static LogicalResult lowerRegisterTiles(Operation *root,
   SmallVector<VectorTransferOpInterface> transfers;
   root->walk([&](VectorTransferOpInterface op) { transfers.push_back(op); });
   for (VectorTransferOpInterface op : transfers) {
-    std::optional<int64_t> alignment = getSharedAlignment(op);
-    if (!alignment)
-      continue;
-    rewriter.setInsertionPoint(op);
-    llvm::MaybeAlign align(*alignment);
-    if (auto read = dyn_cast<vector::TransferReadOp>(op.getOperation())) {
-      rewriter.replaceOpWithNewOp<vector::LoadOp>(
-          read, read.getVectorType(), read.getBase(), read.getIndices(),
-          /*nontemporal=*/false, align);
-    } else {
-      auto write = cast<vector::TransferWriteOp>(op.getOperation());
-      rewriter.replaceOpWithNewOp<vector::StoreOp>(
-          write, write.getVector(), write.getBase(), write.getIndices(),
-          /*nontemporal=*/false, align);
-    }
+    if (std::optional<int64_t> alignment = getSharedAlignment(op))
+      dyncc::replaceWithAlignedAccess(rewriter, op, *alignment);
   }
   return success();
 }
@@ -576,11 +585,8 @@ struct VectorizeMma final : ::dyncc::impl::VectorizeMmaPassBase<VectorizeMma> {
       else if (op->hasAttr(kRegisterTileAttrName))
         threadOps.push_back(op);
     });
-    if (target != "gpu" && target != "cpu") {
-      root->emitError("dyncc-vectorize-mma: unknown target '")
-          << target << "' (gpu or cpu)";
+    if (failed(dyncc::verifyTargetOption(root, target)))
       return signalPassFailure();
-    }
     if (!threadOps.empty() && failed(lowerRegisterTiles(root, threadOps)))
       return signalPassFailure();
     if (warpOps.empty() || target == "cpu")
@@ -602,31 +608,12 @@ struct VectorizeMma final : ::dyncc::impl::VectorizeMmaPassBase<VectorizeMma> {
 
     // 1. Vectorize: transfer reads, a vector.contract, a transfer write.
     IRRewriter rewriter(ctx);
-    for (linalg::LinalgOp op : warpOps) {
-      rewriter.setInsertionPoint(op);
-      if (failed(linalg::vectorize(rewriter, op, {}, {},
-                                   /*vectorizeNDExtract=*/false,
-                                   /*flatten1DDepthwiseConv=*/false,
-                                   /*assumeDynamicDimsMatchVecSizes=*/false,
-                                   /*createNamedContraction=*/true))) {
-        op->emitOpError("could not be vectorized for mma.sync");
-        return signalPassFailure();
-      }
-      rewriter.eraseOp(op);
-    }
-    // The operands' extensions fold into the contraction (it accumulates
-    // in f32 from f16 operands); subviews fold into the transfers'
-    // indices, so the accumulator's transfers address the shared buffer
-    // itself and can be hoisted.
+    if (failed(vectorizeProducts(rewriter, warpOps, "mma.sync")))
+      return signalPassFailure();
     {
       RewritePatternSet patterns(ctx);
-      vector::populateFoldArithExtensionPatterns(patterns);
-      vector::populateVectorReductionToContractPatterns(patterns);
+      populateProductFoldPatterns(patterns);
       vector::populateCastAwayVectorLeadingOneDimPatterns(patterns);
-      memref::populateFoldMemRefAliasOpPatterns(patterns);
-      vector::TransferReadOp::getCanonicalizationPatterns(patterns, ctx);
-      vector::TransferWriteOp::getCanonicalizationPatterns(patterns, ctx);
-      vector::ContractionOp::getCanonicalizationPatterns(patterns, ctx);
       if (failed(applyPatternsGreedily(root, std::move(patterns))))
         return signalPassFailure();
     }
