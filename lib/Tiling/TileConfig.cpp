@@ -183,9 +183,11 @@ std::string TileConfig::verify() const {
   }
   if (stages < 1 || stages > 8)
     return "stages must be 1 to 8, got " + std::to_string(stages);
-  if (stages > 1 && mma.empty())
+  // Tensor cores and SIMT register tiles pipeline their k-steps' copies
+  // (dyncc-pipeline-k-steps); a product with no k-steps has none.
+  if (stages > 1 && kStep <= 0)
     return "a pipeline of " + std::to_string(stages) +
-           " stages needs an instruction tile (mma)";
+           " stages needs a k-step";
   if (reduction != RowReduction::Thread) {
     if (!warpTile.empty() || !mma.empty())
       return "a row reduction strategy takes no warp or instruction tile";

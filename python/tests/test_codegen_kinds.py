@@ -427,7 +427,12 @@ def broadcast_case():
 # Alternative configurations per kernel kind, beside the default: odd block
 # tiles, several elements per thread, one thread, k-steps of 1 and primes.
 GEMM_CONFIGS = [None, "block 16x8 thread 2x2 k 5", "block 8x24 thread 8x3 k 1",
-                "block 1x1 thread 1x1 k 7"]
+                "block 1x1 thread 1x1 k 7",
+                # Pipelined register tiles: the copies of later k-steps in
+                # flight, one buffer per stage (the stage arithmetic and
+                # the tails run on the CPU too).
+                "block 16x8 thread 2x2 k 5 stages 2",
+                "block 32x64 thread 4x4 k 16 stages 3"]
 OTHER_CONFIGS = [None, "block 3x5 thread 1x5 k 3", "block 2x16 thread 2x1 k 1",
                  "block 1x1 thread 1x1 k 7"]
 # Row reductions (the default is a warp per row, 4 rows per block, one

@@ -170,7 +170,7 @@ TEST(TileConfigTest, ParseRoundTripsAndRejects) {
        "stages must be 1 to 8"},
       {"block 64x64 warp 32x32 thread 4x8 k 32 mma 16x8x16 stages 9",
        "stages must be 1 to 8"},
-      {"block 64x64 thread 4x4 k 32 stages 2", "needs an instruction tile"},
+      {"block 64x64 thread 4x4 stages 2", "needs a k-step"},
       {"block 64x64 warp 32x32 thread 4x8 k 32 mma 16x8x16 stages 2 stages 3",
        "unexpected 'stages'"},
       {"block 64x64 warp 32x32 thread 4x8 k 32 mma 16x8x16 stages x",
