@@ -645,15 +645,22 @@ static LogicalResult prepareKernel(func::FuncOp func) {
 // Roots and tiling
 //===----------------------------------------------------------------------===//
 
-/// `value` with the reshapes and casts that produce it looked through.
-static Value skipReshapesAndCasts(Value value) {
+/// `value` with the views of types `Views...` that produce it looked
+/// through (each reads its first operand as it is).
+template <typename... Views>
+static Value skipViews(Value value) {
   while (Operation *def = value.getDefiningOp()) {
-    if (!isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp, tensor::CastOp>(
-            def))
+    if (!isa<Views...>(def))
       break;
     value = def->getOperand(0);
   }
   return value;
+}
+
+/// `value` with the reshapes and casts that produce it looked through.
+static Value skipReshapesAndCasts(Value value) {
+  return skipViews<tensor::ExpandShapeOp, tensor::CollapseShapeOp,
+                   tensor::CastOp>(value);
 }
 
 /// Gives every slice of a kernel result that holds a kernel argument as it
@@ -1879,13 +1886,8 @@ static bool padForStaticProducts(RewriterBase &rewriter, Operation *blockLoop,
   // kernel argument): a computed prologue (a ReLU before a classifier's
   // Gemm) fuses into the per-step copies only unpadded.
   for (OpOperand *input : op.getDpsInputOperands()) {
-    Value source = input->get();
-    while (Operation *def = source.getDefiningOp()) {
-      if (!isa<tensor::ExtractSliceOp, tensor::ExpandShapeOp,
-               tensor::CollapseShapeOp>(def))
-        break;
-      source = def->getOperand(0);
-    }
+    Value source = skipViews<tensor::ExtractSliceOp, tensor::ExpandShapeOp,
+                             tensor::CollapseShapeOp>(input->get());
     if (!isa<BlockArgument>(source) ||
         !isa<FunctionOpInterface>(
             cast<BlockArgument>(source).getOwner()->getParentOp()))
@@ -1920,7 +1922,7 @@ static bool padForStaticProducts(RewriterBase &rewriter, Operation *blockLoop,
   int64_t accBytes = getSharedBufferBytes(
       std::accumulate(block.begin(), block.end(), int64_t{1},
                       std::multiplies<>()),
-      llvm::divideCeil(accElement.getIntOrFloatBitWidth(), 8));
+      getElementBytes(accElement));
   int64_t bytes = accBytes;
   int64_t mTile = block[rank - 2], nTile = block[rank - 1];
   // The product's loops without the unit batch loops.
@@ -1934,7 +1936,7 @@ static bool padForStaticProducts(RewriterBase &rewriter, Operation *blockLoop,
         unitResults.push_back(i);
     return compressDims(map.dropResults(unitResults), unitLoops);
   };
-  int64_t operandBytes = llvm::divideCeil(a.getIntOrFloatBitWidth(), 8);
+  int64_t operandBytes = getElementBytes(a);
   bytes += std::max<int64_t>(1, config.stages) *
            (getSharedBufferBytes(mTile * config.kStep, operandBytes) +
             getSharedBufferBytes(config.kStep * nTile, operandBytes));

@@ -98,6 +98,24 @@ getNativeShape(Operation *op, ArrayRef<int64_t> mma) {
   return std::nullopt;
 }
 
+/// The contraction `user` is, or feeds through a single-use extension, and
+/// the position (0: lhs, 1: rhs, 2: accumulator) of the operand that
+/// `value`, which `user` uses, becomes there.
+static std::optional<std::pair<vector::ContractionOp, unsigned>>
+getContractionOperand(Value value, Operation *user) {
+  if (isa<arith::ExtFOp>(user) && user->hasOneUse()) {
+    value = user->getResult(0);
+    user = *user->getUsers().begin();
+  }
+  auto contract = dyn_cast<vector::ContractionOp>(user);
+  if (!contract)
+    return std::nullopt;
+  unsigned position = contract.getLhs() == value   ? 0
+                      : contract.getRhs() == value ? 1
+                                                   : 2;
+  return std::make_pair(contract, position);
+}
+
 /// Records on each 2-D transfer read its native shape: for an operand of a
 /// contraction (through an extension), the instruction's extent of each
 /// dimension its map selects; for anything else (the accumulator, read
@@ -108,23 +126,15 @@ static void markNativeReads(Operation *root, ArrayRef<int64_t> mma) {
       return;
     SmallVector<int64_t> shape{mma[0], mma[1]};
     for (Operation *user : read->getUsers()) {
-      Value operand = read.getResult();
-      Operation *consumer = user;
-      if (isa<arith::ExtFOp>(consumer) && consumer->hasOneUse()) {
-        operand = consumer->getResult(0);
-        consumer = *consumer->getUsers().begin();
-      }
-      auto contract = dyn_cast<vector::ContractionOp>(consumer);
-      if (!contract)
+      auto use = getContractionOperand(read.getResult(), user);
+      if (!use)
         continue;
+      auto [contract, position] = *use;
       std::optional<SmallVector<int64_t>> native =
           getNativeShape(contract, mma);
       if (!native)
         continue;
-      AffineMap map =
-          contract.getLhs() == operand   ? contract.getIndexingMapsArray()[0]
-          : contract.getRhs() == operand ? contract.getIndexingMapsArray()[1]
-                                         : contract.getIndexingMapsArray()[2];
+      AffineMap map = contract.getIndexingMapsArray()[position];
       shape.clear();
       for (AffineExpr e : map.getResults())
         shape.push_back((*native)[cast<AffineDimExpr>(e).getPosition()]);
@@ -210,6 +220,22 @@ static void hoistAccumulators(RewriterBase &rewriter, scf::ForOp loop) {
   }
 }
 
+/// hoistAccumulators on every loop in `root`, after CSE (the unrolled reads
+/// and writes of one fragment or row compute their indices separately; CSE
+/// makes them the same values) and loop-invariant code motion (which puts
+/// a warp's or thread's indices outside the k-step loop).
+static void hoistAccumulatorsInLoops(RewriterBase &rewriter, Operation *root) {
+  {
+    DominanceInfo dominance(root);
+    eliminateCommonSubExpressions(rewriter, dominance, root);
+  }
+  root->walk([](LoopLikeOpInterface loop) { moveLoopInvariantCode(loop); });
+  SmallVector<scf::ForOp> loops;
+  root->walk([&](scf::ForOp loop) { loops.push_back(loop); });
+  for (scf::ForOp loop : loops)
+    hoistAccumulators(rewriter, loop);
+}
+
 /// Upstream's conversion (MLIR 22) starts its search for ops to convert
 /// at every contraction and at every op its elementwise table lists
 /// (arith.addi, mulf, extf, ...), scalar ones included, which it then
@@ -266,11 +292,19 @@ static void restoreScalarOps(RewriterBase &rewriter, Operation *root) {
 }
 
 /// Vectorizes each product of `ops` (transfer reads of its tiles, one
-/// `vector.contract`, a transfer write) and erases it; `what` names the
-/// code it is bound for in the error.
-static LogicalResult vectorizeProducts(RewriterBase &rewriter,
-                                       ArrayRef<linalg::LinalgOp> ops,
-                                       StringRef what) {
+/// `vector.contract`, a transfer write), erasing it, then folds within
+/// `root`: the operands' extensions into the contraction (f16 operands
+/// accumulating in f32), reductions of products into contractions, and
+/// subviews into the transfers' indices, so the accumulator's transfers
+/// address the shared buffer itself and can be hoisted; with the patterns
+/// `addPatterns` adds. `what` names the code the products are bound for in
+/// the error.
+static LogicalResult
+vectorizeProducts(Operation *root, ArrayRef<linalg::LinalgOp> ops,
+                  StringRef what,
+                  function_ref<void(RewritePatternSet &)> addPatterns) {
+  MLIRContext *ctx = root->getContext();
+  IRRewriter rewriter(ctx);
   for (linalg::LinalgOp op : ops) {
     rewriter.setInsertionPoint(op);
     if (failed(linalg::vectorize(rewriter, op, {}, {},
@@ -281,22 +315,15 @@ static LogicalResult vectorizeProducts(RewriterBase &rewriter,
       return op->emitOpError("could not be vectorized for ") << what;
     rewriter.eraseOp(op);
   }
-  return success();
-}
-
-/// After vectorizing products: the operands' extensions fold into the
-/// contraction (f16 operands accumulating in f32), reductions of products
-/// become contractions, and subviews fold into the transfers' indices, so
-/// the accumulator's transfers address the shared buffer itself and can
-/// be hoisted.
-static void populateProductFoldPatterns(RewritePatternSet &patterns) {
-  MLIRContext *ctx = patterns.getContext();
+  RewritePatternSet patterns(ctx);
   vector::populateFoldArithExtensionPatterns(patterns);
   vector::populateVectorReductionToContractPatterns(patterns);
   memref::populateFoldMemRefAliasOpPatterns(patterns);
   vector::TransferReadOp::getCanonicalizationPatterns(patterns, ctx);
   vector::TransferWriteOp::getCanonicalizationPatterns(patterns, ctx);
   vector::ContractionOp::getCanonicalizationPatterns(patterns, ctx);
+  addPatterns(patterns);
+  return applyPatternsGreedily(root, std::move(patterns));
 }
 
 /// The k-chunk a thread's product unrolls to: 4 (a 16-byte f32 vector of A
@@ -341,18 +368,11 @@ static void markRegisterNativeShapes(Operation *root) {
     shape.back() = type.getShape().back();
     if (auto read = dyn_cast<vector::TransferReadOp>(transfer.getOperation()))
       for (Operation *user : read->getUsers()) {
-        Value operand = read.getResult();
-        Operation *consumer = user;
-        if (isa<arith::ExtFOp>(consumer) && consumer->hasOneUse()) {
-          operand = consumer->getResult(0);
-          consumer = *consumer->getUsers().begin();
-        }
-        auto contract = dyn_cast<vector::ContractionOp>(consumer);
-        if (!contract || contract.getAcc() == operand)
+        auto use = getContractionOperand(read.getResult(), user);
+        if (!use || use->second == 2)
           continue;
-        AffineMap map = contract.getLhs() == operand
-                            ? contract.getIndexingMapsArray()[0]
-                            : contract.getIndexingMapsArray()[1];
+        auto [contract, position] = *use;
+        AffineMap map = contract.getIndexingMapsArray()[position];
         unsigned dim =
             cast<AffineDimExpr>(map.getResults().back()).getPosition();
         if (contract.getIteratorTypesArray()[dim] ==
@@ -462,18 +482,14 @@ static LogicalResult lowerRegisterTiles(Operation *root,
   for (linalg::LinalgOp op : ops)
     if (!op.hasPureBufferSemantics() || op.hasDynamicShape())
       return op->emitOpError("register tile must be static and bufferized");
-  if (failed(vectorizeProducts(rewriter, ops, "registers")))
-    return failure();
-  {
-    RewritePatternSet patterns(ctx);
-    populateProductFoldPatterns(patterns);
-    // A generic's reads come broadcast into the iteration space (a
-    // permutation map with broadcast dimensions): as plain reads and
-    // broadcasts, which fold into the contraction's maps.
+  // A generic's reads come broadcast into the iteration space (a
+  // permutation map with broadcast dimensions): as plain reads and
+  // broadcasts, which fold into the contraction's maps.
+  auto lowerPermutationMaps = [](RewritePatternSet &patterns) {
     vector::populateVectorTransferPermutationMapLoweringPatterns(patterns);
-    if (failed(applyPatternsGreedily(root, std::move(patterns))))
-      return failure();
-  }
+  };
+  if (failed(vectorizeProducts(root, ops, "registers", lowerPermutationMaps)))
+    return failure();
   // Rows and K chunks.
   markRegisterNativeShapes(root);
   {
@@ -512,15 +528,7 @@ static LogicalResult lowerRegisterTiles(Operation *root,
       return failure();
   }
   // The accumulator's rows in registers across k-steps.
-  {
-    DominanceInfo dominance(root);
-    eliminateCommonSubExpressions(rewriter, dominance, root);
-  }
-  root->walk([](LoopLikeOpInterface loop) { moveLoopInvariantCode(loop); });
-  SmallVector<scf::ForOp> loops;
-  root->walk([&](scf::ForOp loop) { loops.push_back(loop); });
-  for (scf::ForOp loop : loops)
-    hoistAccumulators(rewriter, loop);
+  hoistAccumulatorsInLoops(rewriter, root);
   // FMAs by outer products, on 1-D vectors.
   {
     RewritePatternSet patterns(ctx);
@@ -607,16 +615,12 @@ struct VectorizeMma final : ::dyncc::impl::VectorizeMmaPassBase<VectorizeMma> {
     }
 
     // 1. Vectorize: transfer reads, a vector.contract, a transfer write.
-    IRRewriter rewriter(ctx);
-    if (failed(vectorizeProducts(rewriter, warpOps, "mma.sync")))
-      return signalPassFailure();
-    {
-      RewritePatternSet patterns(ctx);
-      populateProductFoldPatterns(patterns);
+    auto castAwayUnitDims = [](RewritePatternSet &patterns) {
       vector::populateCastAwayVectorLeadingOneDimPatterns(patterns);
-      if (failed(applyPatternsGreedily(root, std::move(patterns))))
-        return signalPassFailure();
-    }
+    };
+    if (failed(vectorizeProducts(root, warpOps, "mma.sync", castAwayUnitDims)))
+      return signalPassFailure();
+    IRRewriter rewriter(ctx);
     // 2. Unroll to the instruction shape.
     markNativeReads(root, mma);
     {
@@ -633,17 +637,7 @@ struct VectorizeMma final : ::dyncc::impl::VectorizeMmaPassBase<VectorizeMma> {
     // fragment per iteration argument.
     root->walk(
         [](vector::TransferReadOp read) { read->removeAttr(kNativeAttr); });
-    // The unrolled reads and writes of one fragment compute their indices
-    // separately; CSE makes them the same values.
-    {
-      DominanceInfo dominance(root);
-      eliminateCommonSubExpressions(rewriter, dominance, root);
-    }
-    root->walk([](LoopLikeOpInterface loop) { moveLoopInvariantCode(loop); });
-    SmallVector<scf::ForOp> loops;
-    root->walk([&](scf::ForOp loop) { loops.push_back(loop); });
-    for (scf::ForOp loop : loops)
-      hoistAccumulators(rewriter, loop);
+    hoistAccumulatorsInLoops(rewriter, root);
 
     // 4. nvgpu: ldmatrix, mma.sync, per-lane accumulator loads and stores.
     {
