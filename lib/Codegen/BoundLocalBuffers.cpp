@@ -70,7 +70,7 @@ struct BoundLocalBuffers final
         reshapes.push_back(op);
     });
 
-    int64_t totalBytes = 0, sharedBytes = 0;
+    int64_t totalBytes = 0, sharedTotal = 0;
     for (memref::AllocOp alloc : allocs) {
       MemRefType type = alloc.getType();
       int64_t elementBytes = getElementBytes(type.getElementType());
@@ -103,11 +103,12 @@ struct BoundLocalBuffers final
       int64_t bytes = shared ? getSharedBufferBytes(elements, elementBytes)
                              : std::max<int64_t>(elements * elementBytes, 1);
       if (shared) {
-        sharedBytes += bytes;
-        if (sharedBytes > kMaxStaticSharedBytes) {
+        sharedTotal += bytes;
+        if (sharedTotal > sharedBytes) {
           alloc.emitOpError("shared-memory buffers need ")
-              << sharedBytes << " bytes per block, more than the "
-              << kMaxStaticSharedBytes << " of static shared memory";
+              << sharedTotal << " bytes per block, more than the "
+              << static_cast<int64_t>(sharedBytes)
+              << " a block may use on the targets";
           return signalPassFailure();
         }
       } else {

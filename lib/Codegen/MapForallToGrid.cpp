@@ -664,17 +664,51 @@ struct MapForallToGrid final
     rewriter.eraseOp(kernel);
     // Shared buffers (dyncc-bound-local-buffers put them at the entry)
     // become workgroup attributions, 16-byte aligned for vector accesses;
-    // an allocation would lower to malloc.
+    // an allocation would lower to malloc. Beyond the 48 KB of static
+    // shared memory they are views of the kernel's dynamic shared memory
+    // instead, at 16-byte aligned offsets, and the kernel records the bytes
+    // its launch must pass.
     SmallVector<memref::AllocOp> shared;
-    for (auto alloc : gpuFunc.getBody().front().getOps<memref::AllocOp>())
+    int64_t sharedBytes = 0;
+    for (auto alloc : gpuFunc.getBody().front().getOps<memref::AllocOp>()) {
+      MemRefType type = alloc.getType();
+      if (!type.hasStaticShape() || !type.getLayout().isIdentity())
+        return alloc.emitOpError("shared buffer of type ")
+               << type << " is not a static buffer of the kernel's entry";
       shared.push_back(alloc);
-    for (memref::AllocOp alloc : shared) {
-      BlockArgument buffer =
-          gpuFunc.addWorkgroupAttribution(alloc.getType(), alloc.getLoc());
-      gpuFunc.setWorkgroupAttributionAttr(
-          gpuFunc.getNumWorkgroupAttributions() - 1, "llvm.align",
-          rewriter.getI64IntegerAttr(16));
-      rewriter.replaceOp(alloc, buffer);
+      sharedBytes += getSharedBufferBytes(
+          type.getNumElements(), getElementBytes(type.getElementType()));
+    }
+    if (sharedBytes > kMaxStaticSharedBytes) {
+      rewriter.setInsertionPointToStart(&gpuFunc.getBody().front());
+      auto bytesType = MemRefType::get(
+          {ShapedType::kDynamic}, rewriter.getI8Type(),
+          MemRefLayoutAttrInterface(),
+          gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup));
+      Value dynamic = gpu::DynamicSharedMemoryOp::create(
+          rewriter, gpuFunc.getLoc(), bytesType);
+      int64_t offset = 0;
+      for (memref::AllocOp alloc : shared) {
+        MemRefType type = alloc.getType();
+        rewriter.setInsertionPoint(alloc);
+        Value at =
+            arith::ConstantIndexOp::create(rewriter, alloc.getLoc(), offset);
+        rewriter.replaceOpWithNewOp<memref::ViewOp>(alloc, type, dynamic, at,
+                                                    ValueRange());
+        offset += getSharedBufferBytes(type.getNumElements(),
+                                       getElementBytes(type.getElementType()));
+      }
+      gpuFunc->setAttr(getDynamicSharedBytesAttrName(),
+                       rewriter.getI64IntegerAttr(sharedBytes));
+    } else {
+      for (memref::AllocOp alloc : shared) {
+        BlockArgument buffer =
+            gpuFunc.addWorkgroupAttribution(alloc.getType(), alloc.getLoc());
+        gpuFunc.setWorkgroupAttributionAttr(
+            gpuFunc.getNumWorkgroupAttributions() - 1, "llvm.align",
+            rewriter.getI64IntegerAttr(16));
+        rewriter.replaceOp(alloc, buffer);
+      }
     }
     if (failed(insertBarriers(rewriter, gpuFunc)))
       return failure();

@@ -2816,7 +2816,7 @@ struct TileAndFuse final : ::dyncc::impl::TileAndFusePassBase<TileAndFuse> {
     auto kind = func->getAttrOfType<StringAttr>("dyncc.kind");
     bool gemmLike =
         kind && (kind.getValue() == "gemm" || kind.getValue() == "conv");
-    int64_t sharedBudget = kMaxStaticSharedBytes;
+    int64_t sharedBudget = sharedBytes;
     // Per grid axis (x, y, z), the distinct block counts of the roots; the
     // grid is their maximum.
     std::set<DimExpr> grid[3];

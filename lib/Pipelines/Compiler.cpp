@@ -26,6 +26,7 @@
 #include "dyncc/Target/Ptxas.h"
 #include "dyncc/Tiling/TileConfig.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Verifier.h"
@@ -124,14 +125,22 @@ public:
 
     // The host plan reads the graph; kernels continue in their own module.
     OwningOpRef<ModuleOp> kernels = extractKernels(*graph);
-    if (!runStage("tiled", *kernels, buildTilingPipeline) || stopped)
+    int64_t sharedBytes = getSharedBytesBudget(options.targets);
+    if (!runStage("tiled", *kernels,
+                  [&](OpPassManager &pm) {
+                    return buildTilingPipeline(pm, sharedBytes);
+                  }) ||
+        stopped)
       return !failedFlag;
     // Tiling decides the launch grid; the plan reads it from the graph.
     for (auto func : kernels->getOps<func::FuncOp>())
       if (Attribute grid = func->getAttr(getGridAttrName()))
         if (auto original = graph->lookupSymbol<func::FuncOp>(func.getName()))
           original->setAttr(getGridAttrName(), grid);
-    if (!runStage("bufferized", *kernels, buildBufferizationPipeline) ||
+    if (!runStage("bufferized", *kernels,
+                  [&](OpPassManager &pm) {
+                    return buildBufferizationPipeline(pm, sharedBytes);
+                  }) ||
         stopped)
       return !failedFlag;
 
@@ -152,6 +161,13 @@ public:
       OwningOpRef<ModuleOp> gpu = kernels->clone();
       if (!runStage("gpu", *gpu, buildGpuMappingPipeline) || stopped)
         return !failedFlag;
+      // The dynamic shared memory a launch passes; the plan reads it from
+      // the graph.
+      gpu->walk([&](gpu::GPUFuncOp func) {
+        if (Attribute bytes = func->getAttr(getDynamicSharedBytesAttrName()))
+          if (auto original = graph->lookupSymbol<func::FuncOp>(func.getName()))
+            original->setAttr(getDynamicSharedBytesAttrName(), bytes);
+      });
       if (!runStage("nvvm", *gpu,
                     [&](OpPassManager &pm) {
                       return buildNvvmLoweringPipeline(pm, chips);

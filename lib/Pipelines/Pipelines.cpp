@@ -86,14 +86,18 @@ LogicalResult dyncc::buildOutlinePipeline(OpPassManager &pm,
   return success();
 }
 
-LogicalResult dyncc::buildTilingPipeline(OpPassManager &pm) {
-  pm.addNestedPass<func::FuncOp>(createTileAndFusePass());
+LogicalResult dyncc::buildTilingPipeline(OpPassManager &pm,
+                                         int64_t sharedBytes) {
+  TileAndFusePassOptions options;
+  options.sharedBytes = sharedBytes;
+  pm.addNestedPass<func::FuncOp>(createTileAndFusePass(options));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   return success();
 }
 
-LogicalResult dyncc::buildBufferizationPipeline(OpPassManager &pm) {
+LogicalResult dyncc::buildBufferizationPipeline(OpPassManager &pm,
+                                                int64_t sharedBytes) {
   // Function boundaries with identity layouts: kernels take plain memrefs,
   // whose descriptors the run-time builds. CSE then canonicalize again: CSE
   // makes the self-copies of in-place results visible, and they fold away.
@@ -103,7 +107,9 @@ LogicalResult dyncc::buildBufferizationPipeline(OpPassManager &pm) {
               "function-boundary-type-conversion=identity-layout-map},"
               "drop-equivalent-buffer-results,canonicalize,cse,canonicalize")))
     return failure();
-  pm.addNestedPass<func::FuncOp>(createBoundLocalBuffersPass());
+  BoundLocalBuffersPassOptions options;
+  options.sharedBytes = sharedBytes;
+  pm.addNestedPass<func::FuncOp>(createBoundLocalBuffersPass(options));
   pm.addPass(createApproximateMathPass());
   return success();
 }

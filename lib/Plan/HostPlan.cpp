@@ -388,6 +388,11 @@ private:
     for (int64_t threads : config->getBlockDims())
       block.push_back(threads);
 
+    int64_t dynamicSharedBytes = 0;
+    if (auto bytes =
+            kernel->getAttrOfType<IntegerAttr>(getDynamicSharedBytesAttrName()))
+      dynamicSharedBytes = bytes.getInt();
+
     std::string name = kernel.getSymName().str();
     json::Object gpu;
     for (const std::string &target : options.targets)
@@ -414,7 +419,7 @@ private:
                    {"params", std::move(params)},
                    {"grid", std::move(grid)},
                    {"block", std::move(block)},
-                   {"shared_bytes", 0},
+                   {"shared_bytes", dynamicSharedBytes},
                    {"config", config->str()}};
     if (llvm::is_contained(options.targets, "cpu"))
       k["cpu"] = json::Object{{"section", "cpu.so"},

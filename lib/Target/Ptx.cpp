@@ -21,6 +21,33 @@ std::string dyncc::getNvvmFeatures(StringRef chip) {
   return "+ptx80";
 }
 
+int64_t dyncc::getMaxSharedBytesPerBlock(StringRef chip) {
+  if (chip.starts_with("sm_90"))
+    return 227 * 1024;
+  if (chip == "sm_86")
+    return 99 * 1024;
+  if (chip == "sm_80")
+    return 163 * 1024;
+  // Unknown chips get what every CUDA device gives without opting in.
+  return 48 * 1024;
+}
+
+int64_t dyncc::getSharedBytesBudget(ArrayRef<std::string> targets) {
+  // ptxas counts `__dynamic_shmem__0` (an internal zero-size array) as one
+  // byte of static shared memory, which the block's dynamic shared memory
+  // follows 16-byte aligned.
+  constexpr int64_t kDynamicSymbolBytes = 16;
+  std::optional<int64_t> limit;
+  for (const std::string &target : targets)
+    if (target != "cpu")
+      limit = std::min(limit.value_or(INT64_MAX),
+                       getMaxSharedBytesPerBlock(target));
+  if (!limit)
+    limit = std::min(getMaxSharedBytesPerBlock("sm_80"),
+                     getMaxSharedBytesPerBlock("sm_90"));
+  return *limit - kDynamicSymbolBytes;
+}
+
 FailureOr<std::map<std::string, std::string>>
 dyncc::collectPtx(ModuleOp module) {
   std::map<std::string, std::string> ptx;

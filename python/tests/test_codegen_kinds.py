@@ -662,6 +662,8 @@ PIPELINE_CASES = [
     ("block 32x32 warp 16x16 thread 1x8 k 16 mma 16x8x16 stages 4", 2),
     ("block 64x128 warp 32x64 thread 4x16 k 16 mma 16x8x16 stages 2", 8),
     ("block 128x32 warp 32x32 thread 8x4 k 48 mma 16x8x16 stages 2", 8),
+    # 112 KB of shared tiles: dynamic shared memory on the GPU.
+    ("block 128x128 warp 64x64 thread 8x16 k 32 mma 16x8x16 stages 3", 8),
 ]
 
 

@@ -80,3 +80,14 @@ func.func @clamped_window(%a: memref<?xf32>, %n: index) attributes {dyncc.kernel
   }
   return
 }
+
+// -----
+
+// Shared buffers beyond the per-block limit (shared-bytes, 48 KB by
+// default; the driver passes its targets' opt-in limit) are refused.
+func.func @shared_too_large() attributes {dyncc.kernel} {
+  %a = memref.alloc() : memref<8192xf32, #gpu.address_space<workgroup>>
+  // expected-error @+1 {{'memref.alloc' op shared-memory buffers need 49168 bytes per block, more than the 49152 a block may use on the targets}}
+  %b = memref.alloc() : memref<8200xf16, #gpu.address_space<workgroup>>
+  return
+}

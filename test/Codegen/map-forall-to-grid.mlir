@@ -170,3 +170,34 @@ func.func @linear_and_x(%out: memref<16x16xf32>) attributes {dyncc.kernel} {
   } {mapping = [#gpu.thread<linear_dim_0>, #gpu.thread<x>]}
   return
 }
+
+// -----
+
+// Shared buffers beyond the 48 KB of static shared memory are views of the
+// kernel's dynamic shared memory, at 16-byte aligned offsets in the order of
+// the allocations, and the kernel records the bytes its launch passes. The
+// CPU's are the block task's allocas as below 48 KB.
+// GPU-LABEL: gpu.func @dynamic_shared(
+//   GPU-SAME:     kernel attributes {dyncc.dynamic_shared_bytes = 57360 : i64
+//   GPU-NOT:     workgroup(
+//       GPU:   %[[SMEM:.+]] = gpu.dynamic_shared_memory : memref<?xi8, #gpu.address_space<workgroup>>
+//   GPU-DAG:   memref.view %[[SMEM]][%c0][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<128x96xf32, #gpu.address_space<workgroup>>
+//   GPU-DAG:   memref.view %[[SMEM]][%c49152][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<4099xf16, #gpu.address_space<workgroup>>
+// CPU-LABEL: func.func @dynamic_shared(
+//       CPU:   memref.alloca() {alignment = 16 : i64} : memref<128x96xf32>
+//       CPU:   memref.alloca() {alignment = 16 : i64} : memref<4099xf16>
+func.func @dynamic_shared(%x: memref<?xf32>) attributes {dyncc.kernel} {
+  %a = memref.alloc() {alignment = 16 : i64} : memref<128x96xf32, #gpu.address_space<workgroup>>
+  %b = memref.alloc() {alignment = 16 : i64} : memref<4099xf16, #gpu.address_space<workgroup>>
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %v = arith.constant 1.0 : f32
+  %h = arith.constant 1.0 : f16
+  scf.forall (%i) in (1) {
+    memref.store %v, %a[%c0, %c1] : memref<128x96xf32, #gpu.address_space<workgroup>>
+    memref.store %h, %b[%c1] : memref<4099xf16, #gpu.address_space<workgroup>>
+    %r = memref.load %a[%c0, %c1] : memref<128x96xf32, #gpu.address_space<workgroup>>
+    memref.store %r, %x[%c0] : memref<?xf32>
+  } {mapping = [#gpu.thread<x>]}
+  return
+}

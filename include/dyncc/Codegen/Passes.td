@@ -21,7 +21,12 @@ def TileAndFusePass : Pass<"dyncc-tile-and-fuse", "mlir::func::FuncOp"> {
     `scf.forall` mapped to `#gpu.thread<...>`, fusing again. Dimensions are
     mapped innermost-first to x, y, z. Works on tensors, before
     bufferization; tails are partial tiles (sizes are `min` expressions).
+    Operands and block temporaries are promoted to shared memory within
+    `shared-bytes` per block.
   }];
+  let options = [Option<"sharedBytes", "shared-bytes", "int64_t", "49152",
+                        "the most shared memory per block (bytes); above "
+                        "48 KB the kernel uses dynamic shared memory">];
   let dependentDialects = [
     "::mlir::scf::SCFDialect", "::mlir::affine::AffineDialect",
     "::mlir::tensor::TensorDialect", "::mlir::gpu::GPUDialect",
@@ -38,11 +43,14 @@ def BoundLocalBuffersPass : Pass<"dyncc-bound-local-buffers", "mlir::func::FuncO
     (a tile's temporary) becomes a buffer of its static upper bound, computed
     through ValueBoundsOpInterface from the tile sizes, allocated once at the
     kernel's entry and viewed at the dynamic size. A temporary with no static
-    bound, or temporaries beyond `max-bytes`, are errors. Every `memref.copy`
+    bound, temporaries beyond `max-bytes` per thread, or shared buffers
+    beyond `shared-bytes` per block, are errors. Every `memref.copy`
     becomes a linalg copy, so no kernel calls into MLIR's run-time library.
   }];
   let options = [Option<"maxBytes", "max-bytes", "int64_t", "65536",
-                        "the most bytes of temporaries per thread">];
+                        "the most bytes of temporaries per thread">,
+                 Option<"sharedBytes", "shared-bytes", "int64_t", "49152",
+                        "the most bytes of shared buffers per block">];
   let dependentDialects = ["::mlir::memref::MemRefDialect",
                            "::mlir::linalg::LinalgDialect",
                            "::mlir::arith::ArithDialect"];
@@ -131,6 +139,9 @@ def MapForallToGridPass : Pass<"dyncc-map-forall-to-grid", "mlir::ModuleOp"> {
     being a `func.func` that takes three more `index` arguments (the block
     ids x, y, z) and runs one block per call; the thread-level forall becomes
     an `scf.for`. The run-time calls it over the same grid a GPU would launch.
+    A GPU kernel's shared buffers become workgroup attributions, or, beyond
+    the 48 KB of static shared memory, views of `gpu.dynamic_shared_memory`
+    with the bytes recorded as `dyncc.dynamic_shared_bytes`.
   }];
   let options = [Option<"target", "target", "std::string", "\"gpu\"",
                         "gpu or cpu">];

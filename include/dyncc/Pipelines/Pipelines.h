@@ -39,10 +39,14 @@ mlir::LogicalResult buildFusionPipeline(mlir::OpPassManager &pm);
 mlir::LogicalResult
 buildOutlinePipeline(mlir::OpPassManager &pm,
                      llvm::ArrayRef<std::string> tileConfigs = {});
-/// Kernel module: block/thread tiling with producer fusion.
-mlir::LogicalResult buildTilingPipeline(mlir::OpPassManager &pm);
-/// Kernel module: one-shot bufferization, in place into destinations.
-mlir::LogicalResult buildBufferizationPipeline(mlir::OpPassManager &pm);
+/// Kernel module: block/thread tiling with producer fusion, promoting to at
+/// most `sharedBytes` of shared memory per block (getSharedBytesBudget).
+mlir::LogicalResult buildTilingPipeline(mlir::OpPassManager &pm,
+                                        int64_t sharedBytes);
+/// Kernel module: one-shot bufferization, in place into destinations; tile
+/// temporaries become static buffers, at most `sharedBytes` of them shared.
+mlir::LogicalResult buildBufferizationPipeline(mlir::OpPassManager &pm,
+                                               int64_t sharedBytes);
 /// Kernel module: map the grid onto a GPU kernel in `gpu.module`.
 mlir::LogicalResult buildGpuMappingPipeline(mlir::OpPassManager &pm);
 /// GPU kernel module: lower to NVVM for each chip (LLVM dialect).

@@ -18,6 +18,19 @@ namespace dyncc {
 /// The NVVM target features for a chip (`sm_80`, `sm_90a`, ...).
 std::string getNvvmFeatures(llvm::StringRef chip);
 
+/// The most shared memory one block of a chip may use, in bytes, once the
+/// kernel opts in to more than the 48 KB of static shared memory (the CUDA
+/// C++ Programming Guide, "Technical Specifications per Compute
+/// Capability": 163 KB on 8.0, 99 KB on 8.6, 227 KB on 9.0).
+int64_t getMaxSharedBytesPerBlock(llvm::StringRef chip);
+
+/// The shared memory per block tiling may promote to for a compile to
+/// `targets`: the least any of its GPU targets gives a block that opts in,
+/// less the 16 bytes of static shared memory the dynamic-shared symbol
+/// takes. A CPU-only compile takes the default GPU targets' (sm_80, sm_90),
+/// so its kernels are the tiles a default GPU compile runs.
+int64_t getSharedBytesBudget(llvm::ArrayRef<std::string> targets);
+
 /// Collects the PTX of every `gpu.binary` object by chip. Fails when a
 /// binary holds something else than PTX text.
 mlir::FailureOr<std::map<std::string, std::string>>

@@ -127,6 +127,13 @@ struct TileConfig {
 /// text over the kernel's arguments named by getGridArgName.
 constexpr llvm::StringLiteral getGridAttrName() { return "dyncc.grid"; }
 
+/// The attribute on a GPU kernel whose shared buffers are views of dynamic
+/// shared memory (more than the 48 KB of static shared memory): the bytes
+/// per block the launch passes, which the run-time opts in to.
+constexpr llvm::StringLiteral getDynamicSharedBytesAttrName() {
+  return "dyncc.dynamic_shared_bytes";
+}
+
 /// The name in a grid expression of index argument `arg` of a kernel, or of
 /// dimension `dim` of its tensor argument `arg`.
 std::string getGridArgName(unsigned arg, std::optional<int64_t> dim);
