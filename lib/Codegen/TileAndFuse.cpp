@@ -1821,7 +1821,7 @@ static void permuteForTransposedProduct(Operation *root,
 /// the config's block tile, operands read as they are from kernel
 /// arguments, and room in `budget` for the accumulator (which it takes)
 /// and the config's stages of one k-step of both operands. Tensor cores take
-/// f16 operands and an f32 accumulator; SIMT register tiles take operands
+/// f16 or bf16 operands and an f32 accumulator; SIMT register tiles take operands
 /// of one type and an accumulator of that type (or f32 for f16 and bf16
 /// operands).
 static bool padForStaticProducts(RewriterBase &rewriter, Operation *blockLoop,
@@ -1865,7 +1865,8 @@ static bool padForStaticProducts(RewriterBase &rewriter, Operation *blockLoop,
   Type accElement = accType.getElementType();
   if (a != b)
     return false;
-  if (tensorCores && (!isa<Float16Type>(a) || !accElement.isF32()))
+  if (tensorCores &&
+      (!isa<Float16Type, BFloat16Type>(a) || !accElement.isF32()))
     return false;
   if (!tensorCores && accElement != a &&
       !(isa<Float16Type, BFloat16Type>(a) && accElement.isF32()))

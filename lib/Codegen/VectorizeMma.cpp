@@ -37,6 +37,8 @@
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/MemRef/Transforms/Transforms.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
@@ -572,6 +574,163 @@ static LogicalResult lowerRegisterTiles(Operation *root,
   return success();
 }
 
+/// bf16 on tensor cores. Upstream's conversion to mma.sync knows the
+/// fragment layouts of f16 but not of bf16, and nvgpu.mma.sync has no bf16
+/// lowering; a bf16 fragment is laid out as an f16 one (both 16-bit, PTX's
+/// m16n8k16 `.f16`/`.bf16` layouts are the same). So the contractions are
+/// converted as f16 ones over f16 aliases of their bf16 tiles (an
+/// unrealized cast marked with this attribute); then each load through an
+/// alias loads the bf16 bits and bitcasts them, and each mma.sync becomes
+/// NVVM's bf16 mma.sync on the same registers.
+constexpr llvm::StringLiteral kHalfAliasAttr = "dyncc.bf16_as_f16";
+
+static LogicalResult aliasBf16AsF16(RewriterBase &rewriter, Operation *root) {
+  SmallVector<vector::ContractionOp> contracts;
+  root->walk([&](vector::ContractionOp op) {
+    if (getElementTypeOrSelf(op.getLhsType()).isBF16())
+      contracts.push_back(op);
+  });
+  Type f16 = rewriter.getF16Type();
+  DenseMap<Value, Value> aliases;
+  DenseMap<Operation *, Value> reads;
+  auto getAlias = [&](Value memref) -> Value {
+    if (Value alias = aliases.lookup(memref))
+      return alias;
+    auto type = cast<MemRefType>(memref.getType());
+    OpBuilder::InsertionGuard guard(rewriter);
+    rewriter.setInsertionPointAfterValue(memref);
+    auto cast = UnrealizedConversionCastOp::create(
+        rewriter, memref.getLoc(),
+        TypeRange{MemRefType::get(type.getShape(), f16, type.getLayout(),
+                                  type.getMemorySpace())},
+        ValueRange{memref});
+    cast->setAttr(kHalfAliasAttr, rewriter.getUnitAttr());
+    return aliases[memref] = cast.getResult(0);
+  };
+  auto getHalfRead = [&](Value operand) -> Value {
+    auto read = operand.getDefiningOp<vector::TransferReadOp>();
+    if (!read || !isa<MemRefType>(read.getBase().getType()))
+      return Value();
+    if (Value half = reads.lookup(read))
+      return half;
+    Value base = getAlias(read.getBase());
+    OpBuilder::InsertionGuard guard(rewriter);
+    rewriter.setInsertionPoint(read);
+    Value padding = arith::BitcastOp::create(rewriter, read.getLoc(), f16,
+                                             read.getPadding());
+    auto half = vector::TransferReadOp::create(
+        rewriter, read.getLoc(),
+        VectorType::get(read.getVectorType().getShape(), f16), base,
+        read.getIndices(), read.getPermutationMapAttr(), padding,
+        read.getMask(), read.getInBoundsAttr());
+    return reads[read] = half.getResult();
+  };
+  for (vector::ContractionOp op : contracts) {
+    Value lhs = getHalfRead(op.getLhs()), rhs = getHalfRead(op.getRhs());
+    if (!lhs || !rhs)
+      return op.emitOpError("has a bf16 operand that is not a transfer read "
+                            "of a tile in memory");
+    rewriter.setInsertionPoint(op);
+    rewriter.replaceOpWithNewOp<vector::ContractionOp>(
+        op, lhs, rhs, op.getAcc(), op.getIndexingMaps(), op.getIteratorTypes(),
+        op.getKind());
+  }
+  for (auto &entry : reads)
+    if (entry.first->use_empty())
+      rewriter.eraseOp(entry.first);
+  return success();
+}
+
+/// After the conversion: the loads through aliases load bf16.
+static LogicalResult loadBf16ThroughAliases(RewriterBase &rewriter,
+                                            Operation *root) {
+  SmallVector<UnrealizedConversionCastOp> casts;
+  root->walk([&](UnrealizedConversionCastOp op) {
+    if (op->hasAttr(kHalfAliasAttr))
+      casts.push_back(op);
+  });
+  for (UnrealizedConversionCastOp cast : casts) {
+    Value memref = cast.getInputs().front();
+    Type bf16 = getElementTypeOrSelf(memref.getType());
+    for (Operation *user : llvm::make_early_inc_range(cast->getUsers())) {
+      rewriter.setInsertionPoint(user);
+      Location loc = user->getLoc();
+      Value loaded;
+      if (auto load = dyn_cast<nvgpu::LdMatrixOp>(user)) {
+        loaded = nvgpu::LdMatrixOp::create(
+            rewriter, loc,
+            VectorType::get(load.getRes().getType().getShape(), bf16), memref,
+            load.getIndices(), load.getTranspose(), load.getNumTiles());
+      } else if (auto load = dyn_cast<memref::LoadOp>(user)) {
+        loaded = memref::LoadOp::create(rewriter, loc, memref,
+                                        load.getIndices());
+      } else if (auto load = dyn_cast<vector::LoadOp>(user)) {
+        loaded = vector::LoadOp::create(
+            rewriter, loc,
+            VectorType::get(load.getVectorType().getShape(), bf16), memref,
+            load.getIndices());
+      } else {
+        return user->emitOpError("reads a bf16 tile as f16: not converted "
+                                 "to a load of the tile");
+      }
+      rewriter.replaceOpWithNewOp<arith::BitcastOp>(
+          user, user->getResult(0).getType(), loaded);
+    }
+    rewriter.eraseOp(cast);
+  }
+  return success();
+}
+
+/// NVVM's bf16 mma.sync for each `nvgpu.mma.sync` (whose f16 operands hold
+/// bf16 bits): A and B as 32-bit registers of two elements, C and D as
+/// nvgpu's f32 fragments, row by row.
+static LogicalResult lowerBf16MmaSync(RewriterBase &rewriter,
+                                      Operation *root) {
+  SmallVector<nvgpu::MmaSyncOp> mmas;
+  root->walk([&](nvgpu::MmaSyncOp op) { mmas.push_back(op); });
+  for (nvgpu::MmaSyncOp op : mmas) {
+    Location loc = op.getLoc();
+    auto result = cast<VectorType>(op.getType());
+    SmallVector<int64_t> shape = llvm::to_vector(op.getMmaShapeAsArray());
+    if (shape != ArrayRef<int64_t>{16, 8, 16} ||
+        result != VectorType::get({2, 2}, rewriter.getF32Type()))
+      return op.emitOpError("is not an m16n8k16 product into f32: no bf16 "
+                            "lowering");
+    rewriter.setInsertionPoint(op);
+    auto words = [&](Value fragments) {
+      SmallVector<Value> regs;
+      auto type = cast<VectorType>(fragments.getType());
+      auto word = VectorType::get({1}, rewriter.getI32Type());
+      for (int64_t i = 0; i < type.getDimSize(0); ++i) {
+        Value pair = vector::ExtractOp::create(rewriter, loc, fragments, i);
+        Value cast = vector::BitCastOp::create(rewriter, loc, word, pair);
+        regs.push_back(vector::ExtractOp::create(rewriter, loc, cast, 0));
+      }
+      return regs;
+    };
+    SmallVector<Value> a = words(op.getMatrixA()), b = words(op.getMatrixB());
+    SmallVector<Value> c;
+    for (int64_t i = 0; i < 2; ++i)
+      for (int64_t j = 0; j < 2; ++j)
+        c.push_back(vector::ExtractOp::create(rewriter, loc, op.getMatrixC(),
+                                              ArrayRef<int64_t>{i, j}));
+    Type f32 = rewriter.getF32Type();
+    auto structType = LLVM::LLVMStructType::getLiteral(
+        rewriter.getContext(), SmallVector<Type>(4, f32));
+    auto mma = NVVM::MmaOp::create(
+        rewriter, loc, structType, a, b, c, shape, std::nullopt, std::nullopt,
+        std::array<NVVM::MMATypes, 2>{NVVM::MMATypes::bf16,
+                                      NVVM::MMATypes::bf16},
+        std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
+                                       NVVM::MMALayout::col});
+    SmallVector<Value> d;
+    for (int64_t i = 0; i < 4; ++i)
+      d.push_back(LLVM::ExtractValueOp::create(rewriter, loc, mma, i));
+    rewriter.replaceOpWithNewOp<vector::FromElementsOp>(op, result, d);
+  }
+  return success();
+}
+
 struct VectorizeMma final : ::dyncc::impl::VectorizeMmaPassBase<VectorizeMma> {
   using Base::Base;
 
@@ -600,6 +759,7 @@ struct VectorizeMma final : ::dyncc::impl::VectorizeMmaPassBase<VectorizeMma> {
     if (warpOps.empty() || target == "cpu")
       return;
     SmallVector<int64_t> mma;
+    Type operandType;
     for (linalg::LinalgOp op : warpOps) {
       auto shape = dyn_cast<DenseI64ArrayAttr>(op->getAttr(kMmaAttrName));
       if (!shape || shape.size() != 3 ||
@@ -612,7 +772,16 @@ struct VectorizeMma final : ::dyncc::impl::VectorizeMmaPassBase<VectorizeMma> {
         op->emitOpError("warp tile for mma.sync must be static and bufferized");
         return signalPassFailure();
       }
+      Type operand = getElementTypeOrSelf(op.getDpsInputs()[0].getType());
+      if (!isa<Float16Type, BFloat16Type>(operand) ||
+          (operandType && operand != operandType)) {
+        op->emitOpError("warp tile for mma.sync takes f16 or bf16 operands, "
+                        "one type per kernel");
+        return signalPassFailure();
+      }
+      operandType = operand;
     }
+    bool bf16 = operandType.isBF16();
 
     // 1. Vectorize: transfer reads, a vector.contract, a transfer write.
     auto castAwayUnitDims = [](RewritePatternSet &patterns) {
@@ -651,6 +820,9 @@ struct VectorizeMma final : ::dyncc::impl::VectorizeMmaPassBase<VectorizeMma> {
       DominanceInfo dominance(root);
       eliminateCommonSubExpressions(rewriter, dominance, root);
     }
+    // bf16 products convert as f16 ones over aliases of their tiles.
+    if (bf16 && failed(aliasBf16AsF16(rewriter, root)))
+      return signalPassFailure();
     bool allowed = ctx->allowsUnregisteredDialects();
     ctx->allowUnregisteredDialects(true);
     hideScalarOps(rewriter, root);
@@ -660,7 +832,11 @@ struct VectorizeMma final : ::dyncc::impl::VectorizeMmaPassBase<VectorizeMma> {
     ctx->allowUnregisteredDialects(allowed);
     if (failed(converted))
       return signalPassFailure();
+    // Canonicalization drops what the conversion replaced.
     if (failed(applyPatternsGreedily(root, canonicalization)))
+      return signalPassFailure();
+    if (bf16 && (failed(loadBf16ThroughAliases(rewriter, root)) ||
+                 failed(lowerBf16MmaSync(rewriter, root))))
       return signalPassFailure();
     WalkResult left = root->walk([](Operation *op) {
       if (!isa<vector::ContractionOp, vector::MultiDimReductionOp,

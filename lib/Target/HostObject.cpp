@@ -11,6 +11,7 @@
 #include "mlir/Target/LLVMIR/Export.h"
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/InstIterator.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/MC/TargetRegistry.h"
@@ -62,6 +63,49 @@ static bool addEntryPoint(llvm::Module &module, StringRef name,
   return true;
 }
 
+/// True if any instruction of `module` produces or takes a bf16 value.
+static bool usesBFloat16(const llvm::Module &module) {
+  auto isBf16 = [](llvm::Type *type) {
+    return type->getScalarType()->isBFloatTy();
+  };
+  for (const llvm::Function &function : module)
+    for (const llvm::Instruction &inst : llvm::instructions(function)) {
+      if (isBf16(inst.getType()))
+        return true;
+      for (const llvm::Value *operand : inst.operands())
+        if (isBf16(operand->getType()))
+          return true;
+    }
+  return false;
+}
+
+/// Defines `__truncsfbf2` (f32 to bf16, rounding to nearest even, NaN kept a
+/// quiet NaN) as a hidden function of the host object. x86-64 has no bf16
+/// registers before AVX512-BF16: LLVM carries a bf16 value it moves (a
+/// vector through a branch) as an f32 and narrows it back with this
+/// compiler-rt call, but host kernels may depend on libc and libm only.
+static void addBFloat16Truncation(llvm::Module &module) {
+  llvm::LLVMContext &ctx = module.getContext();
+  auto *type = llvm::FunctionType::get(llvm::Type::getBFloatTy(ctx),
+                                       {llvm::Type::getFloatTy(ctx)}, false);
+  auto *function = llvm::Function::Create(
+      type, llvm::Function::ExternalLinkage, "__truncsfbf2", module);
+  function->setVisibility(llvm::GlobalValue::HiddenVisibility);
+  llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", function));
+  llvm::Type *i32 = b.getInt32Ty();
+  llvm::Value *x = function->getArg(0);
+  llvm::Value *bits = b.CreateBitCast(x, i32);
+  // bits + 0x7fff + (bit 16 of bits), upper half: nearest, ties to even.
+  llvm::Value *odd = b.CreateAnd(b.CreateLShr(bits, 16), 1);
+  llvm::Value *rounded =
+      b.CreateLShr(b.CreateAdd(bits, b.CreateAdd(odd, b.getInt32(0x7fff))), 16);
+  llvm::Value *quiet = b.CreateOr(b.CreateLShr(bits, 16), 0x40);
+  llvm::Value *isNan = b.CreateFCmpUNO(x, x);
+  llvm::Value *half =
+      b.CreateTrunc(b.CreateSelect(isNan, quiet, rounded), b.getInt16Ty());
+  b.CreateRet(b.CreateBitCast(half, llvm::Type::getBFloatTy(ctx)));
+}
+
 static std::string findLinker() {
   for (const char *name : {"ld.lld-22", "ld.lld"}) {
     auto path = llvm::sys::findProgramByName(
@@ -92,6 +136,8 @@ dyncc::emitHostSharedObject(ModuleOp module,
   for (const std::string &kernel : kernels)
     if (!addEntryPoint(*llvmModule, kernel, error))
       return std::nullopt;
+  if (usesBFloat16(*llvmModule))
+    addBFloat16Truncation(*llvmModule);
 
   // A portable x86-64 baseline (SSE4.2): the artifact runs on any machine
   // that can run the run-time, not only the one that compiled it.

@@ -113,10 +113,11 @@ struct AssignTileConfig final
       if (auto kindAttr = func->getAttrOfType<StringAttr>("dyncc.kind"))
         kind = kindAttr.getValue();
       auto it = byKind.find(kind);
-      // A GEMM with a half-precision result takes half-precision operands
+      // A GEMM with an f16 or bf16 result takes operands of that type
       // (ONNX MatMul and Gemm have one type): tensor cores, accumulating in
       // f32. Code generation falls back to SIMT where the operands differ.
-      bool tensorCore = isa<Float16Type>(outType.getElementType());
+      bool tensorCore =
+          isa<Float16Type, BFloat16Type>(outType.getElementType());
       TileConfig config =
           it != byKind.end()
               ? it->second.fitToRank(outType.getRank())

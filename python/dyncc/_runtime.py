@@ -15,6 +15,20 @@ _DTYPES = {
     "u8": np.uint8, "u16": np.uint16, "u32": np.uint32, "u64": np.uint64,
     "bool": np.bool_,
 }
+try:  # numpy has no bfloat16; ml_dtypes (an onnx dependency) adds it.
+    import ml_dtypes
+    _DTYPES["bf16"] = ml_dtypes.bfloat16
+except ImportError:
+    pass
+
+
+def _numpy_dtype(dtype, name):
+    """The numpy dtype of the manifest's `dtype`, for tensor `name`."""
+    if dtype not in _DTYPES:
+        hint = " (install ml_dtypes for bf16)" if dtype == "bf16" else ""
+        raise DynccError(7, f"tensor '{name}' has type {dtype}, which has no "
+                            f"numpy dtype here{hint}")
+    return _DTYPES[dtype]
 
 
 class DynccError(RuntimeError):
@@ -170,7 +184,7 @@ class Session:
         for index, ((name, dtype, _), value) in enumerate(zip(art.inputs, ordered)):
             if value is None:
                 continue
-            array = np.ascontiguousarray(value, dtype=_DTYPES[dtype])
+            array = np.ascontiguousarray(value, dtype=_numpy_dtype(dtype, name))
             keep.append(array)
             shape = (ctypes.c_int64 * max(array.ndim, 1))(*array.shape)
             _check(api.dyncc_session_set_input(
@@ -187,7 +201,8 @@ class Session:
             size = api.dyncc_session_output_size(self._handle, index)
             data = api.dyncc_session_output_data(self._handle, index)
             buf = ctypes.string_at(data, size) if size else b""
-            outputs[name] = np.frombuffer(buf, dtype=_DTYPES[dtype]).reshape(shape).copy()
+            outputs[name] = np.frombuffer(
+                buf, dtype=_numpy_dtype(dtype, name)).reshape(shape).copy()
         return outputs
 
     @property

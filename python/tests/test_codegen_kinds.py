@@ -586,10 +586,10 @@ MMA_CONFIGS = [None, "block 32x32 warp 16x16 thread 1x8 k 16 mma 16x8x16",
                "block 128x32 warp 32x32 thread 8x4 k 48 mma 16x8x16"]
 
 
-def _f16_gemm_model(tmp_path, x_lead, w_lead):
-    """Saves Y = Relu(X @ W + b) in f16, X [*x_lead, M, K], W [*w_lead, K, N],
-    b [N]; returns its path."""
-    H = TensorProto.FLOAT16
+def _f16_gemm_model(tmp_path, x_lead, w_lead, dtype=TensorProto.FLOAT16):
+    """Saves Y = Relu(X @ W + b) in f16 (or `dtype`), X [*x_lead, M, K],
+    W [*w_lead, K, N], b [N]; returns its path."""
+    H = dtype
     nodes = [helper.make_node("MatMul", ["X", "W"], ["P"]),
              helper.make_node("Add", ["P", "b"], ["S"]),
              helper.make_node("Relu", ["S"], ["Y"])]
@@ -601,16 +601,17 @@ def _f16_gemm_model(tmp_path, x_lead, w_lead):
     return path
 
 
-def _check_f16_gemm(session, shapes, x_batch, w_batch, label):
+def _check_f16_gemm(session, shapes, x_batch, w_batch, label, dtype=np.float16):
     """Runs the model of _f16_gemm_model at each (M, K, N) of `shapes`, with
-    leading batch sizes `x_batch` and `w_batch`, on random data, against
-    numpy in f32 (rtol 1e-2); the output must not be zero everywhere."""
+    leading batch sizes `x_batch` and `w_batch`, on random data of `dtype`,
+    against numpy in f32 (rtol 1e-2); the output must not be zero
+    everywhere."""
     nonzero = False
     for m, k, n in shapes:
         rng = np.random.default_rng(m * 1000 + k * 10 + n)
-        x = rng.uniform(-1, 1, x_batch + [m, k]).astype(np.float16)
-        w = rng.uniform(-1, 1, w_batch + [k, n]).astype(np.float16)
-        b = rng.uniform(-1, 1, (n,)).astype(np.float16)
+        x = rng.uniform(-1, 1, x_batch + [m, k]).astype(dtype)
+        w = rng.uniform(-1, 1, w_batch + [k, n]).astype(dtype)
+        b = rng.uniform(-1, 1, (n,)).astype(dtype)
         got = session.run({"X": x, "W": w, "b": b})["Y"].astype(np.float32)
         want = np.maximum(x.astype(np.float32) @ w.astype(np.float32)
                           + b.astype(np.float32), 0)
@@ -705,6 +706,37 @@ def test_pipelined_tensor_core_variant_matches_reference(tmp_path, config, divis
               (131, 8 * d, 2 * d)]
     assert all(k % d == 0 and n % d == 0 for _, k, n in shapes)
     _check_f16_gemm(session, shapes, [3] if lead else [], [], config or "default")
+
+
+# bf16 on tensor cores: the configs of the f16 tests, and a pipeline deep
+# enough for dynamic shared memory on the GPU. On the CPU the warps'
+# products are the same loops over padded static tiles, in bf16.
+BF16_CASES = [(None, 1), (None, 8),
+              ("block 32x32 warp 16x16 thread 1x8 k 16 mma 16x8x16 stages 4", 2),
+              ("block 128x128 warp 64x64 thread 8x16 k 32 mma 16x8x16 stages 3", 8)]
+
+
+@pytest.mark.parametrize("config,divisor", BF16_CASES,
+                         ids=[f"{'default' if c is None else f'v{i}'}-div{d}"
+                              for i, (c, d) in enumerate(BF16_CASES)])
+def test_bf16_tensor_core_variant_matches_reference(tmp_path, config, divisor):
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    path = _f16_gemm_model(tmp_path, [], [], TensorProto.BFLOAT16)
+    dims = {"M": (1, 512), "K": (divisor, 512, divisor), "N": (divisor, 512, divisor)}
+    tile_configs = {"gemm": config} if config else None
+    tiled = dyncc.compile(path, None, targets=["cpu"], dims=dims, emit="tiled",
+                          tile_configs=tile_configs)
+    assert re.search(r"linalg\.matmul \{dyncc\.mma = array<i64: 16, 8, 16>\} "
+                     r"ins\(.*: tensor<\d+x\d+xbf16>, tensor<\d+x\d+xbf16>\)", tiled)
+    art_path = dyncc.compile(path, tmp_path / "gemm_bf16.dyncc", targets=["cpu"],
+                             dims=dims, tile_configs=tile_configs)
+    session = dyncc.load(art_path).session("cpu")
+    d = divisor
+    shapes = [(1, d, d), (2, 3 * d, 5 * d), (7, 13 * d, 11 * d), (31, 16 * d, 8 * d),
+              (33, 40 * d, 9 * d), (64, 8 * d, 16 * d), (97, 13 * d, d),
+              (129, 12 * d - d, 8 * d + d), (5, 32 * d + d, 17 * d), (131, 8 * d, 2 * d)]
+    assert all(k <= 512 and n <= 512 for _, k, n in shapes)
+    _check_f16_gemm(session, shapes, [], [], config or "default", ml_dtypes.bfloat16)
 
 
 def test_half_conversions_are_exact(tmp_path):

@@ -61,6 +61,13 @@ def artifacts(tmp_path_factory):
         onnx.save(model, str(path))
         out.append(dyncc.compile(path, work / f"{name}.dyncc", targets=["cpu"],
                                  dims={s: (1, 512) for s in shapes[0]}))
+    # A bf16 GEMM whose chunked copies carry bf16 vectors through branches
+    # (LLVM narrows them back with __truncsfbf2, which the object defines).
+    from test_codegen_kinds import _f16_gemm_model
+    bf16 = _f16_gemm_model(work, [], [], onnx.TensorProto.BFLOAT16)
+    out.append(dyncc.compile(bf16, work / "gemm_bf16.dyncc", targets=["cpu"],
+                             dims={"M": (1, 512), "K": (8, 512, 8),
+                                   "N": (8, 512, 8)}))
     for model in sorted(SHARED_MODELS.glob("*.onnx")):
         try:
             out.append(dyncc.compile(model, work / f"{model.stem}.dyncc",

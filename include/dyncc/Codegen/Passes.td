@@ -96,6 +96,8 @@ def VectorizeMmaPass : Pass<"dyncc-vectorize-mma"> {
                         "gpu or cpu">];
   let dependentDialects = ["::mlir::vector::VectorDialect",
                            "::mlir::nvgpu::NVGPUDialect",
+                           "::mlir::NVVM::NVVMDialect",
+                           "::mlir::LLVM::LLVMDialect",
                            "::mlir::gpu::GPUDialect",
                            "::mlir::memref::MemRefDialect",
                            "::mlir::affine::AffineDialect",
