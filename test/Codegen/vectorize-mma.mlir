@@ -65,6 +65,54 @@ gpu.func @dynamic_warp_tile(%a: memref<32x?xf16, #gpu.address_space<workgroup>>,
 
 // -----
 
+// bf16: converted as f16 over aliases of the tiles, then each ldmatrix
+// loads the bf16 tile (and bitcasts) and the mma.sync is NVVM's bf16 one.
+// CHECK-LABEL: gpu.func @bf16_warp_tile
+//   CHECK-NOT: unrealized_conversion_cast
+//       CHECK: %[[A:.*]] = nvgpu.ldmatrix %{{.*}} {numTiles = 4 : i32, transpose = false} : memref<16x16xbf16, #gpu.address_space<workgroup>> -> vector<4x2xbf16>
+//       CHECK: arith.bitcast %[[A]] : vector<4x2xbf16> to vector<4x2xf16>
+//       CHECK: nvgpu.ldmatrix %{{.*}} {numTiles = 2 : i32, transpose = true} : memref<16x8xbf16, #gpu.address_space<workgroup>> -> vector<2x2xbf16>
+//       CHECK: nvvm.mma.sync A[{{.*}}] B[{{.*}}] C[{{.*}}] {layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>, multiplicandAPtxType = #nvvm.mma_type<bf16>, multiplicandBPtxType = #nvvm.mma_type<bf16>, shape = #nvvm.shape<m = 16, n = 8, k = 16>} : (i32, i32, f32) -> !llvm.struct<(f32, f32, f32, f32)>
+//       CHECK: vector.from_elements {{.*}} : vector<2x2xf32>
+//   CHECK-NOT: nvgpu.mma.sync
+//   CHECK-NOT: unrealized_conversion_cast
+module attributes {gpu.container_module} {
+gpu.module @dyncc_kernels {
+gpu.func @bf16_warp_tile(%a: memref<16x16xbf16, #gpu.address_space<workgroup>>, %b: memref<16x8xbf16, #gpu.address_space<workgroup>>, %c: memref<16x8xf32, #gpu.address_space<workgroup>>) kernel {
+  linalg.matmul {dyncc.mma = array<i64: 16, 8, 16>} ins(%a, %b : memref<16x16xbf16, #gpu.address_space<workgroup>>, memref<16x8xbf16, #gpu.address_space<workgroup>>) outs(%c : memref<16x8xf32, #gpu.address_space<workgroup>>)
+  gpu.return
+}
+}
+}
+
+// -----
+
+// Tensor cores take f16 or bf16 operands, one type per kernel.
+module attributes {gpu.container_module} {
+gpu.module @dyncc_kernels {
+gpu.func @f32_warp_tile(%a: memref<16x16xf32, #gpu.address_space<workgroup>>, %b: memref<16x8xf32, #gpu.address_space<workgroup>>, %c: memref<16x8xf32, #gpu.address_space<workgroup>>) kernel {
+  // expected-error @below {{warp tile for mma.sync takes f16 or bf16 operands, one type per kernel}}
+  linalg.matmul {dyncc.mma = array<i64: 16, 8, 16>} ins(%a, %b : memref<16x16xf32, #gpu.address_space<workgroup>>, memref<16x8xf32, #gpu.address_space<workgroup>>) outs(%c : memref<16x8xf32, #gpu.address_space<workgroup>>)
+  gpu.return
+}
+}
+}
+
+// -----
+
+module attributes {gpu.container_module} {
+gpu.module @dyncc_kernels {
+gpu.func @mixed_half_types(%a: memref<16x16xf16, #gpu.address_space<workgroup>>, %b: memref<16x8xf16, #gpu.address_space<workgroup>>, %x: memref<16x16xbf16, #gpu.address_space<workgroup>>, %y: memref<16x8xbf16, #gpu.address_space<workgroup>>, %c: memref<16x8xf32, #gpu.address_space<workgroup>>) kernel {
+  linalg.matmul {dyncc.mma = array<i64: 16, 8, 16>} ins(%a, %b : memref<16x16xf16, #gpu.address_space<workgroup>>, memref<16x8xf16, #gpu.address_space<workgroup>>) outs(%c : memref<16x8xf32, #gpu.address_space<workgroup>>)
+  // expected-error @below {{warp tile for mma.sync takes f16 or bf16 operands, one type per kernel}}
+  linalg.matmul {dyncc.mma = array<i64: 16, 8, 16>} ins(%x, %y : memref<16x16xbf16, #gpu.address_space<workgroup>>, memref<16x8xbf16, #gpu.address_space<workgroup>>) outs(%c : memref<16x8xf32, #gpu.address_space<workgroup>>)
+  gpu.return
+}
+}
+}
+
+// -----
+
 module attributes {gpu.container_module} {
 gpu.module @dyncc_kernels {
 gpu.func @inconsistent_shapes(%a: memref<16x16xf16, #gpu.address_space<workgroup>>, %b: memref<16x8xf16, #gpu.address_space<workgroup>>, %c: memref<16x8xf32, #gpu.address_space<workgroup>>) kernel {
