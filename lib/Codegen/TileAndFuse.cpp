@@ -1775,33 +1775,188 @@ static SmallVector<int64_t> getWarpSizes(const TileConfig &config,
   return sizes;
 }
 
+/// True if `value` is (a view of) a kernel argument.
+static bool isKernelArgumentRead(Value value) {
+  Value source = skipViews<tensor::ExtractSliceOp, tensor::ExpandShapeOp,
+                           tensor::CollapseShapeOp>(value);
+  auto arg = dyn_cast<BlockArgument>(source);
+  return arg &&
+         isa<FunctionOpInterface>(arg.getOwner()->getParentOp());
+}
+
+/// True if `value` is read from a kernel argument, or computed elementwise
+/// (parallel loops, an identity output, inputs along projected
+/// permutations of them, no loop indices) from such reads and scalars.
+static bool isReadOrElementwiseOfReads(Value value) {
+  if (isKernelArgumentRead(value))
+    return true;
+  auto op = value.getDefiningOp<linalg::GenericOp>();
+  if (!op || op.getNumReductionLoops() != 0 || op.getNumDpsInits() != 1 ||
+      op.hasIndexSemantics() ||
+      !op.getMatchingIndexingMap(op.getDpsInitOperand(0)).isIdentity() ||
+      op.payloadUsesValueFromOperand(op.getDpsInitOperand(0)))
+    return false;
+  return llvm::all_of(op.getDpsInputOperands(), [&](OpOperand *input) {
+    return !isa<RankedTensorType>(input->get().getType()) ||
+           (op.getMatchingIndexingMap(input).isProjectedPermutation() &&
+            isKernelArgumentRead(input->get()));
+  });
+}
+
 /// A GEMM kernel whose root is its product transposed (attention's head
-/// merge: the product's [B, H, S, D] copied out as [B, S, H, D]): the
-/// config's block tile is the product's, so the root's block sizes are the
-/// product's, permuted as the root's dimensions are. Otherwise a block of
-/// the root would be one row of the product (S tiled by 1), too thin for a
-/// static product. Leaves `sizes` as they are for any other root.
+/// merge: the product's [B, H, S, D] copied out as [B, S, H, D], through a
+/// `linalg.transpose` or an elementwise op's permuted map, and elementwise
+/// ops such as an f16 result's truncation): the config's block tile is the
+/// product's, so the root's block sizes are the product's, permuted as the
+/// root's dimensions are. Otherwise a block of the root would be one row of
+/// the product (S tiled by 1), too thin for a static product. Leaves
+/// `sizes` as they are for any other root.
 static void permuteForTransposedProduct(Operation *root,
                                         SmallVectorImpl<int64_t> &sizes) {
+  int64_t rank = sizes.size();
+  // An op of one input and one identity-mapped output, its loops all
+  // parallel: the input's map, a permutation of the loops, or null.
+  auto getElementwiseMap = [&](linalg::LinalgOp op) -> AffineMap {
+    if (op.getNumReductionLoops() != 0 || op.getNumDpsInputs() != 1 ||
+        op.getNumDpsInits() != 1 || op.getNumLoops() != rank ||
+        !op.getMatchingIndexingMap(op.getDpsInitOperand(0)).isIdentity())
+      return AffineMap();
+    AffineMap map = op.getMatchingIndexingMap(op.getDpsInputOperand(0));
+    return map.isPermutation() ? map : AffineMap();
+  };
   auto op = dyn_cast<linalg::LinalgOp>(root);
-  if (!op || op.getNumReductionLoops() != 0 || op.getNumDpsInputs() != 1 ||
-      op.getNumDpsInits() != 1 ||
-      !llvm::all_of(op.getIndexingMapsArray(),
-                    [](AffineMap map) { return map.isIdentity(); }))
+  AffineMap map = op ? getElementwiseMap(op) : AffineMap();
+  if (!map)
     return;
-  auto transpose =
-      op.getDpsInputOperand(0)->get().getDefiningOp<linalg::TransposeOp>();
-  if (!transpose)
+  // The root dimension each dimension of `value` runs along.
+  SmallVector<int64_t> rootDims(rank);
+  for (int64_t i = 0; i < rank; ++i)
+    rootDims[i] = map.getDimPosition(i);
+  bool permuted = !map.isIdentity();
+  Value value = op.getDpsInputOperand(0)->get();
+  while (true) {
+    Operation *def = value.getDefiningOp();
+    if (auto transpose = dyn_cast_or_null<linalg::TransposeOp>(def)) {
+      // value[j] = input[perm[j]].
+      SmallVector<int64_t> next(rank);
+      for (auto [j, p] : llvm::enumerate(transpose.getPermutation()))
+        next[p] = rootDims[j];
+      rootDims = next;
+      value = transpose.getInput();
+      permuted = true;
+      continue;
+    }
+    auto producer = dyn_cast_or_null<linalg::LinalgOp>(def);
+    if (!producer)
+      return;
+    if (linalg::isaContractionOpInterface(producer)) {
+      if (producer.getNumParallelLoops() != rank)
+        return;
+      break;
+    }
+    AffineMap inner = getElementwiseMap(producer);
+    if (!inner)
+      return;
+    SmallVector<int64_t> next(rank);
+    for (int64_t i = 0; i < rank; ++i)
+      next[i] = rootDims[inner.getDimPosition(i)];
+    rootDims = next;
+    permuted |= !inner.isIdentity();
+    value = producer.getDpsInputOperand(0)->get();
+  }
+  if (!permuted)
     return;
-  auto product = transpose.getInput().getDefiningOp<linalg::LinalgOp>();
-  ArrayRef<int64_t> perm = transpose.getPermutation();
-  if (!product || !linalg::isaContractionOpInterface(product) ||
-      perm.size() != sizes.size())
-    return;
-  SmallVector<int64_t> permuted(sizes.size());
-  for (auto [j, p] : llvm::enumerate(perm))
-    permuted[j] = sizes[p];
-  sizes.assign(permuted.begin(), permuted.end());
+  SmallVector<int64_t> result(rank);
+  for (int64_t i = 0; i < rank; ++i)
+    result[rootDims[i]] = sizes[i];
+  sizes.assign(result.begin(), result.end());
+}
+
+/// In a sliceAndPadOperand target: the dimension is a unit one, dropped.
+constexpr int64_t kDropDim = -2;
+
+/// A static product's operand `value` (isReadOrElementwiseOfReads), per
+/// dimension d as `target[d]` says: dropped (kDropDim, a unit dimension), as
+/// it is (kDynamic), or padded high with zeros to `target[d]`. A read is
+/// sliced (rank-reducing) and padded. An elementwise prologue is rebuilt
+/// over its inputs sliced and padded alike, so that it stays a producer of
+/// the product that the k-steps fuse and the per-step copies compute; what
+/// it makes of the zeros of the padded rows and columns only reaches
+/// outputs that are never stored.
+static Value sliceAndPadOperand(RewriterBase &rewriter, Location loc,
+                                Value value, ArrayRef<int64_t> target) {
+  auto type = cast<RankedTensorType>(value.getType());
+  Type element = type.getElementType();
+  SmallVector<int64_t> shape;
+  for (int64_t d = 0; d < type.getRank(); ++d)
+    if (target[d] != kDropDim)
+      shape.push_back(target[d] == ShapedType::kDynamic ? type.getDimSize(d)
+                                                        : target[d]);
+  auto generic = value.getDefiningOp<linalg::GenericOp>();
+  if (isKernelArgumentRead(value) || !generic) {
+    SmallVector<int64_t> keptShape;
+    for (int64_t d = 0; d < type.getRank(); ++d)
+      if (target[d] != kDropDim)
+        keptShape.push_back(type.getDimSize(d));
+    if (static_cast<int64_t>(keptShape.size()) != type.getRank())
+      value = tensor::createCanonicalRankReducingExtractSliceOp(
+          rewriter, loc, value, RankedTensorType::get(keptShape, element));
+    SmallVector<Value> dynamic;
+    for (auto [d, size] : llvm::enumerate(shape))
+      if (ShapedType::isDynamic(size))
+        dynamic.push_back(tensor::DimOp::create(rewriter, loc, value, d));
+    Value zero =
+        arith::ConstantOp::create(rewriter, loc, rewriter.getZeroAttr(element));
+    return tensor::createPadHighOp(RankedTensorType::get(shape, element),
+                                   value, zero, /*nofold=*/false, loc,
+                                   rewriter, dynamic);
+  }
+  // The prologue's loops are the operand's dimensions (an identity output).
+  int64_t loops = generic.getNumLoops();
+  llvm::SmallBitVector droppedLoops(loops);
+  for (int64_t l = 0; l < loops; ++l)
+    droppedLoops[l] = target[l] == kDropDim;
+  SmallVector<Value> inputs;
+  SmallVector<AffineMap> maps;
+  for (OpOperand *input : generic.getDpsInputOperands()) {
+    AffineMap map = generic.getMatchingIndexingMap(input);
+    if (!isa<RankedTensorType>(input->get().getType())) {
+      inputs.push_back(input->get());
+      maps.push_back(compressDims(map, droppedLoops));
+      continue;
+    }
+    SmallVector<int64_t> inputTarget;
+    SmallVector<int64_t> droppedResults;
+    for (auto [i, e] : llvm::enumerate(map.getResults())) {
+      inputTarget.push_back(target[cast<AffineDimExpr>(e).getPosition()]);
+      if (inputTarget.back() == kDropDim)
+        droppedResults.push_back(i);
+    }
+    inputs.push_back(
+        sliceAndPadOperand(rewriter, loc, input->get(), inputTarget));
+    maps.push_back(
+        compressDims(map.dropResults(droppedResults), droppedLoops));
+  }
+  Value init = generic.getDpsInits()[0];
+  SmallVector<OpFoldResult> sizes;
+  for (int64_t d = 0; d < type.getRank(); ++d) {
+    if (target[d] == kDropDim)
+      continue;
+    if (target[d] == ShapedType::kDynamic)
+      sizes.push_back(tensor::getMixedSize(rewriter, loc, init, d));
+    else
+      sizes.push_back(rewriter.getIndexAttr(target[d]));
+  }
+  Value empty = tensor::EmptyOp::create(rewriter, loc, sizes, element);
+  maps.push_back(rewriter.getMultiDimIdentityMap(shape.size()));
+  auto rebuilt = linalg::GenericOp::create(
+      rewriter, loc, TypeRange{empty.getType()}, inputs, ValueRange{empty},
+      maps,
+      SmallVector<utils::IteratorType>(shape.size(),
+                                       utils::IteratorType::parallel));
+  rewriter.cloneRegionBefore(generic.getRegion(), rebuilt.getRegion(),
+                             rebuilt.getRegion().end());
+  return rebuilt.getResult(0);
 }
 
 /// Prepares the GEMM in `blockLoop` for static per-warp (tensor cores, a
@@ -1883,17 +2038,13 @@ static bool padForStaticProducts(RewriterBase &rewriter, Operation *blockLoop,
         return !op.getMatchingIndexingMap(input).isProjectedPermutation();
       }))
     return false;
-  // Each operand is read from memory as it is (a slice or reshape of a
-  // kernel argument): a computed prologue (a ReLU before a classifier's
-  // Gemm) fuses into the per-step copies only unpadded.
-  for (OpOperand *input : op.getDpsInputOperands()) {
-    Value source = skipViews<tensor::ExtractSliceOp, tensor::ExpandShapeOp,
-                             tensor::CollapseShapeOp>(input->get());
-    if (!isa<BlockArgument>(source) ||
-        !isa<FunctionOpInterface>(
-            cast<BlockArgument>(source).getOwner()->getParentOp()))
+  // Each operand is read from memory (a slice or reshape of a kernel
+  // argument), as it is or through an elementwise prologue of such reads
+  // (a ReLU before a classifier's Gemm, attention's probabilities cast to
+  // f16), which fuses into the per-step copies before the padding.
+  for (OpOperand *input : op.getDpsInputOperands())
+    if (!isReadOrElementwiseOfReads(input->get()))
       return false;
-  }
   // Past the unit batch loops, one operand is indexed by M and K, the
   // other by K and N (in either order): two-dimensional tiles.
   {
@@ -1961,35 +2112,20 @@ static bool padForStaticProducts(RewriterBase &rewriter, Operation *blockLoop,
   // The operands, padded along the output's loops to the block tile.
   SmallVector<Value> operands;
   for (OpOperand *input : op.getDpsInputOperands()) {
-    Value value = input->get();
-    auto type = cast<RankedTensorType>(value.getType());
     AffineMap map = op.getMatchingIndexingMap(input);
-    // Without the unit batch dimensions (a rank-reducing slice).
-    SmallVector<int64_t> keptShape;
-    for (int64_t d = 0; d < type.getRank(); ++d)
-      if (cast<AffineDimExpr>(map.getResult(d)).getPosition() >= units)
-        keptShape.push_back(type.getDimSize(d));
-    if (static_cast<int64_t>(keptShape.size()) != type.getRank()) {
-      value = tensor::createCanonicalRankReducingExtractSliceOp(
-          rewriter, loc, value, RankedTensorType::get(keptShape, a));
-      type = cast<RankedTensorType>(value.getType());
+    // Per dimension of the operand: dropped (a unit batch loop), padded to
+    // the block tile (an output loop), or kept (K).
+    SmallVector<int64_t> target;
+    for (AffineExpr e : map.getResults()) {
+      unsigned loop = cast<AffineDimExpr>(e).getPosition();
+      if (loop < units)
+        target.push_back(kDropDim);
+      else if (loop - units < rank - units)
+        target.push_back(accShape[loop - units]);
+      else
+        target.push_back(ShapedType::kDynamic);
     }
-    AffineMap reduced = dropUnits(map);
-    SmallVector<int64_t> shape(type.getShape());
-    SmallVector<Value> dynamic;
-    for (int64_t d = 0; d < type.getRank(); ++d) {
-      auto dim = cast<AffineDimExpr>(reduced.getResult(d));
-      if (dim.getPosition() < rank - units) {
-        shape[d] = accShape[dim.getPosition()];
-      } else if (ShapedType::isDynamic(shape[d])) {
-        dynamic.push_back(tensor::DimOp::create(rewriter, loc, value, d));
-      }
-    }
-    Value zero =
-        arith::ConstantOp::create(rewriter, loc, rewriter.getZeroAttr(a));
-    operands.push_back(
-        tensor::createPadHighOp(RankedTensorType::get(shape, a), value, zero,
-                                /*nofold=*/false, loc, rewriter, dynamic));
+    operands.push_back(sliceAndPadOperand(rewriter, loc, input->get(), target));
   }
   operands.push_back(acc);
   Operation *padded;

@@ -739,6 +739,85 @@ def test_bf16_tensor_core_variant_matches_reference(tmp_path, config, divisor):
     _check_f16_gemm(session, shapes, [], [], config or "default", ml_dtypes.bfloat16)
 
 
+# Static products whose operand is computed in the kernel: an elementwise
+# prologue of reads (a ReLU before a classifier's Gemm, attention's f32
+# probabilities cast to f16 before P.V) is rebuilt over padded inputs and
+# fuses into each k-step's copy. f32: SIMT register tiles; f16: tensor
+# cores, the product's [B, H, S, D] stored as [B, S, H, D] (the head merge).
+PROLOGUE_CONFIGS = [None, "block 16x8 thread 2x2 k 5 stages 2"]
+PROLOGUE_MMA_CONFIGS = [None, "block 32x32 warp 16x16 thread 1x8 k 16 mma 16x8x16"]
+
+
+@pytest.mark.parametrize("config", PROLOGUE_CONFIGS,
+                         ids=["default", "v1"])
+def test_register_tile_with_prologue_matches_reference(tmp_path, config):
+    nodes = [helper.make_node("Relu", ["X"], ["R"]),
+             helper.make_node("MatMul", ["R", "W"], ["P"]),
+             helper.make_node("Add", ["P", "b"], ["Y"])]
+    model = _model(nodes, [_vi("X", F, ["M", "K"]), _vi("W", F, ["K", "N"]),
+                           _vi("b", F, ["N"])], [_vi("Y", F, ["M", "N"])])
+    path = tmp_path / "relu_gemm.onnx"
+    onnx.save(model, str(path))
+    dims = {"M": (1, 300), "K": (1, 300), "N": (1, 300)}
+    tile_configs = {"gemm": config} if config else None
+    tiled = dyncc.compile(path, None, targets=["cpu"], dims=dims, emit="tiled",
+                          tile_configs=tile_configs)
+    assert "dyncc.register_tile" in tiled
+    art = dyncc.compile(path, tmp_path / "relu_gemm.dyncc", targets=["cpu"],
+                        dims=dims, tile_configs=tile_configs)
+    session = dyncc.load(art).session("cpu")
+    for m, k, n in [(1, 1, 1), (2, 3, 5), (7, 13, 11), (31, 16, 63), (33, 17, 65),
+                    (64, 64, 129), (97, 31, 1), (5, 257, 17), (129, 48, 33),
+                    (300, 300, 300)]:
+        rng = np.random.default_rng(m * 7 + k * 3 + n)
+        x = rng.standard_normal((m, k)).astype(np.float32)
+        w = rng.standard_normal((k, n)).astype(np.float32)
+        b = rng.standard_normal(n).astype(np.float32)
+        want = np.maximum(x, 0) @ w + b
+        got = session.run({"X": x, "W": w, "b": b})["Y"]
+        np.testing.assert_allclose(got, want, rtol=1e-4,
+                                   atol=1e-5 * max(1.0, float(np.abs(want).max())),
+                                   err_msg=f"[{config or 'default'}] at {(m, k, n)}")
+
+
+@pytest.mark.parametrize("config", PROLOGUE_MMA_CONFIGS, ids=["default", "v1"])
+def test_tensor_cores_with_prologue_match_reference(tmp_path, config):
+    H = TensorProto.FLOAT16
+    nodes = [helper.make_node("Cast", ["P"], ["Ph"], to=H),
+             helper.make_node("MatMul", ["Ph", "V"], ["O"]),
+             helper.make_node("Transpose", ["O"], ["Y"], perm=[0, 2, 1, 3])]
+    model = _model(nodes, [_vi("P", F, ["B", 3, "S", "T"]),
+                           _vi("V", H, ["B", 3, "T", 40])],
+                   [_vi("Y", H, ["B", "S", 3, 40])])
+    path = tmp_path / "pv.onnx"
+    onnx.save(model, str(path))
+    dims = {"B": (1, 3), "S": (1, 200), "T": (1, 200)}
+    tile_configs = {"gemm": config} if config else None
+    tiled = dyncc.compile(path, None, targets=["cpu"], dims=dims, emit="tiled",
+                          tile_configs=tile_configs)
+    assert re.search(r"dyncc\.mma = array<i64: 16, 8, 16>", tiled)
+    # The cast is computed in the per-step copies (between the k-step loop's
+    # start and the product), not whole per block before the loop.
+    loop, product = tiled.index("scf.for"), tiled.index("dyncc.mma = ")
+    assert "arith.truncf" in tiled[loop:product]
+    assert "arith.truncf" not in tiled[tiled.index("func.func @"):loop]
+    art = dyncc.compile(path, tmp_path / "pv.dyncc", targets=["cpu"], dims=dims,
+                        tile_configs=tile_configs)
+    session = dyncc.load(art).session("cpu")
+    for bsz, seq, keys in [(1, 1, 1), (2, 7, 13), (1, 31, 33), (3, 33, 64),
+                           (1, 64, 65), (2, 65, 31), (1, 97, 128), (1, 128, 127),
+                           (1, 200, 200), (3, 5, 199)]:
+        rng = np.random.default_rng(bsz * 1000 + seq * 10 + keys)
+        p = rng.uniform(0, 1, (bsz, 3, seq, keys)).astype(np.float32)
+        v = rng.uniform(-1, 1, (bsz, 3, keys, 40)).astype(np.float16)
+        want = np.transpose(p.astype(np.float16).astype(np.float32)
+                            @ v.astype(np.float32), (0, 2, 1, 3))
+        got = session.run({"P": p, "V": v})["Y"].astype(np.float32)
+        np.testing.assert_allclose(
+            got, want, rtol=1e-2, atol=1e-2 * max(1.0, float(np.abs(want).max())),
+            err_msg=f"[{config or 'default'}] at B={bsz} S={seq} T={keys}")
+
+
 def test_half_conversions_are_exact(tmp_path):
     """f16 <-> f32 on the host (integer code, no libgcc call: see
     test_host_kernels.py): widening every one of the 65536 f16 values, and

@@ -113,6 +113,38 @@ func.func @gemm_static_k(%x: tensor<?x64xf32>, %w: tensor<64x?xf32>, %out: tenso
 
 // -----
 
+// An operand computed elementwise from a read (a ReLU before a classifier's
+// Gemm) still gives a register tile: the prologue is rebuilt over the
+// padded read and computed in each k-step's copy into shared memory, never
+// whole per block before the k-step loop.
+// TILED-LABEL: func.func @gemm_relu_prologue(
+//   TILED-NOT:   arith.maximumf
+//       TILED:   scf.for
+//       TILED:     bufferization.alloc_tensor() {memory_space = #gpu.address_space<workgroup>} : tensor<32x16xf32>
+//       TILED:     scf.forall
+//       TILED:       tensor.pad
+//       TILED:       arith.maximumf
+//       TILED:     linalg.matmul {dyncc.register_tile} ins({{.*}} : tensor<4x16xf32>, tensor<16x4xf32>)
+func.func @gemm_relu_prologue(%x: tensor<?x?xf32>, %w: tensor<?x?xf32>, %out: tensor<?x?xf32>) -> tensor<?x?xf32>
+    attributes {dyncc.kernel, dyncc.kind = "gemm", dyncc.tile_config = {block = array<i64: 32, 64>, thread = array<i64: 4, 4>, k_step = 16 : i64}} {
+  %zero = arith.constant 0.0 : f32
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %m = tensor.dim %x, %c0 : tensor<?x?xf32>
+  %k = tensor.dim %x, %c1 : tensor<?x?xf32>
+  %e = tensor.empty(%m, %k) : tensor<?x?xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<?x?xf32>) outs(%e : tensor<?x?xf32>) {
+  ^bb0(%in: f32, %o: f32):
+    %v = arith.maximumf %in, %zero : f32
+    linalg.yield %v : f32
+  } -> tensor<?x?xf32>
+  %0 = linalg.fill ins(%zero : f32) outs(%out : tensor<?x?xf32>) -> tensor<?x?xf32>
+  %1 = linalg.matmul ins(%r, %w : tensor<?x?xf32>, tensor<?x?xf32>) outs(%0 : tensor<?x?xf32>) -> tensor<?x?xf32>
+  return %1 : tensor<?x?xf32>
+}
+
+// -----
+
 // Tiles that would not fit in the 48 KB of static shared memory (128 x 256
 // of f32 operands per k-step of 64) keep the per-thread k-steps: no shared
 // buffers, the k-step loop inside each thread's tile.
