@@ -745,6 +745,19 @@ def test_bf16_tensor_core_variant_matches_reference(tmp_path, config, divisor):
 # fuses into each k-step's copy. f32: SIMT register tiles; f16: tensor
 # cores, the product's [B, H, S, D] stored as [B, S, H, D] (the head merge).
 PROLOGUE_CONFIGS = [None, "block 16x8 thread 2x2 k 5 stages 2"]
+
+
+def _tiled_and_session(tmp_path, model, name, dims, config):
+    """Saves `model` as NAME.onnx and compiles it for the CPU with `config`
+    for its GEMMs; returns the tiled IR and a session of the artifact."""
+    path = tmp_path / f"{name}.onnx"
+    onnx.save(model, str(path))
+    tile_configs = {"gemm": config} if config else None
+    tiled = dyncc.compile(path, None, targets=["cpu"], dims=dims, emit="tiled",
+                          tile_configs=tile_configs)
+    art = dyncc.compile(path, tmp_path / f"{name}.dyncc", targets=["cpu"],
+                        dims=dims, tile_configs=tile_configs)
+    return tiled, dyncc.load(art).session("cpu")
 PROLOGUE_MMA_CONFIGS = [None, "block 32x32 warp 16x16 thread 1x8 k 16 mma 16x8x16"]
 
 
@@ -756,16 +769,10 @@ def test_register_tile_with_prologue_matches_reference(tmp_path, config):
              helper.make_node("Add", ["P", "b"], ["Y"])]
     model = _model(nodes, [_vi("X", F, ["M", "K"]), _vi("W", F, ["K", "N"]),
                            _vi("b", F, ["N"])], [_vi("Y", F, ["M", "N"])])
-    path = tmp_path / "relu_gemm.onnx"
-    onnx.save(model, str(path))
-    dims = {"M": (1, 300), "K": (1, 300), "N": (1, 300)}
-    tile_configs = {"gemm": config} if config else None
-    tiled = dyncc.compile(path, None, targets=["cpu"], dims=dims, emit="tiled",
-                          tile_configs=tile_configs)
+    tiled, session = _tiled_and_session(
+        tmp_path, model, "relu_gemm", {"M": (1, 300), "K": (1, 300), "N": (1, 300)},
+        config)
     assert "dyncc.register_tile" in tiled
-    art = dyncc.compile(path, tmp_path / "relu_gemm.dyncc", targets=["cpu"],
-                        dims=dims, tile_configs=tile_configs)
-    session = dyncc.load(art).session("cpu")
     for m, k, n in [(1, 1, 1), (2, 3, 5), (7, 13, 11), (31, 16, 63), (33, 17, 65),
                     (64, 64, 129), (97, 31, 1), (5, 257, 17), (129, 48, 33),
                     (300, 300, 300)]:
@@ -789,21 +796,14 @@ def test_tensor_cores_with_prologue_match_reference(tmp_path, config):
     model = _model(nodes, [_vi("P", F, ["B", 3, "S", "T"]),
                            _vi("V", H, ["B", 3, "T", 40])],
                    [_vi("Y", H, ["B", "S", 3, 40])])
-    path = tmp_path / "pv.onnx"
-    onnx.save(model, str(path))
-    dims = {"B": (1, 3), "S": (1, 200), "T": (1, 200)}
-    tile_configs = {"gemm": config} if config else None
-    tiled = dyncc.compile(path, None, targets=["cpu"], dims=dims, emit="tiled",
-                          tile_configs=tile_configs)
+    tiled, session = _tiled_and_session(
+        tmp_path, model, "pv", {"B": (1, 3), "S": (1, 200), "T": (1, 200)}, config)
     assert re.search(r"dyncc\.mma = array<i64: 16, 8, 16>", tiled)
     # The cast is computed in the per-step copies (between the k-step loop's
     # start and the product), not whole per block before the loop.
     loop, product = tiled.index("scf.for"), tiled.index("dyncc.mma = ")
     assert "arith.truncf" in tiled[loop:product]
     assert "arith.truncf" not in tiled[tiled.index("func.func @"):loop]
-    art = dyncc.compile(path, tmp_path / "pv.dyncc", targets=["cpu"], dims=dims,
-                        tile_configs=tile_configs)
-    session = dyncc.load(art).session("cpu")
     for bsz, seq, keys in [(1, 1, 1), (2, 7, 13), (1, 31, 33), (3, 33, 64),
                            (1, 64, 65), (2, 65, 31), (1, 97, 128), (1, 128, 127),
                            (1, 200, 200), (3, 5, 199)]:
