@@ -1,0 +1,118 @@
+//===- Gemm.h - GEMM tile candidates and their analytical time --*- C++ -*-===//
+//
+// Part of dyncc, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// The GEMM kind of the tile search: hierarchical, hardware-aligned
+// candidates (block, warp, instruction; Roller's rTiles), the hard
+// constraints that prune them, and a model of their time at a concrete
+// problem size (Vortex's per-level load/compute recursion, FTuner's padding
+// and wave efficiency, TSCompiler's wave time with occupancy, plus an L2
+// level and a launch floor). Pure C++: the run-time can link it.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DYNCC_COSTMODEL_GEMM_H
+#define DYNCC_COSTMODEL_GEMM_H
+
+#include "dyncc/CostModel/Device.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace dyncc::cost {
+
+/// What a GEMM group computes: batch x [M x K] x [K x N], with operands of
+/// `operandBytes` per element (2 for f16/bf16, 4 for f32), an f32
+/// accumulator, and an output of `outputBytes` per element.
+struct GemmProblem {
+  int64_t batch = 1;
+  int64_t m = 1;
+  int64_t n = 1;
+  int64_t k = 1;
+  int64_t operandBytes = 4;
+  int64_t outputBytes = 4;
+  /// B has a batch dimension of its own (attention), not one shared weight.
+  bool batchedB = false;
+  /// f16/bf16 operands: tensor cores are possible.
+  bool halfOperands() const { return operandBytes == 2; }
+  double flops() const { return 2.0 * batch * m * n * k; }
+};
+
+/// A hierarchical tile: the block's output tile, its warps' (tensor cores)
+/// or threads' (SIMT) tiles, the k-step and the pipeline's stages. Each
+/// level is a multiple of the one below; the instruction is mma.sync
+/// m16n8k16 or, for SIMT, one FMA per element of the thread tile.
+struct GemmTile {
+  bool tensorCores = false;
+  int64_t blockM = 0, blockN = 0;
+  /// Tensor cores: the warp tile. SIMT: unused (0).
+  int64_t warpM = 0, warpN = 0;
+  /// Every thread's output elements (SIMT: its register tile; tensor
+  /// cores: its share of the epilogue and copies).
+  int64_t threadM = 0, threadN = 0;
+  int64_t kStep = 0;
+  int64_t stages = 1;
+
+  int64_t threads() const { return (blockM / threadM) * (blockN / threadN); }
+  /// The tile config text code generation parses (dyncc/Tiling/TileConfig.h).
+  std::string str() const;
+  bool operator==(const GemmTile &o) const;
+};
+
+/// What a tile needs of the device.
+struct GemmResources {
+  int64_t threads = 0;
+  int64_t sharedBytes = 0;
+  /// An estimate until ptxas reports the real count.
+  int64_t registersPerThread = 0;
+};
+
+GemmResources estimateResources(const GemmTile &tile, int64_t operandBytes);
+
+/// Why `tile` cannot run on `device` for operands of `operandBytes`
+/// (shared memory, registers with headroom, threads, the multiple-of-the-
+/// level-below rule, 16-byte rows for vector and cp.async copies), or
+/// nullopt if it can.
+std::optional<std::string> checkConstraints(const GemmTile &tile,
+                                            int64_t operandBytes,
+                                            const Device &device);
+
+/// Registers per thread the search leaves unused (the estimate's error).
+constexpr int64_t kRegisterHeadroom = 24;
+
+/// Every tile that satisfies the constraints for operands of
+/// `operandBytes` on `device`: tensor-core tiles for f16/bf16, SIMT tiles
+/// always (the small-M candidates).
+std::vector<GemmTile> enumerateGemmTiles(int64_t operandBytes,
+                                         const Device &device);
+
+/// The model's account of one tile at one problem size.
+struct GemmPrediction {
+  double seconds = 0;
+  int64_t blocks = 0;
+  int64_t blocksPerSm = 0;
+  int64_t waves = 0;
+  /// Useful over computed multiply-adds (the grid edge's padding).
+  double paddingEfficiency = 1;
+  /// Blocks over the slots of the waves they take.
+  double waveEfficiency = 1;
+  /// Which level bounds it: "compute", "shared", "l2", "dram", "launch".
+  const char *bound = "";
+};
+
+/// Blocks of `tile` one SM holds at once (0 if none fits).
+int64_t getBlocksPerSm(const GemmTile &tile, int64_t operandBytes,
+                       const Device &device);
+
+/// The predicted time of `tile` for `problem` on `device`.
+GemmPrediction predictGemm(const GemmTile &tile, const GemmProblem &problem,
+                           const Device &device);
+
+} // namespace dyncc::cost
+
+#endif // DYNCC_COSTMODEL_GEMM_H

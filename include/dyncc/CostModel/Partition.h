@@ -1,0 +1,80 @@
+//===- Partition.h - Variant sets that cover a symbol's range --*- C++ -*-===//
+//
+// Part of dyncc, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// Range partitioning: over the values a group's dynamic problem dimension
+// takes (M = batch x sequence for a transformer's dense layers), choose a
+// few candidates such that at every value the best of them is predicted
+// within a target of the best of all, and an interval table that picks,
+// in O(log n), the best of the chosen at each value.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DYNCC_COSTMODEL_PARTITION_H
+#define DYNCC_COSTMODEL_PARTITION_H
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+namespace dyncc::cost {
+
+/// Intervals [lower bound, next interval's lower bound) of a dimension,
+/// each naming a variant (an index into the chosen set).
+struct IntervalTable {
+  /// Ascending; the first is the range's minimum.
+  std::vector<int64_t> lower;
+  std::vector<uint32_t> variant;
+  /// The variant of the interval holding `value` (values below the first
+  /// bound take the first). Binary search: O(log intervals).
+  uint32_t lookup(int64_t value) const;
+};
+
+struct PartitionOptions {
+  /// The most variants chosen.
+  size_t cap = 8;
+  /// The regret the set aims for at every point: 0.03 is within 3% of the
+  /// best candidate.
+  double targetRegret = 0.03;
+  /// Ranges with at most this many values are swept whole; larger ones at
+  /// log-spaced points (about this many) plus both ends.
+  int64_t exhaustiveLimit = 4096;
+  /// A candidate more than this factor slower than the best at every point
+  /// of a coarse sweep is not considered further.
+  double pruneFactor = 1.5;
+};
+
+struct Partition {
+  /// Indices into the candidates, in the order the variants are numbered.
+  std::vector<size_t> chosen;
+  IntervalTable table;
+  /// The points the set was chosen on (every value, or the sweep).
+  std::vector<int64_t> points;
+  /// At each point: the predicted time of the best candidate overall and of
+  /// the variant the table picks.
+  std::vector<double> best;
+  std::vector<double> picked;
+  /// max over points of picked / best - 1.
+  double maxRegret = 0;
+  /// Candidates left after the coarse sweep.
+  size_t considered = 0;
+};
+
+/// The values of [lo, hi] a partition is computed on.
+std::vector<int64_t> getSweepPoints(int64_t lo, int64_t hi,
+                                    int64_t exhaustiveLimit);
+
+/// Chooses variants among `candidates` (0 .. count-1) whose predicted time
+/// at a value is `cost(candidate, value)`, over [lo, hi].
+Partition partitionRange(size_t count,
+                         const std::function<double(size_t, int64_t)> &cost,
+                         int64_t lo, int64_t hi,
+                         const PartitionOptions &options = {});
+
+} // namespace dyncc::cost
+
+#endif // DYNCC_COSTMODEL_PARTITION_H

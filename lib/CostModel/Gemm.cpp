@@ -1,0 +1,327 @@
+//===- Gemm.cpp - GEMM tile candidates and their analytical time ----------===//
+//
+// Part of dyncc, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// The model, per block and k-step (docs/CostModel.md has the derivation):
+//   T_load  = the step's A and B tiles over the block's share of L2
+//             bandwidth (the device's L2 split among the resident blocks,
+//             and at most what one SM pulls, split among its blocks);
+//   T_inner = max(compute, shared-memory reads): the step's multiply-adds at
+//             the SM's tensor-core or FMA rate shared by its blocks (scaled
+//             down with fewer than 4 warps per SM to feed its 4 partitions),
+//             and the fragments or register rows the warps read;
+//   T_block = T_load + (n-1) max(T_load, T_inner) + T_inner + T_store with a
+//             pipeline (stages > 1, Vortex), n (T_load + T_inner) + T_store
+//             without;
+// then full waves at the occupancy's blocks per SM and a last, partial wave
+// (TSCompiler's T_wave x waves, with the tail's blocks spread over the
+// SMs), at least the DRAM time of the unique bytes, plus a launch. Padding
+// is in the tiles: a block computes its whole tile and every k-step.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dyncc/CostModel/Gemm.h"
+
+#include <algorithm>
+#include <cmath>
+
+using namespace dyncc::cost;
+
+/// Cycles a block loses per k-step to its barriers (two per step) and the
+/// issue of its copies, beside the step's loads and products. An estimate.
+constexpr double kStepOverheadCycles = 64;
+
+static int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+static int64_t roundUp(int64_t a, int64_t b) { return ceilDiv(a, b) * b; }
+
+/// Bytes of a shared buffer as code generation allocates it (16-byte
+/// multiples, getSharedBufferBytes).
+static int64_t sharedBufferBytes(int64_t bytes) {
+  return std::max<int64_t>(16, roundUp(bytes, 16));
+}
+
+std::string GemmTile::str() const {
+  auto pair = [](int64_t a, int64_t b) {
+    return std::to_string(a) + "x" + std::to_string(b);
+  };
+  std::string s = "block " + pair(blockM, blockN);
+  if (tensorCores)
+    s += " warp " + pair(warpM, warpN);
+  s += " thread " + pair(threadM, threadN) + " k " + std::to_string(kStep);
+  if (tensorCores)
+    s += " mma 16x8x16";
+  if (stages > 1)
+    s += " stages " + std::to_string(stages);
+  return s;
+}
+
+bool GemmTile::operator==(const GemmTile &o) const {
+  return tensorCores == o.tensorCores && blockM == o.blockM &&
+         blockN == o.blockN && warpM == o.warpM && warpN == o.warpN &&
+         threadM == o.threadM && threadN == o.threadN && kStep == o.kStep &&
+         stages == o.stages;
+}
+
+GemmResources dyncc::cost::estimateResources(const GemmTile &tile,
+                                             int64_t operandBytes) {
+  GemmResources r;
+  r.threads = tile.threads();
+  // One buffer per stage per operand, and the block's f32 accumulator.
+  r.sharedBytes =
+      std::max<int64_t>(1, tile.stages) *
+          (sharedBufferBytes(tile.blockM * tile.kStep * operandBytes) +
+           sharedBufferBytes(tile.kStep * tile.blockN * operandBytes)) +
+      sharedBufferBytes(tile.blockM * tile.blockN * 4);
+  if (tile.tensorCores) {
+    // The warp's f32 fragments over its 32 lanes, one k16 slice of A
+    // (4 registers per 16 rows) and B (2 per 8 columns), and addressing.
+    int64_t accumulators = tile.warpM * tile.warpN / 32;
+    int64_t fragments = tile.warpM / 16 * 4 + tile.warpN / 8 * 2;
+    r.registersPerThread = accumulators + fragments + 48;
+  } else {
+    // The register tile, a column of A and a row of B per k, addressing
+    // (measured: 4x4 takes 56-58 on sm_80/sm_90).
+    r.registersPerThread =
+        tile.threadM * tile.threadN + tile.threadM + tile.threadN + 32;
+  }
+  return r;
+}
+
+std::optional<std::string>
+dyncc::cost::checkConstraints(const GemmTile &tile, int64_t operandBytes,
+                              const Device &device) {
+  auto positive = [](int64_t v) { return v > 0; };
+  if (!positive(tile.blockM) || !positive(tile.blockN) ||
+      !positive(tile.threadM) || !positive(tile.threadN) ||
+      !positive(tile.kStep))
+    return std::string("tile sizes and the k-step must be positive");
+  if (tile.blockM % tile.threadM || tile.blockN % tile.threadN)
+    return std::string("the thread tile does not divide the block tile");
+  if (tile.stages < 1 || tile.stages > 8)
+    return std::string("stages must be 1 to 8");
+  int64_t threads = tile.threads();
+  if (threads % device.warpSize)
+    return "threads per block (" + std::to_string(threads) +
+           ") are not whole warps";
+  if (threads > device.maxThreadsPerBlock)
+    return "threads per block (" + std::to_string(threads) + ") exceed " +
+           std::to_string(device.maxThreadsPerBlock);
+  if (tile.tensorCores) {
+    if (operandBytes != 2)
+      return std::string("tensor cores take f16 or bf16 operands");
+    if (!positive(tile.warpM) || !positive(tile.warpN) ||
+        tile.blockM % tile.warpM || tile.blockN % tile.warpN)
+      return std::string("the warp tile does not divide the block tile");
+    if (tile.warpM % 16 || tile.warpN % 8 || tile.kStep % 16)
+      return std::string("the warp tile and k-step are not multiples of "
+                         "mma 16x8x16");
+    int64_t warps = (tile.blockM / tile.warpM) * (tile.blockN / tile.warpN);
+    if (warps * device.warpSize != threads)
+      return std::string("the warps do not fill the block's threads");
+  } else if (tile.warpM || tile.warpN) {
+    return std::string("a SIMT tile has no warp tile");
+  }
+  // Whole 16-byte chunks per row of each k-step's tiles: vector and
+  // cp.async copies, and 16-byte aligned shared rows.
+  if ((tile.kStep * operandBytes) % 16 || (tile.blockN * operandBytes) % 16)
+    return std::string("k-step and block N rows are not whole 16-byte chunks");
+  GemmResources r = estimateResources(tile, operandBytes);
+  // The dynamic-shared symbol takes 16 bytes of static shared memory.
+  if (r.sharedBytes + 16 > device.maxSharedBytesPerBlock)
+    return "shared memory (" + std::to_string(r.sharedBytes) +
+           " bytes) exceeds the " +
+           std::to_string(device.maxSharedBytesPerBlock) + " a block may use";
+  if (r.registersPerThread > device.maxRegistersPerThread - kRegisterHeadroom)
+    return "registers per thread (about " +
+           std::to_string(r.registersPerThread) + ") leave less than " +
+           std::to_string(kRegisterHeadroom) + " of headroom";
+  if (getBlocksPerSm(tile, operandBytes, device) < 1)
+    return std::string("no block fits on an SM");
+  return std::nullopt;
+}
+
+int64_t dyncc::cost::getBlocksPerSm(const GemmTile &tile, int64_t operandBytes,
+                                    const Device &device) {
+  GemmResources r = estimateResources(tile, operandBytes);
+  int64_t byThreads = device.maxThreadsPerSm / std::max<int64_t>(1, r.threads);
+  int64_t byShared = device.sharedBytesPerSm /
+                     (r.sharedBytes + device.reservedSharedBytesPerBlock);
+  // Registers are allocated per warp in units of 256.
+  int64_t perWarp = roundUp(r.registersPerThread * device.warpSize, 256);
+  int64_t warps = ceilDiv(r.threads, device.warpSize);
+  int64_t byRegisters = device.registersPerSm / (perWarp * warps);
+  return std::min({device.maxBlocksPerSm, byThreads, byShared, byRegisters});
+}
+
+/// The tensor-core tile of `warpsM x warpsN` warps of `warpM x warpN`, its
+/// threads laid out with as many along N as the block is wide (up to all).
+static std::optional<GemmTile> makeTensorCoreTile(int64_t warpsM,
+                                                  int64_t warpsN,
+                                                  int64_t warpM, int64_t warpN,
+                                                  int64_t kStep,
+                                                  int64_t stages) {
+  GemmTile t;
+  t.tensorCores = true;
+  t.warpM = warpM;
+  t.warpN = warpN;
+  t.blockM = warpsM * warpM;
+  t.blockN = warpsN * warpN;
+  t.kStep = kStep;
+  t.stages = stages;
+  // Eight outputs per thread along N (16 bytes of f16), the rest along M.
+  int64_t threads = 32 * warpsM * warpsN;
+  int64_t alongN = std::min(threads, std::max<int64_t>(1, t.blockN / 8));
+  while (alongN > 1 && (t.blockN % alongN || threads % alongN))
+    alongN /= 2;
+  int64_t alongM = threads / alongN;
+  if (t.blockM % alongM)
+    return std::nullopt;
+  t.threadM = t.blockM / alongM;
+  t.threadN = t.blockN / alongN;
+  return t;
+}
+
+std::vector<GemmTile> dyncc::cost::enumerateGemmTiles(int64_t operandBytes,
+                                                      const Device &device) {
+  std::vector<GemmTile> tiles;
+  auto add = [&](const GemmTile &t) {
+    if (!checkConstraints(t, operandBytes, device))
+      tiles.push_back(t);
+  };
+  if (operandBytes == 2)
+    for (int64_t warpM : {16, 32, 64})
+      for (int64_t warpN : {16, 32, 64})
+        for (int64_t warpsM : {1, 2, 4})
+          for (int64_t warpsN : {1, 2, 4})
+            for (int64_t kStep : {16, 32, 64})
+              for (int64_t stages : {1, 2, 3, 4})
+                if (auto t = makeTensorCoreTile(warpsM, warpsN, warpM, warpN,
+                                                kStep, stages))
+                  add(*t);
+  for (int64_t blockM : {1, 2, 4, 8, 16, 32, 64, 128})
+    for (int64_t blockN : {32, 64, 128, 256})
+      for (int64_t threadM : {1, 2, 4, 8})
+        for (int64_t threadN : {1, 2, 4, 8})
+          for (int64_t kStep : {8, 16, 32})
+            for (int64_t stages : {1, 2, 3}) {
+              if (blockM % threadM)
+                continue;
+              GemmTile t;
+              t.blockM = blockM;
+              t.blockN = blockN;
+              t.threadM = threadM;
+              t.threadN = threadN;
+              t.kStep = kStep;
+              t.stages = stages;
+              add(t);
+            }
+  return tiles;
+}
+
+namespace {
+/// One block's time at a given sharing of the device.
+struct BlockTimes {
+  double total = 0;
+  const char *bound = "";
+};
+} // namespace
+
+/// The time of one block of `tile` when `perSm` blocks share its SM and
+/// `resident` blocks share the device.
+static BlockTimes blockTime(const GemmTile &tile, const GemmProblem &problem,
+                            const Device &device, int64_t perSm,
+                            int64_t resident) {
+  int64_t ob = problem.operandBytes;
+  int64_t steps = ceilDiv(problem.k, tile.kStep);
+  double flopsStep = 2.0 * tile.blockM * tile.blockN * tile.kStep;
+  double loadStep = double(tile.blockM + tile.blockN) * tile.kStep * ob;
+  // What the warps (fragments) or threads (register rows) read of the
+  // shared tiles per step.
+  double sharedStep;
+  int64_t warps = std::max<int64_t>(1, tile.threads() / device.warpSize);
+  if (tile.tensorCores)
+    sharedStep = double(warps) * (tile.warpM + tile.warpN) * tile.kStep * ob;
+  else
+    sharedStep = double(tile.threads()) * (tile.threadM + tile.threadN) *
+                 tile.kStep * ob;
+  // The SM's rate, shared by its blocks; an SM's four partitions each need
+  // a warp (tensor cores) or two (SIMT, to hide FMA latency) to run at peak.
+  double peak = tile.tensorCores ? device.mmaSyncHalfFlopsPerSecond
+                                 : device.simtFp32FlopsPerSecond;
+  int64_t warpsPerSm = warps * perSm;
+  double feed = std::min(1.0, warpsPerSm / (tile.tensorCores ? 4.0 : 8.0));
+  double computeRate = peak / device.sms * feed / perSm;
+  double sharedRate = device.sharedBytesPerSecond / device.sms / perSm;
+  double l2Rate = std::min(device.l2BytesPerSecond / resident,
+                           device.l2BytesPerSecondPerSm / perSm);
+  double storeRate = std::min(device.dramBytesPerSecond / resident,
+                              device.l2BytesPerSecondPerSm / perSm);
+  double tCompute = flopsStep / computeRate;
+  double tShared = sharedStep / sharedRate;
+  double tInner = std::max(tCompute, tShared);
+  double tLoad = loadStep / l2Rate;
+  double tStore = double(tile.blockM) * tile.blockN * problem.outputBytes /
+                  storeRate;
+  // Each k-step's barriers and copy issue stall the block; an estimate
+  // for calibration (dyncc tune) to replace.
+  double tStep = kStepOverheadCycles / device.clockHz;
+  tInner += tStep;
+  BlockTimes t;
+  if (tile.stages > 1)
+    t.total = tLoad + (steps - 1) * std::max(tLoad, tInner) + tInner + tStore;
+  else
+    t.total = steps * (tLoad + tInner) + tStore;
+  t.bound = tLoad > tInner ? "l2" : tCompute >= tShared ? "compute" : "shared";
+  return t;
+}
+
+GemmPrediction dyncc::cost::predictGemm(const GemmTile &tile,
+                                        const GemmProblem &problem,
+                                        const Device &device) {
+  GemmPrediction p;
+  int64_t blocksM = ceilDiv(problem.m, tile.blockM);
+  int64_t blocksN = ceilDiv(problem.n, tile.blockN);
+  p.blocks = problem.batch * blocksM * blocksN;
+  p.blocksPerSm = getBlocksPerSm(tile, problem.operandBytes, device);
+  int64_t slots = device.sms * std::max<int64_t>(1, p.blocksPerSm);
+  p.waves = ceilDiv(p.blocks, slots);
+  double padded = 2.0 * problem.batch * blocksM * tile.blockM * blocksN *
+                  tile.blockN * roundUp(problem.k, tile.kStep);
+  p.paddingEfficiency = problem.flops() / padded;
+  p.waveEfficiency = double(p.blocks) / double(p.waves * slots);
+
+  // Full waves, then the last one's blocks spread over the SMs.
+  double total = 0;
+  BlockTimes last;
+  if (p.waves > 1) {
+    BlockTimes full =
+        blockTime(tile, problem, device, p.blocksPerSm, slots);
+    total += (p.waves - 1) * full.total;
+    last = full;
+  }
+  int64_t tail = p.blocks - (p.waves - 1) * slots;
+  BlockTimes lastWave = blockTime(tile, problem, device,
+                                  ceilDiv(tail, device.sms), tail);
+  total += lastWave.total;
+  p.bound = p.waves > 1 ? last.bound : lastWave.bound;
+
+  // The unique bytes cross DRAM at least once.
+  double unique =
+      double(problem.operandBytes) *
+          (double(problem.batch) * problem.m * problem.k +
+           double(problem.batchedB ? problem.batch : 1) * problem.k *
+               problem.n) +
+      double(problem.outputBytes) * problem.batch * problem.m * problem.n;
+  double dram = unique / device.dramBytesPerSecond;
+  if (dram > total) {
+    total = dram;
+    p.bound = "dram";
+  }
+  if (device.launchSeconds > total)
+    p.bound = "launch";
+  p.seconds = total + device.launchSeconds;
+  return p;
+}

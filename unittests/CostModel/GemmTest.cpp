@@ -1,0 +1,277 @@
+//===- GemmTest.cpp - GEMM candidates, constraints and the model -----------===//
+//
+// Part of dyncc, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#include "dyncc/CostModel/Gemm.h"
+
+#include "gtest/gtest.h"
+
+#include <cmath>
+#include <random>
+
+using namespace dyncc::cost;
+
+namespace {
+
+GemmProblem half(int64_t m, int64_t n, int64_t k, int64_t batch = 1) {
+  GemmProblem p;
+  p.m = m;
+  p.n = n;
+  p.k = k;
+  p.batch = batch;
+  p.operandBytes = 2;
+  p.outputBytes = 2;
+  return p;
+}
+
+/// The best tile of `tiles` for `problem` on `device`.
+const GemmTile &bestTile(const std::vector<GemmTile> &tiles,
+                         const GemmProblem &problem, const Device &device) {
+  size_t best = 0;
+  double bestTime = predictGemm(tiles[0], problem, device).seconds;
+  for (size_t i = 1; i < tiles.size(); ++i) {
+    double t = predictGemm(tiles[i], problem, device).seconds;
+    if (t < bestTime) {
+      bestTime = t;
+      best = i;
+    }
+  }
+  return tiles[best];
+}
+
+// Every candidate of every device, for both operand widths, satisfies each
+// hard constraint, checked here independently of checkConstraints.
+TEST(GemmCandidates, EveryCandidateSatisfiesEveryHardConstraint) {
+  for (const Device &device : getDevices())
+    for (int64_t bytes : {2, 4}) {
+      std::vector<GemmTile> tiles = enumerateGemmTiles(bytes, device);
+      ASSERT_GT(tiles.size(), 50u) << device.name;
+      bool sawTensorCores = false, sawSimt = false;
+      for (const GemmTile &t : tiles) {
+        SCOPED_TRACE(device.name + ": " + t.str());
+        sawTensorCores |= t.tensorCores;
+        sawSimt |= !t.tensorCores;
+        // Each level a multiple of the one below.
+        ASSERT_EQ(t.blockM % t.threadM, 0);
+        ASSERT_EQ(t.blockN % t.threadN, 0);
+        int64_t threads = (t.blockM / t.threadM) * (t.blockN / t.threadN);
+        ASSERT_EQ(threads % 32, 0);
+        ASSERT_LE(threads, device.maxThreadsPerBlock);
+        if (t.tensorCores) {
+          ASSERT_EQ(bytes, 2);
+          ASSERT_EQ(t.blockM % t.warpM, 0);
+          ASSERT_EQ(t.blockN % t.warpN, 0);
+          ASSERT_EQ(t.warpM % 16, 0);
+          ASSERT_EQ(t.warpN % 8, 0);
+          ASSERT_EQ(t.kStep % 16, 0);
+          ASSERT_EQ((t.blockM / t.warpM) * (t.blockN / t.warpN) * 32, threads);
+        }
+        // 16-byte rows.
+        ASSERT_EQ(t.kStep * bytes % 16, 0);
+        ASSERT_EQ(t.blockN * bytes % 16, 0);
+        // Shared memory: stages of both operands' tiles and the f32
+        // accumulator, within the block limit.
+        int64_t shared =
+            t.stages * (t.blockM * t.kStep + t.kStep * t.blockN) * bytes +
+            t.blockM * t.blockN * 4;
+        ASSERT_LE(shared, device.maxSharedBytesPerBlock);
+        GemmResources r = estimateResources(t, bytes);
+        ASSERT_GE(r.sharedBytes, shared);
+        ASSERT_LE(r.registersPerThread, 255 - kRegisterHeadroom);
+        ASSERT_GE(getBlocksPerSm(t, bytes, device), 1);
+        ASSERT_FALSE(checkConstraints(t, bytes, device).has_value());
+      }
+      EXPECT_EQ(sawTensorCores, bytes == 2) << device.name;
+      EXPECT_TRUE(sawSimt) << device.name;
+    }
+}
+
+TEST(GemmCandidates, EachConstraintRejects) {
+  const Device &h200 = *lookupDevice("h200");
+  GemmTile ok;
+  ok.tensorCores = true;
+  ok.blockM = ok.blockN = 64;
+  ok.warpM = ok.warpN = 32;
+  ok.threadM = 4;
+  ok.threadN = 8;
+  ok.kStep = 32;
+  ok.stages = 3;
+  ASSERT_FALSE(checkConstraints(ok, 2, h200).has_value());
+  auto rejects = [&](GemmTile t, int64_t bytes, const char *what) {
+    std::optional<std::string> why = checkConstraints(t, bytes, h200);
+    ASSERT_TRUE(why.has_value()) << t.str();
+    EXPECT_NE(why->find(what), std::string::npos) << *why;
+  };
+  GemmTile t = ok;
+  t.warpM = 48;
+  rejects(t, 2, "warp tile does not divide");
+  t = ok;
+  t.kStep = 8;
+  rejects(t, 2, "multiples of mma");
+  rejects(ok, 4, "tensor cores take f16 or bf16");
+  t = ok;
+  t.threadN = 4;
+  rejects(t, 2, "warps do not fill");
+  t = ok;
+  t.blockM = t.blockN = 256;
+  t.warpM = t.warpN = 64;
+  t.threadM = 8;
+  t.threadN = 16;
+  t.stages = 8;
+  t.kStep = 64;
+  rejects(t, 2, "shared memory");
+  t = ok;
+  t.blockM = t.blockN = 128;
+  t.warpM = t.warpN = 128;
+  t.threadM = 16;
+  t.threadN = 32;
+  rejects(t, 2, "registers per thread");
+  GemmTile simt;
+  simt.blockM = 32;
+  simt.blockN = 64;
+  simt.threadM = 4;
+  simt.threadN = 4;
+  simt.kStep = 16;
+  ASSERT_FALSE(checkConstraints(simt, 4, h200).has_value());
+  t = simt;
+  t.threadN = 8;
+  t.blockM = 8;
+  rejects(t, 4, "whole warps");
+  t = simt;
+  t.kStep = 2;
+  rejects(t, 4, "16-byte chunks");
+  t = simt;
+  t.blockM = 128;
+  t.blockN = 256;
+  t.threadM = 1;
+  t.threadN = 1;
+  rejects(t, 4, "exceed 1024");
+}
+
+TEST(GemmCandidates, TilesPrintAsTileConfigs) {
+  GemmTile t;
+  t.tensorCores = true;
+  t.blockM = t.blockN = 64;
+  t.warpM = t.warpN = 32;
+  t.threadM = 4;
+  t.threadN = 8;
+  t.kStep = 32;
+  t.stages = 3;
+  EXPECT_EQ(t.str(), "block 64x64 warp 32x32 thread 4x8 k 32 mma 16x8x16 stages 3");
+  GemmTile s;
+  s.blockM = 32;
+  s.blockN = 64;
+  s.threadM = s.threadN = 4;
+  s.kStep = 16;
+  EXPECT_EQ(s.str(), "block 32x64 thread 4x4 k 16");
+}
+
+// Random problems on every device: predictions are positive and finite,
+// efficiencies in (0, 1], and a tile's time does not fall as M grows.
+TEST(GemmModel, PredictionsAreSaneOnRandomProblems) {
+  std::mt19937_64 rng(7);
+  for (const Device &device : getDevices())
+    for (int64_t bytes : {2, 4}) {
+      std::vector<GemmTile> tiles = enumerateGemmTiles(bytes, device);
+      for (int trial = 0; trial < 40; ++trial) {
+        GemmProblem p = half(1 + rng() % 3000, 1 + rng() % 4096,
+                             1 + rng() % 4096, 1 + rng() % 4);
+        p.operandBytes = p.outputBytes = bytes;
+        const GemmTile &t = tiles[rng() % tiles.size()];
+        SCOPED_TRACE(device.name + ": " + t.str());
+        GemmPrediction a = predictGemm(t, p, device);
+        ASSERT_GT(a.seconds, 0);
+        ASSERT_TRUE(std::isfinite(a.seconds));
+        ASSERT_GT(a.paddingEfficiency, 0);
+        ASSERT_LE(a.paddingEfficiency, 1.0 + 1e-12);
+        ASSERT_GT(a.waveEfficiency, 0);
+        ASSERT_LE(a.waveEfficiency, 1.0 + 1e-12);
+        GemmProblem bigger = p;
+        bigger.m += 1 + rng() % 1000;
+        ASSERT_GE(predictGemm(t, bigger, device).seconds, a.seconds * 0.999);
+      }
+    }
+}
+
+// Wave quantization: one block more than a wave holds costs a second wave.
+TEST(GemmModel, WaveQuantizationCliff) {
+  const Device &a100 = *lookupDevice("a100");
+  GemmTile t;
+  t.tensorCores = true;
+  t.blockM = t.blockN = 128;
+  t.warpM = t.warpN = 64;
+  t.threadM = 8;
+  t.threadN = 16;
+  t.kStep = 32;
+  t.stages = 3;
+  int64_t perSm = getBlocksPerSm(t, 2, a100);
+  ASSERT_GE(perSm, 1);
+  int64_t slots = a100.sms * perSm;
+  // 9 blocks along N and slots / 9 along M (108 SMs): exactly one wave, and
+  // one row more takes a second. M, N and K large enough for compute to
+  // dominate.
+  ASSERT_EQ(slots % 9, 0);
+  int64_t m = 128 * (slots / 9), n = 128 * 9;
+  GemmPrediction full = predictGemm(t, half(m, n, 8192), a100);
+  GemmPrediction over = predictGemm(t, half(m + 1, n, 8192), a100);
+  EXPECT_STREQ(full.bound, "compute");
+  EXPECT_EQ(full.waves, 1);
+  EXPECT_EQ(over.waves, 2);
+  EXPECT_GT(over.seconds, 1.5 * full.seconds);
+  EXPECT_LT(over.waveEfficiency, 0.6);
+}
+
+// Small M: a tensor-core 128x128 tile wastes nearly all its rows and
+// leaves SMs idle; the model prefers SIMT or small tiles.
+TEST(GemmModel, SmallMPrefersSimtOrSmallTiles) {
+  for (const char *name : {"a100", "h200"}) {
+    const Device &device = *lookupDevice(name);
+    std::vector<GemmTile> tiles = enumerateGemmTiles(2, device);
+    for (int64_t m : {1, 2, 4, 8}) {
+      const GemmTile &best = bestTile(tiles, half(m, 768, 768), device);
+      SCOPED_TRACE(std::string(name) + " M=" + std::to_string(m) + ": " +
+                   best.str());
+      EXPECT_TRUE(!best.tensorCores || best.blockM <= 16);
+      EXPECT_LE(best.blockM, 16);
+    }
+  }
+}
+
+// Large M, N and K: tensor-core tiles of 128x128 or more. (At 4096^3 the
+// A100's 1024 blocks of 128x128 leave a tenth of a wave, and 64x128 tiles
+// tie; the model prefers them there.)
+TEST(GemmModel, LargeProblemsPreferLargeTensorCoreTiles) {
+  for (const char *name : {"a100", "h100", "h200"}) {
+    const Device &device = *lookupDevice(name);
+    std::vector<GemmTile> tiles = enumerateGemmTiles(2, device);
+    const GemmTile &best = bestTile(tiles, half(8192, 4096, 4096), device);
+    SCOPED_TRACE(std::string(name) + ": " + best.str());
+    EXPECT_TRUE(best.tensorCores);
+    EXPECT_GE(best.blockM * best.blockN, 128 * 128);
+    EXPECT_GT(best.stages, 1);
+  }
+}
+
+// f32 operands never get tensor cores; a tensor-core tile beats every SIMT
+// tile on a large f16 problem by more than the peak-rate ratio allows SIMT.
+TEST(GemmModel, TensorCoresBeatSimtWhenComputeBound) {
+  const Device &a100 = *lookupDevice("a100");
+  for (const GemmTile &t : enumerateGemmTiles(4, a100))
+    ASSERT_FALSE(t.tensorCores);
+  std::vector<GemmTile> tiles = enumerateGemmTiles(2, a100);
+  GemmProblem p = half(4096, 4096, 4096);
+  double bestTc = 1e30, bestSimt = 1e30;
+  for (const GemmTile &t : tiles) {
+    double s = predictGemm(t, p, a100).seconds;
+    double &best = t.tensorCores ? bestTc : bestSimt;
+    best = std::min(best, s);
+  }
+  EXPECT_LT(bestTc * 4, bestSimt);
+  // And the best is within reach of the peak (not above it).
+  EXPECT_GT(bestTc, p.flops() / a100.mmaSyncHalfFlopsPerSecond);
+}
+
+} // namespace
