@@ -17,7 +17,7 @@ llvm_config.use_default_substitutions()  # FileCheck, not, count
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 
 tool_dirs = [config.dyncc_tools_dir, config.llvm_tools_dir]
-llvm_config.add_tool_substitutions(["dyncc-opt", "dyncc", "dyncc-run"], tool_dirs)
+llvm_config.add_tool_substitutions(["dyncc-opt", "dyncc", "dyncc-run", "dyncc-tile-search"], tool_dirs)
 config.substitutions.append(("%python", config.python_executable))
 config.substitutions.append(("%models", os.path.join(config.dyncc_src_root, "examples")))
 # The real exports next to the checkout (../shared/models, or

@@ -21,6 +21,8 @@
 //   [HOP]   W. Luo et al., "Benchmarking and Dissecting the Nvidia Hopper
 //           GPU Architecture" (2024): mma.sync on Hopper runs at about
 //           two thirds of wgmma's rate.
+// The memory latency (about 300 cycles to an L2 hit), the per-SM L2
+// bandwidth and the launch time are estimates for `dyncc tune` to calibrate.
 // Where a figure is derived (bytes per clock times clock) or estimated,
 // the comment says so.
 //
@@ -50,6 +52,7 @@ static std::vector<Device> makeDevices() {
   a100.simtFp32FlopsPerSecond = 19.5e12;    // [A100] FP32
   a100.mmaSyncHalfFlopsPerSecond = 312e12;  // [A100] FP16/BF16 tensor
   a100.wgmmaHalfFlopsPerSecond = 0;         // no wgmma before sm_90
+  a100.memoryLatencySeconds = 300 / 1.41e9; // estimate: ~300 cycles
   a100.launchSeconds = 3e-6;                // estimate: launch + tail
   devices.push_back(a100);
 
@@ -70,6 +73,7 @@ static std::vector<Device> makeDevices() {
   rtx.simtFp32FlopsPerSecond = 35.6e12;     // [GA102] FP32
   rtx.mmaSyncHalfFlopsPerSecond = 71e12;    // [GA102] FP16 with FP32 acc.
   rtx.wgmmaHalfFlopsPerSecond = 0;
+  rtx.memoryLatencySeconds = 300 / 1.695e9; // estimate: ~300 cycles
   rtx.launchSeconds = 3e-6;
   devices.push_back(rtx);
 
@@ -90,6 +94,7 @@ static std::vector<Device> makeDevices() {
   h100.simtFp32FlopsPerSecond = 67e12;      // [H100] FP32
   h100.wgmmaHalfFlopsPerSecond = 989e12;    // [H100] FP16/BF16 dense
   h100.mmaSyncHalfFlopsPerSecond = 989e12 * 2 / 3; // [HOP] estimate
+  h100.memoryLatencySeconds = 300 / 1.83e9; // estimate: ~300 cycles
   h100.launchSeconds = 3e-6;
   devices.push_back(h100);
 

@@ -13,9 +13,11 @@
 //             the SM's tensor-core or FMA rate shared by its blocks (scaled
 //             down with fewer than 4 warps per SM to feed its 4 partitions),
 //             and the fragments or register rows the warps read;
-//   T_block = T_load + (n-1) max(T_load, T_inner) + T_inner + T_store with a
-//             pipeline (stages > 1, Vortex), n (T_load + T_inner) + T_store
-//             without;
+//   T_block = L + T_load + (n-1) T_step + T_inner + T_store with a pipeline
+//             (stages > 1; Vortex's recursion with a latency L that the
+//             stages cover: T_step = max(T_load, T_inner,
+//             (L + T_load) / (stages - 1))), n (L + T_load + T_inner) +
+//             T_store without;
 // then full waves at the occupancy's blocks per SM and a last, partial wave
 // (TSCompiler's T_wave x waves, with the tail's blocks spread over the
 // SMs), at least the DRAM time of the unique bytes, plus a launch. Padding
@@ -269,11 +271,18 @@ static BlockTimes blockTime(const GemmTile &tile, const GemmProblem &problem,
   // for calibration (dyncc tune) to replace.
   double tStep = kStepOverheadCycles / device.clockHz;
   tInner += tStep;
+  // A step's copies are issued `stages - 1` steps ahead of the product
+  // that reads them, so a pipelined step takes at least the latency and
+  // the transfer over those steps; one stage exposes both every step.
+  double latency = device.memoryLatencySeconds;
   BlockTimes t;
-  if (tile.stages > 1)
-    t.total = tLoad + (steps - 1) * std::max(tLoad, tInner) + tInner + tStore;
-  else
-    t.total = steps * (tLoad + tInner) + tStore;
+  if (tile.stages > 1) {
+    double step = std::max({tLoad, tInner,
+                            (latency + tLoad) / double(tile.stages - 1)});
+    t.total = latency + tLoad + (steps - 1) * step + tInner + tStore;
+  } else {
+    t.total = steps * (latency + tLoad + tInner) + tStore;
+  }
   t.bound = tLoad > tInner ? "l2" : tCompute >= tShared ? "compute" : "shared";
   return t;
 }

@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "dyncc/CostModel/Gemm.h"
 #include "dyncc/Tiling/TileConfig.h"
 
 #include "mlir/IR/Builders.h"
@@ -227,4 +228,26 @@ TEST(TileConfigTest, BlockDimsAreInnermostFirst) {
   EXPECT_EQ(row.getBlockDims(), (std::array<int64_t, 3>{32, 1, 1}));
   TileConfig wide = *TileConfig::parse("block 2x3x4x8 thread 1x1x1x1", error);
   EXPECT_EQ(wide.getBlockDims(), (std::array<int64_t, 3>{8, 4, 3}));
+}
+
+// Every GEMM candidate the tile search can emit is a config code generation
+// accepts: it parses, verifies, and has the search's tiles.
+TEST(TileConfigTest, EverySearchCandidateIsAValidConfig) {
+  for (const dyncc::cost::Device &device : dyncc::cost::getDevices())
+    for (int64_t bytes : {2, 4})
+      for (const dyncc::cost::GemmTile &tile :
+           dyncc::cost::enumerateGemmTiles(bytes, device)) {
+        std::string error;
+        std::optional<TileConfig> config = TileConfig::parse(tile.str(), error);
+        ASSERT_TRUE(config.has_value()) << tile.str() << ": " << error;
+        EXPECT_EQ(config->verify(), "") << tile.str();
+        EXPECT_EQ(config->blockTile[0], tile.blockM);
+        EXPECT_EQ(config->blockTile[1], tile.blockN);
+        EXPECT_EQ(config->kStep, tile.kStep);
+        EXPECT_EQ(config->stages, tile.stages);
+        EXPECT_EQ(config->mma.empty(), !tile.tensorCores);
+        EXPECT_EQ(config->getBlockDims()[0] * config->getBlockDims()[1] *
+                      config->getBlockDims()[2],
+                  tile.threads());
+      }
 }

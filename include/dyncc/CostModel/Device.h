@@ -52,6 +52,9 @@ struct Device {
   double simtFp32FlopsPerSecond = 0;
   double mmaSyncHalfFlopsPerSecond = 0;
   double wgmmaHalfFlopsPerSecond = 0;
+  /// The latency of a load from global memory (an L2 hit), seconds: what a
+  /// k-step pipeline's stages must cover.
+  double memoryLatencySeconds = 0;
   /// The time a kernel launch costs at least, seconds.
   double launchSeconds = 0;
 };

@@ -1,0 +1,41 @@
+//===- Plot.h - Variant regions as an SVG chart -----------------*- C++ -*-===//
+//
+// Part of dyncc, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// A predicted-throughput curve over a dimension's range, one colour per
+// variant region: what `dyncc explain --plot` and the tile-search benchmark
+// draw. Plain SVG text, no dependencies.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DYNCC_COSTMODEL_PLOT_H
+#define DYNCC_COSTMODEL_PLOT_H
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace dyncc::cost {
+
+struct PlotSeries {
+  /// The x values (ascending), the y values, and each point's variant.
+  std::vector<int64_t> x;
+  std::vector<double> y;
+  std::vector<uint32_t> variant;
+  std::string title;
+  /// The legend: variant i's name.
+  std::vector<std::string> variantNames;
+};
+
+/// An SVG chart with a panel per series: a log x axis named `xName`, a
+/// linear y axis named `yName`, one colour per variant, and a legend.
+std::string plotVariantRegions(const std::vector<PlotSeries> &series,
+                               const std::string &xName,
+                               const std::string &yName);
+
+} // namespace dyncc::cost
+
+#endif // DYNCC_COSTMODEL_PLOT_H

@@ -1,0 +1,263 @@
+//===- dyncc-tile-search.cpp - The GEMM tile search on its own -----------===//
+//
+// Part of dyncc, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+//   dyncc-tile-search --device h200 --gemm NxK[,NxK...] --m LO:HI
+//                     [--dtype f16|bf16|f32] [--batch B] [--cap 8]
+//                     [--target 0.03] [--svg FILE] [--bench]
+//
+// Runs the search and range partitioning for GEMMs of N x K weights over
+// M in [LO, HI] on a device of the table, and prints each GEMM's variants,
+// the intervals of M where each is chosen, its predicted TFLOP/s there and
+// the achieved regret. --svg draws the predicted curves, one colour per
+// variant region. --bench also times the search and the table look-up
+// against the brute-force argmin it replaces (a ratio, same process).
+//
+//===----------------------------------------------------------------------===//
+
+#include "dyncc/CostModel/Device.h"
+#include "dyncc/CostModel/Gemm.h"
+#include "dyncc/CostModel/Partition.h"
+#include "dyncc/CostModel/Plot.h"
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+using namespace dyncc::cost;
+
+namespace {
+
+[[noreturn]] void fail(const std::string &message) {
+  std::fprintf(stderr, "dyncc-tile-search: error: %s\n", message.c_str());
+  std::exit(1);
+}
+
+bool parseInt(const char *text, int64_t &out) {
+  char *end = nullptr;
+  long long v = std::strtoll(text, &end, 10);
+  if (!*text || *end)
+    return false;
+  out = v;
+  return true;
+}
+
+double seconds(std::chrono::steady_clock::time_point since) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                       since)
+      .count();
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  std::string deviceName = "h200", dtype = "f16", svgPath;
+  std::vector<std::pair<int64_t, int64_t>> gemms;
+  int64_t lo = 1, hi = 4096, batch = 1;
+  PartitionOptions options;
+  bool bench = false;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    auto value = [&]() -> const char * {
+      if (i + 1 >= argc)
+        fail(arg + " needs a value");
+      return argv[++i];
+    };
+    if (arg == "--device") {
+      deviceName = value();
+    } else if (arg == "--dtype") {
+      dtype = value();
+    } else if (arg == "--gemm") {
+      std::string list = value();
+      size_t at = 0;
+      while (at <= list.size()) {
+        size_t comma = list.find(',', at);
+        std::string item = list.substr(at, comma - at);
+        size_t x = item.find('x');
+        int64_t n, k;
+        if (x == std::string::npos || !parseInt(item.substr(0, x).c_str(), n) ||
+            !parseInt(item.substr(x + 1).c_str(), k) || n < 1 || k < 1)
+          fail("--gemm expects NxK[,NxK...], got '" + item + "'");
+        gemms.push_back({n, k});
+        if (comma == std::string::npos)
+          break;
+        at = comma + 1;
+      }
+    } else if (arg == "--m") {
+      std::string range = value();
+      size_t colon = range.find(':');
+      if (colon == std::string::npos ||
+          !parseInt(range.substr(0, colon).c_str(), lo) ||
+          !parseInt(range.substr(colon + 1).c_str(), hi) || lo < 1 || hi < lo)
+        fail("--m expects LO:HI with 1 <= LO <= HI, got '" + range + "'");
+    } else if (arg == "--batch") {
+      if (!parseInt(value(), batch) || batch < 1)
+        fail("--batch expects a positive integer");
+    } else if (arg == "--cap") {
+      int64_t cap;
+      if (!parseInt(value(), cap) || cap < 1)
+        fail("--cap expects a positive integer");
+      options.cap = size_t(cap);
+    } else if (arg == "--target") {
+      options.targetRegret = std::atof(value());
+      if (options.targetRegret < 0)
+        fail("--target expects a regret >= 0 (0.03 is 3%)");
+    } else if (arg == "--svg") {
+      svgPath = value();
+    } else if (arg == "--bench") {
+      bench = true;
+    } else {
+      fail("unknown argument '" + arg + "'");
+    }
+  }
+  const Device *device = lookupDevice(deviceName);
+  if (!device)
+    fail("unknown device '" + deviceName +
+         "' (expected a100, rtx3090, h100, h200, sm_80, sm_86 or sm_90)");
+  int64_t bytes = dtype == "f32" ? 4 : 2;
+  if (dtype != "f16" && dtype != "bf16" && dtype != "f32")
+    fail("--dtype expects f16, bf16 or f32");
+  if (gemms.empty())
+    gemms.push_back({768, 768});
+
+  auto start = std::chrono::steady_clock::now();
+  std::vector<GemmTile> tiles = enumerateGemmTiles(bytes, *device);
+  double enumerateSeconds = seconds(start);
+  std::printf("device %s (%s), %s operands, M in [%lld, %lld], batch %lld: "
+              "%zu candidates\n",
+              device->name.c_str(), device->arch.c_str(), dtype.c_str(),
+              (long long)lo, (long long)hi, (long long)batch, tiles.size());
+  std::vector<PlotSeries> series;
+  double searchSeconds = enumerateSeconds;
+  for (auto [n, k] : gemms) {
+    GemmProblem problem;
+    problem.batch = batch;
+    problem.n = n;
+    problem.k = k;
+    problem.operandBytes = problem.outputBytes = bytes;
+    auto cost = [&](size_t c, int64_t m) {
+      GemmProblem p = problem;
+      p.m = m;
+      return predictGemm(tiles[c], p, *device).seconds;
+    };
+    auto t0 = std::chrono::steady_clock::now();
+    Partition part = partitionRange(tiles.size(), cost, lo, hi, options);
+    double took = seconds(t0);
+    searchSeconds += took;
+    std::printf("\nGEMM N=%lld K=%lld: %zu considered, %zu variants, %zu "
+                "intervals, max regret %.2f%% (target %.2f%%, cap %zu), "
+                "%.3f s\n",
+                (long long)n, (long long)k, part.considered,
+                part.chosen.size(), part.table.lower.size(),
+                100 * part.maxRegret, 100 * options.targetRegret, options.cap,
+                took);
+    for (size_t v = 0; v < part.chosen.size(); ++v)
+      std::printf("  v%zu  %s\n", v, tiles[part.chosen[v]].str().c_str());
+    std::printf("  %-14s %-4s %-20s %s\n", "M", "var", "TFLOP/s (first-last)",
+                "bound");
+    for (size_t i = 0; i < part.table.lower.size(); ++i) {
+      int64_t from = part.table.lower[i];
+      int64_t to = i + 1 < part.table.lower.size()
+                       ? part.table.lower[i + 1] - 1
+                       : hi;
+      GemmProblem a = problem, b = problem;
+      a.m = from;
+      b.m = to;
+      const GemmTile &tile = tiles[part.chosen[part.table.variant[i]]];
+      GemmPrediction pa = predictGemm(tile, a, *device);
+      GemmPrediction pb = predictGemm(tile, b, *device);
+      char span[32];
+      std::snprintf(span, sizeof(span), "%lld-%lld", (long long)from,
+                    (long long)to);
+      std::printf("  %-14s v%-3u %7.1f - %-10.1f %s\n", span,
+                  part.table.variant[i], a.flops() / pa.seconds / 1e12,
+                  b.flops() / pb.seconds / 1e12, pb.bound);
+    }
+    PlotSeries ps;
+    ps.title = device->name + " " + dtype + " GEMM N=" + std::to_string(n) +
+               " K=" + std::to_string(k);
+    // About 400 log-spaced points of the sweep, and both sides of every
+    // variant change.
+    std::vector<bool> keep(part.points.size(), false);
+    for (size_t p = 0; p < part.points.size(); ++p) {
+      double f = std::log(double(part.points[p]) / double(lo) + 1) * 60;
+      keep[p] = p == 0 || p + 1 == part.points.size() ||
+                int64_t(f) != int64_t(std::log(double(part.points[p - 1]) /
+                                                   double(lo) +
+                                               1) *
+                                      60) ||
+                part.table.lookup(part.points[p]) !=
+                    part.table.lookup(part.points[p - 1]) ||
+                part.table.lookup(part.points[p]) !=
+                    part.table.lookup(part.points[p + 1]);
+    }
+    for (size_t p = 0; p < part.points.size(); ++p) {
+      if (!keep[p])
+        continue;
+      GemmProblem at = problem;
+      at.m = part.points[p];
+      ps.x.push_back(at.m);
+      ps.y.push_back(at.flops() / part.picked[p] / 1e12);
+      ps.variant.push_back(part.table.lookup(at.m));
+    }
+    for (size_t v : part.chosen)
+      ps.variantNames.push_back(tiles[v].str());
+    series.push_back(std::move(ps));
+
+    if (bench) {
+      // The look-up against what it replaces: the model's argmin over the
+      // chosen variants at each call.
+      std::vector<int64_t> queries;
+      uint64_t state = 88172645463325252ull;
+      for (int i = 0; i < 1 << 16; ++i) {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        queries.push_back(lo + int64_t(state % uint64_t(hi - lo + 1)));
+      }
+      uint64_t sink = 0;
+      auto l0 = std::chrono::steady_clock::now();
+      for (int repeat = 0; repeat < 50; ++repeat)
+        for (int64_t m : queries)
+          sink += part.table.lookup(m);
+      double lookupNs = seconds(l0) * 1e9 / (50.0 * queries.size());
+      auto b0 = std::chrono::steady_clock::now();
+      for (int64_t m : queries) {
+        size_t best = 0;
+        for (size_t v = 1; v < part.chosen.size(); ++v)
+          if (cost(part.chosen[v], m) < cost(part.chosen[best], m))
+            best = v;
+        sink += best;
+      }
+      double bruteNs = seconds(b0) * 1e9 / queries.size();
+      std::printf("  bench: look-up %.1f ns/call, brute-force argmin %.0f "
+                  "ns/call, ratio %.4f (checksum %llu)\n",
+                  lookupNs, bruteNs, lookupNs / bruteNs,
+                  (unsigned long long)sink);
+    }
+  }
+  if (bench)
+    std::printf("\nbench: search and partitioning of %zu GEMMs: %.2f s\n",
+                gemms.size(), searchSeconds);
+  if (!svgPath.empty()) {
+    std::string svg = plotVariantRegions(series, "M", "predicted TFLOP/s");
+    std::string temporary = svgPath + ".tmp";
+    FILE *f = std::fopen(temporary.c_str(), "w");
+    if (!f)
+      fail("cannot write '" + svgPath + "'");
+    bool ok = std::fwrite(svg.data(), 1, svg.size(), f) == svg.size();
+    ok &= std::fclose(f) == 0;
+    if (!ok || std::rename(temporary.c_str(), svgPath.c_str()) != 0) {
+      std::remove(temporary.c_str());
+      fail("cannot write '" + svgPath + "'");
+    }
+  }
+  return 0;
+}
