@@ -27,6 +27,20 @@ GemmProblem half(int64_t m, int64_t n, int64_t k, int64_t batch = 1) {
   return p;
 }
 
+/// A tensor-core tile: block, warp and thread tiles (M x N), k-step, stages.
+GemmTile tensorCoreTile(int64_t block, int64_t warp, int64_t threadM,
+                        int64_t threadN, int64_t kStep, int64_t stages) {
+  GemmTile t;
+  t.tensorCores = true;
+  t.blockM = t.blockN = block;
+  t.warpM = t.warpN = warp;
+  t.threadM = threadM;
+  t.threadN = threadN;
+  t.kStep = kStep;
+  t.stages = stages;
+  return t;
+}
+
 /// The best tile of `tiles` for `problem` on `device`.
 const GemmTile &bestTile(const std::vector<GemmTile> &tiles,
                          const GemmProblem &problem, const Device &device) {
@@ -91,14 +105,7 @@ TEST(GemmCandidates, EveryCandidateSatisfiesEveryHardConstraint) {
 
 TEST(GemmCandidates, EachConstraintRejects) {
   const Device &h200 = *lookupDevice("h200");
-  GemmTile ok;
-  ok.tensorCores = true;
-  ok.blockM = ok.blockN = 64;
-  ok.warpM = ok.warpN = 32;
-  ok.threadM = 4;
-  ok.threadN = 8;
-  ok.kStep = 32;
-  ok.stages = 3;
+  GemmTile ok = tensorCoreTile(64, 32, 4, 8, 32, 3);
   ASSERT_FALSE(checkConstraints(ok, 2, h200).has_value());
   auto rejects = [&](GemmTile t, int64_t bytes, const char *what) {
     std::optional<std::string> why = checkConstraints(t, bytes, h200);
@@ -152,14 +159,7 @@ TEST(GemmCandidates, EachConstraintRejects) {
 }
 
 TEST(GemmCandidates, TilesPrintAsTileConfigs) {
-  GemmTile t;
-  t.tensorCores = true;
-  t.blockM = t.blockN = 64;
-  t.warpM = t.warpN = 32;
-  t.threadM = 4;
-  t.threadN = 8;
-  t.kStep = 32;
-  t.stages = 3;
+  GemmTile t = tensorCoreTile(64, 32, 4, 8, 32, 3);
   EXPECT_EQ(t.str(), "block 64x64 warp 32x32 thread 4x8 k 32 mma 16x8x16 stages 3");
   GemmTile s;
   s.blockM = 32;
@@ -199,14 +199,7 @@ TEST(GemmModel, PredictionsAreSaneOnRandomProblems) {
 // Wave quantization: one block more than a wave holds costs a second wave.
 TEST(GemmModel, WaveQuantizationCliff) {
   const Device &a100 = *lookupDevice("a100");
-  GemmTile t;
-  t.tensorCores = true;
-  t.blockM = t.blockN = 128;
-  t.warpM = t.warpN = 64;
-  t.threadM = 8;
-  t.threadN = 16;
-  t.kStep = 32;
-  t.stages = 3;
+  GemmTile t = tensorCoreTile(128, 64, 8, 16, 32, 3);
   int64_t perSm = getBlocksPerSm(t, 2, a100);
   ASSERT_GE(perSm, 1);
   int64_t slots = a100.sms * perSm;
