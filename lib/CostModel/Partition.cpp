@@ -66,70 +66,71 @@ std::vector<int64_t> dyncc::cost::getSweepPoints(int64_t lo, int64_t hi,
   return points;
 }
 
-Partition dyncc::cost::partitionRange(
-    size_t count, const std::function<double(size_t, int64_t)> &cost,
-    int64_t lo, int64_t hi, const PartitionOptions &options) {
-  Partition result;
-  result.points = getSweepPoints(lo, hi, options.exhaustiveLimit);
-  if (count == 0 || result.points.empty())
-    return result;
+namespace {
+/// Predicted times, [candidate][point].
+using Times = std::vector<std::vector<double>>;
+} // namespace
 
-  // 1. Coarse sweep.
-  std::vector<int64_t> coarse = getSweepPoints(lo, hi, 128);
-  std::vector<size_t> kept;
-  {
-    std::vector<std::vector<double>> times(count,
-                                           std::vector<double>(coarse.size()));
-    std::vector<double> best(coarse.size(),
-                             std::numeric_limits<double>::infinity());
-    for (size_t c = 0; c < count; ++c)
-      for (size_t p = 0; p < coarse.size(); ++p) {
-        times[c][p] = cost(c, coarse[p]);
-        best[p] = std::min(best[p], times[c][p]);
-      }
-    for (size_t c = 0; c < count; ++c)
-      for (size_t p = 0; p < coarse.size(); ++p)
-        if (times[c][p] <= options.pruneFactor * best[p]) {
-          kept.push_back(c);
-          break;
-        }
-  }
-  result.considered = kept.size();
-
-  // 2. Every point.
-  size_t points = result.points.size();
-  std::vector<std::vector<double>> times(kept.size(),
-                                         std::vector<double>(points));
-  result.best.assign(points, std::numeric_limits<double>::infinity());
-  for (size_t i = 0; i < kept.size(); ++i)
+/// The candidates (0 .. count-1) within `factor` of the best at some of
+/// `points` coarse points, where `cost(c, p)` is candidate c's time at
+/// coarse point p.
+static std::vector<size_t>
+pruneCandidates(size_t count, size_t points,
+                const std::function<double(size_t, size_t)> &cost,
+                double factor) {
+  Times times(count, std::vector<double>(points));
+  std::vector<double> best(points, std::numeric_limits<double>::infinity());
+  for (size_t c = 0; c < count; ++c)
     for (size_t p = 0; p < points; ++p) {
-      times[i][p] = cost(kept[i], result.points[p]);
-      result.best[p] = std::min(result.best[p], times[i][p]);
+      times[c][p] = cost(c, p);
+      best[p] = std::min(best[p], times[c][p]);
     }
+  std::vector<size_t> kept;
+  for (size_t c = 0; c < count; ++c)
+    for (size_t p = 0; p < points; ++p)
+      if (times[c][p] <= factor * best[p]) {
+        kept.push_back(c);
+        break;
+      }
+  return kept;
+}
 
-  // 3. Greedy cover.
+/// Steps 3 and 3b over `times` [kept][point] and each point's `best`: the
+/// chosen rows of `times`.
+static std::vector<size_t> chooseCover(const Times &times,
+                                       const std::vector<double> &best,
+                                       const PartitionOptions &options) {
+  size_t points = best.size(), kept = times.size();
+  double target = std::log1p(options.targetRegret);
   std::vector<double> current(points, std::numeric_limits<double>::infinity());
   std::vector<size_t> chosen;
   auto maxRegret = [&](const std::vector<double> &at) {
     double worst = 0;
     for (size_t p = 0; p < points; ++p)
-      worst = std::max(worst, at[p] / result.best[p] - 1);
+      worst = std::max(worst, at[p] / best[p] - 1);
     return worst;
   };
-  double target = std::log1p(options.targetRegret);
+  auto excessOf = [&](const std::vector<double> &at) {
+    double excess = 0;
+    for (size_t p = 0; p < points; ++p)
+      excess += std::max(0.0, std::log(at[p] / best[p]) - target);
+    return excess;
+  };
+  auto isChosen = [&](size_t i) {
+    return std::find(chosen.begin(), chosen.end(), i) != chosen.end();
+  };
   while (chosen.size() < options.cap &&
          (chosen.empty() || maxRegret(current) > options.targetRegret)) {
-    size_t pick = kept.size();
+    size_t pick = kept;
     double pickScore = std::numeric_limits<double>::infinity();
-    for (size_t i = 0; i < kept.size(); ++i) {
-      if (std::find(chosen.begin(), chosen.end(), i) != chosen.end())
+    for (size_t i = 0; i < kept; ++i) {
+      if (isChosen(i))
         continue;
       // The regret above the target, summed over the points (a hinge on
       // the log of the ratio), then the whole regret to break ties.
       double score = 0, excess = 0;
       for (size_t p = 0; p < points; ++p) {
-        double regret =
-            std::log(std::min(current[p], times[i][p]) / result.best[p]);
+        double regret = std::log(std::min(current[p], times[i][p]) / best[p]);
         excess += std::max(0.0, regret - target);
         score += regret;
       }
@@ -139,21 +140,14 @@ Partition dyncc::cost::partitionRange(
         pick = i;
       }
     }
-    if (pick == kept.size())
+    if (pick == kept)
       break;
     chosen.push_back(pick);
     for (size_t p = 0; p < points; ++p)
       current[p] = std::min(current[p], times[pick][p]);
   }
-
-  // 3b. At the cap with points still above the target: swap a chosen
-  // variant for another candidate where that lowers the excess.
-  auto excessOf = [&](const std::vector<double> &at) {
-    double excess = 0;
-    for (size_t p = 0; p < points; ++p)
-      excess += std::max(0.0, std::log(at[p] / result.best[p]) - target);
-    return excess;
-  };
+  // At the cap with points still above the target: swap a chosen variant
+  // for another candidate where that lowers the excess.
   for (int pass = 0; pass < 3 && chosen.size() == options.cap &&
                      maxRegret(current) > options.targetRegret;
        ++pass) {
@@ -166,10 +160,10 @@ Partition dyncc::cost::partitionRange(
           for (size_t p = 0; p < points; ++p)
             others[p] = std::min(others[p], times[chosen[o]][p]);
       double bestExcess = excessOf(current);
-      size_t bestSwap = kept.size();
+      size_t bestSwap = kept;
       std::vector<double> trial(points);
-      for (size_t i = 0; i < kept.size(); ++i) {
-        if (std::find(chosen.begin(), chosen.end(), i) != chosen.end())
+      for (size_t i = 0; i < kept; ++i) {
+        if (isChosen(i))
           continue;
         for (size_t p = 0; p < points; ++p)
           trial[p] = std::min(others[p], times[i][p]);
@@ -179,7 +173,7 @@ Partition dyncc::cost::partitionRange(
           bestSwap = i;
         }
       }
-      if (bestSwap == kept.size())
+      if (bestSwap == kept)
         continue;
       chosen[j] = bestSwap;
       for (size_t p = 0; p < points; ++p)
@@ -189,20 +183,58 @@ Partition dyncc::cost::partitionRange(
     if (!improved)
       break;
   }
+  return chosen;
+}
 
-  // 4. The table, over the variants some point picks.
-  std::vector<size_t> argmin(points);
-  for (size_t p = 0; p < points; ++p) {
-    size_t bestChosen = 0;
-    for (size_t j = 1; j < chosen.size(); ++j)
-      if (times[chosen[j]][p] < times[chosen[bestChosen]][p])
-        bestChosen = j;
-    argmin[p] = bestChosen;
-  }
+/// Evaluates the `kept` candidates at `points` points (`cost(c, p)`):
+/// the times and each point's best.
+static Times evaluate(const std::vector<size_t> &kept, size_t points,
+                      const std::function<double(size_t, size_t)> &cost,
+                      std::vector<double> &best) {
+  Times times(kept.size(), std::vector<double>(points));
+  best.assign(points, std::numeric_limits<double>::infinity());
+  for (size_t i = 0; i < kept.size(); ++i)
+    for (size_t p = 0; p < points; ++p) {
+      times[i][p] = cost(kept[i], p);
+      best[p] = std::min(best[p], times[i][p]);
+    }
+  return times;
+}
+
+/// The fastest of `chosen` (rows of `times`) at point p.
+static size_t fastestAt(const Times &times, const std::vector<size_t> &chosen,
+                        size_t p) {
+  size_t fastest = 0;
+  for (size_t j = 1; j < chosen.size(); ++j)
+    if (times[chosen[j]][p] < times[chosen[fastest]][p])
+      fastest = j;
+  return fastest;
+}
+
+Partition dyncc::cost::partitionRange(
+    size_t count, const std::function<double(size_t, int64_t)> &cost,
+    int64_t lo, int64_t hi, const PartitionOptions &options) {
+  Partition result;
+  result.points = getSweepPoints(lo, hi, options.exhaustiveLimit);
+  if (count == 0 || result.points.empty())
+    return result;
+  std::vector<int64_t> coarse = getSweepPoints(lo, hi, 128);
+  std::vector<size_t> kept = pruneCandidates(
+      count, coarse.size(),
+      [&](size_t c, size_t p) { return cost(c, coarse[p]); },
+      options.pruneFactor);
+  result.considered = kept.size();
+  Times times = evaluate(
+      kept, result.points.size(),
+      [&](size_t c, size_t p) { return cost(c, result.points[p]); },
+      result.best);
+  std::vector<size_t> chosen = chooseCover(times, result.best, options);
+
+  // The table, over the variants some point picks.
   std::vector<int64_t> number(chosen.size(), -1);
-  result.picked.resize(points);
-  for (size_t p = 0; p < points; ++p) {
-    size_t j = argmin[p];
+  result.picked.resize(result.points.size());
+  for (size_t p = 0; p < result.points.size(); ++p) {
+    size_t j = fastestAt(times, chosen, p);
     if (number[j] < 0) {
       number[j] = int64_t(result.chosen.size());
       result.chosen.push_back(kept[chosen[j]]);
@@ -214,6 +246,77 @@ Partition dyncc::cost::partitionRange(
       result.table.variant.push_back(variant);
     }
   }
-  result.maxRegret = maxRegret(result.picked);
+  for (size_t p = 0; p < result.points.size(); ++p)
+    result.maxRegret =
+        std::max(result.maxRegret, result.picked[p] / result.best[p] - 1);
+  return result;
+}
+
+uint32_t DecisionTable::lookup(int64_t a, int64_t b) const {
+  auto it = std::upper_bound(lower.begin(), lower.end(), a);
+  size_t index = it == lower.begin() ? 0 : size_t(it - lower.begin()) - 1;
+  return inner[index].lookup(b);
+}
+
+Partition2D dyncc::cost::partitionRange2D(
+    size_t count,
+    const std::function<double(size_t, int64_t, int64_t)> &cost,
+    int64_t aLo, int64_t aHi, int64_t bLo, int64_t bHi,
+    const PartitionOptions &options, int64_t pointsPerDimension) {
+  Partition2D result;
+  result.pointsA = getSweepPoints(aLo, aHi, pointsPerDimension);
+  result.pointsB = getSweepPoints(bLo, bHi, pointsPerDimension);
+  size_t na = result.pointsA.size(), nb = result.pointsB.size();
+  if (count == 0 || na == 0 || nb == 0)
+    return result;
+  auto at = [&](size_t p) {
+    return std::pair<int64_t, int64_t>{result.pointsA[p / nb],
+                                       result.pointsB[p % nb]};
+  };
+  std::vector<int64_t> coarseA = getSweepPoints(aLo, aHi, 12);
+  std::vector<int64_t> coarseB = getSweepPoints(bLo, bHi, 12);
+  std::vector<size_t> kept = pruneCandidates(
+      count, coarseA.size() * coarseB.size(),
+      [&](size_t c, size_t p) {
+        return cost(c, coarseA[p / coarseB.size()], coarseB[p % coarseB.size()]);
+      },
+      options.pruneFactor);
+  result.considered = kept.size();
+  std::vector<double> best;
+  Times times = evaluate(
+      kept, na * nb,
+      [&](size_t c, size_t p) {
+        auto [a, b] = at(p);
+        return cost(c, a, b);
+      },
+      best);
+  std::vector<size_t> chosen = chooseCover(times, best, options);
+
+  // Per value of a, the interval table over b; equal neighbours merge.
+  std::vector<int64_t> number(chosen.size(), -1);
+  for (size_t ia = 0; ia < na; ++ia) {
+    IntervalTable inner;
+    for (size_t ib = 0; ib < nb; ++ib) {
+      size_t p = ia * nb + ib;
+      size_t j = fastestAt(times, chosen, p);
+      if (number[j] < 0) {
+        number[j] = int64_t(result.chosen.size());
+        result.chosen.push_back(kept[chosen[j]]);
+      }
+      uint32_t variant = uint32_t(number[j]);
+      result.maxRegret =
+          std::max(result.maxRegret, times[chosen[j]][p] / best[p] - 1);
+      if (inner.variant.empty() || inner.variant.back() != variant) {
+        inner.lower.push_back(result.pointsB[ib]);
+        inner.variant.push_back(variant);
+      }
+    }
+    DecisionTable &table = result.table;
+    if (!table.inner.empty() && table.inner.back().lower == inner.lower &&
+        table.inner.back().variant == inner.variant)
+      continue;
+    table.lower.push_back(result.pointsA[ia]);
+    table.inner.push_back(std::move(inner));
+  }
   return result;
 }

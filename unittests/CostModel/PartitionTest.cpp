@@ -55,7 +55,10 @@ TEST(Partition, LookupIsTheArgminOfTheChosenSetEverywhere) {
     for (size_t j = 1; j < p.chosen.size(); ++j)
       if (d.cost(p.chosen[j], m) < d.cost(p.chosen[argmin], m))
         argmin = j;
-    ASSERT_EQ(p.table.lookup(m), argmin) << "M=" << m;
+    // The argmin, or a variant predicted exactly as fast (a tie).
+    ASSERT_EQ(d.cost(p.chosen[p.table.lookup(m)], m),
+              d.cost(p.chosen[argmin], m))
+        << "M=" << m;
     double best = 1e30;
     for (size_t c = 0; c < d.tiles.size(); ++c)
       best = std::min(best, d.cost(c, m));
@@ -134,6 +137,74 @@ TEST(Partition, LargeRangesAreSweptAtLogSpacedPoints) {
   for (int64_t v = 64; v <= 4096; v += 64)
     EXPECT_TRUE(std::binary_search(points.begin(), points.end(), v)) << v;
   EXPECT_EQ(getSweepPoints(5, 9, 4096), (std::vector<int64_t>{5, 6, 7, 8, 9}));
+}
+
+} // namespace
+
+namespace {
+
+// Attention's batched products: two dynamic dimensions, the batch (B x 12
+// heads) and the sequence S; Q K^T is [S x 64] x [64 x S] per head. The
+// decision table returns the brute-force argmin of the chosen set at every
+// grid point, with several variants.
+TEST(Partition2D, AttentionScoresOverBatchAndSequence) {
+  const Device &h200 = *lookupDevice("h200");
+  std::vector<GemmTile> tiles = enumerateGemmTiles(2, h200);
+  auto cost = [&](size_t c, int64_t batch, int64_t seq) {
+    GemmProblem p;
+    p.batch = batch;
+    p.m = seq;
+    p.n = seq;
+    p.k = 64;
+    p.batchedB = true;
+    p.operandBytes = p.outputBytes = 2;
+    return predictGemm(tiles[c], p, h200).seconds;
+  };
+  Partition2D p =
+      partitionRange2D(tiles.size(), cost, 12, 12 * 32, 1, 512, {}, 24);
+  ASSERT_GE(p.chosen.size(), 2u);
+  ASSERT_LE(p.chosen.size(), 8u);
+  bool differs = false;
+  for (int64_t a : p.pointsA)
+    for (int64_t b : p.pointsB) {
+      size_t argmin = 0;
+      for (size_t j = 1; j < p.chosen.size(); ++j)
+        if (cost(p.chosen[j], a, b) < cost(p.chosen[argmin], a, b))
+          argmin = j;
+      // The argmin, or a variant predicted exactly as fast (a tie).
+      uint32_t picked = p.table.lookup(a, b);
+      ASSERT_EQ(cost(p.chosen[picked], a, b), cost(p.chosen[argmin], a, b))
+          << a << " x " << b;
+      differs |= picked != p.table.lookup(p.pointsA.front(), b);
+    }
+  // The batch changes the choice somewhere: a decision on both dimensions.
+  EXPECT_TRUE(differs);
+  EXPECT_GE(p.table.lower.size(), 2u);
+}
+
+// A small grid is swept whole: exact at every (a, b).
+TEST(Partition2D, SmallRangesAreExactEverywhere) {
+  // Three candidates: best for small a, for small b, and otherwise.
+  // No two are ever equal at integer points.
+  auto cost = [](size_t c, int64_t a, int64_t b) {
+    if (c == 0)
+      return 1.0 + a * 0.5 + b;
+    if (c == 1)
+      return 1.01 + a + b * 0.5;
+    return 4.003 + 0.6 * (a + b);
+  };
+  Partition2D p = partitionRange2D(3, cost, 1, 20, 1, 30);
+  ASSERT_EQ(p.pointsA.size(), 20u);
+  ASSERT_EQ(p.pointsB.size(), 30u);
+  for (int64_t a = 1; a <= 20; ++a)
+    for (int64_t b = 1; b <= 30; ++b) {
+      size_t want = 0;
+      for (size_t c = 1; c < 3; ++c)
+        if (cost(c, a, b) < cost(want, a, b))
+          want = c;
+      ASSERT_EQ(p.chosen[p.table.lookup(a, b)], want) << a << " x " << b;
+    }
+  EXPECT_DOUBLE_EQ(p.maxRegret, 0);
 }
 
 } // namespace

@@ -6,10 +6,11 @@
 //===----------------------------------------------------------------------===//
 //
 // Range partitioning: over the values a group's dynamic problem dimension
-// takes (M = batch x sequence for a transformer's dense layers), choose a
-// few candidates such that at every value the best of them is predicted
-// within a target of the best of all, and an interval table that picks,
-// in O(log n), the best of the chosen at each value.
+// takes (M = batch x sequence for a transformer's dense layers), or two of
+// them, choose a few candidates such that at every value the best of them
+// is predicted within a target of the best of all, and an interval table
+// (a two-level one for two dimensions) that picks, in O(log n), the best
+// of the chosen at each value.
 //
 //===----------------------------------------------------------------------===//
 
@@ -74,6 +75,35 @@ Partition partitionRange(size_t count,
                          const std::function<double(size_t, int64_t)> &cost,
                          int64_t lo, int64_t hi,
                          const PartitionOptions &options = {});
+
+/// For two dynamic dimensions (attention's batched products: the batch
+/// B x H and the sequence): intervals of the first, each with an interval
+/// table over the second. Look-up: two binary searches.
+struct DecisionTable {
+  std::vector<int64_t> lower;
+  std::vector<IntervalTable> inner;
+  uint32_t lookup(int64_t a, int64_t b) const;
+};
+
+struct Partition2D {
+  std::vector<size_t> chosen;
+  DecisionTable table;
+  /// The grid the set was chosen on: every value of each dimension up to
+  /// `pointsPerDimension` of them, else log-spaced points.
+  std::vector<int64_t> pointsA, pointsB;
+  /// Over the grid.
+  double maxRegret = 0;
+  size_t considered = 0;
+};
+
+/// Chooses variants as partitionRange does, over [aLo, aHi] x [bLo, bHi],
+/// with `cost(candidate, a, b)`.
+Partition2D
+partitionRange2D(size_t count,
+                 const std::function<double(size_t, int64_t, int64_t)> &cost,
+                 int64_t aLo, int64_t aHi, int64_t bLo, int64_t bHi,
+                 const PartitionOptions &options = {},
+                 int64_t pointsPerDimension = 64);
 
 } // namespace dyncc::cost
 
