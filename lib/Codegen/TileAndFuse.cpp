@@ -28,6 +28,7 @@
 
 #include "Bounds.h"
 #include "dyncc/Codegen/Passes.h"
+#include "dyncc/Tiling/KernelShapes.h"
 #include "dyncc/Support/DimExpr.h"
 #include "dyncc/Tiling/TileConfig.h"
 
@@ -62,161 +63,6 @@ using namespace dyncc;
 
 namespace {
 
-//===----------------------------------------------------------------------===//
-// Grid expressions
-//===----------------------------------------------------------------------===//
-
-/// Expresses an extent computed inside a kernel as a DimExpr over the
-/// kernel's arguments, or fails.
-static FailureOr<DimExpr> getExtentExpr(OpFoldResult ofr, Block &entry,
-                                        unsigned depth = 0);
-
-static FailureOr<DimExpr> getDimExpr(Value tensor, int64_t d, Block &entry,
-                                     unsigned depth) {
-  auto type = dyn_cast<ShapedType>(tensor.getType());
-  if (!type || d >= type.getRank())
-    return failure();
-  if (!type.isDynamicDim(d))
-    return DimExpr(type.getDimSize(d));
-  if (auto arg = dyn_cast<BlockArgument>(tensor)) {
-    if (arg.getOwner() != &entry)
-      return failure();
-    return DimExpr::symbol(getGridArgName(arg.getArgNumber(), d));
-  }
-  Operation *def = tensor.getDefiningOp();
-  if (auto empty = dyn_cast<tensor::EmptyOp>(def))
-    return getExtentExpr(empty.getMixedSizes()[d], entry, depth + 1);
-  if (auto dps = dyn_cast<DestinationStyleOpInterface>(def))
-    return getDimExpr(dps.getTiedOpOperand(cast<OpResult>(tensor))->get(), d,
-                      entry, depth + 1);
-  if (auto pad = dyn_cast<tensor::PadOp>(def)) {
-    FailureOr<DimExpr> src = getDimExpr(pad.getSource(), d, entry, depth + 1);
-    FailureOr<DimExpr> low =
-        getExtentExpr(pad.getMixedLowPad()[d], entry, depth + 1);
-    FailureOr<DimExpr> high =
-        getExtentExpr(pad.getMixedHighPad()[d], entry, depth + 1);
-    if (failed(src) || failed(low) || failed(high))
-      return failure();
-    return *src + *low + *high;
-  }
-  if (auto cast = dyn_cast<tensor::CastOp>(def))
-    return getDimExpr(cast.getSource(), d, entry, depth + 1);
-  if (auto expand = dyn_cast<tensor::ExpandShapeOp>(def))
-    return getExtentExpr(expand.getMixedOutputShape()[d], entry, depth + 1);
-  if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(def)) {
-    DimExpr product(1);
-    for (int64_t src : collapse.getReassociationIndices()[d]) {
-      FailureOr<DimExpr> e =
-          getDimExpr(collapse.getSrc(), src, entry, depth + 1);
-      if (failed(e))
-        return failure();
-      product = product * *e;
-    }
-    return product;
-  }
-  if (auto slice = dyn_cast<tensor::ExtractSliceOp>(def)) {
-    llvm::SmallBitVector dropped = slice.getDroppedDims();
-    int64_t seen = -1;
-    for (auto [i, size] : llvm::enumerate(slice.getMixedSizes())) {
-      if (dropped.test(i))
-        continue;
-      if (++seen == d)
-        return getExtentExpr(size, entry, depth + 1);
-    }
-  }
-  return failure();
-}
-
-static FailureOr<DimExpr> getExtentExpr(OpFoldResult ofr, Block &entry,
-                                        unsigned depth) {
-  if (depth > 32)
-    return failure();
-  if (std::optional<int64_t> c = getConstantIntValue(ofr))
-    return DimExpr(*c);
-  Value v = cast<Value>(ofr);
-  if (auto arg = dyn_cast<BlockArgument>(v)) {
-    if (arg.getOwner() != &entry || !arg.getType().isIndex())
-      return failure();
-    return DimExpr::symbol(getGridArgName(arg.getArgNumber(), std::nullopt));
-  }
-  Operation *def = v.getDefiningOp();
-  if (auto dim = dyn_cast<tensor::DimOp>(def)) {
-    std::optional<int64_t> d = dim.getConstantIndex();
-    if (!d)
-      return failure();
-    return getDimExpr(dim.getSource(), *d, entry, depth + 1);
-  }
-  if (auto apply = dyn_cast<affine::AffineApplyOp>(def)) {
-    AffineMap map = apply.getAffineMap();
-    SmallVector<DimExpr> operands;
-    for (Value operand : apply.getOperands()) {
-      FailureOr<DimExpr> e = getExtentExpr(operand, entry, depth + 1);
-      if (failed(e))
-        return failure();
-      operands.push_back(*e);
-    }
-    // Evaluate the affine expression over DimExprs.
-    std::function<FailureOr<DimExpr>(AffineExpr)> eval =
-        [&](AffineExpr e) -> FailureOr<DimExpr> {
-      if (auto c = dyn_cast<AffineConstantExpr>(e))
-        return DimExpr(c.getValue());
-      if (auto dimE = dyn_cast<AffineDimExpr>(e))
-        return operands[dimE.getPosition()];
-      if (auto symE = dyn_cast<AffineSymbolExpr>(e))
-        return operands[map.getNumDims() + symE.getPosition()];
-      auto bin = cast<AffineBinaryOpExpr>(e);
-      FailureOr<DimExpr> l = eval(bin.getLHS()), r = eval(bin.getRHS());
-      if (failed(l) || failed(r))
-        return failure();
-      switch (e.getKind()) {
-      case AffineExprKind::Add:
-        return *l + *r;
-      case AffineExprKind::Mul:
-        return *l * *r;
-      case AffineExprKind::FloorDiv:
-        return DimExpr::floorDiv(*l, *r);
-      case AffineExprKind::CeilDiv:
-        return DimExpr::ceilDiv(*l, *r);
-      case AffineExprKind::Mod:
-        return DimExpr::mod(*l, *r);
-      default:
-        return failure();
-      }
-    };
-    if (map.getNumResults() != 1)
-      return failure();
-    return eval(map.getResult(0));
-  }
-  auto binary = [&](Value a, Value b, auto fn) -> FailureOr<DimExpr> {
-    FailureOr<DimExpr> l = getExtentExpr(a, entry, depth + 1);
-    FailureOr<DimExpr> r = getExtentExpr(b, entry, depth + 1);
-    if (failed(l) || failed(r))
-      return failure();
-    return fn(*l, *r);
-  };
-  if (auto op = dyn_cast<arith::AddIOp>(def))
-    return binary(op.getLhs(), op.getRhs(),
-                  [](const DimExpr &l, const DimExpr &r) { return l + r; });
-  if (auto op = dyn_cast<arith::SubIOp>(def))
-    return binary(op.getLhs(), op.getRhs(),
-                  [](const DimExpr &l, const DimExpr &r) { return l - r; });
-  if (auto op = dyn_cast<arith::MulIOp>(def))
-    return binary(op.getLhs(), op.getRhs(),
-                  [](const DimExpr &l, const DimExpr &r) { return l * r; });
-  if (auto op = dyn_cast<arith::DivUIOp>(def))
-    return binary(op.getLhs(), op.getRhs(), DimExpr::floorDiv);
-  if (auto op = dyn_cast<arith::DivSIOp>(def))
-    return binary(op.getLhs(), op.getRhs(), DimExpr::floorDiv);
-  if (auto op = dyn_cast<arith::CeilDivUIOp>(def))
-    return binary(op.getLhs(), op.getRhs(), DimExpr::ceilDiv);
-  if (auto op = dyn_cast<arith::CeilDivSIOp>(def))
-    return binary(op.getLhs(), op.getRhs(), DimExpr::ceilDiv);
-  if (auto op = dyn_cast<arith::MaxSIOp>(def))
-    return binary(op.getLhs(), op.getRhs(), DimExpr::max);
-  if (auto op = dyn_cast<arith::MinSIOp>(def))
-    return binary(op.getLhs(), op.getRhs(), DimExpr::min);
-  return failure();
-}
 
 //===----------------------------------------------------------------------===//
 // Preparation
@@ -1009,7 +855,7 @@ static bool isDivisibleExtent(OpFoldResult ub, int64_t n,
                               const ClampFacts &known, unsigned depth = 0) {
   if (depth > 8)
     return false;
-  FailureOr<DimExpr> expr = getExtentExpr(ub, known.entry);
+  FailureOr<DimExpr> expr = getKernelExtentExpr(ub, known.entry);
   if (succeeded(expr))
     return isDivisibleBy(*expr, n, known.facts);
   auto value = dyn_cast<Value>(ub);
@@ -1072,14 +918,14 @@ static bool dropDivisibleClamps(RewriterBase &rewriter, Operation *scope,
         // too: the tile at iv is whole.
         if (!isMultipleOf(Value(arg), step.getValue(), 0))
           continue;
-        FailureOr<DimExpr> ubExpr = getExtentExpr(*ub, known.entry);
+        FailureOr<DimExpr> ubExpr = getKernelExtentExpr(*ub, known.entry);
         if (!isDivisibleExtent(*ub, step.getValue(), known))
           continue;
         auto ubValue = dyn_cast<Value>(*ub);
         for (unsigned u = 0; u < operands.size() && !replaced; ++u) {
           // The clamp's bound is the loop's (tiling reads a dimension more
           // than once, so compare what the values are, not which they are).
-          FailureOr<DimExpr> bound = getExtentExpr(operands[u], known.entry);
+          FailureOr<DimExpr> bound = getKernelExtentExpr(operands[u], known.entry);
           bool same =
               (ubValue && operands[u] == ubValue) ||
               (succeeded(ubExpr) && succeeded(bound) && *bound == *ubExpr);
@@ -1461,7 +1307,7 @@ static bool isAlignedArgumentSlice(Value tensor, int64_t n,
   if (!arg || arg.getOwner() != &known.entry || !type || type.getRank() == 0)
     return false;
   FailureOr<DimExpr> inner =
-      getDimExpr(tensor, type.getRank() - 1, known.entry, 0);
+      getKernelDimExpr(tensor, type.getRank() - 1, known.entry, 0);
   return succeeded(inner) && isDivisibleBy(*inner, n, known.facts);
 }
 
@@ -2999,10 +2845,10 @@ struct TileAndFuse final : ::dyncc::impl::TileAndFusePassBase<TileAndFuse> {
           AffineMap map = linalgOp.getMatchingIndexingMap(init);
           if (std::optional<unsigned> pos =
                   map.getResultPosition(getAffineDimExpr(i, op->getContext())))
-            extent = getDimExpr(init->get(), *pos, entry, 0);
+            extent = getKernelDimExpr(init->get(), *pos, entry, 0);
         }
         if (failed(extent))
-          extent = getExtentExpr(domain[i].size, entry);
+          extent = getKernelExtentExpr(domain[i].size, entry);
         if (failed(extent)) {
           InFlightDiagnostic diag =
               op->emitOpError("loop ")

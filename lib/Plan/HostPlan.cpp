@@ -13,6 +13,7 @@
 #include "dyncc/Dialect/Sym/IR/Sym.h"
 #include "dyncc/Runtime/Manifest.h"
 #include "dyncc/Target/HostObject.h"
+#include "dyncc/Tiling/KernelShapes.h"
 #include "dyncc/Tiling/TileConfig.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/AsmState.h"
@@ -441,14 +442,41 @@ private:
                                   {"max", (int64_t)op.getMax()}});
     }
     int64_t groupIndex = groups.size();
-    groups.push_back(json::Object{
+    json::Object group{
         {"name", name},
         {"kind",
          kernel->getAttrOfType<StringAttr>("dyncc.kind")
              ? kernel->getAttrOfType<StringAttr>("dyncc.kind").getValue()
              : "elementwise"},
         {"variants", json::Array{json::Object{{"kernel", kernelIndex},
-                                              {"when", std::move(when)}}}}});
+                                              {"when", std::move(when)}}}}};
+    // A GEMM's problem in terms of the symbols: what its variants are
+    // chosen by.
+    if (auto problem =
+            kernel->getAttrOfType<DictionaryAttr>(getGemmProblemAttrName())) {
+      json::Object resolved;
+      for (StringRef key : {"batch", "m", "n", "k"}) {
+        auto text = problem.getAs<StringAttr>(key);
+        std::string error;
+        std::optional<DimExpr> expr =
+            text ? DimExpr::parse(text.getValue().str(), error) : std::nullopt;
+        FailureOr<DimExpr> value =
+            expr ? resolve(*expr) : FailureOr<DimExpr>(failure());
+        if (failed(value))
+          return kernel.emitOpError("has a malformed ")
+                 << getGemmProblemAttrName() << " " << problem;
+        resolved[key] = value->str();
+      }
+      for (StringRef key : {"operand_bytes", "output_bytes"}) {
+        auto bytes = problem.getAs<IntegerAttr>(key);
+        if (!bytes)
+          return kernel.emitOpError("has a malformed ")
+                 << getGemmProblemAttrName() << " " << problem;
+        resolved[key] = bytes.getInt();
+      }
+      group["problem"] = std::move(resolved);
+    }
+    groups.push_back(std::move(group));
     steps.push_back(json::Object{{"op", "launch"}, {"group", groupIndex}});
     return success();
   }

@@ -636,6 +636,27 @@ bool ManifestReader::readGroups(const JsonValue &root) {
           group.keySymbols.push_back(slot);
       }
     }
+    if (const JsonValue *problem = value.find("problem")) {
+      std::string problemPath = member(path, "problem");
+      GemmProblemInfo &info = group.problem;
+      if (!expectObject(*problem, problemPath) ||
+          !getExpr(*problem, problemPath, "batch", info.batch) ||
+          !getExpr(*problem, problemPath, "m", info.m) ||
+          !getExpr(*problem, problemPath, "n", info.n) ||
+          !getExpr(*problem, problemPath, "k", info.k) ||
+          !getInt(*problem, problemPath, "operand_bytes", info.operandBytes) ||
+          !getInt(*problem, problemPath, "output_bytes", info.outputBytes))
+        return false;
+      for (auto [key, bytes] :
+           {std::pair<const char *, int64_t>{"operand_bytes",
+                                             info.operandBytes},
+            {"output_bytes", info.outputBytes}})
+        if (bytes != 1 && bytes != 2 && bytes != 4 && bytes != 8)
+          return fail(member(problemPath, key),
+                      "element size " + std::to_string(bytes) +
+                          " is not 1, 2, 4 or 8 bytes");
+      info.present = true;
+    }
   }
   return true;
 }

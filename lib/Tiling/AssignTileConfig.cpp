@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dyncc/Dialect/Dg/IR/Dg.h"
+#include "dyncc/Tiling/KernelShapes.h"
 #include "dyncc/Tiling/Passes.h"
 #include "dyncc/Tiling/TileConfig.h"
 
@@ -125,6 +126,24 @@ struct AssignTileConfig final
       if (it == byKind.end() && kind == "conv")
         config.kStep = getConvKStep(getWindowTaps(func));
       func->setAttr(TileConfig::getAttrName(), config.toAttr(&getContext()));
+      // A GEMM's problem, for the plan (and the tile search) to evaluate
+      // from the dispatch's symbols.
+      if (kind == "gemm")
+        if (FailureOr<GemmProblemExprs> problem = getGemmProblem(func);
+            succeeded(problem)) {
+          Builder b(&getContext());
+          func->setAttr(
+              getGemmProblemAttrName(),
+              b.getDictionaryAttr(
+                  {b.getNamedAttr("batch", b.getStringAttr(problem->batch.str())),
+                   b.getNamedAttr("m", b.getStringAttr(problem->m.str())),
+                   b.getNamedAttr("n", b.getStringAttr(problem->n.str())),
+                   b.getNamedAttr("k", b.getStringAttr(problem->k.str())),
+                   b.getNamedAttr("operand_bytes",
+                                  b.getI64IntegerAttr(problem->operandBytes)),
+                   b.getNamedAttr("output_bytes",
+                                  b.getI64IntegerAttr(problem->outputBytes))}));
+        }
       return WalkResult::advance();
     });
     if (result.wasInterrupted())

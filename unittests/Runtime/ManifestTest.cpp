@@ -73,6 +73,18 @@ TEST(ManifestTest, ParsesLinearModel) {
   EXPECT_EQ(m.groups[0].variants[1].when[0].min, 17);
   EXPECT_EQ(m.groups[0].keySymbols, std::vector<size_t>{0});
   EXPECT_TRUE(m.groups[1].keySymbols.empty());
+  // A GEMM group's problem, in terms of the symbols.
+  ASSERT_TRUE(m.groups[0].problem.present);
+  const int64_t b37[] = {37};
+  int64_t value = 0;
+  ASSERT_EQ(m.groups[0].problem.m.evaluate(b37, value), ShapeExpr::EvalStatus::Ok);
+  EXPECT_EQ(value, 37);
+  ASSERT_EQ(m.groups[0].problem.n.evaluate(b37, value), ShapeExpr::EvalStatus::Ok);
+  EXPECT_EQ(value, 8);
+  ASSERT_EQ(m.groups[0].problem.k.evaluate(b37, value), ShapeExpr::EvalStatus::Ok);
+  EXPECT_EQ(value, 4);
+  EXPECT_EQ(m.groups[0].problem.operandBytes, 4);
+  EXPECT_FALSE(m.groups[1].problem.present);
   ASSERT_EQ(m.steps.size(), 3u);
   EXPECT_EQ(m.steps[2].op, StepInfo::Op::Copy);
   EXPECT_EQ(m.buffers[m.steps[2].src].id, 2);
@@ -226,6 +238,14 @@ TEST(ManifestTest, ReportsJsonPaths) {
        "manifest: groups[0].variants[1].when[0].symbol: unknown symbol 'Z'"},
       {"\"variants\": [{\"kernel\": 2, \"when\": []}]", "\"variants\": []",
        "manifest: groups[1].variants: a group needs at least one variant"},
+      {"\"m\": \"B\"", "\"m\": \"Q\"",
+       "manifest: groups[0].problem.m: expression 'Q' at position 0: unknown "
+       "symbol 'Q'"},
+      {"\"k\": \"4\",", "",
+       "manifest: groups[0].problem: missing field 'k'"},
+      {"\"operand_bytes\": 4", "\"operand_bytes\": 3",
+       "manifest: groups[0].problem.operand_bytes: element size 3 is not 1, "
+       "2, 4 or 8 bytes"},
       {"{\"op\": \"launch\", \"group\": 1}",
        "{\"op\": \"launch\", \"group\": 2}",
        "manifest: steps[1].group: group index 2 is out of range (2 groups)"},

@@ -122,7 +122,8 @@ std::string dyncc::test::linearManifest() {
     {"name": "matmul", "kind": "gemm", "variants": [
       {"kernel": 0, "when": [{"symbol": "B", "min": 1, "max": 16}]},
       {"kernel": 1, "when": [{"symbol": "B", "min": 17, "max": 4096}]}
-    ]},
+    ], "problem": {"batch": "1", "m": "B", "n": "8", "k": "4",
+                   "operand_bytes": 4, "output_bytes": 4}},
     {"name": "bias_relu", "kind": "elementwise", "variants": [{"kernel": 2, "when": []}]}
   ],
   "steps": [

@@ -131,10 +131,22 @@ struct VariantInfo {
   std::vector<VariantCondition> when;
 };
 
+/// What a GEMM group computes, in terms of the symbols: batch x [M x K] x
+/// [K x N] (the tile search's problem, which its variants are chosen by).
+struct GemmProblemInfo {
+  bool present = false;
+  ShapeExpr batch, m, n, k;
+  int64_t operandBytes = 0;
+  int64_t outputBytes = 0;
+};
+
 struct GroupInfo {
   std::string name;
   std::string kind;
   std::vector<VariantInfo> variants;
+  /// GEMM groups: their problem (absent for other kinds, and for GEMMs
+  /// whose problem the compiler could not express).
+  GemmProblemInfo problem;
   /// The symbols any condition reads, each once (the memoization key).
   std::vector<size_t> keySymbols;
 };

@@ -1,0 +1,64 @@
+//===- KernelShapes.h - A kernel's extents over its arguments ---*- C++ -*-===//
+//
+// Part of dyncc, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// Extents computed inside a kernel function, as DimExprs over the names
+// getGridArgName gives its arguments (`__argN` for an index argument,
+// `__argN_dD` for dimension D of a tensor argument). The host plan
+// substitutes a dispatch's symbols and shapes for them: the launch grid
+// (dyncc-tile-and-fuse) and a GEMM's problem (getGemmProblem) are recorded
+// this way.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DYNCC_TILING_KERNELSHAPES_H
+#define DYNCC_TILING_KERNELSHAPES_H
+
+#include "dyncc/Support/DimExpr.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Block.h"
+#include "mlir/IR/OpDefinition.h"
+
+namespace dyncc {
+
+/// Dimension `d` of `tensor`, traced through the kernel's ops to its
+/// arguments (`entry` is the kernel's entry block), or failure.
+mlir::FailureOr<DimExpr> getKernelDimExpr(mlir::Value tensor, int64_t d,
+                                          mlir::Block &entry,
+                                          unsigned depth = 0);
+
+/// An index value or constant computed in the kernel, as a DimExpr over its
+/// arguments, or failure.
+mlir::FailureOr<DimExpr> getKernelExtentExpr(mlir::OpFoldResult ofr,
+                                             mlir::Block &entry,
+                                             unsigned depth = 0);
+
+/// What a GEMM kernel computes: batch x [M x K] x [K x N], each extent over
+/// the kernel's arguments, and the bytes of an operand and an output
+/// element.
+struct GemmProblemExprs {
+  DimExpr batch, m, n, k;
+  int64_t operandBytes = 0;
+  int64_t outputBytes = 0;
+};
+
+/// The problem of the kernel's one contraction: M and N are the last two
+/// dimensions of its output, the batch the product of its other parallel
+/// loops, K the product of its reduction loops. Fails for a kernel with no
+/// contraction or several, or extents it cannot express.
+mlir::FailureOr<GemmProblemExprs> getGemmProblem(mlir::func::FuncOp kernel);
+
+/// The attribute holding a GEMM kernel's problem: a dictionary of `batch`,
+/// `m`, `n`, `k` (DimExpr text over the argument names) and
+/// `operand_bytes`, `output_bytes`.
+constexpr llvm::StringLiteral getGemmProblemAttrName() {
+  return "dyncc.gemm_problem";
+}
+
+} // namespace dyncc
+
+#endif // DYNCC_TILING_KERNELSHAPES_H
