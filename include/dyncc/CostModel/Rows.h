@@ -1,0 +1,91 @@
+//===- Rows.h - Row-wise kernels: candidates and their time -----*- C++ -*-===//
+//
+// Part of dyncc, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// The memory-bound kinds of the tile search: elementwise kernels over a
+// [rows x length] view, and row reductions (softmax, LayerNorm, a reduction
+// over the last axis) by a warp or a block per row. Candidates are the
+// strategies of code generation (TileConfig's `reduce warp|block`) with
+// vector widths of up to 16 bytes; the model is the bytes' time at the
+// block's share of bandwidth, or the loads' latency where too few are in
+// flight, in waves, with a launch. Pure C++.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DYNCC_COSTMODEL_ROWS_H
+#define DYNCC_COSTMODEL_ROWS_H
+
+#include "dyncc/CostModel/Device.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace dyncc::cost {
+
+/// `rows` rows of `length` elements of `elementBytes`; each element moves
+/// `bytesPerElement` to or from memory (reads plus writes).
+struct RowProblem {
+  int64_t rows = 1;
+  int64_t length = 1;
+  int64_t elementBytes = 4;
+  int64_t bytesPerElement = 8;
+  /// A reduction along the row (else elementwise).
+  bool reduction = false;
+};
+
+enum class RowStrategy {
+  /// Elementwise: a block is `rowsPerBlock` rows of `lanes x vector`
+  /// elements, one vector per thread.
+  Elementwise,
+  /// A warp per row: 32 lanes walk the row, `rowsPerBlock` warps a block.
+  Warp,
+  /// A block per row: `lanes` threads (whole warps) walk the row, then
+  /// combine across warps through shared memory.
+  Block,
+};
+
+struct RowTile {
+  RowStrategy strategy = RowStrategy::Elementwise;
+  int64_t rowsPerBlock = 1;
+  /// Threads along the row.
+  int64_t lanes = 32;
+  /// Elements per thread and access.
+  int64_t vector = 1;
+
+  int64_t threads() const { return rowsPerBlock * lanes; }
+  /// The tile config text (dyncc/Tiling/TileConfig.h).
+  std::string str() const;
+};
+
+/// Why `tile` cannot run on `device` for elements of `elementBytes`
+/// (threads, whole warps for the row strategies, vectors of at most 16
+/// bytes), or nullopt.
+std::optional<std::string> checkConstraints(const RowTile &tile,
+                                            int64_t elementBytes,
+                                            const Device &device);
+
+/// Every valid tile of the elementwise strategy, or of the two row
+/// reduction strategies.
+std::vector<RowTile> enumerateRowTiles(bool reduction, int64_t elementBytes,
+                                       const Device &device);
+
+struct RowPrediction {
+  double seconds = 0;
+  int64_t blocks = 0;
+  int64_t blocksPerSm = 0;
+  int64_t waves = 0;
+  /// "dram", "latency" or "launch".
+  const char *bound = "";
+};
+
+RowPrediction predictRows(const RowTile &tile, const RowProblem &problem,
+                          const Device &device);
+
+} // namespace dyncc::cost
+
+#endif // DYNCC_COSTMODEL_ROWS_H

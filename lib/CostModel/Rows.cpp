@@ -1,0 +1,159 @@
+//===- Rows.cpp - Row-wise kernels: candidates and their time -------------===//
+//
+// Part of dyncc, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// Per block: `steps` accesses per thread (1 for elementwise, the row over
+// the lanes' vectors for reductions), each a load whose latency is hidden
+// only by the other blocks' loads in flight on the SM; so a step takes the
+// longer of its bytes at the block's share of bandwidth and the latency
+// over the blocks resident per SM, and each block a fixed overhead (its
+// launch, indices, predicates). A warp's reduction adds five shuffle
+// rounds; a block's also a barrier and a pass through shared memory. Then
+// waves, a DRAM floor of all the bytes, and a launch.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dyncc/CostModel/Rows.h"
+
+#include <algorithm>
+
+using namespace dyncc::cost;
+
+static int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/// Cycles of a warp's shuffle tree (5 rounds) and of a block's combination
+/// across warps (a barrier, shared memory, a second tree). Estimates.
+/// Cycles a block costs beyond its accesses: its launch on the SM, index
+/// arithmetic and tail predicates, and retiring. An estimate.
+constexpr double kBlockOverheadCycles = 300;
+constexpr double kWarpReduceCycles = 5 * 30;
+constexpr double kBlockReduceCycles = 5 * 30 + 120;
+
+std::string RowTile::str() const {
+  std::string s = "block " + std::to_string(rowsPerBlock) + "x" +
+                  std::to_string(lanes * vector) + " thread 1x" +
+                  std::to_string(vector);
+  if (strategy == RowStrategy::Warp)
+    s += " k 64 reduce warp";
+  else if (strategy == RowStrategy::Block)
+    s += " k 64 reduce block";
+  return s;
+}
+
+std::optional<std::string>
+dyncc::cost::checkConstraints(const RowTile &tile, int64_t elementBytes,
+                              const Device &device) {
+  if (tile.rowsPerBlock < 1 || tile.lanes < 1 || tile.vector < 1)
+    return std::string("tile sizes must be positive");
+  if (tile.vector * elementBytes > 16)
+    return "a vector of " + std::to_string(tile.vector) + " elements is wider "
+           "than 16 bytes";
+  int64_t threads = tile.threads();
+  if (threads > device.maxThreadsPerBlock)
+    return "threads per block (" + std::to_string(threads) + ") exceed " +
+           std::to_string(device.maxThreadsPerBlock);
+  if (threads % device.warpSize)
+    return "threads per block (" + std::to_string(threads) +
+           ") are not whole warps";
+  if (tile.strategy == RowStrategy::Warp && tile.lanes != device.warpSize)
+    return std::string("a warp per row has 32 lanes");
+  if (tile.strategy == RowStrategy::Block &&
+      (tile.rowsPerBlock != 1 || tile.lanes % device.warpSize))
+    return std::string("a block per row has one row and whole warps");
+  if (tile.strategy == RowStrategy::Warp && tile.rowsPerBlock > 32)
+    return std::string("a warp per row takes at most 32 rows per block");
+  return std::nullopt;
+}
+
+std::vector<RowTile> dyncc::cost::enumerateRowTiles(bool reduction,
+                                                    int64_t elementBytes,
+                                                    const Device &device) {
+  std::vector<RowTile> tiles;
+  auto add = [&](const RowTile &t) {
+    if (!checkConstraints(t, elementBytes, device))
+      tiles.push_back(t);
+  };
+  for (int64_t vector : {1, 2, 4, 8}) {
+    if (!reduction) {
+      for (int64_t rows : {1, 2, 4, 8})
+        for (int64_t lanes : {32, 64, 128, 256, 512})
+          add({RowStrategy::Elementwise, rows, lanes, vector});
+      continue;
+    }
+    for (int64_t rows : {1, 2, 4, 8, 16})
+      add({RowStrategy::Warp, rows, device.warpSize, vector});
+    for (int64_t lanes : {64, 128, 256, 512, 1024})
+      add({RowStrategy::Block, 1, lanes, vector});
+  }
+  return tiles;
+}
+
+/// The blocks of `tile` one SM holds (threads, and an estimate of 32
+/// registers per thread).
+static int64_t rowBlocksPerSm(const RowTile &tile, const Device &device) {
+  int64_t threads = tile.threads();
+  int64_t byThreads = device.maxThreadsPerSm / threads;
+  int64_t byRegisters = device.registersPerSm / (32 * threads);
+  return std::max<int64_t>(
+      1, std::min({device.maxBlocksPerSm, byThreads, byRegisters}));
+}
+
+RowPrediction dyncc::cost::predictRows(const RowTile &tile,
+                                       const RowProblem &problem,
+                                       const Device &device) {
+  RowPrediction p;
+  int64_t perRowAccess = tile.lanes * tile.vector;
+  int64_t blocksPerRow = 1, steps = 1;
+  if (tile.strategy == RowStrategy::Elementwise)
+    blocksPerRow = ceilDiv(problem.length, perRowAccess);
+  else
+    steps = ceilDiv(problem.length, perRowAccess);
+  p.blocks = ceilDiv(problem.rows, tile.rowsPerBlock) * blocksPerRow;
+  p.blocksPerSm = rowBlocksPerSm(tile, device);
+  int64_t slots = device.sms * p.blocksPerSm;
+  p.waves = ceilDiv(p.blocks, slots);
+
+  auto blockTime = [&](int64_t perSm, int64_t resident) {
+    double stepBytes =
+        double(tile.threads()) * tile.vector * problem.bytesPerElement;
+    double rate = std::min(device.dramBytesPerSecond / resident,
+                           device.l2BytesPerSecondPerSm / perSm);
+    // The SM's other blocks' loads overlap this one's latency.
+    double latency = device.memoryLatencySeconds / perSm;
+    double t = steps * std::max(stepBytes / rate, latency) +
+               kBlockOverheadCycles / device.clockHz;
+    if (tile.strategy == RowStrategy::Warp)
+      t += kWarpReduceCycles / device.clockHz;
+    else if (tile.strategy == RowStrategy::Block)
+      t += kBlockReduceCycles / device.clockHz;
+    bool latencyBound = stepBytes / rate < latency;
+    return std::pair<double, bool>{t, latencyBound};
+  };
+  double total = 0;
+  bool latencyBound = false;
+  if (p.waves > 1) {
+    auto [full, bound] = blockTime(p.blocksPerSm, slots);
+    total += (p.waves - 1) * full;
+    latencyBound = bound;
+  }
+  int64_t tail = p.blocks - (p.waves - 1) * slots;
+  auto [last, bound] =
+      blockTime(std::max<int64_t>(1, ceilDiv(tail, device.sms)), tail);
+  total += last;
+  if (p.waves == 1)
+    latencyBound = bound;
+  p.bound = latencyBound ? "latency" : "dram";
+  double dram = double(problem.rows) * problem.length *
+                problem.bytesPerElement / device.dramBytesPerSecond;
+  if (dram > total) {
+    total = dram;
+    p.bound = "dram";
+  }
+  if (device.launchSeconds > total)
+    p.bound = "launch";
+  p.seconds = total + device.launchSeconds;
+  return p;
+}

@@ -1,0 +1,128 @@
+//===- RowsTest.cpp - Row-wise kernels: candidates and their time ---------===//
+//
+// Part of dyncc, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#include "dyncc/CostModel/Partition.h"
+#include "dyncc/CostModel/Rows.h"
+
+#include "gtest/gtest.h"
+
+#include <cmath>
+
+using namespace dyncc::cost;
+
+namespace {
+
+RowProblem rows(int64_t count, int64_t length, bool reduction,
+                int64_t elementBytes = 2) {
+  RowProblem p;
+  p.rows = count;
+  p.length = length;
+  p.elementBytes = elementBytes;
+  // Softmax and LayerNorm read a row and write one; elementwise ops read
+  // two operands and write one.
+  p.bytesPerElement = elementBytes * (reduction ? 2 : 3);
+  p.reduction = reduction;
+  return p;
+}
+
+const RowTile &bestRowTile(const std::vector<RowTile> &tiles,
+                           const RowProblem &problem, const Device &device) {
+  size_t best = 0;
+  for (size_t i = 1; i < tiles.size(); ++i)
+    if (predictRows(tiles[i], problem, device).seconds <
+        predictRows(tiles[best], problem, device).seconds)
+      best = i;
+  return tiles[best];
+}
+
+TEST(RowCandidates, EveryCandidateSatisfiesEveryHardConstraint) {
+  for (const Device &device : getDevices())
+    for (bool reduction : {false, true})
+      for (int64_t bytes : {2, 4}) {
+        std::vector<RowTile> tiles = enumerateRowTiles(reduction, bytes, device);
+        ASSERT_GT(tiles.size(), 10u);
+        for (const RowTile &t : tiles) {
+          SCOPED_TRACE(device.name + ": " + t.str());
+          EXPECT_LE(t.vector * bytes, 16);
+          EXPECT_LE(t.threads(), device.maxThreadsPerBlock);
+          EXPECT_EQ(t.threads() % 32, 0);
+          EXPECT_EQ(t.strategy != RowStrategy::Elementwise, reduction);
+          if (t.strategy == RowStrategy::Warp)
+            EXPECT_EQ(t.lanes, 32);
+          if (t.strategy == RowStrategy::Block)
+            EXPECT_EQ(t.rowsPerBlock, 1);
+          EXPECT_FALSE(checkConstraints(t, bytes, device).has_value());
+        }
+      }
+  const Device &h200 = *lookupDevice("h200");
+  EXPECT_TRUE(checkConstraints({RowStrategy::Warp, 4, 64, 1}, 4, h200));
+  EXPECT_TRUE(checkConstraints({RowStrategy::Block, 2, 64, 1}, 4, h200));
+  EXPECT_TRUE(checkConstraints({RowStrategy::Elementwise, 1, 32, 8}, 4, h200));
+  EXPECT_TRUE(checkConstraints({RowStrategy::Elementwise, 8, 256, 1}, 4, h200));
+  EXPECT_EQ(RowTile({RowStrategy::Warp, 4, 32, 2}).str(),
+            "block 4x64 thread 1x2 k 64 reduce warp");
+  EXPECT_EQ(RowTile({RowStrategy::Block, 1, 256, 4}).str(),
+            "block 1x1024 thread 1x4 k 64 reduce block");
+  EXPECT_EQ(RowTile({RowStrategy::Elementwise, 4, 32, 4}).str(),
+            "block 4x128 thread 1x4");
+}
+
+// Many short rows (a transformer's softmax over 64 keys): a warp per row;
+// a few long rows: a block per row.
+TEST(RowModel, RowLengthPicksTheStrategy) {
+  for (const char *name : {"a100", "h200"}) {
+    const Device &device = *lookupDevice(name);
+    std::vector<RowTile> tiles = enumerateRowTiles(true, 2, device);
+    EXPECT_EQ(bestRowTile(tiles, rows(1 << 16, 64, true), device).strategy,
+              RowStrategy::Warp)
+        << name;
+    EXPECT_EQ(bestRowTile(tiles, rows(4, 1 << 16, true), device).strategy,
+              RowStrategy::Block)
+        << name;
+  }
+}
+
+// A large elementwise kernel moves 16-byte vectors and runs near the DRAM
+// bandwidth; predictions grow with the work.
+TEST(RowModel, LargeElementwiseIsBandwidthBound) {
+  const Device &h200 = *lookupDevice("h200");
+  std::vector<RowTile> tiles = enumerateRowTiles(false, 2, h200);
+  RowProblem big = rows(8192, 4096, false);
+  const RowTile &best = bestRowTile(tiles, big, h200);
+  EXPECT_EQ(best.vector * 2, 16) << best.str();
+  RowPrediction p = predictRows(best, big, h200);
+  double bytes = double(big.rows) * big.length * big.bytesPerElement;
+  EXPECT_STREQ(p.bound, "dram");
+  EXPECT_GT(bytes / p.seconds, 0.8 * h200.dramBytesPerSecond);
+  EXPECT_LE(bytes / p.seconds, h200.dramBytesPerSecond);
+  for (const RowTile &t : tiles)
+    EXPECT_LE(predictRows(t, rows(100, 768, false), h200).seconds,
+              predictRows(t, rows(5000, 768, false), h200).seconds)
+        << t.str();
+}
+
+// The partitioning works for these kinds too: LayerNorm rows x 768 over
+// the rows' range, look-up = argmin of the chosen at every value.
+TEST(RowModel, PartitionOverRows) {
+  const Device &a100 = *lookupDevice("a100");
+  std::vector<RowTile> tiles = enumerateRowTiles(true, 2, a100);
+  auto cost = [&](size_t c, int64_t r) {
+    return predictRows(tiles[c], rows(r, 768, true), a100).seconds;
+  };
+  Partition p = partitionRange(tiles.size(), cost, 1, 4096);
+  ASSERT_FALSE(p.chosen.empty());
+  for (int64_t r = 1; r <= 4096; r += 7) {
+    size_t argmin = 0;
+    for (size_t j = 1; j < p.chosen.size(); ++j)
+      if (cost(p.chosen[j], r) < cost(p.chosen[argmin], r))
+        argmin = j;
+    ASSERT_EQ(cost(p.chosen[p.table.lookup(r)], r), cost(p.chosen[argmin], r))
+        << r;
+  }
+}
+
+} // namespace
