@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dyncc/CostModel/Gemm.h"
+#include "dyncc/CostModel/Rows.h"
 #include "dyncc/Tiling/TileConfig.h"
 
 #include "mlir/IR/Builders.h"
@@ -249,5 +250,23 @@ TEST(TileConfigTest, EverySearchCandidateIsAValidConfig) {
         EXPECT_EQ(config->getBlockDims()[0] * config->getBlockDims()[1] *
                       config->getBlockDims()[2],
                   tile.threads());
+      }
+}
+
+// So is every row-wise candidate (elementwise, a warp or a block per row).
+TEST(TileConfigTest, EveryRowCandidateIsAValidConfig) {
+  for (const dyncc::cost::Device &device : dyncc::cost::getDevices())
+    for (bool reduction : {false, true})
+      for (const dyncc::cost::RowTile &tile :
+           dyncc::cost::enumerateRowTiles(reduction, 2, device)) {
+        std::string error;
+        std::optional<TileConfig> config = TileConfig::parse(tile.str(), error);
+        ASSERT_TRUE(config.has_value()) << tile.str() << ": " << error;
+        EXPECT_EQ(config->verify(), "") << tile.str();
+        EXPECT_EQ(config->reduction != RowReduction::Thread, reduction);
+        EXPECT_EQ(config->getBlockDims()[0] * config->getBlockDims()[1] *
+                      config->getBlockDims()[2],
+                  tile.threads())
+            << tile.str();
       }
 }
