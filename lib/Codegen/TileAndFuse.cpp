@@ -1938,8 +1938,17 @@ static bool padForStaticProducts(RewriterBase &rewriter, Operation *blockLoop,
   bytes += std::max<int64_t>(1, config.stages) *
            (getSharedBufferBytes(mTile * config.kStep, operandBytes) +
             getSharedBufferBytes(config.kStep * nTile, operandBytes));
-  if (bytes > budget)
+  if (bytes > budget) {
+    // A config that asks for tensor cores and does not fit is worth a word:
+    // the product stays on SIMT threads.
+    if (tensorCores)
+      op->emitWarning("config '")
+          << config.str() << "' needs " << bytes
+          << " bytes of shared memory per block for its tensor-core product, "
+             "more than the "
+          << budget << " the targets leave it: the product stays SIMT";
     return false;
+  }
   // The operands' tiles take theirs when they are promoted.
   budget -= accBytes;
 
@@ -2890,13 +2899,25 @@ struct TileAndFuse final : ::dyncc::impl::TileAndFusePassBase<TileAndFuse> {
       blockRoot = dropClampsKeeping(rewriter, *blockRoot, known);
       // GEMM and conv blocks share their operands through shared memory
       // where the tiles fit; otherwise each thread walks its own k-steps.
-      if (gemmLike && config->kStep > 0 && getBlockLoop(*blockRoot) &&
-          estimateSharedBytes(rewriter, getBlockLoop(*blockRoot),
-                              config->kStep) <= sharedBudget) {
-        if (failed(tileGemmBlock(rewriter, *blockRoot, *config, rank, known,
-                                 sharedBudget)))
-          return signalPassFailure();
-        continue;
+      if (gemmLike && config->kStep > 0 && getBlockLoop(*blockRoot)) {
+        int64_t needed = estimateSharedBytes(
+            rewriter, getBlockLoop(*blockRoot), config->kStep);
+        if (needed <= sharedBudget) {
+          if (failed(tileGemmBlock(rewriter, *blockRoot, *config, rank,
+                                   known, sharedBudget)))
+            return signalPassFailure();
+          continue;
+        }
+        // Tiles too large for the targets are worth a word; tiles that
+        // cannot be promoted at all (kNoHi: no static bound, a window
+        // split by the k-step) are the structure's, not the config's.
+        if (needed != kNoHi)
+          (*blockRoot)->emitWarning("config '")
+              << config->str() << "' needs " << needed
+              << " bytes of shared memory per block for its operand tiles, "
+                 "more than the "
+              << sharedBudget
+              << " the targets allow: each thread walks its own k-steps";
       }
       FailureOr<TilingInterface> threadRoot = tileLevel(
           rewriter, *blockRoot, threadSizes, /*threads=*/true, deferPads);

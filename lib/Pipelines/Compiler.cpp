@@ -68,6 +68,18 @@ public:
     // Keep the first error as the one-line message.
     handler = std::make_unique<ScopedDiagnosticHandler>(
         &context, [&](Diagnostic &diag) {
+          // Warnings (a config that does not fit) are notes to the user.
+          if (diag.getSeverity() == DiagnosticSeverity::Warning) {
+            if (this->options.note) {
+              std::string text;
+              llvm::raw_string_ostream os(text);
+              os << diag;
+              if (auto name = getNodeName(diag.getLocation()))
+                text = "node '" + *name + "': " + text;
+              this->options.note(text);
+            }
+            return success();
+          }
           if (diag.getSeverity() == DiagnosticSeverity::Error &&
               this->error.empty()) {
             std::string text;
