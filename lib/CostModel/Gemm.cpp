@@ -27,17 +27,18 @@
 
 #include "dyncc/CostModel/Gemm.h"
 
+#include "Waves.h"
+
 #include <algorithm>
 #include <cmath>
 
 using namespace dyncc::cost;
+using namespace dyncc::cost::detail;
 
 /// Cycles a block loses per k-step to its barriers (two per step) and the
 /// issue of its copies, beside the step's loads and products. An estimate.
 constexpr double kStepOverheadCycles = 64;
 
-static int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
-static int64_t roundUp(int64_t a, int64_t b) { return ceilDiv(a, b) * b; }
 
 /// Bytes of a shared buffer as code generation allocates it (16-byte
 /// multiples, getSharedBufferBytes).
@@ -223,19 +224,11 @@ std::vector<GemmTile> dyncc::cost::enumerateGemmTiles(int64_t operandBytes,
   return tiles;
 }
 
-namespace {
-/// One block's time at a given sharing of the device.
-struct BlockTimes {
-  double total = 0;
-  const char *bound = "";
-};
-} // namespace
-
 /// The time of one block of `tile` when `perSm` blocks share its SM and
 /// `resident` blocks share the device.
-static BlockTimes blockTime(const GemmTile &tile, const GemmProblem &problem,
-                            const Device &device, int64_t perSm,
-                            int64_t resident) {
+static BlockTime blockTime(const GemmTile &tile, const GemmProblem &problem,
+                           const Device &device, int64_t perSm,
+                           int64_t resident) {
   int64_t ob = problem.operandBytes;
   int64_t steps = ceilDiv(problem.k, tile.kStep);
   double flopsStep = 2.0 * tile.blockM * tile.blockN * tile.kStep;
@@ -275,13 +268,13 @@ static BlockTimes blockTime(const GemmTile &tile, const GemmProblem &problem,
   // that reads them, so a pipelined step takes at least the latency and
   // the transfer over those steps; one stage exposes both every step.
   double latency = device.memoryLatencySeconds;
-  BlockTimes t;
+  BlockTime t;
   if (tile.stages > 1) {
     double step = std::max({tLoad, tInner,
                             (latency + tLoad) / double(tile.stages - 1)});
-    t.total = latency + tLoad + (steps - 1) * step + tInner + tStore;
+    t.seconds = latency + tLoad + (steps - 1) * step + tInner + tStore;
   } else {
-    t.total = steps * (latency + tLoad + tInner) + tStore;
+    t.seconds = steps * (latency + tLoad + tInner) + tStore;
   }
   t.bound = tLoad > tInner ? "l2" : tCompute >= tShared ? "compute" : "shared";
   return t;
@@ -295,27 +288,17 @@ GemmPrediction dyncc::cost::predictGemm(const GemmTile &tile,
   int64_t blocksN = ceilDiv(problem.n, tile.blockN);
   p.blocks = problem.batch * blocksM * blocksN;
   p.blocksPerSm = getBlocksPerSm(tile, problem.operandBytes, device);
-  int64_t slots = device.sms * std::max<int64_t>(1, p.blocksPerSm);
-  p.waves = ceilDiv(p.blocks, slots);
+  Waves waves = runWaves(p.blocks, p.blocksPerSm, device,
+                         [&](int64_t perSm, int64_t resident) {
+                           return blockTime(tile, problem, device, perSm,
+                                            resident);
+                         });
+  p.waves = waves.waves;
   double padded = 2.0 * problem.batch * blocksM * tile.blockM * blocksN *
                   tile.blockN * roundUp(problem.k, tile.kStep);
   p.paddingEfficiency = problem.flops() / padded;
-  p.waveEfficiency = double(p.blocks) / double(p.waves * slots);
-
-  // Full waves, then the last one's blocks spread over the SMs.
-  double total = 0;
-  BlockTimes last;
-  if (p.waves > 1) {
-    BlockTimes full =
-        blockTime(tile, problem, device, p.blocksPerSm, slots);
-    total += (p.waves - 1) * full.total;
-    last = full;
-  }
-  int64_t tail = p.blocks - (p.waves - 1) * slots;
-  BlockTimes lastWave = blockTime(tile, problem, device,
-                                  ceilDiv(tail, device.sms), tail);
-  total += lastWave.total;
-  p.bound = p.waves > 1 ? last.bound : lastWave.bound;
+  p.waveEfficiency = double(p.blocks) / double(p.waves * waves.slots);
+  p.bound = waves.bound;
 
   // The unique bytes cross DRAM at least once.
   double unique =
@@ -324,13 +307,7 @@ GemmPrediction dyncc::cost::predictGemm(const GemmTile &tile,
            double(problem.batchedB ? problem.batch : 1) * problem.k *
                problem.n) +
       double(problem.outputBytes) * problem.batch * problem.m * problem.n;
-  double dram = unique / device.dramBytesPerSecond;
-  if (dram > total) {
-    total = dram;
-    p.bound = "dram";
-  }
-  if (device.launchSeconds > total)
-    p.bound = "launch";
-  p.seconds = total + device.launchSeconds;
+  p.seconds = addFloors(waves.seconds, unique / device.dramBytesPerSecond,
+                        device, p.bound);
   return p;
 }

@@ -28,11 +28,15 @@
 
 using namespace dyncc::cost;
 
-uint32_t IntervalTable::lookup(int64_t value) const {
-  // The last interval whose lower bound is <= value.
+/// The last interval of `lower` (ascending lower bounds) whose bound is
+/// <= value; the first for values below them all.
+static size_t findInterval(const std::vector<int64_t> &lower, int64_t value) {
   auto it = std::upper_bound(lower.begin(), lower.end(), value);
-  size_t index = it == lower.begin() ? 0 : size_t(it - lower.begin()) - 1;
-  return variant[index];
+  return it == lower.begin() ? 0 : size_t(it - lower.begin()) - 1;
+}
+
+uint32_t IntervalTable::lookup(int64_t value) const {
+  return variant[findInterval(lower, value)];
 }
 
 std::vector<int64_t> dyncc::cost::getSweepPoints(int64_t lo, int64_t hi,
@@ -201,6 +205,35 @@ static Times evaluate(const std::vector<size_t> &kept, size_t points,
   return times;
 }
 
+/// Numbers the chosen variants in the order the points first pick them,
+/// appending each one's candidate to `out` as it gets its number.
+class VariantNumbers {
+public:
+  VariantNumbers(size_t count, std::vector<size_t> &out)
+      : number(count, -1), out(out) {}
+  /// The number of chosen variant `j`, candidate `candidate`.
+  uint32_t get(size_t j, size_t candidate) {
+    if (number[j] < 0) {
+      number[j] = int64_t(out.size());
+      out.push_back(candidate);
+    }
+    return uint32_t(number[j]);
+  }
+
+private:
+  std::vector<int64_t> number;
+  std::vector<size_t> &out;
+};
+
+/// Extends `table` to `lower` with `variant`, merging a run of the same.
+static void appendInterval(IntervalTable &table, int64_t lower,
+                           uint32_t variant) {
+  if (table.variant.empty() || table.variant.back() != variant) {
+    table.lower.push_back(lower);
+    table.variant.push_back(variant);
+  }
+}
+
 /// The fastest of `chosen` (rows of `times`) at point p.
 static size_t fastestAt(const Times &times, const std::vector<size_t> &chosen,
                         size_t p) {
@@ -231,20 +264,13 @@ Partition dyncc::cost::partitionRange(
   std::vector<size_t> chosen = chooseCover(times, result.best, options);
 
   // The table, over the variants some point picks.
-  std::vector<int64_t> number(chosen.size(), -1);
+  VariantNumbers numbers(chosen.size(), result.chosen);
   result.picked.resize(result.points.size());
   for (size_t p = 0; p < result.points.size(); ++p) {
     size_t j = fastestAt(times, chosen, p);
-    if (number[j] < 0) {
-      number[j] = int64_t(result.chosen.size());
-      result.chosen.push_back(kept[chosen[j]]);
-    }
-    uint32_t variant = uint32_t(number[j]);
     result.picked[p] = times[chosen[j]][p];
-    if (result.table.variant.empty() || result.table.variant.back() != variant) {
-      result.table.lower.push_back(result.points[p]);
-      result.table.variant.push_back(variant);
-    }
+    appendInterval(result.table, result.points[p],
+                   numbers.get(j, kept[chosen[j]]));
   }
   for (size_t p = 0; p < result.points.size(); ++p)
     result.maxRegret =
@@ -253,9 +279,7 @@ Partition dyncc::cost::partitionRange(
 }
 
 uint32_t DecisionTable::lookup(int64_t a, int64_t b) const {
-  auto it = std::upper_bound(lower.begin(), lower.end(), a);
-  size_t index = it == lower.begin() ? 0 : size_t(it - lower.begin()) - 1;
-  return inner[index].lookup(b);
+  return inner[findInterval(lower, a)].lookup(b);
 }
 
 Partition2D dyncc::cost::partitionRange2D(
@@ -293,23 +317,16 @@ Partition2D dyncc::cost::partitionRange2D(
   std::vector<size_t> chosen = chooseCover(times, best, options);
 
   // Per value of a, the interval table over b; equal neighbours merge.
-  std::vector<int64_t> number(chosen.size(), -1);
+  VariantNumbers numbers(chosen.size(), result.chosen);
   for (size_t ia = 0; ia < na; ++ia) {
     IntervalTable inner;
     for (size_t ib = 0; ib < nb; ++ib) {
       size_t p = ia * nb + ib;
       size_t j = fastestAt(times, chosen, p);
-      if (number[j] < 0) {
-        number[j] = int64_t(result.chosen.size());
-        result.chosen.push_back(kept[chosen[j]]);
-      }
-      uint32_t variant = uint32_t(number[j]);
       result.maxRegret =
           std::max(result.maxRegret, times[chosen[j]][p] / best[p] - 1);
-      if (inner.variant.empty() || inner.variant.back() != variant) {
-        inner.lower.push_back(result.pointsB[ib]);
-        inner.variant.push_back(variant);
-      }
+      appendInterval(inner, result.pointsB[ib],
+                     numbers.get(j, kept[chosen[j]]));
     }
     DecisionTable &table = result.table;
     if (!table.inner.empty() && table.inner.back().lower == inner.lower &&

@@ -18,11 +18,12 @@
 
 #include "dyncc/CostModel/Rows.h"
 
+#include "Waves.h"
+
 #include <algorithm>
 
 using namespace dyncc::cost;
-
-static int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+using namespace dyncc::cost::detail;
 
 /// Cycles of a warp's shuffle tree (5 rounds) and of a block's combination
 /// across warps (a barrier, shared memory, a second tree). Estimates.
@@ -113,8 +114,6 @@ RowPrediction dyncc::cost::predictRows(const RowTile &tile,
     steps = ceilDiv(problem.length, perRowAccess);
   p.blocks = ceilDiv(problem.rows, tile.rowsPerBlock) * blocksPerRow;
   p.blocksPerSm = rowBlocksPerSm(tile, device);
-  int64_t slots = device.sms * p.blocksPerSm;
-  p.waves = ceilDiv(p.blocks, slots);
 
   auto blockTime = [&](int64_t perSm, int64_t resident) {
     double stepBytes =
@@ -123,37 +122,21 @@ RowPrediction dyncc::cost::predictRows(const RowTile &tile,
                            device.l2BytesPerSecondPerSm / perSm);
     // The SM's other blocks' loads overlap this one's latency.
     double latency = device.memoryLatencySeconds / perSm;
-    double t = steps * std::max(stepBytes / rate, latency) +
-               kBlockOverheadCycles / device.clockHz;
+    BlockTime t;
+    t.seconds = steps * std::max(stepBytes / rate, latency) +
+                kBlockOverheadCycles / device.clockHz;
     if (tile.strategy == RowStrategy::Warp)
-      t += kWarpReduceCycles / device.clockHz;
+      t.seconds += kWarpReduceCycles / device.clockHz;
     else if (tile.strategy == RowStrategy::Block)
-      t += kBlockReduceCycles / device.clockHz;
-    bool latencyBound = stepBytes / rate < latency;
-    return std::pair<double, bool>{t, latencyBound};
+      t.seconds += kBlockReduceCycles / device.clockHz;
+    t.bound = stepBytes / rate < latency ? "latency" : "dram";
+    return t;
   };
-  double total = 0;
-  bool latencyBound = false;
-  if (p.waves > 1) {
-    auto [full, bound] = blockTime(p.blocksPerSm, slots);
-    total += (p.waves - 1) * full;
-    latencyBound = bound;
-  }
-  int64_t tail = p.blocks - (p.waves - 1) * slots;
-  auto [last, bound] =
-      blockTime(std::max<int64_t>(1, ceilDiv(tail, device.sms)), tail);
-  total += last;
-  if (p.waves == 1)
-    latencyBound = bound;
-  p.bound = latencyBound ? "latency" : "dram";
+  Waves waves = runWaves(p.blocks, p.blocksPerSm, device, blockTime);
+  p.waves = waves.waves;
+  p.bound = waves.bound;
   double dram = double(problem.rows) * problem.length *
                 problem.bytesPerElement / device.dramBytesPerSecond;
-  if (dram > total) {
-    total = dram;
-    p.bound = "dram";
-  }
-  if (device.launchSeconds > total)
-    p.bound = "launch";
-  p.seconds = total + device.launchSeconds;
+  p.seconds = addFloors(waves.seconds, dram, device, p.bound);
   return p;
 }
