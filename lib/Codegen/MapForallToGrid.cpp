@@ -669,6 +669,8 @@ struct MapForallToGrid final
     // instead, at 16-byte aligned offsets, and the kernel records the bytes
     // its launch must pass.
     SmallVector<memref::AllocOp> shared;
+    // Each buffer's offset in the dynamic shared memory, were it used.
+    SmallVector<int64_t> offsets;
     int64_t sharedBytes = 0;
     for (auto alloc : gpuFunc.getBody().front().getOps<memref::AllocOp>()) {
       MemRefType type = alloc.getType();
@@ -676,6 +678,7 @@ struct MapForallToGrid final
         return alloc.emitOpError("shared buffer of type ")
                << type << " is not a static buffer of the kernel's entry";
       shared.push_back(alloc);
+      offsets.push_back(sharedBytes);
       sharedBytes += getSharedBufferBytes(
           type.getNumElements(), getElementBytes(type.getElementType()));
     }
@@ -687,16 +690,12 @@ struct MapForallToGrid final
           gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup));
       Value dynamic = gpu::DynamicSharedMemoryOp::create(
           rewriter, gpuFunc.getLoc(), bytesType);
-      int64_t offset = 0;
-      for (memref::AllocOp alloc : shared) {
-        MemRefType type = alloc.getType();
+      for (auto [alloc, offset] : llvm::zip(shared, offsets)) {
         rewriter.setInsertionPoint(alloc);
         Value at =
             arith::ConstantIndexOp::create(rewriter, alloc.getLoc(), offset);
-        rewriter.replaceOpWithNewOp<memref::ViewOp>(alloc, type, dynamic, at,
-                                                    ValueRange());
-        offset += getSharedBufferBytes(type.getNumElements(),
-                                       getElementBytes(type.getElementType()));
+        rewriter.replaceOpWithNewOp<memref::ViewOp>(alloc, alloc.getType(),
+                                                    dynamic, at, ValueRange());
       }
       gpuFunc->setAttr(getDynamicSharedBytesAttrName(),
                        rewriter.getI64IntegerAttr(sharedBytes));

@@ -26,10 +26,10 @@
 #include "dyncc/Target/Ptxas.h"
 #include "dyncc/Tiling/TileConfig.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Verifier.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/Support/FileSystem.h"
 
@@ -68,29 +68,36 @@ public:
     // Keep the first error as the one-line message.
     handler = std::make_unique<ScopedDiagnosticHandler>(
         &context, [&](Diagnostic &diag) {
-          // Warnings (a config that does not fit) are notes to the user.
-          if (diag.getSeverity() == DiagnosticSeverity::Warning) {
-            if (this->options.note) {
-              std::string text;
-              llvm::raw_string_ostream os(text);
-              os << diag;
-              if (auto name = getNodeName(diag.getLocation()))
-                text = "node '" + *name + "': " + text;
-              this->options.note(text);
-            }
-            return success();
-          }
-          if (diag.getSeverity() == DiagnosticSeverity::Error &&
-              this->error.empty()) {
+          // The message, prefixed with the ONNX node it comes from.
+          auto text = [&] {
             std::string text;
             llvm::raw_string_ostream os(text);
             os << diag;
             if (auto name = getNodeName(diag.getLocation()))
               text = "node '" + *name + "': " + text;
-            this->error = text;
-          }
+            return text;
+          };
+          // Warnings (a config that does not fit) are notes to the user.
+          if (diag.getSeverity() == DiagnosticSeverity::Warning &&
+              this->options.note)
+            this->options.note(text());
+          if (diag.getSeverity() == DiagnosticSeverity::Error &&
+              this->error.empty())
+            this->error = text();
           return success();
         });
+  }
+
+  /// Copies attribute `name` of every kernel in `from` (functions or GPU
+  /// kernels, nested or not) to the graph's function of the same name,
+  /// which the host plan reads.
+  static void copyKernelAttrToGraph(ModuleOp from, ModuleOp graph,
+                                    StringRef name) {
+    from->walk([&](FunctionOpInterface func) {
+      if (Attribute value = func->getAttr(name))
+        if (auto original = graph.lookupSymbol<func::FuncOp>(func.getName()))
+          original->setAttr(name, value);
+    });
   }
 
   /// Returns true when the compilation is finished (emitted or failed).
@@ -145,10 +152,7 @@ public:
         stopped)
       return !failedFlag;
     // Tiling decides the launch grid; the plan reads it from the graph.
-    for (auto func : kernels->getOps<func::FuncOp>())
-      if (Attribute grid = func->getAttr(getGridAttrName()))
-        if (auto original = graph->lookupSymbol<func::FuncOp>(func.getName()))
-          original->setAttr(getGridAttrName(), grid);
+    copyKernelAttrToGraph(*kernels, *graph, getGridAttrName());
     if (!runStage("bufferized", *kernels,
                   [&](OpPassManager &pm) {
                     return buildBufferizationPipeline(pm, sharedBytes);
@@ -175,11 +179,7 @@ public:
         return !failedFlag;
       // The dynamic shared memory a launch passes; the plan reads it from
       // the graph.
-      gpu->walk([&](gpu::GPUFuncOp func) {
-        if (Attribute bytes = func->getAttr(getDynamicSharedBytesAttrName()))
-          if (auto original = graph->lookupSymbol<func::FuncOp>(func.getName()))
-            original->setAttr(getDynamicSharedBytesAttrName(), bytes);
-      });
+      copyKernelAttrToGraph(*gpu, *graph, getDynamicSharedBytesAttrName());
       if (!runStage("nvvm", *gpu,
                     [&](OpPassManager &pm) {
                       return buildNvvmLoweringPipeline(pm, chips);

@@ -362,6 +362,14 @@ private:
       }
       return result;
     };
+    // An attribute's DimExpr text, in terms of the symbols.
+    auto resolveText = [&](Attribute attr) -> FailureOr<DimExpr> {
+      std::string error;
+      auto text = dyn_cast_or_null<StringAttr>(attr);
+      std::optional<DimExpr> expr =
+          text ? DimExpr::parse(text.getValue().str(), error) : std::nullopt;
+      return expr ? resolve(*expr) : FailureOr<DimExpr>(failure());
+    };
     json::Array grid, block;
     for (Attribute axis : gridAttr) {
       auto terms = dyn_cast<ArrayAttr>(axis);
@@ -370,12 +378,7 @@ private:
       // The maximum of the distinct terms once in terms of the symbols.
       std::set<DimExpr> distinct;
       for (Attribute attr : terms) {
-        std::string error;
-        auto text = dyn_cast<StringAttr>(attr);
-        std::optional<DimExpr> expr =
-            text ? DimExpr::parse(text.getValue().str(), error) : std::nullopt;
-        FailureOr<DimExpr> resolved =
-            expr ? resolve(*expr) : FailureOr<DimExpr>(failure());
+        FailureOr<DimExpr> resolved = resolveText(attr);
         if (failed(resolved))
           return kernel.emitOpError("has a malformed dyncc.grid ") << gridAttr;
         distinct.insert(*resolved);
@@ -456,12 +459,7 @@ private:
             kernel->getAttrOfType<DictionaryAttr>(getGemmProblemAttrName())) {
       json::Object resolved;
       for (StringRef key : {"batch", "m", "n", "k"}) {
-        auto text = problem.getAs<StringAttr>(key);
-        std::string error;
-        std::optional<DimExpr> expr =
-            text ? DimExpr::parse(text.getValue().str(), error) : std::nullopt;
-        FailureOr<DimExpr> value =
-            expr ? resolve(*expr) : FailureOr<DimExpr>(failure());
+        FailureOr<DimExpr> value = resolveText(problem.get(key));
         if (failed(value))
           return kernel.emitOpError("has a malformed ")
                  << getGemmProblemAttrName() << " " << problem;

@@ -185,27 +185,21 @@ int main(int argc, char **argv) {
                " K=" + std::to_string(k);
     // About 400 log-spaced points of the sweep, and both sides of every
     // variant change.
-    std::vector<bool> keep(part.points.size(), false);
-    for (size_t p = 0; p < part.points.size(); ++p) {
-      double f = std::log(double(part.points[p]) / double(lo) + 1) * 60;
-      keep[p] = p == 0 || p + 1 == part.points.size() ||
-                int64_t(f) != int64_t(std::log(double(part.points[p - 1]) /
-                                                   double(lo) +
-                                               1) *
-                                      60) ||
-                part.table.lookup(part.points[p]) !=
-                    part.table.lookup(part.points[p - 1]) ||
-                part.table.lookup(part.points[p]) !=
-                    part.table.lookup(part.points[p + 1]);
-    }
-    for (size_t p = 0; p < part.points.size(); ++p) {
-      if (!keep[p])
+    const std::vector<int64_t> &points = part.points;
+    auto bucket = [&](size_t p) {
+      return int64_t(std::log(double(points[p]) / double(lo) + 1) * 60);
+    };
+    auto variantAt = [&](size_t p) { return part.table.lookup(points[p]); };
+    for (size_t p = 0; p < points.size(); ++p) {
+      bool last = p + 1 == points.size();
+      if (p != 0 && !last && bucket(p) == bucket(p - 1) &&
+          variantAt(p) == variantAt(p - 1) && variantAt(p) == variantAt(p + 1))
         continue;
       GemmProblem at = problem;
-      at.m = part.points[p];
+      at.m = points[p];
       ps.x.push_back(at.m);
       ps.y.push_back(at.flops() / part.picked[p] / 1e12);
-      ps.variant.push_back(part.table.lookup(at.m));
+      ps.variant.push_back(variantAt(p));
     }
     for (size_t v : part.chosen)
       ps.variantNames.push_back(tiles[v].str());
