@@ -68,6 +68,71 @@ bool GemmTile::operator==(const GemmTile &o) const {
          stages == o.stages;
 }
 
+std::optional<GemmTile> dyncc::cost::parseGemmTile(const std::string &text) {
+  // Words, then `AxBxC` sizes of which the last two count.
+  std::vector<std::string> words;
+  for (size_t at = 0; at < text.size();) {
+    size_t space = text.find(' ', at);
+    if (space == std::string::npos)
+      space = text.size();
+    if (space > at)
+      words.push_back(text.substr(at, space - at));
+    at = space + 1;
+  }
+  auto number = [](const std::string &word, int64_t &out) {
+    if (word.empty() || word.size() > 9 ||
+        word.find_first_not_of("0123456789") != std::string::npos)
+      return false;
+    out = std::stoll(word);
+    return true;
+  };
+  auto sizes = [&](const std::string &word, std::vector<int64_t> &out) {
+    out.clear();
+    for (size_t at = 0; at <= word.size();) {
+      size_t x = word.find('x', at);
+      if (x == std::string::npos)
+        x = word.size();
+      int64_t v;
+      if (!number(word.substr(at, x - at), v) || v < 1)
+        return false;
+      out.push_back(v);
+      at = x + 1;
+    }
+    return true;
+  };
+  GemmTile tile;
+  std::vector<int64_t> s;
+  for (size_t i = 0; i + 1 < words.size(); i += 2) {
+    const std::string &key = words[i], &value = words[i + 1];
+    bool pair = key == "block" || key == "warp" || key == "thread";
+    if (pair) {
+      if (!sizes(value, s) || s.size() < 2)
+        return std::nullopt;
+      int64_t m = s[s.size() - 2], n = s.back();
+      if (key == "block")
+        tile.blockM = m, tile.blockN = n;
+      else if (key == "warp")
+        tile.warpM = m, tile.warpN = n, tile.tensorCores = true;
+      else
+        tile.threadM = m, tile.threadN = n;
+    } else if (key == "k") {
+      if (!number(value, tile.kStep))
+        return std::nullopt;
+    } else if (key == "stages") {
+      if (!number(value, tile.stages))
+        return std::nullopt;
+    } else if (key == "mma") {
+      if (value != "16x8x16")
+        return std::nullopt;
+    } else {
+      return std::nullopt;
+    }
+  }
+  if (words.size() % 2 || !tile.blockM || !tile.threadM || !tile.kStep)
+    return std::nullopt;
+  return tile;
+}
+
 GemmResources dyncc::cost::estimateResources(const GemmTile &tile,
                                              int64_t operandBytes) {
   GemmResources r;
@@ -90,6 +155,8 @@ GemmResources dyncc::cost::estimateResources(const GemmTile &tile,
     r.registersPerThread =
         tile.threadM * tile.threadN + tile.threadM + tile.threadN + 32;
   }
+  if (tile.registers > 0)
+    r.registersPerThread = tile.registers;
   return r;
 }
 
@@ -137,7 +204,12 @@ dyncc::cost::checkConstraints(const GemmTile &tile, int64_t operandBytes,
     return "shared memory (" + std::to_string(r.sharedBytes) +
            " bytes) exceeds the " +
            std::to_string(device.maxSharedBytesPerBlock) + " a block may use";
-  if (r.registersPerThread > device.maxRegistersPerThread - kRegisterHeadroom)
+  // ptxas' count needs no headroom.
+  if (tile.registers > device.maxRegistersPerThread)
+    return "registers per thread (" + std::to_string(tile.registers) +
+           ") exceed " + std::to_string(device.maxRegistersPerThread);
+  if (!tile.registers &&
+      r.registersPerThread > device.maxRegistersPerThread - kRegisterHeadroom)
     return "registers per thread (about " +
            std::to_string(r.registersPerThread) + ") leave less than " +
            std::to_string(kRegisterHeadroom) + " of headroom";

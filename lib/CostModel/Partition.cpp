@@ -100,24 +100,30 @@ pruneCandidates(size_t count, size_t points,
 }
 
 /// Steps 3 and 3b over `times` [kept][point] and each point's `best`: the
-/// chosen rows of `times`.
+/// chosen rows of `times`. Works on each time's log regret, log(time /
+/// best), computed once: the log of the faster of two is the lesser log.
 static std::vector<size_t> chooseCover(const Times &times,
                                        const std::vector<double> &best,
                                        const PartitionOptions &options) {
   size_t points = best.size(), kept = times.size();
   double target = std::log1p(options.targetRegret);
-  std::vector<double> current(points, std::numeric_limits<double>::infinity());
+  Times regrets(kept, std::vector<double>(points));
+  for (size_t i = 0; i < kept; ++i)
+    for (size_t p = 0; p < points; ++p)
+      regrets[i][p] = std::log(times[i][p] / best[p]);
+  constexpr double infinity = std::numeric_limits<double>::infinity();
+  std::vector<double> current(points, infinity);
   std::vector<size_t> chosen;
   auto maxRegret = [&](const std::vector<double> &at) {
     double worst = 0;
     for (size_t p = 0; p < points; ++p)
-      worst = std::max(worst, at[p] / best[p] - 1);
-    return worst;
+      worst = std::max(worst, at[p]);
+    return std::expm1(worst);
   };
   auto excessOf = [&](const std::vector<double> &at) {
     double excess = 0;
     for (size_t p = 0; p < points; ++p)
-      excess += std::max(0.0, std::log(at[p] / best[p]) - target);
+      excess += std::max(0.0, at[p] - target);
     return excess;
   };
   auto isChosen = [&](size_t i) {
@@ -126,15 +132,16 @@ static std::vector<size_t> chooseCover(const Times &times,
   while (chosen.size() < options.cap &&
          (chosen.empty() || maxRegret(current) > options.targetRegret)) {
     size_t pick = kept;
-    double pickScore = std::numeric_limits<double>::infinity();
+    double pickScore = infinity;
     for (size_t i = 0; i < kept; ++i) {
       if (isChosen(i))
         continue;
       // The regret above the target, summed over the points (a hinge on
       // the log of the ratio), then the whole regret to break ties.
+      const std::vector<double> &row = regrets[i];
       double score = 0, excess = 0;
       for (size_t p = 0; p < points; ++p) {
-        double regret = std::log(std::min(current[p], times[i][p]) / best[p]);
+        double regret = std::min(current[p], row[p]);
         excess += std::max(0.0, regret - target);
         score += regret;
       }
@@ -148,7 +155,7 @@ static std::vector<size_t> chooseCover(const Times &times,
       break;
     chosen.push_back(pick);
     for (size_t p = 0; p < points; ++p)
-      current[p] = std::min(current[p], times[pick][p]);
+      current[p] = std::min(current[p], regrets[pick][p]);
   }
   // At the cap with points still above the target: swap a chosen variant
   // for another candidate where that lowers the excess.
@@ -157,21 +164,19 @@ static std::vector<size_t> chooseCover(const Times &times,
        ++pass) {
     bool improved = false;
     for (size_t j = 0; j < chosen.size(); ++j) {
-      std::vector<double> others(points,
-                                 std::numeric_limits<double>::infinity());
+      std::vector<double> others(points, infinity);
       for (size_t o = 0; o < chosen.size(); ++o)
         if (o != j)
           for (size_t p = 0; p < points; ++p)
-            others[p] = std::min(others[p], times[chosen[o]][p]);
+            others[p] = std::min(others[p], regrets[chosen[o]][p]);
       double bestExcess = excessOf(current);
       size_t bestSwap = kept;
-      std::vector<double> trial(points);
       for (size_t i = 0; i < kept; ++i) {
         if (isChosen(i))
           continue;
+        double excess = 0;
         for (size_t p = 0; p < points; ++p)
-          trial[p] = std::min(others[p], times[i][p]);
-        double excess = excessOf(trial);
+          excess += std::max(0.0, std::min(others[p], regrets[i][p]) - target);
         if (excess < bestExcess * (1 - 1e-9)) {
           bestExcess = excess;
           bestSwap = i;
@@ -181,7 +186,7 @@ static std::vector<size_t> chooseCover(const Times &times,
         continue;
       chosen[j] = bestSwap;
       for (size_t p = 0; p < points; ++p)
-        current[p] = std::min(others[p], times[bestSwap][p]);
+        current[p] = std::min(others[p], regrets[bestSwap][p]);
       improved = true;
     }
     if (!improved)

@@ -15,6 +15,7 @@
 #include "dyncc/Pipelines/Compiler.h"
 #include "dyncc/Dialect/Dg/Transforms/FusionReport.h"
 
+#include "dyncc/Dialect/Dg/IR/Dg.h"
 #include "dyncc/Dialect/Sym/IR/Sym.h"
 #include "dyncc/InitAll.h"
 #include "dyncc/Pipelines/Pipelines.h"
@@ -25,6 +26,8 @@
 #include "dyncc/Target/Ptx.h"
 #include "dyncc/Target/Ptxas.h"
 #include "dyncc/Tiling/TileConfig.h"
+#include "dyncc/Tiling/TileSearch.h"
+#include "dyncc/CostModel/Device.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
@@ -34,6 +37,7 @@
 #include "llvm/Support/FileSystem.h"
 
 #include <chrono>
+#include <set>
 
 using namespace mlir;
 using namespace dyncc;
@@ -142,6 +146,21 @@ public:
         stopped)
       return !failedFlag;
 
+    // The tile search, unless a configuration for GEMMs was given.
+    bool searchGemms = llvm::none_of(options.tileConfigs, [](StringRef c) {
+      return c.starts_with("gemm=");
+    });
+    if (!runStage("searched", *graph,
+                  [&](OpPassManager &pm) {
+                    return searchGemms
+                               ? buildSearchPipeline(pm, searchDevice,
+                                                     options.variantCap,
+                                                     options.regretTarget)
+                               : success();
+                  }) ||
+        stopped)
+      return !failedFlag;
+
     // The host plan reads the graph; kernels continue in their own module.
     OwningOpRef<ModuleOp> kernels = extractKernels(*graph);
     int64_t sharedBytes = getSharedBytesBudget(options.targets);
@@ -203,6 +222,8 @@ public:
       if (stopped)
         return !failedFlag;
       if (!assemble(ptx))
+        return false;
+      if (!refineSearch(*graph))
         return false;
     }
 
@@ -275,6 +296,32 @@ private:
                     "' (expected cpu, sm_80, sm_86, sm_90 or sm_90a)");
     if (options.targets.empty())
       return fail("--target is empty");
+    if (options.variantCap < 1)
+      return fail("--max-variants must be at least 1, got " +
+                  std::to_string(options.variantCap));
+    if (!(options.regretTarget >= 0 && options.regretTarget < 10))
+      return fail("--regret-target must be in [0, 10), got " +
+                  std::to_string(options.regretTarget));
+    // The search's device: the one asked for, which a GPU target must
+    // run, or the newest GPU target's.
+    std::string newest;
+    for (const std::string &t : options.targets)
+      if (t != "cpu" && t > newest)
+        newest = t;
+    searchDevice = !options.device.empty() ? options.device
+                   : !newest.empty()      ? newest
+                                          : "h100";
+    const cost::Device *device = cost::lookupDevice(searchDevice);
+    if (!device)
+      return fail("unknown device '" + searchDevice +
+                  "' for --device (expected a100, rtx3090, h100, h200, "
+                  "sm_80, sm_86 or sm_90)");
+    if (!newest.empty() &&
+        llvm::none_of(options.targets, [&](const std::string &t) {
+          return t.substr(0, 5) == device->arch;
+        }))
+      return fail("--device " + searchDevice + " is " + device->arch +
+                  ", which is not among --target");
     if (!options.emitStage.empty() &&
         llvm::none_of(getCompileStages(), [&](const StageInfo &s) {
           return options.emitStage == s.name;
@@ -325,6 +372,42 @@ private:
     }
     endStage("ptxas", {},
              std::to_string(count) + " kernels assembled to cubins");
+    return true;
+  }
+
+  /// After ptxas: the search again with the kernels' real registers on the
+  /// searched device's target, without the variants that spill there.
+  bool refineSearch(ModuleOp graph) {
+    if (cubinInfo.empty())
+      return true;
+    const cost::Device *device = cost::lookupDevice(searchDevice);
+    std::vector<const PlanOptions::Cubin *> reports;
+    for (const auto &[chip, info] : cubinInfo)
+      if (chip.substr(0, 5) == device->arch)
+        reports.push_back(&info);
+    if (reports.empty())
+      return true;
+    auto compiled = [&](StringRef name) -> std::optional<CompiledKernel> {
+      std::optional<CompiledKernel> result;
+      for (const PlanOptions::Cubin *info : reports) {
+        auto found = info->resources.find(name.str());
+        if (found == info->resources.end())
+          continue;
+        const KernelResources &r = found->second;
+        CompiledKernel k;
+        k.registers = r.registers;
+        k.spillBytes = r.spillStoreBytes + r.spillLoadBytes;
+        if (!result || k.registers > result->registers)
+          result = k;
+      }
+      return result;
+    };
+    auto note = [&](const std::string &text) {
+      if (options.note)
+        options.note(text);
+    };
+    if (failed(refineVariantSelections(graph, compiled, note)))
+      return fail("");
     return true;
   }
 
@@ -435,6 +518,22 @@ private:
       });
       detail = std::to_string(groups) + " groups";
     }
+    if (name == "searched") {
+      std::set<std::string> kernels, variants;
+      module.walk([&](dg::DispatchOp dispatch) {
+        auto select = dispatch->getAttrOfType<DictionaryAttr>(
+            getVariantSelectAttrName());
+        auto refs = select ? select.getAs<ArrayAttr>("variants") : nullptr;
+        if (!refs)
+          return;
+        kernels.insert(dispatch.getCallee().str());
+        for (Attribute ref : refs)
+          variants.insert(cast<FlatSymbolRefAttr>(ref).getValue().str());
+      });
+      detail = std::to_string(kernels.size()) + " GEMM kernels, " +
+               std::to_string(variants.size()) + " variants for " +
+               searchDevice;
+    }
     endStage(name, module, detail);
     return true;
   }
@@ -458,6 +557,8 @@ private:
   MLIRContext context{MLIRContext::Threading::DISABLED};
   std::unique_ptr<ScopedDiagnosticHandler> handler;
   std::chrono::steady_clock::time_point stageStart;
+  /// The device the tile search predicts for (checkOptions).
+  std::string searchDevice;
   std::vector<std::string> kernelNames;
   std::map<std::string, std::string> cubins;
   std::map<std::string, PlanOptions::Cubin> cubinInfo;

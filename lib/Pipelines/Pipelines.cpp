@@ -31,6 +31,8 @@ static const StageInfo stages[] = {
     {"fusion-report", "per group: kind, ops, shapes, bytes moved vs unfused"},
     {"outlined",
      "groups outlined to linalg kernel functions, with tile configs"},
+    {"searched", "GEMM kernels cloned per variant the tile search chose, "
+                 "each dispatch with its variant table"},
     {"tiled", "kernels tiled to blocks and threads, producers fused"},
     {"bufferized", "kernels bufferized in place"},
     {"gpu", "kernels mapped onto the GPU grid (gpu.module)"},
@@ -83,6 +85,17 @@ LogicalResult dyncc::buildOutlinePipeline(OpPassManager &pm,
   pm.addPass(createAssignTileConfigPass(options));
   // Configs are part of what makes kernels identical: merge after them.
   pm.addPass(dg::createDedupKernelsPass());
+  return success();
+}
+
+LogicalResult dyncc::buildSearchPipeline(OpPassManager &pm,
+                                         const std::string &device,
+                                         int64_t cap, double targetRegret) {
+  SearchTilesPassOptions options;
+  options.device = device;
+  options.cap = cap;
+  options.targetRegret = targetRegret;
+  pm.addPass(createSearchTilesPass(options));
   return success();
 }
 

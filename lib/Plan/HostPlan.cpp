@@ -15,6 +15,7 @@
 #include "dyncc/Target/HostObject.h"
 #include "dyncc/Tiling/KernelShapes.h"
 #include "dyncc/Tiling/TileConfig.h"
+#include "dyncc/Tiling/TileSearch.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -306,13 +307,6 @@ private:
     auto kernel = module.lookupSymbol<func::FuncOp>(dispatch.getCallee());
     if (!kernel)
       return dispatch.emitOpError("callee not found");
-    FailureOr<TileConfig> config = TileConfig::fromAttr(
-        kernel->getAttrOfType<DictionaryAttr>(TileConfig::getAttrName()));
-    if (failed(config))
-      return kernel.emitOpError("has no tile configuration");
-    auto gridAttr = kernel->getAttrOfType<ArrayAttr>(getGridAttrName());
-    if (!gridAttr || gridAttr.size() != 3)
-      return kernel.emitOpError("has no dyncc.grid; was it tiled?");
 
     // Parameters in the kernel's argument order.
     json::Array params;
@@ -328,47 +322,167 @@ private:
     for (Value result : dispatch.getResults())
       params.push_back(json::Object{{"buffer", bufferOf.lookup(result)}});
 
+    // Every variant is valid over every symbol's whole range.
+    json::Array when;
+    for (Attribute symbol : dispatch.getSymbols()) {
+      auto op = module.lookupSymbol<sym::SymbolOp>(cast<StringAttr>(symbol));
+      if (!op)
+        return dispatch.emitOpError("symbol '")
+               << cast<StringAttr>(symbol).getValue() << "' is not declared";
+      when.push_back(json::Object{{"symbol", op.getSymName()},
+                                  {"min", (int64_t)op.getMin()},
+                                  {"max", (int64_t)op.getMax()}});
+    }
+
+    // The searched variants (dyncc-search-tiles), else the kernel alone.
+    auto select =
+        dispatch->getAttrOfType<DictionaryAttr>(getVariantSelectAttrName());
+    SmallVector<func::FuncOp> variants;
+    if (auto refs = select ? select.getAs<ArrayAttr>("variants") : nullptr) {
+      for (Attribute ref : refs) {
+        auto symbol = dyn_cast<FlatSymbolRefAttr>(ref);
+        auto variant = symbol ? module.lookupSymbol<func::FuncOp>(symbol)
+                              : func::FuncOp();
+        if (!variant)
+          return dispatch.emitOpError("variant not found: ") << ref;
+        variants.push_back(variant);
+      }
+    } else {
+      variants.push_back(kernel);
+    }
+    json::Array variantList;
+    for (func::FuncOp variant : variants) {
+      FailureOr<int64_t> index = addKernel(dispatch, variant, params, kernels);
+      if (failed(index))
+        return failure();
+      variantList.push_back(
+          json::Object{{"kernel", *index}, {"when", json::Array(when)}});
+    }
+
+    int64_t groupIndex = groups.size();
+    json::Object group{
+        {"name", kernel.getSymName()},
+        {"kind",
+         kernel->getAttrOfType<StringAttr>("dyncc.kind")
+             ? kernel->getAttrOfType<StringAttr>("dyncc.kind").getValue()
+             : "elementwise"},
+        {"variants", std::move(variantList)}};
+    if (select) {
+      FailureOr<json::Object> table = getSelection(dispatch, select);
+      if (failed(table))
+        return failure();
+      group["select"] = std::move(*table);
+    }
+    // A GEMM's problem in terms of the symbols: what its variants are
+    // chosen by.
+    if (auto problem =
+            kernel->getAttrOfType<DictionaryAttr>(getGemmProblemAttrName())) {
+      json::Object resolved;
+      for (StringRef key : {"batch", "m", "n", "k"}) {
+        FailureOr<DimExpr> value = resolveDispatchExpr(dispatch, problem.get(key));
+        if (failed(value))
+          return kernel.emitOpError("has a malformed ")
+                 << getGemmProblemAttrName() << " " << problem;
+        resolved[key] = value->str();
+      }
+      for (StringRef key : {"operand_bytes", "output_bytes"}) {
+        auto bytes = problem.getAs<IntegerAttr>(key);
+        if (!bytes)
+          return kernel.emitOpError("has a malformed ")
+                 << getGemmProblemAttrName() << " " << problem;
+        resolved[key] = bytes.getInt();
+      }
+      group["problem"] = std::move(resolved);
+    }
+    groups.push_back(std::move(group));
+    steps.push_back(json::Object{{"op", "launch"}, {"group", groupIndex}});
+    return success();
+  }
+
+  /// The manifest's `select` of a group: its keys, table and what the
+  /// search recorded (docs/ArtifactFormat.md), from `dyncc.variant_select`.
+  FailureOr<json::Object> getSelection(dg::DispatchOp dispatch,
+                                       DictionaryAttr select) {
+    auto malformed = [&]() -> FailureOr<json::Object> {
+      return dispatch.emitOpError("has a malformed ")
+             << getVariantSelectAttrName() << " " << select;
+    };
+    json::Object out;
+    if (auto reason = select.getAs<StringAttr>("reason")) {
+      out["reason"] = reason.getValue();
+      return out;
+    }
+    auto ints = [](DenseI64ArrayAttr attr) {
+      json::Array values;
+      for (int64_t v : attr.asArrayRef())
+        values.push_back(v);
+      return values;
+    };
+    for (NamedAttribute entry : select) {
+      StringRef name = entry.getName().getValue();
+      Attribute value = entry.getValue();
+      if (name == "variants")
+        continue;
+      if (auto text = dyn_cast<StringAttr>(value)) {
+        out[name] = text.getValue();
+      } else if (auto integer = dyn_cast<IntegerAttr>(value)) {
+        out[name] = integer.getInt();
+      } else if (auto real = dyn_cast<FloatAttr>(value)) {
+        out[name] = real.getValueAsDouble();
+      } else if (auto array = dyn_cast<DenseI64ArrayAttr>(value)) {
+        out[name] = ints(array);
+      } else if (name == "keys") {
+        json::Array keys;
+        for (Attribute key : cast<ArrayAttr>(value)) {
+          // Keys are over the symbols already; check they parse.
+          std::string error;
+          auto text = dyn_cast<StringAttr>(key);
+          std::optional<DimExpr> expr =
+              text ? DimExpr::parse(text.getValue().str(), error)
+                   : std::nullopt;
+          if (!expr)
+            return malformed();
+          keys.push_back(expr->str());
+        }
+        out[name] = std::move(keys);
+      } else if (name == "inner") {
+        json::Array inner;
+        for (Attribute table : cast<ArrayAttr>(value)) {
+          auto dict = dyn_cast<DictionaryAttr>(table);
+          auto lower = dict ? dict.getAs<DenseI64ArrayAttr>("lower") : nullptr;
+          auto variant =
+              dict ? dict.getAs<DenseI64ArrayAttr>("variant") : nullptr;
+          if (!lower || !variant)
+            return malformed();
+          inner.push_back(json::Object{{"lower", ints(lower)},
+                                       {"variant", ints(variant)}});
+        }
+        out[name] = std::move(inner);
+      } else {
+        return malformed();
+      }
+    }
+    return out;
+  }
+
+  /// Adds `kernel`, called by `dispatch` with `params`, to `kernels`;
+  /// returns its index.
+  FailureOr<int64_t> addKernel(dg::DispatchOp dispatch, func::FuncOp kernel,
+                               const json::Array &params,
+                               json::Array &kernels) {
+    FailureOr<TileConfig> config = TileConfig::fromAttr(
+        kernel->getAttrOfType<DictionaryAttr>(TileConfig::getAttrName()));
+    if (failed(config))
+      return kernel.emitOpError("has no tile configuration");
+    auto gridAttr = kernel->getAttrOfType<ArrayAttr>(getGridAttrName());
+    if (!gridAttr || gridAttr.size() != 3)
+      return kernel.emitOpError("has no dyncc.grid; was it tiled?");
+
     // The grid is in terms of the kernel's arguments (symbols, inputs,
     // destinations, in that order): substitute the dispatch's symbols and
     // operand shapes.
-    SmallVector<Value> tensors(dispatch.getInputs());
-    llvm::append_range(tensors, dispatch.getResults());
-    size_t numSymbols = dispatch.getSymbols().size();
-    auto resolve = [&](const DimExpr &expr) -> FailureOr<DimExpr> {
-      std::vector<std::string> names;
-      expr.collectSymbols(names);
-      DimExpr result = expr;
-      for (const std::string &name : names) {
-        unsigned arg;
-        std::optional<int64_t> dim;
-        if (!parseGridArgName(name, arg, dim))
-          return failure();
-        DimExpr value;
-        if (!dim) {
-          if (arg >= numSymbols)
-            return failure();
-          value = DimExpr::symbol(
-              cast<StringAttr>(dispatch.getSymbols()[arg]).getValue().str());
-        } else {
-          if (arg < numSymbols || arg - numSymbols >= tensors.size())
-            return failure();
-          std::optional<SmallVector<DimExpr>> shape =
-              sym::getSymbolicShape(tensors[arg - numSymbols].getType());
-          if (!shape || *dim >= static_cast<int64_t>(shape->size()))
-            return failure();
-          value = (*shape)[*dim];
-        }
-        result = result.substitute(name, value);
-      }
-      return result;
-    };
-    // An attribute's DimExpr text, in terms of the symbols.
-    auto resolveText = [&](Attribute attr) -> FailureOr<DimExpr> {
-      std::string error;
-      auto text = dyn_cast_or_null<StringAttr>(attr);
-      std::optional<DimExpr> expr =
-          text ? DimExpr::parse(text.getValue().str(), error) : std::nullopt;
-      return expr ? resolve(*expr) : FailureOr<DimExpr>(failure());
+    auto resolveText = [&](Attribute attr) {
+      return resolveDispatchExpr(dispatch, attr);
     };
     json::Array grid, block;
     for (Attribute axis : gridAttr) {
@@ -420,7 +534,7 @@ private:
         gpu[target] = std::move(code);
       }
     json::Object k{{"name", name},
-                   {"params", std::move(params)},
+                   {"params", json::Array(params)},
                    {"grid", std::move(grid)},
                    {"block", std::move(block)},
                    {"shared_bytes", dynamicSharedBytes},
@@ -432,52 +546,9 @@ private:
       k["gpu"] = std::move(gpu);
     int64_t kernelIndex = kernels.size();
     kernels.push_back(std::move(k));
-
-    // One variant, valid over every symbol's whole range.
-    json::Array when;
-    for (Attribute symbol : dispatch.getSymbols()) {
-      auto op = module.lookupSymbol<sym::SymbolOp>(cast<StringAttr>(symbol));
-      if (!op)
-        return dispatch.emitOpError("symbol '")
-               << cast<StringAttr>(symbol).getValue() << "' is not declared";
-      when.push_back(json::Object{{"symbol", op.getSymName()},
-                                  {"min", (int64_t)op.getMin()},
-                                  {"max", (int64_t)op.getMax()}});
-    }
-    int64_t groupIndex = groups.size();
-    json::Object group{
-        {"name", name},
-        {"kind",
-         kernel->getAttrOfType<StringAttr>("dyncc.kind")
-             ? kernel->getAttrOfType<StringAttr>("dyncc.kind").getValue()
-             : "elementwise"},
-        {"variants", json::Array{json::Object{{"kernel", kernelIndex},
-                                              {"when", std::move(when)}}}}};
-    // A GEMM's problem in terms of the symbols: what its variants are
-    // chosen by.
-    if (auto problem =
-            kernel->getAttrOfType<DictionaryAttr>(getGemmProblemAttrName())) {
-      json::Object resolved;
-      for (StringRef key : {"batch", "m", "n", "k"}) {
-        FailureOr<DimExpr> value = resolveText(problem.get(key));
-        if (failed(value))
-          return kernel.emitOpError("has a malformed ")
-                 << getGemmProblemAttrName() << " " << problem;
-        resolved[key] = value->str();
-      }
-      for (StringRef key : {"operand_bytes", "output_bytes"}) {
-        auto bytes = problem.getAs<IntegerAttr>(key);
-        if (!bytes)
-          return kernel.emitOpError("has a malformed ")
-                 << getGemmProblemAttrName() << " " << problem;
-        resolved[key] = bytes.getInt();
-      }
-      group["problem"] = std::move(resolved);
-    }
-    groups.push_back(std::move(group));
-    steps.push_back(json::Object{{"op", "launch"}, {"group", groupIndex}});
-    return success();
+    return kernelIndex;
   }
+
 
   ModuleOp module;
   const PlanOptions &options;

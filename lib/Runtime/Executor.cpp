@@ -520,20 +520,30 @@ bool Session::selectVariant(size_t groupIndex, size_t &kernel,
     return true;
   }
   ++scans;
-  for (const VariantInfo &variant : group.variants) {
-    bool matches = true;
+  auto matches = [&](const VariantInfo &variant) {
     for (const VariantCondition &cond : variant.when) {
       int64_t value = symbols[cond.symbol];
-      matches &= value >= cond.min && value <= cond.max;
+      if (value < cond.min || value > cond.max)
+        return false;
     }
-    if (!matches)
-      continue;
+    return true;
+  };
+  auto choose = [&](const VariantInfo &variant) {
     kernel = variant.kernel;
     if (cache.size() >= kMaxSelectionCacheEntries)
       cache.clear();
     cache.emplace(selectionKey, kernel);
     return true;
-  }
+  };
+  // The search's table first; the first variant whose conditions hold
+  // where there is none (or its key cannot be evaluated).
+  size_t picked;
+  if (group.select.present && group.select.lookup(symbols.data(), picked) &&
+      matches(group.variants[picked]))
+    return choose(group.variants[picked]);
+  for (const VariantInfo &variant : group.variants)
+    if (matches(variant))
+      return choose(variant);
   std::string values;
   for (size_t slot : group.keySymbols)
     values += (values.empty() ? "" : ", ") + manifest.symbols[slot].name +

@@ -10,11 +10,13 @@
 #include "dyncc/Runtime/Artifact.h"
 #include "dyncc/Runtime/Json.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <unordered_map>
 #include <unordered_set>
 
 using namespace dyncc::runtime;
+namespace cost = dyncc::cost;
 
 const char *dyncc::runtime::bufferKindName(BufferKind kind) {
   switch (kind) {
@@ -238,6 +240,10 @@ private:
   bool readKernel(const JsonValue &value, const std::string &path,
                   KernelInfo &kernel);
   bool readGroups(const JsonValue &root);
+  bool readSelection(const JsonValue &value, const std::string &path,
+                     GroupInfo &group);
+  bool readIntervals(const JsonValue &object, const std::string &path,
+                     size_t variants, cost::IntervalTable &table);
   bool readSteps(const JsonValue &root);
   bool checkLifetimes();
   bool bindSymbols();
@@ -657,9 +663,130 @@ bool ManifestReader::readGroups(const JsonValue &root) {
                           " is not 1, 2, 4 or 8 bytes");
       info.present = true;
     }
+    if (const JsonValue *select = value.find("select"))
+      if (!readSelection(*select, member(path, "select"), group))
+        return false;
   }
   return true;
 }
+
+bool ManifestReader::readIntervals(const JsonValue &object,
+                                   const std::string &path, size_t variants,
+                                   cost::IntervalTable &table) {
+  const JsonValue *lower, *variant;
+  if (!getArray(object, path, "lower", lower) ||
+      !getArray(object, path, "variant", variant))
+    return false;
+  if (lower->size() == 0 || lower->size() != variant->size())
+    return fail(member(path, "variant"),
+                "needs one variant per interval, and at least one interval");
+  for (size_t i = 0; i < lower->size(); ++i) {
+    int64_t bound, index;
+    if (!readInt((*lower)[i], element(member(path, "lower"), i), bound) ||
+        !readInt((*variant)[i], element(member(path, "variant"), i), index))
+      return false;
+    if (i && bound <= table.lower.back())
+      return fail(element(member(path, "lower"), i),
+                  "interval bounds must ascend");
+    if (index < 0 || static_cast<uint64_t>(index) >= variants)
+      return fail(element(member(path, "variant"), i),
+                  "variant " + std::to_string(index) + " is out of range (" +
+                      std::to_string(variants) + " variants)");
+    table.lower.push_back(bound);
+    table.variant.push_back(static_cast<uint32_t>(index));
+  }
+  return true;
+}
+
+bool ManifestReader::readSelection(const JsonValue &value,
+                                   const std::string &path, GroupInfo &group) {
+  VariantSelection &select = group.select;
+  if (!expectObject(value, path))
+    return false;
+  if (value.find("reason"))
+    return getString(value, path, "reason", select.reason);
+  const JsonValue *keys;
+  if (!getArray(value, path, "keys", keys))
+    return false;
+  if (keys->size() > 2)
+    return fail(member(path, "keys"), "at most two keys, got " +
+                                          std::to_string(keys->size()));
+  for (size_t i = 0; i < keys->size(); ++i) {
+    ShapeExpr key;
+    if (!readExpr((*keys)[i], element(member(path, "keys"), i), key))
+      return false;
+    select.keyTexts.push_back((*keys)[i].stringValue());
+    std::vector<size_t> slots;
+    key.collectSymbols(slots);
+    for (size_t slot : slots)
+      if (std::find(group.keySymbols.begin(), group.keySymbols.end(), slot) ==
+          group.keySymbols.end())
+        group.keySymbols.push_back(slot);
+    select.keys.push_back(std::move(key));
+  }
+  size_t variants = group.variants.size();
+  if (keys->size() < 2) {
+    select.table.inner.resize(1);
+    if (!readIntervals(value, path, variants, select.table.inner[0]))
+      return false;
+    select.table.lower = {select.table.inner[0].lower.front()};
+  } else {
+    const JsonValue *lower, *inner;
+    if (!getArray(value, path, "lower", lower) ||
+        !getArray(value, path, "inner", inner))
+      return false;
+    if (lower->size() == 0 || lower->size() != inner->size())
+      return fail(member(path, "inner"),
+                  "needs one table per interval, and at least one interval");
+    select.table.inner.resize(inner->size());
+    for (size_t i = 0; i < lower->size(); ++i) {
+      int64_t bound;
+      std::string at = element(member(path, "inner"), i);
+      if (!readInt((*lower)[i], element(member(path, "lower"), i), bound) ||
+          !expectObject((*inner)[i], at) ||
+          !readIntervals((*inner)[i], at, variants, select.table.inner[i]))
+        return false;
+      if (i && bound <= select.table.lower.back())
+        return fail(element(member(path, "lower"), i),
+                    "interval bounds must ascend");
+      select.table.lower.push_back(bound);
+    }
+  }
+  // What the search recorded: optional, for explain.
+  auto number = [&](const char *key, double &out) {
+    const JsonValue *v = value.find(key);
+    if (v && !v->isNumber())
+      return typeError(member(path, key), "a number", *v);
+    if (v)
+      out = v->doubleValue();
+    return true;
+  };
+  auto integer = [&](const char *key, int64_t &out) {
+    const JsonValue *v = value.find(key);
+    return !v || readInt(*v, member(path, key), out);
+  };
+  if (!getOptionalString(value, path, "device", select.device) ||
+      !getOptionalString(value, path, "registers", select.registers) ||
+      !integer("candidates", select.candidates) ||
+      !integer("considered", select.considered) ||
+      !integer("cap", select.cap) || !integer("dropped", select.dropped) ||
+      !number("max_regret", select.maxRegret) ||
+      !number("target", select.target))
+    return false;
+  if (const JsonValue *ranges = value.find("key_ranges")) {
+    if (!ranges->isArray())
+      return typeError(member(path, "key_ranges"), "an array", *ranges);
+    for (size_t i = 0; i < ranges->size(); ++i) {
+      int64_t v;
+      if (!readInt((*ranges)[i], element(member(path, "key_ranges"), i), v))
+        return false;
+      select.keyRanges.push_back(v);
+    }
+  }
+  select.present = true;
+  return true;
+}
+
 
 bool ManifestReader::readSteps(const JsonValue &root) {
   const JsonValue *steps;
@@ -845,5 +972,15 @@ bool dyncc::runtime::checkManifestSections(const Manifest &manifest,
                     "no section '" + code.cubinSection + "' in the artifact");
     }
   }
+  return true;
+}
+
+bool dyncc::runtime::VariantSelection::lookup(const int64_t *symbols, size_t &variant) const {
+  int64_t values[2] = {0, 0};
+  for (size_t i = 0; i < keys.size(); ++i)
+    if (keys[i].evaluate(symbols, values[i]) != ShapeExpr::EvalStatus::Ok)
+      return false;
+  variant = keys.size() < 2 ? table.inner[0].lookup(values[0])
+                            : table.lookup(values[0], values[1]);
   return true;
 }

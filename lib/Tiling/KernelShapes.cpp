@@ -6,6 +6,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "dyncc/Tiling/KernelShapes.h"
+#include "dyncc/Dialect/Dg/IR/Dg.h"
+#include "dyncc/Dialect/Sym/IR/Sym.h"
 #include "dyncc/Tiling/TileConfig.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
@@ -229,4 +231,52 @@ FailureOr<GemmProblemExprs> dyncc::getGemmProblem(func::FuncOp kernel) {
   if (problem.operandBytes == 0 || problem.outputBytes == 0)
     return failure();
   return problem;
+}
+
+FailureOr<DimExpr> dyncc::resolveDispatchExpr(Operation *op,
+                                              const DimExpr &expr) {
+  auto dispatch = dyn_cast<dg::DispatchOp>(op);
+  if (!dispatch)
+    return failure();
+  // The kernel's arguments: the dispatch's symbols, inputs, destinations.
+  SmallVector<Value> tensors(dispatch.getInputs());
+  llvm::append_range(tensors, dispatch.getResults());
+  size_t numSymbols = dispatch.getSymbols().size();
+  std::vector<std::string> names;
+  expr.collectSymbols(names);
+  DimExpr result = expr;
+  for (const std::string &name : names) {
+    unsigned arg;
+    std::optional<int64_t> dim;
+    if (!parseGridArgName(name, arg, dim))
+      return failure();
+    DimExpr value;
+    if (!dim) {
+      if (arg >= numSymbols)
+        return failure();
+      value = DimExpr::symbol(
+          cast<StringAttr>(dispatch.getSymbols()[arg]).getValue().str());
+    } else {
+      if (arg < numSymbols || arg - numSymbols >= tensors.size())
+        return failure();
+      std::optional<SmallVector<DimExpr>> shape =
+          sym::getSymbolicShape(tensors[arg - numSymbols].getType());
+      if (!shape || *dim >= static_cast<int64_t>(shape->size()))
+        return failure();
+      value = (*shape)[*dim];
+    }
+    result = result.substitute(name, value);
+  }
+  return result;
+}
+
+FailureOr<DimExpr> dyncc::resolveDispatchExpr(Operation *dispatch,
+                                              Attribute attr) {
+  std::string error;
+  auto text = dyn_cast_or_null<StringAttr>(attr);
+  std::optional<DimExpr> expr =
+      text ? DimExpr::parse(text.getValue().str(), error) : std::nullopt;
+  if (!expr)
+    return failure();
+  return resolveDispatchExpr(dispatch, *expr);
 }

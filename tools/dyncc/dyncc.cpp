@@ -59,6 +59,17 @@ static void printUsage(llvm::raw_ostream &os) {
         "                          KIND (gemm, conv, reduce, elementwise,\n"
         "                          data_movement), e.g. 'gemm=block 16x8 "
         "thread 2x2 k 5'\n"
+        "  --device NAME           the GPU the tile search predicts for: "
+        "a100,\n"
+        "                          rtx3090, h100, h200 (default: the newest "
+        "GPU\n"
+        "                          target's; h100 for --target cpu)\n"
+        "  --max-variants N        the most tile variants per GEMM dispatch "
+        "(default 8)\n"
+        "  --regret-target R       the predicted regret the variants aim "
+        "for at every\n"
+        "                          shape (default 0.03: within 3% of the "
+        "best tile)\n"
         "  --ptxas=auto|off|PATH   assemble each GPU target's PTX to a cubin "
         "and\n"
         "                          record registers, shared memory and "
@@ -251,6 +262,18 @@ static int compileMain(llvm::ArrayRef<std::string> args) {
       if (!value(i, "--tile-config", v))
         return usageError("--tile-config needs KIND=CONFIG");
       options.tileConfigs.push_back(v);
+    } else if (arg.starts_with("--device")) {
+      if (!value(i, "--device", v) || v.empty())
+        return usageError("--device needs a device name");
+      options.device = v;
+    } else if (arg.starts_with("--max-variants")) {
+      if (!value(i, "--max-variants", v) ||
+          !llvm::to_integer(v, options.variantCap, 10))
+        return usageError("--max-variants needs a positive integer");
+    } else if (arg.starts_with("--regret-target")) {
+      if (!value(i, "--regret-target", v) ||
+          !llvm::to_float(v, options.regretTarget))
+        return usageError("--regret-target needs a number (0.03 is 3%)");
     } else if (arg.starts_with("--ptxas")) {
       if (!value(i, "--ptxas", v) || v.empty())
         return usageError("--ptxas needs auto, off or a path");

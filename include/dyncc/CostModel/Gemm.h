@@ -57,6 +57,10 @@ struct GemmTile {
   int64_t threadM = 0, threadN = 0;
   int64_t kStep = 0;
   int64_t stages = 1;
+  /// Registers per thread as ptxas reported them for the compiled kernel;
+  /// 0 until then (the model estimates them). Not part of the tile's
+  /// identity.
+  int64_t registers = 0;
 
   int64_t threads() const { return (blockM / threadM) * (blockN / threadN); }
   /// The tile config text code generation parses (dyncc/Tiling/TileConfig.h).
@@ -64,11 +68,17 @@ struct GemmTile {
   bool operator==(const GemmTile &o) const;
 };
 
+/// Inverts GemmTile::str for a kernel's tile config text, whose sizes may
+/// have more dimensions (a batch, tiled by 1): the innermost two are M and
+/// N. Returns nullopt for text that is not a GEMM tile (an mma shape other
+/// than 16x8x16, a row reduction, sizes that are not positive integers).
+std::optional<GemmTile> parseGemmTile(const std::string &text);
+
 /// What a tile needs of the device.
 struct GemmResources {
   int64_t threads = 0;
   int64_t sharedBytes = 0;
-  /// An estimate until ptxas reports the real count.
+  /// An estimate until ptxas reports the real count (GemmTile::registers).
   int64_t registersPerThread = 0;
 };
 

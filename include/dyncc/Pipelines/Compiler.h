@@ -34,6 +34,14 @@ struct CompileOptions {
   /// `KIND=CONFIG` entries replacing the default tile configuration of a
   /// kernel kind (AssignTileConfigPass's `override`).
   std::vector<std::string> tileConfigs;
+  /// The device the tile search predicts for (a100, rtx3090, h100, h200, or
+  /// sm_80, sm_86, sm_90); empty: the newest GPU target's (h100 for a
+  /// CPU-only compile, so the host runs the variants a GPU compile has).
+  std::string device;
+  /// The most variants per GEMM dispatch, and the predicted regret they
+  /// aim for (0.03: within 3% of the best candidate at every point).
+  int64_t variantCap = 8;
+  double regretTarget = 0.03;
   /// `auto` assembles each GPU target's PTX to a cubin with the ptxas that
   /// findPtxas finds, if any; `off` never does; anything else is the path
   /// of the ptxas to use (an error if it cannot run).

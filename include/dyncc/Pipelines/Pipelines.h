@@ -39,6 +39,11 @@ mlir::LogicalResult buildFusionPipeline(mlir::OpPassManager &pm);
 mlir::LogicalResult
 buildOutlinePipeline(mlir::OpPassManager &pm,
                      llvm::ArrayRef<std::string> tileConfigs = {});
+/// Graph module: the tile search, cloning each GEMM kernel per variant
+/// chosen for `device` (SearchTilesPass).
+mlir::LogicalResult buildSearchPipeline(mlir::OpPassManager &pm,
+                                        const std::string &device,
+                                        int64_t cap, double targetRegret);
 /// Kernel module: block/thread tiling with producer fusion, promoting to at
 /// most `sharedBytes` of shared memory per block (getSharedBytesBudget).
 mlir::LogicalResult buildTilingPipeline(mlir::OpPassManager &pm,

@@ -17,6 +17,7 @@
 #ifndef DYNCC_RUNTIME_MANIFEST_H
 #define DYNCC_RUNTIME_MANIFEST_H
 
+#include "dyncc/CostModel/Partition.h"
 #include "dyncc/Runtime/DType.h"
 #include "dyncc/Runtime/KernelResources.h"
 #include "dyncc/Runtime/ShapeExpr.h"
@@ -140,6 +141,37 @@ struct GemmProblemInfo {
   int64_t outputBytes = 0;
 };
 
+/// How a searched group picks its variant (the tile search's table,
+/// docs/CostModel.md): the keys, expressions of the symbols (none for a
+/// static problem, else M, or the batch and M, ...), and an interval table
+/// per key, the second's per interval of the first. Plus what the search
+/// recorded, for `dyncc explain`.
+struct VariantSelection {
+  bool present = false;
+  std::vector<ShapeExpr> keys;
+  std::vector<std::string> keyTexts;
+  /// Fewer than two keys: one outer interval.
+  cost::DecisionTable table;
+  std::string device;
+  int64_t candidates = 0;
+  int64_t considered = 0;
+  int64_t cap = 0;
+  double maxRegret = 0;
+  double target = 0;
+  /// [lo, hi] per key, as searched.
+  std::vector<int64_t> keyRanges;
+  /// "ptxas" when the table was redone with ptxas' register counts.
+  std::string registers;
+  /// Variants dropped after ptxas (spills).
+  int64_t dropped = 0;
+  /// Why the group was not searched ("" when it was, or is not a GEMM).
+  std::string reason;
+
+  /// The variant at `symbols` (values by slot); false if a key cannot be
+  /// evaluated.
+  bool lookup(const int64_t *symbols, size_t &variant) const;
+};
+
 struct GroupInfo {
   std::string name;
   std::string kind;
@@ -147,7 +179,9 @@ struct GroupInfo {
   /// GEMM groups: their problem (absent for other kinds, and for GEMMs
   /// whose problem the compiler could not express).
   GemmProblemInfo problem;
-  /// The symbols any condition reads, each once (the memoization key).
+  /// Searched GEMM groups: the table that picks the variant.
+  VariantSelection select;
+  /// The symbols any condition or key reads, each once (the memoization key).
   std::vector<size_t> keySymbols;
 };
 

@@ -59,6 +59,17 @@ constexpr llvm::StringLiteral getGemmProblemAttrName() {
   return "dyncc.gemm_problem";
 }
 
+/// `expr`, over the names getGridArgName gives a kernel's arguments, in
+/// terms of the model's symbols at `dispatch` (a call of that kernel): its
+/// symbols and the symbolic shapes of its inputs and results. Fails for a
+/// name that is not an argument of the dispatch or a dimension of one.
+mlir::FailureOr<DimExpr> resolveDispatchExpr(mlir::Operation *dispatch,
+                                             const DimExpr &expr);
+
+/// resolveDispatchExpr of DimExpr text held by `attr` (a StringAttr).
+mlir::FailureOr<DimExpr> resolveDispatchExpr(mlir::Operation *dispatch,
+                                             mlir::Attribute attr);
+
 } // namespace dyncc
 
 #endif // DYNCC_TILING_KERNELSHAPES_H

@@ -31,4 +31,40 @@ def AssignTileConfigPass : Pass<"dyncc-assign-tile-config", "mlir::ModuleOp"> {
   ];
 }
 
+def SearchTilesPass : Pass<"dyncc-search-tiles", "mlir::ModuleOp"> {
+  let summary = "Choose each GEMM kernel's tile variants with the cost model";
+  let description = [{
+    The tile search (docs/CostModel.md). For every `dg.dispatch` of a GEMM
+    kernel (one whose `dyncc.gemm_problem` the outlining recorded), the
+    problem's batch, M, N and K are put in terms of the model's symbols,
+    and the distinct ones that are not constant become the keys of the
+    dispatch's selection: none (a static problem), one (M = `seq`) or two
+    (the batch and `seq` of a dense layer on a 3-D input; attention's
+    `12*batch` and `seq`). Over the keys' ranges (from the symbols' facts)
+    the analytical model predicts every candidate tile of the device
+    (dyncc/CostModel), and range partitioning chooses at most `cap`
+    variants, aiming for `target-regret`, with an interval table (one key)
+    or a decision table (two) that picks among them.
+
+    The kernel function becomes the first variant (its tile config
+    replaced) and is cloned, as `<name>_v<i>`, for the others, across all
+    of its dispatches. Each dispatch gets `dyncc.variant_select`: the
+    device, the candidate counts, the achieved regret, the keys (DimExpr
+    text over the symbols), its variants (kernel symbols) and the table
+    (`lower` and `variant`; two keys: `lower` of the first and one `inner`
+    table per interval). A problem with more than two distinct dynamic
+    dimensions keeps its kernel's configuration, and its dispatches record
+    why (`reason`).
+  }];
+  let options = [
+    Option<"device", "device", "std::string", "\"h100\"",
+           "the device description the model predicts for "
+           "(a100, rtx3090, h100, h200, or sm_80, sm_86, sm_90)">,
+    Option<"cap", "cap", "int64_t", "8",
+           "the most variants per dispatch">,
+    Option<"targetRegret", "target-regret", "double", "0.03",
+           "the predicted regret the variants aim for at every point">
+  ];
+}
+
 #endif // DYNCC_TILING_PASSES_TD
