@@ -70,32 +70,76 @@ std::vector<int64_t> dyncc::cost::getSweepPoints(int64_t lo, int64_t hi,
   return points;
 }
 
+std::vector<int64_t> dyncc::cost::getGridPoints(int64_t lo, int64_t hi,
+                                                int64_t count) {
+  std::vector<int64_t> points;
+  if (hi < lo)
+    return points;
+  if (hi - lo + 1 <= count) {
+    for (int64_t v = lo; v <= hi; ++v)
+      points.push_back(v);
+    return points;
+  }
+  // Log-spaced, plus the smallest values and the powers of two and three
+  // times them (where tiles' edges fall), deduplicated.
+  double a = std::log(double(std::max<int64_t>(lo, 1)));
+  double b = std::log(double(hi));
+  for (int64_t i = 0; i < count; ++i)
+    points.push_back(std::clamp<int64_t>(
+        std::llround(std::exp(a + (b - a) * double(i) / double(count - 1))),
+        lo, hi));
+  for (int64_t v = 1; v <= 8; ++v)
+    points.push_back(v);
+  for (int64_t v = 1; v <= hi && v < (int64_t(1) << 40); v *= 2) {
+    points.push_back(v);
+    points.push_back(3 * v);
+  }
+  points.push_back(lo);
+  points.push_back(hi);
+  points.erase(std::remove_if(points.begin(), points.end(),
+                              [&](int64_t v) { return v < lo || v > hi; }),
+               points.end());
+  std::sort(points.begin(), points.end());
+  points.erase(std::unique(points.begin(), points.end()), points.end());
+  return points;
+}
+
 namespace {
 /// Predicted times, [candidate][point].
 using Times = std::vector<std::vector<double>>;
 } // namespace
 
-/// The candidates (0 .. count-1) within `factor` of the best at some of
-/// `points` coarse points, where `cost(c, p)` is candidate c's time at
-/// coarse point p.
+/// The candidates (0 .. count-1) that, at some of `points` coarse points,
+/// are within `factor` of the best and among the `perPoint` fastest there,
+/// where `cost(c, p)` is candidate c's time at coarse point p.
 static std::vector<size_t>
 pruneCandidates(size_t count, size_t points,
                 const std::function<double(size_t, size_t)> &cost,
-                double factor) {
+                double factor, size_t perPoint) {
   Times times(count, std::vector<double>(points));
-  std::vector<double> best(points, std::numeric_limits<double>::infinity());
-  for (size_t c = 0; c < count; ++c)
-    for (size_t p = 0; p < points; ++p) {
-      times[c][p] = cost(c, p);
-      best[p] = std::min(best[p], times[c][p]);
-    }
-  std::vector<size_t> kept;
   for (size_t c = 0; c < count; ++c)
     for (size_t p = 0; p < points; ++p)
-      if (times[c][p] <= factor * best[p]) {
-        kept.push_back(c);
-        break;
-      }
+      times[c][p] = cost(c, p);
+  std::vector<char> keep(count, 0);
+  std::vector<size_t> order(count);
+  for (size_t p = 0; p < points; ++p) {
+    for (size_t c = 0; c < count; ++c)
+      order[c] = c;
+    size_t n = std::min(perPoint, count);
+    std::partial_sort(order.begin(), order.begin() + n, order.end(),
+                      [&](size_t x, size_t y) {
+                        return times[x][p] < times[y][p] ||
+                               (times[x][p] == times[y][p] && x < y);
+                      });
+    double best = times[order[0]][p];
+    for (size_t i = 0; i < n; ++i)
+      if (times[order[i]][p] <= factor * best)
+        keep[order[i]] = 1;
+  }
+  std::vector<size_t> kept;
+  for (size_t c = 0; c < count; ++c)
+    if (keep[c])
+      kept.push_back(c);
   return kept;
 }
 
@@ -260,7 +304,7 @@ Partition dyncc::cost::partitionRange(
   std::vector<size_t> kept = pruneCandidates(
       count, coarse.size(),
       [&](size_t c, size_t p) { return cost(c, coarse[p]); },
-      options.pruneFactor);
+      options.pruneFactor, options.keepPerPoint);
   result.considered = kept.size();
   Times times = evaluate(
       kept, result.points.size(),
@@ -293,8 +337,8 @@ Partition2D dyncc::cost::partitionRange2D(
     int64_t aLo, int64_t aHi, int64_t bLo, int64_t bHi,
     const PartitionOptions &options, int64_t pointsPerDimension) {
   Partition2D result;
-  result.pointsA = getSweepPoints(aLo, aHi, pointsPerDimension);
-  result.pointsB = getSweepPoints(bLo, bHi, pointsPerDimension);
+  result.pointsA = getGridPoints(aLo, aHi, pointsPerDimension);
+  result.pointsB = getGridPoints(bLo, bHi, pointsPerDimension);
   size_t na = result.pointsA.size(), nb = result.pointsB.size();
   if (count == 0 || na == 0 || nb == 0)
     return result;
@@ -302,14 +346,14 @@ Partition2D dyncc::cost::partitionRange2D(
     return std::pair<int64_t, int64_t>{result.pointsA[p / nb],
                                        result.pointsB[p % nb]};
   };
-  std::vector<int64_t> coarseA = getSweepPoints(aLo, aHi, 12);
-  std::vector<int64_t> coarseB = getSweepPoints(bLo, bHi, 12);
+  std::vector<int64_t> coarseA = getGridPoints(aLo, aHi, 12);
+  std::vector<int64_t> coarseB = getGridPoints(bLo, bHi, 12);
   std::vector<size_t> kept = pruneCandidates(
       count, coarseA.size() * coarseB.size(),
       [&](size_t c, size_t p) {
         return cost(c, coarseA[p / coarseB.size()], coarseB[p % coarseB.size()]);
       },
-      options.pruneFactor);
+      options.pruneFactor, options.keepPerPoint);
   result.considered = kept.size();
   std::vector<double> best;
   Times times = evaluate(

@@ -57,6 +57,10 @@ struct SearchSpace {
   std::array<int64_t, 4> constant = {1, 1, 1, 1};
   int64_t operandBytes = 4;
   int64_t outputBytes = 4;
+  /// Tensor-core tiles are candidates: f16/bf16 operands and result, as
+  /// for the default config (code generation takes f16 operands with an
+  /// f32 result to SIMT).
+  bool tensorCores() const { return operandBytes == 2 && outputBytes == 2; }
 
   /// The problem at key values `a` (the first key) and `b` (the second).
   cost::GemmProblem at(int64_t a, int64_t b) const {
@@ -285,8 +289,9 @@ struct SearchTiles final
     FactsMap facts = getSymbolFacts(module);
     SymbolTable symbols(module);
     MLIRContext *context = &getContext();
-    // Candidates per operand size.
-    std::map<int64_t, std::vector<cost::GemmTile>> candidates;
+    // Candidates per operand size and tensor cores or not.
+    std::map<std::pair<int64_t, bool>, std::vector<cost::GemmTile>>
+        candidates;
 
     for (auto &[kernel, dispatches] : getGemmDispatches(module, symbols)) {
       auto outType =
@@ -332,9 +337,13 @@ struct SearchTiles final
           searched.back().dispatch = dispatch;
           continue;
         }
-        std::vector<cost::GemmTile> &tiles = candidates[space->operandBytes];
+        std::vector<cost::GemmTile> &tiles =
+            candidates[{space->operandBytes, space->tensorCores()}];
         if (tiles.empty())
-          tiles = cost::enumerateGemmTiles(space->operandBytes, *target);
+          for (const cost::GemmTile &tile :
+               cost::enumerateGemmTiles(space->operandBytes, *target))
+            if (space->tensorCores() || !tile.tensorCores)
+              tiles.push_back(tile);
         Selection selection = select(*space, tiles, *target, options);
         SearchInfo info{target->name,   int64_t(tiles.size()),
                         int64_t(selection.considered), selection.maxRegret,

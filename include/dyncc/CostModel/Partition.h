@@ -45,8 +45,10 @@ struct PartitionOptions {
   /// log-spaced points (about this many) plus both ends.
   int64_t exhaustiveLimit = 4096;
   /// A candidate more than this factor slower than the best at every point
-  /// of a coarse sweep is not considered further.
+  /// of a coarse sweep is not considered further; nor is one that is
+  /// never among the `keepPerPoint` fastest there.
   double pruneFactor = 1.5;
+  size_t keepPerPoint = 24;
 };
 
 struct Partition {
@@ -69,6 +71,12 @@ struct Partition {
 std::vector<int64_t> getSweepPoints(int64_t lo, int64_t hi,
                                     int64_t exhaustiveLimit);
 
+/// The values of [lo, hi] a two-dimensional partition is computed on, per
+/// dimension: every value where there are at most `count`, else about
+/// `count` log-spaced ones plus 1 to 8, the powers of two and three times
+/// them, and both ends.
+std::vector<int64_t> getGridPoints(int64_t lo, int64_t hi, int64_t count);
+
 /// Chooses variants among `candidates` (0 .. count-1) whose predicted time
 /// at a value is `cost(candidate, value)`, over [lo, hi].
 Partition partitionRange(size_t count,
@@ -88,8 +96,7 @@ struct DecisionTable {
 struct Partition2D {
   std::vector<size_t> chosen;
   DecisionTable table;
-  /// The grid the set was chosen on: every value of each dimension up to
-  /// `pointsPerDimension` of them, else log-spaced points.
+  /// The grid the set was chosen on (getGridPoints per dimension).
   std::vector<int64_t> pointsA, pointsB;
   /// Over the grid.
   double maxRegret = 0;
@@ -103,7 +110,7 @@ partitionRange2D(size_t count,
                  const std::function<double(size_t, int64_t, int64_t)> &cost,
                  int64_t aLo, int64_t aHi, int64_t bLo, int64_t bHi,
                  const PartitionOptions &options = {},
-                 int64_t pointsPerDimension = 64);
+                 int64_t pointsPerDimension = 32);
 
 } // namespace dyncc::cost
 
