@@ -15,7 +15,7 @@ def driver_path() -> Path:
 
 
 def compile(model, output, targets=None, dims=None, emit=None, quiet=True,
-            tile_configs=None, ptxas=None):
+            tile_configs=None, ptxas=None, device=None, max_variants=None):
     """Compiles `model` (an .onnx path) to `output` (a .dyncc path).
 
     targets: list like ["cpu", "sm_90"] (default: the driver's default).
@@ -26,6 +26,8 @@ def compile(model, output, targets=None, dims=None, emit=None, quiet=True,
     ptxas: "auto" (the driver's default: assemble GPU targets to cubins and
         record their resources when the CUDA toolkit is found), "off", or
         the path of a ptxas.
+    device: the GPU the tile search predicts for ("h200", "a100", ...).
+    max_variants: the most tile variants per GEMM dispatch (default 8).
     Raises DynccError with the driver's one-line message on failure.
     """
     cmd = [str(driver_path()), "compile", str(model)]
@@ -45,6 +47,10 @@ def compile(model, output, targets=None, dims=None, emit=None, quiet=True,
         cmd += ["--tile-config", f"{kind}={config}"]
     if ptxas is not None:
         cmd.append("--ptxas=" + str(ptxas))
+    if device is not None:
+        cmd += ["--device", str(device)]
+    if max_variants is not None:
+        cmd += ["--max-variants", str(max_variants)]
     if quiet:
         cmd.append("--quiet")
     proc = subprocess.run(cmd, capture_output=True, text=True)

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import dyncc
+from conftest import table_variant
 
 # 1, primes, the block tile (32) and sizes just off its multiples, large.
 BATCHES = [1, 2, 7, 31, 32, 33, 63, 64, 65, 97, 127, 1000, 4096]
@@ -24,7 +25,7 @@ def random_input(batch, seed):
 
 @pytest.mark.parametrize("batch", [1, 7, 64, 1000])
 def test_dyncc_run_matches_numpy(tmp_path, bin_dir, example_artifact,
-                                 example_weights, batch):
+                                 example_plan, example_weights, batch):
     """The issue's acceptance test: `dyncc run` at B = 1, 7, 64, 1000."""
     x = random_input(batch, batch)
     np.save(tmp_path / "x.npy", x)
@@ -34,7 +35,8 @@ def test_dyncc_run_matches_numpy(tmp_path, bin_dir, example_artifact,
         capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     assert f"B = {batch}" in proc.stdout
-    assert "group g0_gemm (gemm) -> kernel g0_gemm" in proc.stdout
+    expected = table_variant(example_plan, 0, {"B": batch})
+    assert f"group g0_gemm (gemm) -> kernel {expected}\n" in proc.stdout
     y = np.load(tmp_path / "Y.npy")
     assert y.shape == (batch, 64) and y.dtype == np.float32
     np.testing.assert_allclose(y, reference(x, *example_weights), rtol=1e-5, atol=1e-5)
@@ -42,13 +44,15 @@ def test_dyncc_run_matches_numpy(tmp_path, bin_dir, example_artifact,
 
 
 @pytest.mark.parametrize("batch", BATCHES)
-def test_python_api_matches_numpy(example_artifact, example_weights, batch):
+def test_python_api_matches_numpy(example_artifact, example_plan,
+                                  example_weights, batch):
     art = dyncc.load(example_artifact)
     sess = art.session("cpu")
     x = random_input(batch, 1000 + batch)
     y = sess.run({"X": x})["Y"]
     np.testing.assert_allclose(y, reference(x, *example_weights), rtol=1e-5, atol=1e-5)
-    assert sess.variants == ["g0_gemm"]
+    # The variant the tile search's table picks at this B.
+    assert sess.variants == [table_variant(example_plan, 0, {"B": batch})]
     assert sess.symbol_values() == {"B": batch}
 
 

@@ -1,0 +1,158 @@
+# Part of dyncc, under the Apache License v2.0 with LLVM Exceptions.
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+"""The tile search's variants, end to end on the CPU target: every variant a
+GEMM dispatch gets is run inside each interval where its table picks it (at
+both ends and a prime inside), the run-time must pick what the table says,
+and the numbers must match numpy on random data."""
+import json
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+import dyncc
+from conftest import table_variant
+
+
+def make_dense(path, dtype, input_dims, k, n, seed):
+    """Y = X @ W + b with X of `input_dims` + [k] (symbols as strings)."""
+    rng = np.random.default_rng(seed)
+    np_type = {TensorProto.FLOAT: np.float32, TensorProto.FLOAT16: np.float16}[dtype]
+    w = rng.uniform(-1, 1, size=(k, n)).astype(np_type)
+    b = rng.uniform(-1, 1, size=(n,)).astype(np_type)
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["X", "W"], ["XW"]),
+         helper.make_node("Add", ["XW", "b"], ["Y"])],
+        "dense",
+        [helper.make_tensor_value_info("X", dtype, input_dims + [k])],
+        [helper.make_tensor_value_info("Y", dtype, input_dims + [n])],
+        [numpy_helper.from_array(w, "W"), numpy_helper.from_array(b, "b")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.save(model, path)
+    return w, b
+
+
+def is_prime(v):
+    return v > 1 and all(v % d for d in range(2, int(v ** 0.5) + 1))
+
+
+def probe_points(lower, upper):
+    """Both ends of [lower, upper] and a prime inside, where there is one."""
+    points = {lower, upper}
+    prime = next((v for v in range(lower + 1, upper) if is_prime(v)), None)
+    if prime is not None:
+        points.add(prime)
+    return sorted(points)
+
+
+def intervals(lower, hi):
+    """[lower[i], lower[i+1] - 1] pairs, the last up to hi."""
+    return [(lo, (lower[i + 1] - 1) if i + 1 < len(lower) else hi)
+            for i, lo in enumerate(lower)]
+
+
+def check(sess, plan, w, b, shape, symbols, dtype, rtol, atol, seed):
+    rng = np.random.default_rng(seed)
+    x = rng.uniform(-1, 1, size=shape).astype(dtype)
+    y = sess.run({"X": x})["Y"]
+    ref = x.astype(np.float64) @ w.astype(np.float64) + b.astype(np.float64)
+    np.testing.assert_allclose(y.astype(np.float64), ref, rtol=rtol, atol=atol)
+    assert sess.variants == [table_variant(plan, 0, symbols)], symbols
+    return sess.variants[0]
+
+
+@pytest.mark.parametrize("dtype,k,n", [
+    (TensorProto.FLOAT, 64, 48),
+    (TensorProto.FLOAT16, 256, 512),
+])
+def test_every_variant_of_one_key_table(tmp_path, dtype, k, n):
+    """Y[M, n] = X[M, k] @ W: the table is keyed on M alone."""
+    model = tmp_path / "dense.onnx"
+    w, b = make_dense(model, dtype, ["M"], k, n, seed=k)
+    dims = {"M": (1, 600)}
+    plan = json.loads(dyncc.compile(model, None, dims=dims, targets=["cpu"],
+                                    device="h200", emit="plan"))
+    select = plan["groups"][0]["select"]
+    assert select["keys"] == ["M"] and select["device"] == "h200"
+    assert select["candidates"] > 100 and len(plan["groups"][0]["variants"]) >= 2
+    art = tmp_path / "dense.dyncc"
+    dyncc.compile(model, art, dims=dims, targets=["cpu"], device="h200")
+    sess = dyncc.load(art).session()
+    np_type = np.float32 if dtype == TensorProto.FLOAT else np.float16
+    rtol, atol = (1e-4, 1e-4) if dtype == TensorProto.FLOAT else (2e-2, 5e-2)
+    ran = set()
+    for lo, hi in intervals(select["lower"], 600):
+        for m in probe_points(lo, hi):
+            ran.add(check(sess, plan, w, b, (m, k), {"M": m}, np_type, rtol,
+                          atol, seed=m))
+    # Every variant the group has is picked somewhere, and ran.
+    names = {plan["kernels"][v["kernel"]]["name"]
+             for v in plan["groups"][0]["variants"]}
+    assert ran == names
+
+
+def test_every_variant_of_two_key_table(tmp_path):
+    """Y[B, S, n] = X[B, S, k] @ W: the batch and S are two keys (the batch
+    is a grid dimension of its own), a decision table."""
+    model = tmp_path / "dense3d.onnx"
+    w, b = make_dense(model, TensorProto.FLOAT, ["B", "S"], 32, 64, seed=3)
+    dims = {"B": (1, 6), "S": (1, 300)}
+    plan = json.loads(dyncc.compile(model, None, dims=dims, targets=["cpu"],
+                                    emit="plan"))
+    select = plan["groups"][0]["select"]
+    assert select["keys"] == ["B", "S"]
+    art = tmp_path / "dense3d.dyncc"
+    dyncc.compile(model, art, dims=dims, targets=["cpu"])
+    sess = dyncc.load(art).session()
+    ran = set()
+    for (blo, bhi), inner in zip(intervals(select["lower"], 6), select["inner"]):
+        for batch in sorted({blo, bhi}):
+            for lo, hi in intervals(inner["lower"], 300):
+                for s in probe_points(lo, hi):
+                    ran.add(check(sess, plan, w, b, (batch, s, 32),
+                                  {"B": batch, "S": s}, np.float32, 1e-4,
+                                  1e-4, seed=batch * 1000 + s))
+    names = {plan["kernels"][v["kernel"]]["name"]
+             for v in plan["groups"][0]["variants"]}
+    assert ran == names and len(names) >= 2
+
+
+def test_variant_cap_and_given_config(tmp_path):
+    """--max-variants caps the set (the regret is reported, not hidden); a
+    --tile-config for GEMMs replaces the search."""
+    model = tmp_path / "dense.onnx"
+    make_dense(model, TensorProto.FLOAT, ["M"], 64, 64, seed=5)
+    dims = {"M": (1, 4096)}
+    capped = json.loads(dyncc.compile(model, None, dims=dims, targets=["cpu"],
+                                      max_variants=1, emit="plan"))
+    group = capped["groups"][0]
+    assert len(group["variants"]) == 1
+    assert group["select"]["cap"] == 1 and group["select"]["max_regret"] > 0
+    given = json.loads(dyncc.compile(
+        model, None, dims=dims, targets=["cpu"], emit="plan",
+        tile_configs={"gemm": "block 32x64 thread 4x4 k 16"}))
+    assert "select" not in given["groups"][0]
+    assert given["kernels"][0]["config"] == "block 32x64 thread 4x4 k 16"
+
+
+@pytest.mark.parametrize("flag,message", [
+    (["--device", "v100"], "unknown device 'v100' for --device"),
+    (["--device", "h200", "--target", "sm_80"],
+     "--device h200 is sm_90, which is not among --target"),
+    (["--max-variants", "0"], "--max-variants must be at least 1, got 0"),
+    (["--max-variants", "x"], "--max-variants needs a positive integer"),
+    (["--regret-target", "-1"], "--regret-target must be in [0, 10), got"),
+])
+def test_search_option_errors(tmp_path, bin_dir, flag, message):
+    import subprocess
+    model = tmp_path / "dense.onnx"
+    make_dense(model, TensorProto.FLOAT, ["M"], 16, 16, seed=1)
+    out = tmp_path / "out.dyncc"
+    proc = subprocess.run([bin_dir / "dyncc", "compile", model, "-o", out,
+                           "--ptxas=off"] + flag,
+                          capture_output=True, text=True)
+    assert proc.returncode != 0
+    assert message in proc.stderr.strip().splitlines()[0], proc.stderr
+    assert not out.exists()
