@@ -773,16 +773,24 @@ bool ManifestReader::readSelection(const JsonValue &value,
       !number("max_regret", select.maxRegret) ||
       !number("target", select.target))
     return false;
-  if (const JsonValue *ranges = value.find("key_ranges")) {
-    if (!ranges->isArray())
-      return typeError(member(path, "key_ranges"), "an array", *ranges);
-    for (size_t i = 0; i < ranges->size(); ++i) {
+  auto ints = [&](const char *key, std::vector<int64_t> &out) {
+    const JsonValue *array = value.find(key);
+    if (!array)
+      return true;
+    if (!array->isArray())
+      return typeError(member(path, key), "an array", *array);
+    for (size_t i = 0; i < array->size(); ++i) {
       int64_t v;
-      if (!readInt((*ranges)[i], element(member(path, "key_ranges"), i), v))
+      if (!readInt((*array)[i], element(member(path, key), i), v))
         return false;
-      select.keyRanges.push_back(v);
+      out.push_back(v);
     }
-  }
+    return true;
+  };
+  if (!ints("key_ranges", select.keyRanges) ||
+      !ints("dim_keys", select.dimKeys) ||
+      !ints("dim_values", select.dimValues))
+    return false;
   select.present = true;
   return true;
 }

@@ -52,6 +52,8 @@ constexpr int64_t kLargestKey = int64_t(1) << 40;
 struct SearchSpace {
   SmallVector<DimExpr, 2> keys;
   SmallVector<std::pair<int64_t, int64_t>, 2> ranges;
+  /// Every value of each key is a multiple of this (12 for `12*batch`).
+  SmallVector<int64_t, 2> divisors;
   /// Per problem dimension: the key it is, or -1 for `constant`.
   std::array<int, 4> keyOf = {-1, -1, -1, -1};
   std::array<int64_t, 4> constant = {1, 1, 1, 1};
@@ -125,9 +127,12 @@ FailureOr<SearchSpace> getSearchSpace(dg::DispatchOp dispatch,
       }
       space.keys.push_back(value);
       auto [lo, hi] = value.bounds(facts);
-      lo = std::clamp<int64_t>(lo, 1, kLargestKey);
-      hi = std::clamp<int64_t>(hi, lo, kLargestKey);
-      space.ranges.push_back({lo, hi});
+      int64_t divisor = std::max<int64_t>(1, knownDivisor(value, facts));
+      lo = std::clamp<int64_t>(lo, divisor, kLargestKey);
+      lo = (lo + divisor - 1) / divisor * divisor;
+      hi = std::clamp<int64_t>(hi, lo, kLargestKey) / divisor * divisor;
+      space.ranges.push_back({lo, std::max(lo, hi)});
+      space.divisors.push_back(divisor);
       found = space.keys.end() - 1;
     }
     space.keyOf[d] = found - space.keys.begin();
@@ -156,8 +161,17 @@ struct Selection {
 Selection select(const SearchSpace &space, ArrayRef<cost::GemmTile> tiles,
                  const cost::Device &device,
                  const cost::PartitionOptions &options) {
+  // Partitions run over the keys' multiples of their divisors (values in
+  // between never occur); bounds are scaled back after.
+  int64_t da = space.divisors.size() > 0 ? space.divisors[0] : 1;
+  int64_t db = space.divisors.size() > 1 ? space.divisors[1] : 1;
   auto predict = [&](size_t c, int64_t a, int64_t b) {
-    return cost::predictGemm(tiles[c], space.at(a, b), device).seconds;
+    return cost::predictGemm(tiles[c], space.at(a * da, b * db), device)
+        .seconds;
+  };
+  auto scale = [](cost::IntervalTable &table, int64_t divisor) {
+    for (int64_t &bound : table.lower)
+      bound *= divisor;
   };
   Selection selection;
   if (space.keys.size() < 2) {
@@ -165,9 +179,10 @@ Selection select(const SearchSpace &space, ArrayRef<cost::GemmTile> tiles,
                                        : space.ranges[0];
     cost::Partition part = cost::partitionRange(
         tiles.size(), [&](size_t c, int64_t v) { return predict(c, v, 0); },
-        lo, hi, options);
+        lo / da, hi / da, options);
+    scale(part.table, da);
     selection.chosen = part.chosen;
-    selection.table.lower = {lo};
+    selection.table.lower = {part.table.lower.front()};
     selection.table.inner = {part.table};
     selection.maxRegret = part.maxRegret;
     selection.considered = part.considered;
@@ -175,9 +190,12 @@ Selection select(const SearchSpace &space, ArrayRef<cost::GemmTile> tiles,
   }
   auto [aLo, aHi] = space.ranges[0];
   auto [bLo, bHi] = space.ranges[1];
-  cost::Partition2D part =
-      cost::partitionRange2D(tiles.size(), predict, aLo, aHi, bLo, bHi,
-                             options);
+  cost::Partition2D part = cost::partitionRange2D(
+      tiles.size(), predict, aLo / da, aHi / da, bLo / db, bHi / db, options);
+  for (int64_t &bound : part.table.lower)
+    bound *= da;
+  for (cost::IntervalTable &inner : part.table.inner)
+    scale(inner, db);
   selection.chosen = part.chosen;
   selection.table = part.table;
   selection.maxRegret = part.maxRegret;
@@ -216,6 +234,15 @@ DictionaryAttr buildSelectAttr(MLIRContext *context, const SearchInfo &info,
     ranges.push_back(range.second);
   }
   entries.push_back(b.getNamedAttr("keys", b.getArrayAttr(keys)));
+  // The problem's batch, M, N and K: the key each is (-1: none) and the
+  // constant of those that are none, for explain to predict at a key.
+  SmallVector<int64_t> dimKeys(space.keyOf.begin(), space.keyOf.end());
+  SmallVector<int64_t> dimValues;
+  for (int d = 0; d < 4; ++d)
+    dimValues.push_back(space.keyOf[d] < 0 ? space.constant[d] : 0);
+  entries.push_back(b.getNamedAttr("dim_keys", b.getDenseI64ArrayAttr(dimKeys)));
+  entries.push_back(
+      b.getNamedAttr("dim_values", b.getDenseI64ArrayAttr(dimValues)));
   entries.push_back(
       b.getNamedAttr("key_ranges", b.getDenseI64ArrayAttr(ranges)));
   entries.push_back(b.getNamedAttr("variants", b.getArrayAttr(variants)));

@@ -12,6 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Explain.h"
 #include "dyncc/Pipelines/Compiler.h"
 #include "dyncc/Pipelines/Pipelines.h"
 #include "dyncc/Runtime/Npy.h"
@@ -32,6 +33,10 @@ static void printUsage(llvm::raw_ostream &os) {
         "  dyncc run OUT.dyncc [--dim NAME=VALUE ...] [--input NAME=FILE.npy "
         "...]\n"
         "            [--seed N] [--output-dir DIR] [--device cpu] [--quiet]\n"
+        "  dyncc explain OUT.dyncc [--plot FILE.svg]\n"
+        "            per group: its tile variants and resources, and where the "
+        "tile\n"
+        "            search's table picks each, with predicted TFLOP/s\n"
         "\n"
         "compile options:\n"
         "  -o FILE                 the artifact to write (atomically)\n"
@@ -329,7 +334,7 @@ int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty())
-    return usageError("no command given (compile or run)");
+    return usageError("no command given (compile, run or explain)");
   std::string command = args.front();
   llvm::ArrayRef<std::string> rest = llvm::ArrayRef(args).drop_front();
   if (command == "-h" || command == "--help" || command == "help") {
@@ -345,6 +350,8 @@ int main(int argc, char **argv) {
     return compileMain(rest);
   if (command == "run")
     return runtime::runToolMain(rest.vec(), "dyncc");
+  if (command == "explain")
+    return explainMain(rest);
   return usageError("unknown command '" + command +
-                    "' (expected compile or run)");
+                    "' (expected compile, run or explain)");
 }

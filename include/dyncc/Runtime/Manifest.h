@@ -160,6 +160,10 @@ struct VariantSelection {
   double target = 0;
   /// [lo, hi] per key, as searched.
   std::vector<int64_t> keyRanges;
+  /// The problem's batch, M, N and K: the key each is (-1: none), and the
+  /// value of those that are none.
+  std::vector<int64_t> dimKeys;
+  std::vector<int64_t> dimValues;
   /// "ptxas" when the table was redone with ptxas' register counts.
   std::string registers;
   /// Variants dropped after ptxas (spills).

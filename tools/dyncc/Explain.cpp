@@ -1,0 +1,366 @@
+//===- Explain.cpp - dyncc explain: what an artifact will run, and why ----===//
+//
+// Part of dyncc, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+//   dyncc explain OUT.dyncc [--plot FILE.svg]
+//
+// Per group of the artifact's plan (identical groups, a model's repeated
+// layers, once with their count): its kind and variants (tile config and
+// each GPU target's ptxas resources); for searched GEMMs also the problem,
+// what the search considered and achieved, and the intervals of its keys
+// where each variant is chosen, with the model's predicted TFLOP/s at both
+// ends of each. --plot draws those curves, one colour per variant region.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Explain.h"
+
+#include "dyncc/CostModel/Device.h"
+#include "dyncc/CostModel/Gemm.h"
+#include "dyncc/CostModel/Partition.h"
+#include "dyncc/CostModel/Plot.h"
+#include "dyncc/Runtime/Artifact.h"
+#include "dyncc/Runtime/Manifest.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <map>
+
+using namespace dyncc;
+using namespace dyncc::runtime;
+
+namespace {
+
+int fail(const std::string &message) {
+  llvm::errs() << "dyncc explain: error: " << message << "\n";
+  return 1;
+}
+
+/// A group's identity for merging repeats: its name, variants' kernels and
+/// table.
+std::string getGroupKey(const Manifest &manifest, const GroupInfo &group) {
+  std::string key = group.name + "|";
+  for (const VariantInfo &v : group.variants)
+    key += manifest.kernels[v.kernel].name + "," +
+           manifest.kernels[v.kernel].config + ";";
+  for (const std::string &k : group.select.keyTexts)
+    key += k + ";";
+  return key;
+}
+
+/// The problem of a searched group at key values `a` and `b`.
+std::optional<cost::GemmProblem> getProblem(const GroupInfo &group, int64_t a,
+                                            int64_t b) {
+  const VariantSelection &s = group.select;
+  if (!group.problem.present || s.dimKeys.size() != 4 ||
+      s.dimValues.size() != 4)
+    return std::nullopt;
+  int64_t keys[2] = {a, b};
+  int64_t v[4];
+  for (int d = 0; d < 4; ++d) {
+    if (s.dimKeys[d] >= 2)
+      return std::nullopt;
+    v[d] = s.dimKeys[d] < 0 ? s.dimValues[d] : keys[s.dimKeys[d]];
+  }
+  cost::GemmProblem p;
+  p.batch = v[0];
+  p.m = v[1];
+  p.n = v[2];
+  p.k = v[3];
+  p.operandBytes = group.problem.operandBytes;
+  p.outputBytes = group.problem.outputBytes;
+  return p;
+}
+
+/// The predicted TFLOP/s of variant `v` of `group` at keys (a, b), or < 0.
+double predictTflops(const Manifest &manifest, const GroupInfo &group,
+                     const cost::Device *device, size_t v, int64_t a,
+                     int64_t b) {
+  std::optional<cost::GemmProblem> problem = getProblem(group, a, b);
+  std::optional<cost::GemmTile> tile =
+      cost::parseGemmTile(manifest.kernels[group.variants[v].kernel].config);
+  if (!device || !problem || !tile)
+    return -1;
+  cost::GemmPrediction p = cost::predictGemm(*tile, *problem, *device);
+  return problem->flops() / p.seconds / 1e12;
+}
+
+std::string formatTflops(double t) {
+  if (t < 0)
+    return "-";
+  std::string s;
+  llvm::raw_string_ostream(s) << llvm::format(t < 10 ? "%.2f" : "%.1f", t);
+  return s;
+}
+
+/// The intervals [lower[i], next lower - 1] of a table, the last up to hi.
+std::vector<std::pair<int64_t, int64_t>>
+getIntervals(const std::vector<int64_t> &lower, int64_t hi) {
+  std::vector<std::pair<int64_t, int64_t>> out;
+  for (size_t i = 0; i < lower.size(); ++i)
+    out.push_back({lower[i], i + 1 < lower.size() ? lower[i + 1] - 1 : hi});
+  return out;
+}
+
+void printVariants(llvm::raw_ostream &os, const Manifest &manifest,
+                   const GroupInfo &group) {
+  for (size_t v = 0; v < group.variants.size(); ++v) {
+    const KernelInfo &k = manifest.kernels[group.variants[v].kernel];
+    os << "    v" << v << "  " << llvm::left_justify(k.name, 18) << " "
+       << (k.config.empty() ? "(no config)" : k.config);
+    for (const GpuCode &code : k.gpu)
+      if (!code.cubinSection.empty())
+        os << "\n          " << code.arch << ": " << code.resources.registers
+           << " registers, "
+           << code.resources.sharedBytes + k.sharedBytes
+           << " B shared, "
+           << code.resources.spillStoreBytes + code.resources.spillLoadBytes
+           << " B spilled";
+    os << "\n";
+  }
+}
+
+/// One table's rows: the key's intervals, the variant, TFLOP/s at both
+/// ends and, in `series`, the curve across it.
+void printTable(llvm::raw_ostream &os, const Manifest &manifest,
+                const GroupInfo &group, const cost::Device *device,
+                const cost::IntervalTable &table, int64_t hi, int64_t outer,
+                const std::string &indent) {
+  const VariantSelection &s = group.select;
+  std::string keyName = s.keyTexts.empty() ? "(static)" : s.keyTexts.back();
+  os << indent << llvm::left_justify(keyName, 16) << " variant  "
+     << "predicted TFLOP/s (first - last)\n";
+  for (auto [i, range] : llvm::enumerate(getIntervals(table.lower, hi))) {
+    uint32_t v = table.variant[i];
+    auto at = [&](int64_t value) {
+      return s.keys.size() < 2
+                 ? predictTflops(manifest, group, device, v, value, 0)
+                 : predictTflops(manifest, group, device, v, outer, value);
+    };
+    std::string span = std::to_string(range.first) + "-" +
+                       std::to_string(range.second);
+    os << indent << llvm::left_justify(span, 16) << " v"
+       << llvm::left_justify(std::to_string(v), 7) << " "
+       << formatTflops(at(range.first)) << " - "
+       << formatTflops(at(range.second)) << "\n";
+  }
+}
+
+/// The curve of `group` along its last key (at `outer` for the first of
+/// two), about 300 log-spaced points.
+cost::PlotSeries getCurve(const Manifest &manifest, const GroupInfo &group,
+                          const cost::Device *device,
+                          const cost::IntervalTable &table, int64_t lo,
+                          int64_t hi, int64_t outer,
+                          const std::string &title) {
+  cost::PlotSeries series;
+  series.title = title;
+  const VariantSelection &s = group.select;
+  for (int64_t x : cost::getGridPoints(lo, hi, 300)) {
+    uint32_t v = table.lookup(x);
+    double t = s.keys.size() < 2
+                   ? predictTflops(manifest, group, device, v, x, 0)
+                   : predictTflops(manifest, group, device, v, outer, x);
+    if (t < 0)
+      continue;
+    series.x.push_back(x);
+    series.y.push_back(t);
+    series.variant.push_back(v);
+  }
+  for (const VariantInfo &v : group.variants)
+    series.variantNames.push_back(manifest.kernels[v.kernel].config);
+  return series;
+}
+
+bool writeAtomically(const std::string &path, const std::string &text,
+                     std::string &error) {
+  std::string temporary = path + ".tmp";
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(temporary, ec);
+    if (ec) {
+      error = "cannot write '" + path + "': " + ec.message();
+      return false;
+    }
+    os << text;
+    os.close();
+    if (os.has_error()) {
+      llvm::sys::fs::remove(temporary);
+      error = "cannot write '" + path + "'";
+      return false;
+    }
+  }
+  if (std::error_code ec = llvm::sys::fs::rename(temporary, path)) {
+    llvm::sys::fs::remove(temporary);
+    error = "cannot write '" + path + "': " + ec.message();
+    return false;
+  }
+  return true;
+}
+
+} // namespace
+
+int dyncc::explainMain(llvm::ArrayRef<std::string> args) {
+  std::string path, plotPath;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string &arg = args[i];
+    if (arg == "--plot" || arg.rfind("--plot=", 0) == 0) {
+      if (arg == "--plot") {
+        if (i + 1 >= args.size())
+          return fail("--plot needs a file name (FILE.svg)");
+        plotPath = args[++i];
+      } else {
+        plotPath = arg.substr(7);
+      }
+      if (plotPath.size() < 5 ||
+          plotPath.substr(plotPath.size() - 4) != ".svg")
+        return fail("--plot writes SVG: give a FILE.svg, got '" + plotPath +
+                    "'");
+    } else if (!arg.empty() && arg[0] == '-') {
+      return fail("unknown option '" + arg + "'");
+    } else if (path.empty()) {
+      path = arg;
+    } else {
+      return fail("more than one artifact given");
+    }
+  }
+  if (path.empty())
+    return fail("no artifact given (dyncc explain OUT.dyncc)");
+  std::string error;
+  std::unique_ptr<ArtifactFile> file = ArtifactFile::open(path, error);
+  if (!file)
+    return fail(error);
+  Manifest manifest;
+  if (!parseManifest(file->manifest(), manifest, error))
+    return fail(path + ": " + error);
+
+  llvm::raw_ostream &os = llvm::outs();
+  os << "model " << manifest.model << " (" << manifest.producer
+     << "), targets";
+  for (const std::string &t : manifest.targets)
+    os << " " << t;
+  os << "\nsymbols:";
+  for (const SymbolInfo &s : manifest.symbols)
+    os << " " << s.name << " in [" << s.min << ", " << s.max << "]";
+  os << "\n";
+
+  // Groups in plan order, repeats merged.
+  std::vector<size_t> order;
+  std::map<std::string, std::pair<size_t, size_t>> seen; // key -> first, count
+  for (size_t g = 0; g < manifest.groups.size(); ++g) {
+    auto [it, inserted] =
+        seen.insert({getGroupKey(manifest, manifest.groups[g]), {g, 0}});
+    ++it->second.second;
+    if (inserted)
+      order.push_back(g);
+  }
+  size_t searched = 0;
+  for (const GroupInfo &group : manifest.groups)
+    searched += group.select.present;
+  os << manifest.groups.size() << " groups (" << order.size()
+     << " distinct), " << searched << " of them searched GEMMs\n";
+
+  std::vector<cost::PlotSeries> curves;
+  for (size_t g : order) {
+    const GroupInfo &group = manifest.groups[g];
+    size_t count = seen[getGroupKey(manifest, group)].second;
+    os << "\ngroup " << group.name << " (" << group.kind << ")";
+    if (count > 1)
+      os << " x" << count;
+    os << ": " << group.variants.size() << " variant"
+       << (group.variants.size() == 1 ? "" : "s") << "\n";
+    const VariantSelection &s = group.select;
+    if (s.present && s.dimKeys.size() == 4 && s.dimValues.size() == 4) {
+      auto dim = [&](int d) {
+        int64_t key = s.dimKeys[d];
+        return key >= 0 && size_t(key) < s.keyTexts.size()
+                   ? s.keyTexts[key]
+                   : std::to_string(s.dimValues[d]);
+      };
+      os << "  problem: " << dim(0) << " x [M " << dim(1) << " x K "
+         << dim(3) << "] x [K x N " << dim(2) << "], "
+         << group.problem.operandBytes << "-byte operands\n";
+    }
+    if (!s.reason.empty())
+      os << "  not searched: " << s.reason << "\n";
+    const cost::Device *device =
+        s.present ? cost::lookupDevice(s.device) : nullptr;
+    if (s.present) {
+      os << "  search: " << s.device << ", " << s.candidates
+         << " candidates, " << s.considered << " considered, "
+         << group.variants.size() << " chosen (cap " << s.cap
+         << "), max regret "
+         << llvm::format("%.1f%%", 100 * s.maxRegret) << " (target "
+         << llvm::format("%.1f%%", 100 * s.target) << ")";
+      if (s.registers == "ptxas")
+        os << "; redone with ptxas' registers, " << s.dropped
+           << " spilling variant" << (s.dropped == 1 ? "" : "s")
+           << " dropped";
+      os << "\n";
+    }
+    os << "  variants:\n";
+    printVariants(os, manifest, group);
+    if (!s.present)
+      continue;
+    auto range = [&](size_t key) -> std::pair<int64_t, int64_t> {
+      if (s.keyRanges.size() >= 2 * key + 2)
+        return {s.keyRanges[2 * key], s.keyRanges[2 * key + 1]};
+      return {1, 1};
+    };
+    std::string title = group.name + (count > 1 ? " x" + std::to_string(count)
+                                                : std::string()) +
+                        " on " + s.device;
+    if (s.keys.size() < 2) {
+      auto [lo, hi] = range(0);
+      os << "  chosen by " << (s.keys.empty() ? "nothing (static)" : "key")
+         << ":\n";
+      printTable(os, manifest, group, device, s.table.inner[0], hi, 0,
+                 "    ");
+      if (!s.keys.empty())
+        curves.push_back(getCurve(manifest, group, device, s.table.inner[0],
+                                  lo, hi, 0,
+                                  title + ", " + s.keyTexts[0]));
+      continue;
+    }
+    auto [aLo, aHi] = range(0);
+    auto [bLo, bHi] = range(1);
+    auto outer = getIntervals(s.table.lower, aHi);
+    for (size_t i = 0; i < outer.size(); ++i) {
+      os << "  " << s.keyTexts[0] << " in " << outer[i].first << "-"
+         << outer[i].second << ":\n";
+      printTable(os, manifest, group, device, s.table.inner[i], bHi,
+                 outer[i].first, "    ");
+    }
+    // The curve along the second key at the first key's smallest and
+    // largest values.
+    for (int64_t a : {aLo, aHi}) {
+      if (a == aLo && aLo == aHi && !curves.empty())
+        continue;
+      const cost::IntervalTable &inner =
+          s.table.inner[std::upper_bound(s.table.lower.begin(),
+                                         s.table.lower.end(), a) -
+                                s.table.lower.begin() -
+                                (a >= s.table.lower.front() ? 1 : 0)];
+      curves.push_back(getCurve(manifest, group, device, inner, bLo, bHi, a,
+                                title + ", " + s.keyTexts[0] + " = " +
+                                    std::to_string(a) + ", along " +
+                                    s.keyTexts[1]));
+    }
+  }
+  if (!plotPath.empty()) {
+    if (curves.empty())
+      return fail("nothing to plot: the artifact has no searched GEMM with "
+                  "a dynamic dimension");
+    std::string svg =
+        cost::plotVariantRegions(curves, "key", "predicted TFLOP/s");
+    if (!writeAtomically(plotPath, svg, error))
+      return fail(error);
+    os << "\nwrote " << plotPath << " (" << curves.size() << " curves)\n";
+  }
+  return 0;
+}
