@@ -268,3 +268,51 @@ TEST(GemmModel, TensorCoresBeatSimtWhenComputeBound) {
 }
 
 } // namespace
+
+TEST(GemmTest, ParsesKernelConfigsBack) {
+  // Every candidate's text parses back to the same tile, and a batched
+  // kernel's config (a leading batch tile of 1) to its innermost two.
+  for (const Device &device : getDevices())
+    for (int64_t bytes : {2, 4})
+      for (const GemmTile &tile : enumerateGemmTiles(bytes, device)) {
+        std::optional<GemmTile> back = parseGemmTile(tile.str());
+        ASSERT_TRUE(back.has_value()) << tile.str();
+        EXPECT_TRUE(*back == tile) << tile.str();
+      }
+  std::optional<GemmTile> batched = parseGemmTile(
+      "block 1x1x64x128 warp 1x1x32x64 thread 1x1x8x8 k 32 mma 16x8x16 "
+      "stages 3");
+  ASSERT_TRUE(batched.has_value());
+  EXPECT_TRUE(batched->tensorCores);
+  EXPECT_EQ(batched->blockM, 64);
+  EXPECT_EQ(batched->blockN, 128);
+  EXPECT_EQ(batched->warpN, 64);
+  EXPECT_EQ(batched->stages, 3);
+  for (const char *bad :
+       {"", "block 32x64", "block 32x64 thread 4x4 k x", "block 0x64 thread "
+        "4x4 k 16", "block 1x4x32 thread 1x1x1 k 64 reduce warp",
+        "block 64x64 warp 32x32 thread 4x8 k 32 mma 16x8x8", "block 32"})
+    EXPECT_FALSE(parseGemmTile(bad).has_value()) << bad;
+}
+
+TEST(GemmTest, MeasuredRegistersSetOccupancy) {
+  // ptxas' count replaces the estimate: more registers, fewer blocks per SM
+  // and a slower prediction where the grid is larger than one wave.
+  const Device &h100 = *lookupDevice("h100");
+  std::optional<GemmTile> tile = parseGemmTile("block 64x64 thread 4x4 k 16");
+  ASSERT_TRUE(tile.has_value());
+  GemmProblem problem;
+  problem.m = 8192;
+  problem.n = 4096;
+  problem.k = 1024;
+  int64_t estimated = getBlocksPerSm(*tile, 4, h100);
+  double before = predictGemm(*tile, problem, h100).seconds;
+  tile->registers = 255;
+  EXPECT_LT(getBlocksPerSm(*tile, 4, h100), estimated);
+  EXPECT_GT(predictGemm(*tile, problem, h100).seconds, before);
+  // Measured counts need no headroom, but may not exceed the limit.
+  EXPECT_FALSE(checkConstraints(*tile, 4, h100).has_value());
+  tile->registers = 256;
+  EXPECT_TRUE(checkConstraints(*tile, 4, h100).has_value());
+}
+

@@ -208,3 +208,23 @@ TEST(Partition2D, SmallRangesAreExactEverywhere) {
 }
 
 } // namespace
+
+TEST(PartitionTest, GridPoints) {
+  // Small ranges whole; large ones log-spaced plus the tile edges (powers
+  // of two and three times them) and both ends, ascending and unique.
+  EXPECT_EQ(getGridPoints(3, 7, 32), (std::vector<int64_t>{3, 4, 5, 6, 7}));
+  std::vector<int64_t> points = getGridPoints(1, 8192, 32);
+  EXPECT_LT(points.size(), 80u);
+  EXPECT_EQ(points.front(), 1);
+  EXPECT_EQ(points.back(), 8192);
+  EXPECT_TRUE(std::is_sorted(points.begin(), points.end()));
+  EXPECT_EQ(std::adjacent_find(points.begin(), points.end()), points.end());
+  for (int64_t edge : {64, 128, 192, 384, 4096, 6144})
+    EXPECT_TRUE(std::binary_search(points.begin(), points.end(), edge))
+        << edge;
+  for (int64_t v : getGridPoints(100, 5000, 16)) {
+    EXPECT_GE(v, 100);
+    EXPECT_LE(v, 5000);
+  }
+}
+

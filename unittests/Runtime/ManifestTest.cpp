@@ -281,6 +281,113 @@ TEST(ManifestTest, ReportsJsonPaths) {
   }
 }
 
+/// The linear model's matmul group with the tile search's table: variant 1
+/// for B in [1, 8] and [33, 4096], variant 0 for [9, 32], both valid over
+/// all of B.
+std::string selectManifest(const std::string &select) {
+  std::string json = replaceOnce(
+      linearManifest(), "{\"symbol\": \"B\", \"min\": 1, \"max\": 16}",
+      "{\"symbol\": \"B\", \"min\": 1, \"max\": 4096}");
+  json = replaceOnce(json, "{\"symbol\": \"B\", \"min\": 17, \"max\": 4096}",
+                     "{\"symbol\": \"B\", \"min\": 1, \"max\": 4096}");
+  return replaceOnce(json, "\"operand_bytes\": 4, \"output_bytes\": 4}",
+                     "\"operand_bytes\": 4, \"output_bytes\": 4}, "
+                     "\"select\": " + select);
+}
+
+const char *kOneKeySelect =
+    "{\"keys\": [\"2*B\"], \"lower\": [2, 18, 66], \"variant\": [1, 0, 1], "
+    "\"device\": \"h200\", \"candidates\": 300, \"considered\": 40, "
+    "\"cap\": 8, \"max_regret\": 0.02, \"target\": 0.03, "
+    "\"key_ranges\": [2, 8192], \"dim_keys\": [-1, 0, -1, -1], "
+    "\"dim_values\": [1, 0, 8, 4]}";
+
+TEST(ManifestTest, ReadsVariantSelection) {
+  Manifest m;
+  std::string error;
+  ASSERT_TRUE(parseManifest(selectManifest(kOneKeySelect), m, error)) << error;
+  const VariantSelection &s = m.groups[0].select;
+  ASSERT_TRUE(s.present);
+  EXPECT_EQ(s.keyTexts, std::vector<std::string>{"2*B"});
+  EXPECT_EQ(s.device, "h200");
+  EXPECT_EQ(s.candidates, 300);
+  EXPECT_EQ(s.considered, 40);
+  EXPECT_DOUBLE_EQ(s.maxRegret, 0.02);
+  EXPECT_EQ(s.keyRanges, (std::vector<int64_t>{2, 8192}));
+  EXPECT_EQ(s.dimKeys, (std::vector<int64_t>{-1, 0, -1, -1}));
+  EXPECT_EQ(m.groups[0].keySymbols, std::vector<size_t>{0});
+  // The look-up at every B: the key is 2*B.
+  for (int64_t b = 1; b <= 100; ++b) {
+    size_t variant = 99;
+    ASSERT_TRUE(s.lookup(&b, variant));
+    EXPECT_EQ(variant, (2 * b >= 18 && 2 * b < 66) ? 0u : 1u) << "B = " << b;
+  }
+  EXPECT_FALSE(m.groups[1].select.present);
+
+  // Two keys: a table over the second per interval of the first.
+  Manifest two;
+  ASSERT_TRUE(parseManifest(
+      selectManifest("{\"keys\": [\"B\", \"3\"], \"lower\": [1, 5], "
+                     "\"inner\": [{\"lower\": [1], \"variant\": [0]}, "
+                     "{\"lower\": [1, 3], \"variant\": [0, 1]}]}"),
+      two, error))
+      << error;
+  size_t variant = 99;
+  int64_t b = 4;
+  ASSERT_TRUE(two.groups[0].select.lookup(&b, variant));
+  EXPECT_EQ(variant, 0u);
+  b = 5;
+  ASSERT_TRUE(two.groups[0].select.lookup(&b, variant));
+  EXPECT_EQ(variant, 1u);
+
+  // A group the search could not take says why.
+  Manifest unsearched;
+  ASSERT_TRUE(parseManifest(
+      selectManifest("{\"reason\": \"more than two dynamic dimensions\"}"),
+      unsearched, error))
+      << error;
+  EXPECT_FALSE(unsearched.groups[0].select.present);
+  EXPECT_EQ(unsearched.groups[0].select.reason,
+            "more than two dynamic dimensions");
+}
+
+TEST(ManifestTest, RejectsBadVariantSelection) {
+  struct Case {
+    const char *select;
+    const char *error;
+  } cases[] = {
+      {"{\"keys\": [\"Q\"], \"lower\": [1], \"variant\": [0]}",
+       "manifest: groups[0].select.keys[0]: expression 'Q' at position 0: "
+       "unknown symbol 'Q'"},
+      {"{\"keys\": [\"B\"], \"lower\": [1, 5], \"variant\": [0]}",
+       "manifest: groups[0].select.variant: needs one variant per interval, "
+       "and at least one interval"},
+      {"{\"keys\": [\"B\"], \"lower\": [], \"variant\": []}",
+       "manifest: groups[0].select.variant: needs one variant per interval, "
+       "and at least one interval"},
+      {"{\"keys\": [\"B\"], \"lower\": [5, 5], \"variant\": [0, 1]}",
+       "manifest: groups[0].select.lower[1]: interval bounds must ascend"},
+      {"{\"keys\": [\"B\"], \"lower\": [1], \"variant\": [2]}",
+       "manifest: groups[0].select.variant[0]: variant 2 is out of range (2 "
+       "variants)"},
+      {"{\"keys\": [\"B\", \"B\", \"B\"], \"lower\": [1], \"variant\": [0]}",
+       "manifest: groups[0].select.keys: at most two keys, got 3"},
+      {"{\"keys\": [\"B\", \"2\"], \"lower\": [1, 2], \"inner\": "
+       "[{\"lower\": [1], \"variant\": [0]}]}",
+       "manifest: groups[0].select.inner: needs one table per interval, and "
+       "at least one interval"},
+      {"{\"keys\": [\"B\", \"2\"], \"lower\": [1], \"inner\": "
+       "[{\"lower\": [1], \"variant\": [-1]}]}",
+       "manifest: groups[0].select.inner[0].variant[0]: variant -1 is out of "
+       "range (2 variants)"},
+      {"{\"keys\": [\"B\"], \"lower\": [1], \"variant\": [0], "
+       "\"max_regret\": \"low\"}",
+       "manifest: groups[0].select.max_regret: expected a number, got a string"},
+  };
+  for (const Case &c : cases)
+    EXPECT_EQ(manifestError(selectManifest(c.select)), c.error) << c.select;
+}
+
 TEST(ManifestTest, ReadsPtxasResources) {
   Manifest manifest;
   std::string error;

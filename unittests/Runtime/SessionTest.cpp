@@ -129,6 +129,28 @@ TEST(SessionTest, VariantSelectionIsMemoized) {
   EXPECT_EQ(session->selectionCacheSize(1), 1u);
 }
 
+TEST(SessionTest, PicksVariantByTable) {
+  // The tile search's table over 2*B: matmul_large (variant 1) for B < 9
+  // and B >= 33, matmul_small (0) between; both are valid everywhere.
+  std::string json = replaceOnce(
+      linearManifest(), "{\"symbol\": \"B\", \"min\": 1, \"max\": 16}",
+      "{\"symbol\": \"B\", \"min\": 1, \"max\": 4096}");
+  json = replaceOnce(json, "{\"symbol\": \"B\", \"min\": 17, \"max\": 4096}",
+                     "{\"symbol\": \"B\", \"min\": 1, \"max\": 4096}");
+  json = replaceOnce(json, "\"operand_bytes\": 4, \"output_bytes\": 4}",
+                     "\"operand_bytes\": 4, \"output_bytes\": 4}, "
+                     "\"select\": {\"keys\": [\"2*B\"], \"lower\": [2, 18, 66], "
+                     "\"variant\": [1, 0, 1]}");
+  auto session = makeSession(loadModel(json));
+  ASSERT_NE(session, nullptr);
+  for (int64_t b : {1, 8, 9, 20, 32, 33, 100, 1}) {
+    runLinear(*session, b, uint32_t(b));
+    EXPECT_STREQ(session->groupVariant(0),
+                 b >= 9 && b <= 32 ? "matmul_small" : "matmul_large")
+        << "B = " << b;
+  }
+}
+
 TEST(SessionTest, NoMatchingVariant) {
   auto session = makeSession(loadModel(replaceOnce(
       linearManifest(), "{\"symbol\": \"B\", \"min\": 17, \"max\": 4096}",
