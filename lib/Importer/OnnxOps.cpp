@@ -629,7 +629,7 @@ LogicalResult importResize(NodeContext &ctx, bool upsample) {
     // An empty scales tensor means "use sizes".
     if (scales && sizes)
       if (auto t = dyn_cast<RankedTensorType>(scales.getType());
-          t && t.getNumElements() == 0)
+          t && t.hasStaticShape() && t.getNumElements() == 0)
         scales = Value();
   }
   if (!scales && !sizes)
