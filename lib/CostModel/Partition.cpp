@@ -39,39 +39,12 @@ uint32_t IntervalTable::lookup(int64_t value) const {
   return variant[findInterval(lower, value)];
 }
 
-std::vector<int64_t> dyncc::cost::getSweepPoints(int64_t lo, int64_t hi,
-                                                 int64_t exhaustiveLimit) {
-  std::vector<int64_t> points;
-  if (hi < lo)
-    return points;
-  if (hi - lo + 1 <= exhaustiveLimit) {
-    for (int64_t v = lo; v <= hi; ++v)
-      points.push_back(v);
-    return points;
-  }
-  // Log-spaced, plus every value up to 64 and the multiples of 64 up to
-  // 4096 (where tiles' edges fall), deduplicated.
-  double a = std::log(double(std::max<int64_t>(lo, 1)));
-  double b = std::log(double(hi));
-  for (int64_t i = 0; i < exhaustiveLimit; ++i) {
-    int64_t v = int64_t(std::llround(
-        std::exp(a + (b - a) * double(i) / double(exhaustiveLimit - 1))));
-    points.push_back(std::clamp(v, lo, hi));
-  }
-  for (int64_t v = lo; v <= std::min<int64_t>(hi, 64); ++v)
-    points.push_back(v);
-  for (int64_t v = 64; v <= std::min<int64_t>(hi, 4096); v += 64)
-    if (v >= lo)
-      points.push_back(v);
-  points.push_back(lo);
-  points.push_back(hi);
-  std::sort(points.begin(), points.end());
-  points.erase(std::unique(points.begin(), points.end()), points.end());
-  return points;
-}
-
-std::vector<int64_t> dyncc::cost::getGridPoints(int64_t lo, int64_t hi,
-                                                int64_t count) {
+/// Every value of [lo, hi] where there are at most `count`; else `count`
+/// log-spaced values, those `addEdges(points)` appends (where tiles' edges
+/// fall), and both ends, within [lo, hi], sorted and unique.
+template <typename AddEdges>
+static std::vector<int64_t> getPoints(int64_t lo, int64_t hi, int64_t count,
+                                      AddEdges addEdges) {
   std::vector<int64_t> points;
   if (hi < lo)
     return points;
@@ -80,20 +53,13 @@ std::vector<int64_t> dyncc::cost::getGridPoints(int64_t lo, int64_t hi,
       points.push_back(v);
     return points;
   }
-  // Log-spaced, plus the smallest values and the powers of two and three
-  // times them (where tiles' edges fall), deduplicated.
   double a = std::log(double(std::max<int64_t>(lo, 1)));
   double b = std::log(double(hi));
   for (int64_t i = 0; i < count; ++i)
     points.push_back(std::clamp<int64_t>(
         std::llround(std::exp(a + (b - a) * double(i) / double(count - 1))),
         lo, hi));
-  for (int64_t v = 1; v <= 8; ++v)
-    points.push_back(v);
-  for (int64_t v = 1; v <= hi && v < (int64_t(1) << 40); v *= 2) {
-    points.push_back(v);
-    points.push_back(3 * v);
-  }
+  addEdges(points);
   points.push_back(lo);
   points.push_back(hi);
   points.erase(std::remove_if(points.begin(), points.end(),
@@ -102,6 +68,30 @@ std::vector<int64_t> dyncc::cost::getGridPoints(int64_t lo, int64_t hi,
   std::sort(points.begin(), points.end());
   points.erase(std::unique(points.begin(), points.end()), points.end());
   return points;
+}
+
+std::vector<int64_t> dyncc::cost::getSweepPoints(int64_t lo, int64_t hi,
+                                                 int64_t exhaustiveLimit) {
+  // Every value up to 64 and the multiples of 64 up to 4096.
+  return getPoints(lo, hi, exhaustiveLimit, [&](std::vector<int64_t> &points) {
+    for (int64_t v = lo; v <= std::min<int64_t>(hi, 64); ++v)
+      points.push_back(v);
+    for (int64_t v = 64; v <= std::min<int64_t>(hi, 4096); v += 64)
+      points.push_back(v);
+  });
+}
+
+std::vector<int64_t> dyncc::cost::getGridPoints(int64_t lo, int64_t hi,
+                                                int64_t count) {
+  // 1 to 8, and the powers of two and three times them.
+  return getPoints(lo, hi, count, [&](std::vector<int64_t> &points) {
+    for (int64_t v = 1; v <= 8; ++v)
+      points.push_back(v);
+    for (int64_t v = 1; v <= hi && v < (int64_t(1) << 40); v *= 2) {
+      points.push_back(v);
+      points.push_back(3 * v);
+    }
+  });
 }
 
 namespace {
@@ -327,8 +317,12 @@ Partition dyncc::cost::partitionRange(
   return result;
 }
 
+const IntervalTable &DecisionTable::getInner(int64_t a) const {
+  return inner[findInterval(lower, a)];
+}
+
 uint32_t DecisionTable::lookup(int64_t a, int64_t b) const {
-  return inner[findInterval(lower, a)].lookup(b);
+  return getInner(a).lookup(b);
 }
 
 Partition2D dyncc::cost::partitionRange2D(

@@ -9,7 +9,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 
 using namespace dyncc::cost;
 
@@ -120,4 +122,22 @@ std::string dyncc::cost::plotVariantRegions(
   }
   svg += "</svg>\n";
   return svg;
+}
+
+bool dyncc::cost::writePlotFile(const std::string &path,
+                                const std::string &svg, std::string &error) {
+  std::string temporary = path + ".tmp";
+  FILE *f = std::fopen(temporary.c_str(), "w");
+  if (!f) {
+    error = "cannot write '" + path + "': " + std::strerror(errno);
+    return false;
+  }
+  bool ok = std::fwrite(svg.data(), 1, svg.size(), f) == svg.size();
+  ok &= std::fclose(f) == 0;
+  if (!ok || std::rename(temporary.c_str(), path.c_str()) != 0) {
+    std::remove(temporary.c_str());
+    error = "cannot write '" + path + "'";
+    return false;
+  }
+  return true;
 }

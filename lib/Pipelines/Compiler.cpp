@@ -311,15 +311,14 @@ private:
     searchDevice = !options.device.empty() ? options.device
                    : !newest.empty()      ? newest
                                           : "h100";
-    const cost::Device *device = cost::lookupDevice(searchDevice);
+    device = cost::lookupDevice(searchDevice);
     if (!device)
       return fail("unknown device '" + searchDevice +
                   "' for --device (expected a100, rtx3090, h100, h200, "
                   "sm_80, sm_86 or sm_90)");
     if (!newest.empty() &&
-        llvm::none_of(options.targets, [&](const std::string &t) {
-          return t.substr(0, 5) == device->arch;
-        }))
+        llvm::none_of(options.targets,
+                      [&](const std::string &t) { return runsDevice(t); }))
       return fail("--device " + searchDevice + " is " + device->arch +
                   ", which is not among --target");
     if (!options.emitStage.empty() &&
@@ -380,10 +379,9 @@ private:
   bool refineSearch(ModuleOp graph) {
     if (cubinInfo.empty())
       return true;
-    const cost::Device *device = cost::lookupDevice(searchDevice);
     std::vector<const PlanOptions::Cubin *> reports;
     for (const auto &[chip, info] : cubinInfo)
-      if (chip.substr(0, 5) == device->arch)
+      if (runsDevice(chip))
         reports.push_back(&info);
     if (reports.empty())
       return true;
@@ -394,11 +392,13 @@ private:
         if (found == info->resources.end())
           continue;
         const KernelResources &r = found->second;
-        CompiledKernel k;
-        k.registers = r.registers;
-        k.spillBytes = r.spillStoreBytes + r.spillLoadBytes;
-        if (!result || k.registers > result->registers)
-          result = k;
+        // The worst over the device's targets (sm_90 and sm_90a), each
+        // resource on its own.
+        if (!result)
+          result = CompiledKernel{};
+        result->registers = std::max(result->registers, r.registers);
+        result->spillBytes = std::max(
+            result->spillBytes, r.spillStoreBytes + r.spillLoadBytes);
       }
       return result;
     };
@@ -557,7 +557,14 @@ private:
   MLIRContext context{MLIRContext::Threading::DISABLED};
   std::unique_ptr<ScopedDiagnosticHandler> handler;
   std::chrono::steady_clock::time_point stageStart;
-  /// The device the tile search predicts for (checkOptions).
+  /// Whether target `chip` (sm_90, sm_90a, ...) is the searched device's
+  /// architecture.
+  bool runsDevice(StringRef chip) const {
+    return chip.substr(0, 5) == device->arch;
+  }
+
+  /// The device the tile search predicts for, and its name (checkOptions).
+  const cost::Device *device = nullptr;
   std::string searchDevice;
   std::vector<std::string> kernelNames;
   std::map<std::string, std::string> cubins;

@@ -549,7 +549,6 @@ private:
     return kernelIndex;
   }
 
-
   ModuleOp module;
   const PlanOptions &options;
   HostPlan plan;

@@ -635,11 +635,7 @@ bool ManifestReader::readGroups(const JsonValue &root) {
           return fail(condPath, "empty range [" + std::to_string(cond.min) +
                                     ", " + std::to_string(cond.max) + "]");
         cond.symbol = slot;
-        bool seen = false;
-        for (size_t key : group.keySymbols)
-          seen |= key == slot;
-        if (!seen)
-          group.keySymbols.push_back(slot);
+        group.addKeySymbol(slot);
       }
     }
     if (const JsonValue *problem = value.find("problem")) {
@@ -719,9 +715,7 @@ bool ManifestReader::readSelection(const JsonValue &value,
     std::vector<size_t> slots;
     key.collectSymbols(slots);
     for (size_t slot : slots)
-      if (std::find(group.keySymbols.begin(), group.keySymbols.end(), slot) ==
-          group.keySymbols.end())
-        group.keySymbols.push_back(slot);
+      group.addKeySymbol(slot);
     select.keys.push_back(std::move(key));
   }
   size_t variants = group.variants.size();
@@ -794,7 +788,6 @@ bool ManifestReader::readSelection(const JsonValue &value,
   select.present = true;
   return true;
 }
-
 
 bool ManifestReader::readSteps(const JsonValue &root) {
   const JsonValue *steps;

@@ -435,12 +435,19 @@ LogicalResult dyncc::refineVariantSelections(
   SymbolTable symbols(graph);
   MLIRContext *context = graph.getContext();
   LogicalResult result = success();
+  // Dispatches with the same selection (a model's repeated layers) were
+  // one search, and are refined once: the selection determines the result.
+  DenseMap<DictionaryAttr, DictionaryAttr> refined;
   graph.walk([&](dg::DispatchOp dispatch) {
     auto attr =
         dispatch->getAttrOfType<DictionaryAttr>(getVariantSelectAttrName());
     auto variants = attr ? attr.getAs<ArrayAttr>("variants") : ArrayAttr();
     if (!variants)
       return;
+    if (DictionaryAttr done = refined.lookup(attr)) {
+      dispatch->setAttr(getVariantSelectAttrName(), done);
+      return;
+    }
     auto kernel = symbols.lookup<func::FuncOp>(dispatch.getCallee());
     auto deviceName = attr.getAs<StringAttr>("device");
     const cost::Device *device =
@@ -482,6 +489,7 @@ LogicalResult dyncc::refineVariantSelections(
     if (kept.empty()) {
       note("every variant of '" + kernel.getSymName().str() +
            "' spills registers; keeping them all");
+      refined[attr] = attr;
       return;
     }
     SearchInfo info;
@@ -507,14 +515,14 @@ LogicalResult dyncc::refineVariantSelections(
     for (size_t v : selection.chosen)
       refs.push_back(kept[v]);
     Builder b(context);
-    dispatch->setAttr(
-        getVariantSelectAttrName(),
-        buildSelectAttr(
-            context, info, *space, selection, refs,
-            {b.getNamedAttr("registers", b.getStringAttr("ptxas")),
-             b.getNamedAttr("dropped", b.getI64IntegerAttr(dropped)),
-             b.getNamedAttr("compiled_regret",
-                            b.getF64FloatAttr(selection.maxRegret))}));
+    DictionaryAttr done = buildSelectAttr(
+        context, info, *space, selection, refs,
+        {b.getNamedAttr("registers", b.getStringAttr("ptxas")),
+         b.getNamedAttr("dropped", b.getI64IntegerAttr(dropped)),
+         b.getNamedAttr("compiled_regret",
+                        b.getF64FloatAttr(selection.maxRegret))});
+    refined[attr] = done;
+    dispatch->setAttr(getVariantSelectAttrName(), done);
   });
   return result;
 }

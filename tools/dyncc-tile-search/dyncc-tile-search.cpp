@@ -242,16 +242,9 @@ int main(int argc, char **argv) {
                 gemms.size(), searchSeconds);
   if (!svgPath.empty()) {
     std::string svg = plotVariantRegions(series, "M", "predicted TFLOP/s");
-    std::string temporary = svgPath + ".tmp";
-    FILE *f = std::fopen(temporary.c_str(), "w");
-    if (!f)
-      fail("cannot write '" + svgPath + "'");
-    bool ok = std::fwrite(svg.data(), 1, svg.size(), f) == svg.size();
-    ok &= std::fclose(f) == 0;
-    if (!ok || std::rename(temporary.c_str(), svgPath.c_str()) != 0) {
-      std::remove(temporary.c_str());
-      fail("cannot write '" + svgPath + "'");
-    }
+    std::string error;
+    if (!writePlotFile(svgPath, svg, error))
+      fail(error);
   }
   return 0;
 }

@@ -25,7 +25,6 @@
 #include "dyncc/Runtime/Artifact.h"
 #include "dyncc/Runtime/Manifest.h"
 
-#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -177,32 +176,6 @@ cost::PlotSeries getCurve(const Manifest &manifest, const GroupInfo &group,
   return series;
 }
 
-bool writeAtomically(const std::string &path, const std::string &text,
-                     std::string &error) {
-  std::string temporary = path + ".tmp";
-  {
-    std::error_code ec;
-    llvm::raw_fd_ostream os(temporary, ec);
-    if (ec) {
-      error = "cannot write '" + path + "': " + ec.message();
-      return false;
-    }
-    os << text;
-    os.close();
-    if (os.has_error()) {
-      llvm::sys::fs::remove(temporary);
-      error = "cannot write '" + path + "'";
-      return false;
-    }
-  }
-  if (std::error_code ec = llvm::sys::fs::rename(temporary, path)) {
-    llvm::sys::fs::remove(temporary);
-    error = "cannot write '" + path + "': " + ec.message();
-    return false;
-  }
-  return true;
-}
-
 } // namespace
 
 int dyncc::explainMain(llvm::ArrayRef<std::string> args) {
@@ -338,19 +311,13 @@ int dyncc::explainMain(llvm::ArrayRef<std::string> args) {
     }
     // The curve along the second key at the first key's smallest and
     // largest values.
-    for (int64_t a : {aLo, aHi}) {
-      if (a == aLo && aLo == aHi && !curves.empty())
-        continue;
-      const cost::IntervalTable &inner =
-          s.table.inner[std::upper_bound(s.table.lower.begin(),
-                                         s.table.lower.end(), a) -
-                                s.table.lower.begin() -
-                                (a >= s.table.lower.front() ? 1 : 0)];
-      curves.push_back(getCurve(manifest, group, device, inner, bLo, bHi, a,
+    for (int64_t a : aLo == aHi ? std::vector<int64_t>{aLo}
+                                : std::vector<int64_t>{aLo, aHi})
+      curves.push_back(getCurve(manifest, group, device, s.table.getInner(a),
+                                bLo, bHi, a,
                                 title + ", " + s.keyTexts[0] + " = " +
                                     std::to_string(a) + ", along " +
                                     s.keyTexts[1]));
-    }
   }
   if (!plotPath.empty()) {
     if (curves.empty())
@@ -358,7 +325,7 @@ int dyncc::explainMain(llvm::ArrayRef<std::string> args) {
                   "a dynamic dimension");
     std::string svg =
         cost::plotVariantRegions(curves, "key", "predicted TFLOP/s");
-    if (!writeAtomically(plotPath, svg, error))
+    if (!cost::writePlotFile(plotPath, svg, error))
       return fail(error);
     os << "\nwrote " << plotPath << " (" << curves.size() << " curves)\n";
   }

@@ -90,6 +90,8 @@ Partition partitionRange(size_t count,
 struct DecisionTable {
   std::vector<int64_t> lower;
   std::vector<IntervalTable> inner;
+  /// The table over the second dimension where the first is `a`.
+  const IntervalTable &getInner(int64_t a) const;
   uint32_t lookup(int64_t a, int64_t b) const;
 };
 

@@ -36,6 +36,11 @@ std::string plotVariantRegions(const std::vector<PlotSeries> &series,
                                const std::string &xName,
                                const std::string &yName);
 
+/// Writes `svg` to `path` atomically (a temporary name, then a rename), so
+/// a failure leaves no partial file; false with a one-line `error`.
+bool writePlotFile(const std::string &path, const std::string &svg,
+                   std::string &error);
+
 } // namespace dyncc::cost
 
 #endif // DYNCC_COSTMODEL_PLOT_H

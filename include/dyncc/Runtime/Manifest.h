@@ -22,6 +22,7 @@
 #include "dyncc/Runtime/KernelResources.h"
 #include "dyncc/Runtime/ShapeExpr.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -187,6 +188,12 @@ struct GroupInfo {
   VariantSelection select;
   /// The symbols any condition or key reads, each once (the memoization key).
   std::vector<size_t> keySymbols;
+
+  void addKeySymbol(size_t slot) {
+    if (std::find(keySymbols.begin(), keySymbols.end(), slot) ==
+        keySymbols.end())
+      keySymbols.push_back(slot);
+  }
 };
 
 struct StepInfo {
