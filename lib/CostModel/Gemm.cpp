@@ -27,10 +27,12 @@
 
 #include "dyncc/CostModel/Gemm.h"
 
+#include "ConfigText.h"
 #include "Waves.h"
 
 #include <algorithm>
 #include <cmath>
+#include <tuple>
 
 using namespace dyncc::cost;
 using namespace dyncc::cost::detail;
@@ -69,67 +71,26 @@ bool GemmTile::operator==(const GemmTile &o) const {
 }
 
 std::optional<GemmTile> dyncc::cost::parseGemmTile(const std::string &text) {
-  // Words, then `AxBxC` sizes of which the last two count.
-  std::vector<std::string> words;
-  for (size_t at = 0; at < text.size();) {
-    size_t space = text.find(' ', at);
-    if (space == std::string::npos)
-      space = text.size();
-    if (space > at)
-      words.push_back(text.substr(at, space - at));
-    at = space + 1;
-  }
-  auto number = [](const std::string &word, int64_t &out) {
-    if (word.empty() || word.size() > 9 ||
-        word.find_first_not_of("0123456789") != std::string::npos)
-      return false;
-    out = std::stoll(word);
-    return true;
-  };
-  auto sizes = [&](const std::string &word, std::vector<int64_t> &out) {
-    out.clear();
-    for (size_t at = 0; at <= word.size();) {
-      size_t x = word.find('x', at);
-      if (x == std::string::npos)
-        x = word.size();
-      int64_t v;
-      if (!number(word.substr(at, x - at), v) || v < 1)
-        return false;
-      out.push_back(v);
-      at = x + 1;
-    }
-    return true;
+  // Of each `AxBxC` size, the last two count.
+  std::optional<detail::ConfigWords> words = detail::parseConfigWords(text);
+  if (!words || !words->reduce.empty() || words->block.size() < 2 ||
+      words->thread.size() < 2 || words->kStep < 1 ||
+      (!words->warp.empty() && words->warp.size() < 2) ||
+      (!words->mma.empty() && words->mma != std::vector<int64_t>{16, 8, 16}))
+    return std::nullopt;
+  auto last2 = [](const std::vector<int64_t> &s) {
+    return std::make_pair(s[s.size() - 2], s.back());
   };
   GemmTile tile;
-  std::vector<int64_t> s;
-  for (size_t i = 0; i + 1 < words.size(); i += 2) {
-    const std::string &key = words[i], &value = words[i + 1];
-    bool pair = key == "block" || key == "warp" || key == "thread";
-    if (pair) {
-      if (!sizes(value, s) || s.size() < 2)
-        return std::nullopt;
-      int64_t m = s[s.size() - 2], n = s.back();
-      if (key == "block")
-        tile.blockM = m, tile.blockN = n;
-      else if (key == "warp")
-        tile.warpM = m, tile.warpN = n, tile.tensorCores = true;
-      else
-        tile.threadM = m, tile.threadN = n;
-    } else if (key == "k") {
-      if (!number(value, tile.kStep))
-        return std::nullopt;
-    } else if (key == "stages") {
-      if (!number(value, tile.stages))
-        return std::nullopt;
-    } else if (key == "mma") {
-      if (value != "16x8x16")
-        return std::nullopt;
-    } else {
-      return std::nullopt;
-    }
+  std::tie(tile.blockM, tile.blockN) = last2(words->block);
+  std::tie(tile.threadM, tile.threadN) = last2(words->thread);
+  if (!words->warp.empty()) {
+    std::tie(tile.warpM, tile.warpN) = last2(words->warp);
+    tile.tensorCores = true;
   }
-  if (words.size() % 2 || !tile.blockM || !tile.threadM || !tile.kStep)
-    return std::nullopt;
+  tile.kStep = words->kStep;
+  if (words->stages)
+    tile.stages = words->stages;
   return tile;
 }
 

@@ -92,8 +92,8 @@ std::string dyncc::cost::plotVariantRegions(
            std::to_string(y0 + panelH + 32) + "\" text-anchor=\"middle\">" +
            escape(xName) + "</text>\n";
     svg += "<text transform=\"translate(18," + std::to_string(y0 + panelH / 2) +
-           ") rotate(-90)\" text-anchor=\"middle\">" + escape(yName) +
-           "</text>\n";
+           ") rotate(-90)\" text-anchor=\"middle\">" +
+           escape(ps.yName.empty() ? yName : ps.yName) + "</text>\n";
     // One polyline per run of a variant.
     size_t start = 0;
     for (size_t i = 1; i <= ps.x.size(); ++i) {

@@ -18,6 +18,7 @@
 
 #include "dyncc/CostModel/Rows.h"
 
+#include "ConfigText.h"
 #include "Waves.h"
 
 #include <algorithm>
@@ -42,6 +43,36 @@ std::string RowTile::str() const {
   else if (strategy == RowStrategy::Block)
     s += " k 64 reduce block";
   return s;
+}
+
+std::optional<RowTile> dyncc::cost::parseRowTile(const std::string &text) {
+  std::optional<ConfigWords> words = parseConfigWords(text);
+  if (!words || words->block.empty() ||
+      words->block.size() != words->thread.size() || !words->warp.empty() ||
+      !words->mma.empty())
+    return std::nullopt;
+  const std::vector<int64_t> &block = words->block, &thread = words->thread;
+  size_t rank = block.size();
+  // Outer sizes 1, a thread per row's step: block R x (lanes x vector),
+  // thread 1 x vector.
+  for (size_t i = 0; i + 2 < rank; ++i)
+    if (block[i] != 1 || thread[i] != 1)
+      return std::nullopt;
+  if ((rank >= 2 && thread[rank - 2] != 1) || block.back() % thread.back())
+    return std::nullopt;
+  RowTile tile;
+  tile.rowsPerBlock = rank >= 2 ? block[rank - 2] : 1;
+  tile.vector = thread.back();
+  tile.lanes = block.back() / thread.back();
+  if (words->reduce == "warp")
+    tile.strategy = RowStrategy::Warp;
+  else if (words->reduce == "block")
+    tile.strategy = RowStrategy::Block;
+  else if (words->reduce.empty())
+    tile.strategy = RowStrategy::Elementwise;
+  else
+    return std::nullopt;
+  return tile;
 }
 
 std::optional<std::string>
@@ -92,12 +123,13 @@ std::vector<RowTile> dyncc::cost::enumerateRowTiles(bool reduction,
   return tiles;
 }
 
-/// The blocks of `tile` one SM holds (threads, and an estimate of 32
-/// registers per thread).
+/// The blocks of `tile` one SM holds (threads, and registers: ptxas' count
+/// or an estimate of 32 per thread).
 static int64_t rowBlocksPerSm(const RowTile &tile, const Device &device) {
   int64_t threads = tile.threads();
   int64_t byThreads = device.maxThreadsPerSm / threads;
-  int64_t byRegisters = device.registersPerSm / (32 * threads);
+  int64_t registers = tile.registers > 0 ? tile.registers : 32;
+  int64_t byRegisters = device.registersPerSm / (registers * threads);
   return std::max<int64_t>(
       1, std::min({device.maxBlocksPerSm, byThreads, byRegisters}));
 }
@@ -112,7 +144,8 @@ RowPrediction dyncc::cost::predictRows(const RowTile &tile,
     blocksPerRow = ceilDiv(problem.length, perRowAccess);
   else
     steps = ceilDiv(problem.length, perRowAccess);
-  p.blocks = ceilDiv(problem.rows, tile.rowsPerBlock) * blocksPerRow;
+  p.blocks = std::max<int64_t>(1, problem.batch) *
+             ceilDiv(problem.rows, tile.rowsPerBlock) * blocksPerRow;
   p.blocksPerSm = rowBlocksPerSm(tile, device);
 
   auto blockTime = [&](int64_t perSm, int64_t resident) {
@@ -135,7 +168,8 @@ RowPrediction dyncc::cost::predictRows(const RowTile &tile,
   Waves waves = runWaves(p.blocks, p.blocksPerSm, device, blockTime);
   p.waves = waves.waves;
   p.bound = waves.bound;
-  double dram = double(problem.rows) * problem.length *
+  double dram = double(std::max<int64_t>(1, problem.batch)) *
+                double(problem.rows) * problem.length *
                 problem.bytesPerElement / device.dramBytesPerSecond;
   p.seconds = addFloors(waves.seconds, dram, device, p.bound);
   return p;

@@ -146,17 +146,16 @@ public:
         stopped)
       return !failedFlag;
 
-    // The tile search, unless a configuration for GEMMs was given.
-    bool searchGemms = llvm::none_of(options.tileConfigs, [](StringRef c) {
-      return c.starts_with("gemm=");
-    });
+    // The tile search, except for the kinds whose configuration was given.
+    std::vector<std::string> givenKinds;
+    for (StringRef config : options.tileConfigs)
+      givenKinds.push_back(config.split('=').first.str());
     if (!runStage("searched", *graph,
                   [&](OpPassManager &pm) {
-                    return searchGemms
-                               ? buildSearchPipeline(pm, searchDevice,
-                                                     options.variantCap,
-                                                     options.regretTarget)
-                               : success();
+                    return buildSearchPipeline(pm, searchDevice,
+                                               options.variantCap,
+                                               options.regretTarget,
+                                               givenKinds);
                   }) ||
         stopped)
       return !failedFlag;
@@ -519,18 +518,20 @@ private:
       detail = std::to_string(groups) + " groups";
     }
     if (name == "searched") {
-      std::set<std::string> kernels, variants;
+      std::set<std::string> gemms, rows, variants;
       module.walk([&](dg::DispatchOp dispatch) {
         auto select = dispatch->getAttrOfType<DictionaryAttr>(
             getVariantSelectAttrName());
         auto refs = select ? select.getAs<ArrayAttr>("variants") : nullptr;
         if (!refs)
           return;
-        kernels.insert(dispatch.getCallee().str());
+        (select.get("model") ? rows : gemms)
+            .insert(dispatch.getCallee().str());
         for (Attribute ref : refs)
           variants.insert(cast<FlatSymbolRefAttr>(ref).getValue().str());
       });
-      detail = std::to_string(kernels.size()) + " GEMM kernels, " +
+      detail = std::to_string(gemms.size()) + " GEMM and " +
+               std::to_string(rows.size()) + " row-wise kernels, " +
                std::to_string(variants.size()) + " variants for " +
                searchDevice;
     }

@@ -90,11 +90,13 @@ LogicalResult dyncc::buildOutlinePipeline(OpPassManager &pm,
 
 LogicalResult dyncc::buildSearchPipeline(OpPassManager &pm,
                                          const std::string &device,
-                                         int64_t cap, double targetRegret) {
+                                         int64_t cap, double targetRegret,
+                                         ArrayRef<std::string> givenKinds) {
   SearchTilesPassOptions options;
   options.device = device;
   options.cap = cap;
   options.targetRegret = targetRegret;
+  options.givenKinds = llvm::to_vector(givenKinds);
   pm.addPass(createSearchTilesPass(options));
   return success();
 }

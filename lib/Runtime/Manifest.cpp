@@ -759,6 +759,15 @@ bool ManifestReader::readSelection(const JsonValue &value,
     const JsonValue *v = value.find(key);
     return !v || readInt(*v, member(path, key), out);
   };
+  if (!getOptionalString(value, path, "model", select.model) ||
+      !integer("element_bytes", select.elementBytes) ||
+      !integer("bytes_per_element", select.bytesPerElement) ||
+      !integer("reduction", select.reduction))
+    return false;
+  if (!select.model.empty() && select.model != "gemm" &&
+      select.model != "rows")
+    return fail(member(path, "model"), "unknown model '" + select.model +
+                                           "' (expected gemm or rows)");
   if (!getOptionalString(value, path, "device", select.device) ||
       !getOptionalString(value, path, "registers", select.registers) ||
       !integer("candidates", select.candidates) ||

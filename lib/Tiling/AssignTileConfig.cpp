@@ -144,6 +144,25 @@ struct AssignTileConfig final
                    b.getNamedAttr("output_bytes",
                                   b.getI64IntegerAttr(problem->outputBytes))}));
         }
+      // A row-wise kernel's problem, for the tile search.
+      if (kind == "elementwise" || kind == "reduce")
+        if (FailureOr<RowProblemExprs> problem = getRowProblem(func);
+            succeeded(problem)) {
+          Builder b(&getContext());
+          func->setAttr(
+              getRowProblemAttrName(),
+              b.getDictionaryAttr(
+                  {b.getNamedAttr("batch", b.getStringAttr(problem->batch.str())),
+                   b.getNamedAttr("rows", b.getStringAttr(problem->rows.str())),
+                   b.getNamedAttr("length",
+                                  b.getStringAttr(problem->length.str())),
+                   b.getNamedAttr("element_bytes",
+                                  b.getI64IntegerAttr(problem->elementBytes)),
+                   b.getNamedAttr("bytes_per_element",
+                                  b.getI64IntegerAttr(problem->bytesPerElement)),
+                   b.getNamedAttr("reduction",
+                                  b.getI64IntegerAttr(problem->reduction))}));
+        }
       return WalkResult::advance();
     });
     if (result.wasInterrupted())

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dyncc/Tiling/KernelShapes.h"
+#include "dyncc/Tiling/RowReductions.h"
 #include "dyncc/Dialect/Dg/IR/Dg.h"
 #include "dyncc/Dialect/Sym/IR/Sym.h"
 #include "dyncc/Tiling/TileConfig.h"
@@ -166,6 +167,30 @@ FailureOr<DimExpr> dyncc::getKernelExtentExpr(OpFoldResult ofr, Block &entry,
   return failure();
 }
 
+/// The extent of `op`'s loop `loop`: a dimension of an operand it indexes.
+static FailureOr<DimExpr> getLoopExtent(linalg::LinalgOp op, unsigned loop,
+                                        Block &entry) {
+  for (OpOperand &operand : op->getOpOperands()) {
+    AffineMap map = op.getMatchingIndexingMap(&operand);
+    for (auto [i, e] : llvm::enumerate(map.getResults())) {
+      auto dim = dyn_cast<AffineDimExpr>(e);
+      if (!dim || dim.getPosition() != loop)
+        continue;
+      FailureOr<DimExpr> extent = getKernelDimExpr(operand.get(), i, entry);
+      if (succeeded(extent))
+        return extent;
+    }
+  }
+  return failure();
+}
+
+/// The bytes of `type`'s elements (0 for a type without a width).
+static int64_t getElementBytes(Type type) {
+  Type element = getElementTypeOrSelf(type);
+  return element.isIntOrFloat() ? (element.getIntOrFloatBitWidth() + 7) / 8
+                                : 0;
+}
+
 FailureOr<GemmProblemExprs> dyncc::getGemmProblem(func::FuncOp kernel) {
   if (kernel.isExternal() || kernel.getNumResults() == 0)
     return failure();
@@ -183,20 +208,8 @@ FailureOr<GemmProblemExprs> dyncc::getGemmProblem(func::FuncOp kernel) {
   AffineMap out = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
   if (out.getNumResults() < 2 || !out.isProjectedPermutation())
     return failure();
-  // A loop's extent: a dimension of an operand it indexes.
-  auto extentOf = [&](unsigned loop) -> FailureOr<DimExpr> {
-    for (OpOperand &operand : op->getOpOperands()) {
-      AffineMap map = op.getMatchingIndexingMap(&operand);
-      for (auto [i, e] : llvm::enumerate(map.getResults())) {
-        auto dim = dyn_cast<AffineDimExpr>(e);
-        if (!dim || dim.getPosition() != loop)
-          continue;
-        FailureOr<DimExpr> extent = getKernelDimExpr(operand.get(), i, entry);
-        if (succeeded(extent))
-          return extent;
-      }
-    }
-    return failure();
+  auto extentOf = [&](unsigned loop) {
+    return getLoopExtent(op, loop, entry);
   };
   GemmProblemExprs problem;
   problem.batch = DimExpr(1);
@@ -221,15 +234,99 @@ FailureOr<GemmProblemExprs> dyncc::getGemmProblem(func::FuncOp kernel) {
       return failure();
     problem.k = problem.k * *extent;
   }
-  auto bytesOf = [](Type type) -> int64_t {
-    Type element = getElementTypeOrSelf(type);
-    return element.isIntOrFloat() ? (element.getIntOrFloatBitWidth() + 7) / 8
-                                  : 0;
-  };
-  problem.operandBytes = bytesOf(op.getDpsInputs()[0].getType());
-  problem.outputBytes = bytesOf(kernel.getResultTypes()[0]);
+  problem.operandBytes = getElementBytes(op.getDpsInputs()[0].getType());
+  problem.outputBytes = getElementBytes(kernel.getResultTypes()[0]);
   if (problem.operandBytes == 0 || problem.outputBytes == 0)
     return failure();
+  return problem;
+}
+
+FailureOr<RowProblemExprs> dyncc::getRowProblem(func::FuncOp kernel) {
+  if (kernel.isExternal() || kernel.getNumResults() != 1)
+    return failure();
+  auto kind = kernel->getAttrOfType<StringAttr>("dyncc.kind");
+  bool reduction = kind && kind.getValue() == "reduce";
+  if (kind && !reduction && kind.getValue() != "elementwise")
+    return failure();
+  Block &entry = kernel.getBody().front();
+  // The root: the op computing the result, through reshapes and casts.
+  Value value = entry.getTerminator()->getOperand(0);
+  while (Operation *def = value.getDefiningOp()) {
+    if (auto op = dyn_cast<tensor::ExpandShapeOp>(def))
+      value = op.getSrc();
+    else if (auto op = dyn_cast<tensor::CollapseShapeOp>(def))
+      value = op.getSrc();
+    else if (auto op = dyn_cast<tensor::CastOp>(def))
+      value = op.getSource();
+    else
+      break;
+  }
+  auto root = value.getDefiningOp<linalg::LinalgOp>();
+  if (!root)
+    return failure();
+  // The loops: the row reductions' (every reduction of the kernel along
+  // rows, isRowReduction, with the same loops), else the root's, which
+  // must all be parallel. Code generation checks more after simplifying
+  // the kernel (isRowReductionKernel: values between its ops keep rows as
+  // rows), and takes the tile levels where that fails.
+  linalg::LinalgOp loops = root;
+  if (reduction) {
+    loops = nullptr;
+    for (Operation &op : entry) {
+      if (!hasReductionLoops(&op))
+        continue;
+      if (!isRowReduction(&op) ||
+          (loops && cast<linalg::LinalgOp>(op).getNumLoops() !=
+                        loops.getNumLoops()))
+        return failure();
+      if (!loops)
+        loops = cast<linalg::LinalgOp>(op);
+    }
+    if (!loops)
+      return failure();
+  } else if (hasReductionLoops(root) ||
+             root.getNumLoops() != root.getNumParallelLoops()) {
+    return failure();
+  }
+  unsigned n = loops.getNumLoops();
+  if (n == 0)
+    return failure();
+  RowProblemExprs problem;
+  problem.batch = DimExpr(1);
+  problem.rows = DimExpr(1);
+  problem.reduction = reduction;
+  for (unsigned loop = 0; loop < n; ++loop) {
+    FailureOr<DimExpr> extent = getLoopExtent(loops, loop, entry);
+    if (failed(extent))
+      return failure();
+    if (loop + 1 == n)
+      problem.length = *extent;
+    else if (loop + 2 == n)
+      problem.rows = *extent;
+    else
+      problem.batch = problem.batch * *extent;
+  }
+  // Bytes moved per element of the [rows x length] space: the inputs and
+  // the result that span it (rank at least 2, or 1 for a 1-D problem, and
+  // an innermost dimension that is not 1); broadcast vectors (a LayerNorm's
+  // scale) and one value per row are cached or negligible.
+  auto spans = [&](Type type) {
+    auto shaped = dyn_cast<RankedTensorType>(type);
+    return shaped && shaped.getRank() >= std::min<int64_t>(n, 2) &&
+           shaped.getShape().back() != 1;
+  };
+  unsigned destinations = kernel.getNumResults();
+  for (BlockArgument arg : entry.getArguments().drop_back(destinations))
+    if (spans(arg.getType()))
+      problem.bytesPerElement += getElementBytes(arg.getType());
+  Type result = kernel.getResultTypes()[0];
+  if (spans(result))
+    problem.bytesPerElement += getElementBytes(result);
+  problem.elementBytes = getElementBytes(result);
+  if (problem.elementBytes == 0)
+    return failure();
+  problem.bytesPerElement = std::max(problem.bytesPerElement,
+                                     problem.elementBytes);
   return problem;
 }
 

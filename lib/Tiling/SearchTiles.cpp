@@ -16,6 +16,7 @@
 #include "dyncc/CostModel/Device.h"
 #include "dyncc/CostModel/Gemm.h"
 #include "dyncc/CostModel/Partition.h"
+#include "dyncc/CostModel/Rows.h"
 #include "dyncc/Dialect/Dg/IR/Dg.h"
 #include "dyncc/Dialect/Sym/IR/Sym.h"
 #include "dyncc/Tiling/KernelShapes.h"
@@ -29,6 +30,7 @@
 #include "llvm/ADT/MapVector.h"
 
 #include <array>
+#include <tuple>
 
 namespace dyncc {
 #define GEN_PASS_DEF_SEARCHTILESPASS
@@ -42,34 +44,56 @@ namespace cost = dyncc::cost;
 namespace {
 
 /// The problem's dimensions, in the order of dyncc.gemm_problem.
-constexpr const char *kProblemDims[] = {"batch", "m", "n", "k"};
+constexpr const char *kGemmDims[] = {"batch", "m", "n", "k"};
+/// The problem's dimensions, in the order of dyncc.row_problem.
+constexpr const char *kRowDims[] = {"batch", "rows", "length"};
 
 /// Key ranges are clamped to this (an unbounded symbol's product).
 constexpr int64_t kLargestKey = int64_t(1) << 40;
 
+/// Which model predicts a kernel: GEMM tiles, or row-wise tiles
+/// (elementwise kernels and row reductions).
+enum class Model { Gemm, Rows };
+
 /// One dispatch's problem: its dynamic dimensions as keys (at most two),
 /// the rest constant.
 struct SearchSpace {
+  Model model = Model::Gemm;
   SmallVector<DimExpr, 2> keys;
   SmallVector<std::pair<int64_t, int64_t>, 2> ranges;
   /// Every value of each key is a multiple of this (12 for `12*batch`).
   SmallVector<int64_t, 2> divisors;
-  /// Per problem dimension: the key it is, or -1 for `constant`.
-  std::array<int, 4> keyOf = {-1, -1, -1, -1};
-  std::array<int64_t, 4> constant = {1, 1, 1, 1};
+  /// Per problem dimension (GEMM: batch, M, N, K; rows: batch, rows,
+  /// length): the key it is, or -1 for `constant`.
+  SmallVector<int, 4> keyOf;
+  SmallVector<int64_t, 4> constant;
+  /// GEMMs: the bytes of an operand and of a result element.
   int64_t operandBytes = 4;
   int64_t outputBytes = 4;
+  /// Row-wise kernels: the bytes of an element, those moved per element,
+  /// and whether the rows are reduced.
+  int64_t elementBytes = 4;
+  int64_t bytesPerElement = 8;
+  bool reduction = false;
+  /// The kernel's output has one dimension: its config has no rows
+  /// dimension, so a block takes one row.
+  bool singleRow = false;
+
   /// Tensor-core tiles are candidates: f16/bf16 operands and result, as
   /// for the default config (code generation takes f16 operands with an
   /// f32 result to SIMT).
   bool tensorCores() const { return operandBytes == 2 && outputBytes == 2; }
 
-  /// The problem at key values `a` (the first key) and `b` (the second).
-  cost::GemmProblem at(int64_t a, int64_t b) const {
+  /// The problem's dimensions at key values `a` (the first key) and `b`.
+  SmallVector<int64_t, 4> at(int64_t a, int64_t b) const {
     int64_t keyValues[2] = {a, b};
-    int64_t v[4];
-    for (int d = 0; d < 4; ++d)
-      v[d] = keyOf[d] < 0 ? constant[d] : keyValues[keyOf[d]];
+    SmallVector<int64_t, 4> v;
+    for (auto [key, value] : llvm::zip(keyOf, constant))
+      v.push_back(key < 0 ? value : keyValues[key]);
+    return v;
+  }
+  cost::GemmProblem gemmAt(int64_t a, int64_t b) const {
+    SmallVector<int64_t, 4> v = at(a, b);
     cost::GemmProblem p;
     p.batch = v[0];
     p.m = v[1];
@@ -79,7 +103,87 @@ struct SearchSpace {
     p.outputBytes = outputBytes;
     return p;
   }
+  cost::RowProblem rowsAt(int64_t a, int64_t b) const {
+    SmallVector<int64_t, 4> v = at(a, b);
+    cost::RowProblem p;
+    p.batch = v[0];
+    p.rows = v[1];
+    p.length = v[2];
+    p.elementBytes = elementBytes;
+    p.bytesPerElement = bytesPerElement;
+    p.reduction = reduction;
+    return p;
+  }
+
+  /// Identifies the problem: dispatches with the same one share a search.
+  std::string str() const {
+    std::string text = model == Model::Gemm ? "gemm;" : "rows;";
+    for (auto [key, value] : llvm::zip(keyOf, constant))
+      text += (key < 0 ? std::to_string(value) : keys[key].str()) + ";";
+    for (int64_t bytes : {operandBytes, outputBytes, elementBytes,
+                          bytesPerElement, int64_t(reduction),
+                          int64_t(singleRow)})
+      text += std::to_string(bytes) + ";";
+    return text;
+  }
 };
+
+/// The tiles a search chooses among: GEMM tiles or row tiles.
+struct Candidates {
+  Model model = Model::Gemm;
+  std::vector<cost::GemmTile> gemm;
+  std::vector<cost::RowTile> rows;
+
+  size_t size() const { return model == Model::Gemm ? gemm.size() : rows.size(); }
+  /// Tile config text (TileConfig::parse's form).
+  std::string str(size_t c) const {
+    return model == Model::Gemm ? gemm[c].str() : rows[c].str();
+  }
+  double predict(size_t c, const SearchSpace &space, int64_t a, int64_t b,
+                 const cost::Device &device) const {
+    return model == Model::Gemm
+               ? cost::predictGemm(gemm[c], space.gemmAt(a, b), device).seconds
+               : cost::predictRows(rows[c], space.rowsAt(a, b), device).seconds;
+  }
+  /// Appends the tile of config `text` with ptxas' `registers` (0: keep the
+  /// estimate); false if the text is not a tile of this model.
+  bool add(const std::string &text, int64_t registers) {
+    if (model == Model::Gemm) {
+      std::optional<cost::GemmTile> tile = cost::parseGemmTile(text);
+      if (!tile)
+        return false;
+      if (registers > 0)
+        tile->registers = registers;
+      gemm.push_back(*tile);
+      return true;
+    }
+    std::optional<cost::RowTile> tile = cost::parseRowTile(text);
+    if (!tile)
+      return false;
+    if (registers > 0)
+      tile->registers = registers;
+    rows.push_back(*tile);
+    return true;
+  }
+};
+
+/// Every candidate of `space`'s model on `device`.
+Candidates getCandidates(const SearchSpace &space, const cost::Device &device) {
+  Candidates candidates;
+  candidates.model = space.model;
+  if (space.model == Model::Rows) {
+    for (const cost::RowTile &tile :
+         cost::enumerateRowTiles(space.reduction, space.elementBytes, device))
+      if (!space.singleRow || tile.rowsPerBlock == 1)
+        candidates.rows.push_back(tile);
+    return candidates;
+  }
+  for (const cost::GemmTile &tile :
+       cost::enumerateGemmTiles(space.operandBytes, device))
+    if (space.tensorCores() || !tile.tensorCores)
+      candidates.gemm.push_back(tile);
+  return candidates;
+}
 
 /// The facts of the module's symbols.
 FactsMap getSymbolFacts(ModuleOp module) {
@@ -99,24 +203,34 @@ FailureOr<SearchSpace> getSearchSpace(dg::DispatchOp dispatch,
                                       func::FuncOp kernel,
                                       const FactsMap &facts,
                                       std::string &why) {
+  SearchSpace space;
   auto problem =
       kernel->getAttrOfType<DictionaryAttr>(getGemmProblemAttrName());
+  ArrayRef<const char *> dims = kGemmDims;
   if (!problem) {
-    why = "the kernel's GEMM problem is unknown (not one contraction)";
+    problem = kernel->getAttrOfType<DictionaryAttr>(getRowProblemAttrName());
+    space.model = Model::Rows;
+    dims = kRowDims;
+  }
+  if (!problem) {
+    auto kind = kernel->getAttrOfType<StringAttr>("dyncc.kind");
+    why = kind && kind.getValue() == "gemm"
+              ? "the kernel's GEMM problem is unknown (not one contraction)"
+              : "the kernel is not row-wise (reductions not all along rows "
+                "with the same loops, or several results)";
     return failure();
   }
-  SearchSpace space;
-  for (int d = 0; d < 4; ++d) {
-    FailureOr<DimExpr> expr =
-        resolveDispatchExpr(dispatch, problem.get(kProblemDims[d]));
+  for (const char *name : dims) {
+    FailureOr<DimExpr> expr = resolveDispatchExpr(dispatch, problem.get(name));
     if (failed(expr)) {
-      why = std::string("the problem's ") + kProblemDims[d] +
+      why = std::string("the problem's ") + name +
             " is not an expression of the symbols";
       return failure();
     }
     DimExpr value = simplify(*expr, facts);
     if (std::optional<int64_t> c = value.getConstant()) {
-      space.constant[d] = std::max<int64_t>(1, *c);
+      space.keyOf.push_back(-1);
+      space.constant.push_back(std::max<int64_t>(1, *c));
       continue;
     }
     auto found = llvm::find(space.keys, value);
@@ -135,17 +249,33 @@ FailureOr<SearchSpace> getSearchSpace(dg::DispatchOp dispatch,
       space.divisors.push_back(divisor);
       found = space.keys.end() - 1;
     }
-    space.keyOf[d] = found - space.keys.begin();
+    space.keyOf.push_back(found - space.keys.begin());
+    space.constant.push_back(0);
   }
-  for (StringRef key : {"operand_bytes", "output_bytes"}) {
+  auto getBytes = [&](StringRef key, int64_t &out, int64_t min) {
     auto bytes = problem.getAs<IntegerAttr>(key);
-    if (!bytes || bytes.getInt() < 1) {
-      why = "the kernel's GEMM problem has no " + key.str();
-      return failure();
+    if (!bytes || bytes.getInt() < min) {
+      why = "the kernel's problem has no " + key.str();
+      return false;
     }
-    (key == "operand_bytes" ? space.operandBytes : space.outputBytes) =
-        bytes.getInt();
+    out = bytes.getInt();
+    return true;
+  };
+  if (space.model == Model::Gemm) {
+    if (!getBytes("operand_bytes", space.operandBytes, 1) ||
+        !getBytes("output_bytes", space.outputBytes, 1))
+      return failure();
+    return space;
   }
+  int64_t reduction = 0;
+  if (!getBytes("element_bytes", space.elementBytes, 1) ||
+      !getBytes("bytes_per_element", space.bytesPerElement, 1) ||
+      !getBytes("reduction", reduction, 0))
+    return failure();
+  space.reduction = reduction != 0;
+  auto output =
+      dyn_cast<RankedTensorType>(kernel.getFunctionType().getResult(0));
+  space.singleRow = !output || output.getRank() < 2;
   return space;
 }
 
@@ -158,7 +288,7 @@ struct Selection {
   size_t considered = 0;
 };
 
-Selection select(const SearchSpace &space, ArrayRef<cost::GemmTile> tiles,
+Selection select(const SearchSpace &space, const Candidates &tiles,
                  const cost::Device &device,
                  const cost::PartitionOptions &options) {
   // Partitions run over the keys' multiples of their divisors (values in
@@ -166,8 +296,7 @@ Selection select(const SearchSpace &space, ArrayRef<cost::GemmTile> tiles,
   int64_t da = space.divisors.size() > 0 ? space.divisors[0] : 1;
   int64_t db = space.divisors.size() > 1 ? space.divisors[1] : 1;
   auto predict = [&](size_t c, int64_t a, int64_t b) {
-    return cost::predictGemm(tiles[c], space.at(a * da, b * db), device)
-        .seconds;
+    return tiles.predict(c, space, a * da, b * db, device);
   };
   auto scale = [](cost::IntervalTable &table, int64_t divisor) {
     for (int64_t &bound : table.lower)
@@ -234,15 +363,23 @@ DictionaryAttr buildSelectAttr(MLIRContext *context, const SearchInfo &info,
     ranges.push_back(range.second);
   }
   entries.push_back(b.getNamedAttr("keys", b.getArrayAttr(keys)));
-  // The problem's batch, M, N and K: the key each is (-1: none) and the
-  // constant of those that are none, for explain to predict at a key.
+  // The problem's dimensions (GEMM: batch, M, N, K; rows: batch, rows,
+  // length): the key each is (-1: none) and the constant of those that are
+  // none, for explain to predict at a key.
   SmallVector<int64_t> dimKeys(space.keyOf.begin(), space.keyOf.end());
-  SmallVector<int64_t> dimValues;
-  for (int d = 0; d < 4; ++d)
-    dimValues.push_back(space.keyOf[d] < 0 ? space.constant[d] : 0);
+  SmallVector<int64_t> dimValues(space.constant.begin(), space.constant.end());
   entries.push_back(b.getNamedAttr("dim_keys", b.getDenseI64ArrayAttr(dimKeys)));
   entries.push_back(
       b.getNamedAttr("dim_values", b.getDenseI64ArrayAttr(dimValues)));
+  if (space.model == Model::Rows) {
+    entries.push_back(b.getNamedAttr("model", b.getStringAttr("rows")));
+    entries.push_back(b.getNamedAttr(
+        "element_bytes", b.getI64IntegerAttr(space.elementBytes)));
+    entries.push_back(b.getNamedAttr(
+        "bytes_per_element", b.getI64IntegerAttr(space.bytesPerElement)));
+    entries.push_back(
+        b.getNamedAttr("reduction", b.getI64IntegerAttr(space.reduction)));
+  }
   entries.push_back(
       b.getNamedAttr("key_ranges", b.getDenseI64ArrayAttr(ranges)));
   entries.push_back(b.getNamedAttr("variants", b.getArrayAttr(variants)));
@@ -270,24 +407,30 @@ DictionaryAttr buildSelectAttr(MLIRContext *context, const SearchInfo &info,
   return b.getDictionaryAttr(entries);
 }
 
-/// The GEMM tile of a kernel's config, or nullopt for one that is not.
-std::optional<cost::GemmTile> getKernelTile(func::FuncOp kernel) {
+/// A kernel's tile config as text, or nullopt for a kernel without one.
+std::optional<std::string> getConfigText(func::FuncOp kernel) {
   FailureOr<TileConfig> config = TileConfig::fromAttr(
       kernel->getAttrOfType<DictionaryAttr>(TileConfig::getAttrName()));
   if (failed(config))
     return std::nullopt;
-  return cost::parseGemmTile(config->str());
+  return config->str();
 }
 
-/// The GEMM kernels' dispatches, in program order.
+/// The dispatches of the kernels the search takes (GEMMs, elementwise and
+/// row-reduction kernels, but none of `givenKinds`), per kernel in program
+/// order.
 llvm::MapVector<func::FuncOp, SmallVector<dg::DispatchOp>>
-getGemmDispatches(ModuleOp module, SymbolTable &symbols) {
+getSearchedDispatches(ModuleOp module, SymbolTable &symbols,
+                      ArrayRef<std::string> givenKinds) {
   llvm::MapVector<func::FuncOp, SmallVector<dg::DispatchOp>> byKernel;
   module.walk([&](dg::DispatchOp dispatch) {
     auto kernel = symbols.lookup<func::FuncOp>(dispatch.getCallee());
-    auto kind = kernel ? kernel->getAttrOfType<StringAttr>("dyncc.kind")
-                       : StringAttr();
-    if (kind && kind.getValue() == "gemm")
+    if (!kernel)
+      return;
+    auto kind = kernel->getAttrOfType<StringAttr>("dyncc.kind");
+    StringRef name = kind ? kind.getValue() : "elementwise";
+    if ((name == "gemm" || name == "elementwise" || name == "reduce") &&
+        !llvm::is_contained(givenKinds, name))
       byKernel[kernel].push_back(dispatch);
   });
   return byKernel;
@@ -316,17 +459,18 @@ struct SearchTiles final
     FactsMap facts = getSymbolFacts(module);
     SymbolTable symbols(module);
     MLIRContext *context = &getContext();
-    // Candidates per operand size and tensor cores or not.
-    std::map<std::pair<int64_t, bool>, std::vector<cost::GemmTile>>
-        candidates;
+    // Candidates per model, operand or element size, tensor cores or row
+    // reduction.
+    std::map<std::tuple<Model, int64_t, int>, Candidates> candidates;
 
-    for (auto &[kernel, dispatches] : getGemmDispatches(module, symbols)) {
+    for (auto &[kernel, dispatches] : getSearchedDispatches(module, symbols, givenKinds)) {
       auto outType =
           dyn_cast<RankedTensorType>(kernel.getFunctionType().getResult(0));
-      if (!outType || outType.getRank() < 2)
+      if (!outType || outType.getRank() < 1)
         continue;
-      // The kernel's variants: tiles chosen for any of its dispatches.
-      std::vector<cost::GemmTile> variantTiles;
+      // The kernel's variants: the configs chosen for any of its
+      // dispatches.
+      std::vector<std::string> variantConfigs;
       struct Chosen {
         dg::DispatchOp dispatch;
         SearchSpace space;
@@ -350,55 +494,58 @@ struct SearchTiles final
                                       StringAttr::get(context, why))}));
           continue;
         }
-        std::string problemKey;
-        for (int d = 0; d < 4; ++d)
-          problemKey += (space->keyOf[d] < 0
-                             ? std::to_string(space->constant[d])
-                             : space->keys[space->keyOf[d]].str()) +
-                        ";";
-        problemKey += std::to_string(space->operandBytes) + ";" +
-                      std::to_string(space->outputBytes);
-        auto [it, inserted] = byProblem.insert({problemKey, searched.size()});
+        auto [it, inserted] =
+            byProblem.insert({space->str(), searched.size()});
         if (!inserted) {
           searched.push_back(searched[it->second]);
           searched.back().dispatch = dispatch;
           continue;
         }
-        std::vector<cost::GemmTile> &tiles =
-            candidates[{space->operandBytes, space->tensorCores()}];
-        if (tiles.empty())
-          for (const cost::GemmTile &tile :
-               cost::enumerateGemmTiles(space->operandBytes, *target))
-            if (space->tensorCores() || !tile.tensorCores)
-              tiles.push_back(tile);
+        bool gemm = space->model == Model::Gemm;
+        Candidates &tiles = candidates[std::make_tuple(
+            space->model,
+            gemm ? space->operandBytes : space->elementBytes,
+            gemm ? int(space->tensorCores())
+                 : int(space->reduction) + 2 * int(space->singleRow))];
+        if (tiles.size() == 0)
+          tiles = getCandidates(*space, *target);
+        if (tiles.size() == 0) {
+          dispatch->setAttr(
+              getVariantSelectAttrName(),
+              DictionaryAttr::get(
+                  context, {NamedAttribute(
+                               StringAttr::get(context, "reason"),
+                               StringAttr::get(context, "no candidate tile"))}));
+          continue;
+        }
         Selection selection = select(*space, tiles, *target, options);
         SearchInfo info{target->name,   int64_t(tiles.size()),
                         int64_t(selection.considered), selection.maxRegret,
                         cap,            targetRegret};
         // Chosen indices become indices into the kernel's variants.
         for (size_t &c : selection.chosen) {
-          const cost::GemmTile &tile = tiles[c];
-          auto found = llvm::find(variantTiles, tile);
-          c = found - variantTiles.begin();
-          if (found == variantTiles.end())
-            variantTiles.push_back(tile);
+          std::string config = tiles.str(c);
+          auto found = llvm::find(variantConfigs, config);
+          c = found - variantConfigs.begin();
+          if (found == variantConfigs.end())
+            variantConfigs.push_back(config);
         }
         searched.push_back({dispatch, *space, selection, info});
       }
-      if (variantTiles.empty())
+      if (variantConfigs.empty())
         continue;
 
       // Variant 0 is the kernel itself; the others are clones after it.
       SmallVector<Attribute> variantRefs;
       OpBuilder builder(kernel);
       builder.setInsertionPointAfter(kernel);
-      for (auto [i, tile] : llvm::enumerate(variantTiles)) {
+      for (auto [i, text] : llvm::enumerate(variantConfigs)) {
         std::string error;
-        std::optional<TileConfig> config = TileConfig::parse(tile.str(), error);
+        std::optional<TileConfig> config = TileConfig::parse(text, error);
         if (!config) {
           kernel.emitOpError("tile search chose a config code generation "
                              "rejects: ")
-              << tile.str() << " (" << error << ")";
+              << text << " (" << error << ")";
           return signalPassFailure();
         }
         func::FuncOp variant = kernel;
@@ -461,29 +608,28 @@ LogicalResult dyncc::refineVariantSelections(
                << getVariantSelectAttrName();
       return;
     }
-    std::vector<cost::GemmTile> tiles;
+    Candidates tiles;
+    tiles.model = space->model;
     SmallVector<Attribute> kept;
     int64_t dropped = 0;
     for (Attribute ref : variants) {
       auto symbol = dyn_cast<FlatSymbolRefAttr>(ref);
       auto variant =
           symbol ? symbols.lookup<func::FuncOp>(symbol.getValue()) : nullptr;
-      std::optional<cost::GemmTile> tile =
-          variant ? getKernelTile(variant) : std::nullopt;
-      if (!tile) {
-        result = dispatch.emitOpError("has a variant that is not a GEMM "
-                                      "kernel: ")
+      std::optional<std::string> config =
+          variant ? getConfigText(variant) : std::nullopt;
+      std::optional<CompiledKernel> report =
+          config ? compiled(symbol.getValue()) : std::nullopt;
+      if (report && report->spillBytes > 0) {
+        ++dropped;
+        continue;
+      }
+      if (!config || !tiles.add(*config, report ? report->registers : 0)) {
+        result = dispatch.emitOpError("has a variant whose config the search "
+                                      "does not model: ")
                  << ref;
         return;
       }
-      if (std::optional<CompiledKernel> report = compiled(symbol.getValue())) {
-        if (report->spillBytes > 0) {
-          ++dropped;
-          continue;
-        }
-        tile->registers = report->registers;
-      }
-      tiles.push_back(*tile);
       kept.push_back(ref);
     }
     if (kept.empty()) {

@@ -15,7 +15,8 @@ def driver_path() -> Path:
 
 
 def compile(model, output, targets=None, dims=None, emit=None, quiet=True,
-            tile_configs=None, ptxas=None, device=None, max_variants=None):
+            tile_configs=None, ptxas=None, device=None, max_variants=None,
+            regret_target=None):
     """Compiles `model` (an .onnx path) to `output` (a .dyncc path).
 
     targets: list like ["cpu", "sm_90"] (default: the driver's default).
@@ -27,7 +28,8 @@ def compile(model, output, targets=None, dims=None, emit=None, quiet=True,
         record their resources when the CUDA toolkit is found), "off", or
         the path of a ptxas.
     device: the GPU the tile search predicts for ("h200", "a100", ...).
-    max_variants: the most tile variants per GEMM dispatch (default 8).
+    max_variants: the most tile variants per searched dispatch (default 8).
+    regret_target: the predicted regret the variants aim for (default 0.03).
     Raises DynccError with the driver's one-line message on failure.
     """
     cmd = [str(driver_path()), "compile", str(model)]
@@ -51,6 +53,8 @@ def compile(model, output, targets=None, dims=None, emit=None, quiet=True,
         cmd += ["--device", str(device)]
     if max_variants is not None:
         cmd += ["--max-variants", str(max_variants)]
+    if regret_target is not None:
+        cmd += ["--regret-target", str(regret_target)]
     if quiet:
         cmd.append("--quiet")
     proc = subprocess.run(cmd, capture_output=True, text=True)

@@ -156,3 +156,95 @@ def test_search_option_errors(tmp_path, bin_dir, flag, message):
     assert proc.returncode != 0
     assert message in proc.stderr.strip().splitlines()[0], proc.stderr
     assert not out.exists()
+
+
+def make_rows(path):
+    """Y = Softmax(X) over the last axis of X[B, 3, S, S], R = ReduceMax of
+    V[B, L] over L, and W = Z * Sigmoid(Z) of Z[B, S, 40]: two row
+    reductions and an elementwise kernel, each keyed on its dimensions."""
+    graph = helper.make_graph(
+        [helper.make_node("Softmax", ["X"], ["Y"], axis=-1),
+         helper.make_node("ReduceMax", ["V"], ["R"], axes=[-1], keepdims=0),
+         helper.make_node("Sigmoid", ["Z"], ["G"]),
+         helper.make_node("Mul", ["Z", "G"], ["W"])],
+        "rows",
+        [helper.make_tensor_value_info("X", TensorProto.FLOAT, ["B", 3, "S", "S"]),
+         helper.make_tensor_value_info("V", TensorProto.FLOAT, ["B", "L"]),
+         helper.make_tensor_value_info("Z", TensorProto.FLOAT, ["B", "S", 40])],
+        [helper.make_tensor_value_info("Y", TensorProto.FLOAT, ["B", 3, "S", "S"]),
+         helper.make_tensor_value_info("R", TensorProto.FLOAT, ["B"]),
+         helper.make_tensor_value_info("W", TensorProto.FLOAT, ["B", "S", 40])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.save(model, path)
+
+
+def key_points(select, his):
+    """Per key, both ends of every interval of its tables and a prime
+    inside: points where every variant of `select` is picked."""
+    keys = select["keys"]
+    if len(keys) < 2:
+        return [[p for lo, hi in intervals(select["lower"], his[0])
+                 for p in probe_points(lo, hi)]]
+    outer = sorted({p for lo, hi in intervals(select["lower"], his[0])
+                    for p in (lo, hi)})
+    inner = sorted({p for t in select["inner"]
+                    for lo, hi in intervals(t["lower"], his[1])
+                    for p in probe_points(lo, hi)})
+    return [outer, inner]
+
+
+def test_every_variant_of_row_wise_kernels(tmp_path):
+    """Row reductions and elementwise kernels are searched too (the row
+    model): at the ends of every interval and a prime inside, the run-time
+    picks what the table says and every variant matches numpy."""
+    model = tmp_path / "rows.onnx"
+    make_rows(model)
+    dims = {"B": (1, 3), "S": (1, 96), "L": (1, 2000)}
+    # A tight target, so that the tables have several variants to check.
+    options = dict(dims=dims, targets=["cpu"], regret_target=0.005)
+    plan = json.loads(dyncc.compile(model, None, emit="plan", **options))
+    groups = {g["kind"] + ":" + ",".join(g["select"]["keys"]): i
+              for i, g in enumerate(plan["groups"])}
+    assert set(groups) == {"reduce:3*B,S", "reduce:B,L", "elementwise:B,S"}
+    for g in plan["groups"]:
+        assert g["select"]["model"] == "rows"
+    assert max(len(g["variants"]) for g in plan["groups"]) >= 2
+    art = tmp_path / "rows.dyncc"
+    dyncc.compile(model, art, **options)
+    sess = dyncc.load(art).session()
+    rng = np.random.default_rng(0)
+    ran = set()
+
+    def run(b, s, l):
+        x = rng.uniform(-4, 4, size=(b, 3, s, s)).astype(np.float32)
+        v = rng.uniform(-4, 4, size=(b, l)).astype(np.float32)
+        z = rng.uniform(-4, 4, size=(b, s, 40)).astype(np.float32)
+        out = sess.run({"X": x, "V": v, "Z": z})
+        e = np.exp(x - x.max(axis=-1, keepdims=True))
+        np.testing.assert_allclose(out["Y"], e / e.sum(axis=-1, keepdims=True),
+                                   rtol=1e-5, atol=1e-6)
+        np.testing.assert_array_equal(out["R"], v.max(axis=-1))
+        np.testing.assert_allclose(out["W"], z / (1 + np.exp(-z)),
+                                   rtol=1e-5, atol=1e-6)
+        symbols = {"B": b, "S": s, "L": l}
+        assert sess.variants == [table_variant(plan, g, symbols)
+                                 for g in range(3)], symbols
+        ran.update(sess.variants)
+
+    softmax = plan["groups"][groups["reduce:3*B,S"]]["select"]
+    outer, inner = key_points(softmax, [9, 96])
+    for b3 in outer:
+        for s in inner:
+            run(b3 // 3, s, 1 + (b3 * 7 + s) % 2000)
+    rmax = plan["groups"][groups["reduce:B,L"]]["select"]
+    for b in key_points(rmax, [3, 2000])[0]:
+        for l in key_points(rmax, [3, 2000])[1]:
+            run(b, 1 + (l % 96), l)
+    ew = plan["groups"][groups["elementwise:B,S"]]["select"]
+    for b in key_points(ew, [3, 96])[0]:
+        for s in key_points(ew, [3, 96])[1]:
+            run(b, s, 1 + s)
+    names = {plan["kernels"][v["kernel"]]["name"]
+             for g in plan["groups"] for v in g["variants"]}
+    assert ran == names

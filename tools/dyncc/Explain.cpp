@@ -22,6 +22,7 @@
 #include "dyncc/CostModel/Gemm.h"
 #include "dyncc/CostModel/Partition.h"
 #include "dyncc/CostModel/Plot.h"
+#include "dyncc/CostModel/Rows.h"
 #include "dyncc/Runtime/Artifact.h"
 #include "dyncc/Runtime/Manifest.h"
 
@@ -52,44 +53,67 @@ std::string getGroupKey(const Manifest &manifest, const GroupInfo &group) {
   return key;
 }
 
-/// The problem of a searched group at key values `a` and `b`.
-std::optional<cost::GemmProblem> getProblem(const GroupInfo &group, int64_t a,
-                                            int64_t b) {
-  const VariantSelection &s = group.select;
-  if (!group.problem.present || s.dimKeys.size() != 4 ||
-      s.dimValues.size() != 4)
+/// The problem's dimensions of a searched group at key values `a` and `b`
+/// (GEMM: batch, M, N, K; rows: batch, rows, length).
+std::optional<std::vector<int64_t>> getDims(const VariantSelection &s,
+                                            int64_t a, int64_t b) {
+  size_t count = s.model == "rows" ? 3 : 4;
+  if (s.dimKeys.size() != count || s.dimValues.size() != count)
     return std::nullopt;
   int64_t keys[2] = {a, b};
-  int64_t v[4];
-  for (int d = 0; d < 4; ++d) {
+  std::vector<int64_t> v;
+  for (size_t d = 0; d < count; ++d) {
     if (s.dimKeys[d] >= 2)
       return std::nullopt;
-    v[d] = s.dimKeys[d] < 0 ? s.dimValues[d] : keys[s.dimKeys[d]];
+    v.push_back(s.dimKeys[d] < 0 ? s.dimValues[d] : keys[s.dimKeys[d]]);
   }
+  return v;
+}
+
+/// What explain predicts: TFLOP/s for GEMMs, GB/s for row-wise kernels.
+const char *getRateName(const VariantSelection &s) {
+  return s.model == "rows" ? "predicted GB/s" : "predicted TFLOP/s";
+}
+
+/// The predicted rate (getRateName) of variant `v` of `group` at keys
+/// (a, b), or < 0.
+double predictRate(const Manifest &manifest, const GroupInfo &group,
+                   const cost::Device *device, size_t v, int64_t a,
+                   int64_t b) {
+  const VariantSelection &s = group.select;
+  std::optional<std::vector<int64_t>> dims = getDims(s, a, b);
+  const std::string &config = manifest.kernels[group.variants[v].kernel].config;
+  if (!device || !dims)
+    return -1;
+  if (s.model == "rows") {
+    std::optional<cost::RowTile> tile = cost::parseRowTile(config);
+    if (!tile || s.elementBytes < 1 || s.bytesPerElement < 1)
+      return -1;
+    cost::RowProblem p;
+    p.batch = (*dims)[0];
+    p.rows = (*dims)[1];
+    p.length = (*dims)[2];
+    p.elementBytes = s.elementBytes;
+    p.bytesPerElement = s.bytesPerElement;
+    p.reduction = s.reduction != 0;
+    double bytes =
+        double(p.batch) * double(p.rows) * double(p.length) * p.bytesPerElement;
+    return bytes / cost::predictRows(*tile, p, *device).seconds / 1e9;
+  }
+  std::optional<cost::GemmTile> tile = cost::parseGemmTile(config);
+  if (!tile || !group.problem.present)
+    return -1;
   cost::GemmProblem p;
-  p.batch = v[0];
-  p.m = v[1];
-  p.n = v[2];
-  p.k = v[3];
+  p.batch = (*dims)[0];
+  p.m = (*dims)[1];
+  p.n = (*dims)[2];
+  p.k = (*dims)[3];
   p.operandBytes = group.problem.operandBytes;
   p.outputBytes = group.problem.outputBytes;
-  return p;
+  return p.flops() / cost::predictGemm(*tile, p, *device).seconds / 1e12;
 }
 
-/// The predicted TFLOP/s of variant `v` of `group` at keys (a, b), or < 0.
-double predictTflops(const Manifest &manifest, const GroupInfo &group,
-                     const cost::Device *device, size_t v, int64_t a,
-                     int64_t b) {
-  std::optional<cost::GemmProblem> problem = getProblem(group, a, b);
-  std::optional<cost::GemmTile> tile =
-      cost::parseGemmTile(manifest.kernels[group.variants[v].kernel].config);
-  if (!device || !problem || !tile)
-    return -1;
-  cost::GemmPrediction p = cost::predictGemm(*tile, *problem, *device);
-  return problem->flops() / p.seconds / 1e12;
-}
-
-std::string formatTflops(double t) {
+std::string formatRate(double t) {
   if (t < 0)
     return "-";
   std::string s;
@@ -133,20 +157,20 @@ void printTable(llvm::raw_ostream &os, const Manifest &manifest,
   const VariantSelection &s = group.select;
   std::string keyName = s.keyTexts.empty() ? "(static)" : s.keyTexts.back();
   os << indent << llvm::left_justify(keyName, 16) << " variant  "
-     << "predicted TFLOP/s (first - last)\n";
+     << getRateName(s) << " (first - last)\n";
   for (auto [i, range] : llvm::enumerate(getIntervals(table.lower, hi))) {
     uint32_t v = table.variant[i];
     auto at = [&](int64_t value) {
       return s.keys.size() < 2
-                 ? predictTflops(manifest, group, device, v, value, 0)
-                 : predictTflops(manifest, group, device, v, outer, value);
+                 ? predictRate(manifest, group, device, v, value, 0)
+                 : predictRate(manifest, group, device, v, outer, value);
     };
     std::string span = std::to_string(range.first) + "-" +
                        std::to_string(range.second);
     os << indent << llvm::left_justify(span, 16) << " v"
        << llvm::left_justify(std::to_string(v), 7) << " "
-       << formatTflops(at(range.first)) << " - "
-       << formatTflops(at(range.second)) << "\n";
+       << formatRate(at(range.first)) << " - "
+       << formatRate(at(range.second)) << "\n";
   }
 }
 
@@ -163,8 +187,8 @@ cost::PlotSeries getCurve(const Manifest &manifest, const GroupInfo &group,
   for (int64_t x : cost::getGridPoints(lo, hi, 300)) {
     uint32_t v = table.lookup(x);
     double t = s.keys.size() < 2
-                   ? predictTflops(manifest, group, device, v, x, 0)
-                   : predictTflops(manifest, group, device, v, outer, x);
+                   ? predictRate(manifest, group, device, v, x, 0)
+                   : predictRate(manifest, group, device, v, outer, x);
     if (t < 0)
       continue;
     series.x.push_back(x);
@@ -173,6 +197,7 @@ cost::PlotSeries getCurve(const Manifest &manifest, const GroupInfo &group,
   }
   for (const VariantInfo &v : group.variants)
     series.variantNames.push_back(manifest.kernels[v.kernel].config);
+  series.yName = getRateName(s);
   return series;
 }
 
@@ -236,7 +261,7 @@ int dyncc::explainMain(llvm::ArrayRef<std::string> args) {
   for (const GroupInfo &group : manifest.groups)
     searched += group.select.present;
   os << manifest.groups.size() << " groups (" << order.size()
-     << " distinct), " << searched << " of them searched GEMMs\n";
+     << " distinct), " << searched << " of them searched\n";
 
   std::vector<cost::PlotSeries> curves;
   for (size_t g : order) {
@@ -248,17 +273,22 @@ int dyncc::explainMain(llvm::ArrayRef<std::string> args) {
     os << ": " << group.variants.size() << " variant"
        << (group.variants.size() == 1 ? "" : "s") << "\n";
     const VariantSelection &s = group.select;
-    if (s.present && s.dimKeys.size() == 4 && s.dimValues.size() == 4) {
-      auto dim = [&](int d) {
-        int64_t key = s.dimKeys[d];
-        return key >= 0 && size_t(key) < s.keyTexts.size()
-                   ? s.keyTexts[key]
-                   : std::to_string(s.dimValues[d]);
-      };
+    auto dim = [&](int d) {
+      int64_t key = s.dimKeys[d];
+      return key >= 0 && size_t(key) < s.keyTexts.size()
+                 ? s.keyTexts[key]
+                 : std::to_string(s.dimValues[d]);
+    };
+    if (s.present && s.model == "rows" && s.dimKeys.size() == 3 &&
+        s.dimValues.size() == 3)
+      os << "  problem: " << dim(0) << " x [rows " << dim(1) << " x length "
+         << dim(2) << "], " << s.elementBytes << "-byte elements, "
+         << s.bytesPerElement << " bytes moved per element"
+         << (s.reduction ? ", reduced along rows" : "") << "\n";
+    else if (s.present && s.dimKeys.size() == 4 && s.dimValues.size() == 4)
       os << "  problem: " << dim(0) << " x [M " << dim(1) << " x K "
          << dim(3) << "] x [K x N " << dim(2) << "], "
          << group.problem.operandBytes << "-byte operands\n";
-    }
     if (!s.reason.empty())
       os << "  not searched: " << s.reason << "\n";
     const cost::Device *device =
@@ -321,7 +351,7 @@ int dyncc::explainMain(llvm::ArrayRef<std::string> args) {
   }
   if (!plotPath.empty()) {
     if (curves.empty())
-      return fail("nothing to plot: the artifact has no searched GEMM with "
+      return fail("nothing to plot: the artifact has no searched group with "
                   "a dynamic dimension");
     std::string svg =
         cost::plotVariantRegions(curves, "key", "predicted TFLOP/s");

@@ -126,3 +126,51 @@ TEST(RowModel, PartitionOverRows) {
 }
 
 } // namespace
+
+TEST(RowTiles, ParseKernelConfigsBack) {
+  // Every candidate's text parses back to the same tile, also fitted to a
+  // higher rank (outer sizes 1) as code generation holds it.
+  for (const Device &device : getDevices())
+    for (bool reduction : {false, true})
+      for (const RowTile &tile : enumerateRowTiles(reduction, 2, device)) {
+        std::optional<RowTile> back = parseRowTile(tile.str());
+        ASSERT_TRUE(back.has_value()) << tile.str();
+        EXPECT_TRUE(*back == tile) << tile.str();
+      }
+  std::optional<RowTile> fitted =
+      parseRowTile("block 1x1x4x64 thread 1x1x1x2 k 64 reduce warp");
+  ASSERT_TRUE(fitted.has_value());
+  EXPECT_TRUE(*fitted == RowTile({RowStrategy::Warp, 4, 32, 2}));
+  // A rank-1 output: one row per block.
+  std::optional<RowTile> single = parseRowTile("block 512 thread 2 k 64 "
+                                               "reduce block");
+  ASSERT_TRUE(single.has_value());
+  EXPECT_TRUE(*single == RowTile({RowStrategy::Block, 1, 256, 2}));
+  for (const char *bad :
+       {"", "block 4x64", "block 2x4x64 thread 1x1x2", "block 4x64 thread "
+        "2x2", "block 4x64 thread 1x3", "block 4x64 thread 1x2 reduce thread",
+        "block 64x64 warp 32x32 thread 4x8 k 32 mma 16x8x16",
+        "block 4x64 thread 1x2 k 64 reduce sideways"})
+    EXPECT_FALSE(parseRowTile(bad).has_value()) << bad;
+}
+
+TEST(RowModel, BatchesMultiplyBlocksAndRegistersOccupancy) {
+  const Device &h100 = *lookupDevice("h100");
+  RowTile tile{RowStrategy::Warp, 4, 32, 1};
+  // Blocks do not span batches: 6 rows per batch are 2 blocks of 4 rows
+  // each, 3 rows 1 block.
+  RowProblem p = rows(6, 64, true);
+  p.batch = 5;
+  EXPECT_EQ(predictRows(tile, p, h100).blocks, 10);
+  RowProblem flat = rows(30, 64, true);
+  EXPECT_EQ(predictRows(tile, flat, h100).blocks, 8);
+  EXPECT_GT(predictRows(tile, p, h100).seconds, 0);
+  // ptxas' registers set the blocks per SM: 255 registers per thread of
+  // 128 threads leave 2 blocks on a 64K-register SM.
+  RowProblem big = rows(1 << 16, 1024, true);
+  int64_t estimated = predictRows(tile, big, h100).blocksPerSm;
+  tile.registers = 255;
+  EXPECT_EQ(predictRows(tile, big, h100).blocksPerSm,
+            h100.registersPerSm / (255 * 128));
+  EXPECT_LT(predictRows(tile, big, h100).blocksPerSm, estimated);
+}

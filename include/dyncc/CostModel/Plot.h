@@ -26,12 +26,15 @@ struct PlotSeries {
   std::vector<double> y;
   std::vector<uint32_t> variant;
   std::string title;
+  /// This panel's y axis, where it differs from the chart's.
+  std::string yName;
   /// The legend: variant i's name.
   std::vector<std::string> variantNames;
 };
 
 /// An SVG chart with a panel per series: a log x axis named `xName`, a
-/// linear y axis named `yName`, one colour per variant, and a legend.
+/// linear y axis named `yName` (or the series' own), one colour per
+/// variant, and a legend.
 std::string plotVariantRegions(const std::vector<PlotSeries> &series,
                                const std::string &xName,
                                const std::string &yName);

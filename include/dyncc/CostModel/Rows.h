@@ -30,6 +30,9 @@ namespace dyncc::cost {
 /// `rows` rows of `length` elements of `elementBytes`; each element moves
 /// `bytesPerElement` to or from memory (reads plus writes).
 struct RowProblem {
+  /// Independent [rows x length] slices (outer dimensions, which code
+  /// generation tiles by 1): blocks do not span them.
+  int64_t batch = 1;
   int64_t rows = 1;
   int64_t length = 1;
   int64_t elementBytes = 4;
@@ -56,11 +59,22 @@ struct RowTile {
   int64_t lanes = 32;
   /// Elements per thread and access.
   int64_t vector = 1;
+  /// ptxas' registers per thread, once known (0: an estimate of 32).
+  int64_t registers = 0;
 
   int64_t threads() const { return rowsPerBlock * lanes; }
   /// The tile config text (dyncc/Tiling/TileConfig.h).
   std::string str() const;
 };
+
+inline bool operator==(const RowTile &a, const RowTile &b) {
+  return a.strategy == b.strategy && a.rowsPerBlock == b.rowsPerBlock &&
+         a.lanes == b.lanes && a.vector == b.vector;
+}
+
+/// The row tile of tile config text (`RowTile::str`'s form, with outer
+/// sizes of 1 for a higher rank), or nullopt for a config that is not one.
+std::optional<RowTile> parseRowTile(const std::string &text);
 
 /// Why `tile` cannot run on `device` for elements of `elementBytes`
 /// (threads, whole warps for the row strategies, vectors of at most 16

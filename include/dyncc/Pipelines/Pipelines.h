@@ -39,11 +39,13 @@ mlir::LogicalResult buildFusionPipeline(mlir::OpPassManager &pm);
 mlir::LogicalResult
 buildOutlinePipeline(mlir::OpPassManager &pm,
                      llvm::ArrayRef<std::string> tileConfigs = {});
-/// Graph module: the tile search, cloning each GEMM kernel per variant
-/// chosen for `device` (SearchTilesPass).
-mlir::LogicalResult buildSearchPipeline(mlir::OpPassManager &pm,
-                                        const std::string &device,
-                                        int64_t cap, double targetRegret);
+/// Graph module: the tile search, cloning each GEMM and row-wise kernel per
+/// variant chosen for `device` (SearchTilesPass), except kernels of the
+/// `givenKinds`, whose configuration the user gave.
+mlir::LogicalResult
+buildSearchPipeline(mlir::OpPassManager &pm, const std::string &device,
+                    int64_t cap, double targetRegret,
+                    llvm::ArrayRef<std::string> givenKinds = {});
 /// Kernel module: block/thread tiling with producer fusion, promoting to at
 /// most `sharedBytes` of shared memory per block (getSharedBytesBudget).
 mlir::LogicalResult buildTilingPipeline(mlir::OpPassManager &pm,

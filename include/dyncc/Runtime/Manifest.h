@@ -161,10 +161,18 @@ struct VariantSelection {
   double target = 0;
   /// [lo, hi] per key, as searched.
   std::vector<int64_t> keyRanges;
-  /// The problem's batch, M, N and K: the key each is (-1: none), and the
-  /// value of those that are none.
+  /// "gemm" (or absent) or "rows": which model the search used.
+  std::string model;
+  /// The problem's dimensions (GEMM: batch, M, N, K; rows: batch, rows,
+  /// length): the key each is (-1: none), and the value of those that are
+  /// none.
   std::vector<int64_t> dimKeys;
   std::vector<int64_t> dimValues;
+  /// Row-wise groups: element bytes, bytes moved per element, and whether
+  /// the rows are reduced.
+  int64_t elementBytes = 0;
+  int64_t bytesPerElement = 0;
+  int64_t reduction = 0;
   /// "ptxas" when the table was redone with ptxas' register counts.
   std::string registers;
   /// Variants dropped after ptxas (spills).

@@ -59,6 +59,32 @@ constexpr llvm::StringLiteral getGemmProblemAttrName() {
   return "dyncc.gemm_problem";
 }
 
+/// What a row-wise kernel computes: `batch` independent [rows x length]
+/// spaces (the loops of its row reduction, or of its elementwise root: the
+/// innermost is the length, the next the rows, the product of the others
+/// the batch), each extent over the kernel's arguments; the bytes of an
+/// output element and the bytes moved per element of the space.
+struct RowProblemExprs {
+  DimExpr batch, rows, length;
+  int64_t elementBytes = 0;
+  int64_t bytesPerElement = 0;
+  /// A row reduction (kind `reduce`, isRowReductionKernel), else
+  /// elementwise.
+  bool reduction = false;
+};
+
+/// The problem of an `elementwise` kernel whose root has parallel loops
+/// only, or of a `reduce` kernel whose reductions all run along rows with
+/// the same loops (isRowReduction); fails for any other kernel.
+mlir::FailureOr<RowProblemExprs> getRowProblem(mlir::func::FuncOp kernel);
+
+/// The attribute holding a row-wise kernel's problem: `batch`, `rows`,
+/// `length` (DimExpr text over the argument names), `element_bytes`,
+/// `bytes_per_element` and `reduction` (0 or 1).
+constexpr llvm::StringLiteral getRowProblemAttrName() {
+  return "dyncc.row_problem";
+}
+
 /// `expr`, over the names getGridArgName gives a kernel's arguments, in
 /// terms of the model's symbols at `dispatch` (a call of that kernel): its
 /// symbols and the symbolic shapes of its inputs and results. Fails for a

@@ -32,11 +32,13 @@ def AssignTileConfigPass : Pass<"dyncc-assign-tile-config", "mlir::ModuleOp"> {
 }
 
 def SearchTilesPass : Pass<"dyncc-search-tiles", "mlir::ModuleOp"> {
-  let summary = "Choose each GEMM kernel's tile variants with the cost model";
+  let summary = "Choose each kernel's tile variants with the cost model";
   let description = [{
     The tile search (docs/CostModel.md). For every `dg.dispatch` of a GEMM
-    kernel (one whose `dyncc.gemm_problem` the outlining recorded), the
-    problem's batch, M, N and K are put in terms of the model's symbols,
+    kernel (one whose `dyncc.gemm_problem` the outlining recorded) or of a
+    row-wise kernel (elementwise, or reductions along rows: its
+    `dyncc.row_problem`), the problem's dimensions (batch, M, N and K; or
+    batch, rows and length) are put in terms of the model's symbols,
     and the distinct ones that are not constant become the keys of the
     dispatch's selection: none (a static problem), one (M = `seq`) or two
     (the batch and `seq` of a dense layer on a 3-D input; attention's
@@ -63,7 +65,10 @@ def SearchTilesPass : Pass<"dyncc-search-tiles", "mlir::ModuleOp"> {
     Option<"cap", "cap", "int64_t", "8",
            "the most variants per dispatch">,
     Option<"targetRegret", "target-regret", "double", "0.03",
-           "the predicted regret the variants aim for at every point">
+           "the predicted regret the variants aim for at every point">,
+    ListOption<"givenKinds", "given-kinds", "std::string",
+               "kernel kinds whose configuration was given (--tile-config): "
+               "not searched">
   ];
 }
 

@@ -1,0 +1,30 @@
+# Part of dyncc, under the Apache License v2.0 with LLVM Exceptions.
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+"""Writes a model of two row-wise kernels to argv[1]: Y = Softmax(X) over
+the last axis of X[B, 4, S, S] (a row reduction) and W = Z * Sigmoid(Z)
+of Z[B, S, 96] (elementwise). With argv[2] = column: a reduction over the
+first axis of X[S, 96] instead, which is not row-wise."""
+import sys
+
+import onnx
+from onnx import TensorProto, helper
+
+graph = helper.make_graph(
+    [helper.make_node("Softmax", ["X"], ["Y"], axis=-1),
+     helper.make_node("Sigmoid", ["Z"], ["G"]),
+     helper.make_node("Mul", ["Z", "G"], ["W"])],
+    "rows",
+    [helper.make_tensor_value_info("X", TensorProto.FLOAT, ["B", 4, "S", "S"]),
+     helper.make_tensor_value_info("Z", TensorProto.FLOAT, ["B", "S", 96])],
+    [helper.make_tensor_value_info("Y", TensorProto.FLOAT, ["B", 4, "S", "S"]),
+     helper.make_tensor_value_info("W", TensorProto.FLOAT, ["B", "S", 96])])
+if sys.argv[2:] == ["column"]:
+    graph = helper.make_graph(
+        [helper.make_node("ReduceSum", ["X", "axes"], ["Y"], keepdims=0)],
+        "column",
+        [helper.make_tensor_value_info("X", TensorProto.FLOAT, ["S", 96])],
+        [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [96])],
+        [helper.make_tensor("axes", TensorProto.INT64, [1], [0])])
+model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+model.ir_version = 8
+onnx.save(model, sys.argv[1])
