@@ -340,6 +340,23 @@ TEST(ManifestTest, ReadsVariantSelection) {
   ASSERT_TRUE(two.groups[0].select.lookup(&b, variant));
   EXPECT_EQ(variant, 1u);
 
+  // A row-wise group's record.
+  Manifest rows;
+  ASSERT_TRUE(parseManifest(
+      selectManifest("{\"keys\": [\"B\"], \"lower\": [1], \"variant\": "
+                     "[0], \"model\": \"rows\", \"element_bytes\": 2, "
+                     "\"bytes_per_element\": 6, \"reduction\": 1, "
+                     "\"dim_keys\": [-1, 0, -1], \"dim_values\": [1, 0, "
+                     "768]}"),
+      rows, error))
+      << error;
+  const VariantSelection &r = rows.groups[0].select;
+  EXPECT_EQ(r.model, "rows");
+  EXPECT_EQ(r.elementBytes, 2);
+  EXPECT_EQ(r.bytesPerElement, 6);
+  EXPECT_EQ(r.reduction, 1);
+  EXPECT_EQ(r.dimValues, (std::vector<int64_t>{1, 0, 768}));
+
   // A group the search could not take says why.
   Manifest unsearched;
   ASSERT_TRUE(parseManifest(
@@ -383,6 +400,14 @@ TEST(ManifestTest, RejectsBadVariantSelection) {
       {"{\"keys\": [\"B\"], \"lower\": [1], \"variant\": [0], "
        "\"max_regret\": \"low\"}",
        "manifest: groups[0].select.max_regret: expected a number, got a string"},
+      {"{\"keys\": [\"B\"], \"lower\": [1], \"variant\": [0], "
+       "\"model\": \"conv\"}",
+       "manifest: groups[0].select.model: unknown model 'conv' (expected gemm "
+       "or rows)"},
+      {"{\"keys\": [\"B\"], \"lower\": [1], \"variant\": [0], "
+       "\"model\": \"rows\", \"bytes_per_element\": 1.5}",
+       "manifest: groups[0].select.bytes_per_element: expected an integer, "
+       "got a number"},
   };
   for (const Case &c : cases)
     EXPECT_EQ(manifestError(selectManifest(c.select)), c.error) << c.select;
