@@ -1,10 +1,13 @@
 # Part of dyncc, under the Apache License v2.0 with LLVM Exceptions.
 # SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 import bisect
+import fcntl
 import json
 import os
+import subprocess
 import sys
 from pathlib import Path
+from typing import NamedTuple
 
 import pytest
 
@@ -33,6 +36,57 @@ def bin_dir():
     path = build_dir() / "bin"
     assert (path / "dyncc").exists(), f"build first: {path / 'dyncc'} is missing"
     return path
+
+
+class CpuCompile(NamedTuple):
+    """`dyncc compile MODEL -o out.dyncc --target cpu --quiet`, as it ended:
+    the exit status, stderr, the artifact's path (there on success), and the
+    files the output directory held after it (no partial file on failure)."""
+    returncode: int
+    stderr: str
+    artifact: Path
+    files: list
+
+
+def _run_shared_dir(tmp_path_factory):
+    """A directory every xdist worker of this run shares: their base temps
+    have one parent, and the run's id keeps separate runs apart."""
+    base = tmp_path_factory.getbasetemp()
+    uid = os.environ.get("PYTEST_XDIST_TESTRUNUID")
+    if uid:
+        base = base.parent / f"shared-{uid}"
+    base.mkdir(parents=True, exist_ok=True)
+    return base
+
+
+@pytest.fixture(scope="session")
+def cpu_compile(tmp_path_factory, bin_dir):
+    """Compiles a model for the CPU once per test run, whichever worker asks
+    first (the others wait on a lock and reuse it): several tests check the
+    same artifact of each shared model."""
+    shared = _run_shared_dir(tmp_path_factory)
+
+    def compile_model(model):
+        model = Path(model)
+        work = shared / model.stem
+        record = shared / f"{model.stem}.json"
+        with open(shared / f"{model.stem}.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            if not record.exists():
+                work.mkdir()
+                proc = subprocess.run(
+                    [bin_dir / "dyncc", "compile", model, "-o",
+                     work / "out.dyncc", "--target", "cpu", "--quiet"],
+                    capture_output=True, text=True, timeout=300)
+                files = sorted(p.name for p in work.iterdir())
+                record.write_text(json.dumps(
+                    {"returncode": proc.returncode, "stderr": proc.stderr,
+                     "files": files}))
+            data = json.loads(record.read_text())
+        return CpuCompile(data["returncode"], data["stderr"],
+                          work / "out.dyncc", data["files"])
+
+    return compile_model
 
 
 @pytest.fixture(scope="session")

@@ -155,22 +155,18 @@ def check_against_onnxruntime(model, artifact):
 
 
 @pytest.mark.parametrize("model", MODELS, ids=[m.stem for m in MODELS])
-def test_compile_or_clean_refusal(tmp_path, bin_dir, model):
-    out = tmp_path / "out.dyncc"
-    proc = subprocess.run(
-        [bin_dir / "dyncc", "compile", model, "-o", out, "--target", "cpu",
-         "--quiet"], capture_output=True, text=True, timeout=300)
-    if proc.returncode == 0:
-        assert out.exists()
-        check_against_onnxruntime(model, out)
+def test_compile_or_clean_refusal(cpu_compile, model):
+    result = cpu_compile(model)
+    if result.returncode == 0:
+        assert result.files == ["out.dyncc"], result.files
+        check_against_onnxruntime(model, result.artifact)
         return
-    assert model.stem not in COMPILES, f"regression: {proc.stderr.strip()}"
-    assert proc.returncode == 1, proc.stderr  # not a signal / crash
-    lines = proc.stderr.strip().splitlines()
+    assert model.stem not in COMPILES, f"regression: {result.stderr.strip()}"
+    assert result.returncode == 1, result.stderr  # not a signal / crash
+    lines = result.stderr.strip().splitlines()
     assert len(lines) == 1, lines
     assert re.match(r"dyncc: error: ((unnamed )?node .* \(\w+\): )?.+", lines[0]), lines[0]
-    assert not out.exists()
-    assert list(tmp_path.iterdir()) == [], "no temporary file may be left"
+    assert result.files == [], "no partial or temporary file may be left"
 
 
 @pytest.mark.parametrize("model", MODELS, ids=[m.stem for m in MODELS])
