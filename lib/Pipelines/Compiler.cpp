@@ -152,7 +152,7 @@ public:
       givenKinds.push_back(config.split('=').first.str());
     if (!runStage("searched", *graph,
                   [&](OpPassManager &pm) {
-                    return buildSearchPipeline(pm, searchDevice,
+                    return buildSearchPipeline(pm, device->name,
                                                options.variantCap,
                                                options.regretTarget,
                                                givenKinds);
@@ -307,18 +307,18 @@ private:
     for (const std::string &t : options.targets)
       if (t != "cpu" && t > newest)
         newest = t;
-    searchDevice = !options.device.empty() ? options.device
-                   : !newest.empty()      ? newest
-                                          : "h100";
-    device = cost::lookupDevice(searchDevice);
+    std::string name = !options.device.empty() ? options.device
+                       : !newest.empty()      ? newest
+                                              : "h100";
+    device = cost::lookupDevice(name);
     if (!device)
-      return fail("unknown device '" + searchDevice +
+      return fail("unknown device '" + name +
                   "' for --device (expected a100, rtx3090, h100, h200, "
                   "sm_80, sm_86 or sm_90)");
     if (!newest.empty() &&
         llvm::none_of(options.targets,
                       [&](const std::string &t) { return runsDevice(t); }))
-      return fail("--device " + searchDevice + " is " + device->arch +
+      return fail("--device " + name + " is " + device->arch +
                   ", which is not among --target");
     if (!options.emitStage.empty() &&
         llvm::none_of(getCompileStages(), [&](const StageInfo &s) {
@@ -376,8 +376,6 @@ private:
   /// After ptxas: the search again with the kernels' real registers on the
   /// searched device's target, without the variants that spill there.
   bool refineSearch(ModuleOp graph) {
-    if (cubinInfo.empty())
-      return true;
     std::vector<const PlanOptions::Cubin *> reports;
     for (const auto &[chip, info] : cubinInfo)
       if (runsDevice(chip))
@@ -533,7 +531,7 @@ private:
       detail = std::to_string(gemms.size()) + " GEMM and " +
                std::to_string(rows.size()) + " row-wise kernels, " +
                std::to_string(variants.size()) + " variants for " +
-               searchDevice;
+               device->name;
     }
     endStage(name, module, detail);
     return true;
@@ -564,9 +562,8 @@ private:
     return chip.substr(0, 5) == device->arch;
   }
 
-  /// The device the tile search predicts for, and its name (checkOptions).
+  /// The device the tile search predicts for (checkOptions).
   const cost::Device *device = nullptr;
-  std::string searchDevice;
   std::vector<std::string> kernelNames;
   std::map<std::string, std::string> cubins;
   std::map<std::string, PlanOptions::Cubin> cubinInfo;

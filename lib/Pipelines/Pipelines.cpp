@@ -31,8 +31,8 @@ static const StageInfo stages[] = {
     {"fusion-report", "per group: kind, ops, shapes, bytes moved vs unfused"},
     {"outlined",
      "groups outlined to linalg kernel functions, with tile configs"},
-    {"searched", "GEMM kernels cloned per variant the tile search chose, "
-                 "each dispatch with its variant table"},
+    {"searched", "GEMM and row-wise kernels cloned per variant the tile "
+                 "search chose, each dispatch with its variant table"},
     {"tiled", "kernels tiled to blocks and threads, producers fused"},
     {"bufferized", "kernels bufferized in place"},
     {"gpu", "kernels mapped onto the GPU grid (gpu.module)"},

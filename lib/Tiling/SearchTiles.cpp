@@ -18,7 +18,6 @@
 #include "dyncc/CostModel/Partition.h"
 #include "dyncc/CostModel/Rows.h"
 #include "dyncc/Dialect/Dg/IR/Dg.h"
-#include "dyncc/Dialect/Sym/IR/Sym.h"
 #include "dyncc/Tiling/KernelShapes.h"
 #include "dyncc/Tiling/Passes.h"
 #include "dyncc/Tiling/TileConfig.h"
@@ -167,6 +166,17 @@ struct Candidates {
   }
 };
 
+/// What getCandidates depends on: spaces with the same key have the same
+/// candidates on a device.
+std::tuple<Model, int64_t, bool, bool, bool>
+getCandidatesKey(const SearchSpace &space) {
+  if (space.model == Model::Gemm)
+    return {space.model, space.operandBytes, space.tensorCores(), false,
+            false};
+  return {space.model, space.elementBytes, false, space.reduction,
+          space.singleRow};
+}
+
 /// Every candidate of `space`'s model on `device`.
 Candidates getCandidates(const SearchSpace &space, const cost::Device &device) {
   Candidates candidates;
@@ -187,15 +197,9 @@ Candidates getCandidates(const SearchSpace &space, const cost::Device &device) {
 
 /// The facts of the module's symbols.
 FactsMap getSymbolFacts(ModuleOp module) {
-  FactsMap facts;
-  for (auto symbol : module.getOps<sym::SymbolOp>()) {
-    SymbolFacts &f = facts[symbol.getSymName().str()];
-    f.min = (int64_t)symbol.getMin();
-    f.max = (int64_t)symbol.getMax();
-    if (std::optional<uint64_t> d = symbol.getDivisor())
-      f.divisor = (int64_t)*d;
-  }
-  return facts;
+  ShapeConstraints constraints;
+  dg::declareSymbolFacts(module, constraints);
+  return constraints.getFactsMap();
 }
 
 /// The search space of `dispatch`, a call of `kernel`; fails with `why`.
@@ -298,8 +302,8 @@ Selection select(const SearchSpace &space, const Candidates &tiles,
   auto predict = [&](size_t c, int64_t a, int64_t b) {
     return tiles.predict(c, space, a * da, b * db, device);
   };
-  auto scale = [](cost::IntervalTable &table, int64_t divisor) {
-    for (int64_t &bound : table.lower)
+  auto scale = [](std::vector<int64_t> &bounds, int64_t divisor) {
+    for (int64_t &bound : bounds)
       bound *= divisor;
   };
   Selection selection;
@@ -309,7 +313,7 @@ Selection select(const SearchSpace &space, const Candidates &tiles,
     cost::Partition part = cost::partitionRange(
         tiles.size(), [&](size_t c, int64_t v) { return predict(c, v, 0); },
         lo / da, hi / da, options);
-    scale(part.table, da);
+    scale(part.table.lower, da);
     selection.chosen = part.chosen;
     selection.table.lower = {part.table.lower.front()};
     selection.table.inner = {part.table};
@@ -321,10 +325,9 @@ Selection select(const SearchSpace &space, const Candidates &tiles,
   auto [bLo, bHi] = space.ranges[1];
   cost::Partition2D part = cost::partitionRange2D(
       tiles.size(), predict, aLo / da, aHi / da, bLo / db, bHi / db, options);
-  for (int64_t &bound : part.table.lower)
-    bound *= da;
+  scale(part.table.lower, da);
   for (cost::IntervalTable &inner : part.table.inner)
-    scale(inner, db);
+    scale(inner.lower, db);
   selection.chosen = part.chosen;
   selection.table = part.table;
   selection.maxRegret = part.maxRegret;
@@ -407,6 +410,16 @@ DictionaryAttr buildSelectAttr(MLIRContext *context, const SearchInfo &info,
   return b.getDictionaryAttr(entries);
 }
 
+/// Records on `dispatch` why the search did not take it.
+void setReason(dg::DispatchOp dispatch, StringRef why) {
+  MLIRContext *context = dispatch.getContext();
+  dispatch->setAttr(getVariantSelectAttrName(),
+                    DictionaryAttr::get(context,
+                                        {NamedAttribute(
+                                            StringAttr::get(context, "reason"),
+                                            StringAttr::get(context, why))}));
+}
+
 /// A kernel's tile config as text, or nullopt for a kernel without one.
 std::optional<std::string> getConfigText(func::FuncOp kernel) {
   FailureOr<TileConfig> config = TileConfig::fromAttr(
@@ -459,11 +472,12 @@ struct SearchTiles final
     FactsMap facts = getSymbolFacts(module);
     SymbolTable symbols(module);
     MLIRContext *context = &getContext();
-    // Candidates per model, operand or element size, tensor cores or row
-    // reduction.
-    std::map<std::tuple<Model, int64_t, int>, Candidates> candidates;
+    // Candidates per getCandidatesKey.
+    std::map<std::tuple<Model, int64_t, bool, bool, bool>, Candidates>
+        candidates;
 
-    for (auto &[kernel, dispatches] : getSearchedDispatches(module, symbols, givenKinds)) {
+    for (auto &[kernel, dispatches] :
+         getSearchedDispatches(module, symbols, givenKinds)) {
       auto outType =
           dyn_cast<RankedTensorType>(kernel.getFunctionType().getResult(0));
       if (!outType || outType.getRank() < 1)
@@ -486,12 +500,7 @@ struct SearchTiles final
         FailureOr<SearchSpace> space =
             getSearchSpace(dispatch, kernel, facts, why);
         if (failed(space)) {
-          dispatch->setAttr(
-              getVariantSelectAttrName(),
-              DictionaryAttr::get(context,
-                                  {NamedAttribute(
-                                      StringAttr::get(context, "reason"),
-                                      StringAttr::get(context, why))}));
+          setReason(dispatch, why);
           continue;
         }
         auto [it, inserted] =
@@ -501,21 +510,11 @@ struct SearchTiles final
           searched.back().dispatch = dispatch;
           continue;
         }
-        bool gemm = space->model == Model::Gemm;
-        Candidates &tiles = candidates[std::make_tuple(
-            space->model,
-            gemm ? space->operandBytes : space->elementBytes,
-            gemm ? int(space->tensorCores())
-                 : int(space->reduction) + 2 * int(space->singleRow))];
+        Candidates &tiles = candidates[getCandidatesKey(*space)];
         if (tiles.size() == 0)
           tiles = getCandidates(*space, *target);
         if (tiles.size() == 0) {
-          dispatch->setAttr(
-              getVariantSelectAttrName(),
-              DictionaryAttr::get(
-                  context, {NamedAttribute(
-                               StringAttr::get(context, "reason"),
-                               StringAttr::get(context, "no candidate tile"))}));
+          setReason(dispatch, "no candidate tile");
           continue;
         }
         Selection selection = select(*space, tiles, *target, options);
