@@ -571,6 +571,7 @@ static void copyArgumentsIntoResults(func::FuncOp func) {
 /// through reshapes, casts and insert_slices.
 static LogicalResult collectRoots(Value value, SetVector<Operation *> &roots) {
   while (true) {
+    value = getReshapedSource(value);
     if (isa<BlockArgument>(value))
       return success();
     Operation *def = value.getDefiningOp();
@@ -582,18 +583,6 @@ static LogicalResult collectRoots(Value value, SetVector<Operation *> &roots) {
       if (failed(collectRoots(insert.getSource(), roots)))
         return failure();
       value = insert.getDest();
-      continue;
-    }
-    if (auto op = dyn_cast<tensor::ExpandShapeOp>(def)) {
-      value = op.getSrc();
-      continue;
-    }
-    if (auto op = dyn_cast<tensor::CollapseShapeOp>(def)) {
-      value = op.getSrc();
-      continue;
-    }
-    if (auto op = dyn_cast<tensor::CastOp>(def)) {
-      value = op.getSource();
       continue;
     }
     if (isa<tensor::EmptyOp>(def))

@@ -241,16 +241,7 @@ FailureOr<GemmProblemExprs> dyncc::getGemmProblem(func::FuncOp kernel) {
   return problem;
 }
 
-FailureOr<RowProblemExprs> dyncc::getRowProblem(func::FuncOp kernel) {
-  if (kernel.isExternal() || kernel.getNumResults() != 1)
-    return failure();
-  auto kind = kernel->getAttrOfType<StringAttr>("dyncc.kind");
-  bool reduction = kind && kind.getValue() == "reduce";
-  if (kind && !reduction && kind.getValue() != "elementwise")
-    return failure();
-  Block &entry = kernel.getBody().front();
-  // The root: the op computing the result, through reshapes and casts.
-  Value value = entry.getTerminator()->getOperand(0);
+Value dyncc::getReshapedSource(Value value) {
   while (Operation *def = value.getDefiningOp()) {
     if (auto op = dyn_cast<tensor::ExpandShapeOp>(def))
       value = op.getSrc();
@@ -261,7 +252,20 @@ FailureOr<RowProblemExprs> dyncc::getRowProblem(func::FuncOp kernel) {
     else
       break;
   }
-  auto root = value.getDefiningOp<linalg::LinalgOp>();
+  return value;
+}
+
+FailureOr<RowProblemExprs> dyncc::getRowProblem(func::FuncOp kernel) {
+  if (kernel.isExternal() || kernel.getNumResults() != 1)
+    return failure();
+  auto kind = kernel->getAttrOfType<StringAttr>("dyncc.kind");
+  bool reduction = kind && kind.getValue() == "reduce";
+  if (kind && !reduction && kind.getValue() != "elementwise")
+    return failure();
+  Block &entry = kernel.getBody().front();
+  // The root: the op computing the result, through reshapes and casts.
+  auto root = getReshapedSource(entry.getTerminator()->getOperand(0))
+                  .getDefiningOp<linalg::LinalgOp>();
   if (!root)
     return failure();
   // The loops: the row reductions' (every reduction of the kernel along

@@ -59,6 +59,10 @@ constexpr llvm::StringLiteral getGemmProblemAttrName() {
   return "dyncc.gemm_problem";
 }
 
+/// `value` traced back through tensor.expand_shape, tensor.collapse_shape
+/// and tensor.cast to the value they reshape (a kernel result to its root).
+mlir::Value getReshapedSource(mlir::Value value);
+
 /// What a row-wise kernel computes: `batch` independent [rows x length]
 /// spaces (the loops of its row reduction, or of its elementwise root: the
 /// innermost is the length, the next the rows, the product of the others
