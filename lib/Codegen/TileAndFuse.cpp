@@ -640,11 +640,14 @@ tileAndFuse(RewriterBase &rewriter, TilingInterface op,
 /// `deferPads`, a pad read by a reduction (a conv's padded input) is left
 /// for the k-step level: fused here it would be padded whole over every
 /// reduced dimension (all input channels), fused per step it is one step's
-/// window. Returns the tiled root.
+/// window. The tiled loops take the grid's dimensions innermost first, in
+/// the order of `order` (a place per loop, getGridOrder's) where given.
+/// Returns the tiled root.
 static FailureOr<TilingInterface>
 tileLevel(RewriterBase &rewriter, TilingInterface root, ArrayRef<int64_t> sizes,
           bool threads, bool deferPads, bool fuseDestinations = true,
-          bool fusePads = true, bool warps = false) {
+          bool fusePads = true, bool warps = false,
+          ArrayRef<int64_t> order = {}) {
   MLIRContext *ctx = rewriter.getContext();
   size_t numLoops = root.getLoopIteratorTypes().size();
   SmallVector<int64_t> allSizes(sizes.begin(), sizes.end());
@@ -655,9 +658,20 @@ tileLevel(RewriterBase &rewriter, TilingInterface root, ArrayRef<int64_t> sizes,
   if (tiled > 3 + 9)
     return root->emitOpError("has ") << tiled << " tiled loops, at most 12";
 
+  // Per tiled loop (in loop order), its rank in the grid's order.
+  SmallVector<size_t> ranks;
+  for (size_t i = 0; i < numLoops; ++i)
+    if (allSizes[i] != 0)
+      ranks.push_back(i);
+  SmallVector<size_t> byOrder(ranks);
+  if (!order.empty())
+    llvm::stable_sort(byOrder,
+                      [&](size_t a, size_t b) { return order[a] < order[b]; });
+  for (size_t &loop : ranks)
+    loop = llvm::find(byOrder, loop) - byOrder.begin();
   SmallVector<Attribute> mapping;
   for (size_t i = 0; i < tiled; ++i) {
-    gpu::MappingId id = getMappingId(i, tiled);
+    gpu::MappingId id = getMappingId(ranks[i], tiled);
     mapping.push_back(warps ? Attribute(gpu::GPUWarpMappingAttr::get(ctx, id))
                       : threads
                           ? Attribute(gpu::GPUThreadMappingAttr::get(ctx, id))
@@ -1617,72 +1631,35 @@ static bool isReadOrElementwiseOfReads(Value value) {
 }
 
 /// A GEMM kernel whose root is its product transposed (attention's head
-/// merge: the product's [B, H, S, D] copied out as [B, S, H, D], through a
-/// `linalg.transpose` or an elementwise op's permuted map, and elementwise
-/// ops such as an f16 result's truncation): the config's block tile is the
-/// product's, so the root's block sizes are the product's, permuted as the
-/// root's dimensions are. Otherwise a block of the root would be one row of
-/// the product (S tiled by 1), too thin for a static product. Leaves
-/// `sizes` as they are for any other root.
-static void permuteForTransposedProduct(Operation *root,
+/// merge: the product's [B, H, S, D] copied out as [B, S, H, D]; its head
+/// split: [B, S, H*D] as [B, H, S, D] or [B, H, D, S]; see
+/// getProductLayout): the config's tiles are the product's GEMM view's, so
+/// the root's sizes are the view's, permuted as the root's dimensions are.
+/// Otherwise a block of the root would be one row of the product (S tiled by
+/// 1), too thin for a static product. Leaves `sizes` as they are for any
+/// other root.
+static void permuteForTransposedProduct(Operation *root, bool gemm,
                                         SmallVectorImpl<int64_t> &sizes) {
-  int64_t rank = sizes.size();
-  // An op of one input and one identity-mapped output, its loops all
-  // parallel: the input's map, a permutation of the loops, or null.
-  auto getElementwiseMap = [&](linalg::LinalgOp op) -> AffineMap {
-    if (op.getNumReductionLoops() != 0 || op.getNumDpsInputs() != 1 ||
-        op.getNumDpsInits() != 1 || op.getNumLoops() != rank ||
-        !op.getMatchingIndexingMap(op.getDpsInitOperand(0)).isIdentity())
-      return AffineMap();
-    AffineMap map = op.getMatchingIndexingMap(op.getDpsInputOperand(0));
-    return map.isPermutation() ? map : AffineMap();
-  };
-  auto op = dyn_cast<linalg::LinalgOp>(root);
-  AffineMap map = op ? getElementwiseMap(op) : AffineMap();
-  if (!map)
+  FailureOr<ProductLayout> layout = getProductLayout(root, gemm);
+  if (failed(layout) || layout->isIdentity() ||
+      layout->viewDims.size() != sizes.size())
     return;
-  // The root dimension each dimension of `value` runs along.
-  SmallVector<int64_t> rootDims(rank);
-  for (int64_t i = 0; i < rank; ++i)
-    rootDims[i] = map.getDimPosition(i);
-  bool permuted = !map.isIdentity();
-  Value value = op.getDpsInputOperand(0)->get();
-  while (true) {
-    Operation *def = value.getDefiningOp();
-    if (auto transpose = dyn_cast_or_null<linalg::TransposeOp>(def)) {
-      // value[j] = input[perm[j]].
-      SmallVector<int64_t> next(rank);
-      for (auto [j, p] : llvm::enumerate(transpose.getPermutation()))
-        next[p] = rootDims[j];
-      rootDims = next;
-      value = transpose.getInput();
-      permuted = true;
-      continue;
-    }
-    auto producer = dyn_cast_or_null<linalg::LinalgOp>(def);
-    if (!producer)
-      return;
-    if (linalg::isaContractionOpInterface(producer)) {
-      if (producer.getNumParallelLoops() != rank)
-        return;
-      break;
-    }
-    AffineMap inner = getElementwiseMap(producer);
-    if (!inner)
-      return;
-    SmallVector<int64_t> next(rank);
-    for (int64_t i = 0; i < rank; ++i)
-      next[i] = rootDims[inner.getDimPosition(i)];
-    rootDims = next;
-    permuted |= !inner.isIdentity();
-    value = producer.getDpsInputOperand(0)->get();
-  }
-  if (!permuted)
-    return;
-  SmallVector<int64_t> result(rank);
-  for (int64_t i = 0; i < rank; ++i)
-    result[rootDims[i]] = sizes[i];
-  sizes.assign(result.begin(), result.end());
+  SmallVector<int64_t> permuted = layout->toRoot(sizes);
+  sizes.assign(permuted.begin(), permuted.end());
+}
+
+/// The order in which a root's tiled loops take the grid's dimensions, a
+/// place per loop: a transposed product's view's (permuteForTransposedProduct),
+/// so that every root of a kernel of several products (Q, K and V, with K
+/// transposed) numbers its blocks alike and they share one grid; the
+/// loops' own otherwise (empty).
+static SmallVector<int64_t> getGridOrder(Operation *root, bool gemm,
+                                         int64_t rank) {
+  FailureOr<ProductLayout> layout = getProductLayout(root, gemm);
+  if (failed(layout) || layout->isIdentity() ||
+      static_cast<int64_t>(layout->viewDims.size()) != rank)
+    return {};
+  return layout->viewDims;
 }
 
 /// In a sliceAndPadOperand target: the dimension is a unit one, dropped.
@@ -2660,15 +2637,20 @@ struct TileAndFuse final : ::dyncc::impl::TileAndFusePassBase<TileAndFuse> {
           blockSizes.push_back(0);
       } else {
         blockSizes = alignSizes(config->blockTile, rank);
-        if (gemmLike)
-          permuteForTransposedProduct(op, blockSizes);
       }
       SmallVector<int64_t> threadSizes = getThreadSizes(*config, rank);
+      SmallVector<int64_t> gridOrder;
+      if (gemmLike && !rows) {
+        bool gemm = kind.getValue() == "gemm";
+        permuteForTransposedProduct(op, gemm, blockSizes);
+        permuteForTransposedProduct(op, gemm, threadSizes);
+        gridOrder = getGridOrder(op, gemm, rank);
+      }
 
       // The grid: ceil(extent / tile) per tiled loop, innermost first.
       rewriter.setInsertionPoint(op);
       SmallVector<Range> domain = root.getIterationDomain(rewriter);
-      SmallVector<DimExpr> counts;
+      SmallVector<std::pair<int64_t, DimExpr>> placedCounts;
       auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
       for (int64_t i = 0; i < rank; ++i) {
         if (blockSizes[i] == 0)
@@ -2694,8 +2676,17 @@ struct TileAndFuse final : ::dyncc::impl::TileAndFusePassBase<TileAndFuse> {
             diag.attachNote(v.getLoc()) << "extent: " << v;
           return signalPassFailure();
         }
-        counts.push_back(DimExpr::ceilDiv(*extent, DimExpr(blockSizes[i])));
+        placedCounts.push_back(
+            {gridOrder.empty() ? i : gridOrder[i],
+             DimExpr::ceilDiv(*extent, DimExpr(blockSizes[i]))});
       }
+      // In the grid's order (tileLevel's mapping).
+      llvm::stable_sort(placedCounts, [](const auto &a, const auto &b) {
+        return a.first < b.first;
+      });
+      SmallVector<DimExpr> counts;
+      for (auto &placed : placedCounts)
+        counts.push_back(placed.second);
       DimExpr axes[3] = {DimExpr(1), DimExpr(1), DimExpr(1)};
       int64_t tiled = counts.size();
       for (int64_t i = 0; i < tiled; ++i) {
@@ -2718,8 +2709,10 @@ struct TileAndFuse final : ::dyncc::impl::TileAndFusePassBase<TileAndFuse> {
       }
 
       bool deferPads = config->kStep > 0;
-      FailureOr<TilingInterface> blockRoot =
-          tileLevel(rewriter, root, blockSizes, /*threads=*/false, deferPads);
+      FailureOr<TilingInterface> blockRoot = tileLevel(
+          rewriter, root, blockSizes, /*threads=*/false, deferPads,
+          /*fuseDestinations=*/true, /*fusePads=*/true, /*warps=*/false,
+          gridOrder);
       if (failed(blockRoot))
         return signalPassFailure();
       blockRoot = dropClampsKeeping(rewriter, *blockRoot, known);

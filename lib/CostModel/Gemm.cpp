@@ -118,6 +118,8 @@ GemmResources dyncc::cost::estimateResources(const GemmTile &tile,
   }
   if (tile.registers > 0)
     r.registersPerThread = tile.registers;
+  if (tile.sharedBytes > 0)
+    r.sharedBytes = tile.sharedBytes;
   return r;
 }
 
@@ -323,23 +325,28 @@ GemmPrediction dyncc::cost::predictGemm(const GemmTile &tile,
   p.blocksPerSm = getBlocksPerSm(tile, problem.operandBytes, device);
   Waves waves = runWaves(p.blocks, p.blocksPerSm, device,
                          [&](int64_t perSm, int64_t resident) {
-                           return blockTime(tile, problem, device, perSm,
-                                            resident);
+                           BlockTime t = blockTime(tile, problem, device,
+                                                   perSm, resident);
+                           t.seconds *= problem.products;
+                           return t;
                          });
   p.waves = waves.waves;
-  double padded = 2.0 * problem.batch * blocksM * tile.blockM * blocksN *
-                  tile.blockN * roundUp(problem.k, tile.kStep);
+  double padded = 2.0 * problem.products * problem.batch * blocksM *
+                  tile.blockM * blocksN * tile.blockN *
+                  roundUp(problem.k, tile.kStep);
   p.paddingEfficiency = problem.flops() / padded;
   p.waveEfficiency = double(p.blocks) / double(p.waves * waves.slots);
   p.bound = waves.bound;
 
   // The unique bytes cross DRAM at least once.
+  // The products share A.
   double unique =
       double(problem.operandBytes) *
           (double(problem.batch) * problem.m * problem.k +
-           double(problem.batchedB ? problem.batch : 1) * problem.k *
-               problem.n) +
-      double(problem.outputBytes) * problem.batch * problem.m * problem.n;
+           double(problem.products) * (problem.batchedB ? problem.batch : 1) *
+               problem.k * problem.n) +
+      double(problem.outputBytes) * problem.products * problem.batch *
+          problem.m * problem.n;
   p.seconds = addFloors(waves.seconds, unique / device.dramBytesPerSecond,
                         device, p.bound);
   return p;

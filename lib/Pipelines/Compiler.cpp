@@ -394,6 +394,7 @@ private:
         if (!result)
           result = CompiledKernel{};
         result->registers = std::max(result->registers, r.registers);
+        result->sharedBytes = std::max(result->sharedBytes, r.sharedBytes);
         result->spillBytes = std::max(
             result->spillBytes, r.spillStoreBytes + r.spillLoadBytes);
       }

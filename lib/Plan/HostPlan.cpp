@@ -392,6 +392,8 @@ private:
                  << getGemmProblemAttrName() << " " << problem;
         resolved[key] = bytes.getInt();
       }
+      if (auto products = problem.getAs<IntegerAttr>("products"))
+        resolved["products"] = products.getInt();
       group["problem"] = std::move(resolved);
     }
     groups.push_back(std::move(group));

@@ -649,6 +649,14 @@ bool ManifestReader::readGroups(const JsonValue &root) {
           !getInt(*problem, problemPath, "operand_bytes", info.operandBytes) ||
           !getInt(*problem, problemPath, "output_bytes", info.outputBytes))
         return false;
+      if (problem->find("products")) {
+        if (!getInt(*problem, problemPath, "products", info.products))
+          return false;
+        if (info.products < 1)
+          return fail(member(problemPath, "products"),
+                      "needs at least 1 product, not " +
+                          std::to_string(info.products));
+      }
       for (auto [key, bytes] :
            {std::pair<const char *, int64_t>{"operand_bytes",
                                              info.operandBytes},

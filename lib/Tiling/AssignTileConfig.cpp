@@ -132,17 +132,23 @@ struct AssignTileConfig final
         if (FailureOr<GemmProblemExprs> problem = getGemmProblem(func);
             succeeded(problem)) {
           Builder b(&getContext());
-          func->setAttr(
-              getGemmProblemAttrName(),
-              b.getDictionaryAttr(
-                  {b.getNamedAttr("batch", b.getStringAttr(problem->batch.str())),
-                   b.getNamedAttr("m", b.getStringAttr(problem->m.str())),
-                   b.getNamedAttr("n", b.getStringAttr(problem->n.str())),
-                   b.getNamedAttr("k", b.getStringAttr(problem->k.str())),
-                   b.getNamedAttr("operand_bytes",
-                                  b.getI64IntegerAttr(problem->operandBytes)),
-                   b.getNamedAttr("output_bytes",
-                                  b.getI64IntegerAttr(problem->outputBytes))}));
+          SmallVector<NamedAttribute> entries = {
+              b.getNamedAttr("batch", b.getStringAttr(problem->batch.str())),
+              b.getNamedAttr("m", b.getStringAttr(problem->m.str())),
+              b.getNamedAttr("n", b.getStringAttr(problem->n.str())),
+              b.getNamedAttr("k", b.getStringAttr(problem->k.str())),
+              b.getNamedAttr("operand_bytes",
+                             b.getI64IntegerAttr(problem->operandBytes)),
+              b.getNamedAttr("output_bytes",
+                             b.getI64IntegerAttr(problem->outputBytes))};
+          if (problem->products != 1)
+            entries.push_back(b.getNamedAttr(
+                "products", b.getI64IntegerAttr(problem->products)));
+          if (problem->nSplit != 0)
+            entries.push_back(b.getNamedAttr(
+                "n_split", b.getI64IntegerAttr(problem->nSplit)));
+          func->setAttr(getGemmProblemAttrName(),
+                        b.getDictionaryAttr(entries));
         }
       // A row-wise kernel's problem, for the tile search.
       if (kind == "elementwise" || kind == "reduce")

@@ -11,6 +11,7 @@
 #include "dyncc/Dialect/Sym/IR/Sym.h"
 #include "dyncc/Tiling/TileConfig.h"
 
+#include "mlir/Analysis/SliceAnalysis.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -191,37 +192,70 @@ static int64_t getElementBytes(Type type) {
                                 : 0;
 }
 
-FailureOr<GemmProblemExprs> dyncc::getGemmProblem(func::FuncOp kernel) {
-  if (kernel.isExternal() || kernel.getNumResults() == 0)
+/// Per output dimension of contraction `op`, its place in the GEMM view
+/// (ProductLayout::viewDims): with `byOperands`, N is the innermost output
+/// dimension that only B indexes, M the innermost that only A does, the
+/// others the batch in order; a product whose loops cannot be told apart so
+/// (no such N or M), or any without `byOperands` (a conv's, whose config is
+/// its output's), takes its last two output dimensions. Empty for an output
+/// map that is not a projected permutation of rank 2 or more.
+static SmallVector<int64_t> getViewPlaces(linalg::LinalgOp op,
+                                          bool byOperands) {
+  if (op.getNumDpsInits() != 1)
+    return {};
+  AffineMap out = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+  int64_t rank = out.getNumResults();
+  if (rank < 2 || !out.isProjectedPermutation())
+    return {};
+  int64_t m = rank - 2, n = rank - 1;
+  FailureOr<linalg::ContractionDimensions> dims =
+      byOperands ? linalg::inferContractionDims(op)
+                 : FailureOr<linalg::ContractionDimensions>(failure());
+  if (succeeded(dims)) {
+    int64_t lastM = -1, lastN = -1;
+    for (int64_t r = 0; r < rank; ++r) {
+      unsigned loop = out.getDimPosition(r);
+      if (llvm::is_contained(dims->m, loop))
+        lastM = r;
+      if (llvm::is_contained(dims->n, loop))
+        lastN = r;
+    }
+    if (lastM >= 0 && lastN >= 0) {
+      m = lastM;
+      n = lastN;
+    }
+  }
+  SmallVector<int64_t> places(rank);
+  int64_t next = 0;
+  for (int64_t r = 0; r < rank; ++r)
+    places[r] = r == m ? rank - 2 : r == n ? rank - 1 : next++;
+  return places;
+}
+
+/// The problem of contraction `op` of a kernel (`entry` its entry block),
+/// with no products or split yet.
+static FailureOr<GemmProblemExprs> getContractionProblem(linalg::LinalgOp op,
+                                                         Block &entry) {
+  if (op.getNumDpsInputs() != 2)
     return failure();
-  Block &entry = kernel.getBody().front();
-  SmallVector<linalg::LinalgOp> contractions;
-  kernel.walk([&](linalg::LinalgOp op) {
-    if (linalg::isaContractionOpInterface(op))
-      contractions.push_back(op);
-  });
-  if (contractions.size() != 1)
-    return failure();
-  linalg::LinalgOp op = contractions.front();
-  if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1)
+  SmallVector<int64_t> places = getViewPlaces(op, /*byOperands=*/true);
+  if (places.empty())
     return failure();
   AffineMap out = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
-  if (out.getNumResults() < 2 || !out.isProjectedPermutation())
-    return failure();
   auto extentOf = [&](unsigned loop) {
     return getLoopExtent(op, loop, entry);
   };
   GemmProblemExprs problem;
   problem.batch = DimExpr(1);
   problem.k = DimExpr(1);
-  unsigned rank = out.getNumResults();
-  for (unsigned r = 0; r < rank; ++r) {
+  int64_t rank = places.size();
+  for (int64_t r = 0; r < rank; ++r) {
     FailureOr<DimExpr> extent = extentOf(out.getDimPosition(r));
     if (failed(extent))
       return failure();
-    if (r + 2 == rank)
+    if (places[r] == rank - 2)
       problem.m = *extent;
-    else if (r + 1 == rank)
+    else if (places[r] == rank - 1)
       problem.n = *extent;
     else
       problem.batch = problem.batch * *extent;
@@ -235,10 +269,183 @@ FailureOr<GemmProblemExprs> dyncc::getGemmProblem(func::FuncOp kernel) {
     problem.k = problem.k * *extent;
   }
   problem.operandBytes = getElementBytes(op.getDpsInputs()[0].getType());
-  problem.outputBytes = getElementBytes(kernel.getResultTypes()[0]);
-  if (problem.operandBytes == 0 || problem.outputBytes == 0)
+  if (problem.operandBytes == 0)
     return failure();
   return problem;
+}
+
+FailureOr<GemmProblemExprs> dyncc::getGemmProblem(func::FuncOp kernel) {
+  if (kernel.isExternal() || kernel.getNumResults() == 0)
+    return failure();
+  Block &entry = kernel.getBody().front();
+  SmallVector<linalg::LinalgOp> contractions;
+  kernel.walk([&](linalg::LinalgOp op) {
+    if (linalg::isaContractionOpInterface(op))
+      contractions.push_back(op);
+  });
+  if (contractions.empty())
+    return failure();
+  // The layout of the root carrying each contraction, where one does.
+  DenseMap<Operation *, ProductLayout> layouts;
+  for (Value result : entry.getTerminator()->getOperands())
+    if (Operation *root = getReshapedSource(result).getDefiningOp())
+      if (FailureOr<ProductLayout> layout =
+              getProductLayout(root, /*byOperands=*/true);
+          succeeded(layout))
+        layouts.try_emplace(layout->product, *layout);
+  std::optional<GemmProblemExprs> problem;
+  for (linalg::LinalgOp op : contractions) {
+    FailureOr<GemmProblemExprs> own = getContractionProblem(op, entry);
+    if (failed(own))
+      return failure();
+    auto layout = layouts.find(op);
+    own->nSplit = layout == layouts.end() ? 0 : layout->second.nSplit;
+    if (!problem) {
+      problem = *own;
+      continue;
+    }
+    // Another product of the same problem: its own root, nothing read
+    // from the others.
+    SetVector<Operation *> slice;
+    if (layout == layouts.end() ||
+        failed(getBackwardSlice(op.getOperation(), &slice)) ||
+        llvm::any_of(contractions, [&](linalg::LinalgOp other) {
+          return slice.contains(other);
+        }) ||
+        own->batch != problem->batch || own->m != problem->m ||
+        own->n != problem->n || own->k != problem->k ||
+        own->operandBytes != problem->operandBytes ||
+        own->nSplit != problem->nSplit ||
+        !layouts.count(contractions.front()))
+      return failure();
+    ++problem->products;
+  }
+  problem->outputBytes = getElementBytes(kernel.getResultTypes()[0]);
+  if (problem->outputBytes == 0)
+    return failure();
+  return *problem;
+}
+
+bool ProductLayout::isIdentity() const {
+  for (auto [i, d] : llvm::enumerate(viewDims))
+    if (d != static_cast<int64_t>(i))
+      return false;
+  return true;
+}
+
+SmallVector<int64_t> ProductLayout::toRoot(ArrayRef<int64_t> viewSizes) const {
+  SmallVector<int64_t> sizes;
+  for (int64_t d : viewDims)
+    sizes.push_back(viewSizes[d]);
+  return sizes;
+}
+
+FailureOr<ProductLayout> dyncc::getProductLayout(Operation *root,
+                                                  bool byOperands) {
+  if (!root || root->getNumResults() != 1)
+    return failure();
+  Value value = root->getResult(0);
+  auto rootType = dyn_cast<RankedTensorType>(value.getType());
+  if (!rootType)
+    return failure();
+  int64_t rank = rootType.getRank();
+  // dims[i]: what dimension i of `value` runs along: a root dimension, or,
+  // below the expand, a reassociation group of the expand.
+  SmallVector<int64_t> dims = llvm::to_vector(llvm::seq<int64_t>(0, rank));
+  tensor::ExpandShapeOp expand;
+  SmallVector<int64_t> expandedDims;
+  auto carried = [&](linalg::LinalgOp op) -> OpOperand * {
+    OpOperand *found = nullptr;
+    for (OpOperand &operand : op->getOpOperands()) {
+      if (op.isDpsInit(&operand) && !op.payloadUsesValueFromOperand(&operand))
+        continue;
+      Operation *def = operand.get().getDefiningOp();
+      if (!isa_and_nonnull<linalg::LinalgOp, tensor::ExpandShapeOp>(def) ||
+          isa<linalg::FillOp>(def) ||
+          !op.getMatchingIndexingMap(&operand).isPermutation())
+        continue;
+      if (found)
+        return nullptr;
+      found = &operand;
+    }
+    return found;
+  };
+  Operation *op = root;
+  while (true) {
+    auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+    if (linalgOp && linalg::isaContractionOpInterface(linalgOp)) {
+      if (linalgOp.getNumDpsInits() != 1 ||
+          linalgOp.getNumParallelLoops() != static_cast<unsigned>(dims.size()))
+        return failure();
+      break;
+    }
+    if (auto transpose = dyn_cast<linalg::TransposeOp>(op)) {
+      // value[j] = input[perm[j]].
+      SmallVector<int64_t> next(dims.size());
+      for (auto [j, p] : llvm::enumerate(transpose.getPermutation()))
+        next[p] = dims[j];
+      dims = next;
+      op = transpose.getInput().getDefiningOp();
+    } else if (auto reshape = dyn_cast<tensor::ExpandShapeOp>(op)) {
+      if (expand)
+        return failure();
+      expand = reshape;
+      expandedDims = dims;
+      dims = llvm::to_vector(llvm::seq<int64_t>(0, reshape.getSrcType().getRank()));
+      op = reshape.getSrc().getDefiningOp();
+    } else if (linalgOp && linalgOp.getNumReductionLoops() == 0 &&
+               linalgOp.getNumDpsInits() == 1 &&
+               linalgOp.getNumLoops() == dims.size() &&
+               linalgOp.getMatchingIndexingMap(linalgOp.getDpsInitOperand(0))
+                   .isIdentity()) {
+      OpOperand *operand = carried(linalgOp);
+      if (!operand)
+        return failure();
+      AffineMap map = linalgOp.getMatchingIndexingMap(operand);
+      SmallVector<int64_t> next(dims.size());
+      for (size_t i = 0; i < dims.size(); ++i)
+        next[i] = dims[map.getDimPosition(i)];
+      dims = next;
+      op = operand->get().getDefiningOp();
+    } else {
+      return failure();
+    }
+    if (!op)
+      return failure();
+  }
+  ProductLayout layout;
+  layout.product = op;
+  SmallVector<int64_t> places =
+      getViewPlaces(cast<linalg::LinalgOp>(op), byOperands);
+  int64_t r = dims.size();
+  if (places.size() != dims.size())
+    return failure();
+  layout.viewDims.assign(rank, 0);
+  if (!expand) {
+    for (int64_t i = 0; i < r; ++i)
+      layout.viewDims[dims[i]] = places[i];
+    return layout;
+  }
+  // The product's dimension i is the expand's group dims[i]: M's and N's
+  // last parts take the view's last two places, every other part (of
+  // either, or of a batch group) a batch place, in order.
+  SmallVector<ReassociationIndices> groups = expand.getReassociationIndices();
+  int64_t m = llvm::find(places, r - 2) - places.begin();
+  int64_t n = llvm::find(places, r - 1) - places.begin();
+  int64_t mLast = groups[dims[m]].back();
+  int64_t nLast = groups[dims[n]].back();
+  int64_t next = 0;
+  for (int64_t e = 0; e < rank; ++e) {
+    int64_t place = e == mLast ? rank - 2 : e == nLast ? rank - 1 : next++;
+    layout.viewDims[expandedDims[e]] = place;
+  }
+  if (groups[dims[n]].size() > 1) {
+    int64_t extent = expand.getResultType().getDimSize(nLast);
+    if (ShapedType::isDynamic(extent))
+      return failure();
+    layout.nSplit = extent;
+  }
+  return layout;
 }
 
 Value dyncc::getReshapedSource(Value value) {

@@ -69,6 +69,10 @@ struct SearchSpace {
   /// GEMMs: the bytes of an operand and of a result element.
   int64_t operandBytes = 4;
   int64_t outputBytes = 4;
+  /// GEMMs: the products each block computes in turn, and the extent a
+  /// block's N tile must divide (0: any; GemmProblemExprs::nSplit).
+  int64_t products = 1;
+  int64_t nSplit = 0;
   /// Row-wise kernels: the bytes of an element, those moved per element,
   /// and whether the rows are reduced.
   int64_t elementBytes = 4;
@@ -100,6 +104,7 @@ struct SearchSpace {
     p.k = v[3];
     p.operandBytes = operandBytes;
     p.outputBytes = outputBytes;
+    p.products = products;
     return p;
   }
   cost::RowProblem rowsAt(int64_t a, int64_t b) const {
@@ -119,13 +124,23 @@ struct SearchSpace {
     std::string text = model == Model::Gemm ? "gemm;" : "rows;";
     for (auto [key, value] : llvm::zip(keyOf, constant))
       text += (key < 0 ? std::to_string(value) : keys[key].str()) + ";";
-    for (int64_t bytes : {operandBytes, outputBytes, elementBytes,
-                          bytesPerElement, int64_t(reduction),
+    for (int64_t bytes : {operandBytes, outputBytes, products, nSplit,
+                          elementBytes, bytesPerElement, int64_t(reduction),
                           int64_t(singleRow)})
       text += std::to_string(bytes) + ";";
     return text;
   }
 };
+
+/// The shared memory a block of `tile` takes for `space` where it is not the
+/// estimate's (GemmTile::sharedBytes): each product a block computes in turn
+/// has buffers of its own. 0 for one product.
+int64_t getSharedBytes(const cost::GemmTile &tile, const SearchSpace &space) {
+  if (space.products == 1)
+    return 0;
+  return space.products *
+         cost::estimateResources(tile, space.operandBytes).sharedBytes;
+}
 
 /// The tiles a search chooses among: GEMM tiles or row tiles.
 struct Candidates {
@@ -144,15 +159,19 @@ struct Candidates {
                ? cost::predictGemm(gemm[c], space.gemmAt(a, b), device).seconds
                : cost::predictRows(rows[c], space.rowsAt(a, b), device).seconds;
   }
-  /// Appends the tile of config `text` with ptxas' `registers` (0: keep the
-  /// estimate); false if the text is not a tile of this model.
-  bool add(const std::string &text, int64_t registers) {
+  /// Appends the tile of config `text` for `space` with ptxas' `registers`
+  /// and the compiled kernel's `sharedBytes` (0: the estimate's); false if
+  /// the text is not a tile of this model.
+  bool add(const std::string &text, const SearchSpace &space,
+           int64_t registers, int64_t sharedBytes) {
     if (model == Model::Gemm) {
       std::optional<cost::GemmTile> tile = cost::parseGemmTile(text);
       if (!tile)
         return false;
       if (registers > 0)
         tile->registers = registers;
+      tile->sharedBytes =
+          sharedBytes > 0 ? sharedBytes : getSharedBytes(*tile, space);
       gemm.push_back(*tile);
       return true;
     }
@@ -168,12 +187,13 @@ struct Candidates {
 
 /// What getCandidates depends on: spaces with the same key have the same
 /// candidates on a device.
-std::tuple<Model, int64_t, bool, bool, bool>
+std::tuple<Model, int64_t, bool, int64_t, int64_t, bool, bool>
 getCandidatesKey(const SearchSpace &space) {
   if (space.model == Model::Gemm)
-    return {space.model, space.operandBytes, space.tensorCores(), false,
+    return {space.model,  space.operandBytes, space.tensorCores(),
+            space.nSplit, space.products,     false,
             false};
-  return {space.model, space.elementBytes, false, space.reduction,
+  return {space.model, space.elementBytes, false, 0, 1, space.reduction,
           space.singleRow};
 }
 
@@ -188,10 +208,17 @@ Candidates getCandidates(const SearchSpace &space, const cost::Device &device) {
         candidates.rows.push_back(tile);
     return candidates;
   }
-  for (const cost::GemmTile &tile :
-       cost::enumerateGemmTiles(space.operandBytes, device))
-    if (space.tensorCores() || !tile.tensorCores)
-      candidates.gemm.push_back(tile);
+  for (cost::GemmTile tile :
+       cost::enumerateGemmTiles(space.operandBytes, device)) {
+    if ((!space.tensorCores() && tile.tensorCores) ||
+        (space.nSplit != 0 && space.nSplit % tile.blockN != 0))
+      continue;
+    tile.sharedBytes = getSharedBytes(tile, space);
+    if (tile.sharedBytes && cost::checkConstraints(tile, space.operandBytes,
+                                                   device))
+      continue;
+    candidates.gemm.push_back(tile);
+  }
   return candidates;
 }
 
@@ -256,7 +283,7 @@ FailureOr<SearchSpace> getSearchSpace(dg::DispatchOp dispatch,
     space.keyOf.push_back(found - space.keys.begin());
     space.constant.push_back(0);
   }
-  auto getBytes = [&](StringRef key, int64_t &out, int64_t min) {
+  auto getInt = [&](StringRef key, int64_t &out, int64_t min) {
     auto bytes = problem.getAs<IntegerAttr>(key);
     if (!bytes || bytes.getInt() < min) {
       why = "the kernel's problem has no " + key.str();
@@ -266,15 +293,20 @@ FailureOr<SearchSpace> getSearchSpace(dg::DispatchOp dispatch,
     return true;
   };
   if (space.model == Model::Gemm) {
-    if (!getBytes("operand_bytes", space.operandBytes, 1) ||
-        !getBytes("output_bytes", space.outputBytes, 1))
+    if (!getInt("operand_bytes", space.operandBytes, 1) ||
+        !getInt("output_bytes", space.outputBytes, 1))
+      return failure();
+    if (problem.get("products") &&
+        !getInt("products", space.products, 1))
+      return failure();
+    if (problem.get("n_split") && !getInt("n_split", space.nSplit, 1))
       return failure();
     return space;
   }
   int64_t reduction = 0;
-  if (!getBytes("element_bytes", space.elementBytes, 1) ||
-      !getBytes("bytes_per_element", space.bytesPerElement, 1) ||
-      !getBytes("reduction", reduction, 0))
+  if (!getInt("element_bytes", space.elementBytes, 1) ||
+      !getInt("bytes_per_element", space.bytesPerElement, 1) ||
+      !getInt("reduction", reduction, 0))
     return failure();
   space.reduction = reduction != 0;
   auto output =
@@ -473,7 +505,7 @@ struct SearchTiles final
     SymbolTable symbols(module);
     MLIRContext *context = &getContext();
     // Candidates per getCandidatesKey.
-    std::map<std::tuple<Model, int64_t, bool, bool, bool>, Candidates>
+    std::map<decltype(getCandidatesKey(SearchSpace())), Candidates>
         candidates;
 
     for (auto &[kernel, dispatches] :
@@ -503,9 +535,7 @@ struct SearchTiles final
           setReason(dispatch, why);
           continue;
         }
-        auto [it, inserted] =
-            byProblem.insert({space->str(), searched.size()});
-        if (!inserted) {
+        if (auto it = byProblem.find(space->str()); it != byProblem.end()) {
           searched.push_back(searched[it->second]);
           searched.back().dispatch = dispatch;
           continue;
@@ -514,9 +544,14 @@ struct SearchTiles final
         if (tiles.size() == 0)
           tiles = getCandidates(*space, *target);
         if (tiles.size() == 0) {
-          setReason(dispatch, "no candidate tile");
+          setReason(dispatch, space->nSplit
+                                  ? "no candidate tile (a block's N tile "
+                                    "must divide the head size " +
+                                        std::to_string(space->nSplit) + ")"
+                                  : "no candidate tile");
           continue;
         }
+        byProblem.insert({space->str(), searched.size()});
         Selection selection = select(*space, tiles, *target, options);
         SearchInfo info{target->name,   int64_t(tiles.size()),
                         int64_t(selection.considered), selection.maxRegret,
@@ -623,7 +658,14 @@ LogicalResult dyncc::refineVariantSelections(
         ++dropped;
         continue;
       }
-      if (!config || !tiles.add(*config, report ? report->registers : 0)) {
+      int64_t sharedBytes = 0;
+      if (report && variant)
+        if (auto dynamic = variant->getAttrOfType<IntegerAttr>(
+                getDynamicSharedBytesAttrName()))
+          sharedBytes = report->sharedBytes + dynamic.getInt();
+      if (!config ||
+          !tiles.add(*config, *space, report ? report->registers : 0,
+                     sharedBytes)) {
         result = dispatch.emitOpError("has a variant whose config the search "
                                       "does not model: ")
                  << ref;

@@ -248,3 +248,51 @@ def test_every_variant_of_row_wise_kernels(tmp_path):
     names = {plan["kernels"][v["kernel"]]["name"]
              for g in plan["groups"] for v in g["variants"]}
     assert ran == names
+
+
+def load_make_qkv():
+    """make_qkv() of the lit tests' input script (test/Driver/Inputs)."""
+    import importlib.util
+    from conftest import ROOT
+    path = ROOT / "test" / "Driver" / "Inputs" / "make_qkv.py"
+    spec = importlib.util.spec_from_file_location("make_qkv", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.make_qkv, module.PERMS
+
+
+def test_every_variant_of_fused_products(tmp_path):
+    """Attention's Q, K and V projections fused into one kernel of three
+    products, K's root transposed: every variant the search chooses runs
+    where its table picks it, and Q, K and V all match numpy."""
+    make_qkv, perms = load_make_qkv()
+    model = tmp_path / "qkv.onnx"
+    heads, depth = 2, 32
+    weights = make_qkv(model, heads, depth, seed=7)
+    dims = {"B": (1, 3), "S": (1, 200)}
+    options = dict(dims=dims, targets=["cpu"], regret_target=0.005)
+    plan = json.loads(dyncc.compile(model, None, emit="plan", **options))
+    assert len(plan["groups"]) == 1
+    group = plan["groups"][0]
+    assert group["problem"]["products"] == 3
+    assert len(group["variants"]) >= 2
+    art = tmp_path / "qkv.dyncc"
+    dyncc.compile(model, art, **options)
+    sess = dyncc.load(art).session()
+    rng = np.random.default_rng(1)
+    ran = set()
+    outer, inner = key_points(group["select"], [3, 200])
+    for b in outer:
+        for s in inner:
+            x = rng.uniform(-1, 1, size=(b, s, heads * depth)).astype(np.float32)
+            out = sess.run({"X": x})
+            for name, perm in perms.items():
+                w, bias = weights[name]
+                ref = (x.astype(np.float64) @ w + bias).reshape(
+                    b, s, heads, depth).transpose(perm)
+                np.testing.assert_allclose(out[name], ref, rtol=1e-4,
+                                           atol=1e-4, err_msg=name)
+            assert sess.variants == [table_variant(plan, 0, {"B": b, "S": s})]
+            ran.update(sess.variants)
+    names = {plan["kernels"][v["kernel"]]["name"] for v in group["variants"]}
+    assert ran == names

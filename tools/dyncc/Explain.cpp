@@ -110,6 +110,7 @@ double predictRate(const Manifest &manifest, const GroupInfo &group,
   p.k = (*dims)[3];
   p.operandBytes = group.problem.operandBytes;
   p.outputBytes = group.problem.outputBytes;
+  p.products = group.problem.products;
   return p.flops() / cost::predictGemm(*tile, p, *device).seconds / 1e12;
 }
 
@@ -287,8 +288,12 @@ int dyncc::explainMain(llvm::ArrayRef<std::string> args) {
          << (s.reduction ? ", reduced along rows" : "") << "\n";
     else if (s.present && s.dimKeys.size() == 4 && s.dimValues.size() == 4)
       os << "  problem: " << dim(0) << " x [M " << dim(1) << " x K "
-         << dim(3) << "] x [K x N " << dim(2) << "], "
-         << group.problem.operandBytes << "-byte operands\n";
+         << dim(3) << "] x [K x N " << dim(2) << "]"
+         << (group.problem.products > 1
+                 ? " x " + std::to_string(group.problem.products) +
+                       " products"
+                 : std::string())
+         << ", " << group.problem.operandBytes << "-byte operands\n";
     if (!s.reason.empty())
       os << "  not searched: " << s.reason << "\n";
     const cost::Device *device =

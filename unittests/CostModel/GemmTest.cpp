@@ -316,3 +316,44 @@ TEST(GemmTest, MeasuredRegistersSetOccupancy) {
   EXPECT_TRUE(checkConstraints(*tile, 4, h100).has_value());
 }
 
+
+TEST(GemmTest, MeasuredSharedMemorySetsOccupancy) {
+  // A known shared size (ptxas', or three products' buffers) replaces the
+  // estimate: fewer blocks per SM, and a block too large no longer fits.
+  const Device &h200 = *lookupDevice("h200");
+  std::optional<GemmTile> tile =
+      parseGemmTile("block 64x64 thread 4x4 k 16 stages 2");
+  ASSERT_TRUE(tile.has_value());
+  int64_t estimated = estimateResources(*tile, 4).sharedBytes;
+  int64_t blocks = getBlocksPerSm(*tile, 4, h200);
+  tile->sharedBytes = 3 * estimated;
+  EXPECT_EQ(estimateResources(*tile, 4).sharedBytes, 3 * estimated);
+  EXPECT_LT(getBlocksPerSm(*tile, 4, h200), blocks);
+  tile->sharedBytes = h200.maxSharedBytesPerBlock;
+  EXPECT_TRUE(checkConstraints(*tile, 4, h200).has_value());
+}
+
+TEST(GemmModel, ProductsShareTheGridAndRunInTurn) {
+  // Three products of one A (fused Q, K and V): the grid of one, each block
+  // three tiles in turn, so about three times the time and the flops; A's
+  // bytes are read once, not three times.
+  const Device &h200 = *lookupDevice("h200");
+  std::optional<GemmTile> tile =
+      parseGemmTile("block 32x64 thread 4x4 k 16 stages 2");
+  ASSERT_TRUE(tile.has_value());
+  for (int64_t m : {1, 17, 384, 4096}) {
+    GemmProblem one;
+    one.m = m;
+    one.n = 768;
+    one.k = 768;
+    GemmProblem three = one;
+    three.products = 3;
+    GemmPrediction a = predictGemm(*tile, one, h200);
+    GemmPrediction b = predictGemm(*tile, three, h200);
+    EXPECT_EQ(b.blocks, a.blocks) << m;
+    EXPECT_DOUBLE_EQ(three.flops(), 3 * one.flops());
+    EXPECT_DOUBLE_EQ(b.paddingEfficiency, a.paddingEfficiency) << m;
+    EXPECT_GT(b.seconds, 2.5 * a.seconds) << m;
+    EXPECT_LE(b.seconds, 3.0 * a.seconds + 1e-12) << m;
+  }
+}

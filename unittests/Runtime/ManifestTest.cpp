@@ -84,6 +84,7 @@ TEST(ManifestTest, ParsesLinearModel) {
   ASSERT_EQ(m.groups[0].problem.k.evaluate(b37, value), ShapeExpr::EvalStatus::Ok);
   EXPECT_EQ(value, 4);
   EXPECT_EQ(m.groups[0].problem.operandBytes, 4);
+  EXPECT_EQ(m.groups[0].problem.products, 1);
   EXPECT_FALSE(m.groups[1].problem.present);
   ASSERT_EQ(m.steps.size(), 3u);
   EXPECT_EQ(m.steps[2].op, StepInfo::Op::Copy);
@@ -246,6 +247,12 @@ TEST(ManifestTest, ReportsJsonPaths) {
       {"\"operand_bytes\": 4", "\"operand_bytes\": 3",
        "manifest: groups[0].problem.operand_bytes: element size 3 is not 1, "
        "2, 4 or 8 bytes"},
+      {"\"operand_bytes\": 4", "\"operand_bytes\": 4, \"products\": 0",
+       "manifest: groups[0].problem.products: needs at least 1 product, not "
+       "0"},
+      {"\"operand_bytes\": 4", "\"operand_bytes\": 4, \"products\": \"3\"",
+       "manifest: groups[0].problem.products: expected an integer, got a "
+       "string"},
       {"{\"op\": \"launch\", \"group\": 1}",
        "{\"op\": \"launch\", \"group\": 2}",
        "manifest: steps[1].group: group index 2 is out of range (2 groups)"},
@@ -279,6 +286,18 @@ TEST(ManifestTest, ReportsJsonPaths) {
     std::string json = replaceOnce(linearManifest(), c.from, c.to);
     EXPECT_EQ(manifestError(json), c.error) << "replacing " << c.from;
   }
+}
+
+TEST(ManifestTest, ReadsProductsOfAGemmProblem) {
+  // Fused Q, K and V projections: one problem, three products.
+  Manifest m;
+  std::string error;
+  ASSERT_TRUE(parseManifest(replaceOnce(linearManifest(),
+                                        "\"operand_bytes\": 4",
+                                        "\"operand_bytes\": 4, \"products\": 3"),
+                            m, error))
+      << error;
+  EXPECT_EQ(m.groups[0].problem.products, 3);
 }
 
 /// The linear model's matmul group with the tile search's table: variant 1

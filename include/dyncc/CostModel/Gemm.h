@@ -38,9 +38,12 @@ struct GemmProblem {
   int64_t outputBytes = 4;
   /// B has a batch dimension of its own (attention), not one shared weight.
   bool batchedB = false;
+  /// Products of this shape, of one A and their own B, that each block
+  /// computes in turn, a tile of each (fused Q, K and V projections).
+  int64_t products = 1;
   /// f16/bf16 operands: tensor cores are possible.
   bool halfOperands() const { return operandBytes == 2; }
-  double flops() const { return 2.0 * batch * m * n * k; }
+  double flops() const { return 2.0 * products * batch * m * n * k; }
 };
 
 /// A hierarchical tile: the block's output tile, its warps' (tensor cores)
@@ -61,6 +64,11 @@ struct GemmTile {
   /// 0 until then (the model estimates them). Not part of the tile's
   /// identity.
   int64_t registers = 0;
+  /// Shared memory per block where it is known better than the estimate:
+  /// ptxas' static bytes plus the kernel's dynamic ones once compiled, or
+  /// the estimate times the products a block computes in turn (each has
+  /// its own buffers); 0: estimateResources'. Not part of the identity.
+  int64_t sharedBytes = 0;
 
   int64_t threads() const { return (blockM / threadM) * (blockN / threadN); }
   /// The tile config text code generation parses (dyncc/Tiling/TileConfig.h).

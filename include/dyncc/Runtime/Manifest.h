@@ -140,6 +140,9 @@ struct GemmProblemInfo {
   ShapeExpr batch, m, n, k;
   int64_t operandBytes = 0;
   int64_t outputBytes = 0;
+  /// Products of the problem each block computes in turn (fused Q, K and V
+  /// projections); 1 where the manifest has none.
+  int64_t products = 1;
 };
 
 /// How a searched group picks its variant (the tile search's table,

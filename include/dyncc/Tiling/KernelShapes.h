@@ -44,17 +44,63 @@ struct GemmProblemExprs {
   DimExpr batch, m, n, k;
   int64_t operandBytes = 0;
   int64_t outputBytes = 0;
+  /// Products of this problem that each block computes in turn, one tile of
+  /// each (attention's Q, K and V projections of one input, fused): every
+  /// root gets its own block loop over the same grid.
+  int64_t products = 1;
+  /// Where the roots see N split (attention's head split of N = H * D), the
+  /// extent of its last part (D): a block's N tile must divide it. 0: N is
+  /// not split.
+  int64_t nSplit = 0;
 };
 
-/// The problem of the kernel's one contraction: M and N are the last two
-/// dimensions of its output, the batch the product of its other parallel
-/// loops, K the product of its reduction loops. Fails for a kernel with no
-/// contraction or several, or extents it cannot express.
+/// The problem of the kernel's contractions: M and N are the last two
+/// dimensions of the output, the batch the product of the other parallel
+/// loops, K the product of the reduction loops. Several contractions are one
+/// problem computed `products` times where they have the same extents and
+/// element types, none reads another, and each reaches a kernel result
+/// through getProductLayout. Fails for a kernel with no contraction, for
+/// contractions that differ, or for extents it cannot express.
 mlir::FailureOr<GemmProblemExprs> getGemmProblem(mlir::func::FuncOp kernel);
+
+/// How a kernel's root computes a contraction's result: the root is the
+/// contraction, or carries its result (one operand of each op along the
+/// way) through elementwise ops with permuted maps, `linalg.transpose`s and
+/// at most one `tensor.expand_shape`, a head split [B, S, H*D] -> [B, S, H,
+/// D], say.
+struct ProductLayout {
+  mlir::Operation *product = nullptr;
+  /// Per root dimension, its place in the product's GEMM view, whose last
+  /// two dimensions are M and N and whose others are the batch, in order.
+  /// N is the product's innermost output dimension that only B indexes, M
+  /// the innermost that only A does (by operands; its last two output
+  /// dimensions otherwise, or where the loops do not tell); where the
+  /// expand splits a dimension, its last part takes the dimension's place
+  /// and the others are batch dimensions. So [B, S, H*D] split and
+  /// [B, S, H, D] computed as such have one view, [B, H, S, D]. A tile
+  /// config's sizes are the view's.
+  llvm::SmallVector<int64_t> viewDims;
+  /// The static extent of N's last part where the expand splits N; 0
+  /// otherwise.
+  int64_t nSplit = 0;
+
+  /// The root dimensions run along the view's in order.
+  bool isIdentity() const;
+  /// `viewSizes` (in the view's order) per root dimension.
+  llvm::SmallVector<int64_t> toRoot(llvm::ArrayRef<int64_t> viewSizes) const;
+};
+
+/// The layout of `root` over the contraction whose result it carries, M
+/// and N told by operands (a GEMM kernel's) or by position (a conv's, whose
+/// config is its output's); failure where it carries none, or more than one
+/// operand could be the carried one.
+mlir::FailureOr<ProductLayout> getProductLayout(mlir::Operation *root,
+                                                bool byOperands);
 
 /// The attribute holding a GEMM kernel's problem: a dictionary of `batch`,
 /// `m`, `n`, `k` (DimExpr text over the argument names) and
-/// `operand_bytes`, `output_bytes`.
+/// `operand_bytes`, `output_bytes`; `products` and `n_split` where they are
+/// not 1 and 0.
 constexpr llvm::StringLiteral getGemmProblemAttrName() {
   return "dyncc.gemm_problem";
 }

@@ -30,6 +30,9 @@ constexpr llvm::StringLiteral getVariantSelectAttrName() {
 /// What ptxas reported of one compiled kernel, for the device searched.
 struct CompiledKernel {
   int64_t registers = 0;
+  /// Static shared memory per block (the kernel's dynamic bytes are added
+  /// from its own attribute).
+  int64_t sharedBytes = 0;
   /// Bytes spilled to local memory (stores plus loads).
   int64_t spillBytes = 0;
 };

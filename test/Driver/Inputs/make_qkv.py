@@ -1,0 +1,50 @@
+# Part of dyncc, under the Apache License v2.0 with LLVM Exceptions.
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+"""Writes attention's Q, K and V projections to argv[1] (H = argv[2], D =
+argv[3]; 2 and 32 by default): X[B, S, H*D] times
+three weights plus biases, each split into H heads of D and transposed, as
+BERT does: Q and V to [B, H, S, D], K to [B, H, D, S]. Fusion makes them one
+kernel of three products of one A. make_qkv() returns the weights, for a
+reference."""
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+PERMS = {"Q": [0, 2, 1, 3], "K": [0, 2, 3, 1], "V": [0, 2, 1, 3]}
+
+
+def make_qkv(path, heads=2, depth=32, seed=0):
+    rng = np.random.default_rng(seed)
+    hidden = heads * depth
+    nodes, inits, weights = [], [], {}
+    inits.append(numpy_helper.from_array(
+        np.array([0, 0, heads, depth], np.int64), "split"))
+    for name, perm in PERMS.items():
+        w = rng.uniform(-1, 1, size=(hidden, hidden)).astype(np.float32)
+        b = rng.uniform(-1, 1, size=(hidden,)).astype(np.float32)
+        weights[name] = (w, b)
+        inits += [numpy_helper.from_array(w, "W" + name),
+                  numpy_helper.from_array(b, "b" + name)]
+        nodes += [helper.make_node("MatMul", ["X", "W" + name], [name + "0"]),
+                  helper.make_node("Add", [name + "0", "b" + name], [name + "1"]),
+                  helper.make_node("Reshape", [name + "1", "split"], [name + "2"]),
+                  helper.make_node("Transpose", [name + "2"], [name], perm=perm)]
+    shapes = {"Q": ["B", heads, "S", depth], "K": ["B", heads, depth, "S"],
+              "V": ["B", heads, "S", depth]}
+    graph = helper.make_graph(
+        nodes, "qkv",
+        [helper.make_tensor_value_info("X", TensorProto.FLOAT,
+                                       ["B", "S", hidden])],
+        [helper.make_tensor_value_info(n, TensorProto.FLOAT, shapes[n])
+         for n in PERMS], inits)
+    model = helper.make_model(graph,
+                              opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.save(model, path)
+    return weights
+
+
+if __name__ == "__main__":
+    make_qkv(sys.argv[1], *[int(a) for a in sys.argv[2:4]])
