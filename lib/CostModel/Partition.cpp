@@ -39,6 +39,10 @@ uint32_t IntervalTable::lookup(int64_t value) const {
   return variant[findInterval(lower, value)];
 }
 
+size_t IntervalTable::find(int64_t value) const {
+  return findInterval(lower, value);
+}
+
 /// Every value of [lo, hi] where there are at most `count`; else `count`
 /// log-spaced values, those `addEdges(points)` appends (where tiles' edges
 /// fall), and both ends, within [lo, hi], sorted and unique.

@@ -381,6 +381,13 @@ const char *dyncc_session_group_variant(const dyncc_session *session,
   return session->session->groupVariant(group);
 }
 
+const char *dyncc_session_group_reason(const dyncc_session *session,
+                                       size_t group) {
+  if (!session || group >= session->session->model().manifest().groups.size())
+    return nullptr;
+  return session->session->groupReason(group);
+}
+
 size_t dyncc_session_num_threads(const dyncc_session *session) {
   return session ? session->session->numThreads() : 0;
 }

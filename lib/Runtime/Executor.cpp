@@ -257,6 +257,64 @@ const char *Session::groupVariant(size_t group) const {
   return loaded->manifest().kernels[kernel].name.c_str();
 }
 
+const char *Session::groupReason(size_t groupIndex) const {
+  size_t kernel = lastKernel[groupIndex];
+  if (kernel == SIZE_MAX)
+    return nullptr;
+  const Manifest &manifest = loaded->manifest();
+  const GroupInfo &group = manifest.groups[groupIndex];
+  size_t chosen = 0;
+  while (chosen < group.variants.size() &&
+         group.variants[chosen].kernel != kernel)
+    ++chosen;
+  const VariantSelection &select = group.select;
+  // The interval of `table` holding `value` of key `k`, the last up to the
+  // key's searched range.
+  auto interval = [&](const dyncc::cost::IntervalTable &table, size_t k,
+                      int64_t value) {
+    size_t i = table.find(value);
+    if (i + 1 < table.lower.size())
+      return str(table.lower[i]) + "-" + str(table.lower[i + 1] - 1);
+    if (select.keyRanges.size() > 2 * k + 1 &&
+        select.keyRanges[2 * k + 1] >= table.lower[i])
+      return str(table.lower[i]) + "-" + str(select.keyRanges[2 * k + 1]);
+    return str(table.lower[i]) + " and up";
+  };
+  size_t picked;
+  if (select.present && select.lookup(symbols.data(), picked) &&
+      picked == chosen) {
+    int64_t values[2] = {0, 0};
+    for (size_t k = 0; k < select.keys.size(); ++k)
+      select.keys[k].evaluate(symbols.data(), values[k]);
+    reason = "the tile search's table";
+    if (select.keys.empty())
+      reason += " (a static problem)";
+    if (select.keys.size() >= 1)
+      reason += ": " + select.keyTexts[0] + " = " + str(values[0]) + " in " +
+                interval(select.keys.size() < 2
+                             ? select.table.inner[0]
+                             : dyncc::cost::IntervalTable{select.table.lower,
+                                                          {}},
+                         0, values[0]);
+    if (select.keys.size() == 2)
+      reason += ", " + select.keyTexts[1] + " = " + str(values[1]) + " in " +
+                interval(select.table.getInner(values[0]), 1, values[1]);
+  } else if (group.variants.size() == 1) {
+    reason = "the group's one variant";
+  } else {
+    reason = "the first variant whose conditions hold";
+    const VariantInfo &variant = group.variants[chosen];
+    for (size_t c = 0; c < variant.when.size(); ++c) {
+      const VariantCondition &cond = variant.when[c];
+      reason += (c ? ", " : ": ") + manifest.symbols[cond.symbol].name +
+                " = " + str(symbols[cond.symbol]) + " in " + str(cond.min) +
+                "-" + str(cond.max);
+    }
+  }
+  reason = "v" + str(static_cast<int64_t>(chosen)) + ", by " + reason;
+  return reason.c_str();
+}
+
 bool Session::checkInput(size_t index, const int64_t *shape, size_t rank,
                          RuntimeError &error) const {
   const Manifest &manifest = loaded->manifest();

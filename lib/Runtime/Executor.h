@@ -128,6 +128,11 @@ public:
   int64_t symbolValue(size_t index) const { return symbols[index]; }
   /// The name of the kernel that last ran for `group`, or null.
   const char *groupVariant(size_t group) const;
+  /// Why that kernel ran, at the last run's symbols: the tile search's
+  /// table (each key's value and interval), the variant's conditions, or
+  /// the group's one variant; null where the group has not run. Valid
+  /// until the next call.
+  const char *groupReason(size_t group) const;
 
   // Introspection for tests.
   size_t numThreads() const { return pool.size(); }
@@ -185,6 +190,7 @@ private:
   std::vector<int64_t> selectionKey;
   /// Per group, the index of the last kernel run, or SIZE_MAX.
   std::vector<size_t> lastKernel;
+  mutable std::string reason;
   /// Per kernel, the parameter slots and the pointers to them.
   std::vector<std::vector<int64_t>> slots;
   std::vector<std::vector<void *>> slotPointers;

@@ -90,6 +90,7 @@ def _api():
         "dyncc_session_symbol_value": (ctypes.c_int, [c_void_p, c_size,
                                                       ctypes.POINTER(ctypes.c_int64)]),
         "dyncc_session_group_variant": (c_char_p, [c_void_p, c_size]),
+        "dyncc_session_group_reason": (c_char_p, [c_void_p, c_size]),
         "dyncc_session_memory": (ctypes.c_int, [c_void_p, ctypes.POINTER(ctypes.c_uint64),
                                                 ctypes.POINTER(ctypes.c_uint64)]),
     }
@@ -210,6 +211,15 @@ class Session:
         """The kernel that last ran for each group."""
         api = _api()
         return [_str(api.dyncc_session_group_variant(self._handle, g))
+                for g in range(len(self._artifact.groups))]
+
+    @property
+    def variant_reasons(self):
+        """Why each group's kernel ran at the last run's shapes: its variant
+        and the tile search's table interval (or conditions) that chose it;
+        None for a group that has not run."""
+        api = _api()
+        return [_str(api.dyncc_session_group_reason(self._handle, g))
                 for g in range(len(self._artifact.groups))]
 
     def symbol_values(self):

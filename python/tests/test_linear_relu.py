@@ -54,6 +54,14 @@ def test_python_api_matches_numpy(example_artifact, example_plan,
     # The variant the tile search's table picks at this B.
     assert sess.variants == [table_variant(example_plan, 0, {"B": batch})]
     assert sess.symbol_values() == {"B": batch}
+    # Why: the variant's index and the table's interval holding B.
+    reason = sess.variant_reasons[0]
+    variants = [example_plan["kernels"][v["kernel"]]["name"]
+                for v in example_plan["groups"][0]["variants"]]
+    assert reason.startswith(f"v{variants.index(sess.variants[0])}, by the "
+                             f"tile search's table: B = {batch} in "), reason
+    lo, hi = (int(v) for v in reason.rsplit(" in ", 1)[1].split("-"))
+    assert lo <= batch <= hi
 
 
 def test_session_reuse_across_shapes(example_artifact, example_weights):

@@ -225,6 +225,32 @@ TEST(RunToolTest, Errors) {
   }
 }
 
+TEST(RunToolTest, VerboseSaysWhyAndRepeatTimes) {
+  // -v: each group's variant and why; --repeat: the median of warm runs.
+  TempDir dir;
+  std::string model = dir.file("linear.dyncc");
+  writeArtifact(model, linearManifest());
+  ToolResult result =
+      runTool({model, "--dim", "B=20", "-v", "--repeat", "3"});
+  ASSERT_EQ(result.status, 0) << result.err;
+  EXPECT_NE(result.out.find("group matmul (gemm) -> kernel matmul_large\n"
+                            "  v1, by the first variant whose conditions "
+                            "hold: B = 20 in 17-4096\n"),
+            std::string::npos)
+      << result.out;
+  EXPECT_NE(result.out.find("-> kernel add1_relu\n"
+                            "  v0, by the group's one variant\n"),
+            std::string::npos)
+      << result.out;
+  EXPECT_NE(result.out.find("\ntime: median "), std::string::npos);
+  EXPECT_NE(result.out.find(" ms over 3 runs on cpu\n"), std::string::npos);
+  // Neither without the options.
+  ToolResult plain = runTool({model, "--dim", "B=20"});
+  ASSERT_EQ(plain.status, 0) << plain.err;
+  EXPECT_EQ(plain.out.find(", by "), std::string::npos);
+  EXPECT_EQ(plain.out.find("time:"), std::string::npos);
+}
+
 TEST(RunToolTest, UsageErrors) {
   const std::vector<std::vector<std::string>> cases = {
       {},
@@ -238,6 +264,9 @@ TEST(RunToolTest, UsageErrors) {
       {"a.dyncc", "--input", "X="},
       {"a.dyncc", "--input", "X=a.npy", "--input", "X=b.npy"},
       {"a.dyncc", "--dim", "B=1", "--dim", "B=2"},
+      {"a.dyncc", "--repeat", "0"},
+      {"a.dyncc", "--repeat", "x"},
+      {"a.dyncc", "--repeat"},
   };
   for (const auto &args : cases) {
     ToolResult result = runTool(args);

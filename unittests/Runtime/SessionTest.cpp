@@ -149,6 +149,26 @@ TEST(SessionTest, PicksVariantByTable) {
                  b >= 9 && b <= 32 ? "matmul_small" : "matmul_large")
         << "B = " << b;
   }
+  // Why (dyncc run -v): the key's value and the interval holding it, the
+  // first one for values below the table (2*B = 2 is its bound), the last
+  // one open where the manifest has no key range.
+  runLinear(*session, 20, 1);
+  EXPECT_STREQ(session->groupReason(0),
+               "v0, by the tile search's table: 2*B = 40 in 18-65");
+  runLinear(*session, 100, 1);
+  EXPECT_STREQ(session->groupReason(0),
+               "v1, by the tile search's table: 2*B = 200 in 66 and up");
+  EXPECT_STREQ(session->groupReason(1), "v0, by the group's one variant");
+}
+
+TEST(SessionTest, ReasonsNameConditionsOrNothing) {
+  auto session = makeSession(loadModel(linearManifest()));
+  ASSERT_NE(session, nullptr);
+  EXPECT_EQ(session->groupReason(0), nullptr);
+  runLinear(*session, 17, 1);
+  EXPECT_STREQ(session->groupReason(0),
+               "v1, by the first variant whose conditions hold: B = 17 in "
+               "17-4096");
 }
 
 TEST(SessionTest, NoMatchingVariant) {
@@ -500,6 +520,11 @@ TEST(CApiTest, LoadQueryRun) {
             DYNCC_ERROR_INVALID_ARGUMENT);
   EXPECT_STREQ(dyncc_session_group_variant(session, 0), "matmul_small");
   EXPECT_EQ(dyncc_session_group_variant(session, 2), nullptr);
+  EXPECT_STREQ(dyncc_session_group_reason(session, 0),
+               "v0, by the first variant whose conditions hold: B = 7 in "
+               "1-16");
+  EXPECT_EQ(dyncc_session_group_reason(session, 2), nullptr);
+  EXPECT_EQ(dyncc_session_group_reason(nullptr, 0), nullptr);
   EXPECT_GE(dyncc_session_num_threads(session), 1u);
   // One temp, [7, 8] f32 (224 bytes), in 64-byte units: 256.
   ASSERT_EQ(dyncc_session_memory(session, &arenaBytes, &livePeak), DYNCC_OK);

@@ -33,6 +33,8 @@ struct IntervalTable {
   /// The variant of the interval holding `value` (values below the first
   /// bound take the first). Binary search: O(log intervals).
   uint32_t lookup(int64_t value) const;
+  /// The index of that interval.
+  size_t find(int64_t value) const;
 };
 
 struct PartitionOptions {

@@ -194,6 +194,11 @@ public:
     const char *name = dyncc_session_group_variant(handle, group);
     return name ? name : "";
   }
+  /// Why that kernel ran (dyncc_session_group_reason), or "" if none.
+  std::string groupReason(size_t group) const {
+    const char *reason = dyncc_session_group_reason(handle, group);
+    return reason ? reason : "";
+  }
   size_t numThreads() const { return dyncc_session_num_threads(handle); }
 
 private:

@@ -168,6 +168,13 @@ DYNCC_API dyncc_status dyncc_session_symbol_value(const dyncc_session *session,
  *  group has not run yet (or the index is out of range). */
 DYNCC_API const char *dyncc_session_group_variant(const dyncc_session *session,
                                                   size_t group);
+/** Why that kernel ran for group `group`, at the last run's symbol values:
+ *  its variant index and the tile search's table (each key's value and the
+ *  interval holding it), the variant's conditions, or the group's one
+ *  variant. Null if the group has not run yet (or the index is out of
+ *  range). Valid until the next call on this session. */
+DYNCC_API const char *dyncc_session_group_reason(const dyncc_session *session,
+                                                 size_t group);
 /** The number of threads running kernel blocks. */
 DYNCC_API size_t dyncc_session_num_threads(const dyncc_session *session);
 /** The memory of the last successful run's temporaries: `*arena_bytes`,

@@ -12,7 +12,9 @@
 #include "dyncc/Runtime/Runtime.hpp"
 #include "dyncc/Runtime/ShapeExpr.h"
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -33,7 +35,10 @@ struct Options {
   uint64_t seed = 0;
   std::string outputDir;
   std::string device = "cpu";
+  /// Runs timed after the first, warm one (0: just the one).
+  int64_t repeat = 0;
   bool quiet = false;
+  bool verbose = false;
   bool help = false;
 };
 
@@ -55,7 +60,8 @@ private:
     std::fprintf(stderr,
                  "usage: %s OUT.dyncc [--dim NAME=VALUE ...] "
                  "[--input NAME=FILE.npy ...] [--seed N] "
-                 "[--output-dir DIR] [--device cpu] [--quiet]\n",
+                 "[--output-dir DIR] [--device cpu] [--repeat N] [-v] "
+                 "[--quiet]\n",
                  name);
     return 2;
   }
@@ -69,6 +75,10 @@ private:
         "  --seed N               seed of the random inputs (default 0)\n"
         "  --output-dir DIR       write each output to DIR/NAME.npy\n"
         "  --device DEVICE        cpu (default) or cuda:N\n"
+        "  --repeat N             run N more times and report the median,\n"
+        "                         minimum and maximum wall time of a run\n"
+        "  -v, --verbose          also say why each group's variant was\n"
+        "                         chosen (the tile search's table)\n"
         "  --quiet                print nothing on success\n",
         name);
   }
@@ -114,6 +124,10 @@ int Tool::parseArgs(const std::vector<std::string> &args, Options &options) {
       options.quiet = true;
       continue;
     }
+    if (arg == "-v" || arg == "--verbose") {
+      options.verbose = true;
+      continue;
+    }
     std::string option = arg, value;
     size_t equals = arg.find('=');
     bool inlineValue = arg.rfind("--", 0) == 0 && equals != std::string::npos;
@@ -122,7 +136,8 @@ int Tool::parseArgs(const std::vector<std::string> &args, Options &options) {
       value = arg.substr(equals + 1);
     }
     if (option != "--dim" && option != "--input" && option != "--seed" &&
-        option != "--output-dir" && option != "--device")
+        option != "--output-dir" && option != "--device" &&
+        option != "--repeat")
       return usageError("unknown option '" + option + "'");
     if (!inlineValue) {
       if (i + 1 >= args.size())
@@ -160,6 +175,11 @@ int Tool::parseArgs(const std::vector<std::string> &args, Options &options) {
     } else if (option == "--seed") {
       if (!parseUInt64(value, options.seed))
         return usageError("--seed: expected a non-negative integer, got '" +
+                          value + "'");
+    } else if (option == "--repeat") {
+      if (!parseInt64(value, options.repeat) || options.repeat < 1 ||
+          options.repeat > 1000000)
+        return usageError("--repeat: expected a count of 1 to 1000000, got '" +
                           value + "'");
     } else if (option == "--output-dir") {
       if (value.empty())
@@ -405,6 +425,16 @@ int Tool::run(const Options &options) {
       return error(dyncc::lastError());
   if (session.run() != DYNCC_OK)
     return error(dyncc::lastError());
+  // Warm runs, timed one by one: the same inputs and shapes.
+  std::vector<double> times;
+  for (int64_t r = 0; r < options.repeat; ++r) {
+    auto start = std::chrono::steady_clock::now();
+    if (session.run() != DYNCC_OK)
+      return error(dyncc::lastError());
+    times.push_back(std::chrono::duration<double, std::milli>(
+                        std::chrono::steady_clock::now() - start)
+                        .count());
+  }
 
   std::vector<std::string> written;
   if (!options.outputDir.empty()) {
@@ -441,6 +471,8 @@ int Tool::run(const Options &options) {
     std::printf("group %s (%s) -> %s\n", artifact.groupName(g).c_str(),
                 artifact.groupKind(g).c_str(),
                 variant.empty() ? "not run" : ("kernel " + variant).c_str());
+    if (options.verbose && !variant.empty())
+      std::printf("  %s\n", session.groupReason(g).c_str());
   }
   for (size_t o = 0; o < artifact.numOutputs(); ++o) {
     DType type;
@@ -473,6 +505,16 @@ int Tool::run(const Options &options) {
         line += " (contains NaN)";
     }
     std::printf("%s\n", line.c_str());
+  }
+  if (!times.empty()) {
+    std::sort(times.begin(), times.end());
+    size_t n = times.size();
+    double median =
+        n % 2 ? times[n / 2] : (times[n / 2 - 1] + times[n / 2]) / 2;
+    std::printf("time: median %s ms, min %s ms, max %s ms over %zu runs on "
+                "%s\n",
+                formatNumber(median).c_str(), formatNumber(times.front()).c_str(),
+                formatNumber(times.back()).c_str(), n, options.device.c_str());
   }
   for (const std::string &path : written)
     std::printf("wrote %s\n", path.c_str());
