@@ -608,6 +608,22 @@ static gpu::MappingId getMappingId(size_t i, size_t n) {
   return static_cast<gpu::MappingId>(n - 1 - i);
 }
 
+/// The tiled loops (those of a non-zero size in `sizes`) in the order they
+/// take the grid's dimensions (getMappingId's `i`): their own, or that of
+/// `order` (a place per loop, getProductLayout's view) where given.
+static SmallVector<int64_t> getGridLoops(ArrayRef<int64_t> sizes,
+                                         ArrayRef<int64_t> order) {
+  SmallVector<int64_t> loops;
+  for (auto [i, size] : llvm::enumerate(sizes))
+    if (size != 0)
+      loops.push_back(i);
+  // `order` is a permutation: no ties.
+  if (!order.empty())
+    llvm::sort(loops,
+               [&](int64_t a, int64_t b) { return order[a] < order[b]; });
+  return loops;
+}
+
 /// Tiles `op` and fuses its producers as `options` say, replaces its
 /// results, and erases it and the producers it made dead (adding them to
 /// `erased`, if given; another root may still read a producer). Returns the
@@ -640,9 +656,8 @@ tileAndFuse(RewriterBase &rewriter, TilingInterface op,
 /// `deferPads`, a pad read by a reduction (a conv's padded input) is left
 /// for the k-step level: fused here it would be padded whole over every
 /// reduced dimension (all input channels), fused per step it is one step's
-/// window. The tiled loops take the grid's dimensions innermost first, in
-/// the order of `order` (a place per loop, getGridOrder's) where given.
-/// Returns the tiled root.
+/// window. The tiled loops take the grid's dimensions as getGridLoops
+/// orders them. Returns the tiled root.
 static FailureOr<TilingInterface>
 tileLevel(RewriterBase &rewriter, TilingInterface root, ArrayRef<int64_t> sizes,
           bool threads, bool deferPads, bool fuseDestinations = true,
@@ -658,20 +673,12 @@ tileLevel(RewriterBase &rewriter, TilingInterface root, ArrayRef<int64_t> sizes,
   if (tiled > 3 + 9)
     return root->emitOpError("has ") << tiled << " tiled loops, at most 12";
 
-  // Per tiled loop (in loop order), its rank in the grid's order.
-  SmallVector<size_t> ranks;
-  for (size_t i = 0; i < numLoops; ++i)
-    if (allSizes[i] != 0)
-      ranks.push_back(i);
-  SmallVector<size_t> byOrder(ranks);
-  if (!order.empty())
-    llvm::stable_sort(byOrder,
-                      [&](size_t a, size_t b) { return order[a] < order[b]; });
-  for (size_t &loop : ranks)
-    loop = llvm::find(byOrder, loop) - byOrder.begin();
+  // The forall's mapping, per tiled loop in loop order.
+  SmallVector<int64_t> gridLoops = getGridLoops(allSizes, order);
   SmallVector<Attribute> mapping;
-  for (size_t i = 0; i < tiled; ++i) {
-    gpu::MappingId id = getMappingId(ranks[i], tiled);
+  for (int64_t loop : getGridLoops(allSizes, {})) {
+    gpu::MappingId id =
+        getMappingId(llvm::find(gridLoops, loop) - gridLoops.begin(), tiled);
     mapping.push_back(warps ? Attribute(gpu::GPUWarpMappingAttr::get(ctx, id))
                       : threads
                           ? Attribute(gpu::GPUThreadMappingAttr::get(ctx, id))
@@ -1634,31 +1641,28 @@ static bool isReadOrElementwiseOfReads(Value value) {
 /// merge: the product's [B, H, S, D] copied out as [B, S, H, D]; its head
 /// split: [B, S, H*D] as [B, H, S, D] or [B, H, D, S]; see
 /// getProductLayout): the config's tiles are the product's GEMM view's, so
-/// the root's sizes are the view's, permuted as the root's dimensions are.
+/// the root's block and thread sizes are the view's, permuted as the root's
+/// dimensions are.
 /// Otherwise a block of the root would be one row of the product (S tiled by
-/// 1), too thin for a static product. Leaves `sizes` as they are for any
+/// 1), too thin for a static product. Leaves the sizes as they are for any
 /// other root.
-static void permuteForTransposedProduct(Operation *root, bool gemm,
-                                        SmallVectorImpl<int64_t> &sizes) {
+///
+/// Returns the order in which the root's tiled loops take the grid's
+/// dimensions (getGridLoops): the view's, so that every root of a kernel of
+/// several products (Q, K and V, K transposed) numbers its blocks alike and
+/// they share one grid; empty (the loops' own) for any other root.
+static SmallVector<int64_t>
+permuteForTransposedProduct(Operation *root, bool gemm,
+                            SmallVectorImpl<int64_t> &blockSizes,
+                            SmallVectorImpl<int64_t> &threadSizes) {
   FailureOr<ProductLayout> layout = getProductLayout(root, gemm);
   if (failed(layout) || layout->isIdentity() ||
-      layout->viewDims.size() != sizes.size())
-    return;
-  SmallVector<int64_t> permuted = layout->toRoot(sizes);
-  sizes.assign(permuted.begin(), permuted.end());
-}
-
-/// The order in which a root's tiled loops take the grid's dimensions, a
-/// place per loop: a transposed product's view's (permuteForTransposedProduct),
-/// so that every root of a kernel of several products (Q, K and V, with K
-/// transposed) numbers its blocks alike and they share one grid; the
-/// loops' own otherwise (empty).
-static SmallVector<int64_t> getGridOrder(Operation *root, bool gemm,
-                                         int64_t rank) {
-  FailureOr<ProductLayout> layout = getProductLayout(root, gemm);
-  if (failed(layout) || layout->isIdentity() ||
-      static_cast<int64_t>(layout->viewDims.size()) != rank)
+      layout->viewDims.size() != blockSizes.size())
     return {};
+  for (SmallVectorImpl<int64_t> *sizes : {&blockSizes, &threadSizes}) {
+    SmallVector<int64_t> permuted = layout->toRoot(*sizes);
+    sizes->assign(permuted.begin(), permuted.end());
+  }
   return layout->viewDims;
 }
 
@@ -2640,21 +2644,17 @@ struct TileAndFuse final : ::dyncc::impl::TileAndFusePassBase<TileAndFuse> {
       }
       SmallVector<int64_t> threadSizes = getThreadSizes(*config, rank);
       SmallVector<int64_t> gridOrder;
-      if (gemmLike && !rows) {
-        bool gemm = kind.getValue() == "gemm";
-        permuteForTransposedProduct(op, gemm, blockSizes);
-        permuteForTransposedProduct(op, gemm, threadSizes);
-        gridOrder = getGridOrder(op, gemm, rank);
-      }
+      if (gemmLike && !rows)
+        gridOrder = permuteForTransposedProduct(
+            op, kind.getValue() == "gemm", blockSizes, threadSizes);
 
       // The grid: ceil(extent / tile) per tiled loop, innermost first.
       rewriter.setInsertionPoint(op);
       SmallVector<Range> domain = root.getIterationDomain(rewriter);
-      SmallVector<std::pair<int64_t, DimExpr>> placedCounts;
+      // In the grid's order (tileLevel's mapping).
+      SmallVector<DimExpr> counts;
       auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
-      for (int64_t i = 0; i < rank; ++i) {
-        if (blockSizes[i] == 0)
-          continue;
+      for (int64_t i : getGridLoops(blockSizes, gridOrder)) {
         // An output loop's extent is a dimension of the destination.
         FailureOr<DimExpr> extent = failure();
         if (linalgOp && linalgOp.getNumDpsInits() > 0) {
@@ -2676,17 +2676,8 @@ struct TileAndFuse final : ::dyncc::impl::TileAndFusePassBase<TileAndFuse> {
             diag.attachNote(v.getLoc()) << "extent: " << v;
           return signalPassFailure();
         }
-        placedCounts.push_back(
-            {gridOrder.empty() ? i : gridOrder[i],
-             DimExpr::ceilDiv(*extent, DimExpr(blockSizes[i]))});
+        counts.push_back(DimExpr::ceilDiv(*extent, DimExpr(blockSizes[i])));
       }
-      // In the grid's order (tileLevel's mapping).
-      llvm::stable_sort(placedCounts, [](const auto &a, const auto &b) {
-        return a.first < b.first;
-      });
-      SmallVector<DimExpr> counts;
-      for (auto &placed : placedCounts)
-        counts.push_back(placed.second);
       DimExpr axes[3] = {DimExpr(1), DimExpr(1), DimExpr(1)};
       int64_t tiled = counts.size();
       for (int64_t i = 0; i < tiled; ++i) {

@@ -28,19 +28,14 @@
 
 using namespace dyncc::cost;
 
-/// The last interval of `lower` (ascending lower bounds) whose bound is
-/// <= value; the first for values below them all.
-static size_t findInterval(const std::vector<int64_t> &lower, int64_t value) {
+size_t dyncc::cost::findInterval(const std::vector<int64_t> &lower,
+                                 int64_t value) {
   auto it = std::upper_bound(lower.begin(), lower.end(), value);
   return it == lower.begin() ? 0 : size_t(it - lower.begin()) - 1;
 }
 
 uint32_t IntervalTable::lookup(int64_t value) const {
   return variant[findInterval(lower, value)];
-}
-
-size_t IntervalTable::find(int64_t value) const {
-  return findInterval(lower, value);
 }
 
 /// Every value of [lo, hi] where there are at most `count`; else `count`

@@ -268,17 +268,17 @@ const char *Session::groupReason(size_t groupIndex) const {
          group.variants[chosen].kernel != kernel)
     ++chosen;
   const VariantSelection &select = group.select;
-  // The interval of `table` holding `value` of key `k`, the last up to the
-  // key's searched range.
-  auto interval = [&](const dyncc::cost::IntervalTable &table, size_t k,
+  // The interval of bounds `lower` holding `value` of key `k`, the last up
+  // to the key's searched range.
+  auto interval = [&](const std::vector<int64_t> &lower, size_t k,
                       int64_t value) {
-    size_t i = table.find(value);
-    if (i + 1 < table.lower.size())
-      return str(table.lower[i]) + "-" + str(table.lower[i + 1] - 1);
+    size_t i = dyncc::cost::findInterval(lower, value);
+    if (i + 1 < lower.size())
+      return str(lower[i]) + "-" + str(lower[i + 1] - 1);
     if (select.keyRanges.size() > 2 * k + 1 &&
-        select.keyRanges[2 * k + 1] >= table.lower[i])
-      return str(table.lower[i]) + "-" + str(select.keyRanges[2 * k + 1]);
-    return str(table.lower[i]) + " and up";
+        select.keyRanges[2 * k + 1] >= lower[i])
+      return str(lower[i]) + "-" + str(select.keyRanges[2 * k + 1]);
+    return str(lower[i]) + " and up";
   };
   size_t picked;
   if (select.present && select.lookup(symbols.data(), picked) &&
@@ -291,14 +291,12 @@ const char *Session::groupReason(size_t groupIndex) const {
       reason += " (a static problem)";
     if (select.keys.size() >= 1)
       reason += ": " + select.keyTexts[0] + " = " + str(values[0]) + " in " +
-                interval(select.keys.size() < 2
-                             ? select.table.inner[0]
-                             : dyncc::cost::IntervalTable{select.table.lower,
-                                                          {}},
+                interval(select.keys.size() < 2 ? select.table.inner[0].lower
+                                                : select.table.lower,
                          0, values[0]);
     if (select.keys.size() == 2)
       reason += ", " + select.keyTexts[1] + " = " + str(values[1]) + " in " +
-                interval(select.table.getInner(values[0]), 1, values[1]);
+                interval(select.table.getInner(values[0]).lower, 1, values[1]);
   } else if (group.variants.size() == 1) {
     reason = "the group's one variant";
   } else {

@@ -293,6 +293,12 @@ FailureOr<GemmProblemExprs> dyncc::getGemmProblem(func::FuncOp kernel) {
               getProductLayout(root, /*byOperands=*/true);
           succeeded(layout))
         layouts.try_emplace(layout->product, *layout);
+  // Several products: each has a root of its own.
+  if (contractions.size() > 1 &&
+      !llvm::all_of(contractions, [&](linalg::LinalgOp op) {
+        return layouts.count(op);
+      }))
+    return failure();
   std::optional<GemmProblemExprs> problem;
   for (linalg::LinalgOp op : contractions) {
     FailureOr<GemmProblemExprs> own = getContractionProblem(op, entry);
@@ -304,19 +310,16 @@ FailureOr<GemmProblemExprs> dyncc::getGemmProblem(func::FuncOp kernel) {
       problem = *own;
       continue;
     }
-    // Another product of the same problem: its own root, nothing read
-    // from the others.
+    // Another product of the same problem, reading nothing of the others.
     SetVector<Operation *> slice;
-    if (layout == layouts.end() ||
-        failed(getBackwardSlice(op.getOperation(), &slice)) ||
+    if (failed(getBackwardSlice(op.getOperation(), &slice)) ||
         llvm::any_of(contractions, [&](linalg::LinalgOp other) {
           return slice.contains(other);
         }) ||
         own->batch != problem->batch || own->m != problem->m ||
         own->n != problem->n || own->k != problem->k ||
         own->operandBytes != problem->operandBytes ||
-        own->nSplit != problem->nSplit ||
-        !layouts.count(contractions.front()))
+        own->nSplit != problem->nSplit)
       return failure();
     ++problem->products;
   }

@@ -33,9 +33,12 @@ struct IntervalTable {
   /// The variant of the interval holding `value` (values below the first
   /// bound take the first). Binary search: O(log intervals).
   uint32_t lookup(int64_t value) const;
-  /// The index of that interval.
-  size_t find(int64_t value) const;
 };
+
+/// The last interval of `lower` (ascending lower bounds) whose bound is <=
+/// `value`; the first for values below them all. IntervalTable::lookup's and
+/// DecisionTable's search.
+size_t findInterval(const std::vector<int64_t> &lower, int64_t value);
 
 struct PartitionOptions {
   /// The most variants chosen.
