@@ -19,6 +19,9 @@ llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 tool_dirs = [config.dyncc_tools_dir, config.llvm_tools_dir]
 llvm_config.add_tool_substitutions(["dyncc-opt", "dyncc", "dyncc-run", "dyncc-tile-search"], tool_dirs)
 config.substitutions.append(("%python", config.python_executable))
+# The tests' CUDA driver on the host (unittests/Runtime/FakeCuda.cpp).
+config.substitutions.append(
+    ("%fake_cuda", os.path.join(config.dyncc_obj_root, "lib", "libdyncc_fake_cuda.so")))
 config.substitutions.append(("%models", os.path.join(config.dyncc_src_root, "examples")))
 # The real exports next to the checkout (../shared/models, or
 # $DYNCC_SHARED_DIR/models as for pytest): a missing one fails the tests

@@ -17,6 +17,8 @@ struct dyncc_artifact {
 
 struct dyncc_session {
   std::unique_ptr<Session> session;
+  /// dyncc_session_device's text.
+  mutable std::string device;
 };
 
 namespace {
@@ -271,7 +273,7 @@ dyncc_status dyncc_session_create(const dyncc_artifact *artifact,
       Session::create(artifact->model, device, error);
   if (!session)
     return fail(error);
-  *out = new dyncc_session{std::move(session)};
+  *out = new dyncc_session{std::move(session), {}};
   return DYNCC_OK;
 }
 
@@ -285,6 +287,21 @@ dyncc_status dyncc_session_set_input(dyncc_session *session, size_t index,
                 "dyncc_session_set_input: null session");
   RuntimeError error;
   if (!session->session->setInput(index, data, shape, rank, error))
+    return fail(error);
+  return DYNCC_OK;
+}
+
+dyncc_status dyncc_session_set_input_device(dyncc_session *session,
+                                            size_t index, uint64_t address,
+                                            const int64_t *shape, size_t rank) {
+  if (!session)
+    return fail(DYNCC_ERROR_INVALID_ARGUMENT,
+                "dyncc_session_set_input_device: null session");
+  RuntimeError error;
+  const void *data =
+      reinterpret_cast<const void *>(static_cast<uintptr_t>(address));
+  if (!session->session->setInput(index, data, shape, rank, error,
+                                  /*onDevice=*/true))
     return fail(error);
   return DYNCC_OK;
 }
@@ -317,6 +334,54 @@ dyncc_status dyncc_session_run(dyncc_session *session) {
   if (!session->session->run(error))
     return fail(error);
   return DYNCC_OK;
+}
+
+dyncc_status dyncc_session_enqueue(dyncc_session *session) {
+  if (!session)
+    return fail(DYNCC_ERROR_INVALID_ARGUMENT,
+                "dyncc_session_enqueue: null session");
+  RuntimeError error;
+  if (!session->session->enqueue(error))
+    return fail(error);
+  return DYNCC_OK;
+}
+
+dyncc_status dyncc_session_synchronize(dyncc_session *session) {
+  if (!session)
+    return fail(DYNCC_ERROR_INVALID_ARGUMENT,
+                "dyncc_session_synchronize: null session");
+  RuntimeError error;
+  if (!session->session->wait(error))
+    return fail(error);
+  return DYNCC_OK;
+}
+
+dyncc_status dyncc_session_set_stream(dyncc_session *session, void *stream) {
+  if (!session)
+    return fail(DYNCC_ERROR_INVALID_ARGUMENT,
+                "dyncc_session_set_stream: null session");
+  RuntimeError error;
+  if (!session->session->setStream(stream, error))
+    return fail(error);
+  return DYNCC_OK;
+}
+
+dyncc_status dyncc_session_device_time(dyncc_session *session,
+                                       double *milliseconds) {
+  if (!session || !milliseconds)
+    return fail(DYNCC_ERROR_INVALID_ARGUMENT,
+                "dyncc_session_device_time: null argument");
+  RuntimeError error;
+  if (!session->session->deviceTime(*milliseconds, error))
+    return fail(error);
+  return DYNCC_OK;
+}
+
+const char *dyncc_session_device(const dyncc_session *session) {
+  if (!session)
+    return nullptr;
+  session->device = session->session->deviceDescription();
+  return session->device.c_str();
 }
 
 dyncc_status dyncc_session_output_shape(const dyncc_session *session,
@@ -353,7 +418,19 @@ const void *dyncc_session_output_data(const dyncc_session *session,
   if (!session || !session->session->hasRun() ||
       index >= session->session->model().manifest().outputs.size())
     return nullptr;
-  return session->session->outputData(index);
+  RuntimeError error;
+  const void *data = session->session->hostOutput(index, error);
+  if (!data)
+    fail(error);
+  return data;
+}
+
+uint64_t dyncc_session_output_device(const dyncc_session *session,
+                                     size_t index) {
+  if (!session ||
+      index >= session->session->model().manifest().outputs.size())
+    return 0;
+  return session->session->deviceOutput(index);
 }
 
 dyncc_status dyncc_session_symbol_value(const dyncc_session *session,

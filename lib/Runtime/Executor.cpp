@@ -1,4 +1,4 @@
-//===- Executor.cpp - Models and CPU sessions -------------------*- C++ -*-===//
+//===- Executor.cpp - Models and sessions -----------------------*- C++ -*-===//
 //
 // Part of dyncc, under the Apache License v2.0 with LLVM Exceptions.
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
@@ -125,6 +125,19 @@ std::shared_ptr<const Model> Model::finish(std::unique_ptr<ArtifactFile> file,
   return model;
 }
 
+std::shared_ptr<const CudaModel> Model::cudaModel(int ordinal,
+                                                  RuntimeError &error) const {
+  std::lock_guard<std::mutex> lock(cudaMutex);
+  std::weak_ptr<const CudaModel> &slot = cudaModels[ordinal];
+  if (std::shared_ptr<const CudaModel> existing = slot.lock())
+    return existing;
+  std::shared_ptr<const CudaModel> fresh =
+      CudaModel::load(*this, ordinal, error);
+  if (fresh)
+    slot = fresh;
+  return fresh;
+}
+
 //===----------------------------------------------------------------------===//
 // AlignedBuffer
 //===----------------------------------------------------------------------===//
@@ -179,8 +192,8 @@ size_t Session::VectorHash::operator()(const std::vector<int64_t> &key) const {
   return static_cast<size_t>(hash);
 }
 
-Session::Session(std::shared_ptr<const Model> model)
-    : loaded(std::move(model)), pool(ThreadPool::defaultSize()) {
+Session::Session(std::shared_ptr<const Model> model, unsigned threads)
+    : loaded(std::move(model)), pool(threads) {
   const Manifest &manifest = loaded->manifest();
   inputs.resize(manifest.inputs.size());
   symbols.assign(manifest.symbols.size(), 0);
@@ -207,25 +220,58 @@ std::unique_ptr<Session> Session::create(std::shared_ptr<const Model> model,
                                          const char *device,
                                          RuntimeError &error) {
   std::string name = device ? device : "cpu";
+  const Manifest &manifest = model->manifest();
   if (name.rfind("cuda", 0) == 0) {
+    // "cuda" or "cuda:N".
+    int ordinal = 0;
     bool wellFormed = name.size() == 4;
-    if (name.size() > 5 && name[4] == ':') {
+    if (name.size() > 5 && name.size() < 10 && name[4] == ':') {
       wellFormed = true;
-      for (size_t i = 5; i < name.size(); ++i)
+      for (size_t i = 5; i < name.size(); ++i) {
         wellFormed &= name[i] >= '0' && name[i] <= '9';
+        ordinal = ordinal * 10 + (name[i] - '0');
+      }
     }
     if (wellFormed) {
-      error.fail(DYNCC_ERROR_UNSUPPORTED, "the CUDA executor is not built yet");
-      return nullptr;
+      std::shared_ptr<const CudaModel> gpuModel =
+          model->cudaModel(ordinal, error);
+      if (!gpuModel)
+        return nullptr;
+      std::unique_ptr<Session> session(new Session(std::move(model), 1));
+      auto state = std::make_unique<CudaState>();
+      state->model = std::move(gpuModel);
+      const cuda::Driver &driver = state->model->driver();
+      std::string label = "cuda:" + std::to_string(ordinal) + ": ";
+      auto check = [&](cuda::CUresult status, const char *what) {
+        if (status != cuda::CUDA_SUCCESS)
+          error.fail(DYNCC_ERROR_DEVICE, label + driver.failure(what, status));
+        return status == cuda::CUDA_SUCCESS;
+      };
+      if (!state->model->makeCurrent(error) ||
+          !check(driver.streamCreate(&state->ownStream,
+                                     cuda::CU_STREAM_NON_BLOCKING),
+                 "cuStreamCreate") ||
+          !check(driver.eventCreate(&state->start, cuda::CU_EVENT_DEFAULT),
+                 "cuEventCreate") ||
+          !check(driver.eventCreate(&state->end, cuda::CU_EVENT_DEFAULT),
+                 "cuEventCreate")) {
+        session->gpu = std::move(state); // Released by ~Session.
+        return nullptr;
+      }
+      state->stream = state->ownStream;
+      state->outputs.resize(manifest.outputs.size());
+      state->staging.resize(manifest.inputs.size());
+      state->hostStale.assign(manifest.outputs.size(), 0);
+      session->gpu = std::move(state);
+      return session;
     }
   }
   if (name != "cpu") {
     error.fail(DYNCC_ERROR_INVALID_ARGUMENT,
                "unknown device " + quoted(name) +
-                   " (expected 'cpu' or 'cuda:N')");
+                   " (expected 'cpu', 'cuda' or 'cuda:N')");
     return nullptr;
   }
-  const Manifest &manifest = model->manifest();
   for (const GroupInfo &group : manifest.groups) {
     for (const VariantInfo &variant : group.variants) {
       const KernelInfo &kernel = manifest.kernels[variant.kernel];
@@ -242,7 +288,42 @@ std::unique_ptr<Session> Session::create(std::shared_ptr<const Model> model,
       }
     }
   }
-  return std::unique_ptr<Session>(new Session(std::move(model)));
+  return std::unique_ptr<Session>(
+      new Session(std::move(model), ThreadPool::defaultSize()));
+}
+
+Session::~Session() {
+  if (!gpu)
+    return;
+  const cuda::Driver &driver = gpu->model->driver();
+  RuntimeError ignored;
+  if (!gpu->model->makeCurrent(ignored))
+    return;
+  // Nothing may still use the memory freed below.
+  if (gpu->stream)
+    driver.streamSynchronize(gpu->stream);
+  gpu->arena = DeviceBuffer();
+  gpu->outputs.clear();
+  gpu->staging.clear();
+  if (gpu->start)
+    driver.eventDestroy(gpu->start);
+  if (gpu->end)
+    driver.eventDestroy(gpu->end);
+  if (gpu->ownStream)
+    driver.streamDestroy(gpu->ownStream);
+}
+
+std::string Session::deviceDescription() const {
+  if (gpu)
+    return gpu->model->describe();
+  return "cpu (" + std::to_string(pool.size()) + " threads)";
+}
+
+bool Session::deviceFailure(const std::string &what, cuda::CUresult status,
+                            RuntimeError &error) const {
+  return error.fail(DYNCC_ERROR_DEVICE,
+                    "cuda:" + std::to_string(gpu->model->ordinal()) + ": " +
+                        gpu->model->driver().failure(what, status));
 }
 
 std::string Session::inputDimName(size_t input, size_t dim) const {
@@ -358,7 +439,7 @@ bool Session::checkInput(size_t index, const int64_t *shape, size_t rank,
 }
 
 bool Session::setInput(size_t index, const void *data, const int64_t *shape,
-                       size_t rank, RuntimeError &error) {
+                       size_t rank, RuntimeError &error, bool onDevice) {
   const Manifest &manifest = loaded->manifest();
   if (index >= manifest.inputs.size())
     return error.fail(DYNCC_ERROR_INVALID_ARGUMENT,
@@ -367,6 +448,11 @@ bool Session::setInput(size_t index, const void *data, const int64_t *shape,
                           std::to_string(manifest.inputs.size()) + " inputs)");
   InputBinding &binding = inputs[index];
   binding.set = false;
+  if (onDevice && !gpu)
+    return error.fail(DYNCC_ERROR_INVALID_ARGUMENT,
+                      "input " + quoted(manifest.inputs[index].name) +
+                          ": device memory needs a CUDA session (this one "
+                          "is on the cpu)");
   if (rank != 0 && !shape)
     return error.fail(DYNCC_ERROR_INVALID_ARGUMENT,
                       "input " + quoted(manifest.inputs[index].name) +
@@ -382,6 +468,7 @@ bool Session::setInput(size_t index, const void *data, const int64_t *shape,
                           ": data is null");
   binding.data = data;
   binding.shape.assign(shape, shape + rank);
+  binding.onDevice = onDevice;
   binding.set = true;
   return true;
 }
@@ -511,6 +598,11 @@ bool Session::computeBuffers(RuntimeError &error) {
         bytes > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
       return error.fail(DYNCC_ERROR_SHAPE, label + ": size overflows");
     bufferBytes[b] = static_cast<size_t>(bytes);
+    if (gpu) {
+      if (!placeOnDevice(b, error))
+        return false;
+      continue;
+    }
     switch (buffer.kind) {
     case BufferKind::Input:
       bufferData[b] = const_cast<void *>(inputs[buffer.port].data);
@@ -551,14 +643,72 @@ bool Session::computeBuffers(RuntimeError &error) {
                         "the temporaries' sizes overflow the arena");
     arenaPlanned = true;
   }
-  if (!arena.reserve(static_cast<size_t>(placement.size)))
-    return error.fail(DYNCC_ERROR_INTERNAL, "out of memory allocating a " +
-                                                std::to_string(placement.size) +
-                                                "-byte arena");
+  char *base;
+  if (gpu) {
+    if (cuda::CUresult status = gpu->arena.reserve(
+            gpu->model->driver(), static_cast<size_t>(placement.size)))
+      return deviceFailure("cuMemAlloc of a " + str(placement.size) +
+                               "-byte arena",
+                           status, error);
+    base = reinterpret_cast<char *>(gpu->arena.data());
+  } else {
+    if (!arena.reserve(static_cast<size_t>(placement.size)))
+      return error.fail(DYNCC_ERROR_INTERNAL,
+                        "out of memory allocating a " +
+                            std::to_string(placement.size) + "-byte arena");
+    base = static_cast<char *>(arena.data());
+  }
   t = 0;
   for (size_t b = 0; b < manifest.buffers.size(); ++b)
     if (manifest.buffers[b].kind == BufferKind::Temp)
-      bufferData[b] = static_cast<char *>(arena.data()) + placement.offsets[t++];
+      bufferData[b] = base + placement.offsets[t++];
+  return true;
+}
+
+bool Session::placeOnDevice(size_t b, RuntimeError &error) {
+  const Manifest &manifest = loaded->manifest();
+  const BufferInfo &buffer = manifest.buffers[b];
+  const cuda::Driver &driver = gpu->model->driver();
+  size_t bytes = bufferBytes[b];
+  auto address = [](cuda::CUdeviceptr pointer) {
+    return reinterpret_cast<void *>(static_cast<uintptr_t>(pointer));
+  };
+  switch (buffer.kind) {
+  case BufferKind::Input: {
+    const InputBinding &binding = inputs[buffer.port];
+    if (binding.onDevice) {
+      bufferData[b] = const_cast<void *>(binding.data);
+      return true;
+    }
+    // Host data: copied to the device on the session's stream.
+    DeviceBuffer &staging = gpu->staging[buffer.port];
+    std::string what = "input " + quoted(manifest.inputs[buffer.port].name);
+    if (cuda::CUresult status = staging.reserve(driver, bytes))
+      return deviceFailure("cuMemAlloc of " + str(bytes) + " bytes for " + what,
+                           status, error);
+    if (bytes != 0)
+      if (cuda::CUresult status = driver.memcpyHtoDAsync(
+              staging.data(), binding.data, bytes, gpu->stream))
+        return deviceFailure("cuMemcpyHtoDAsync of " + what, status, error);
+    bufferData[b] = address(staging.data());
+    return true;
+  }
+  case BufferKind::Weight:
+    bufferData[b] = address(gpu->model->weight(b));
+    return true;
+  case BufferKind::Output: {
+    DeviceBuffer &output = gpu->outputs[buffer.port];
+    if (cuda::CUresult status = output.reserve(driver, bytes))
+      return deviceFailure("cuMemAlloc of " + str(bytes) +
+                               " bytes for output " +
+                               quoted(manifest.outputs[buffer.port].name),
+                           status, error);
+    bufferData[b] = address(output.data());
+    return true;
+  }
+  case BufferKind::Temp:
+    return true; // Placed in the arena.
+  }
   return true;
 }
 
@@ -691,6 +841,25 @@ bool Session::launch(size_t groupIndex, RuntimeError &error) {
   lastKernel[groupIndex] = kernelIndex;
   if (total == 0)
     return true;
+  if (gpu) {
+    // The hardware's limits: x below 2^31, y and z below 2^16.
+    if (grid[0] > 0x7fffffffu || grid[1] > 0xffffu || grid[2] > 0xffffu)
+      return error.fail(DYNCC_ERROR_SHAPE,
+                        label + ": the grid " + str(grid[0]) + " x " +
+                            str(grid[1]) + " x " + str(grid[2]) +
+                            " exceeds the device's limits");
+    if (cuda::CUresult status = gpu->model->driver().launchKernel(
+            gpu->model->function(kernelIndex), static_cast<unsigned>(grid[0]),
+            static_cast<unsigned>(grid[1]), static_cast<unsigned>(grid[2]),
+            static_cast<unsigned>(kernel.block[0]),
+            static_cast<unsigned>(kernel.block[1]),
+            static_cast<unsigned>(kernel.block[2]),
+            static_cast<unsigned>(kernel.sharedBytes), gpu->stream,
+            reinterpret_cast<void **>(slotPointers[kernelIndex].data()),
+            nullptr))
+      return deviceFailure("cuLaunchKernel of " + label, status, error);
+    return true;
+  }
   LaunchContext ctx{loaded->cpuKernel(kernelIndex),
                     slotPointers[kernelIndex].data(), grid[0], grid[1]};
   pool.parallelFor(total, runBlock, &ctx);
@@ -708,16 +877,38 @@ bool Session::copy(const StepInfo &step, size_t stepIndex,
                           " (" + std::to_string(bytes) + " bytes) to buffer " +
                           str(manifest.buffers[step.dst].id) + " (" +
                           std::to_string(bufferBytes[step.dst]) + " bytes)");
-  if (bytes != 0 && bufferData[step.src] != bufferData[step.dst])
-    std::memmove(bufferData[step.dst], bufferData[step.src], bytes);
+  if (bytes == 0 || bufferData[step.src] == bufferData[step.dst])
+    return true;
+  if (gpu) {
+    // Distinct buffers never overlap (the plan copies between buffers).
+    if (cuda::CUresult status = gpu->model->driver().memcpyDtoDAsync(
+            reinterpret_cast<uintptr_t>(bufferData[step.dst]),
+            reinterpret_cast<uintptr_t>(bufferData[step.src]), bytes,
+            gpu->stream))
+      return deviceFailure("steps[" + std::to_string(stepIndex) +
+                               "]: cuMemcpyDtoDAsync",
+                           status, error);
+    return true;
+  }
+  std::memmove(bufferData[step.dst], bufferData[step.src], bytes);
   return true;
 }
 
-bool Session::run(RuntimeError &error) {
+bool Session::enqueue(RuntimeError &error) {
   ran = false;
+  if (gpu) {
+    if (!gpu->model->makeCurrent(error))
+      return false;
+    gpu->timed = false;
+  }
   if (!bindSymbols(error) || !computeBuffers(error))
     return false;
   const Manifest &manifest = loaded->manifest();
+  if (gpu) {
+    if (cuda::CUresult status =
+            gpu->model->driver().eventRecord(gpu->start, gpu->stream))
+      return deviceFailure("cuEventRecord", status, error);
+  }
   for (size_t s = 0; s < manifest.steps.size(); ++s) {
     const StepInfo &step = manifest.steps[s];
     bool ok = step.op == StepInfo::Op::Launch ? launch(step.group, error)
@@ -725,6 +916,105 @@ bool Session::run(RuntimeError &error) {
     if (!ok)
       return false;
   }
+  if (gpu) {
+    if (cuda::CUresult status =
+            gpu->model->driver().eventRecord(gpu->end, gpu->stream))
+      return deviceFailure("cuEventRecord", status, error);
+    gpu->timed = true;
+    std::fill(gpu->hostStale.begin(), gpu->hostStale.end(), 1);
+  }
   ran = true;
   return true;
+}
+
+bool Session::wait(RuntimeError &error) {
+  if (!gpu)
+    return true;
+  if (!gpu->model->makeCurrent(error))
+    return false;
+  if (cuda::CUresult status =
+          gpu->model->driver().streamSynchronize(gpu->stream)) {
+    ran = false;
+    return deviceFailure("cuStreamSynchronize", status, error);
+  }
+  return true;
+}
+
+bool Session::setStream(void *stream, RuntimeError &error) {
+  if (!gpu)
+    return error.fail(DYNCC_ERROR_INVALID_ARGUMENT,
+                      "a stream needs a CUDA session (this one is on the cpu)");
+  gpu->stream =
+      stream ? static_cast<cuda::CUstream>(stream) : gpu->ownStream;
+  return true;
+}
+
+bool Session::deviceTime(double &milliseconds, RuntimeError &error) {
+  if (!gpu)
+    return error.fail(DYNCC_ERROR_UNSUPPORTED,
+                      "device time needs a CUDA session (this one is on the "
+                      "cpu)");
+  if (!ran || !gpu->timed)
+    return error.fail(DYNCC_ERROR_INVALID_ARGUMENT,
+                      "no successful run to time yet");
+  if (!gpu->model->makeCurrent(error))
+    return false;
+  const cuda::Driver &driver = gpu->model->driver();
+  float elapsed = 0;
+  if (cuda::CUresult status = driver.eventSynchronize(gpu->end))
+    return deviceFailure("cuEventSynchronize", status, error);
+  if (cuda::CUresult status =
+          driver.eventElapsedTime(&elapsed, gpu->start, gpu->end))
+    return deviceFailure("cuEventElapsedTime", status, error);
+  milliseconds = elapsed;
+  return true;
+}
+
+const void *Session::hostOutput(size_t index, RuntimeError &error) {
+  if (!ran) {
+    error.fail(DYNCC_ERROR_INVALID_ARGUMENT, "no successful run yet");
+    return nullptr;
+  }
+  if (!gpu || !gpu->hostStale[index])
+    return outputs[index].data();
+  size_t bytes = outputBytes(index);
+  std::string what = "output " + quoted(loaded->manifest().outputs[index].name);
+  if (!outputs[index].reserve(bytes)) {
+    error.fail(DYNCC_ERROR_INTERNAL,
+               "out of memory allocating " + str(bytes) + " bytes for " + what);
+    return nullptr;
+  }
+  if (!gpu->model->makeCurrent(error))
+    return nullptr;
+  const cuda::Driver &driver = gpu->model->driver();
+  if (bytes != 0) {
+    if (cuda::CUresult status =
+            driver.memcpyDtoHAsync(outputs[index].data(),
+                                   gpu->outputs[index].data(), bytes,
+                                   gpu->stream)) {
+      deviceFailure("cuMemcpyDtoHAsync of " + what, status, error);
+      return nullptr;
+    }
+    if (cuda::CUresult status = driver.streamSynchronize(gpu->stream)) {
+      deviceFailure("cuStreamSynchronize", status, error);
+      return nullptr;
+    }
+  }
+  gpu->hostStale[index] = 0;
+  return outputs[index].data();
+}
+
+uint64_t Session::deviceOutput(size_t index) const {
+  return gpu && ran ? gpu->outputs[index].data() : 0;
+}
+
+const void *Session::arenaData() const {
+  if (gpu)
+    return reinterpret_cast<const void *>(
+        static_cast<uintptr_t>(gpu->arena.data()));
+  return arena.data();
+}
+
+size_t Session::arenaCapacity() const {
+  return gpu ? gpu->arena.capacity() : arena.capacity();
 }

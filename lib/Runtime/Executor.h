@@ -1,4 +1,4 @@
-//===- Executor.h - Models and CPU sessions ---------------------*- C++ -*-===//
+//===- Executor.h - Models and sessions -------------------------*- C++ -*-===//
 //
 // Part of dyncc, under the Apache License v2.0 with LLVM Exceptions.
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
@@ -7,7 +7,8 @@
 //
 // Model is a loaded artifact: the mapped file, the validated manifest, the
 // weights (pointers into the mapping) and the resolved host kernels. It is
-// immutable and shared by its sessions. Session binds inputs, evaluates the
+// immutable and shared by its sessions (its per-GPU state is loaded on
+// demand, under a lock). Session binds inputs, evaluates the
 // shapes, selects variants and runs the steps; the C API in CApi.cpp is a
 // thin layer over these two classes.
 //
@@ -18,6 +19,7 @@
 
 #include "ArenaPlan.h"
 #include "CpuModule.h"
+#include "CudaModel.h"
 #include "ThreadPool.h"
 
 #include "dyncc/Runtime/Artifact.h"
@@ -25,7 +27,9 @@
 #include "dyncc/Runtime/dyncc_runtime.h"
 
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -68,6 +72,10 @@ public:
   const void *weightData(size_t buffer) const { return weights[buffer]; }
   /// The host entry of kernel `kernel` (null without CPU code).
   CpuKernelFn cpuKernel(size_t kernel) const { return kernels[kernel]; }
+  /// The model's code and weights on CUDA device `ordinal`, loaded by the
+  /// first session there and shared while any session on it lives.
+  std::shared_ptr<const CudaModel> cudaModel(int ordinal,
+                                             RuntimeError &error) const;
 
 private:
   Model() = default;
@@ -81,6 +89,8 @@ private:
   std::vector<const void *> weights;
   std::vector<CpuKernelFn> kernels;
   bool codeLoaded = false;
+  mutable std::mutex cudaMutex;
+  mutable std::map<int, std::weak_ptr<const CudaModel>> cudaModels;
 };
 
 /// Heap memory aligned to 64 bytes that only grows.
@@ -105,16 +115,37 @@ private:
 
 class Session {
 public:
-  /// Creates a session on `device` ("cpu", "cuda:N"; null means "cpu").
+  /// Creates a session on `device` ("cpu", "cuda", "cuda:N"; null means
+  /// "cpu").
   static std::unique_ptr<Session> create(std::shared_ptr<const Model> model,
                                          const char *device,
                                          RuntimeError &error);
+  ~Session();
 
   const Model &model() const { return *loaded; }
+  /// True for a session on a CUDA device.
+  bool onCuda() const { return gpu != nullptr; }
+  /// "cpu (N threads)", or the CUDA device and where its code came from.
+  std::string deviceDescription() const;
 
+  /// Binds input `index`. `onDevice`: `data` is device memory of the
+  /// session's GPU (CUDA sessions only); else host memory.
   bool setInput(size_t index, const void *data, const int64_t *shape,
-                size_t rank, RuntimeError &error);
-  bool run(RuntimeError &error);
+                size_t rank, RuntimeError &error, bool onDevice = false);
+  /// Runs and waits for the results.
+  bool run(RuntimeError &error) { return enqueue(error) && wait(error); }
+  /// Binds, selects and launches the steps. On CUDA the work is only
+  /// enqueued on the session's stream: wait() or the stream's owner
+  /// synchronizes. On the CPU it is the whole run.
+  bool enqueue(RuntimeError &error);
+  /// Waits for the enqueued work (nothing to do on the CPU).
+  bool wait(RuntimeError &error);
+  /// CUDA: enqueue on `stream` (a CUstream of the session's device; null:
+  /// the session's own stream) from now on.
+  bool setStream(void *stream, RuntimeError &error);
+  /// The device time of the last run, from events around its steps (CUDA
+  /// only; waits for it).
+  bool deviceTime(double &milliseconds, RuntimeError &error);
 
   /// True after a successful run (until the next failing one).
   bool hasRun() const { return ran; }
@@ -124,7 +155,14 @@ public:
   size_t outputBytes(size_t index) const {
     return bufferBytes[loaded->manifest().outputs[index].buffer];
   }
+  /// The host data of output `index`: CPU sessions' own; for CUDA sessions
+  /// the copy hostOutput() made.
   const void *outputData(size_t index) const { return outputs[index].data(); }
+  /// The host data of output `index`, copied from the device first on CUDA
+  /// (once per run); null with `error` set if the copy fails.
+  const void *hostOutput(size_t index, RuntimeError &error);
+  /// The device address of output `index` (CUDA sessions; else 0).
+  uint64_t deviceOutput(size_t index) const;
   int64_t symbolValue(size_t index) const { return symbols[index]; }
   /// The name of the kernel that last ran for `group`, or null.
   const char *groupVariant(size_t group) const;
@@ -142,23 +180,29 @@ public:
   }
   /// How many times a variant was chosen by scanning the conditions.
   uint64_t selectionScans() const { return scans; }
-  const void *arenaData() const { return arena.data(); }
-  size_t arenaCapacity() const { return arena.capacity(); }
+  /// The arena (a device address on CUDA).
+  const void *arenaData() const;
+  size_t arenaCapacity() const;
   /// The last run's arena placement: the bytes it needs and the live-set
   /// peak at that run's shapes.
   const ArenaPlacement &arenaPlacement() const { return placement; }
 
 private:
-  explicit Session(std::shared_ptr<const Model> model);
+  Session(std::shared_ptr<const Model> model, unsigned threads);
 
   bool bindSymbols(RuntimeError &error);
   bool computeBuffers(RuntimeError &error);
+  /// Sets the device address of buffer `buffer` at this run's size (CUDA).
+  bool placeOnDevice(size_t buffer, RuntimeError &error);
   bool launch(size_t group, RuntimeError &error);
   bool copy(const StepInfo &step, size_t stepIndex, RuntimeError &error);
   bool selectVariant(size_t group, size_t &kernel, RuntimeError &error);
   bool checkInput(size_t index, const int64_t *shape, size_t rank,
                   RuntimeError &error) const;
   std::string inputDimName(size_t input, size_t dim) const;
+  /// Fails with the driver's description of `status` (CUDA sessions).
+  bool deviceFailure(const std::string &what, cuda::CUresult status,
+                     RuntimeError &error) const;
 
   struct VectorHash {
     size_t operator()(const std::vector<int64_t> &key) const;
@@ -168,10 +212,28 @@ private:
     const void *data = nullptr;
     std::vector<int64_t> shape;
     bool set = false;
+    bool onDevice = false;
+  };
+
+  /// A CUDA session's device state.
+  struct CudaState {
+    std::shared_ptr<const CudaModel> model;
+    cuda::CUstream ownStream = nullptr;
+    cuda::CUstream stream = nullptr;
+    cuda::CUevent start = nullptr;
+    cuda::CUevent end = nullptr;
+    DeviceBuffer arena;
+    std::vector<DeviceBuffer> outputs;
+    /// Device copies of the inputs bound to host memory.
+    std::vector<DeviceBuffer> staging;
+    /// Per output: whether its host copy is older than the last run.
+    std::vector<uint8_t> hostStale;
+    bool timed = false;
   };
 
   std::shared_ptr<const Model> loaded;
   ThreadPool pool;
+  std::unique_ptr<CudaState> gpu;
   std::vector<InputBinding> inputs;
   std::vector<int64_t> symbols;
   std::vector<uint8_t> symbolBound;

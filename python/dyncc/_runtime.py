@@ -93,6 +93,9 @@ def _api():
         "dyncc_session_group_reason": (c_char_p, [c_void_p, c_size]),
         "dyncc_session_memory": (ctypes.c_int, [c_void_p, ctypes.POINTER(ctypes.c_uint64),
                                                 ctypes.POINTER(ctypes.c_uint64)]),
+        "dyncc_session_device": (c_char_p, [c_void_p]),
+        "dyncc_session_device_time": (ctypes.c_int, [c_void_p,
+                                                     ctypes.POINTER(ctypes.c_double)]),
     }
     for name, (res, args) in sigs.items():
         fn = getattr(lib, name)
@@ -200,7 +203,9 @@ class Session:
                                                   ctypes.byref(rank)))
             shape = tuple(dims[i] for i in range(rank.value))
             size = api.dyncc_session_output_size(self._handle, index)
-            data = api.dyncc_session_output_data(self._handle, index)
+            data = api.dyncc_session_output_data(self._handle, index) if size else None
+            if size and not data:  # a GPU's copy to the host failed
+                raise DynccError(8, api.dyncc_last_error().decode())
             buf = ctypes.string_at(data, size) if size else b""
             outputs[name] = np.frombuffer(
                 buf, dtype=_numpy_dtype(dtype, name)).reshape(shape).copy()
@@ -221,6 +226,20 @@ class Session:
         api = _api()
         return [_str(api.dyncc_session_group_reason(self._handle, g))
                 for g in range(len(self._artifact.groups))]
+
+    @property
+    def device(self):
+        """The session's device: "cpu (N threads)", or the CUDA device, its
+        architecture and how many kernels came from a cubin and how many the
+        driver compiled from PTX when the artifact was loaded."""
+        return _str(_api().dyncc_session_device(self._handle))
+
+    def device_time(self):
+        """CUDA sessions: the last run's time on the device in milliseconds
+        (events around its steps)."""
+        ms = ctypes.c_double()
+        _check(_api().dyncc_session_device_time(self._handle, ctypes.byref(ms)))
+        return ms.value
 
     def symbol_values(self):
         api = _api()

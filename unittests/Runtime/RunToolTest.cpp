@@ -208,7 +208,8 @@ TEST(RunToolTest, Errors) {
        "dyncc-run: error: unknown input 'Z' in --input (inputs: X)\n"},
       {{model, "--dim", "B=2", "--device", "cuda:0"},
        1,
-       "dyncc-run: error: the CUDA executor is not built yet\n"},
+       "dyncc-run: error: cuda:0: kernel 'matmul_small' has no code for "
+       "sm_90 (the artifact's targets: cpu)\n"},
       {{dir.file("none.dyncc")},
        1,
        "dyncc-run: error: " + dir.file("none.dyncc") +

@@ -356,12 +356,16 @@ TEST(SessionTest, ThreadCountFollowsEnvironment) {
 TEST(SessionTest, DeviceSelection) {
   auto model = loadModel(linearManifest());
   RuntimeError error;
+  // The fake driver's device is an sm_90, which no kernel has code for.
+  ASSERT_TRUE(fakeDriverSet());
   EXPECT_EQ(Session::create(model, "cuda:0", error), nullptr);
   EXPECT_EQ(error.code, DYNCC_ERROR_UNSUPPORTED);
-  EXPECT_EQ(error.message, "the CUDA executor is not built yet");
+  EXPECT_EQ(error.message, "cuda:0: kernel 'matmul_small' has no code for "
+                           "sm_90 (the artifact's targets: cpu)");
   EXPECT_EQ(Session::create(model, "tpu", error), nullptr);
   EXPECT_EQ(error.code, DYNCC_ERROR_INVALID_ARGUMENT);
-  EXPECT_EQ(error.message, "unknown device 'tpu' (expected 'cpu' or 'cuda:N')");
+  EXPECT_EQ(error.message,
+            "unknown device 'tpu' (expected 'cpu', 'cuda' or 'cuda:N')");
   EXPECT_EQ(Session::create(model, "cuda:x", error), nullptr);
   EXPECT_EQ(error.code, DYNCC_ERROR_INVALID_ARGUMENT);
   EXPECT_NE(Session::create(model, nullptr, error), nullptr);
@@ -469,8 +473,9 @@ TEST(CApiTest, LoadQueryRun) {
 
   dyncc_session *session = nullptr;
   EXPECT_EQ(dyncc_session_create(artifact, "cuda:1", &session),
-            DYNCC_ERROR_UNSUPPORTED);
-  EXPECT_STREQ(dyncc_last_error(), "the CUDA executor is not built yet");
+            DYNCC_ERROR_INVALID_ARGUMENT);
+  EXPECT_STREQ(dyncc_last_error(),
+               "cuda:1: no such device (this machine has 1 CUDA device)");
   ASSERT_EQ(dyncc_session_create(artifact, "cpu", &session), DYNCC_OK);
   // The session keeps the model alive.
   dyncc_artifact_free(artifact);

@@ -21,6 +21,17 @@
 
 using namespace dyncc::test;
 
+namespace {
+/// Every CUDA session of the tests runs on the fake driver (FakeCuda.cpp),
+/// whatever the machine has: set before any test loads a driver, which the
+/// run-time does once per process.
+const bool usesFakeDriver =
+    ::setenv("DYNCC_CUDA_DRIVER", DYNCC_FAKE_CUDA_PATH, 1) == 0 &&
+    ::setenv("DYNCC_FAKE_CUDA_HOST_CODE", DYNCC_TEST_KERNEL_PATH, 1) == 0;
+} // namespace
+
+bool dyncc::test::fakeDriverSet() { return usesFakeDriver; }
+
 TempDir::TempDir() {
   std::string base = ::testing::TempDir();
   if (base.empty() || base.back() != '/')

@@ -38,6 +38,10 @@ private:
   std::string dir;
 };
 
+/// True: $DYNCC_CUDA_DRIVER names the fake driver, which runs launches
+/// with the test kernels.
+bool fakeDriverSet();
+
 std::string readFile(const std::string &path);
 void writeFile(const std::string &path, const std::string &content);
 

@@ -166,7 +166,28 @@ public:
     return dyncc_session_set_input_by_name(handle, name.c_str(), data,
                                            shape.data(), shape.size());
   }
+  /// Binds input `index` to device memory (CUDA sessions).
+  dyncc_status setInputDevice(size_t index, uint64_t address,
+                              const std::vector<int64_t> &shape) {
+    return dyncc_session_set_input_device(handle, index, address,
+                                          shape.data(), shape.size());
+  }
   dyncc_status run() { return dyncc_session_run(handle); }
+  /// CUDA: enqueue on the session's stream without waiting.
+  dyncc_status enqueue() { return dyncc_session_enqueue(handle); }
+  dyncc_status synchronize() { return dyncc_session_synchronize(handle); }
+  dyncc_status setStream(void *stream) {
+    return dyncc_session_set_stream(handle, stream);
+  }
+  /// CUDA: the last run's device time in milliseconds.
+  dyncc_status deviceTime(double &milliseconds) const {
+    return dyncc_session_device_time(handle, &milliseconds);
+  }
+  /// The session's device, and on CUDA where its code came from.
+  std::string device() const {
+    const char *text = dyncc_session_device(handle);
+    return text ? text : "";
+  }
 
   /// The shape of output `index` after a successful run (empty on error).
   std::vector<int64_t> outputShape(size_t index) const {
@@ -180,8 +201,14 @@ public:
       return {};
     return shape;
   }
+  /// The host data of output `index` (copied from a GPU on first use after
+  /// a run); null on error.
   const void *outputData(size_t index) const {
     return dyncc_session_output_data(handle, index);
+  }
+  /// The device address of output `index` (CUDA sessions; else 0).
+  uint64_t outputDevice(size_t index) const {
+    return dyncc_session_output_device(handle, index);
   }
   size_t outputSize(size_t index) const {
     return dyncc_session_output_size(handle, index);

@@ -119,9 +119,12 @@ DYNCC_API const char *dyncc_artifact_group_kind(const dyncc_artifact *artifact,
 
 /*===--- Sessions ---------------------------------------------------------===*/
 
-/** Creates a session on `device`: "cpu" (or null), or "cuda:N", which fails
- *  with DYNCC_ERROR_UNSUPPORTED in this build (the CUDA executor is not built
- *  yet). */
+/** Creates a session on `device`: "cpu" (or null), or "cuda:N" ("cuda" is
+ *  "cuda:0"). A CUDA session loads libcuda.so.1 with dlopen (or the library
+ *  $DYNCC_CUDA_DRIVER names) on first use; the model's kernels and weights
+ *  are loaded onto the device by its first session there and shared by the
+ *  others. Fails with DYNCC_ERROR_DEVICE where there is no driver or device,
+ *  DYNCC_ERROR_UNSUPPORTED where the artifact has no code the device runs. */
 DYNCC_API dyncc_status dyncc_session_create(const dyncc_artifact *artifact,
                                             const char *device,
                                             dyncc_session **out);
@@ -142,9 +145,38 @@ DYNCC_API dyncc_status dyncc_session_set_input_by_name(dyncc_session *session,
                                                        const int64_t *shape,
                                                        size_t rank);
 
+/** Binds input `index` to device memory at `address` (a CUdeviceptr of the
+ *  session's GPU), C-contiguous; CUDA sessions only. As for
+ *  dyncc_session_set_input, the memory must stay valid until the run that
+ *  reads it has completed. */
+DYNCC_API dyncc_status dyncc_session_set_input_device(dyncc_session *session,
+                                                      size_t index,
+                                                      uint64_t address,
+                                                      const int64_t *shape,
+                                                      size_t rank);
+
 /** Binds the symbols, checks the constraints, selects a variant per group and
- *  runs the steps. Outputs are valid until the next run or free. */
+ *  runs the steps, and waits for them. Outputs are valid until the next run
+ *  or free. */
 DYNCC_API dyncc_status dyncc_session_run(dyncc_session *session);
+/** As dyncc_session_run, but on CUDA only enqueues the work on the session's
+ *  stream and returns (host inputs are copied before it returns). Wait with
+ *  dyncc_session_synchronize or on the stream. On the CPU: the whole run. */
+DYNCC_API dyncc_status dyncc_session_enqueue(dyncc_session *session);
+/** Waits for the work enqueued on the session's stream. */
+DYNCC_API dyncc_status dyncc_session_synchronize(dyncc_session *session);
+/** CUDA sessions: enqueue on `stream` (a CUstream of the session's device)
+ *  from now on; null restores the session's own stream. */
+DYNCC_API dyncc_status dyncc_session_set_stream(dyncc_session *session,
+                                                void *stream);
+/** CUDA sessions: the device time of the last run in milliseconds, from
+ *  events recorded before its first step and after its last. */
+DYNCC_API dyncc_status dyncc_session_device_time(dyncc_session *session,
+                                                 double *milliseconds);
+/** One line naming the session's device: "cpu (N threads)", or the CUDA
+ *  device, its architecture and how many kernels came from a cubin and how
+ *  many the driver compiled from PTX at load. Valid until the next call. */
+DYNCC_API const char *dyncc_session_device(const dyncc_session *session);
 
 /** Writes the rank of output `index` to `*rank` and its first
  *  min(rank, capacity) dimensions to `shape` (which may be null if capacity
@@ -156,10 +188,15 @@ DYNCC_API dyncc_status dyncc_session_output_shape(const dyncc_session *session,
 /** The size in bytes of output `index` after the last successful run. */
 DYNCC_API size_t dyncc_session_output_size(const dyncc_session *session,
                                            size_t index);
-/** The data of output `index` (owned by the session), or null before a
- *  successful run. */
+/** The host data of output `index` (owned by the session), or null before
+ *  a successful run. On CUDA it is copied from the device on the first call
+ *  after each run (null with dyncc_last_error set if that fails). */
 DYNCC_API const void *dyncc_session_output_data(const dyncc_session *session,
                                                 size_t index);
+/** CUDA sessions: the device address of output `index` after a run (owned
+ *  by the session, valid until the next run or free); 0 otherwise. */
+DYNCC_API uint64_t dyncc_session_output_device(const dyncc_session *session,
+                                               size_t index);
 
 /** The value symbol `index` was bound to by the last successful run. */
 DYNCC_API dyncc_status dyncc_session_symbol_value(const dyncc_session *session,

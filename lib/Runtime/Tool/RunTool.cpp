@@ -60,7 +60,7 @@ private:
     std::fprintf(stderr,
                  "usage: %s OUT.dyncc [--dim NAME=VALUE ...] "
                  "[--input NAME=FILE.npy ...] [--seed N] "
-                 "[--output-dir DIR] [--device cpu] [--repeat N] [-v] "
+                 "[--output-dir DIR] [--device cpu|cuda:N] [--repeat N] [-v] "
                  "[--quiet]\n",
                  name);
     return 2;
@@ -74,7 +74,7 @@ private:
         "                         inputs are random, shaped by --dim values\n"
         "  --seed N               seed of the random inputs (default 0)\n"
         "  --output-dir DIR       write each output to DIR/NAME.npy\n"
-        "  --device DEVICE        cpu (default) or cuda:N\n"
+        "  --device DEVICE        cpu (default), cuda or cuda:N\n"
         "  --repeat N             run N more times and report the median,\n"
         "                         minimum and maximum wall time of a run\n"
         "  -v, --verbose          also say why each group's variant was\n"
@@ -426,7 +426,8 @@ int Tool::run(const Options &options) {
   if (session.run() != DYNCC_OK)
     return error(dyncc::lastError());
   // Warm runs, timed one by one: the same inputs and shapes.
-  std::vector<double> times;
+  std::vector<double> times, deviceTimes;
+  bool onGpu = options.device != "cpu";
   for (int64_t r = 0; r < options.repeat; ++r) {
     auto start = std::chrono::steady_clock::now();
     if (session.run() != DYNCC_OK)
@@ -434,7 +435,17 @@ int Tool::run(const Options &options) {
     times.push_back(std::chrono::duration<double, std::milli>(
                         std::chrono::steady_clock::now() - start)
                         .count());
+    double milliseconds = 0;
+    if (onGpu) {
+      if (session.deviceTime(milliseconds) != DYNCC_OK)
+        return error(dyncc::lastError());
+      deviceTimes.push_back(milliseconds);
+    }
   }
+  // Outputs on a GPU are copied to the host here, once.
+  for (size_t o = 0; o < artifact.numOutputs(); ++o)
+    if (session.outputSize(o) != 0 && !session.outputData(o))
+      return error(dyncc::lastError());
 
   std::vector<std::string> written;
   if (!options.outputDir.empty()) {
@@ -460,6 +471,8 @@ int Tool::run(const Options &options) {
 
   if (options.quiet)
     return 0;
+  if (onGpu || options.verbose)
+    std::printf("device: %s\n", session.device().c_str());
   for (size_t s = 0; s < numSymbols; ++s) {
     int64_t value = 0;
     session.symbolValue(s, value);
@@ -506,16 +519,23 @@ int Tool::run(const Options &options) {
     }
     std::printf("%s\n", line.c_str());
   }
-  if (!times.empty()) {
-    std::sort(times.begin(), times.end());
-    size_t n = times.size();
+  auto report = [&](const char *what, std::vector<double> &values) {
+    if (values.empty())
+      return;
+    std::sort(values.begin(), values.end());
+    size_t n = values.size();
     double median =
-        n % 2 ? times[n / 2] : (times[n / 2 - 1] + times[n / 2]) / 2;
-    std::printf("time: median %s ms, min %s ms, max %s ms over %zu runs on "
+        n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+    std::printf("%s: median %s ms, min %s ms, max %s ms over %zu runs on "
                 "%s\n",
-                formatNumber(median).c_str(), formatNumber(times.front()).c_str(),
-                formatNumber(times.back()).c_str(), n, options.device.c_str());
-  }
+                what, formatNumber(median).c_str(),
+                formatNumber(values.front()).c_str(),
+                formatNumber(values.back()).c_str(), n,
+                options.device.c_str());
+  };
+  report("time", times);
+  // Between events recorded around the steps on the device's stream.
+  report("device time", deviceTimes);
   for (const std::string &path : written)
     std::printf("wrote %s\n", path.c_str());
   std::fflush(stdout);

@@ -1,0 +1,112 @@
+//===- CudaModel.h - A model's code and weights on one GPU ------*- C++ -*-===//
+//
+// Part of dyncc, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// CudaModel is what the sessions of one model on one GPU share: the device's
+// primary context, the kernels' modules and functions, and the weights
+// copied to the device once. Loading picks, per kernel, the artifact's
+// cubin for the device's architecture; where there is none, the driver
+// compiles the artifact's PTX once, here, and the model says so. No kernel
+// is ever compiled per shape.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DYNCC_LIB_RUNTIME_CUDAMODEL_H
+#define DYNCC_LIB_RUNTIME_CUDAMODEL_H
+
+#include "CudaDriver.h"
+
+#include "dyncc/Runtime/dyncc_runtime.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace dyncc::runtime {
+
+class Model;
+struct RuntimeError;
+
+/// Device memory that only grows (like AlignedBuffer on the host).
+class DeviceBuffer {
+public:
+  DeviceBuffer() = default;
+  ~DeviceBuffer();
+  DeviceBuffer(const DeviceBuffer &) = delete;
+  DeviceBuffer &operator=(const DeviceBuffer &) = delete;
+  DeviceBuffer(DeviceBuffer &&other) noexcept;
+  DeviceBuffer &operator=(DeviceBuffer &&other) noexcept;
+
+  /// Makes room for `bytes` (at least 1, so the pointer is always real);
+  /// the result of the failing driver call otherwise. The owner's context
+  /// must be current.
+  cuda::CUresult reserve(const cuda::Driver &driver, size_t bytes);
+  cuda::CUdeviceptr data() const { return pointer; }
+  size_t capacity() const { return allocated; }
+
+private:
+  const cuda::Driver *owner = nullptr;
+  cuda::CUdeviceptr pointer = 0;
+  size_t allocated = 0;
+};
+
+/// How the code of a model's kernels was obtained on a device.
+struct CudaCodeReport {
+  std::string arch;
+  /// Kernels loaded from a cubin, and from PTX the driver compiled at load.
+  size_t fromCubin = 0;
+  size_t fromPtx = 0;
+  /// The architectures whose PTX was compiled ("sm_80"), each once.
+  std::vector<std::string> compiledPtx;
+};
+
+class CudaModel {
+public:
+  /// Loads `model`'s kernels and weights onto device `ordinal`.
+  static std::shared_ptr<CudaModel> load(const Model &model, int ordinal,
+                                         RuntimeError &error);
+  ~CudaModel();
+  CudaModel(const CudaModel &) = delete;
+  CudaModel &operator=(const CudaModel &) = delete;
+
+  const cuda::Driver &driver() const { return *api; }
+  cuda::CUcontext context() const { return ctx; }
+  int ordinal() const { return deviceOrdinal; }
+  /// "NVIDIA H200".
+  const std::string &deviceName() const { return name; }
+  const CudaCodeReport &code() const { return report; }
+  /// One line: the device, its architecture and where the code came from.
+  std::string describe() const;
+
+  /// The function of kernel `kernel` (null: it is in no variant).
+  cuda::CUfunction function(size_t kernel) const { return functions[kernel]; }
+  /// The device copy of weight buffer `buffer` (0 for other kinds).
+  cuda::CUdeviceptr weight(size_t buffer) const {
+    return weights[buffer].data();
+  }
+
+  /// Makes the context current on the calling thread.
+  bool makeCurrent(RuntimeError &error) const;
+
+private:
+  CudaModel() = default;
+  bool loadCode(const Model &model, int major, int minor, RuntimeError &error);
+
+  const cuda::Driver *api = nullptr;
+  cuda::CUdevice device = 0;
+  cuda::CUcontext ctx = nullptr;
+  bool retained = false;
+  int deviceOrdinal = 0;
+  std::string name;
+  CudaCodeReport report;
+  std::vector<cuda::CUmodule> modules;
+  std::vector<cuda::CUfunction> functions;
+  std::vector<DeviceBuffer> weights;
+};
+
+} // namespace dyncc::runtime
+
+#endif // DYNCC_LIB_RUNTIME_CUDAMODEL_H

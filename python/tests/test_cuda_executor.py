@@ -1,0 +1,123 @@
+# Part of dyncc, under the Apache License v2.0 with LLVM Exceptions.
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+"""The CUDA executor on real compiled models, without a GPU: the run-time
+loads the fake driver (unittests/Runtime/FakeCuda.cpp) in place of
+libcuda.so.1, which runs each launch with the artifact's own host code for
+that kernel and checks what a driver would: every pointer parameter of the
+PTX entry is device memory, copies stay inside allocations, the code is for
+the device's architecture. So a CUDA session's outputs equal a CPU
+session's only if the CUDA path binds, places, launches (grid, block,
+parameters in the PTX entry's order) and copies right. What it cannot test
+is the GPU code itself: that needs a GPU (test_gpu_kernels checks that it
+assembles)."""
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from conftest import ROOT, SHARED_MODELS, require
+from dyncc._paths import build_dir
+from test_gpu_kernels import ptxas_present
+from test_host_kernels import sections
+
+# A transformer with masks and integer inputs, and a CNN.
+MODELS = ["bert_squad_tiny_pt13_opset10", "cnn_mnist_pt11_opset9"]
+
+RUNNER = textwrap.dedent("""
+    import json, sys
+    import numpy as np
+    import onnx
+    sys.path.insert(0, sys.argv[1])
+    import dyncc
+    model, artifact = sys.argv[2], sys.argv[3]
+    graph = onnx.load(model).graph
+    initializers = {i.name for i in graph.initializer}
+    art = dyncc.load(artifact)
+    cpu, gpu = art.session("cpu"), art.session("cuda:0")
+    report = {"device": gpu.device, "runs": []}
+    for dynamic in (1, 7, 5):
+        rng = np.random.default_rng(dynamic)
+        feeds = {}
+        for value in graph.input:
+            if value.name in initializers:
+                continue
+            t = value.type.tensor_type
+            shape = [d.dim_value if d.HasField("dim_value") and d.dim_value > 0
+                     else dynamic for d in t.shape.dim]
+            dtype = onnx.helper.tensor_dtype_to_np_dtype(t.elem_type)
+            if dtype.kind in "iub":
+                feeds[value.name] = rng.integers(0, 2, size=shape).astype(dtype)
+            else:
+                feeds[value.name] = rng.standard_normal(shape).astype(dtype)
+        want, got = cpu.run(feeds), gpu.run(feeds)
+        for name in want:
+            assert got[name].shape == want[name].shape, name
+            np.testing.assert_allclose(got[name], want[name], rtol=1e-6,
+                                       atol=1e-7, err_msg=name)
+        report["runs"].append({"dynamic": dynamic,
+                               "variants": gpu.variants == cpu.variants,
+                               "time": gpu.device_time() >= 0})
+    print(json.dumps(report))
+""")
+
+
+def fake_driver():
+    path = build_dir() / "lib" / "libdyncc_fake_cuda.so"
+    assert path.exists(), f"build first: {path} is missing"
+    return path
+
+
+def run_on_fake(tmp_path, model, artifact, arch):
+    host_code = tmp_path / f"host-{arch}.so"
+    host_code.write_bytes(sections(artifact)["cpu.so"])
+    env = dict(os.environ, DYNCC_CUDA_DRIVER=str(fake_driver()),
+               DYNCC_FAKE_CUDA_HOST_CODE=str(host_code),
+               DYNCC_FAKE_CUDA_ARCH=str(arch))
+    proc = subprocess.run(
+        [sys.executable, "-c", RUNNER, str(ROOT / "python"), str(model),
+         str(artifact)], capture_output=True, text=True, env=env, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(proc.stdout.splitlines()[-1])
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_cuda_session_matches_cpu_session(tmp_path, bin_dir, name):
+    model = SHARED_MODELS / f"{name}.onnx"
+    require(model.exists(), f"{model} is missing")
+    artifact = tmp_path / "model.dyncc"
+    subprocess.run([str(bin_dir / "dyncc"), "compile", str(model), "-o",
+                    str(artifact), "--target", "cpu,sm_80,sm_90", "--quiet"],
+                   check=True)
+    kernels = len(json.loads(sections(artifact)["manifest"])["kernels"])
+
+    # An sm_90: the cubin where ptxas made one (else the sm_90 PTX).
+    report = run_on_fake(tmp_path, model, artifact, 90)
+    if ptxas_present():
+        assert report["device"].endswith(f"sm_90): {kernels} kernels from cubin")
+    assert all(run["variants"] and run["time"] for run in report["runs"])
+
+    # An sm_86 runs no sm_90 code: the sm_80 cubin (same major version), or
+    # without ptxas the sm_80 PTX, which the driver compiles at load.
+    report = run_on_fake(tmp_path, model, artifact, 86)
+    if ptxas_present():
+        assert report["device"].endswith(f"sm_86): {kernels} kernels from cubin")
+    else:
+        assert report["device"].endswith(
+            f"0 kernels from cubin, {kernels} kernels compiled by the driver at "
+            "load from the PTX of sm_80")
+
+    # An sm_89 with the cubins removed: PTX only, so every launch's pointer
+    # parameters are checked against the PTX entry's.
+    ptx_only = tmp_path / "ptx.dyncc"
+    subprocess.run([str(bin_dir / "dyncc"), "compile", str(model), "-o",
+                    str(ptx_only), "--target", "cpu,sm_80", "--ptxas=off",
+                    "--quiet"], check=True)
+    # (Its tile search predicted for an A100, so its variants differ.)
+    kernels = len(json.loads(sections(ptx_only)["manifest"])["kernels"])
+    report = run_on_fake(tmp_path, model, ptx_only, 89)
+    assert report["device"].endswith(
+        f"0 kernels from cubin, {kernels} kernels compiled by the driver at "
+        "load from the PTX of sm_80")

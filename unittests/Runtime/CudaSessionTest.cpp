@@ -1,0 +1,548 @@
+//===- CudaSessionTest.cpp - Tests of the CUDA executor ---------*- C++ -*-===//
+//
+// Part of dyncc, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// The CUDA executor on the fake driver (FakeCuda.cpp): the code it picks per
+// architecture, weights, inputs, outputs and the arena in device memory,
+// launches (which the fake runs with the test kernels, so the numbers are
+// checked), dynamic shared memory, driver failures, threads, and that
+// everything it allocates is released.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Executor.h"
+#include "TestUtil.h"
+
+#include "dyncc/Runtime/dyncc_runtime.h"
+
+#include "gtest/gtest.h"
+
+#include <cmath>
+#include <cstring>
+#include <dlfcn.h>
+#include <thread>
+
+using namespace dyncc::runtime;
+using namespace dyncc::test;
+
+namespace {
+
+/// The fake driver's test controls.
+struct Fake {
+  void (*set)(const char *, const char *);
+  long (*count)(const char *);
+  const char *(*lastLaunch)();
+  int (*memAlloc)(uint64_t *, size_t);
+  int (*memFree)(uint64_t);
+  int (*setCurrent)(void *);
+  int (*retain)(void **, int);
+  int (*release)(int);
+};
+
+const Fake &fake() {
+  static Fake f = [] {
+    Fake result{};
+    void *library = dlopen(DYNCC_FAKE_CUDA_PATH, RTLD_NOW);
+    EXPECT_NE(library, nullptr) << dlerror();
+    if (!library)
+      return result;
+    auto get = [&](auto &slot, const char *name) {
+      slot = reinterpret_cast<std::remove_reference_t<decltype(slot)>>(
+          dlsym(library, name));
+      EXPECT_NE(slot, nullptr) << name;
+    };
+    get(result.set, "fake_cuda_set");
+    get(result.count, "fake_cuda_count");
+    get(result.lastLaunch, "fake_cuda_last_launch");
+    get(result.memAlloc, "cuMemAlloc_v2");
+    get(result.memFree, "cuMemFree_v2");
+    get(result.setCurrent, "cuCtxSetCurrent");
+    get(result.retain, "cuDevicePrimaryCtxRetain");
+    get(result.release, "cuDevicePrimaryCtxRelease_v2");
+    return result;
+  }();
+  return f;
+}
+
+/// Sets a fake driver setting for the scope.
+class FakeSetting {
+public:
+  FakeSetting(const char *key, const char *value) : key(key) {
+    fake().set(key, value);
+  }
+  ~FakeSetting() { fake().set(key, nullptr); }
+
+private:
+  const char *key;
+};
+
+/// A PTX entry whose parameters are the flattened kernel ABI: `memrefs`
+/// rank-2 buffers (two pointers each) and `ints` integers.
+std::string ptxEntry(const std::string &name, int memrefs, int ints) {
+  std::string text = ".visible .entry " + name + "(\n";
+  int index = 0;
+  auto param = [&](bool pointer) {
+    text += std::string(index ? ",\n" : "") + "\t.param .u64 " +
+            (pointer ? ".ptr .align 1 " : "") + name + "_param_" +
+            std::to_string(index);
+    ++index;
+  };
+  for (int m = 0; m < memrefs; ++m)
+    for (int slot = 0; slot < 7; ++slot)
+      param(slot < 2);
+  for (int i = 0; i < ints; ++i)
+    param(false);
+  return text + "\n)\n{\n\tret;\n}\n";
+}
+
+std::string ptxModule(int arch) {
+  return "//\n.version 8.0\n.target sm_" + std::to_string(arch) +
+         "\n.address_size 64\n\n" + ptxEntry("test_matmul", 3, 1) +
+         ptxEntry("test_add1_relu", 2, 1);
+}
+
+/// An ELF for EM_CUDA of architecture `arch` (ELF ABI version 8 keeps it
+/// in bits 8-15 of e_flags, as ptxas writes) naming the entries.
+std::string cubinModule(int arch) {
+  std::string names = std::string("test_matmul") + '\0' + "test_add1_relu" +
+                      '\0';
+  std::string elf(64, '\0');
+  std::memcpy(&elf[0], "\x7f" "ELF", 4);
+  elf[4] = 2; // 64-bit
+  elf[5] = 1; // little-endian
+  elf[6] = 1;
+  elf[8] = 8; // ABI version
+  uint16_t machine = 190;
+  std::memcpy(&elf[18], &machine, 2);
+  uint64_t sectionHeaders = 64 + names.size();
+  std::memcpy(&elf[40], &sectionHeaders, 8);
+  uint32_t flags = static_cast<uint32_t>(arch) << 8;
+  std::memcpy(&elf[48], &flags, 4);
+  uint16_t entrySize = 64;
+  std::memcpy(&elf[58], &entrySize, 2);
+  return elf + names;
+}
+
+/// The linear model of TestUtil with GPU code: sm_90 as PTX and cubin,
+/// sm_80 as PTX only. `sharedBytes`: the add kernel's dynamic shared memory.
+std::string gpuManifest(int64_t sharedBytes = 0) {
+  std::string gpu = R"("gpu": {
+       "sm_80": {"section": "ptx.sm_80", "entry": "ENTRY"},
+       "sm_90": {"section": "ptx.sm_90", "entry": "ENTRY", "cubin": "cubin.sm_90",
+                 "resources": {"registers": 32, "barriers": 0, "shared_bytes": 0,
+                               "stack_bytes": 0, "spill_store_bytes": 0,
+                               "spill_load_bytes": 0}}})";
+  auto code = [&](const std::string &entry) {
+    std::string text = gpu;
+    size_t at;
+    while ((at = text.find("ENTRY")) != std::string::npos)
+      text.replace(at, 5, entry);
+    return text;
+  };
+  return R"json({
+  "format": 2, "producer": "dyncc-tests", "model": "linear_relu",
+  "targets": ["cpu", "sm_80", "sm_90"],
+  "symbols": [{"name": "B", "min": 1, "max": 4096, "divisor": 1}],
+  "constraints": [],
+  "inputs": [{"name": "X", "dtype": "f32", "shape": ["B", "16"], "buffer": 0}],
+  "outputs": [
+    {"name": "Y", "dtype": "f32", "shape": ["B", "8"], "buffer": 3},
+    {"name": "t:copy", "dtype": "f32", "shape": ["B", "8"], "buffer": 5}
+  ],
+  "buffers": [
+    {"id": 0, "kind": "input", "dtype": "f32", "shape": ["B", "16"]},
+    {"id": 1, "kind": "weight", "dtype": "f32", "shape": ["16", "8"], "section": "w0"},
+    {"id": 2, "kind": "temp", "dtype": "f32", "shape": ["B", "8"], "live": [0, 2]},
+    {"id": 3, "kind": "output", "dtype": "f32", "shape": ["B", "8"]},
+    {"id": 5, "kind": "output", "dtype": "f32", "shape": ["B", "8"]}
+  ],
+  "kernels": [
+    {"name": "matmul_small",
+     "params": [{"buffer": 0}, {"buffer": 1}, {"buffer": 2}, {"expr": "4"}],
+     "grid": ["ceildiv(B, 4)", "1", "1"], "block": [32, 1, 1], "shared_bytes": 0,
+     "cpu": {"section": "cpu.so", "symbol": "test_matmul"},
+     )json" + code("test_matmul") + R"json(},
+    {"name": "matmul_large",
+     "params": [{"buffer": 0}, {"buffer": 1}, {"buffer": 2}, {"expr": "32"}],
+     "grid": ["ceildiv(B, 32)", "1", "1"], "block": [128, 1, 1], "shared_bytes": 0,
+     "cpu": {"section": "cpu.so", "symbol": "test_matmul"},
+     )json" + code("test_matmul") + R"json(},
+    {"name": "add1_relu",
+     "params": [{"buffer": 2}, {"buffer": 3}, {"expr": "B*8"}],
+     "grid": ["ceildiv(B*8, 64)", "1", "1"], "block": [64, 1, 1],
+     "shared_bytes": )json" + std::to_string(sharedBytes) + R"json(,
+     "cpu": {"section": "cpu.so", "symbol": "test_add1_relu"},
+     )json" + code("test_add1_relu") + R"json(}
+  ],
+  "groups": [
+    {"name": "matmul", "kind": "gemm", "variants": [
+      {"kernel": 0, "when": [{"symbol": "B", "min": 1, "max": 16}]},
+      {"kernel": 1, "when": [{"symbol": "B", "min": 17, "max": 4096}]}
+    ]},
+    {"name": "bias_relu", "kind": "elementwise", "variants": [{"kernel": 2, "when": []}]}
+  ],
+  "steps": [
+    {"op": "launch", "group": 0},
+    {"op": "launch", "group": 1},
+    {"op": "copy", "src": 2, "dst": 5}
+  ]
+})json";
+}
+
+std::string gpuArtifact(const std::string &manifest) {
+  ArtifactWriter writer;
+  writer.setManifest(manifest);
+  std::vector<float> w = linearWeights();
+  writer.addSection("w0", w.data(), w.size() * sizeof(float));
+  writer.addSection("cpu.so", kernelLibrary());
+  writer.addSection("ptx.sm_80", ptxModule(80));
+  writer.addSection("ptx.sm_90", ptxModule(90));
+  writer.addSection("cubin.sm_90", cubinModule(90));
+  std::string bytes, error;
+  EXPECT_TRUE(writer.serialize(bytes, error)) << error;
+  return bytes;
+}
+
+std::shared_ptr<const Model> loadGpuModel(int64_t sharedBytes = 0) {
+  std::string bytes = gpuArtifact(gpuManifest(sharedBytes));
+  RuntimeError error;
+  auto model =
+      Model::loadMemory(bytes.data(), bytes.size(), "gpu.dyncc", error);
+  EXPECT_NE(model, nullptr) << error.message;
+  return model;
+}
+
+std::unique_ptr<Session> cudaSession(std::shared_ptr<const Model> model,
+                                     const char *device = "cuda:0") {
+  RuntimeError error;
+  auto session = Session::create(std::move(model), device, error);
+  EXPECT_NE(session, nullptr) << error.message;
+  return session;
+}
+
+/// Runs the linear model at `rows` from host memory; checks both outputs.
+void runLinear(Session &session, int64_t rows, uint64_t seed) {
+  std::vector<float> x = randomFloats(rows * 16, seed);
+  int64_t shape[2] = {rows, 16};
+  RuntimeError error;
+  ASSERT_TRUE(session.setInput(0, x.data(), shape, 2, error)) << error.message;
+  ASSERT_TRUE(session.run(error)) << error.message;
+  std::vector<float> t, y;
+  linearReference(x, rows, t, y);
+  for (size_t output = 0; output < 2; ++output) {
+    const std::vector<float> &expected = output == 0 ? y : t;
+    auto *actual =
+        static_cast<const float *>(session.hostOutput(output, error));
+    ASSERT_NE(actual, nullptr) << error.message;
+    for (size_t i = 0; i < expected.size(); ++i)
+      ASSERT_NEAR(actual[i], expected[i],
+                  1e-5f + 1e-5f * std::fabs(expected[i]))
+          << "output " << output << " element " << i << " at B = " << rows;
+  }
+}
+
+/// Checks that the fake holds nothing of the run-time's.
+void expectNothingHeld() {
+  for (const char *what : {"live_allocations", "live_modules", "live_streams",
+                           "live_events", "retained_contexts"})
+    EXPECT_EQ(fake().count(what), 0) << what;
+}
+
+TEST(CudaSessionTest, LinearModelMatchesReference) {
+  ASSERT_TRUE(fakeDriverSet());
+  long cubins = fake().count("cubin_loads");
+  {
+    auto session = cudaSession(loadGpuModel());
+    ASSERT_NE(session, nullptr);
+    EXPECT_TRUE(session->onCuda());
+    EXPECT_EQ(session->deviceDescription(),
+              "cuda:0 (Fake GPU 0 (sm_90), sm_90): 3 kernels from cubin");
+    EXPECT_EQ(fake().count("cubin_loads"), cubins + 1); // one module
+    for (int64_t rows : {1, 7, 64, 1000, 16, 17, 4096, 3}) {
+      SCOPED_TRACE(rows);
+      long launches = fake().count("launches");
+      long copies = fake().count("copies_on_device");
+      long inputs = fake().count("copies_in");
+      runLinear(*session, rows, static_cast<uint64_t>(rows));
+      EXPECT_STREQ(session->groupVariant(0),
+                   rows <= 16 ? "matmul_small" : "matmul_large");
+      EXPECT_EQ(fake().count("launches"), launches + 2);
+      EXPECT_EQ(fake().count("copies_on_device"), copies + 1);
+      EXPECT_EQ(fake().count("copies_in"), inputs + 1);
+      // The last launch: the add kernel, grid ceil(B*8/64) of 64 threads.
+      EXPECT_EQ(std::string(fake().lastLaunch()),
+                "test_add1_relu grid " + std::to_string((rows * 8 + 63) / 64) +
+                    " 1 1 block 64 1 1 shared 0");
+    }
+    // The arena is device memory, the live-set peak at the last shape.
+    EXPECT_EQ(session->arenaPlacement().size, 128u); // 3 x 32, aligned to 64
+    EXPECT_GE(session->arenaCapacity(), 4096u * 32);
+  }
+  expectNothingHeld();
+}
+
+TEST(CudaSessionTest, OutputsAreCopiedToTheHostOncePerRun) {
+  auto session = cudaSession(loadGpuModel());
+  ASSERT_NE(session, nullptr);
+  runLinear(*session, 5, 1);
+  long copies = fake().count("copies_out");
+  RuntimeError error;
+  EXPECT_NE(session->hostOutput(0, error), nullptr);
+  EXPECT_NE(session->hostOutput(1, error), nullptr);
+  EXPECT_EQ(fake().count("copies_out"), copies);
+  runLinear(*session, 6, 2);
+  EXPECT_EQ(fake().count("copies_out"), copies + 2);
+}
+
+TEST(CudaSessionTest, CodeIsChosenForTheDevicesArchitecture) {
+  {
+    // An sm_86 runs neither the sm_90 cubin nor its PTX: the driver
+    // compiles the sm_80 PTX, once, and the session says so.
+    FakeSetting arch("DYNCC_FAKE_CUDA_ARCH", "86");
+    long ptx = fake().count("ptx_loads");
+    auto model = loadGpuModel();
+    auto session = cudaSession(model);
+    ASSERT_NE(session, nullptr);
+    auto second = cudaSession(model);
+    ASSERT_NE(second, nullptr);
+    EXPECT_EQ(fake().count("ptx_loads"), ptx + 1);
+    EXPECT_EQ(session->deviceDescription(),
+              "cuda:0 (Fake GPU 0 (sm_86), sm_86): 0 kernels from cubin, 3 "
+              "kernels compiled by the driver at load from the PTX of sm_80");
+    runLinear(*session, 33, 4);
+    runLinear(*second, 2, 5);
+  }
+  {
+    FakeSetting arch("DYNCC_FAKE_CUDA_ARCH", "75");
+    RuntimeError error;
+    EXPECT_EQ(Session::create(loadGpuModel(), "cuda", error), nullptr);
+    EXPECT_EQ(error.code, DYNCC_ERROR_UNSUPPORTED);
+    EXPECT_EQ(error.message,
+              "cuda:0: kernel 'matmul_small' has no code for sm_75 (the "
+              "artifact's targets: cpu, sm_80, sm_90)");
+  }
+  expectNothingHeld();
+}
+
+TEST(CudaSessionTest, DriverRejectingTheCodeIsAnError) {
+  // A cubin the device cannot run (the manifest claims sm_90; the ELF is an
+  // sm_100 one) is the driver's error, with the section named.
+  ArtifactWriter writer;
+  RuntimeError error;
+  std::string bytes, message;
+  writer.setManifest(gpuManifest());
+  std::vector<float> w = linearWeights();
+  writer.addSection("w0", w.data(), w.size() * sizeof(float));
+  writer.addSection("cpu.so", kernelLibrary());
+  writer.addSection("ptx.sm_80", ptxModule(80));
+  writer.addSection("ptx.sm_90", ptxModule(90));
+  writer.addSection("cubin.sm_90", cubinModule(100));
+  ASSERT_TRUE(writer.serialize(bytes, message)) << message;
+  auto model =
+      Model::loadMemory(bytes.data(), bytes.size(), "bad.dyncc", error);
+  ASSERT_NE(model, nullptr) << error.message;
+  EXPECT_EQ(Session::create(model, "cuda:0", error), nullptr);
+  EXPECT_EQ(error.code, DYNCC_ERROR_DEVICE);
+  EXPECT_EQ(error.message,
+            "cuda:0: loading section 'cubin.sm_90' for sm_90: "
+            "cuModuleLoadDataEx failed: CUDA_ERROR_NO_BINARY_FOR_GPU (fake "
+            "driver error)");
+  expectNothingHeld();
+}
+
+TEST(CudaSessionTest, DynamicSharedMemoryAbove48KBIsOptedInto) {
+  long raises = fake().count("shared_raises");
+  {
+    auto session = cudaSession(loadGpuModel(100 * 1024));
+    ASSERT_NE(session, nullptr);
+    EXPECT_EQ(fake().count("shared_raises"), raises + 1);
+    // The fake rejects a launch above the function's limit.
+    runLinear(*session, 9, 3);
+    EXPECT_EQ(std::string(fake().lastLaunch()),
+              "test_add1_relu grid 2 1 1 block 64 1 1 shared 102400");
+  }
+  FakeSetting limit("DYNCC_FAKE_CUDA_SHARED_OPTIN", "65536");
+  RuntimeError error;
+  EXPECT_EQ(Session::create(loadGpuModel(100 * 1024), "cuda:0", error),
+            nullptr);
+  EXPECT_EQ(error.code, DYNCC_ERROR_UNSUPPORTED);
+  EXPECT_EQ(error.message, "cuda:0: kernel 'add1_relu' needs 102400 bytes of "
+                           "shared memory per block; sm_90 allows 65536");
+  expectNothingHeld();
+}
+
+TEST(CudaSessionTest, DeviceInputsAndOutputs) {
+  // An sm_86 loads PTX, whose pointer parameters the fake checks.
+  FakeSetting arch("DYNCC_FAKE_CUDA_ARCH", "86");
+  auto model = loadGpuModel();
+  auto session = cudaSession(model);
+  ASSERT_NE(session, nullptr);
+  // Device memory of the fake is host memory: fill it directly.
+  void *context = nullptr;
+  ASSERT_EQ(fake().retain(&context, 0), 0);
+  ASSERT_EQ(fake().setCurrent(context), 0);
+  const int64_t rows = 23;
+  uint64_t input = 0;
+  ASSERT_EQ(fake().memAlloc(&input, rows * 16 * 4), 0);
+  std::vector<float> x = randomFloats(rows * 16, 7);
+  std::memcpy(reinterpret_cast<void *>(input), x.data(), x.size() * 4);
+
+  long copiesIn = fake().count("copies_in");
+  int64_t shape[2] = {rows, 16};
+  RuntimeError error;
+  ASSERT_TRUE(session->setInput(0, reinterpret_cast<const void *>(input),
+                                shape, 2, error, /*onDevice=*/true))
+      << error.message;
+  ASSERT_TRUE(session->run(error)) << error.message;
+  EXPECT_EQ(fake().count("copies_in"), copiesIn); // used in place
+  std::vector<float> t, y;
+  linearReference(x, rows, t, y);
+  uint64_t output = session->deviceOutput(0);
+  ASSERT_NE(output, 0u);
+  auto *device = reinterpret_cast<const float *>(output);
+  for (size_t i = 0; i < y.size(); ++i)
+    ASSERT_NEAR(device[i], y[i], 1e-5f + 1e-5f * std::fabs(y[i])) << i;
+  double milliseconds = -1;
+  EXPECT_TRUE(session->deviceTime(milliseconds, error)) << error.message;
+  EXPECT_GE(milliseconds, 0.0);
+
+  // A device pointer the fake did not allocate is caught by the driver.
+  uint64_t bogus = input + (1u << 30);
+  ASSERT_TRUE(session->setInput(0, reinterpret_cast<const void *>(bogus),
+                                shape, 2, error, true));
+  EXPECT_FALSE(session->run(error));
+  EXPECT_EQ(error.code, DYNCC_ERROR_DEVICE);
+  EXPECT_EQ(error.message.rfind("cuda:0: cuLaunchKernel of kernel "
+                                "'matmul_large' failed: "
+                                "CUDA_ERROR_INVALID_VALUE",
+                                0),
+            0u)
+      << error.message;
+  EXPECT_EQ(session->deviceOutput(0), 0u); // no results after a failure
+  fake().setCurrent(context);
+  EXPECT_EQ(fake().memFree(input), 0);
+  EXPECT_EQ(fake().release(0), 0);
+
+  // Device memory and streams need a CUDA session.
+  RuntimeError cpuError;
+  auto cpu = Session::create(model, "cpu", cpuError);
+  ASSERT_NE(cpu, nullptr);
+  EXPECT_FALSE(cpu->setInput(0, x.data(), shape, 2, cpuError, true));
+  EXPECT_EQ(cpuError.message, "input 'X': device memory needs a CUDA session "
+                              "(this one is on the cpu)");
+  EXPECT_FALSE(cpu->setStream(nullptr, cpuError));
+  EXPECT_FALSE(cpu->deviceTime(milliseconds, cpuError));
+  EXPECT_EQ(cpuError.code, DYNCC_ERROR_UNSUPPORTED);
+}
+
+TEST(CudaSessionTest, DriverFailuresAreErrors) {
+  auto model = loadGpuModel();
+  RuntimeError error;
+  {
+    FakeSetting fail("DYNCC_FAKE_CUDA_FAIL", "cuMemAlloc_v2");
+    EXPECT_EQ(Session::create(model, "cuda:0", error), nullptr);
+    EXPECT_EQ(error.code, DYNCC_ERROR_DEVICE);
+    EXPECT_EQ(error.message,
+              "cuda:0: cuMemAlloc of weight buffer 1 (512 bytes) failed: "
+              "CUDA_ERROR_OUT_OF_MEMORY (out of memory)");
+  }
+  auto session = cudaSession(model);
+  ASSERT_NE(session, nullptr);
+  std::vector<float> x = randomFloats(40 * 16, 1);
+  int64_t shape[2] = {40, 16};
+  ASSERT_TRUE(session->setInput(0, x.data(), shape, 2, error));
+  {
+    FakeSetting fail("DYNCC_FAKE_CUDA_FAIL", "cuLaunchKernel");
+    EXPECT_FALSE(session->run(error));
+    EXPECT_EQ(error.code, DYNCC_ERROR_DEVICE);
+    EXPECT_EQ(error.message,
+              "cuda:0: cuLaunchKernel of kernel 'matmul_large' failed: "
+              "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES (fake driver error)");
+  }
+  {
+    FakeSetting fail("DYNCC_FAKE_CUDA_FAIL", "cuMemAlloc_v2");
+    int64_t bigger[2] = {4000, 16};
+    std::vector<float> big(4000 * 16, 0.5f);
+    ASSERT_TRUE(session->setInput(0, big.data(), bigger, 2, error));
+    EXPECT_FALSE(session->run(error));
+    EXPECT_EQ(error.message,
+              "cuda:0: cuMemAlloc of 256000 bytes for input 'X' failed: "
+              "CUDA_ERROR_OUT_OF_MEMORY (out of memory)");
+  }
+  {
+    FakeSetting fail("DYNCC_FAKE_CUDA_FAIL", "cuStreamSynchronize");
+    ASSERT_TRUE(session->setInput(0, x.data(), shape, 2, error));
+    EXPECT_FALSE(session->run(error));
+    EXPECT_EQ(error.message, "cuda:0: cuStreamSynchronize failed: "
+                             "CUDA_ERROR_UNKNOWN (fake driver error)");
+  }
+  // The session recovers once the driver does.
+  runLinear(*session, 40, 1);
+  EXPECT_EQ(Session::create(model, "cuda:1", error), nullptr);
+  EXPECT_EQ(error.message,
+            "cuda:1: no such device (this machine has 1 CUDA device)");
+  EXPECT_EQ(error.code, DYNCC_ERROR_INVALID_ARGUMENT);
+}
+
+TEST(CudaSessionTest, SessionsRunConcurrentlyFromThreads) {
+  auto model = loadGpuModel();
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&model, t] {
+      // Each thread makes the context current itself (the fake checks).
+      auto session = cudaSession(model);
+      ASSERT_NE(session, nullptr);
+      for (int64_t rows : {1, 17, 100 + t, 5})
+        runLinear(*session, rows, static_cast<uint64_t>(rows * 10 + t));
+    });
+  for (std::thread &thread : threads)
+    thread.join();
+  model.reset();
+  expectNothingHeld();
+}
+
+TEST(CudaSessionTest, CApi) {
+  std::string bytes = gpuArtifact(gpuManifest());
+  TempDir dir;
+  writeFile(dir.file("gpu.dyncc"), bytes);
+  dyncc_artifact *artifact = nullptr;
+  ASSERT_EQ(dyncc_artifact_load(dir.file("gpu.dyncc").c_str(), &artifact),
+            DYNCC_OK)
+      << dyncc_last_error();
+  dyncc_session *session = nullptr;
+  ASSERT_EQ(dyncc_session_create(artifact, "cuda:0", &session), DYNCC_OK)
+      << dyncc_last_error();
+  dyncc_artifact_free(artifact);
+  EXPECT_STREQ(dyncc_session_device(session),
+               "cuda:0 (Fake GPU 0 (sm_90), sm_90): 3 kernels from cubin");
+  std::vector<float> x = randomFloats(20 * 16, 3);
+  int64_t shape[2] = {20, 16};
+  ASSERT_EQ(dyncc_session_set_input(session, 0, x.data(), shape, 2), DYNCC_OK);
+  EXPECT_EQ(dyncc_session_output_device(session, 0), 0u);
+  ASSERT_EQ(dyncc_session_enqueue(session), DYNCC_OK) << dyncc_last_error();
+  ASSERT_EQ(dyncc_session_synchronize(session), DYNCC_OK);
+  EXPECT_NE(dyncc_session_output_device(session, 0), 0u);
+  EXPECT_EQ(dyncc_session_output_device(session, 2), 0u);
+  std::vector<float> t, y;
+  linearReference(x, 20, t, y);
+  auto *out = static_cast<const float *>(dyncc_session_output_data(session, 0));
+  ASSERT_NE(out, nullptr) << dyncc_last_error();
+  for (size_t i = 0; i < y.size(); ++i)
+    ASSERT_NEAR(out[i], y[i], 1e-5f + 1e-5f * std::fabs(y[i]));
+  double milliseconds = -1;
+  EXPECT_EQ(dyncc_session_device_time(session, &milliseconds), DYNCC_OK);
+  EXPECT_GE(milliseconds, 0);
+  EXPECT_EQ(dyncc_session_set_stream(session, nullptr), DYNCC_OK);
+  EXPECT_EQ(dyncc_session_set_input_device(session, 0, 0, shape, 2),
+            DYNCC_ERROR_INVALID_ARGUMENT);
+  EXPECT_STREQ(dyncc_last_error(), "input 'X': data is null");
+  EXPECT_EQ(dyncc_session_device_time(nullptr, &milliseconds),
+            DYNCC_ERROR_INVALID_ARGUMENT);
+  dyncc_session_free(session);
+  expectNothingHeld();
+}
+
+} // namespace
