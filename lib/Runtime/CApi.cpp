@@ -241,6 +241,14 @@ int64_t dyncc_artifact_symbol_max(const dyncc_artifact *artifact,
   return manifest->symbols[index].max;
 }
 
+int64_t dyncc_artifact_symbol_divisor(const dyncc_artifact *artifact,
+                                      size_t index) {
+  const Manifest *manifest = manifestOf(artifact);
+  if (!manifest || index >= manifest->symbols.size())
+    return 0;
+  return manifest->symbols[index].divisor;
+}
+
 size_t dyncc_artifact_num_groups(const dyncc_artifact *artifact) {
   const Manifest *manifest = manifestOf(artifact);
   return manifest ? manifest->groups.size() : 0;
@@ -463,6 +471,10 @@ const char *dyncc_session_group_reason(const dyncc_session *session,
   if (!session || group >= session->session->model().manifest().groups.size())
     return nullptr;
   return session->session->groupReason(group);
+}
+
+size_t dyncc_session_num_launches(const dyncc_session *session) {
+  return session ? session->session->launchCount() : 0;
 }
 
 size_t dyncc_session_num_threads(const dyncc_session *session) {

@@ -841,6 +841,7 @@ bool Session::launch(size_t groupIndex, RuntimeError &error) {
   lastKernel[groupIndex] = kernelIndex;
   if (total == 0)
     return true;
+  ++launches;
   if (gpu) {
     // The hardware's limits: x below 2^31, y and z below 2^16.
     if (grid[0] > 0x7fffffffu || grid[1] > 0xffffu || grid[2] > 0xffffu)
@@ -896,6 +897,7 @@ bool Session::copy(const StepInfo &step, size_t stepIndex,
 
 bool Session::enqueue(RuntimeError &error) {
   ran = false;
+  launches = 0;
   if (gpu) {
     if (!gpu->model->makeCurrent(error))
       return false;

@@ -178,6 +178,8 @@ public:
   size_t selectionCacheSize(size_t group) const {
     return selectionCache[group].size();
   }
+  /// The kernels the last run launched (empty grids are not launched).
+  size_t launchCount() const { return launches; }
   /// How many times a variant was chosen by scanning the conditions.
   uint64_t selectionScans() const { return scans; }
   /// The arena (a device address on CUDA).
@@ -257,6 +259,7 @@ private:
   std::vector<std::vector<int64_t>> slots;
   std::vector<std::vector<void *>> slotPointers;
   uint64_t scans = 0;
+  size_t launches = 0;
   bool ran = false;
 };
 

@@ -34,6 +34,10 @@ static void printUsage(llvm::raw_ostream &os) {
         "...]\n"
         "            [--seed N] [--output-dir DIR] [--device cpu|cuda:N]\n"
         "            [--repeat N] [-v] [--quiet]\n"
+        "  dyncc bench OUT.dyncc [--dim NAME=LO:HI|NAME=VALUE ...] [--points N]\n"
+        "            [--repeat N] [--device cpu|cuda:N] [--plot FILE.svg]\n"
+        "            times a sweep of shapes: cold and warm runs, device time,\n"
+        "            host time per launch\n"
         "  dyncc explain OUT.dyncc [--plot FILE.svg]\n"
         "            per group: its tile variants and resources, and where the "
         "tile\n"
@@ -351,6 +355,8 @@ int main(int argc, char **argv) {
     return compileMain(rest);
   if (command == "run")
     return runtime::runToolMain(rest.vec(), "dyncc");
+  if (command == "bench")
+    return runtime::benchToolMain(rest.vec(), "dyncc");
   if (command == "explain")
     return explainMain(rest);
   return usageError("unknown command '" + command +

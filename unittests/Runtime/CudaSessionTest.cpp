@@ -270,6 +270,7 @@ TEST(CudaSessionTest, LinearModelMatchesReference) {
       EXPECT_STREQ(session->groupVariant(0),
                    rows <= 16 ? "matmul_small" : "matmul_large");
       EXPECT_EQ(fake().count("launches"), launches + 2);
+      EXPECT_EQ(session->launchCount(), 2u);
       EXPECT_EQ(fake().count("copies_on_device"), copies + 1);
       EXPECT_EQ(fake().count("copies_in"), inputs + 1);
       // The last launch: the add kernel, grid ceil(B*8/64) of 64 threads.

@@ -26,6 +26,13 @@ namespace dyncc::runtime {
 /// error, 2 on a usage error.
 int runToolMain(const std::vector<std::string> &args, const char *toolName);
 
+/// Runs `OUT.dyncc [--dim NAME=LO:HI|NAME=VALUE ...] [--points N]
+/// [--repeat N] [--seed N] [--device D] [--plot FILE.svg] [--quiet]`, the
+/// arguments after the word `bench`: a sweep of shapes, timed
+/// (BenchTool.cpp). Returns 0, 1 if a shape failed or on an error, 2 on a
+/// usage error.
+int benchToolMain(const std::vector<std::string> &args, const char *toolName);
+
 /// The file name an output named `name` is saved under, without ".npy":
 /// characters outside [A-Za-z0-9_.-] become '_', and "", "." and ".." become
 /// "_".

@@ -113,6 +113,9 @@ public:
     return dyncc_artifact_symbol_max(handle, i);
   }
 
+  int64_t symbolDivisor(size_t i) const {
+    return dyncc_artifact_symbol_divisor(handle, i);
+  }
   size_t numGroups() const { return dyncc_artifact_num_groups(handle); }
   std::string groupName(size_t i) const {
     return text(dyncc_artifact_group_name(handle, i));
@@ -227,6 +230,8 @@ public:
     return reason ? reason : "";
   }
   size_t numThreads() const { return dyncc_session_num_threads(handle); }
+  /// The kernels the last run launched.
+  size_t numLaunches() const { return dyncc_session_num_launches(handle); }
 
 private:
   dyncc_session *handle = nullptr;

@@ -110,6 +110,9 @@ DYNCC_API int64_t dyncc_artifact_symbol_min(const dyncc_artifact *artifact,
                                             size_t index);
 DYNCC_API int64_t dyncc_artifact_symbol_max(const dyncc_artifact *artifact,
                                             size_t index);
+/** The symbol's values are multiples of this (1 for any value). */
+DYNCC_API int64_t dyncc_artifact_symbol_divisor(const dyncc_artifact *artifact,
+                                                size_t index);
 
 DYNCC_API size_t dyncc_artifact_num_groups(const dyncc_artifact *artifact);
 DYNCC_API const char *dyncc_artifact_group_name(const dyncc_artifact *artifact,
@@ -212,6 +215,9 @@ DYNCC_API const char *dyncc_session_group_variant(const dyncc_session *session,
  *  range). Valid until the next call on this session. */
 DYNCC_API const char *dyncc_session_group_reason(const dyncc_session *session,
                                                  size_t group);
+/** The number of kernels the last run launched (steps whose grid was empty
+ *  launch none). */
+DYNCC_API size_t dyncc_session_num_launches(const dyncc_session *session);
 /** The number of threads running kernel blocks. */
 DYNCC_API size_t dyncc_session_num_threads(const dyncc_session *session);
 /** The memory of the last successful run's temporaries: `*arena_bytes`,

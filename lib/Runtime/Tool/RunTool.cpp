@@ -7,6 +7,8 @@
 
 #include "dyncc/Runtime/RunTool.h"
 
+#include "ToolSupport.h"
+
 #include "dyncc/Runtime/DType.h"
 #include "dyncc/Runtime/Npy.h"
 #include "dyncc/Runtime/Runtime.hpp"
@@ -25,6 +27,7 @@
 #include <sys/stat.h>
 
 using namespace dyncc::runtime;
+using namespace dyncc::runtime::tool;
 
 namespace {
 
@@ -86,20 +89,6 @@ private:
   int parseArgs(const std::vector<std::string> &args, Options &options);
   int run(const Options &options);
 };
-
-bool parseInt64(const std::string &text, int64_t &value) {
-  const char *first = text.data();
-  const char *last = first + text.size();
-  auto result = std::from_chars(first, last, value);
-  return !text.empty() && result.ec == std::errc() && result.ptr == last;
-}
-
-bool parseUInt64(const std::string &text, uint64_t &value) {
-  const char *first = text.data();
-  const char *last = first + text.size();
-  auto result = std::from_chars(first, last, value);
-  return !text.empty() && result.ec == std::errc() && result.ptr == last;
-}
 
 int Tool::parseArgs(const std::vector<std::string> &args, Options &options) {
   bool positionalOnly = false;
@@ -196,61 +185,6 @@ int Tool::parseArgs(const std::vector<std::string> &args, Options &options) {
   return 0;
 }
 
-/// SplitMix64: small, fast and good enough for test data.
-class Random {
-public:
-  explicit Random(uint64_t seed) : state(seed) {}
-  uint64_t next() {
-    uint64_t z = (state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-  }
-  /// Uniform in [-1, 1).
-  float nextFloat() {
-    return static_cast<float>(next() >> 40) * (2.0f / 16777216.0f) - 1.0f;
-  }
-
-private:
-  uint64_t state;
-};
-
-template <typename T>
-void store(std::vector<uint8_t> &data, size_t index, T value) {
-  std::memcpy(data.data() + index * sizeof(T), &value, sizeof(T));
-}
-
-void fillRandom(DType type, size_t count, Random &random,
-                std::vector<uint8_t> &data) {
-  data.assign(count * dtypeSize(type), 0);
-  for (size_t i = 0; i < count; ++i) {
-    switch (type) {
-    case DType::F16:
-      store<uint16_t>(data, i, floatToHalf(random.nextFloat()));
-      break;
-    case DType::BF16:
-      store<uint16_t>(data, i, floatToBFloat16(random.nextFloat()));
-      break;
-    case DType::F32:
-      store<float>(data, i, random.nextFloat());
-      break;
-    case DType::F64:
-      store<double>(data, i, static_cast<double>(random.nextFloat()));
-      break;
-    case DType::Bool:
-      store<uint8_t>(data, i, static_cast<uint8_t>(random.next() & 1));
-      break;
-    default: {
-      // Integers in [0, 10).
-      uint64_t value = random.next() % 10;
-      size_t size = dtypeSize(type);
-      std::memcpy(data.data() + i * size, &value, size); // Little-endian.
-      break;
-    }
-    }
-  }
-}
-
 bool makeDirectories(const std::string &path, std::string &message) {
   std::string prefix;
   size_t pos = 0;
@@ -283,12 +217,6 @@ std::string formatShape(const std::vector<int64_t> &shape) {
   for (size_t i = 0; i < shape.size(); ++i)
     text += (i ? ", " : "") + std::to_string(shape[i]);
   return text + "]";
-}
-
-std::string formatNumber(double value) {
-  char buffer[64];
-  std::snprintf(buffer, sizeof(buffer), "%.6g", value);
-  return buffer;
 }
 
 int Tool::run(const Options &options) {

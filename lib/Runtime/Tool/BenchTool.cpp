@@ -1,0 +1,439 @@
+//===- BenchTool.cpp - The bench command: a shape sweep ---------*- C++ -*-===//
+//
+// Part of dyncc, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// `dyncc bench OUT.dyncc` runs a compiled model over a sweep of shapes in one
+// session and prints, per point, the kernels launched, the first (cold) run
+// at that shape, the median and minimum of warm runs, on CUDA the device
+// time between events, and the host's time per launch: the enqueue of a
+// warm run (bind, check, select, plan, launch calls) divided by its
+// launches. `--plot` draws the median against the swept symbol, one colour
+// per set of variants chosen.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dyncc/Runtime/RunTool.h"
+
+#include "ToolSupport.h"
+
+#include "dyncc/CostModel/Plot.h"
+#include "dyncc/Runtime/Runtime.hpp"
+#include "dyncc/Runtime/ShapeExpr.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <map>
+
+using namespace dyncc::runtime;
+using namespace dyncc::runtime::tool;
+
+namespace {
+
+struct SymbolSweep {
+  bool swept = false;
+  int64_t lo = 0, hi = 0;
+};
+
+struct BenchOptions {
+  std::string artifact;
+  /// Per symbol name: a value (lo == hi) or a range to sweep.
+  std::vector<std::pair<std::string, SymbolSweep>> dims;
+  int64_t points = 6;
+  int64_t repeat = 20;
+  uint64_t seed = 0;
+  std::string device = "cpu";
+  std::string plot;
+  bool quiet = false;
+  bool help = false;
+};
+
+double medianOf(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  size_t n = values.size();
+  return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
+
+/// `points` values from lo to hi, log-spaced, ends included, multiples of
+/// `divisor`, each once.
+std::vector<int64_t> sweepValues(int64_t lo, int64_t hi, int64_t points,
+                                 int64_t divisor) {
+  std::vector<int64_t> values;
+  double a = std::log(static_cast<double>(std::max<int64_t>(lo, 1)));
+  double b = std::log(static_cast<double>(std::max<int64_t>(hi, 1)));
+  for (int64_t i = 0; i < points; ++i) {
+    double t = points == 1 ? 1.0 : static_cast<double>(i) / (points - 1);
+    int64_t value = std::llround(std::exp(a + (b - a) * t));
+    value = std::clamp(value, lo, hi);
+    value = (value + divisor - 1) / divisor * divisor;
+    if (value > hi)
+      value = hi / divisor * divisor;
+    if (value >= lo && (values.empty() || values.back() != value))
+      values.push_back(value);
+  }
+  return values;
+}
+
+class BenchTool {
+public:
+  explicit BenchTool(const char *name) : name(name) {}
+  int main(const std::vector<std::string> &args);
+
+private:
+  int error(const std::string &message) {
+    std::fprintf(stderr, "%s: error: %s\n", name, message.c_str());
+    return 1;
+  }
+  int usageError(const std::string &message) {
+    std::fprintf(stderr, "%s: error: %s\n", name, message.c_str());
+    std::fprintf(stderr,
+                 "usage: %s bench OUT.dyncc [--dim NAME=LO:HI|NAME=VALUE ...] "
+                 "[--points N] [--repeat N] [--seed N] [--device cpu|cuda:N] "
+                 "[--plot FILE.svg] [--quiet]\n",
+                 name);
+    return 2;
+  }
+  int parseArgs(const std::vector<std::string> &args, BenchOptions &options);
+  int run(const BenchOptions &options);
+
+  const char *name;
+};
+
+int BenchTool::parseArgs(const std::vector<std::string> &args,
+                         BenchOptions &options) {
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string &arg = args[i];
+    if (arg.empty() || arg[0] != '-') {
+      if (!options.artifact.empty())
+        return usageError("unexpected argument '" + arg + "'");
+      options.artifact = arg;
+      continue;
+    }
+    if (arg == "-h" || arg == "--help") {
+      options.help = true;
+      continue;
+    }
+    if (arg == "-q" || arg == "--quiet") {
+      options.quiet = true;
+      continue;
+    }
+    std::string option = arg, value;
+    size_t equals = arg.find('=');
+    bool inlineValue = arg.rfind("--", 0) == 0 && equals != std::string::npos;
+    if (inlineValue) {
+      option = arg.substr(0, equals);
+      value = arg.substr(equals + 1);
+    }
+    if (option != "--dim" && option != "--points" && option != "--repeat" &&
+        option != "--seed" && option != "--device" && option != "--plot")
+      return usageError("unknown option '" + option + "'");
+    if (!inlineValue) {
+      if (i + 1 >= args.size())
+        return usageError("option '" + option + "' needs a value");
+      value = args[++i];
+    }
+    if (option == "--dim") {
+      size_t split = value.find('=');
+      if (split == std::string::npos || split == 0)
+        return usageError("--dim expects NAME=LO:HI or NAME=VALUE, got '" +
+                          value + "'");
+      std::string key = value.substr(0, split), rest = value.substr(split + 1);
+      SymbolSweep sweep;
+      size_t colon = rest.find(':');
+      bool ok = colon == std::string::npos
+                    ? parseInt64(rest, sweep.lo)
+                    : parseInt64(rest.substr(0, colon), sweep.lo) &&
+                          parseInt64(rest.substr(colon + 1), sweep.hi);
+      if (colon == std::string::npos)
+        sweep.hi = sweep.lo;
+      sweep.swept = colon != std::string::npos;
+      if (!ok || sweep.lo < 0 || sweep.hi < sweep.lo)
+        return usageError("--dim " + key +
+                          ": expected VALUE or LO:HI with 0 <= LO <= HI, "
+                          "got '" + rest + "'");
+      for (const auto &known : options.dims)
+        if (known.first == key)
+          return usageError("--dim " + key + " given twice");
+      options.dims.emplace_back(key, sweep);
+    } else if (option == "--points" || option == "--repeat") {
+      int64_t &slot = option == "--points" ? options.points : options.repeat;
+      if (!parseInt64(value, slot) || slot < 1 || slot > 100000)
+        return usageError(option + ": expected a count of 1 to 100000, got '" +
+                          value + "'");
+    } else if (option == "--seed") {
+      if (!parseUInt64(value, options.seed))
+        return usageError("--seed: expected a non-negative integer, got '" +
+                          value + "'");
+    } else if (option == "--device") {
+      options.device = value;
+    } else {
+      if (value.empty())
+        return usageError("--plot: empty file name");
+      options.plot = value;
+    }
+  }
+  if (options.help)
+    return 0;
+  if (options.artifact.empty())
+    return usageError("no artifact given");
+  return 0;
+}
+
+int BenchTool::run(const BenchOptions &options) {
+  dyncc::Artifact artifact;
+  if (artifact.load(options.artifact) != DYNCC_OK)
+    return error(dyncc::lastError());
+  size_t numSymbols = artifact.numSymbols();
+  std::vector<std::string> names;
+  for (size_t s = 0; s < numSymbols; ++s)
+    names.push_back(artifact.symbolName(s));
+
+  // Each symbol's values: --dim's, else its minimum; with no range given,
+  // the symbol of the widest range is swept over all of it.
+  std::vector<SymbolSweep> sweeps(numSymbols);
+  for (size_t s = 0; s < numSymbols; ++s)
+    sweeps[s].lo = sweeps[s].hi = artifact.symbolMin(s);
+  bool anySwept = false;
+  for (const auto &[key, sweep] : options.dims) {
+    size_t s = std::find(names.begin(), names.end(), key) - names.begin();
+    if (s == numSymbols) {
+      std::string list;
+      for (size_t t = 0; t < numSymbols; ++t)
+        list += (t ? ", " : "") + names[t];
+      return error("unknown symbol '" + key + "' in --dim (symbols: " +
+                   (list.empty() ? "none" : list) + ")");
+    }
+    if (sweep.lo < artifact.symbolMin(s) || sweep.hi > artifact.symbolMax(s))
+      return error("--dim " + key + ": " + std::to_string(sweep.lo) +
+                   (sweep.swept ? ":" + std::to_string(sweep.hi) : "") +
+                   " is outside its range [" +
+                   std::to_string(artifact.symbolMin(s)) + ", " +
+                   std::to_string(artifact.symbolMax(s)) + "]");
+    sweeps[s] = sweep;
+    anySwept |= sweep.swept;
+  }
+  if (!anySwept && numSymbols != 0) {
+    size_t widest = 0;
+    double widestRatio = -1;
+    for (size_t s = 0; s < numSymbols; ++s) {
+      bool given = false;
+      for (const auto &dim : options.dims)
+        given |= dim.first == names[s];
+      double ratio = static_cast<double>(artifact.symbolMax(s) + 1) /
+                     static_cast<double>(artifact.symbolMin(s) + 1);
+      if (!given && ratio > widestRatio) {
+        widest = s;
+        widestRatio = ratio;
+      }
+    }
+    if (widestRatio > 0)
+      sweeps[widest] = {true, artifact.symbolMin(widest),
+                        artifact.symbolMax(widest)};
+  }
+  bool sweeping = std::any_of(sweeps.begin(), sweeps.end(),
+                              [](const SymbolSweep &s) { return s.swept; });
+  if (!options.plot.empty() && !sweeping)
+    return error("--plot: no symbol is swept (give --dim NAME=LO:HI)");
+  // The points: the product of the swept symbols' values.
+  std::vector<std::vector<int64_t>> axes(numSymbols);
+  for (size_t s = 0; s < numSymbols; ++s)
+    axes[s] = sweeps[s].swept
+                  ? sweepValues(sweeps[s].lo, sweeps[s].hi, options.points,
+                                std::max<int64_t>(artifact.symbolDivisor(s), 1))
+                  : std::vector<int64_t>{sweeps[s].lo};
+  std::vector<std::vector<int64_t>> points(1);
+  for (size_t s = 0; s < numSymbols; ++s) {
+    std::vector<std::vector<int64_t>> next;
+    for (const std::vector<int64_t> &point : points)
+      for (int64_t value : axes[s]) {
+        next.push_back(point);
+        next.back().push_back(value);
+      }
+    points = std::move(next);
+  }
+
+  size_t numInputs = artifact.numInputs();
+  std::vector<std::vector<ShapeExpr>> inputDims(numInputs);
+  std::vector<DType> inputTypes(numInputs);
+  for (size_t i = 0; i < numInputs; ++i) {
+    parseDType(artifact.inputDType(i), inputTypes[i]);
+    for (const std::string &text : artifact.inputDims(i)) {
+      ShapeExpr expr;
+      std::string message;
+      if (!ShapeExpr::parse(text, names, expr, message))
+        return error("input '" + artifact.inputName(i) + "': " + message);
+      inputDims[i].push_back(std::move(expr));
+    }
+  }
+
+  dyncc::Session session;
+  if (session.create(artifact, options.device) != DYNCC_OK)
+    return error(dyncc::lastError());
+  bool onGpu = options.device != "cpu";
+  if (!options.quiet) {
+    std::printf("%s on %s, %zu shapes, %lld warm runs each\n",
+                artifact.modelName().c_str(), session.device().c_str(),
+                points.size(), static_cast<long long>(options.repeat));
+    std::string header;
+    for (size_t s = 0; s < numSymbols; ++s)
+      if (sweeps[s].swept || numSymbols <= 3)
+        header += names[s] + "\t";
+    header += "launches\tcold ms\tmedian ms\tmin ms\t";
+    if (onGpu)
+      header += "device ms\t";
+    header += "host us/launch";
+    std::printf("%s\n", header.c_str());
+  }
+
+  using Clock = std::chrono::steady_clock;
+  auto msSince = [](Clock::time_point start) {
+    return std::chrono::duration<double, std::milli>(Clock::now() - start)
+        .count();
+  };
+  dyncc::cost::PlotSeries series;
+  series.title = artifact.modelName() + " on " + options.device;
+  std::map<std::string, uint32_t> selections;
+  size_t xSymbol = numSymbols;
+  for (size_t s = 0; s < numSymbols && xSymbol == numSymbols; ++s)
+    if (sweeps[s].swept)
+      xSymbol = s;
+  int failures = 0;
+  std::vector<std::vector<uint8_t>> data(numInputs);
+  for (const std::vector<int64_t> &point : points) {
+    std::string prefix;
+    for (size_t s = 0; s < numSymbols; ++s)
+      if (sweeps[s].swept || numSymbols <= 3)
+        prefix += std::to_string(point[s]) + "\t";
+    auto fail = [&](const std::string &message) {
+      ++failures;
+      std::printf("%serror: %s\n", prefix.c_str(), message.c_str());
+    };
+    bool ok = true;
+    for (size_t i = 0; i < numInputs && ok; ++i) {
+      std::vector<int64_t> shape;
+      uint64_t count = 1;
+      for (const ShapeExpr &dim : inputDims[i]) {
+        int64_t value = 0;
+        if (dim.evaluate(point.data(), value) != ShapeExpr::EvalStatus::Ok ||
+            value < 0) {
+          fail("input '" + artifact.inputName(i) + "': cannot evaluate '" +
+               dim.text() + "'");
+          ok = false;
+          break;
+        }
+        shape.push_back(value);
+        count *= static_cast<uint64_t>(value);
+      }
+      if (!ok)
+        break;
+      Random random(options.seed * 0x2545f4914f6cdd1dull +
+                    0x9e3779b97f4a7c15ull * (i + 1));
+      fillRandom(inputTypes[i], static_cast<size_t>(count), random, data[i]);
+      if (session.setInput(i, data[i].data(), shape) != DYNCC_OK) {
+        fail(dyncc::lastError());
+        ok = false;
+      }
+    }
+    if (!ok)
+      continue;
+    auto start = Clock::now();
+    if (session.run() != DYNCC_OK) {
+      fail(dyncc::lastError());
+      continue;
+    }
+    double cold = msSince(start);
+    std::vector<double> wall, device, host;
+    for (int64_t r = 0; r < options.repeat && ok; ++r) {
+      start = Clock::now();
+      ok = session.enqueue() == DYNCC_OK;
+      double enqueued = msSince(start);
+      ok = ok && session.synchronize() == DYNCC_OK;
+      wall.push_back(msSince(start));
+      host.push_back(enqueued);
+      double milliseconds = 0;
+      if (ok && onGpu) {
+        ok = session.deviceTime(milliseconds) == DYNCC_OK;
+        device.push_back(milliseconds);
+      }
+    }
+    if (!ok) {
+      fail(dyncc::lastError());
+      continue;
+    }
+    size_t launches = session.numLaunches();
+    double median = medianOf(wall);
+    double fastest = *std::min_element(wall.begin(), wall.end());
+    std::string line = prefix + std::to_string(launches) + "\t" +
+                       formatNumber(cold) + "\t" + formatNumber(median) +
+                       "\t" + formatNumber(fastest) + "\t";
+    if (onGpu)
+      line += formatNumber(medianOf(device)) + "\t";
+    // On the CPU the enqueue is the whole run: its kernels included.
+    line += onGpu && launches ? formatNumber(medianOf(host) * 1000 / launches)
+                              : std::string("-");
+    if (!options.quiet)
+      std::printf("%s\n", line.c_str());
+    if (xSymbol != numSymbols) {
+      std::string chosen;
+      for (size_t g = 0; g < artifact.numGroups(); ++g)
+        chosen += session.groupVariant(g) + ",";
+      auto [it, fresh] = selections.emplace(
+          chosen, static_cast<uint32_t>(selections.size()));
+      if (fresh)
+        series.variantNames.push_back("variant set " +
+                                      std::to_string(it->second));
+      series.x.push_back(point[xSymbol]);
+      series.y.push_back(median);
+      series.variant.push_back(it->second);
+    }
+  }
+  if (!options.plot.empty()) {
+    std::string message;
+    std::string svg = dyncc::cost::plotVariantRegions(
+        {series}, names[xSymbol], "median run time (ms)");
+    if (!dyncc::cost::writePlotFile(options.plot, svg, message))
+      return error(message);
+    if (!options.quiet)
+      std::printf("wrote %s\n", options.plot.c_str());
+  }
+  std::fflush(stdout);
+  return failures ? 1 : 0;
+}
+
+int BenchTool::main(const std::vector<std::string> &args) {
+  BenchOptions options;
+  if (int status = parseArgs(args, options))
+    return status;
+  if (options.help) {
+    std::printf(
+        "usage: %s bench OUT.dyncc [options]\n"
+        "Runs a compiled model over a sweep of shapes and prints the time of "
+        "each.\n"
+        "  --dim NAME=LO:HI       sweep symbol NAME over [LO, HI] (log-spaced;"
+        " with\n"
+        "                         several, every combination)\n"
+        "  --dim NAME=VALUE       hold NAME at VALUE (others: their minimum;"
+        " with\n"
+        "                         no range given, the widest symbol is swept)\n"
+        "  --points N             values per swept symbol (default 6)\n"
+        "  --repeat N             warm runs per shape (default 20)\n"
+        "  --seed N               seed of the random inputs (default 0)\n"
+        "  --device DEVICE        cpu (default), cuda or cuda:N\n"
+        "  --plot FILE.svg        draw the median against the first swept "
+        "symbol\n"
+        "  --quiet                print nothing but errors\n",
+        name);
+    return 0;
+  }
+  return run(options);
+}
+
+} // namespace
+
+int dyncc::runtime::benchToolMain(const std::vector<std::string> &args,
+                                  const char *toolName) {
+  return BenchTool(toolName).main(args);
+}
