@@ -120,21 +120,12 @@ int BenchTool::parseArgs(const std::vector<std::string> &args,
       options.quiet = true;
       continue;
     }
-    std::string option = arg, value;
-    size_t equals = arg.find('=');
-    bool inlineValue = arg.rfind("--", 0) == 0 && equals != std::string::npos;
-    if (inlineValue) {
-      option = arg.substr(0, equals);
-      value = arg.substr(equals + 1);
-    }
-    if (option != "--dim" && option != "--points" && option != "--repeat" &&
-        option != "--seed" && option != "--device" && option != "--plot")
-      return usageError("unknown option '" + option + "'");
-    if (!inlineValue) {
-      if (i + 1 >= args.size())
-        return usageError("option '" + option + "' needs a value");
-      value = args[++i];
-    }
+    std::string option, value, problem;
+    if (!readOption(args, i,
+                    {"--dim", "--points", "--repeat", "--seed", "--device",
+                     "--plot"},
+                    option, value, problem))
+      return usageError(problem);
     if (option == "--dim") {
       size_t split = value.find('=');
       if (split == std::string::npos || split == 0)
@@ -187,9 +178,7 @@ int BenchTool::run(const BenchOptions &options) {
   if (artifact.load(options.artifact) != DYNCC_OK)
     return error(dyncc::lastError());
   size_t numSymbols = artifact.numSymbols();
-  std::vector<std::string> names;
-  for (size_t s = 0; s < numSymbols; ++s)
-    names.push_back(artifact.symbolName(s));
+  std::vector<std::string> names = symbolNames(artifact);
 
   // Each symbol's values: --dim's, else its minimum; with no range given,
   // the symbol of the widest range is swept over all of it.
@@ -199,13 +188,9 @@ int BenchTool::run(const BenchOptions &options) {
   bool anySwept = false;
   for (const auto &[key, sweep] : options.dims) {
     size_t s = std::find(names.begin(), names.end(), key) - names.begin();
-    if (s == numSymbols) {
-      std::string list;
-      for (size_t t = 0; t < numSymbols; ++t)
-        list += (t ? ", " : "") + names[t];
+    if (s == numSymbols)
       return error("unknown symbol '" + key + "' in --dim (symbols: " +
-                   (list.empty() ? "none" : list) + ")");
-    }
+                   listOrNone(names) + ")");
     if (sweep.lo < artifact.symbolMin(s) || sweep.hi > artifact.symbolMax(s))
       return error("--dim " + key + ": " + std::to_string(sweep.lo) +
                    (sweep.swept ? ":" + std::to_string(sweep.hi) : "") +
@@ -256,18 +241,13 @@ int BenchTool::run(const BenchOptions &options) {
   }
 
   size_t numInputs = artifact.numInputs();
-  std::vector<std::vector<ShapeExpr>> inputDims(numInputs);
+  std::vector<std::vector<ShapeExpr>> inputDims;
+  std::string message;
+  if (!parseInputDims(artifact, names, inputDims, message))
+    return error(message);
   std::vector<DType> inputTypes(numInputs);
-  for (size_t i = 0; i < numInputs; ++i) {
+  for (size_t i = 0; i < numInputs; ++i)
     parseDType(artifact.inputDType(i), inputTypes[i]);
-    for (const std::string &text : artifact.inputDims(i)) {
-      ShapeExpr expr;
-      std::string message;
-      if (!ShapeExpr::parse(text, names, expr, message))
-        return error("input '" + artifact.inputName(i) + "': " + message);
-      inputDims[i].push_back(std::move(expr));
-    }
-  }
 
   dyncc::Session session;
   if (session.create(artifact, options.device) != DYNCC_OK)
@@ -314,23 +294,14 @@ int BenchTool::run(const BenchOptions &options) {
     bool ok = true;
     for (size_t i = 0; i < numInputs && ok; ++i) {
       std::vector<int64_t> shape;
-      uint64_t count = 1;
-      for (const ShapeExpr &dim : inputDims[i]) {
-        int64_t value = 0;
-        if (dim.evaluate(point.data(), value) != ShapeExpr::EvalStatus::Ok ||
-            value < 0) {
-          fail("input '" + artifact.inputName(i) + "': cannot evaluate '" +
-               dim.text() + "'");
-          ok = false;
-          break;
-        }
-        shape.push_back(value);
-        count *= static_cast<uint64_t>(value);
-      }
-      if (!ok)
+      uint64_t count;
+      if (!evaluateInputShape(artifact.inputName(i), inputDims[i], point,
+                              nullptr, names, shape, count, message)) {
+        fail(message);
+        ok = false;
         break;
-      Random random(options.seed * 0x2545f4914f6cdd1dull +
-                    0x9e3779b97f4a7c15ull * (i + 1));
+      }
+      Random random = inputRandom(options.seed, i);
       fillRandom(inputTypes[i], static_cast<size_t>(count), random, data[i]);
       if (session.setInput(i, data[i].data(), shape) != DYNCC_OK) {
         fail(dyncc::lastError());
@@ -391,7 +362,6 @@ int BenchTool::run(const BenchOptions &options) {
     }
   }
   if (!options.plot.empty()) {
-    std::string message;
     std::string svg = dyncc::cost::plotVariantRegions(
         {series}, names[xSymbol], "median run time (ms)");
     if (!dyncc::cost::writePlotFile(options.plot, svg, message))

@@ -17,7 +17,6 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
-#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -117,22 +116,12 @@ int Tool::parseArgs(const std::vector<std::string> &args, Options &options) {
       options.verbose = true;
       continue;
     }
-    std::string option = arg, value;
-    size_t equals = arg.find('=');
-    bool inlineValue = arg.rfind("--", 0) == 0 && equals != std::string::npos;
-    if (inlineValue) {
-      option = arg.substr(0, equals);
-      value = arg.substr(equals + 1);
-    }
-    if (option != "--dim" && option != "--input" && option != "--seed" &&
-        option != "--output-dir" && option != "--device" &&
-        option != "--repeat")
-      return usageError("unknown option '" + option + "'");
-    if (!inlineValue) {
-      if (i + 1 >= args.size())
-        return usageError("option '" + option + "' needs a value");
-      value = args[++i];
-    }
+    std::string option, value, problem;
+    if (!readOption(args, i,
+                    {"--dim", "--input", "--seed", "--output-dir", "--device",
+                     "--repeat"},
+                    option, value, problem))
+      return usageError(problem);
     if (option == "--dim" || option == "--input") {
       size_t split = value.find('=');
       if (split == std::string::npos || split == 0)
@@ -226,22 +215,16 @@ int Tool::run(const Options &options) {
 
   // Symbols given on the command line.
   size_t numSymbols = artifact.numSymbols();
-  std::vector<std::string> symbolNames;
-  for (size_t s = 0; s < numSymbols; ++s)
-    symbolNames.push_back(artifact.symbolName(s));
+  std::vector<std::string> symbolNames = tool::symbolNames(artifact);
   std::vector<int64_t> symbolValues(numSymbols, 0);
   std::vector<bool> fromDim(numSymbols, false), known(numSymbols, false);
   for (const auto &[symbolName, value] : options.dims) {
     size_t slot = 0;
     while (slot < numSymbols && symbolNames[slot] != symbolName)
       ++slot;
-    if (slot == numSymbols) {
-      std::string list;
-      for (size_t s = 0; s < numSymbols; ++s)
-        list += (s ? ", " : "") + symbolNames[s];
+    if (slot == numSymbols)
       return error("unknown symbol '" + symbolName + "' in --dim (symbols: " +
-                   (list.empty() ? "none" : list) + ")");
-    }
+                   listOrNone(symbolNames) + ")");
     symbolValues[slot] = value;
     fromDim[slot] = known[slot] = true;
   }
@@ -253,16 +236,10 @@ int Tool::run(const Options &options) {
   size_t numInputs = artifact.numInputs();
   std::vector<NpyArray> data(numInputs);
   std::vector<bool> fromFile(numInputs, false);
-  std::vector<std::vector<ShapeExpr>> inputDims(numInputs);
-  for (size_t i = 0; i < numInputs; ++i) {
-    for (const std::string &text : artifact.inputDims(i)) {
-      ShapeExpr expr;
-      std::string message;
-      if (!ShapeExpr::parse(text, symbolNames, expr, message))
-        return error("input '" + artifact.inputName(i) + "': " + message);
-      inputDims[i].push_back(std::move(expr));
-    }
-  }
+  std::vector<std::vector<ShapeExpr>> inputDims;
+  std::string message;
+  if (!parseInputDims(artifact, symbolNames, inputDims, message))
+    return error(message);
 
   // Inputs read from files; their bare-symbol dimensions give values.
   for (const auto &[inputName, path] : options.inputs) {
@@ -277,7 +254,6 @@ int Tool::run(const Options &options) {
                    (list.empty() ? "none" : list) + ")");
     }
     NpyArray &array = data[index];
-    std::string message;
     if (!readNpy(path, array, message))
       return error(message);
     std::string label = "input '" + inputName + "'";
@@ -317,34 +293,11 @@ int Tool::run(const Options &options) {
       continue;
     NpyArray &array = data[i];
     parseDType(artifact.inputDType(i), array.dtype);
-    array.shape.clear();
-    uint64_t count = 1;
-    for (size_t d = 0; d < inputDims[i].size(); ++d) {
-      const ShapeExpr &expr = inputDims[i][d];
-      std::vector<size_t> needed;
-      expr.collectSymbols(needed);
-      for (size_t slot : needed)
-        if (!known[slot])
-          return error("no value for symbol '" + symbolNames[slot] +
-                       "': pass --dim " + symbolNames[slot] +
-                       "=VALUE or --input");
-      int64_t value;
-      ShapeExpr::EvalStatus status = expr.evaluate(symbolValues.data(), value);
-      std::string label = "input '" + artifact.inputName(i) + "' dimension " +
-                          std::to_string(d);
-      if (status != ShapeExpr::EvalStatus::Ok)
-        return error(label + ": cannot evaluate '" + expr.text() +
-                     "': " + ShapeExpr::describe(status));
-      if (value < 0)
-        return error(label + ": '" + expr.text() +
-                     "' = " + std::to_string(value) + " is negative");
-      if (__builtin_mul_overflow(count, static_cast<uint64_t>(value), &count) ||
-          count > (uint64_t(1) << 40))
-        return error("input '" + artifact.inputName(i) + "' is too large");
-      array.shape.push_back(value);
-    }
-    Random random(options.seed * 0x2545f4914f6cdd1dull +
-                  0x9e3779b97f4a7c15ull * (i + 1));
+    uint64_t count;
+    if (!evaluateInputShape(artifact.inputName(i), inputDims[i], symbolValues,
+                            &known, symbolNames, array.shape, count, message))
+      return error(message);
+    Random random = inputRandom(options.seed, i);
     fillRandom(array.dtype, static_cast<size_t>(count), random, array.data);
   }
 
@@ -377,7 +330,6 @@ int Tool::run(const Options &options) {
 
   std::vector<std::string> written;
   if (!options.outputDir.empty()) {
-    std::string message;
     if (!makeDirectories(options.outputDir, message))
       return error(message);
     std::set<std::string> used;

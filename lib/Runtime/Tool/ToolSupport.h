@@ -5,8 +5,9 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// Number parsing and formatting, and the deterministic random inputs, that
-// `dyncc run` (RunTool.cpp) and `dyncc bench` (BenchTool.cpp) share.
+// What `dyncc run` (RunTool.cpp) and `dyncc bench` (BenchTool.cpp) share:
+// reading options, number parsing and formatting, the inputs' shapes, and
+// the deterministic random inputs.
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,7 +15,10 @@
 #define DYNCC_LIB_RUNTIME_TOOL_TOOLSUPPORT_H
 
 #include "dyncc/Runtime/DType.h"
+#include "dyncc/Runtime/Runtime.hpp"
+#include "dyncc/Runtime/ShapeExpr.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cstdint>
 #include <cstdio>
@@ -23,6 +27,124 @@
 #include <vector>
 
 namespace dyncc::runtime::tool {
+
+/// Reads option `args[i]`: "--opt=value", or "--opt" with the value in the
+/// next argument (advancing `i`). False with `problem` set to the usage
+/// error if the option is not one of `known` or has no value.
+inline bool readOption(const std::vector<std::string> &args, size_t &i,
+                       std::initializer_list<const char *> known,
+                       std::string &option, std::string &value,
+                       std::string &problem) {
+  const std::string &arg = args[i];
+  option = arg;
+  value.clear();
+  size_t equals = arg.find('=');
+  bool inlineValue = arg.rfind("--", 0) == 0 && equals != std::string::npos;
+  if (inlineValue) {
+    option = arg.substr(0, equals);
+    value = arg.substr(equals + 1);
+  }
+  if (std::none_of(known.begin(), known.end(),
+                   [&](const char *name) { return option == name; })) {
+    problem = "unknown option '" + option + "'";
+    return false;
+  }
+  if (!inlineValue) {
+    if (i + 1 >= args.size()) {
+      problem = "option '" + option + "' needs a value";
+      return false;
+    }
+    value = args[++i];
+  }
+  return true;
+}
+
+/// "a, b, c", or "none".
+inline std::string listOrNone(const std::vector<std::string> &names) {
+  std::string list;
+  for (size_t i = 0; i < names.size(); ++i)
+    list += (i ? ", " : "") + names[i];
+  return list.empty() ? "none" : list;
+}
+
+/// The symbol names of `artifact`, in slot order.
+inline std::vector<std::string> symbolNames(const dyncc::Artifact &artifact) {
+  std::vector<std::string> names;
+  for (size_t s = 0; s < artifact.numSymbols(); ++s)
+    names.push_back(artifact.symbolName(s));
+  return names;
+}
+
+/// Parses every input's dimension expressions over `names`; false with
+/// `error` set ("input 'X': ...") if one does not parse.
+inline bool parseInputDims(const dyncc::Artifact &artifact,
+                           const std::vector<std::string> &names,
+                           std::vector<std::vector<ShapeExpr>> &dims,
+                           std::string &error) {
+  dims.assign(artifact.numInputs(), {});
+  for (size_t i = 0; i < artifact.numInputs(); ++i) {
+    for (const std::string &text : artifact.inputDims(i)) {
+      ShapeExpr expr;
+      std::string message;
+      if (!ShapeExpr::parse(text, names, expr, message)) {
+        error = "input '" + artifact.inputName(i) + "': " + message;
+        return false;
+      }
+      dims[i].push_back(std::move(expr));
+    }
+  }
+  return true;
+}
+
+/// The shape of input `name`, its dimensions `dims` evaluated at `symbols`,
+/// and its element count. With `known`, a dimension reading a symbol that
+/// is not known is an error naming it (`names`). False with `error` set
+/// when a dimension cannot be evaluated or is negative, or the input has
+/// more than 2^40 elements.
+inline bool evaluateInputShape(const std::string &name,
+                               const std::vector<ShapeExpr> &dims,
+                               const std::vector<int64_t> &symbols,
+                               const std::vector<bool> *known,
+                               const std::vector<std::string> &names,
+                               std::vector<int64_t> &shape, uint64_t &count,
+                               std::string &error) {
+  shape.clear();
+  count = 1;
+  for (size_t d = 0; d < dims.size(); ++d) {
+    const ShapeExpr &expr = dims[d];
+    if (known) {
+      std::vector<size_t> needed;
+      expr.collectSymbols(needed);
+      for (size_t slot : needed) {
+        if (!(*known)[slot]) {
+          error = "no value for symbol '" + names[slot] + "': pass --dim " +
+                  names[slot] + "=VALUE or --input";
+          return false;
+        }
+      }
+    }
+    int64_t value;
+    ShapeExpr::EvalStatus status = expr.evaluate(symbols.data(), value);
+    std::string label = "input '" + name + "' dimension " + std::to_string(d);
+    if (status != ShapeExpr::EvalStatus::Ok) {
+      error = label + ": cannot evaluate '" + expr.text() +
+              "': " + ShapeExpr::describe(status);
+      return false;
+    }
+    if (value < 0) {
+      error = label + ": '" + expr.text() + "' = " + std::to_string(value) +
+              " is negative";
+      return false;
+    }
+    if (__builtin_mul_overflow(count, static_cast<uint64_t>(value), &count) ||
+        count > (uint64_t(1) << 40)) {
+      error = "input '" + name + "' is too large";
+      return false;
+    }
+    shape.push_back(value);
+  }
+  return true;
+}
 
 inline bool parseInt64(const std::string &text, int64_t &value) {
   const char *first = text.data();
@@ -60,6 +182,12 @@ private:
 template <typename T>
 inline void store(std::vector<uint8_t> &data, size_t index, T value) {
   std::memcpy(data.data() + index * sizeof(T), &value, sizeof(T));
+}
+
+/// The random source of input `input`'s data under `seed`.
+inline Random inputRandom(uint64_t seed, size_t input) {
+  return Random(seed * 0x2545f4914f6cdd1dull +
+                0x9e3779b97f4a7c15ull * (input + 1));
 }
 
 inline void fillRandom(DType type, size_t count, Random &random,
