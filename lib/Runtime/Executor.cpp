@@ -238,31 +238,28 @@ std::unique_ptr<Session> Session::create(std::shared_ptr<const Model> model,
       if (!gpuModel)
         return nullptr;
       std::unique_ptr<Session> session(new Session(std::move(model), 1));
-      auto state = std::make_unique<CudaState>();
-      state->model = std::move(gpuModel);
-      const cuda::Driver &driver = state->model->driver();
-      std::string label = "cuda:" + std::to_string(ordinal) + ": ";
+      // What is created below is released by ~Session on failure.
+      session->gpu = std::make_unique<CudaState>();
+      CudaState &state = *session->gpu;
+      state.model = std::move(gpuModel);
+      const cuda::Driver &driver = state.model->driver();
       auto check = [&](cuda::CUresult status, const char *what) {
-        if (status != cuda::CUDA_SUCCESS)
-          error.fail(DYNCC_ERROR_DEVICE, label + driver.failure(what, status));
-        return status == cuda::CUDA_SUCCESS;
+        return status == cuda::CUDA_SUCCESS ||
+               session->deviceFailure(what, status, error);
       };
-      if (!state->model->makeCurrent(error) ||
-          !check(driver.streamCreate(&state->ownStream,
+      if (!state.model->makeCurrent(error) ||
+          !check(driver.streamCreate(&state.ownStream,
                                      cuda::CU_STREAM_NON_BLOCKING),
                  "cuStreamCreate") ||
-          !check(driver.eventCreate(&state->start, cuda::CU_EVENT_DEFAULT),
+          !check(driver.eventCreate(&state.start, cuda::CU_EVENT_DEFAULT),
                  "cuEventCreate") ||
-          !check(driver.eventCreate(&state->end, cuda::CU_EVENT_DEFAULT),
-                 "cuEventCreate")) {
-        session->gpu = std::move(state); // Released by ~Session.
+          !check(driver.eventCreate(&state.end, cuda::CU_EVENT_DEFAULT),
+                 "cuEventCreate"))
         return nullptr;
-      }
-      state->stream = state->ownStream;
-      state->outputs.resize(manifest.outputs.size());
-      state->staging.resize(manifest.inputs.size());
-      state->hostStale.assign(manifest.outputs.size(), 0);
-      session->gpu = std::move(state);
+      state.stream = state.ownStream;
+      state.outputs.resize(manifest.outputs.size());
+      state.staging.resize(manifest.inputs.size());
+      state.hostStale.assign(manifest.outputs.size(), 0);
       return session;
     }
   }
@@ -784,7 +781,8 @@ bool Session::launch(size_t groupIndex, RuntimeError &error) {
   if (!selectVariant(groupIndex, kernelIndex, error))
     return false;
   const KernelInfo &kernel = manifest.kernels[kernelIndex];
-  std::string label = "kernel " + quoted(kernel.name);
+  // Built only for an error: a launch allocates no string.
+  auto label = [&] { return "kernel " + quoted(kernel.name); };
   std::vector<int64_t> &slot = slots[kernelIndex];
   size_t next = 0;
   for (size_t p = 0; p < kernel.params.size(); ++p) {
@@ -795,7 +793,7 @@ bool Session::launch(size_t groupIndex, RuntimeError &error) {
       if (status != ShapeExpr::EvalStatus::Ok)
         return error.fail(
             DYNCC_ERROR_SHAPE,
-            label + " params[" + std::to_string(p) + "]: cannot evaluate " +
+            label() + " params[" + std::to_string(p) + "]: cannot evaluate " +
                 quoted(param.expr.text()) + ": " + ShapeExpr::describe(status));
       ++next;
       continue;
@@ -822,22 +820,25 @@ bool Session::launch(size_t groupIndex, RuntimeError &error) {
     int64_t value;
     ShapeExpr::EvalStatus status =
         kernel.grid[i].evaluate(symbols.data(), value);
-    std::string gridLabel = label + " grid[" + std::to_string(i) + "]";
+    auto gridLabel = [&] {
+      return label() + " grid[" + std::to_string(i) + "]";
+    };
     if (status != ShapeExpr::EvalStatus::Ok)
-      return error.fail(DYNCC_ERROR_SHAPE, gridLabel + ": cannot evaluate " +
+      return error.fail(DYNCC_ERROR_SHAPE, gridLabel() + ": cannot evaluate " +
                                                quoted(kernel.grid[i].text()) +
                                                ": " +
                                                ShapeExpr::describe(status));
     if (value < 0)
       return error.fail(DYNCC_ERROR_SHAPE,
-                        gridLabel + ": " + quoted(kernel.grid[i].text()) +
+                        gridLabel() + ": " + quoted(kernel.grid[i].text()) +
                             " = " + str(value) + " is negative");
     grid[i] = static_cast<uint64_t>(value);
   }
   uint64_t total;
   if (__builtin_mul_overflow(grid[0], grid[1], &total) ||
       __builtin_mul_overflow(total, grid[2], &total))
-    return error.fail(DYNCC_ERROR_SHAPE, label + ": the grid size overflows");
+    return error.fail(DYNCC_ERROR_SHAPE,
+                      label() + ": the grid size overflows");
   lastKernel[groupIndex] = kernelIndex;
   if (total == 0)
     return true;
@@ -846,7 +847,7 @@ bool Session::launch(size_t groupIndex, RuntimeError &error) {
     // The hardware's limits: x below 2^31, y and z below 2^16.
     if (grid[0] > 0x7fffffffu || grid[1] > 0xffffu || grid[2] > 0xffffu)
       return error.fail(DYNCC_ERROR_SHAPE,
-                        label + ": the grid " + str(grid[0]) + " x " +
+                        label() + ": the grid " + str(grid[0]) + " x " +
                             str(grid[1]) + " x " + str(grid[2]) +
                             " exceeds the device's limits");
     if (cuda::CUresult status = gpu->model->driver().launchKernel(
@@ -858,7 +859,7 @@ bool Session::launch(size_t groupIndex, RuntimeError &error) {
             static_cast<unsigned>(kernel.sharedBytes), gpu->stream,
             reinterpret_cast<void **>(slotPointers[kernelIndex].data()),
             nullptr))
-      return deviceFailure("cuLaunchKernel of " + label, status, error);
+      return deviceFailure("cuLaunchKernel of " + label(), status, error);
     return true;
   }
   LaunchContext ctx{loaded->cpuKernel(kernelIndex),
@@ -898,11 +899,8 @@ bool Session::copy(const StepInfo &step, size_t stepIndex,
 bool Session::enqueue(RuntimeError &error) {
   ran = false;
   launches = 0;
-  if (gpu) {
-    if (!gpu->model->makeCurrent(error))
-      return false;
-    gpu->timed = false;
-  }
+  if (gpu && !gpu->model->makeCurrent(error))
+    return false;
   if (!bindSymbols(error) || !computeBuffers(error))
     return false;
   const Manifest &manifest = loaded->manifest();
@@ -922,7 +920,6 @@ bool Session::enqueue(RuntimeError &error) {
     if (cuda::CUresult status =
             gpu->model->driver().eventRecord(gpu->end, gpu->stream))
       return deviceFailure("cuEventRecord", status, error);
-    gpu->timed = true;
     std::fill(gpu->hostStale.begin(), gpu->hostStale.end(), 1);
   }
   ran = true;
@@ -956,7 +953,7 @@ bool Session::deviceTime(double &milliseconds, RuntimeError &error) {
     return error.fail(DYNCC_ERROR_UNSUPPORTED,
                       "device time needs a CUDA session (this one is on the "
                       "cpu)");
-  if (!ran || !gpu->timed)
+  if (!ran)
     return error.fail(DYNCC_ERROR_INVALID_ARGUMENT,
                       "no successful run to time yet");
   if (!gpu->model->makeCurrent(error))

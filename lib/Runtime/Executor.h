@@ -230,7 +230,6 @@ private:
     std::vector<DeviceBuffer> staging;
     /// Per output: whether its host copy is older than the last run.
     std::vector<uint8_t> hostStale;
-    bool timed = false;
   };
 
   std::shared_ptr<const Model> loaded;
