@@ -488,6 +488,103 @@ TEST(CudaSessionTest, DriverFailuresAreErrors) {
   EXPECT_EQ(error.code, DYNCC_ERROR_INVALID_ARGUMENT);
 }
 
+TEST(CudaSessionTest, MoreDriverFailuresAreErrors) {
+  RuntimeError error;
+  auto expectCreateFails = [&](const char *entry, const std::string &message) {
+    FakeSetting fail("DYNCC_FAKE_CUDA_FAIL", entry);
+    EXPECT_EQ(Session::create(loadGpuModel(), "cuda:0", error), nullptr)
+        << entry;
+    EXPECT_EQ(error.code, DYNCC_ERROR_DEVICE);
+    EXPECT_EQ(error.message, message);
+  };
+  expectCreateFails("cuDevicePrimaryCtxRetain",
+                    "cuda:0: cuDevicePrimaryCtxRetain failed: "
+                    "CUDA_ERROR_UNKNOWN (fake driver error)");
+  expectCreateFails("cuMemcpyHtoDAsync_v2",
+                    "cuda:0: cuMemcpyHtoDAsync failed: CUDA_ERROR_UNKNOWN "
+                    "(fake driver error)");
+  expectCreateFails("cuStreamCreate", "cuda:0: cuStreamCreate failed: "
+                                      "CUDA_ERROR_UNKNOWN (fake driver error)");
+  expectNothingHeld();
+
+  // While the model is loaded (by `session`), copies in a run fail alone.
+  auto session = cudaSession(loadGpuModel());
+  ASSERT_NE(session, nullptr);
+  double milliseconds;
+  EXPECT_FALSE(session->deviceTime(milliseconds, error));
+  EXPECT_EQ(error.message, "no successful run to time yet");
+  std::vector<float> x = randomFloats(9 * 16, 2);
+  int64_t shape[2] = {9, 16};
+  ASSERT_TRUE(session->setInput(0, x.data(), shape, 2, error));
+  {
+    FakeSetting fail("DYNCC_FAKE_CUDA_FAIL", "cuMemcpyHtoDAsync_v2");
+    EXPECT_FALSE(session->run(error));
+    EXPECT_EQ(error.message, "cuda:0: cuMemcpyHtoDAsync of input 'X' failed: "
+                             "CUDA_ERROR_UNKNOWN (fake driver error)");
+  }
+  {
+    FakeSetting fail("DYNCC_FAKE_CUDA_FAIL", "cuMemcpyDtoDAsync_v2");
+    EXPECT_FALSE(session->run(error));
+    EXPECT_EQ(error.message, "cuda:0: steps[2]: cuMemcpyDtoDAsync failed: "
+                             "CUDA_ERROR_UNKNOWN (fake driver error)");
+  }
+  ASSERT_TRUE(session->run(error)) << error.message;
+  {
+    FakeSetting fail("DYNCC_FAKE_CUDA_FAIL", "cuMemcpyDtoHAsync_v2");
+    EXPECT_EQ(session->hostOutput(0, error), nullptr);
+    EXPECT_EQ(error.message, "cuda:0: cuMemcpyDtoHAsync of output 'Y' failed: "
+                             "CUDA_ERROR_UNKNOWN (fake driver error)");
+  }
+  // The copy is tried again, and succeeds, on the next request.
+  EXPECT_NE(session->hostOutput(0, error), nullptr) << error.message;
+}
+
+TEST(CudaSessionTest, MissingEntryAndOversizedGrid) {
+  // An sm_86 loads the sm_80 PTX; here it lacks the add kernel's entry.
+  FakeSetting arch("DYNCC_FAKE_CUDA_ARCH", "86");
+  std::string ptx = ptxModule(80);
+  ptx = ptx.substr(0, ptx.find(".visible .entry test_add1_relu"));
+  ArtifactWriter writer;
+  writer.setManifest(gpuManifest());
+  std::vector<float> w = linearWeights();
+  writer.addSection("w0", w.data(), w.size() * sizeof(float));
+  writer.addSection("cpu.so", kernelLibrary());
+  writer.addSection("ptx.sm_80", ptx);
+  writer.addSection("ptx.sm_90", ptxModule(90));
+  writer.addSection("cubin.sm_90", cubinModule(90));
+  std::string bytes, message;
+  ASSERT_TRUE(writer.serialize(bytes, message)) << message;
+  RuntimeError error;
+  auto model = Model::loadMemory(bytes.data(), bytes.size(), "e.dyncc", error);
+  ASSERT_NE(model, nullptr) << error.message;
+  EXPECT_EQ(Session::create(model, "cuda:0", error), nullptr);
+  EXPECT_EQ(error.code, DYNCC_ERROR_FORMAT);
+  EXPECT_EQ(error.message,
+            "cuda:0: kernel 'add1_relu': entry 'test_add1_relu' of section "
+            "'ptx.sm_80': cuModuleGetFunction failed: CUDA_ERROR_NOT_FOUND "
+            "(fake driver error)");
+
+  // A grid's y above 65535 is the run's error, not the driver's.
+  std::string manifest =
+      replaceOnce(gpuManifest(), R"x("grid": ["ceildiv(B*8, 64)", "1", "1"])x",
+                  R"x("grid": ["1", "B*100", "1"])x");
+  std::string big = gpuArtifact(manifest);
+  model = Model::loadMemory(big.data(), big.size(), "g.dyncc", error);
+  ASSERT_NE(model, nullptr) << error.message;
+  auto session = cudaSession(model);
+  ASSERT_NE(session, nullptr);
+  std::vector<float> x(700 * 16, 0.25f);
+  int64_t shape[2] = {700, 16};
+  ASSERT_TRUE(session->setInput(0, x.data(), shape, 2, error));
+  EXPECT_FALSE(session->run(error));
+  EXPECT_EQ(error.code, DYNCC_ERROR_SHAPE);
+  EXPECT_EQ(error.message, "kernel 'add1_relu': the grid 1 x 70000 x 1 "
+                           "exceeds the device's limits");
+  session.reset();
+  model.reset();
+  expectNothingHeld();
+}
+
 TEST(CudaSessionTest, SessionsRunConcurrentlyFromThreads) {
   auto model = loadGpuModel();
   std::vector<std::thread> threads;

@@ -526,6 +526,8 @@ CUresult cuMemFree_v2(uint64_t pointer) {
 CUresult cuMemcpyHtoDAsync_v2(uint64_t dst, const void *src, size_t bytes,
                               void *stream) {
   (void)stream;
+  if (failing("cuMemcpyHtoDAsync_v2"))
+    return kUnknown;
   std::lock_guard<std::mutex> lock(state().mutex);
   if (!currentContext || !inAllocation(dst, bytes) ||
       inAllocation(reinterpret_cast<uintptr_t>(src), 0))
@@ -538,6 +540,8 @@ CUresult cuMemcpyHtoDAsync_v2(uint64_t dst, const void *src, size_t bytes,
 CUresult cuMemcpyDtoHAsync_v2(void *dst, uint64_t src, size_t bytes,
                               void *stream) {
   (void)stream;
+  if (failing("cuMemcpyDtoHAsync_v2"))
+    return kUnknown;
   std::lock_guard<std::mutex> lock(state().mutex);
   if (!currentContext || !inAllocation(src, bytes) ||
       inAllocation(reinterpret_cast<uintptr_t>(dst), 0))
@@ -550,6 +554,8 @@ CUresult cuMemcpyDtoHAsync_v2(void *dst, uint64_t src, size_t bytes,
 CUresult cuMemcpyDtoDAsync_v2(uint64_t dst, uint64_t src, size_t bytes,
                               void *stream) {
   (void)stream;
+  if (failing("cuMemcpyDtoDAsync_v2"))
+    return kUnknown;
   std::lock_guard<std::mutex> lock(state().mutex);
   if (!currentContext || !inAllocation(dst, bytes) || !inAllocation(src, bytes))
     return kInvalidValue;
@@ -563,6 +569,8 @@ CUresult cuStreamCreate(void **stream, unsigned flags) {
   (void)flags;
   if (!currentContext)
     return kInvalidContext;
+  if (failing("cuStreamCreate"))
+    return kUnknown;
   std::lock_guard<std::mutex> lock(state().mutex);
   *stream = new char(0);
   state().streams.insert(*stream);
