@@ -13,6 +13,8 @@ using namespace dyncc::runtime;
 
 struct dyncc_artifact {
   std::shared_ptr<const Model> model;
+  /// dyncc_artifact_calibration_device's text.
+  mutable std::string scratch;
 };
 
 struct dyncc_session {
@@ -112,7 +114,7 @@ dyncc_status dyncc_artifact_load(const char *path, dyncc_artifact **out) {
   std::shared_ptr<const Model> model = Model::load(path, error);
   if (!model)
     return fail(error);
-  *out = new dyncc_artifact{std::move(model)};
+  *out = new dyncc_artifact{std::move(model), {}};
   return DYNCC_OK;
 }
 
@@ -270,6 +272,51 @@ const char *dyncc_artifact_group_kind(const dyncc_artifact *artifact,
   return manifest->groups[index].kind.c_str();
 }
 
+size_t dyncc_artifact_group_num_variants(const dyncc_artifact *artifact,
+                                         size_t group) {
+  const Manifest *manifest = manifestOf(artifact);
+  if (!manifest || group >= manifest->groups.size())
+    return 0;
+  return manifest->groups[group].variants.size();
+}
+
+const char *dyncc_artifact_group_variant(const dyncc_artifact *artifact,
+                                         size_t group, size_t variant) {
+  const Manifest *manifest = manifestOf(artifact);
+  if (!manifest || group >= manifest->groups.size() ||
+      variant >= manifest->groups[group].variants.size())
+    return nullptr;
+  return manifest->kernels[manifest->groups[group].variants[variant].kernel]
+      .name.c_str();
+}
+
+size_t dyncc_artifact_group_symbols(const dyncc_artifact *artifact,
+                                    size_t group, size_t *indices,
+                                    size_t capacity) {
+  const Manifest *manifest = manifestOf(artifact);
+  if (!manifest || group >= manifest->groups.size())
+    return 0;
+  const std::vector<size_t> &slots = manifest->groups[group].keySymbols;
+  for (size_t i = 0; i < slots.size() && i < capacity && indices; ++i)
+    indices[i] = slots[i];
+  return slots.size();
+}
+
+size_t dyncc_artifact_num_calibrations(const dyncc_artifact *artifact) {
+  return artifact ? artifact->model->calibration().devices.size() : 0;
+}
+
+const char *dyncc_artifact_calibration_device(const dyncc_artifact *artifact,
+                                              size_t index) {
+  if (!artifact || index >= artifact->model->calibration().devices.size())
+    return nullptr;
+  const DeviceCalibration &device =
+      artifact->model->calibration().devices[index];
+  artifact->scratch = device.device + " (" + device.arch + ", " +
+                      std::to_string(device.sms) + " SMs)";
+  return artifact->scratch.c_str();
+}
+
 dyncc_status dyncc_session_create(const dyncc_artifact *artifact,
                                   const char *device, dyncc_session **out) {
   if (!artifact || !out)
@@ -381,6 +428,73 @@ dyncc_status dyncc_session_device_time(dyncc_session *session,
                 "dyncc_session_device_time: null argument");
   RuntimeError error;
   if (!session->session->deviceTime(*milliseconds, error))
+    return fail(error);
+  return DYNCC_OK;
+}
+
+dyncc_status dyncc_session_gpu(const dyncc_session *session,
+                               const char **name, const char **arch,
+                               int64_t *sms) {
+  if (!session || !name || !arch || !sms)
+    return fail(DYNCC_ERROR_INVALID_ARGUMENT,
+                "dyncc_session_gpu: null argument");
+  const CudaModel *gpu = session->session->cudaModel();
+  if (!gpu)
+    return fail(DYNCC_ERROR_UNSUPPORTED,
+                "the session is on the cpu, not a CUDA device");
+  *name = gpu->deviceName().c_str();
+  *arch = gpu->code().arch.c_str();
+  *sms = gpu->smCount();
+  return DYNCC_OK;
+}
+
+dyncc_status dyncc_session_set_profiling(dyncc_session *session,
+                                         int enable) {
+  if (!session)
+    return fail(DYNCC_ERROR_INVALID_ARGUMENT,
+                "dyncc_session_set_profiling: null argument");
+  RuntimeError error;
+  if (!session->session->setProfiling(enable != 0, error))
+    return fail(error);
+  return DYNCC_OK;
+}
+
+dyncc_status dyncc_session_group_time(dyncc_session *session, size_t group,
+                                      double *milliseconds, uint64_t *blocks) {
+  if (!session)
+    return fail(DYNCC_ERROR_INVALID_ARGUMENT,
+                "dyncc_session_group_time: null argument");
+  RuntimeError error;
+  double time;
+  uint64_t launched;
+  if (!session->session->groupProfile(group, time, launched, error))
+    return fail(error);
+  if (milliseconds)
+    *milliseconds = time;
+  if (blocks)
+    *blocks = launched;
+  return DYNCC_OK;
+}
+
+dyncc_status dyncc_session_force_variant(dyncc_session *session, size_t group,
+                                         int64_t variant) {
+  if (!session)
+    return fail(DYNCC_ERROR_INVALID_ARGUMENT,
+                "dyncc_session_force_variant: null argument");
+  RuntimeError error;
+  if (!session->session->forceVariant(group, variant, error))
+    return fail(error);
+  return DYNCC_OK;
+}
+
+dyncc_status dyncc_session_blocks_per_wave(const dyncc_session *session,
+                                           size_t group, size_t variant,
+                                           int64_t *blocks) {
+  if (!session || !blocks)
+    return fail(DYNCC_ERROR_INVALID_ARGUMENT,
+                "dyncc_session_blocks_per_wave: null argument");
+  RuntimeError error;
+  if (!session->session->blocksPerWave(group, variant, *blocks, error))
     return fail(error);
   return DYNCC_OK;
 }

@@ -86,7 +86,9 @@ Loaded load() {
       resolve(library, d.eventRecord, {"cuEventRecord"}, error) &&
       resolve(library, d.eventSynchronize, {"cuEventSynchronize"}, error) &&
       resolve(library, d.eventElapsedTime,
-              {"cuEventElapsedTime_v2", "cuEventElapsedTime"}, error);
+              {"cuEventElapsedTime_v2", "cuEventElapsedTime"}, error) &&
+      resolve(library, d.occupancyMaxActiveBlocksPerMultiprocessor,
+              {"cuOccupancyMaxActiveBlocksPerMultiprocessor"}, error);
   if (!ok) {
     error += std::string(" (") + path + ")";
     return result;

@@ -87,6 +87,10 @@ struct Driver {
   CUresult (*eventSynchronize)(CUevent event);
   CUresult (*eventElapsedTime)(float *milliseconds, CUevent start,
                                CUevent end);
+  CUresult (*occupancyMaxActiveBlocksPerMultiprocessor)(int *blocks,
+                                                        CUfunction function,
+                                                        int blockSize,
+                                                        size_t sharedBytes);
 
   /// The driver, loaded and initialized on first use (thread-safe); null
   /// with `error` set when it cannot be (no library, a missing entry point,

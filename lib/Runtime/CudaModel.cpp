@@ -135,6 +135,27 @@ std::string CudaModel::describe() const {
   return text;
 }
 
+bool CudaModel::blocksPerWave(const Model &model, size_t kernel,
+                              int64_t &blocks, RuntimeError &error) const {
+  const KernelInfo &info = model.manifest().kernels[kernel];
+  if (!functions[kernel])
+    return error.fail(DYNCC_ERROR_INVALID_ARGUMENT,
+                      "kernel " + quoted(info.name) + " is in no variant");
+  int perSm = 0;
+  int threads = static_cast<int>(info.block[0] * info.block[1] * info.block[2]);
+  if (CUresult status = api->occupancyMaxActiveBlocksPerMultiprocessor(
+          &perSm, functions[kernel], threads,
+          static_cast<size_t>(info.sharedBytes)))
+    return error.fail(DYNCC_ERROR_DEVICE,
+                      "cuda:" + std::to_string(deviceOrdinal) + ": " +
+                          api->failure("cuOccupancyMaxActiveBlocksPer"
+                                       "Multiprocessor of kernel " +
+                                           quoted(info.name),
+                                       status));
+  blocks = std::max<int64_t>(perSm, 1) * sms;
+  return true;
+}
+
 std::shared_ptr<CudaModel> CudaModel::load(const Model &model, int ordinal,
                                            RuntimeError &error) {
   std::string label = "cuda:" + std::to_string(ordinal);
@@ -168,7 +189,7 @@ std::shared_ptr<CudaModel> CudaModel::load(const Model &model, int ordinal,
     return status == CUDA_SUCCESS;
   };
   char name[256] = {0};
-  int major = 0, minor = 0;
+  int major = 0, minor = 0, sms = 0;
   if (!check(driver->deviceGet(&gpu->device, ordinal), "cuDeviceGet") ||
       !check(driver->deviceGetName(name, sizeof(name) - 1, gpu->device),
              "cuDeviceGetName") ||
@@ -180,12 +201,18 @@ std::shared_ptr<CudaModel> CudaModel::load(const Model &model, int ordinal,
                  &minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
                  gpu->device),
              "cuDeviceGetAttribute") ||
+      !check(driver->deviceGetAttribute(
+                 &sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, gpu->device),
+             "cuDeviceGetAttribute") ||
       !check(driver->primaryCtxRetain(&gpu->ctx, gpu->device),
              "cuDevicePrimaryCtxRetain"))
     return nullptr;
   gpu->retained = true;
   gpu->name = name;
+  gpu->sms = sms;
   gpu->report.arch = "sm_" + std::to_string(major * 10 + minor);
+  gpu->calibrated =
+      model.calibration().find(gpu->name, gpu->report.arch, gpu->sms);
   if (!gpu->makeCurrent(error) || !gpu->loadCode(model, major, minor, error))
     return nullptr;
 

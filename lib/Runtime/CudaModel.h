@@ -19,6 +19,7 @@
 
 #include "CudaDriver.h"
 
+#include "dyncc/Runtime/Calibration.h"
 #include "dyncc/Runtime/dyncc_runtime.h"
 
 #include <memory>
@@ -78,6 +79,15 @@ public:
   /// "NVIDIA H200".
   const std::string &deviceName() const { return name; }
   const CudaCodeReport &code() const { return report; }
+  /// The number of SMs.
+  int64_t smCount() const { return sms; }
+  /// `dyncc tune`'s measurements taken on this kind of device (same name,
+  /// arch and SM count), or null.
+  const DeviceCalibration *calibration() const { return calibrated; }
+  /// The blocks of kernel `kernel` resident at once on the whole device
+  /// (the driver's occupancy per SM times the SM count).
+  bool blocksPerWave(const Model &model, size_t kernel, int64_t &blocks,
+                     RuntimeError &error) const;
   /// One line: the device, its architecture and where the code came from.
   std::string describe() const;
 
@@ -101,6 +111,8 @@ private:
   bool retained = false;
   int deviceOrdinal = 0;
   std::string name;
+  int64_t sms = 0;
+  const DeviceCalibration *calibrated = nullptr;
   CudaCodeReport report;
   std::vector<cuda::CUmodule> modules;
   std::vector<cuda::CUfunction> functions;

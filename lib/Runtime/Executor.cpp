@@ -7,6 +7,9 @@
 
 #include "Executor.h"
 
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
@@ -81,6 +84,13 @@ std::shared_ptr<const Model> Model::finish(std::unique_ptr<ArtifactFile> file,
     return nullptr;
   }
   const Manifest &manifest = model->info;
+  if (const ArtifactSection *section =
+          file->findSection(kCalibrationSectionName))
+    if (!parseCalibration(section->bytes(), manifest, model->measured,
+                          message)) {
+      error.fail(DYNCC_ERROR_FORMAT, name + ": " + message);
+      return nullptr;
+    }
   model->weights.assign(manifest.buffers.size(), nullptr);
   for (size_t b = 0; b < manifest.buffers.size(); ++b)
     if (manifest.buffers[b].kind == BufferKind::Weight)
@@ -206,6 +216,9 @@ Session::Session(std::shared_ptr<const Model> model, unsigned threads)
   outputs.resize(manifest.outputs.size());
   selectionCache.resize(manifest.groups.size());
   lastKernel.assign(manifest.groups.size(), SIZE_MAX);
+  forced.assign(manifest.groups.size(), -1);
+  stepMilliseconds.assign(manifest.steps.size(), 0);
+  stepBlocks.assign(manifest.steps.size(), 0);
   slots.resize(manifest.kernels.size());
   slotPointers.resize(manifest.kernels.size());
   for (size_t k = 0; k < manifest.kernels.size(); ++k) {
@@ -306,6 +319,8 @@ Session::~Session() {
     driver.eventDestroy(gpu->start);
   if (gpu->end)
     driver.eventDestroy(gpu->end);
+  for (cuda::CUevent event : gpu->stepEvents)
+    driver.eventDestroy(event);
   if (gpu->ownStream)
     driver.streamDestroy(gpu->ownStream);
 }
@@ -335,6 +350,14 @@ const char *Session::groupVariant(size_t group) const {
   return loaded->manifest().kernels[kernel].name.c_str();
 }
 
+namespace {
+std::string formatMilliseconds(double value) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof(buffer), "%.4g", value);
+  return buffer;
+}
+} // namespace
+
 const char *Session::groupReason(size_t groupIndex) const {
   size_t kernel = lastKernel[groupIndex];
   if (kernel == SIZE_MAX)
@@ -359,8 +382,22 @@ const char *Session::groupReason(size_t groupIndex) const {
     return str(lower[i]) + " and up";
   };
   size_t picked;
-  if (select.present && select.lookup(symbols.data(), picked) &&
-      picked == chosen) {
+  std::vector<double> predicted;
+  const GroupCalibration *measured = calibrationOf(groupIndex);
+  if (forced[groupIndex] == static_cast<int64_t>(chosen)) {
+    reason = "force (dyncc_session_force_variant)";
+  } else if (measured &&
+             calibratedChoice(groupIndex, *measured, picked, &predicted) &&
+             picked == chosen) {
+    const DeviceCalibration &device = *gpu->model->calibration();
+    reason = "dyncc tune's measurements on " + device.device + ": predicted " +
+             formatMilliseconds(predicted[chosen]) + " ms";
+    for (size_t v = 0; v < predicted.size(); ++v)
+      if (v != chosen && predicted[v] >= 0)
+        reason += ", v" + str(static_cast<int64_t>(v)) + " " +
+                  formatMilliseconds(predicted[v]) + " ms";
+  } else if (select.present && select.lookup(symbols.data(), picked) &&
+             picked == chosen) {
     int64_t values[2] = {0, 0};
     for (size_t k = 0; k < select.keys.size(); ++k)
       select.keys[k].evaluate(symbols.data(), values[k]);
@@ -709,10 +746,66 @@ bool Session::placeOnDevice(size_t b, RuntimeError &error) {
   return true;
 }
 
+bool Session::conditionsHold(const VariantInfo &variant) const {
+  for (const VariantCondition &cond : variant.when) {
+    int64_t value = symbols[cond.symbol];
+    if (value < cond.min || value > cond.max)
+      return false;
+  }
+  return true;
+}
+
+bool Session::gridBlocks(size_t kernel, uint64_t &blocks) const {
+  const KernelInfo &info = loaded->manifest().kernels[kernel];
+  blocks = 1;
+  for (const ShapeExpr &extent : info.grid) {
+    int64_t value;
+    if (extent.evaluate(symbols.data(), value) != ShapeExpr::EvalStatus::Ok ||
+        value < 0 ||
+        __builtin_mul_overflow(blocks, static_cast<uint64_t>(value), &blocks))
+      return false;
+  }
+  return true;
+}
+
+bool Session::calibratedChoice(size_t groupIndex,
+                               const GroupCalibration &measured,
+                               size_t &variant,
+                               std::vector<double> *predicted) const {
+  const GroupInfo &group = loaded->manifest().groups[groupIndex];
+  std::vector<int64_t> at;
+  for (size_t slot : measured.symbolSlots)
+    at.push_back(symbols[slot]);
+  if (predicted)
+    predicted->assign(group.variants.size(), -1);
+  double best = -1;
+  for (const VariantCalibration &entry : measured.variants) {
+    const VariantInfo &info = group.variants[entry.variant];
+    uint64_t blocks;
+    if (!conditionsHold(info) || !gridBlocks(info.kernel, blocks))
+      continue;
+    double time = entry.predict(at, blocks);
+    if (time < 0)
+      continue;
+    if (predicted)
+      (*predicted)[entry.variant] = time;
+    if (best < 0 || time < best) {
+      best = time;
+      variant = entry.variant;
+    }
+  }
+  return best >= 0;
+}
+
 bool Session::selectVariant(size_t groupIndex, size_t &kernel,
                             RuntimeError &error) {
   const Manifest &manifest = loaded->manifest();
   const GroupInfo &group = manifest.groups[groupIndex];
+  if (forced[groupIndex] >= 0 &&
+      conditionsHold(group.variants[static_cast<size_t>(forced[groupIndex])])) {
+    kernel = group.variants[static_cast<size_t>(forced[groupIndex])].kernel;
+    return true;
+  }
   selectionKey.clear();
   for (size_t slot : group.keySymbols)
     selectionKey.push_back(symbols[slot]);
@@ -723,14 +816,6 @@ bool Session::selectVariant(size_t groupIndex, size_t &kernel,
     return true;
   }
   ++scans;
-  auto matches = [&](const VariantInfo &variant) {
-    for (const VariantCondition &cond : variant.when) {
-      int64_t value = symbols[cond.symbol];
-      if (value < cond.min || value > cond.max)
-        return false;
-    }
-    return true;
-  };
   auto choose = [&](const VariantInfo &variant) {
     kernel = variant.kernel;
     if (cache.size() >= kMaxSelectionCacheEntries)
@@ -738,14 +823,18 @@ bool Session::selectVariant(size_t groupIndex, size_t &kernel,
     cache.emplace(selectionKey, kernel);
     return true;
   };
-  // The search's table first; the first variant whose conditions hold
-  // where there is none (or its key cannot be evaluated).
+  // Measurements on this device first (`dyncc tune`), then the search's
+  // table, then the first variant whose conditions hold where there is
+  // neither (or the table's key cannot be evaluated).
   size_t picked;
+  if (const GroupCalibration *measured = calibrationOf(groupIndex))
+    if (calibratedChoice(groupIndex, *measured, picked))
+      return choose(group.variants[picked]);
   if (group.select.present && group.select.lookup(symbols.data(), picked) &&
-      matches(group.variants[picked]))
+      conditionsHold(group.variants[picked]))
     return choose(group.variants[picked]);
   for (const VariantInfo &variant : group.variants)
-    if (matches(variant))
+    if (conditionsHold(variant))
       return choose(variant);
   std::string values;
   for (size_t slot : group.keySymbols)
@@ -840,6 +929,7 @@ bool Session::launch(size_t groupIndex, RuntimeError &error) {
     return error.fail(DYNCC_ERROR_SHAPE,
                       label() + ": the grid size overflows");
   lastKernel[groupIndex] = kernelIndex;
+  launchedBlocks = total;
   if (total == 0)
     return true;
   ++launches;
@@ -909,13 +999,35 @@ bool Session::enqueue(RuntimeError &error) {
             gpu->model->driver().eventRecord(gpu->start, gpu->stream))
       return deviceFailure("cuEventRecord", status, error);
   }
+  profiled = false;
   for (size_t s = 0; s < manifest.steps.size(); ++s) {
     const StepInfo &step = manifest.steps[s];
+    if (profiling && gpu)
+      if (cuda::CUresult status = gpu->model->driver().eventRecord(
+              gpu->stepEvents[2 * s], gpu->stream))
+        return deviceFailure("cuEventRecord", status, error);
+    std::chrono::steady_clock::time_point begin;
+    if (profiling)
+      begin = std::chrono::steady_clock::now();
+    launchedBlocks = 0;
     bool ok = step.op == StepInfo::Op::Launch ? launch(step.group, error)
                                               : copy(step, s, error);
     if (!ok)
       return false;
+    if (!profiling)
+      continue;
+    stepBlocks[s] = launchedBlocks;
+    if (gpu) {
+      if (cuda::CUresult status = gpu->model->driver().eventRecord(
+              gpu->stepEvents[2 * s + 1], gpu->stream))
+        return deviceFailure("cuEventRecord", status, error);
+    } else {
+      stepMilliseconds[s] = std::chrono::duration<double, std::milli>(
+                                std::chrono::steady_clock::now() - begin)
+                                .count();
+    }
   }
+  profiled = profiling;
   if (gpu) {
     if (cuda::CUresult status =
             gpu->model->driver().eventRecord(gpu->end, gpu->stream))
@@ -946,6 +1058,97 @@ bool Session::setStream(void *stream, RuntimeError &error) {
   gpu->stream =
       stream ? static_cast<cuda::CUstream>(stream) : gpu->ownStream;
   return true;
+}
+
+bool Session::forceVariant(size_t group, int64_t variant,
+                           RuntimeError &error) {
+  const Manifest &manifest = loaded->manifest();
+  if (group >= manifest.groups.size())
+    return error.fail(DYNCC_ERROR_INVALID_ARGUMENT,
+                      "group " + str(static_cast<int64_t>(group)) +
+                          " is out of range (" +
+                          str(static_cast<int64_t>(manifest.groups.size())) +
+                          " groups)");
+  int64_t count = static_cast<int64_t>(manifest.groups[group].variants.size());
+  if (variant < -1 || variant >= count)
+    return error.fail(DYNCC_ERROR_INVALID_ARGUMENT,
+                      "group " + quoted(manifest.groups[group].name) +
+                          " has no variant " + str(variant) + " (it has " +
+                          str(count) + ")");
+  forced[group] = variant;
+  return true;
+}
+
+bool Session::setProfiling(bool enable, RuntimeError &error) {
+  if (enable && gpu && gpu->stepEvents.empty()) {
+    if (!gpu->model->makeCurrent(error))
+      return false;
+    const cuda::Driver &driver = gpu->model->driver();
+    size_t count = 2 * loaded->manifest().steps.size();
+    while (gpu->stepEvents.size() < count) {
+      cuda::CUevent event;
+      if (cuda::CUresult status =
+              driver.eventCreate(&event, cuda::CU_EVENT_DEFAULT))
+        return deviceFailure("cuEventCreate", status, error);
+      gpu->stepEvents.push_back(event);
+    }
+  }
+  profiling = enable;
+  return true;
+}
+
+bool Session::groupProfile(size_t group, double &milliseconds,
+                           uint64_t &blocks, RuntimeError &error) {
+  const Manifest &manifest = loaded->manifest();
+  if (group >= manifest.groups.size())
+    return error.fail(DYNCC_ERROR_INVALID_ARGUMENT,
+                      "group " + str(static_cast<int64_t>(group)) +
+                          " is out of range");
+  if (!ran || !profiled)
+    return error.fail(DYNCC_ERROR_INVALID_ARGUMENT,
+                      "no profiled run yet: enable profiling, then run");
+  if (gpu && !gpu->model->makeCurrent(error))
+    return false;
+  milliseconds = 0;
+  blocks = 0;
+  for (size_t s = 0; s < manifest.steps.size(); ++s) {
+    const StepInfo &step = manifest.steps[s];
+    if (step.op != StepInfo::Op::Launch || step.group != group)
+      continue;
+    blocks += stepBlocks[s];
+    if (!gpu) {
+      milliseconds += stepMilliseconds[s];
+      continue;
+    }
+    const cuda::Driver &driver = gpu->model->driver();
+    float elapsed = 0;
+    if (cuda::CUresult status =
+            driver.eventSynchronize(gpu->stepEvents[2 * s + 1]))
+      return deviceFailure("cuEventSynchronize", status, error);
+    if (cuda::CUresult status = driver.eventElapsedTime(
+            &elapsed, gpu->stepEvents[2 * s], gpu->stepEvents[2 * s + 1]))
+      return deviceFailure("cuEventElapsedTime", status, error);
+    milliseconds += elapsed;
+  }
+  return true;
+}
+
+bool Session::blocksPerWave(size_t group, size_t variant, int64_t &blocks,
+                            RuntimeError &error) const {
+  const Manifest &manifest = loaded->manifest();
+  if (!gpu)
+    return error.fail(DYNCC_ERROR_UNSUPPORTED,
+                      "blocks per wave need a CUDA session (this one is on "
+                      "the cpu)");
+  if (group >= manifest.groups.size() ||
+      variant >= manifest.groups[group].variants.size())
+    return error.fail(DYNCC_ERROR_INVALID_ARGUMENT,
+                      "no variant " + str(static_cast<int64_t>(variant)) +
+                          " of group " + str(static_cast<int64_t>(group)));
+  if (!gpu->model->makeCurrent(error))
+    return false;
+  return gpu->model->blocksPerWave(
+      *loaded, manifest.groups[group].variants[variant].kernel, blocks, error);
 }
 
 bool Session::deviceTime(double &milliseconds, RuntimeError &error) {

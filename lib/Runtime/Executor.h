@@ -23,6 +23,7 @@
 #include "ThreadPool.h"
 
 #include "dyncc/Runtime/Artifact.h"
+#include "dyncc/Runtime/Calibration.h"
 #include "dyncc/Runtime/Manifest.h"
 #include "dyncc/Runtime/dyncc_runtime.h"
 
@@ -70,6 +71,9 @@ public:
   bool cpuCodeLoaded() const { return codeLoaded; }
   /// The data of weight buffer `buffer` (null for other kinds).
   const void *weightData(size_t buffer) const { return weights[buffer]; }
+  /// `dyncc tune`'s measurements (the `calibration` section; empty without
+  /// one).
+  const Calibration &calibration() const { return measured; }
   /// The host entry of kernel `kernel` (null without CPU code).
   CpuKernelFn cpuKernel(size_t kernel) const { return kernels[kernel]; }
   /// The model's code and weights on CUDA device `ordinal`, loaded by the
@@ -85,6 +89,7 @@ private:
 
   std::unique_ptr<ArtifactFile> artifact;
   Manifest info;
+  Calibration measured;
   std::vector<std::unique_ptr<CpuModule>> modules;
   std::vector<const void *> weights;
   std::vector<CpuKernelFn> kernels;
@@ -125,6 +130,10 @@ public:
   const Model &model() const { return *loaded; }
   /// True for a session on a CUDA device.
   bool onCuda() const { return gpu != nullptr; }
+  /// The model on the session's GPU (null on the cpu).
+  const CudaModel *cudaModel() const {
+    return gpu ? gpu->model.get() : nullptr;
+  }
   /// "cpu (N threads)", or the CUDA device and where its code came from.
   std::string deviceDescription() const;
 
@@ -172,6 +181,20 @@ public:
   /// until the next call.
   const char *groupReason(size_t group) const;
 
+  /// Runs variant `variant` of `group` from the next run on wherever its
+  /// conditions hold (-1: select as usual). For `dyncc tune`.
+  bool forceVariant(size_t group, int64_t variant, RuntimeError &error);
+  /// Times each launch of the following runs (events around each on CUDA).
+  bool setProfiling(bool enable, RuntimeError &error);
+  /// The last profiled run's time of `group`'s launches (milliseconds) and
+  /// the blocks they launched (waits for the run on CUDA).
+  bool groupProfile(size_t group, double &milliseconds, uint64_t &blocks,
+                    RuntimeError &error);
+  /// The blocks of variant `variant` of `group` resident at once on the
+  /// session's GPU (CUDA only).
+  bool blocksPerWave(size_t group, size_t variant, int64_t &blocks,
+                     RuntimeError &error) const;
+
   // Introspection for tests.
   size_t numThreads() const { return pool.size(); }
   /// The number of memoized selections of `group`.
@@ -199,6 +222,25 @@ private:
   bool launch(size_t group, RuntimeError &error);
   bool copy(const StepInfo &step, size_t stepIndex, RuntimeError &error);
   bool selectVariant(size_t group, size_t &kernel, RuntimeError &error);
+  /// `dyncc tune`'s measurements of `group` on this session's device, or
+  /// null.
+  const GroupCalibration *calibrationOf(size_t group) const {
+    const DeviceCalibration *device =
+        gpu ? gpu->model->calibration() : nullptr;
+    return device ? device->group(group) : nullptr;
+  }
+  /// True if every condition of `variant` holds at the bound symbols.
+  bool conditionsHold(const VariantInfo &variant) const;
+  /// The blocks of kernel `kernel`'s grid at the bound symbols; false if an
+  /// extent cannot be evaluated (or overflows).
+  bool gridBlocks(size_t kernel, uint64_t &blocks) const;
+  /// The variant of `group` with the least time by `dyncc tune`'s
+  /// measurements (`measured`) at the bound symbols, among those whose
+  /// conditions hold; false if none has samples. `predicted` gets each
+  /// variant's prediction (-1: not measured or not admissible).
+  bool calibratedChoice(size_t group, const GroupCalibration &measured,
+                        size_t &variant,
+                        std::vector<double> *predicted = nullptr) const;
   bool checkInput(size_t index, const int64_t *shape, size_t rank,
                   RuntimeError &error) const;
   std::string inputDimName(size_t input, size_t dim) const;
@@ -230,6 +272,8 @@ private:
     std::vector<DeviceBuffer> staging;
     /// Per output: whether its host copy is older than the last run.
     std::vector<uint8_t> hostStale;
+    /// Profiling: an event before and after each step.
+    std::vector<cuda::CUevent> stepEvents;
   };
 
   std::shared_ptr<const Model> loaded;
@@ -260,6 +304,16 @@ private:
   uint64_t scans = 0;
   size_t launches = 0;
   bool ran = false;
+  /// Per group, the variant forceVariant set, or -1.
+  std::vector<int64_t> forced;
+  bool profiling = false;
+  /// Whether the last run was profiled; per step, its time (CPU sessions;
+  /// CUDA reads its events) and blocks launched.
+  bool profiled = false;
+  std::vector<double> stepMilliseconds;
+  std::vector<uint64_t> stepBlocks;
+  /// The blocks the last launch() launched.
+  uint64_t launchedBlocks = 0;
 };
 
 } // namespace dyncc::runtime

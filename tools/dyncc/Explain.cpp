@@ -24,6 +24,7 @@
 #include "dyncc/CostModel/Plot.h"
 #include "dyncc/CostModel/Rows.h"
 #include "dyncc/Runtime/Artifact.h"
+#include "dyncc/Runtime/Calibration.h"
 #include "dyncc/Runtime/Manifest.h"
 
 #include "llvm/Support/Format.h"
@@ -248,6 +249,18 @@ int dyncc::explainMain(llvm::ArrayRef<std::string> args) {
     os << " " << s.name << " in [" << s.min << ", " << s.max << "]";
   os << "\n";
 
+  Calibration calibration;
+  if (const ArtifactSection *section =
+          file->findSection(kCalibrationSectionName))
+    if (!parseCalibration(section->bytes(), manifest, calibration, error))
+      return fail(path + ": " + error);
+  for (const DeviceCalibration &device : calibration.devices)
+    os << "measured by dyncc tune on " << device.device << " (" << device.arch
+       << ", " << device.sms << " SMs): " << device.groups.size()
+       << " groups at " << device.bindings << " bindings, median of "
+       << device.repeat
+       << " runs; CUDA sessions there select by the measurements\n";
+
   // Groups in plan order, repeats merged.
   std::vector<size_t> order;
   std::map<std::string, std::pair<size_t, size_t>> seen; // key -> first, count
@@ -313,6 +326,28 @@ int dyncc::explainMain(llvm::ArrayRef<std::string> args) {
     }
     os << "  variants:\n";
     printVariants(os, manifest, group);
+    for (const DeviceCalibration &device : calibration.devices) {
+      const GroupCalibration *measured = device.group(g);
+      if (!measured)
+        continue;
+      os << "  measured on " << device.device << ", wave time (ms) over "
+         << "the samples:\n";
+      for (const VariantCalibration &variant : measured->variants) {
+        double lo = -1, hi = -1;
+        for (const CalibrationSample &sample : variant.samples) {
+          double wave = sample.waveTime(variant.blocksPerWave);
+          lo = lo < 0 ? wave : std::min(lo, wave);
+          hi = std::max(hi, wave);
+        }
+        os << "    v" << variant.variant << "  " << variant.kernel << ": "
+           << variant.blocksPerWave << " blocks per wave, "
+           << variant.samples.size() << " samples";
+        if (lo >= 0)
+          os << ", " << llvm::format("%.4g", lo) << " - "
+             << llvm::format("%.4g", hi);
+        os << "\n";
+      }
+    }
     if (!s.present)
       continue;
     auto range = [&](size_t key) -> std::pair<int64_t, int64_t> {

@@ -38,6 +38,10 @@ static void printUsage(llvm::raw_ostream &os) {
         "            [--repeat N] [--device cpu|cuda:N] [--plot FILE.svg]\n"
         "            times a sweep of shapes: cold and warm runs, device time,\n"
         "            host time per launch\n"
+        "  dyncc tune OUT.dyncc [--device cuda:N] [-o FILE] [--repeat N]\n"
+        "            measures each variant on the GPU and stores the "
+        "measurements\n"
+        "            in the artifact; CUDA sessions there then select by them\n"
         "  dyncc explain OUT.dyncc [--plot FILE.svg]\n"
         "            per group: its tile variants and resources, and where the "
         "tile\n"
@@ -357,8 +361,10 @@ int main(int argc, char **argv) {
     return runtime::runToolMain(rest.vec(), "dyncc");
   if (command == "bench")
     return runtime::benchToolMain(rest.vec(), "dyncc");
+  if (command == "tune")
+    return runtime::tuneToolMain(rest.vec(), "dyncc");
   if (command == "explain")
     return explainMain(rest);
   return usageError("unknown command '" + command +
-                    "' (expected compile, run or explain)");
+                    "' (expected compile, run, bench, tune or explain)");
 }

@@ -16,6 +16,7 @@
 #include "Executor.h"
 #include "TestUtil.h"
 
+#include "dyncc/Runtime/Runtime.hpp"
 #include "dyncc/Runtime/dyncc_runtime.h"
 
 #include "gtest/gtest.h"
@@ -192,9 +193,13 @@ std::string gpuManifest(int64_t sharedBytes = 0) {
 })json";
 }
 
-std::string gpuArtifact(const std::string &manifest) {
+/// `calibration`: the text of a calibration section, if any.
+std::string gpuArtifact(const std::string &manifest,
+                        const std::string &calibration = "") {
   ArtifactWriter writer;
   writer.setManifest(manifest);
+  if (!calibration.empty())
+    writer.addSection("calibration", calibration);
   std::vector<float> w = linearWeights();
   writer.addSection("w0", w.data(), w.size() * sizeof(float));
   writer.addSection("cpu.so", kernelLibrary());
@@ -641,6 +646,225 @@ TEST(CudaSessionTest, CApi) {
             DYNCC_ERROR_INVALID_ARGUMENT);
   dyncc_session_free(session);
   expectNothingHeld();
+}
+
+} // namespace
+
+namespace {
+
+/// The GPU model with both matmul variants admissible at every B, and
+/// measurements on the fake device (132 SMs, or `sms`): matmul_small's
+/// wave of 132 blocks takes 0.01 ms, matmul_large's 0.05 ms. Small runs
+/// ceil(B/4) blocks, large ceil(B/32): small wins up to B = 528 (one wave
+/// each), large from B = 2641 (6 waves of small against 1 of large).
+std::shared_ptr<const Model> loadCalibratedModel(int64_t sms = 132) {
+  std::string manifest = replaceOnce(
+      replaceOnce(gpuManifest(), R"("min": 1, "max": 16)",
+                  R"("min": 1, "max": 4096)"),
+      R"("min": 17, "max": 4096)", R"("min": 1, "max": 4096)");
+  std::string calibration = R"json({"format": 1, "devices": [
+   {"device": "Fake GPU 0 (sm_90)", "arch": "sm_90", "sms": )json" +
+                            std::to_string(sms) + R"json(, "repeat": 3,
+    "bindings": 2, "groups": [
+    {"group": "matmul", "symbols": ["B"], "variants": [
+     {"kernel": "matmul_small", "blocks_per_wave": 132,
+      "samples": [{"at": [1], "blocks": 1, "ms": 0.01},
+                  {"at": [4096], "blocks": 1024, "ms": 0.08}]},
+     {"kernel": "matmul_large", "blocks_per_wave": 132,
+      "samples": [{"at": [1], "blocks": 1, "ms": 0.05},
+                  {"at": [4096], "blocks": 128, "ms": 0.05}]}]}]}]})json";
+  std::string bytes = gpuArtifact(manifest, calibration);
+  RuntimeError error;
+  auto model =
+      Model::loadMemory(bytes.data(), bytes.size(), "gpu.dyncc", error);
+  EXPECT_NE(model, nullptr) << error.message;
+  return model;
+}
+
+TEST(CudaSessionTest, MeasurementsOnTheDeviceSelectTheVariant) {
+  {
+    auto session = cudaSession(loadCalibratedModel());
+    ASSERT_NE(session, nullptr);
+    for (int64_t rows : {1, 100, 528, 1000, 2641, 4096}) {
+      SCOPED_TRACE(rows);
+      runLinear(*session, rows, 3);
+      // Small: ceil(ceil(B/4) / 132) waves of 0.01 ms; large: 0.05 ms.
+      double small = 0.01 * static_cast<double>(((rows + 3) / 4 + 131) / 132);
+      EXPECT_STREQ(session->groupVariant(0),
+                   small <= 0.05 ? "matmul_small" : "matmul_large");
+    }
+    EXPECT_STREQ(session->groupReason(0),
+                 "v1, by dyncc tune's measurements on Fake GPU 0 (sm_90): "
+                 "predicted 0.05 ms, v0 0.08 ms");
+  }
+  {
+    // Measured on another device (100 SMs): not used; the first variant
+    // whose conditions hold runs.
+    auto session = cudaSession(loadCalibratedModel(100));
+    ASSERT_NE(session, nullptr);
+    runLinear(*session, 4096, 3);
+    EXPECT_STREQ(session->groupVariant(0), "matmul_small");
+    EXPECT_STREQ(session->groupReason(0),
+                 "v0, by the first variant whose conditions hold: B = 4096 "
+                 "in 1-4096");
+  }
+  {
+    // The CPU does not use a GPU's measurements.
+    RuntimeError error;
+    auto session = Session::create(loadCalibratedModel(), "cpu", error);
+    ASSERT_NE(session, nullptr) << error.message;
+    runLinear(*session, 4096, 3);
+    EXPECT_STREQ(session->groupVariant(0), "matmul_small");
+  }
+  expectNothingHeld();
+}
+
+TEST(CudaSessionTest, ForcedVariantsAndProfiles) {
+  for (const char *device : {"cpu", "cuda:0"}) {
+    SCOPED_TRACE(device);
+    RuntimeError error;
+    auto session = Session::create(loadGpuModel(), device, error);
+    ASSERT_NE(session, nullptr) << error.message;
+    // No profiled run yet.
+    double ms;
+    uint64_t blocks;
+    EXPECT_FALSE(session->groupProfile(0, ms, blocks, error));
+    EXPECT_EQ(error.message, "no profiled run yet: enable profiling, then run");
+    ASSERT_TRUE(session->setProfiling(true, error)) << error.message;
+    runLinear(*session, 100, 1);
+    ASSERT_TRUE(session->groupProfile(0, ms, blocks, error)) << error.message;
+    EXPECT_EQ(blocks, 4u); // matmul_large: ceil(100 / 32)
+    EXPECT_GE(ms, 0);
+    ASSERT_TRUE(session->groupProfile(1, ms, blocks, error)) << error.message;
+    EXPECT_EQ(blocks, 13u); // ceil(800 / 64)
+
+    // Where the forced variant's conditions (matmul_small: B <= 16) do not
+    // hold, the usual selection.
+    ASSERT_TRUE(session->forceVariant(0, 0, error)) << error.message;
+    runLinear(*session, 100, 2);
+    EXPECT_STREQ(session->groupVariant(0), "matmul_large");
+    ASSERT_TRUE(session->forceVariant(0, -1, error));
+    EXPECT_FALSE(session->forceVariant(0, 2, error));
+    EXPECT_EQ(error.message, "group 'matmul' has no variant 2 (it has 2)");
+    EXPECT_FALSE(session->forceVariant(5, 0, error));
+    EXPECT_EQ(error.message, "group 5 is out of range (2 groups)");
+
+    int64_t perWave = 0;
+    if (session->onCuda()) {
+      ASSERT_TRUE(session->blocksPerWave(0, 1, perWave, error))
+          << error.message;
+      EXPECT_EQ(perWave, 132); // the fake: 1 block per SM, 132 SMs
+      FakeSetting occupancy("DYNCC_FAKE_CUDA_OCCUPANCY", "3");
+      ASSERT_TRUE(session->blocksPerWave(0, 1, perWave, error));
+      EXPECT_EQ(perWave, 396);
+      FakeSetting failing("DYNCC_FAKE_CUDA_FAIL",
+                          "cuOccupancyMaxActiveBlocksPerMultiprocessor");
+      EXPECT_FALSE(session->blocksPerWave(0, 1, perWave, error));
+      EXPECT_EQ(error.message,
+                "cuda:0: cuOccupancyMaxActiveBlocksPerMultiprocessor of "
+                "kernel 'matmul_large' failed: CUDA_ERROR_UNKNOWN (fake "
+                "driver error)");
+    } else {
+      EXPECT_FALSE(session->blocksPerWave(0, 1, perWave, error));
+      EXPECT_EQ(error.code, DYNCC_ERROR_UNSUPPORTED);
+    }
+    EXPECT_FALSE(session->blocksPerWave(0, 2, perWave, error));
+  }
+  expectNothingHeld();
+}
+
+TEST(CudaSessionTest, ForcedVariantRunsWhereItsConditionsHold) {
+  // Both variants admissible everywhere: the first runs unless forced.
+  std::string manifest = replaceOnce(
+      replaceOnce(gpuManifest(), R"("min": 1, "max": 16)",
+                  R"("min": 1, "max": 4096)"),
+      R"("min": 17, "max": 4096)", R"("min": 1, "max": 4096)");
+  std::string bytes = gpuArtifact(manifest);
+  RuntimeError error;
+  auto model = Model::loadMemory(bytes.data(), bytes.size(), "m", error);
+  ASSERT_NE(model, nullptr) << error.message;
+  for (const char *device : {"cpu", "cuda:0"}) {
+    SCOPED_TRACE(device);
+    auto session = Session::create(model, device, error);
+    ASSERT_NE(session, nullptr) << error.message;
+    ASSERT_TRUE(session->setProfiling(true, error)) << error.message;
+    for (int64_t variant : {-1, 1, 0, 1, -1})
+      for (int64_t rows : {9, 100}) {
+        SCOPED_TRACE(variant);
+        ASSERT_TRUE(session->forceVariant(0, variant, error));
+        runLinear(*session, rows, 5);
+        bool large = variant == 1;
+        EXPECT_STREQ(session->groupVariant(0),
+                     large ? "matmul_large" : "matmul_small");
+        std::string reason =
+            variant < 0 ? "v0, by the first variant whose conditions hold: "
+                          "B = " + std::to_string(rows) + " in 1-4096"
+                        : std::string(large ? "v1" : "v0") +
+                              ", by force (dyncc_session_force_variant)";
+        EXPECT_EQ(session->groupReason(0), reason);
+        double ms;
+        uint64_t blocks;
+        ASSERT_TRUE(session->groupProfile(0, ms, blocks, error));
+        EXPECT_EQ(blocks, static_cast<uint64_t>(large ? (rows + 31) / 32
+                                                      : (rows + 3) / 4));
+      }
+  }
+  expectNothingHeld();
+}
+
+TEST(CudaSessionTest, TuningApiThroughTheCWrapper) {
+  std::string bytes = gpuArtifact(gpuManifest());
+  TempDir dir;
+  writeFile(dir.file("m.dyncc"), bytes);
+  dyncc::Artifact artifact;
+  ASSERT_EQ(artifact.load(dir.file("m.dyncc")), DYNCC_OK)
+      << dyncc::lastError();
+  EXPECT_EQ(artifact.numVariants(0), 2u);
+  EXPECT_EQ(artifact.numVariants(1), 1u);
+  EXPECT_EQ(artifact.numVariants(7), 0u);
+  EXPECT_EQ(artifact.variantKernel(0, 1), "matmul_large");
+  EXPECT_EQ(artifact.variantKernel(0, 2), "");
+  EXPECT_EQ(artifact.groupSymbols(0), std::vector<size_t>{0});
+  EXPECT_EQ(artifact.groupSymbols(1), std::vector<size_t>{});
+  EXPECT_EQ(artifact.numCalibrations(), 0u);
+
+  dyncc::Session session;
+  ASSERT_EQ(session.create(artifact, "cuda:0"), DYNCC_OK) << dyncc::lastError();
+  std::string name, arch;
+  int64_t sms = 0;
+  ASSERT_EQ(session.gpu(name, arch, sms), DYNCC_OK);
+  EXPECT_EQ(name, "Fake GPU 0 (sm_90)");
+  EXPECT_EQ(arch, "sm_90");
+  EXPECT_EQ(sms, 132);
+  ASSERT_EQ(session.setProfiling(true), DYNCC_OK);
+  std::vector<float> x = randomFloats(50 * 16, 1);
+  ASSERT_EQ(session.setInput(0, x.data(), {50, 16}), DYNCC_OK);
+  ASSERT_EQ(session.forceVariant(0, 0), DYNCC_OK);
+  ASSERT_EQ(session.run(), DYNCC_OK) << dyncc::lastError();
+  double ms = -1;
+  uint64_t blocks = 0;
+  ASSERT_EQ(session.groupTime(0, ms, blocks), DYNCC_OK);
+  EXPECT_EQ(blocks, 2u); // matmul_small's conditions fail at 50: large
+  EXPECT_GE(ms, 0);
+  EXPECT_EQ(session.groupTime(9, ms, blocks), DYNCC_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(session.forceVariant(0, -2), DYNCC_ERROR_INVALID_ARGUMENT);
+
+  dyncc::Session cpu;
+  ASSERT_EQ(cpu.create(artifact, "cpu"), DYNCC_OK);
+  EXPECT_EQ(cpu.gpu(name, arch, sms), DYNCC_ERROR_UNSUPPORTED);
+  EXPECT_EQ(dyncc::lastError(), "the session is on the cpu, not a CUDA device");
+}
+
+TEST(CudaSessionTest, CorruptMeasurementsAreALoadError) {
+  std::string bytes = gpuArtifact(gpuManifest(), R"({"format": 1, "devices": [
+    {"device": "d", "arch": "sm_90", "sms": 1, "repeat": 1, "bindings": 1,
+     "groups": [{"group": "softmax", "symbols": [], "variants": []}]}]})");
+  RuntimeError error;
+  EXPECT_EQ(Model::loadMemory(bytes.data(), bytes.size(), "gpu.dyncc", error),
+            nullptr);
+  EXPECT_EQ(error.code, DYNCC_ERROR_FORMAT);
+  EXPECT_EQ(error.message, "gpu.dyncc: calibration: devices[0].groups[0].group: "
+                           "no group 'softmax' in the manifest");
 }
 
 } // namespace

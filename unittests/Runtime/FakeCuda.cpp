@@ -27,8 +27,11 @@
 // of docs/ArtifactFormat.md) once per block, so a CUDA session computes real
 // numbers. The device's architecture, count and shared memory come from
 // $DYNCC_FAKE_CUDA_ARCH (default 90), $DYNCC_FAKE_CUDA_DEVICES (1) and
-// $DYNCC_FAKE_CUDA_SHARED_OPTIN (232448); $DYNCC_FAKE_CUDA_FAIL names an
-// entry point that then fails. Tests change them with fake_cuda_set().
+// $DYNCC_FAKE_CUDA_SHARED_OPTIN (232448), its SM count and resident blocks
+// per SM from $DYNCC_FAKE_CUDA_SMS (132) and $DYNCC_FAKE_CUDA_OCCUPANCY (1);
+// $DYNCC_FAKE_CUDA_BLOCK_US ("entry=microseconds,...") makes each block of
+// those kernels that much slower; $DYNCC_FAKE_CUDA_FAIL names an entry
+// point that then fails. Tests change them with fake_cuda_set().
 //
 //===----------------------------------------------------------------------===//
 
@@ -126,6 +129,30 @@ int sharedOptIn() {
 }
 int deviceCount() {
   return std::atoi(setting("DYNCC_FAKE_CUDA_DEVICES", "1").c_str());
+}
+int smCount() {
+  return std::atoi(setting("DYNCC_FAKE_CUDA_SMS", "132").c_str());
+}
+int occupancy() {
+  return std::atoi(setting("DYNCC_FAKE_CUDA_OCCUPANCY", "1").c_str());
+}
+
+/// The extra time each block of `entry` takes, from
+/// $DYNCC_FAKE_CUDA_BLOCK_US ("entry=microseconds,..."): a slower kernel.
+long blockDelay(const std::string &entry) {
+  std::string list = setting("DYNCC_FAKE_CUDA_BLOCK_US", "");
+  size_t at = 0;
+  while (at < list.size()) {
+    size_t end = list.find(',', at);
+    if (end == std::string::npos)
+      end = list.size();
+    std::string item = list.substr(at, end - at);
+    size_t equals = item.find('=');
+    if (equals != std::string::npos && item.substr(0, equals) == entry)
+      return std::atol(item.c_str() + equals + 1);
+    at = end + 1;
+  }
+  return 0;
 }
 
 /// True where $DYNCC_FAKE_CUDA_FAIL names `entry`.
@@ -311,7 +338,7 @@ CUresult cuDeviceGetAttribute(int *value, int attribute, int device) {
   if (device < 0 || device >= deviceCount())
     return kInvalidDevice;
   switch (attribute) {
-  case 16: *value = 132; return kSuccess;
+  case 16: *value = smCount(); return kSuccess;
   case 75: *value = deviceArch() / 10; return kSuccess;
   case 76: *value = deviceArch() % 10; return kSuccess;
   case 97:
@@ -447,6 +474,20 @@ CUresult cuFuncSetAttribute(void *function, int attribute, int value) {
   return kSuccess;
 }
 
+CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(int *blocks,
+                                                     void *function,
+                                                     int blockSize,
+                                                     size_t sharedBytes) {
+  auto *fn = static_cast<Function *>(function);
+  if (!fn || blockSize < 1 || blockSize > 1024 ||
+      static_cast<long>(sharedBytes) > fn->maxDynamicShared)
+    return kInvalidValue;
+  if (failing("cuOccupancyMaxActiveBlocksPerMultiprocessor"))
+    return kUnknown;
+  *blocks = occupancy();
+  return kSuccess;
+}
+
 CUresult cuLaunchKernel(void *function, unsigned gx, unsigned gy, unsigned gz,
                         unsigned bx, unsigned by, unsigned bz, unsigned shared,
                         void *stream, void **params, void **extra) {
@@ -492,10 +533,16 @@ CUresult cuLaunchKernel(void *function, unsigned gx, unsigned gy, unsigned gz,
   if (!entry)
     return kNotFound;
   auto host = reinterpret_cast<HostEntry>(entry);
+  long delay = blockDelay(fn->name);
   for (unsigned z = 0; z < gz; ++z)
     for (unsigned y = 0; y < gy; ++y)
-      for (unsigned x = 0; x < gx; ++x)
+      for (unsigned x = 0; x < gx; ++x) {
+        auto until = std::chrono::steady_clock::now() +
+                     std::chrono::microseconds(delay);
         host(params, x, y, z);
+        while (delay && std::chrono::steady_clock::now() < until) {
+        }
+      }
   return kSuccess;
 }
 

@@ -33,6 +33,13 @@ int runToolMain(const std::vector<std::string> &args, const char *toolName);
 /// usage error.
 int benchToolMain(const std::vector<std::string> &args, const char *toolName);
 
+/// Runs `OUT.dyncc [--device cuda:N] [-o FILE] [--dim ...] [--points N]
+/// [--repeat N] [--max-bindings N] [--seed N] [--no-check] [--quiet]`, the
+/// arguments after the word `tune`: measures the variants on a GPU and
+/// writes the measurements into the artifact (TuneTool.cpp). Returns 0, 1
+/// on an error (the artifact then unchanged), 2 on a usage error.
+int tuneToolMain(const std::vector<std::string> &args, const char *toolName);
+
 /// The file name an output named `name` is saved under, without ".npy":
 /// characters outside [A-Za-z0-9_.-] become '_', and "", "." and ".." become
 /// "_".

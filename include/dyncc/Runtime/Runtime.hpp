@@ -123,6 +123,27 @@ public:
   std::string groupKind(size_t i) const {
     return text(dyncc_artifact_group_kind(handle, i));
   }
+  /// The symbols `group`'s selection reads.
+  std::vector<size_t> groupSymbols(size_t group) const {
+    std::vector<size_t> indices(
+        dyncc_artifact_group_symbols(handle, group, nullptr, 0));
+    dyncc_artifact_group_symbols(handle, group, indices.data(), indices.size());
+    return indices;
+  }
+  size_t numVariants(size_t group) const {
+    return dyncc_artifact_group_num_variants(handle, group);
+  }
+  /// The kernel of variant `variant` of `group`.
+  std::string variantKernel(size_t group, size_t variant) const {
+    return text(dyncc_artifact_group_variant(handle, group, variant));
+  }
+  /// The devices `dyncc tune` measured the variants on.
+  size_t numCalibrations() const {
+    return dyncc_artifact_num_calibrations(handle);
+  }
+  std::string calibrationDevice(size_t i) const {
+    return text(dyncc_artifact_calibration_device(handle, i));
+  }
 
 private:
   static std::string text(const char *s) { return s ? s : ""; }
@@ -232,6 +253,32 @@ public:
   size_t numThreads() const { return dyncc_session_num_threads(handle); }
   /// The kernels the last run launched.
   size_t numLaunches() const { return dyncc_session_num_launches(handle); }
+
+  /// Profiling and tuning (dyncc_runtime.h).
+  dyncc_status setProfiling(bool enable) {
+    return dyncc_session_set_profiling(handle, enable ? 1 : 0);
+  }
+  dyncc_status groupTime(size_t group, double &milliseconds,
+                         uint64_t &blocks) {
+    return dyncc_session_group_time(handle, group, &milliseconds, &blocks);
+  }
+  dyncc_status forceVariant(size_t group, int64_t variant) {
+    return dyncc_session_force_variant(handle, group, variant);
+  }
+  /// CUDA sessions: the device's name, arch and SM count.
+  dyncc_status gpu(std::string &name, std::string &arch, int64_t &sms) const {
+    const char *n = nullptr, *a = nullptr;
+    dyncc_status status = dyncc_session_gpu(handle, &n, &a, &sms);
+    if (status == DYNCC_OK) {
+      name = n;
+      arch = a;
+    }
+    return status;
+  }
+  dyncc_status blocksPerWave(size_t group, size_t variant,
+                             int64_t &blocks) const {
+    return dyncc_session_blocks_per_wave(handle, group, variant, &blocks);
+  }
 
 private:
   dyncc_session *handle = nullptr;

@@ -119,6 +119,29 @@ DYNCC_API const char *dyncc_artifact_group_name(const dyncc_artifact *artifact,
                                                 size_t index);
 DYNCC_API const char *dyncc_artifact_group_kind(const dyncc_artifact *artifact,
                                                 size_t index);
+/** The number of variants of group `group` (0 if out of range). */
+DYNCC_API size_t
+dyncc_artifact_group_num_variants(const dyncc_artifact *artifact,
+                                  size_t group);
+/** The kernel of variant `variant` of group `group`, or null. */
+DYNCC_API const char *
+dyncc_artifact_group_variant(const dyncc_artifact *artifact, size_t group,
+                             size_t variant);
+/** The symbols group `group`'s selection reads (its variants' conditions
+ *  and its table's keys): writes the first min(count, capacity) symbol
+ *  indices to `indices` (null if capacity is 0) and returns the count. */
+DYNCC_API size_t dyncc_artifact_group_symbols(const dyncc_artifact *artifact,
+                                              size_t group, size_t *indices,
+                                              size_t capacity);
+/** The number of devices `dyncc tune` measured the artifact's variants on
+ *  (its `calibration` section). */
+DYNCC_API size_t
+dyncc_artifact_num_calibrations(const dyncc_artifact *artifact);
+/** The device of measurement `index`: "NVIDIA H200 (sm_90, 132 SMs)", or
+ *  null. */
+DYNCC_API const char *
+dyncc_artifact_calibration_device(const dyncc_artifact *artifact,
+                                  size_t index);
 
 /*===--- Sessions ---------------------------------------------------------===*/
 
@@ -180,6 +203,37 @@ DYNCC_API dyncc_status dyncc_session_device_time(dyncc_session *session,
  *  device, its architecture and how many kernels came from a cubin and how
  *  many the driver compiled from PTX at load. Valid until the next call. */
 DYNCC_API const char *dyncc_session_device(const dyncc_session *session);
+/** CUDA sessions: the device's name (cuDeviceGetName), its architecture
+ *  ("sm_90") and SM count, which `dyncc tune`'s measurements are kept
+ *  under. The strings live as long as the session. */
+DYNCC_API dyncc_status dyncc_session_gpu(const dyncc_session *session,
+                                         const char **name, const char **arch,
+                                         int64_t *sms);
+
+/** Profiling and tuning (what `dyncc tune` measures with). */
+/** Times each launch of the following runs (`enable` nonzero): on CUDA
+ *  with events around each step, on the CPU with the host clock. */
+DYNCC_API dyncc_status dyncc_session_set_profiling(dyncc_session *session,
+                                                   int enable);
+/** The last profiled run's time of group `group`'s launches in
+ *  milliseconds, and the blocks they launched (either pointer may be null).
+ *  Waits for the run on CUDA. */
+DYNCC_API dyncc_status dyncc_session_group_time(dyncc_session *session,
+                                                size_t group,
+                                                double *milliseconds,
+                                                uint64_t *blocks);
+/** Runs variant `variant` of group `group` from the next run on, wherever
+ *  its conditions hold (elsewhere the group selects as usual); -1 restores
+ *  the usual selection. */
+DYNCC_API dyncc_status dyncc_session_force_variant(dyncc_session *session,
+                                                   size_t group,
+                                                   int64_t variant);
+/** CUDA sessions: the blocks of variant `variant` of group `group` that are
+ *  resident at once on the device (the driver's occupancy per SM times the
+ *  SM count): one wave. */
+DYNCC_API dyncc_status dyncc_session_blocks_per_wave(
+    const dyncc_session *session, size_t group, size_t variant,
+    int64_t *blocks);
 
 /** Writes the rank of output `index` to `*rank` and its first
  *  min(rank, capacity) dimensions to `shape` (which may be null if capacity

@@ -51,32 +51,6 @@ struct BenchOptions {
   bool help = false;
 };
 
-double medianOf(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  size_t n = values.size();
-  return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
-}
-
-/// `points` values from lo to hi, log-spaced, ends included, multiples of
-/// `divisor`, each once.
-std::vector<int64_t> sweepValues(int64_t lo, int64_t hi, int64_t points,
-                                 int64_t divisor) {
-  std::vector<int64_t> values;
-  double a = std::log(static_cast<double>(std::max<int64_t>(lo, 1)));
-  double b = std::log(static_cast<double>(std::max<int64_t>(hi, 1)));
-  for (int64_t i = 0; i < points; ++i) {
-    double t = points == 1 ? 1.0 : static_cast<double>(i) / (points - 1);
-    int64_t value = std::llround(std::exp(a + (b - a) * t));
-    value = std::clamp(value, lo, hi);
-    value = (value + divisor - 1) / divisor * divisor;
-    if (value > hi)
-      value = hi / divisor * divisor;
-    if (value >= lo && (values.empty() || values.back() != value))
-      values.push_back(value);
-  }
-  return values;
-}
-
 class BenchTool {
 public:
   explicit BenchTool(const char *name) : name(name) {}
