@@ -421,6 +421,10 @@ dyncc_status dyncc_session_set_stream(dyncc_session *session, void *stream) {
   return DYNCC_OK;
 }
 
+void *dyncc_session_stream(const dyncc_session *session) {
+  return session ? session->session->currentStream() : nullptr;
+}
+
 dyncc_status dyncc_session_device_time(dyncc_session *session,
                                        double *milliseconds) {
   if (!session || !milliseconds)

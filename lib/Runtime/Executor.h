@@ -152,6 +152,8 @@ public:
   /// CUDA: enqueue on `stream` (a CUstream of the session's device; null:
   /// the session's own stream) from now on.
   bool setStream(void *stream, RuntimeError &error);
+  /// The stream runs are enqueued on (CUDA; else null).
+  void *currentStream() const { return gpu ? gpu->stream : nullptr; }
   /// The device time of the last run, from events around its steps (CUDA
   /// only; waits for it).
   bool deviceTime(double &milliseconds, RuntimeError &error);

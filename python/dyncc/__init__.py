@@ -11,8 +11,9 @@
 The run-time is reached through ctypes (libdyncc_runtime.so, its C API in
 include/dyncc/Runtime/dyncc_runtime.h); compiling calls the `dyncc` driver.
 """
-from ._runtime import Artifact, DynccError, Session, load, runtime_library
+from ._runtime import (Artifact, DeviceTensor, DynccError, Session, load,
+                       runtime_library)
 from ._compile import compile, driver_path
 
-__all__ = ["Artifact", "DynccError", "Session", "compile", "driver_path",
+__all__ = ["Artifact", "DeviceTensor", "DynccError", "Session", "compile", "driver_path",
            "load", "runtime_library"]

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
+from . import _dlpack
 from ._paths import build_dir
 
 _DTYPES = {
@@ -81,6 +82,10 @@ def _api():
         "dyncc_session_free": (None, [c_void_p]),
         "dyncc_session_set_input": (ctypes.c_int, [c_void_p, c_size, c_void_p,
                                                    ctypes.POINTER(ctypes.c_int64), c_size]),
+        "dyncc_session_set_input_device": (ctypes.c_int, [
+            c_void_p, c_size, ctypes.c_uint64, ctypes.POINTER(ctypes.c_int64), c_size]),
+        "dyncc_session_output_device": (ctypes.c_uint64, [c_void_p, c_size]),
+        "dyncc_session_stream": (c_void_p, [c_void_p]),
         "dyncc_session_run": (ctypes.c_int, [c_void_p]),
         "dyncc_session_output_shape": (ctypes.c_int, [c_void_p, c_size,
                                                       ctypes.POINTER(ctypes.c_int64), c_size,
@@ -170,10 +175,51 @@ class Session:
                                            ctypes.byref(handle)))
         self._artifact = artifact  # keeps the artifact alive
         self._handle = handle
+        # The CUDA ordinal, or None on the cpu.
+        self._ordinal = None
+        if device.startswith("cuda"):
+            self._ordinal = int(device[5:]) if len(device) > 5 else 0
+        self._runs = 0
 
-    def run(self, inputs):
-        """inputs: {name: array} or a list in input order. Returns
-        {output name: numpy array} (copies, owned by the caller)."""
+    def _bind_device(self, index, name, dtype, value, borrowed):
+        """Binds input `index` to the CUDA tensor `value` (a DLPack
+        producer) without a copy; the borrowed tensor goes to `borrowed`."""
+        if self._ordinal is None:
+            raise DynccError(5, f"input '{name}' is a CUDA tensor, but the "
+                                "session is on the cpu (pass a host array, "
+                                "or create the session on 'cuda:N')")
+        stream = _api().dyncc_session_stream(self._handle) or 0
+        try:
+            capsule = value.__dlpack__(stream=stream)
+        except TypeError:  # a producer without the stream argument
+            capsule = value.__dlpack__()
+        tensor = _dlpack.Borrowed(capsule)
+        borrowed.append(tensor)
+        kind, device_id = tensor.device
+        where = f"input '{name}'"
+        if kind not in (_dlpack.CUDA, _dlpack.CUDA_MANAGED) or \
+                device_id != self._ordinal:
+            raise DynccError(5, f"{where} is on DLPack device {kind}:"
+                                f"{device_id}, the session on cuda:"
+                                f"{self._ordinal}")
+        if tensor.dtype != dtype:
+            raise DynccError(5, f"{where} has dtype {tensor.dtype}, expected "
+                                f"{dtype}")
+        if not tensor.contiguous:
+            raise DynccError(5, f"{where} is not contiguous (row-major "
+                                "without gaps); pass .contiguous()")
+        shape = (ctypes.c_int64 * max(len(tensor.shape), 1))(*tensor.shape)
+        _check(_api().dyncc_session_set_input_device(
+            self._handle, index, tensor.data, shape, len(tensor.shape)))
+
+    def run(self, inputs, device_outputs=False):
+        """inputs: {name: array} or a list in input order; an array is
+        anything numpy takes, or a DLPack tensor (`__dlpack__`): a CUDA one
+        (torch, cupy) is read in place by a CUDA session on its device.
+        Returns {output name: numpy array} (copies, owned by the caller);
+        with `device_outputs` on a CUDA session, {output name:
+        DeviceTensor}, the session's device memory (`torch.from_dlpack`,
+        `cupy.from_dlpack`), valid until the session's next run."""
         api = _api()
         art = self._artifact
         if isinstance(inputs, dict):
@@ -184,24 +230,20 @@ class Session:
             ordered = [inputs.get(name) for name in names]
         else:
             ordered = list(inputs)
-        keep = []
-        for index, ((name, dtype, _), value) in enumerate(zip(art.inputs, ordered)):
-            if value is None:
-                continue
-            array = np.ascontiguousarray(value, dtype=_numpy_dtype(dtype, name))
-            keep.append(array)
-            shape = (ctypes.c_int64 * max(array.ndim, 1))(*array.shape)
-            _check(api.dyncc_session_set_input(
-                self._handle, index, array.ctypes.data_as(ctypes.c_void_p),
-                shape, array.ndim))
-        _check(api.dyncc_session_run(self._handle))
+        keep, borrowed = [], []
+        try:
+            self._bind(ordered, keep, borrowed)
+            self._runs += 1
+            _check(api.dyncc_session_run(self._handle))
+        finally:
+            for tensor in borrowed:
+                tensor.release()
+        if device_outputs and self._ordinal is not None:
+            return {name: DeviceTensor(self, index)
+                    for index, (name, _, _) in enumerate(art.outputs)}
         outputs = {}
         for index, (name, dtype, _) in enumerate(art.outputs):
-            rank = ctypes.c_size_t()
-            dims = (ctypes.c_int64 * 16)()
-            _check(api.dyncc_session_output_shape(self._handle, index, dims, 16,
-                                                  ctypes.byref(rank)))
-            shape = tuple(dims[i] for i in range(rank.value))
+            shape = self._output_shape(index)
             size = api.dyncc_session_output_size(self._handle, index)
             data = api.dyncc_session_output_data(self._handle, index) if size else None
             if size and not data:  # a GPU's copy to the host failed
@@ -210,6 +252,35 @@ class Session:
             outputs[name] = np.frombuffer(
                 buf, dtype=_numpy_dtype(dtype, name)).reshape(shape).copy()
         return outputs
+
+    def _output_shape(self, index):
+        rank = ctypes.c_size_t()
+        dims = (ctypes.c_int64 * 16)()
+        _check(_api().dyncc_session_output_shape(self._handle, index, dims, 16,
+                                                 ctypes.byref(rank)))
+        return tuple(dims[i] for i in range(rank.value))
+
+    def _bind(self, ordered, keep, borrowed):
+        api = _api()
+        for index, ((name, dtype, _), value) in enumerate(
+                zip(self._artifact.inputs, ordered)):
+            if value is None:
+                continue
+            if not isinstance(value, np.ndarray) and \
+                    hasattr(value, "__dlpack_device__"):
+                kind = value.__dlpack_device__()[0]
+                if kind in (_dlpack.CUDA, _dlpack.CUDA_MANAGED):
+                    self._bind_device(index, name, dtype, value, borrowed)
+                    continue
+                if not hasattr(value, "__array__") and \
+                        not hasattr(value, "__array_interface__"):
+                    value = np.from_dlpack(value)
+            array = np.ascontiguousarray(value, dtype=_numpy_dtype(dtype, name))
+            keep.append(array)
+            shape = (ctypes.c_int64 * max(array.ndim, 1))(*array.shape)
+            _check(api.dyncc_session_set_input(
+                self._handle, index, array.ctypes.data_as(ctypes.c_void_p),
+                shape, array.ndim))
 
     @property
     def variants(self):
@@ -269,6 +340,46 @@ class Session:
             self.close()
         except Exception:
             pass
+
+
+class DeviceTensor:
+    """An output of a CUDA session's last run, in the session's device
+    memory: a DLPack producer (`torch.from_dlpack(t)`, `cupy.from_dlpack(t)`
+    alias it, no copy). Valid until the session runs again; exporting it
+    after that raises."""
+
+    def __init__(self, session, index):
+        self._session = session
+        self._index = index
+        self._run = session._runs
+        self.name, self.dtype, _ = session._artifact.outputs[index]
+        self.shape = session._output_shape(index)
+        self.data_ptr = _api().dyncc_session_output_device(session._handle,
+                                                           index)
+
+    def __dlpack_device__(self):
+        return (_dlpack.CUDA, self._session._ordinal)
+
+    def __dlpack__(self, stream=None, max_version=None, dl_device=None,
+                   copy=None):
+        # The run was waited for: the data is ready on any stream.
+        if self._session._runs != self._run:
+            raise DynccError(5, f"output '{self.name}' is of an earlier run: "
+                                "the session has run since and reuses its "
+                                "memory")
+        if copy:
+            raise BufferError("dyncc's device outputs are exported without "
+                              "a copy only")
+        if dl_device is not None and tuple(dl_device) != \
+                self.__dlpack_device__():
+            raise BufferError(f"output '{self.name}' is on cuda:"
+                              f"{self._session._ordinal}")
+        return _dlpack.make_capsule(self.data_ptr, self.shape, self.dtype,
+                                    self.__dlpack_device__(), self._session)
+
+    def __repr__(self):
+        return (f"DeviceTensor({self.name!r}, {self.dtype}{list(self.shape)} "
+                f"on cuda:{self._session._ordinal})")
 
 
 def load(path):

@@ -195,6 +195,9 @@ DYNCC_API dyncc_status dyncc_session_synchronize(dyncc_session *session);
  *  from now on; null restores the session's own stream. */
 DYNCC_API dyncc_status dyncc_session_set_stream(dyncc_session *session,
                                                 void *stream);
+/** CUDA sessions: the stream runs are enqueued on (the session's own unless
+ *  set); null on the cpu. DLPack producers order their work before it. */
+DYNCC_API void *dyncc_session_stream(const dyncc_session *session);
 /** CUDA sessions: the device time of the last run in milliseconds, from
  *  events recorded before its first step and after its last. */
 DYNCC_API dyncc_status dyncc_session_device_time(dyncc_session *session,
