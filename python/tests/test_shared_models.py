@@ -49,108 +49,34 @@ COMPILES = {
 }
 
 
-def _concat_scalars_as_vectors(model):
-    """The copy of `model` onnxruntime loads: ORT's tiny-model generator
-    replaced the Unsqueeze outputs that a Concat builds Reshape shapes from
-    with scalar initializers (the bert_squad_tiny models), which ONNX's
-    Concat does not allow and onnxruntime refuses at load. dyncc reads a
-    scalar there as one element; the copy makes each such scalar a
-    1-element vector, which means the same."""
-    import onnx
-    from onnx import numpy_helper
-    model = onnx.ModelProto.FromString(model.SerializeToString())
-    inits = {i.name: i for i in model.graph.initializer}
-    for node in model.graph.node:
-        if node.op_type != "Concat":
-            continue
-        for k, name in enumerate(node.input):
-            init = inits.get(name)
-            if init is None or len(init.dims) != 0:
-                continue
-            vector = name + ".as_1d"
-            if vector not in inits:
-                array = numpy_helper.to_array(init).reshape(1)
-                inits[vector] = numpy_helper.from_array(array, vector)
-                model.graph.initializer.append(inits[vector])
-            node.input[k] = vector
-    return model
-
-
-# Models whose file onnxruntime refuses, and the equivalent copy it checks.
-REFERENCE_COPIES = {
-    "bert_squad_tiny_pt13_opset10": _concat_scalars_as_vectors,
-    "bert_squad_tiny_pt13_opset11_fp16": _concat_scalars_as_vectors,
-}
-
-
 def check_against_onnxruntime(model, artifact):
-    """Runs `artifact` and onnxruntime on the same random inputs: floats
-    normal, integers in [1, 3) (valid token ids and shape values), token
-    types (*type*, *segment*) of 0 and 1 (BERT has two), and attention masks
-    (integer inputs named *mask* of rank 2 or more) of 0 and 1: a mask of 2 adds +10000 to the scores it keeps, where a float32
-    softmax has no precision left to compare. A weight passed as an input
-    (named `weight`) gets the scale of a trained one, 1/sqrt(fan-in): at 1,
-    a 768-wide projection puts attention outputs in the tens, built from
-    terms that cancel, and a 1e-3 relative comparison of the small ones
-    measures only the order of summation."""
+    """Runs `artifact` and onnxruntime on the same random inputs
+    (dyncc_models.reference.random_feeds says which) at dynamic dims 1 and
+    5, within issue 8's tolerances, and checks the arena against the
+    live-set peak."""
     import numpy as np
-    import onnx
     import dyncc
+    from dyncc_models import reference
     try:
-        import onnxruntime as ort
+        ort_session = reference.onnxruntime_session(model)
     except ImportError:
         require(False, "onnxruntime is not installed (scripts/setup.sh installs it)")
-    loaded = onnx.load(str(model))
-    graph = loaded.graph
-    initializers = {i.name for i in graph.initializer}
-    copy = REFERENCE_COPIES.get(model.stem)
-    reference = ort.InferenceSession(
-        copy(loaded).SerializeToString() if copy else str(model),
-        providers=["CPUExecutionProvider"])
     session = dyncc.load(str(artifact)).session("cpu")
     for dynamic in (1, 5):
-        rng = np.random.default_rng(dynamic)
-        feeds = {}
-        for value in graph.input:
-            if value.name in initializers:
-                continue
-            tensor = value.type.tensor_type
-            shape = [d.dim_value if d.HasField("dim_value") and d.dim_value >= 0 else dynamic
-                     for d in tensor.shape.dim]
-            dtype = onnx.helper.tensor_dtype_to_np_dtype(tensor.elem_type)
-            if dtype.kind in "iub" and ("mask" in value.name and len(shape) >= 2
-                                        or "type" in value.name
-                                        or "segment" in value.name):
-                feeds[value.name] = rng.integers(0, 2, size=shape).astype(dtype)
-            elif dtype.kind in "iub":
-                feeds[value.name] = rng.integers(1, 3, size=shape).astype(dtype)
-            elif dtype == np.float16:
-                # Weights are inputs in some fp16 models: at a standard
-                # deviation of 1, a 768-wide projection puts attention scores
-                # in the hundreds, where fp16 softmax is ill-conditioned and
-                # any two roundings disagree. 0.1 is still far above trained
-                # weights' spread.
-                feeds[value.name] = (0.1 * rng.standard_normal(shape)).astype(dtype)
-            elif value.name == "weight":
-                feeds[value.name] = (rng.standard_normal(shape)
-                                     / np.sqrt(shape[0])).astype(dtype)
-            else:
-                feeds[value.name] = rng.standard_normal(shape).astype(dtype)
-        expected = reference.run(None, feeds)
+        feeds = reference.random_feeds(model, dynamic)
+        expected = ort_session.run(None, feeds)
         got = session.run(feeds)
         # The run-time's arena is the temporaries' live-set peak at these
         # shapes, not an upper bound (issue 7: within 1.25 of it).
         memory = session.memory()
         assert memory["arena_bytes"] <= 1.25 * memory["live_peak_bytes"], memory
-        for out, want in zip(reference.get_outputs(), expected):
+        for out, want in zip(ort_session.get_outputs(), expected):
             have = got[out.name]
             assert have.shape == want.shape, (out.name, dynamic)
-            # Issue 8's tolerances: fp16 rtol 1e-2 atol 1e-3; float32
-            # whole models rtol 1e-3 atol 1e-4.
-            half = want.dtype == np.float16
+            rtol, atol = reference.tolerances(want.dtype)
             np.testing.assert_allclose(
                 have.astype(np.float64), want.astype(np.float64),
-                rtol=1e-2 if half else 1e-3, atol=1e-3 if half else 1e-4,
+                rtol=rtol, atol=atol,
                 err_msg=f"{out.name} with dynamic dims = {dynamic}")
 
 

@@ -1,0 +1,57 @@
+# Part of dyncc, under the Apache License v2.0 with LLVM Exceptions.
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+"""The GPU-check bundle (scripts/gpu_bundle.py, scripts/gpu_check.py):
+packed with one shared model, its sources configure as the run-time-only
+build, and its check runs through on the fake driver (CUDA sessions against
+onnxruntime and the CPU, `dyncc-run bench` and `dyncc-run tune`). What it
+does on a GPU is the same program with the real driver."""
+import json
+import shutil
+import subprocess
+import sys
+
+from conftest import ROOT, SHARED_MODELS, require
+from dyncc._paths import build_dir
+from test_cuda_executor import fake_driver
+
+
+def test_bundle_packs_and_checks_on_the_fake_driver(tmp_path):
+    model = "cnn_mnist_pt11_opset9"
+    require((SHARED_MODELS / f"{model}.onnx").exists(), "shared models missing")
+    bundle = tmp_path / "bundle"
+    packed = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "gpu_bundle.py"), "-o",
+         str(bundle), "--models", model, "--shared", str(SHARED_MODELS)],
+        capture_output=True, text=True, timeout=300)
+    assert packed.returncode == 0, packed.stderr
+    size = sum(f.stat().st_size for f in bundle.rglob("*") if f.is_file())
+    assert size < 64 << 20
+    entries = json.loads((bundle / "bundle.json").read_text())["models"]
+    assert [e["name"] for e in entries] == [model, "linear_relu"]
+    for sub in ("check.py", "src/CMakeLists.txt", "src/lib/Runtime/Executor.cpp",
+                "python/dyncc/_runtime.py", "python/dyncc_models/reference.py",
+                f"models/{model}.onnx", f"artifacts/{model}.dyncc"):
+        assert (bundle / sub).exists(), sub
+
+    # The sources are complete for the run-time-only build's configuration.
+    if shutil.which("cmake") and shutil.which("ninja"):
+        configured = subprocess.run(
+            ["cmake", "-S", str(bundle / "src"), "-B", str(tmp_path / "b"),
+             "-G", "Ninja", "-DDYNCC_RUNTIME_ONLY=ON",
+             "-DDYNCC_BUILD_TESTS=OFF"], capture_output=True, text=True,
+            timeout=120)
+        assert configured.returncode == 0, configured.stderr[-2000:]
+
+    out = tmp_path / "results"
+    checked = subprocess.run(
+        [sys.executable, str(bundle / "check.py"), "--out", str(out),
+         "--runtime-build", str(build_dir()), "--fake-driver",
+         str(fake_driver())], capture_output=True, text=True, timeout=300)
+    assert checked.returncode == 0, checked.stdout[-3000:] + checked.stderr[-2000:]
+    assert "7 of 7 comparisons passed, 0 failures" in checked.stdout
+    results = json.loads((out / "results.json").read_text())
+    assert results["device"].startswith("cuda:0 (Fake GPU 0 (sm_90), sm_90)")
+    assert all(row["ok"] for row in results["rows"])
+    assert "selection regret over" in results["logs"]["tune linear_relu"]
+    assert "launches" in results["logs"]["bench linear_relu"]
+    assert (out / "results.md").read_text().startswith("device: cuda:0")

@@ -1,0 +1,139 @@
+#!/usr/bin/env python3
+# Part of dyncc, under the Apache License v2.0 with LLVM Exceptions.
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+"""Packs the GPU-check bundle: what a GPU machine with no LLVM needs to
+check dyncc's CUDA path in one command.
+
+    scripts/gpu_bundle.py [-o out/gpu-bundle] [--models NAME,...]
+
+The bundle (at most 64 MiB, checked) holds:
+  src/        the run-time's sources (git's tracked files only) and its
+              CMake build, which builds there with -DDYNCC_RUNTIME_ONLY=ON;
+  python/     the run-time's Python package and dyncc_models (its
+              `reference`: the inputs and tolerances of the model tests);
+  models/     the ONNX models, for onnxruntime there;
+  artifacts/  each compiled here for cpu and sm_90 (cubins by ptxas where
+              the toolkit is here), plus linear_relu over B = 1..4096 with
+              several variants, for `dyncc-run tune`;
+  bundle.json what to check;
+  check.py    scripts/gpu_check.py: builds the run-time, then compares each
+              model's CUDA session with onnxruntime and with its CPU
+              session, hands CUDA tensors over by DLPack (torch), times a
+              shape sweep (`dyncc-run bench`) and tunes (`dyncc-run tune`).
+
+There: `python3 out/gpu-bundle/check.py --out $OUT`.
+"""
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+LIMIT = 64 << 20
+
+# A transformer of each export (fp32, fp16, distilled, decoder), CNNs.
+DEFAULT_MODELS = [
+    "bert_squad_tiny_pt13_opset10",
+    "bert_squad_tiny_pt13_opset11_fp16",
+    "distilbert_tiny_seqcls_pt110_opset11",
+    "gpt2_tiny_nopast_pt13_opset11",
+    "cnn_mnist_pt11_opset9",
+    "cifar_cnn_tutorial_pt17_opset10",
+    "resnet50_stem_residual_block_opset11",
+    "super_resolution_pt111_opset15",
+]
+
+# Dynamic sizes to check, where a model's range is narrower than the default
+# (the tiny GPT-2's position table holds 8 positions).
+DYNAMIC = {"gpt2_tiny_nopast_pt13_opset11": [1, 5, 8]}
+
+# What the run-time-only build reads.
+SOURCES = ["CMakeLists.txt", "include/dyncc/Runtime", "include/dyncc/CostModel",
+           "lib/Runtime", "lib/CostModel", "tools/dyncc-run",
+           "tools/dyncc-tile-search", "unittests/Runtime",
+           "unittests/CostModel", "python/dyncc"]
+
+
+def copy_tracked(paths, dest):
+    files = subprocess.run(["git", "ls-files", "--", *paths], cwd=ROOT,
+                           check=True, capture_output=True,
+                           text=True).stdout.split()
+    for name in files:
+        target = dest / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(ROOT / name, target)
+    return len(files)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("-o", "--out", type=Path,
+                        default=ROOT / "out" / "gpu-bundle")
+    parser.add_argument("--models", default=",".join(DEFAULT_MODELS),
+                        help="shared models to include (comma-separated)")
+    parser.add_argument("--shared", type=Path,
+                        default=ROOT.parent / "shared" / "models")
+    parser.add_argument("--dyncc", type=Path, default=ROOT / "build" / "bin"
+                        / "dyncc")
+    args = parser.parse_args()
+    if not args.dyncc.exists():
+        sys.exit(f"gpu_bundle: error: {args.dyncc} is missing: build first")
+    out = args.out
+    if out.exists():
+        shutil.rmtree(out)
+    for sub in ("src", "python", "models", "artifacts"):
+        (out / sub).mkdir(parents=True)
+    count = copy_tracked(SOURCES, out / "src")
+    copy_tracked(["python/dyncc_models"], out / "src")
+    for package in ("dyncc", "dyncc_models"):
+        shutil.copytree(out / "src" / "python" / package, out / "python" / package)
+    shutil.copy2(ROOT / "scripts" / "gpu_check.py", out / "check.py")
+
+    entries = []
+
+    def compile_model(name, model, extra=()):
+        artifact = out / "artifacts" / f"{name}.dyncc"
+        proc = subprocess.run(
+            [str(args.dyncc), "compile", str(model), "-o", str(artifact),
+             "--target", "cpu,sm_90", "--device", "h200", "--quiet", *extra],
+            capture_output=True, text=True)
+        if proc.returncode != 0:
+            sys.exit(f"gpu_bundle: error: compiling {model}: "
+                     f"{proc.stderr.strip()}")
+        return artifact
+
+    for name in [m for m in args.models.split(",") if m]:
+        model = args.shared / f"{name}.onnx"
+        if not model.exists():
+            sys.exit(f"gpu_bundle: error: {model} is missing")
+        shutil.copy2(model, out / "models" / model.name)
+        compile_model(name, model)
+        entries.append({"name": name, "model": f"models/{model.name}",
+                        "artifact": f"artifacts/{name}.dyncc",
+                        "dynamic": DYNAMIC.get(name, [1, 5, 17])})
+    linear = ROOT / "examples" / "linear_relu.onnx"
+    shutil.copy2(linear, out / "models" / linear.name)
+    compile_model("linear_relu", linear, ["--dim", "B=1:4096"])
+    entries.append({"name": "linear_relu", "model": "models/linear_relu.onnx",
+                    "artifact": "artifacts/linear_relu.dyncc",
+                    "dynamic": [1, 7, 300, 4096], "tune": True})
+    (out / "bundle.json").write_text(json.dumps({"models": entries}, indent=1))
+
+    size = sum(f.stat().st_size for f in out.rglob("*") if f.is_file())
+    if size > LIMIT:
+        sizes = sorted(((f.stat().st_size, f.name) for f in
+                        (out / "artifacts").iterdir()), reverse=True)
+        shutil.rmtree(out)
+        print("largest artifacts: " + ", ".join(
+            f"{name} {bytes_ / 2**20:.1f} MiB" for bytes_, name in sizes[:4]))
+        sys.exit(f"gpu_bundle: error: the bundle would be {size / 2**20:.1f} "
+                 f"MiB, over the 64 MiB limit (drop a model with --models)")
+    print(f"wrote {out}: {count} source files, {len(entries)} artifacts, "
+          f"{size / 2**20:.1f} MiB; there: python3 {out.name}/check.py "
+          "--out DIR")
+
+
+if __name__ == "__main__":
+    main()
