@@ -77,6 +77,15 @@ double VariantCalibration::predict(const std::vector<int64_t> &at,
   return wave * static_cast<double>((blocks + perWave - 1) / perWave);
 }
 
+bool VariantCalibration::waveRange(double &lo, double &hi) const {
+  for (size_t s = 0; s < samples.size(); ++s) {
+    double wave = samples[s].waveTime(blocksPerWave);
+    lo = s ? std::min(lo, wave) : wave;
+    hi = s ? std::max(hi, wave) : wave;
+  }
+  return !samples.empty();
+}
+
 const DeviceCalibration *Calibration::find(const std::string &device,
                                            const std::string &arch,
                                            int64_t sms) const {

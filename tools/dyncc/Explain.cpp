@@ -333,16 +333,11 @@ int dyncc::explainMain(llvm::ArrayRef<std::string> args) {
       os << "  measured on " << device.device << ", wave time (ms) over "
          << "the samples:\n";
       for (const VariantCalibration &variant : measured->variants) {
-        double lo = -1, hi = -1;
-        for (const CalibrationSample &sample : variant.samples) {
-          double wave = sample.waveTime(variant.blocksPerWave);
-          lo = lo < 0 ? wave : std::min(lo, wave);
-          hi = std::max(hi, wave);
-        }
+        double lo, hi;
         os << "    v" << variant.variant << "  " << variant.kernel << ": "
            << variant.blocksPerWave << " blocks per wave, "
            << variant.samples.size() << " samples";
-        if (lo >= 0)
+        if (variant.waveRange(lo, hi))
           os << ", " << llvm::format("%.4g", lo) << " - "
              << llvm::format("%.4g", hi);
         os << "\n";

@@ -56,7 +56,12 @@ TEST(CalibrationTest, OneSymbolInterpolatesInLogSpace) {
   // The prediction: the wave time times the waves of the grid.
   EXPECT_NEAR(v.predict({9}, 25), 3 * (1.0 + 2.0 * t), 1e-12);
   EXPECT_DOUBLE_EQ(v.predict({99}, 0), 0.0);
+  double lo = 0, hi = 0;
+  ASSERT_TRUE(v.waveRange(lo, hi));
+  EXPECT_DOUBLE_EQ(lo, 1.0);
+  EXPECT_DOUBLE_EQ(hi, 3.0);
   VariantCalibration none;
+  EXPECT_FALSE(none.waveRange(lo, hi));
   EXPECT_EQ(none.waveTime({3}), -1);
   EXPECT_EQ(none.predict({3}, 10), -1);
 }

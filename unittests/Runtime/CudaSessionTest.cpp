@@ -652,16 +652,21 @@ TEST(CudaSessionTest, CApi) {
 
 namespace {
 
+/// gpuManifest() with both matmul variants admissible at every B: the first
+/// runs unless measurements or a forced variant say otherwise.
+std::string overlappingGpuManifest() {
+  return replaceOnce(replaceOnce(gpuManifest(), R"("min": 1, "max": 16)",
+                                 R"("min": 1, "max": 4096)"),
+                     R"("min": 17, "max": 4096)", R"("min": 1, "max": 4096)");
+}
+
 /// The GPU model with both matmul variants admissible at every B, and
 /// measurements on the fake device (132 SMs, or `sms`): matmul_small's
 /// wave of 132 blocks takes 0.01 ms, matmul_large's 0.05 ms. Small runs
 /// ceil(B/4) blocks, large ceil(B/32): small wins up to B = 528 (one wave
 /// each), large from B = 2641 (6 waves of small against 1 of large).
 std::shared_ptr<const Model> loadCalibratedModel(int64_t sms = 132) {
-  std::string manifest = replaceOnce(
-      replaceOnce(gpuManifest(), R"("min": 1, "max": 16)",
-                  R"("min": 1, "max": 4096)"),
-      R"("min": 17, "max": 4096)", R"("min": 1, "max": 4096)");
+  std::string manifest = overlappingGpuManifest();
   std::string calibration = R"json({"format": 1, "devices": [
    {"device": "Fake GPU 0 (sm_90)", "arch": "sm_90", "sms": )json" +
                             std::to_string(sms) + R"json(, "repeat": 3,
@@ -774,11 +779,7 @@ TEST(CudaSessionTest, ForcedVariantsAndProfiles) {
 }
 
 TEST(CudaSessionTest, ForcedVariantRunsWhereItsConditionsHold) {
-  // Both variants admissible everywhere: the first runs unless forced.
-  std::string manifest = replaceOnce(
-      replaceOnce(gpuManifest(), R"("min": 1, "max": 16)",
-                  R"("min": 1, "max": 4096)"),
-      R"("min": 17, "max": 4096)", R"("min": 1, "max": 4096)");
+  std::string manifest = overlappingGpuManifest();
   std::string bytes = gpuArtifact(manifest);
   RuntimeError error;
   auto model = Model::loadMemory(bytes.data(), bytes.size(), "m", error);
@@ -863,8 +864,9 @@ TEST(CudaSessionTest, CorruptMeasurementsAreALoadError) {
   EXPECT_EQ(Model::loadMemory(bytes.data(), bytes.size(), "gpu.dyncc", error),
             nullptr);
   EXPECT_EQ(error.code, DYNCC_ERROR_FORMAT);
-  EXPECT_EQ(error.message, "gpu.dyncc: calibration: devices[0].groups[0].group: "
-                           "no group 'softmax' in the manifest");
+  EXPECT_EQ(error.message,
+            "gpu.dyncc: calibration: devices[0].groups[0].group: no group "
+            "'softmax' in the manifest");
 }
 
 } // namespace

@@ -65,6 +65,8 @@ struct VariantCalibration {
   /// The predicted time at `at` for a grid of `blocks` blocks; -1 without
   /// samples.
   double predict(const std::vector<int64_t> &at, uint64_t blocks) const;
+  /// The least and greatest wave time of the samples; false without any.
+  bool waveRange(double &lo, double &hi) const;
 };
 
 struct GroupCalibration {

@@ -101,24 +101,10 @@ int BenchTool::parseArgs(const std::vector<std::string> &args,
                     option, value, problem))
       return usageError(problem);
     if (option == "--dim") {
-      size_t split = value.find('=');
-      if (split == std::string::npos || split == 0)
-        return usageError("--dim expects NAME=LO:HI or NAME=VALUE, got '" +
-                          value + "'");
-      std::string key = value.substr(0, split), rest = value.substr(split + 1);
+      std::string key;
       SymbolSweep sweep;
-      size_t colon = rest.find(':');
-      bool ok = colon == std::string::npos
-                    ? parseInt64(rest, sweep.lo)
-                    : parseInt64(rest.substr(0, colon), sweep.lo) &&
-                          parseInt64(rest.substr(colon + 1), sweep.hi);
-      if (colon == std::string::npos)
-        sweep.hi = sweep.lo;
-      sweep.swept = colon != std::string::npos;
-      if (!ok || sweep.lo < 0 || sweep.hi < sweep.lo)
-        return usageError("--dim " + key +
-                          ": expected VALUE or LO:HI with 0 <= LO <= HI, "
-                          "got '" + rest + "'");
+      if (!parseDimRange(value, key, sweep.lo, sweep.hi, sweep.swept, problem))
+        return usageError(problem);
       for (const auto &known : options.dims)
         if (known.first == key)
           return usageError("--dim " + key + " given twice");
@@ -265,25 +251,12 @@ int BenchTool::run(const BenchOptions &options) {
       ++failures;
       std::printf("%serror: %s\n", prefix.c_str(), message.c_str());
     };
-    bool ok = true;
-    for (size_t i = 0; i < numInputs && ok; ++i) {
-      std::vector<int64_t> shape;
-      uint64_t count;
-      if (!evaluateInputShape(artifact.inputName(i), inputDims[i], point,
-                              nullptr, names, shape, count, message)) {
-        fail(message);
-        ok = false;
-        break;
-      }
-      Random random = inputRandom(options.seed, i);
-      fillRandom(inputTypes[i], static_cast<size_t>(count), random, data[i]);
-      if (session.setInput(i, data[i].data(), shape) != DYNCC_OK) {
-        fail(dyncc::lastError());
-        ok = false;
-      }
-    }
-    if (!ok)
+    if (bindRandomInputs(session, artifact, inputDims, inputTypes, point,
+                         names, options.seed, data, message) != DYNCC_OK) {
+      fail(message);
       continue;
+    }
+    bool ok = true;
     auto start = Clock::now();
     if (session.run() != DYNCC_OK) {
       fail(dyncc::lastError());

@@ -254,6 +254,61 @@ inline std::vector<int64_t> sweepValues(int64_t lo, int64_t hi,
   return values;
 }
 
+/// Reads `--dim`'s NAME=LO:HI or NAME=VALUE (then lo == hi, `range`
+/// false). False with `problem` set to the usage error.
+inline bool parseDimRange(const std::string &value, std::string &name,
+                          int64_t &lo, int64_t &hi, bool &range,
+                          std::string &problem) {
+  size_t split = value.find('=');
+  if (split == std::string::npos || split == 0) {
+    problem = "--dim expects NAME=LO:HI or NAME=VALUE, got '" + value + "'";
+    return false;
+  }
+  name = value.substr(0, split);
+  std::string rest = value.substr(split + 1);
+  size_t colon = rest.find(':');
+  range = colon != std::string::npos;
+  bool ok = range ? parseInt64(rest.substr(0, colon), lo) &&
+                        parseInt64(rest.substr(colon + 1), hi)
+                  : parseInt64(rest, lo) && parseInt64(rest, hi);
+  if (!ok || lo < 0 || hi < lo) {
+    problem = "--dim " + name +
+              ": expected VALUE or LO:HI with 0 <= LO <= HI, got '" + rest +
+              "'";
+    return false;
+  }
+  return true;
+}
+
+/// Binds every input of `session` to random data (per input, from
+/// inputRandom(seed, i), into `data[i]`) of its shape at `symbols`. On
+/// failure, `error` says why and the status is DYNCC_ERROR_SHAPE where a
+/// shape cannot be evaluated, else the run-time's refusal of the input.
+inline dyncc_status bindRandomInputs(dyncc::Session &session,
+                             const dyncc::Artifact &artifact,
+                             const std::vector<std::vector<ShapeExpr>> &dims,
+                             const std::vector<DType> &types,
+                             const std::vector<int64_t> &symbols,
+                             const std::vector<std::string> &names,
+                             uint64_t seed,
+                             std::vector<std::vector<uint8_t>> &data,
+                             std::string &error) {
+  for (size_t i = 0; i < artifact.numInputs(); ++i) {
+    std::vector<int64_t> shape;
+    uint64_t count;
+    if (!evaluateInputShape(artifact.inputName(i), dims[i], symbols, nullptr,
+                            names, shape, count, error))
+      return DYNCC_ERROR_SHAPE;
+    Random random = inputRandom(seed, i);
+    fillRandom(types[i], static_cast<size_t>(count), random, data[i]);
+    if (dyncc_status status = session.setInput(i, data[i].data(), shape)) {
+      error = dyncc::lastError();
+      return status;
+    }
+  }
+  return DYNCC_OK;
+}
+
 } // namespace dyncc::runtime::tool
 
 #endif // DYNCC_LIB_RUNTIME_TOOL_TOOLSUPPORT_H

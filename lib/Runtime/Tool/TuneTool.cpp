@@ -192,21 +192,11 @@ int TuneTool::parseArgs(const std::vector<std::string> &args) {
                     option, value, problem))
       return usageError(problem);
     if (option == "--dim") {
-      size_t split = value.find('=');
-      if (split == std::string::npos || split == 0)
-        return usageError("--dim expects NAME=LO:HI or NAME=VALUE, got '" +
-                          value + "'");
-      std::string key = value.substr(0, split), rest = value.substr(split + 1);
+      std::string key;
       int64_t lo, hi;
-      size_t colon = rest.find(':');
-      bool ok = colon == std::string::npos
-                    ? parseInt64(rest, lo) && parseInt64(rest, hi)
-                    : parseInt64(rest.substr(0, colon), lo) &&
-                          parseInt64(rest.substr(colon + 1), hi);
-      if (!ok || lo < 0 || hi < lo)
-        return usageError("--dim " + key +
-                          ": expected VALUE or LO:HI with 0 <= LO <= HI, "
-                          "got '" + rest + "'");
+      bool range;
+      if (!parseDimRange(value, key, lo, hi, range, problem))
+        return usageError(problem);
       for (const auto &known : options.dims)
         if (known.first == key)
           return usageError("--dim " + key + " given twice");
@@ -246,19 +236,9 @@ int TuneTool::parseArgs(const std::vector<std::string> &args) {
 bool TuneTool::bindInputs(dyncc::Session &session,
                           const std::vector<int64_t> &point,
                           std::string &message) {
-  failure = DYNCC_ERROR_SHAPE;
-  for (size_t i = 0; i < artifact.numInputs(); ++i) {
-    std::vector<int64_t> shape;
-    uint64_t count;
-    if (!evaluateInputShape(artifact.inputName(i), inputDims[i], point,
-                            nullptr, names, shape, count, message))
-      return false;
-    Random random = inputRandom(options.seed, i);
-    fillRandom(inputTypes[i], static_cast<size_t>(count), random, data[i]);
-    if (!check(session.setInput(i, data[i].data(), shape), message))
-      return false;
-  }
-  return true;
+  failure = bindRandomInputs(session, artifact, inputDims, inputTypes, point,
+                             names, options.seed, data, message);
+  return failure == DYNCC_OK;
 }
 
 bool TuneTool::measure(dyncc::Session &session,
@@ -505,18 +485,14 @@ int TuneTool::run() {
     for (const GroupCalibration &group : device.groups)
       for (size_t v = 0; v < group.variants.size(); ++v) {
         const VariantCalibration &variant = group.variants[v];
-        double lo = -1, hi = -1;
-        for (const CalibrationSample &sample : variant.samples) {
-          double wave = sample.waveTime(variant.blocksPerWave);
-          lo = lo < 0 ? wave : std::min(lo, wave);
-          hi = std::max(hi, wave);
-        }
+        double lo, hi;
+        bool sampled = variant.waveRange(lo, hi);
         std::printf("%s\tv%zu\t%s\t%lld\t%zu\t%s - %s\n", group.group.c_str(),
                     v, variant.kernel.c_str(),
                     static_cast<long long>(variant.blocksPerWave),
                     variant.samples.size(),
-                    lo < 0 ? "-" : formatNumber(lo).c_str(),
-                    hi < 0 ? "-" : formatNumber(hi).c_str());
+                    sampled ? formatNumber(lo).c_str() : "-",
+                    sampled ? formatNumber(hi).c_str() : "-");
       }
   }
   if (!writeCalibration(device, message))
