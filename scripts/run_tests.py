@@ -26,7 +26,7 @@ FUZZ_SECONDS = int(os.environ.get("DYNCC_FUZZ_SECONDS", "30"))
 LIT = "/usr/lib/llvm-22/bin/lit"
 
 # Budgets in seconds on the 2-core reference machine (docs/Testing.md).
-BUDGETS = {"build": 900, "lit": 120, "gtest": 120, "pytest": 300,
+BUDGETS = {"build": 900, "lit": 120, "gtest": 120, "pytest": 300, "conformance": 600,
            "sanitizer build": 300, "fuzzing": 120, "importer fuzzing": 600}
 IMPORTER_FUZZ_SECONDS = int(os.environ.get("DYNCC_IMPORTER_FUZZ_SECONDS", "60"))
 
@@ -88,11 +88,25 @@ def gtest_suite(suite):
     suite.add_junit(out)
 
 
+CONFORMANCE_TESTS = ROOT / "python" / "tests" / "test_conformance.py"
+
+
 def pytest_suite(suite):
     out = RESULTS / "pytest.xml"
     env = dict(os.environ, DYNCC_BUILD_DIR=str(BUILD))
     run([sys.executable, "-m", "pytest", "-q", "-rs", "-n", JOBS, "--junitxml", out,
-         ROOT / "python" / "tests"], env=env)
+         "--ignore", CONFORMANCE_TESTS, ROOT / "python" / "tests"], env=env)
+    suite.add_junit(out)
+
+
+def conformance_suite(suite):
+    """Issue 8: every ONNX node test static and --force-dynamic, the shared
+    models and generated families against onnxruntime (test_conformance.py;
+    `python -m dyncc_conformance` is the same as one command)."""
+    out = RESULTS / "conformance.xml"
+    env = dict(os.environ, DYNCC_BUILD_DIR=str(BUILD))
+    run([sys.executable, "-m", "pytest", "-q", "-n", JOBS, "--junitxml", out,
+         CONFORMANCE_TESTS], env=env)
     suite.add_junit(out)
 
 
@@ -202,7 +216,8 @@ def main():
     RESULTS.mkdir(parents=True, exist_ok=True)
     suites = []
     for name, fn in [("lit", lit_suite), ("gtest", gtest_suite),
-                     ("pytest", pytest_suite), ("sanitizer build", sanitizer_suite),
+                     ("pytest", pytest_suite), ("conformance", conformance_suite),
+                     ("sanitizer build", sanitizer_suite),
                      ("fuzzing", fuzz_suite),
                      ("importer fuzzing", importer_fuzz_suite)]:
         suite = Suite(name)

@@ -40,19 +40,44 @@ REFERENCE_COPIES = {
 }
 
 
-def onnxruntime_session(model):
+def with_symbolic_inputs(model, symbolic):
+    """A copy of `model` whose graph inputs' dimensions named in `symbolic`
+    ({input: {dimension index: symbol}}) are `dim_param`s, with the
+    recorded intermediate and output shapes dropped: the model dyncc
+    compiles with --force-dynamic, which onnxruntime checks against."""
+    model = onnx.ModelProto.FromString(model.SerializeToString())
+    for value in model.graph.input:
+        for index, symbol in symbolic.get(value.name, {}).items():
+            dim = value.type.tensor_type.shape.dim[index]
+            dim.ClearField("dim_value")
+            dim.dim_param = symbol
+    del model.graph.value_info[:]
+    for value in model.graph.output:
+        value.type.tensor_type.ClearField("shape")
+    return model
+
+
+def onnxruntime_session(model, symbolic=None):
     """An onnxruntime CPU session of `model` (a path), on the copy of it
-    that onnxruntime loads where it refuses the file (REFERENCE_COPIES)."""
+    that onnxruntime loads where it refuses the file (REFERENCE_COPIES),
+    with the input dimensions of `symbolic` made dynamic
+    (with_symbolic_inputs)."""
     import onnxruntime as ort
     from pathlib import Path
     model = Path(model)
     copy = REFERENCE_COPIES.get(model.stem)
-    loaded = onnx.load(str(model))
     options = ort.SessionOptions()
     options.log_severity_level = 3  # errors only
-    return ort.InferenceSession(
-        copy(loaded).SerializeToString() if copy else str(model),
-        sess_options=options, providers=["CPUExecutionProvider"])
+    if not copy and not symbolic:
+        return ort.InferenceSession(str(model), sess_options=options,
+                                    providers=["CPUExecutionProvider"])
+    loaded = onnx.load(str(model))
+    if copy:
+        loaded = copy(loaded)
+    if symbolic:
+        loaded = with_symbolic_inputs(loaded, symbolic)
+    return ort.InferenceSession(loaded.SerializeToString(), sess_options=options,
+                                providers=["CPUExecutionProvider"])
 
 
 def random_feeds(model, dynamic, seed=None):

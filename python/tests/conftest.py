@@ -144,3 +144,25 @@ def example_weights(example_model):
     model = onnx.load(str(example_model))
     inits = {t.name: numpy_helper.to_array(t) for t in model.graph.initializer}
     return inits["W"], inits["b"]
+
+
+def pytest_terminal_summary(terminalreporter):
+    """The conformance harness's totals per category and mode
+    (test_conformance.py records each node test's category)."""
+    from collections import Counter
+    totals = Counter()
+    for reports in terminalreporter.stats.values():
+        for report in reports:
+            for key, value in getattr(report, "user_properties", ()):
+                if key == "conformance" and getattr(report, "when", "") == "call":
+                    totals[tuple(value.split(":", 1))] += 1
+    if not totals:
+        return
+    from dyncc_conformance.expected_failures import EXPECTED_FAILURES
+    from dyncc_conformance.nodes import CATEGORIES, MODES
+    write = terminalreporter.write_line
+    write("ONNX node tests by category (static / dynamic):")
+    for category in CATEGORIES:
+        write(f"  {category:17} {totals[(MODES[0], category)]:5d} "
+              f"{totals[(MODES[1], category)]:5d}")
+    write(f"  expected-failures list: {len(EXPECTED_FAILURES)} entries")

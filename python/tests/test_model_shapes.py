@@ -9,7 +9,7 @@ import subprocess
 import numpy as np
 import pytest
 
-import onnx_nodes
+from dyncc_conformance import nodes as onnx_nodes
 from conftest import SHARED_MODELS, require
 
 SHARED = sorted(SHARED_MODELS.glob("*.onnx")) if SHARED_MODELS.exists() else []

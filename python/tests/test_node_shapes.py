@@ -17,7 +17,7 @@ import subprocess
 import numpy as np
 import pytest
 
-import onnx_nodes
+from dyncc_conformance import nodes as onnx_nodes
 from conftest import require
 
 TESTS = onnx_nodes.list_tests()

@@ -2,9 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Every real model in ../shared/models either compiles or is refused with one
 line naming the unsupported op and its node; never a crash, never a partial
-file. A model that compiles runs on the CPU target and matches onnxruntime
-on random inputs at two shape bindings (every dynamic dimension 1, then 5).
-(Which models compile grows with the op set and code generation.)"""
+file. (Which models compile grows with the op set and code generation.)
+test_conformance.py runs each against onnxruntime at five or more shapes."""
 import re
 import subprocess
 
@@ -49,43 +48,13 @@ COMPILES = {
 }
 
 
-def check_against_onnxruntime(model, artifact):
-    """Runs `artifact` and onnxruntime on the same random inputs
-    (dyncc_models.reference.random_feeds says which) at dynamic dims 1 and
-    5, within issue 8's tolerances, and checks the arena against the
-    live-set peak."""
-    import numpy as np
-    import dyncc
-    from dyncc_models import reference
-    try:
-        ort_session = reference.onnxruntime_session(model)
-    except ImportError:
-        require(False, "onnxruntime is not installed (scripts/setup.sh installs it)")
-    session = dyncc.load(str(artifact)).session("cpu")
-    for dynamic in (1, 5):
-        feeds = reference.random_feeds(model, dynamic)
-        expected = ort_session.run(None, feeds)
-        got = session.run(feeds)
-        # The run-time's arena is the temporaries' live-set peak at these
-        # shapes, not an upper bound (issue 7: within 1.25 of it).
-        memory = session.memory()
-        assert memory["arena_bytes"] <= 1.25 * memory["live_peak_bytes"], memory
-        for out, want in zip(ort_session.get_outputs(), expected):
-            have = got[out.name]
-            assert have.shape == want.shape, (out.name, dynamic)
-            rtol, atol = reference.tolerances(want.dtype)
-            np.testing.assert_allclose(
-                have.astype(np.float64), want.astype(np.float64),
-                rtol=rtol, atol=atol,
-                err_msg=f"{out.name} with dynamic dims = {dynamic}")
-
-
 @pytest.mark.parametrize("model", MODELS, ids=[m.stem for m in MODELS])
 def test_compile_or_clean_refusal(cpu_compile, model):
     result = cpu_compile(model)
     if result.returncode == 0:
         assert result.files == ["out.dyncc"], result.files
-        check_against_onnxruntime(model, result.artifact)
+        import dyncc
+        dyncc.load(str(result.artifact))  # a valid artifact
         return
     assert model.stem not in COMPILES, f"regression: {result.stderr.strip()}"
     assert result.returncode == 1, result.stderr  # not a signal / crash

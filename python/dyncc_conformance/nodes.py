@@ -1,0 +1,397 @@
+# Part of dyncc, under the Apache License v2.0 with LLVM Exceptions.
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+"""Helpers over the ONNX backend node tests (/usr/share/libonnx-testdata).
+
+Shared by the shape-propagation test (python/tests/test_node_shapes.py)
+and the numeric harness (run_node_test, below; issue 8): which tests exist,
+which of their graph inputs are shape-like operands to freeze, reading
+TensorProto files, evaluating the symbolic expressions dyncc prints, and
+running one test through the whole pipeline on the CPU target.
+"""
+import os
+import re
+from pathlib import Path
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+
+NODE_DIR = Path(os.environ.get("DYNCC_ONNX_NODE_DIR",
+                               "/usr/share/libonnx-testdata/data/node"))
+
+# Operand positions that structure the kernel: frozen with --freeze-input
+# from the test's own input file (onnx-mlir's constant-input mode).
+SHAPE_OPERANDS = {
+    "Reshape": [1], "Expand": [1], "Tile": [1], "ConstantOfShape": [0],
+    "Slice": [1, 2, 3, 4], "Squeeze": [1], "Unsqueeze": [1], "Split": [1],
+    "Pad": [1, 2], "ReduceSum": [1], "ReduceMean": [1], "ReduceMax": [1],
+    "ReduceMin": [1], "ReduceProd": [1], "Resize": [1, 2, 3],
+    "Upsample": [1], "Range": [0, 1, 2], "CumSum": [1], "Trilu": [1],
+    "Clip": [1, 2], "OneHot": [1],
+}
+
+OUT_OF_SCOPE_TYPES = {onnx.TensorProto.STRING}
+
+
+def list_tests():
+    if not NODE_DIR.exists():
+        return []
+    return sorted(p for p in NODE_DIR.iterdir() if (p / "model.onnx").exists())
+
+
+def read_pb(path):
+    t = onnx.TensorProto()
+    t.ParseFromString(Path(path).read_bytes())
+    return numpy_helper.to_array(t)
+
+
+def load_case(test_dir):
+    """Returns (model, inputs {name: array}, outputs [array])."""
+    model = onnx.load(str(test_dir / "model.onnx"))
+    data = test_dir / "test_data_set_0"
+    init = {t.name for t in model.graph.initializer}
+    names = [i.name for i in model.graph.input if i.name not in init]
+    inputs = {}
+    for i, name in enumerate(names):
+        f = data / f"input_{i}.pb"
+        if f.exists():
+            inputs[name] = read_pb(f)
+    outputs = []
+    for i in range(len(model.graph.output)):
+        f = data / f"output_{i}.pb"
+        outputs.append(read_pb(f) if f.exists() else None)
+    return model, inputs, outputs
+
+
+def frozen_inputs(model):
+    """Graph input names that feed shape-like operand positions."""
+    graph_inputs = {i.name for i in model.graph.input}
+    frozen = set()
+    for node in model.graph.node:
+        for pos in SHAPE_OPERANDS.get(node.op_type, []):
+            if pos < len(node.input) and node.input[pos] in graph_inputs:
+                frozen.add(node.input[pos])
+    return frozen
+
+
+def out_of_scope(model):
+    """A reason string if the test is out of scope, else None."""
+    for node in model.graph.node:
+        if node.op_type in ("Loop", "If", "Scan"):
+            return f"control flow ({node.op_type})"
+    for vi in list(model.graph.input) + list(model.graph.output):
+        t = vi.type
+        if not t.HasField("tensor_type"):
+            return f"'{vi.name}' is a sequence/map/optional value"
+        if t.tensor_type.elem_type in OUT_OF_SCOPE_TYPES:
+            return f"'{vi.name}' is a STRING tensor"
+    for node in model.graph.node:
+        if node.op_type in ("Loop", "If", "Scan"):
+            return f"control flow ({node.op_type})"
+        if node.op_type == "Dropout" and any(a.name == "seed" for a in node.attribute):
+            return "training-mode randomness"
+        if node.op_type == "BatchNormalization" and any(
+                a.name == "training_mode" and a.i for a in node.attribute):
+            return "training mode (BatchNormalization statistics update)"
+    return None
+
+
+_TOKEN = re.compile(r"\s*(?:(\d+)|([A-Za-z_][A-Za-z0-9_]*)|(.))")
+
+
+def eval_expr(text, values):
+    """Evaluates a dyncc dimension expression (the manifest grammar)."""
+    tokens = [m.groups() for m in _TOKEN.finditer(text) if m.group(0).strip()]
+    pos = 0
+
+    def peek():
+        return tokens[pos] if pos < len(tokens) else (None, None, None)
+
+    def take(ch):
+        nonlocal pos
+        if peek()[2] == ch:
+            pos += 1
+            return True
+        return False
+
+    def factor():
+        nonlocal pos
+        num, ident, ch = peek()
+        if take("("):
+            v = expr()
+            assert take(")")
+            return v
+        pos += 1
+        if num is not None:
+            return int(num)
+        if take("("):
+            a = expr()
+            assert take(",")
+            b = expr()
+            assert take(")")
+            return {"floordiv": lambda: a // b, "ceildiv": lambda: -((-a) // b),
+                    "mod": lambda: a % b, "min": lambda: min(a, b),
+                    "max": lambda: max(a, b)}[ident]()
+        return values[ident]
+
+    def term():
+        v = factor()
+        while take("*"):
+            v *= factor()
+        return v
+
+    def expr():
+        v = term()
+        while True:
+            if take("+"):
+                v += term()
+            elif take("-"):
+                v -= term()
+            else:
+                return v
+
+    return expr()
+
+
+def _tensor_types(text):
+    """Yields the inner text of every `tensor<...>` in `text`."""
+    i = 0
+    while True:
+        i = text.find("tensor<", i)
+        if i < 0:
+            return
+        depth, j = 1, i + len("tensor<")
+        while depth and j < len(text):
+            depth += text[j] == "<"
+            depth -= text[j] == ">"
+            j += 1
+        yield text[i + len("tensor<"):j - 1]
+        i = j
+
+
+def _dims(inner):
+    body, _, enc = inner.partition(", #sym.shape<[")
+    if enc:
+        return split_top(enc[: enc.rindex("]>")])
+    parts = body.split("x")
+    return parts[:-1]
+
+
+def parse_signature(ir_text):
+    """(argument shapes, result shapes) of func.func @main as lists of
+    dimension expression strings."""
+    line = next(l for l in ir_text.splitlines() if "func.func @main(" in l)
+    head, sep, results = line.partition(") -> ")
+    return ([_dims(t) for t in _tensor_types(head)],
+            [_dims(t) for t in _tensor_types(results)])
+
+
+def split_top(text):
+    """Splits a comma-separated list at depth 0."""
+    parts, depth, cur = [], 0, ""
+    for ch in text:
+        if ch == "," and depth == 0:
+            parts.append(cur.strip())
+            cur = ""
+            continue
+        depth += ch == "("
+        depth -= ch == ")"
+        cur += ch
+    if cur.strip():
+        parts.append(cur.strip())
+    return parts
+
+
+# -- the numeric harness (issue 8) -------------------------------------------
+
+# Every test ends in exactly one of these; "expected failure" is a test on
+# EXPECTED_FAILURES (with its reason) that does not pass.
+CATEGORIES = ("pass", "fail", "compile error", "unsupported", "out of scope",
+              "expected failure")
+MODES = ("static", "dynamic")
+
+
+class Outcome:
+    """How one node test ended in one mode: `category` (one of CATEGORIES)
+    and `detail` (the op names for unsupported, the reason otherwise)."""
+
+    def __init__(self, test, mode, category, detail="", seconds=0.0):
+        assert category in CATEGORIES, category
+        self.test, self.mode = test, mode
+        self.category, self.detail, self.seconds = category, detail, seconds
+
+    def __repr__(self):
+        return f"{self.test} [{self.mode}]: {self.category}" + (
+            f": {self.detail}" if self.detail else "")
+
+
+def node_tolerances(dtype):
+    """Issue 8's (rtol, atol) for node tests: float32 and float64 the ONNX
+    backend's rtol 1e-3 with atol 1e-5, float16 and bfloat16 1e-2 and 1e-3,
+    integers and bools exact."""
+    dtype = np.dtype(dtype)
+    if dtype.kind in "iub":
+        return 0.0, 0.0
+    if dtype.itemsize == 2:
+        return 1e-2, 1e-3
+    return 1e-3, 1e-5
+
+
+def compare(name, got, want, tolerances=node_tolerances):
+    """None when `got` matches `want`, else one line saying how not."""
+    if got.dtype != want.dtype:
+        return f"output '{name}' has dtype {got.dtype}, expected {want.dtype}"
+    if got.shape != want.shape:
+        return f"output '{name}' has shape {got.shape}, expected {want.shape}"
+    if got.size == 0:
+        return None
+    rtol, atol = tolerances(want.dtype)
+    if want.dtype.kind in "iub":
+        bad = got != want
+    else:
+        g, w = got.astype(np.float64), want.astype(np.float64)
+        with np.errstate(invalid="ignore"):
+            bad = ~((np.abs(g - w) <= atol + rtol * np.abs(w))
+                    | (np.isnan(g) & np.isnan(w)) | (g == w))
+    if not bad.any():
+        return None
+    i = tuple(int(k) for k in np.argwhere(bad)[0])
+    return (f"output '{name}': {int(bad.sum())} of {got.size} elements differ "
+            f"(rtol {rtol:g}, atol {atol:g}); first at {list(i)}: "
+            f"{got[i]!r} vs {want[i]!r}")
+
+
+def _npy_safe(name):
+    """The file name `dyncc run --output-dir` writes output `name` to."""
+    return re.sub(r"[^A-Za-z0-9_.-]", "_", name) + ".npy"
+
+
+def _save(path, array):
+    if array.dtype.name == "bfloat16":  # .npy has no bf16: its bits as <u2.
+        array = array.view(np.uint16)
+    np.save(path, array, allow_pickle=False)
+
+
+def _load(path, want):
+    got = np.load(path, allow_pickle=False)
+    if want is not None and want.dtype.name == "bfloat16" and got.dtype == np.uint16:
+        got = got.view(want.dtype)
+    return got
+
+
+def data_sets(test_dir):
+    return sorted(p for p in test_dir.iterdir() if p.name.startswith("test_data_set_"))
+
+
+def _last_line(text):
+    lines = [l for l in text.strip().splitlines() if l.strip()]
+    line = lines[-1] if lines else "(no message)"
+    return line.removeprefix("dyncc: error: ")
+
+
+def run_node_test(test_dir, mode, driver, work, supported_ops,
+                  expected_failures=None, timeout=300):
+    """Runs node test `test_dir` through `dyncc compile --target cpu`
+    (with --force-dynamic when `mode` is "dynamic", shape-like inputs frozen
+    from the test's own data) and `dyncc run` on every data set, in `work`
+    (an empty directory), and returns its Outcome."""
+    import subprocess
+    import time
+    start = time.monotonic()
+    test_dir, work = Path(test_dir), Path(work)
+
+    def done(category, detail=""):
+        listed = (expected_failures or {}).get((test_dir.name, mode))
+        if listed is not None:
+            if category == "pass":
+                category, detail = "fail", (
+                    "passes but is listed in EXPECTED_FAILURES "
+                    f"({listed}): remove it from the list")
+            elif category in ("fail", "compile error"):
+                category, detail = "expected failure", f"{listed} [{detail}]"
+        return Outcome(test_dir.name, mode, category, detail,
+                       time.monotonic() - start)
+
+    model = onnx.load(str(test_dir / "model.onnx"))
+    reason = out_of_scope(model)
+    if reason:
+        return done("out of scope", reason)
+    missing = sorted({n.op_type for n in model.graph.node} - set(supported_ops))
+    if missing:
+        return done("unsupported", ", ".join(missing))
+
+    frozen = frozen_inputs(model)
+    init = {t.name for t in model.graph.initializer}
+    names = [i.name for i in model.graph.input if i.name not in init]
+    sets = []
+    for data in data_sets(test_dir):
+        inputs = {}
+        for k, name in enumerate(names):
+            f = data / f"input_{k}.pb"
+            if f.exists():
+                inputs[name] = read_pb(f)
+        outputs = []
+        for k, out in enumerate(model.graph.output):
+            f = data / f"output_{k}.pb"
+            outputs.append((out.name, read_pb(f) if f.exists() else None))
+        sets.append((inputs, outputs))
+    if not sets:
+        return done("fail", "the test has no test_data_set")
+
+    artifact = work / "out.dyncc"
+    cmd = [str(driver), "compile", str(test_dir / "model.onnx"), "-o",
+           str(artifact), "--target", "cpu", "--quiet"]
+    if mode == "dynamic":
+        cmd.append("--force-dynamic")
+    for k, name in enumerate(sorted(frozen)):
+        if name not in sets[0][0]:
+            continue
+        path = work / f"frozen{k}.npy"
+        _save(path, sets[0][0][name])
+        cmd += ["--freeze-input", f"{name}={path}"]
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True,
+                              timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return done("compile error", f"compile timed out after {timeout} s")
+    if proc.returncode != 0:
+        if proc.returncode < 0:
+            return done("compile error", f"compiler crashed (signal "
+                        f"{-proc.returncode}): {_last_line(proc.stderr)}")
+        lowering = re.search(r"'dg\.(\w+)' op (.* has no lowering yet)",
+                             proc.stderr)
+        if lowering:
+            return done("unsupported", f"{lowering.group(1)}: "
+                        f"{lowering.group(2)}")
+        return done("compile error", _last_line(proc.stderr))
+
+    for index, (inputs, outputs) in enumerate(sets):
+        out_dir = work / f"out{index}"
+        out_dir.mkdir()
+        cmd = [str(driver), "run", str(artifact), "--output-dir",
+               str(out_dir), "--quiet"]
+        for k, (name, value) in enumerate(inputs.items()):
+            if name in frozen:
+                continue
+            path = work / f"in{index}_{k}.npy"
+            _save(path, value)
+            cmd += ["--input", f"{name}={path}"]
+        try:
+            proc = subprocess.run(cmd, capture_output=True, text=True,
+                                  timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return done("fail", f"run timed out after {timeout} s")
+        if proc.returncode != 0:
+            how = (f"crashed (signal {-proc.returncode})"
+                   if proc.returncode < 0 else "failed")
+            return done("fail", f"run {how}: {_last_line(proc.stderr)}")
+        for name, want in outputs:
+            if want is None:
+                continue
+            path = out_dir / _npy_safe(name)
+            if not path.exists():
+                return done("fail", f"no output '{name}'")
+            problem = compare(name, _load(path, want), want)
+            if problem:
+                return done("fail", problem)
+    return done("pass")

@@ -1,0 +1,102 @@
+# Part of dyncc, under the Apache License v2.0 with LLVM Exceptions.
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+"""Conformance (issue 8; docs/Conformance.md): every ONNX backend node test
+through the whole pipeline on the CPU target, static and with
+--force-dynamic, against the test's expected outputs; every model of
+../shared/models and every generated family against onnxruntime at five or
+more shapes. The node tests take about a minute on two cores, so this runs
+all of them rather than a subset; `python -m dyncc_conformance` runs the
+same checks in one process and prints the summary table.
+
+Each node test ends in one category (dyncc_conformance.nodes.CATEGORIES):
+pass; fail and compile error fail here; unsupported and out of scope skip
+with the op or the reason; a test on the expected-failures list xfails with
+its reason, and passing while listed fails. The category is recorded, and
+conftest.py prints the totals per category and mode."""
+import subprocess
+
+import pytest
+
+from conftest import SHARED_MODELS, require
+from dyncc_conformance import models, nodes
+from dyncc_conformance.expected_failures import (EXPECTED_FAILURES,
+                                                 MODEL_EXPECTED_FAILURES)
+
+TESTS = nodes.list_tests()
+SHARED = models.shared_models(SHARED_MODELS)
+
+
+def test_node_tests_present():
+    require(len(TESTS) > 0, f"no ONNX node tests in {nodes.NODE_DIR}")
+
+
+def test_expected_failures_have_reasons():
+    print(f"expected-failures list: {len(EXPECTED_FAILURES)} node entries, "
+          f"{len(MODEL_EXPECTED_FAILURES)} models")
+    names = {t.name for t in TESTS}
+    for (test, mode), reason in EXPECTED_FAILURES.items():
+        assert mode in nodes.MODES and len(reason) > 20, (test, mode)
+        if names:
+            assert test in names, f"{test}: no such node test"
+    for name, reason in MODEL_EXPECTED_FAILURES.items():
+        assert len(reason) > 20, name
+
+
+@pytest.fixture(scope="module")
+def ops(bin_dir):
+    out = subprocess.run([bin_dir / "dyncc", "--list-ops"], capture_output=True,
+                         text=True, check=True).stdout
+    return set(out.split())
+
+
+@pytest.mark.parametrize("mode", nodes.MODES)
+@pytest.mark.parametrize("test_dir", TESTS, ids=[t.name for t in TESTS])
+def test_node(tmp_path, bin_dir, ops, record_property, test_dir, mode):
+    outcome = nodes.run_node_test(test_dir, mode, bin_dir / "dyncc", tmp_path, ops,
+                                  EXPECTED_FAILURES)
+    record_property("conformance", f"{mode}:{outcome.category}")
+    if outcome.category == "out of scope":
+        pytest.skip("out of scope: " + outcome.detail)
+    if outcome.category == "unsupported":
+        pytest.skip("unsupported: " + outcome.detail)
+    if outcome.category == "expected failure":
+        pytest.xfail(outcome.detail)
+    assert outcome.category == "pass", f"{outcome.category}: {outcome.detail}"
+
+
+def _check(check, name):
+    listed = MODEL_EXPECTED_FAILURES.get(name)
+    if listed is not None:
+        assert not check.passed, f"passes but is listed in MODEL_EXPECTED_FAILURES: {listed}"
+        pytest.xfail(listed + " [" + check.summary() + "]")
+    assert check.passed, check.summary()
+    assert len(check.results) >= 5, check.summary()
+
+
+def test_shared_models_present():
+    require(SHARED_MODELS.exists() and any(SHARED_MODELS.glob("*.onnx")),
+            f"no models in {SHARED_MODELS}")
+
+
+@pytest.mark.parametrize("model", SHARED, ids=[m.stem for m in SHARED])
+def test_shared_model(tmp_path, bin_dir, model):
+    pytest.importorskip("onnxruntime", reason="scripts/setup.sh installs onnxruntime")
+    _check(models.check_shared(model, bin_dir / "dyncc", tmp_path), model.stem)
+
+
+@pytest.mark.parametrize("family", sorted(models.FAMILIES))
+def test_generated_family(tmp_path, bin_dir, family):
+    pytest.importorskip("onnxruntime", reason="scripts/setup.sh installs onnxruntime")
+    _check(models.check_family(family, bin_dir / "dyncc", tmp_path), family)
+
+
+def test_bindings_cover_minimum_maximum_and_off_multiples():
+    b = models.bindings({"batch": (1, 8), "seq": (1, 96)})
+    assert b[0] == {"batch": 1, "seq": 1} and b[1] == {"batch": 8, "seq": 96}
+    assert {"batch": 8, "seq": 1} in b and {"batch": 1, "seq": 96} in b
+    assert len(b) >= 5 and len({tuple(x.values()) for x in b}) == len(b)
+    assert any(x["seq"] not in (1, 96) and x["seq"] % 2 for x in b)
+    # A divisor keeps every value a multiple of it.
+    for x in models.bindings({"h": (8, 64, 8)}):
+        assert x["h"] % 8 == 0 and 8 <= x["h"] <= 64
+    assert len(models.bindings({"h": (1, 8)})) >= 5
