@@ -601,8 +601,9 @@ LogicalResult importResize(NodeContext &ctx, bool upsample) {
   FailureOr<std::string> ctm =
       ctx.stringAttr("coordinate_transformation_mode",
                      ctx.opset() < 11 ? "asymmetric" : "half_pixel");
-  FailureOr<std::string> nearest =
-      ctx.stringAttr("nearest_mode", "round_prefer_floor");
+  // Upsample has no nearest_mode: its source index is floor(x / scale).
+  FailureOr<std::string> nearest = ctx.stringAttr(
+      "nearest_mode", upsample ? "floor" : "round_prefer_floor");
   if (failed(x) || failed(mode) || failed(ctm) || failed(nearest))
     return failure();
   Value scales, sizes;

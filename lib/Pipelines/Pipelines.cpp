@@ -197,7 +197,9 @@ LogicalResult dyncc::buildCpuLoweringPipeline(OpPassManager &pm) {
           "target-type=f32},arith-expand{include-bf16=true},"
           "dyncc-expand-half-conversions,"
           "canonicalize,cse,convert-vector-to-llvm,convert-ub-to-llvm,"
-          "convert-math-to-llvm,"
+          // Integer powers (math.ipowi, math.fpowi) have no LLVM intrinsic:
+          // they become square-and-multiply functions first.
+          "convert-math-to-funcs,convert-math-to-llvm,"
           "finalize-memref-to-llvm,"
           "convert-arith-to-llvm,convert-index-to-llvm,convert-func-to-llvm,"
           "convert-cf-to-llvm,reconcile-unrealized-casts");

@@ -1875,11 +1875,17 @@ OpLowering::Results OpLowering::lowerResize(dg::ResizeOp resize) {
       return Value(arith::DivFOp::create(
           nb, l, arith::AddFOp::create(nb, l, xf, half), scales[d]));
     if (transform == "align_corners") {
-      Value outMinus = arith::SubFOp::create(nb, l, outF[d], one);
+      // ONNX's length_resized: with scales it is length * scale, not the
+      // floored output size (they differ when downsampling by 0.6).
+      Value resizedLength =
+          resize.getScales() ? Value(arith::MulFOp::create(nb, l, inF[d],
+                                                           scales[d]))
+                             : outF[d];
+      Value outMinus = arith::SubFOp::create(nb, l, resizedLength, one);
       Value inMinus = arith::SubFOp::create(nb, l, inF[d], one);
       Value ratio = arith::DivFOp::create(nb, l, inMinus, outMinus);
-      Value single =
-          arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OLE, outF[d], one);
+      Value single = arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OLE,
+                                           resizedLength, one);
       return Value(arith::SelectOp::create(
           nb, l, single, zero, arith::MulFOp::create(nb, l, xf, ratio)));
     }

@@ -8,6 +8,7 @@
 #include "dyncc/Dialect/Dg/Transforms/FusionUtils.h"
 #include "dyncc/Dialect/Dg/Transforms/Passes.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/PatternMatch.h"
 
 namespace dyncc::dg {
@@ -25,12 +26,27 @@ struct GroupRemaining final : ::dyncc::dg::impl::GroupRemainingPassBase<GroupRem
   using Base::Base;
 
   void runOnOperation() override {
+    // Shape values returned as graph outputs (Shape, Size of symbolic
+    // inputs) are written by a kernel like any other output: an identity
+    // cast reads them, and outlining rebuilds them from the symbols inside
+    // that kernel.
+    IRRewriter rewriter(&getContext());
+    getOperation().walk([&](func::ReturnOp ret) {
+      for (OpOperand &operand : ret->getOpOperands()) {
+        auto values = operand.get().getDefiningOp<DimValuesOp>();
+        if (!values)
+          continue;
+        rewriter.setInsertionPoint(ret);
+        operand.set(CastOp::create(rewriter, values.getLoc(),
+                                   values.getType(), values.getResult()));
+      }
+    });
+
     SmallVector<Operation *> ops;
     for (Operation &op : getOperation().getBody().front())
       if (isFusionCandidate(&op))
         ops.push_back(&op);
 
-    IRRewriter rewriter(&getContext());
     for (Operation *op : ops) {
       FusionKind kind = FusionKind::DataMovement;
       bool backbone = true;

@@ -18,6 +18,9 @@
 #include "dyncc/Dialect/Dg/Transforms/FusionUtils.h"
 #include "dyncc/Dialect/Dg/Transforms/Passes.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Transforms/RegionUtils.h"
@@ -33,6 +36,48 @@ using namespace dyncc;
 using namespace dyncc::dg;
 
 namespace {
+
+/// Shape values a kernel writes element by element (a Shape or Size that is
+/// a graph output): a linalg.generic that picks each element by its index,
+/// which tiling distributes like any other, where a tensor.from_elements
+/// could not be tiled.
+FailureOr<Value> buildIndexedShapeValues(OpBuilder &b, Location loc,
+                                         DimValuesOp op,
+                                         DimMaterializer &dims) {
+  auto type = cast<RankedTensorType>(op.getType());
+  Type element = type.getElementType();
+  SmallVector<Value> values;
+  for (const DimExpr &expr : op.getValues().getExprs()) {
+    FailureOr<Value> v = dims.get(expr);
+    if (failed(v))
+      return failure();
+    values.push_back(arith::IndexCastOp::create(b, loc, element, *v));
+  }
+  if (values.empty() || type.getRank() > 1)
+    return failure();
+  Value init = tensor::EmptyOp::create(b, loc, type.getShape(), element);
+  AffineMap map = b.getMultiDimIdentityMap(type.getRank());
+  SmallVector<utils::IteratorType> iterators(type.getRank(),
+                                             utils::IteratorType::parallel);
+  auto generic = linalg::GenericOp::create(
+      b, loc, TypeRange{type}, ValueRange{}, ValueRange{init},
+      ArrayRef<AffineMap>{map}, iterators,
+      [&](OpBuilder &nb, Location l, ValueRange) {
+        Value result = values.back();
+        if (type.getRank() == 1) {
+          Value i = linalg::IndexOp::create(nb, l, 0);
+          for (int64_t k = static_cast<int64_t>(values.size()) - 2; k >= 0;
+               --k) {
+            Value at = arith::CmpIOp::create(
+                nb, l, arith::CmpIPredicate::eq, i,
+                arith::ConstantIndexOp::create(nb, l, k));
+            result = arith::SelectOp::create(nb, l, at, values[k], result);
+          }
+        }
+        linalg::YieldOp::create(nb, l, result);
+      });
+  return generic.getResult(0);
+}
 
 static void collectSymbols(Type type, std::vector<std::string> &names) {
   if (std::optional<SmallVector<DimExpr>> shape = sym::getSymbolicShape(type))
@@ -100,7 +145,10 @@ struct OutlineGroups final
   static bool foldsIntoKernel(OpOperand &use, bool splat) {
     Operation *user = use.getOwner();
     unsigned i = use.getOperandNumber();
-    if (splat && user->hasTrait<Elementwise>())
+    // A splat is read as a scalar; shape values (a handful of symbols) are
+    // rebuilt as a small tensor.
+    bool shapeValues = isa_and_nonnull<DimValuesOp>(use.get().getDefiningOp());
+    if ((splat || shapeValues) && user->hasTrait<Elementwise>())
       return true;
     return TypeSwitch<Operation *, bool>(user)
         .Case<ReshapeOp, ExpandOp, TileOp>([&](auto) { return i == 1; })
@@ -197,6 +245,18 @@ struct OutlineGroups final
       llvm_unreachable("constants and shape values need no destination");
     };
     for (Operation *op : rebuilt) {
+      auto values = dyn_cast<DimValuesOp>(op);
+      if (values && llvm::all_of(values->getUses(), [&](OpOperand &use) {
+            return use.getOwner()->hasTrait<Elementwise>();
+          })) {
+        FailureOr<Value> tensor =
+            buildIndexedShapeValues(builder, group.getLoc(), values, dims);
+        if (failed(tensor))
+          return group.emitOpError("cannot rebuild shape values ")
+                 << values.getValues() << " in the kernel";
+        mapping.map(values.getResult(), *tensor);
+        continue;
+      }
       FailureOr<SmallVector<Value>> lowered =
           lowerDgOpToLinalg(builder, op, {}, dims, noDestination);
       if (failed(lowered))
