@@ -43,13 +43,22 @@ def supported_ops(driver):
     return set(out.split())
 
 
+# Test name prefixes that abbreviate their op.
+TEST_NAME_ALIASES = {"batchnorm": "BatchNormalization"}
+
+
 def op_of_test(name, ops):
     """The op a node test is named for: the longest op name that starts its
     name, ignoring case and underscores (test_layer_normalization_4d_axis0
-    is LayerNormalization's)."""
+    is LayerNormalization's; test_convtranspose_1d ConvTranspose's when
+    `ops` has it)."""
     key = name.removeprefix("test_").replace("_", "").lower()
-    matches = [op for op in ops if key.startswith(op.lower())]
-    return max(matches, key=len) if matches else None
+    candidates = set(ops) | set(TEST_NAME_ALIASES)
+    matches = [op for op in candidates if key.startswith(op.lower())]
+    if not matches:
+        return None
+    best = max(matches, key=len)
+    return TEST_NAME_ALIASES.get(best, best)
 
 
 class Progress:
@@ -135,8 +144,11 @@ def per_op_table(outcomes, ops):
     """Markdown rows: per supported op, its node tests in scope and how many
     pass static and dynamic."""
     table = defaultdict(lambda: Counter())
+    # Unsupported ops too, so that test_convtranspose_* is not Conv's.
+    known = set(ops) | {name for o in outcomes if o.category == "unsupported"
+                        for name in o.detail.split(", ") if name.isidentifier()}
     for o in outcomes:
-        op = op_of_test(o.test, ops)
+        op = op_of_test(o.test, known)
         if op is None or o.category == "out of scope":
             continue
         table[op][("tests", o.mode)] += 1
