@@ -125,7 +125,7 @@ def model_checks(driver, jobs):
         return list(pool.map(one, items))
 
 
-def node_summary(outcomes, ops):
+def node_summary(outcomes):
     lines = []
     totals = {m: Counter(o.category for o in outcomes if o.mode == m) for m in nodes.MODES}
     width = max(len(c) for c in nodes.CATEGORIES)
@@ -204,7 +204,7 @@ def main(argv=None):
         if not outcomes:
             print(f"dyncc_conformance: error: no node tests in {nodes.NODE_DIR}", file=sys.stderr)
             return 2
-        totals, lines = node_summary(outcomes, ops)
+        totals, lines = node_summary(outcomes)
         report += lines
         unexpected += [repr(o) for o in outcomes if o.category in ("fail", "compile error")]
         unsupported = Counter(o.detail for o in outcomes

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import onnx
 
-from .nodes import eval_expr
+from .nodes import compare, eval_expr
 
 # Per shared model: the compile flags that make its symbols (static models
 # get theirs from --force-dynamic=all, with the dimensions their reshapes
@@ -172,8 +172,9 @@ def valid_feeds(graph, shapes, binding, index=None, seed=0):
     rows of the table they index (read from the model), masks (integer or
     float inputs named *mask* of rank 2 or more) of 0 and 1, mask indices
     (`index`: {input: symbol}) in [1, that symbol's value], other integers
-    in [1, 3), floats normal (float16 at 0.1: see reference.random_feeds),
-    inputs named `weight` at 1/sqrt(fan-in)."""
+    in [1, 3), floats normal (float16 at 0.1: see reference.plain_feed),
+    inputs named `weight` at 1/sqrt(fan-in) (reference.plain_feed)."""
+    from dyncc_models import reference
     rng = np.random.default_rng(seed)
     vocab = vocabularies(graph)
     initializers = {i.name for i in graph.initializer}
@@ -191,14 +192,8 @@ def valid_feeds(graph, shapes, binding, index=None, seed=0):
             feeds[value.name] = rng.integers(0, vocab[value.name], size=shape).astype(dtype)
         elif "mask" in name and len(shape) >= 2:
             feeds[value.name] = rng.integers(0, 2, size=shape).astype(dtype)
-        elif dtype.kind in "iub":
-            feeds[value.name] = rng.integers(1, 3, size=shape).astype(dtype)
-        elif dtype == np.float16:
-            feeds[value.name] = (0.1 * rng.standard_normal(shape)).astype(dtype)
-        elif value.name == "weight":
-            feeds[value.name] = (rng.standard_normal(shape) / np.sqrt(shape[0])).astype(dtype)
         else:
-            feeds[value.name] = rng.standard_normal(shape).astype(dtype)
+            feeds[value.name] = reference.plain_feed(value.name, dtype, shape, rng)
     return feeds
 
 
@@ -267,17 +262,8 @@ def check_model(model_path, spec, driver, work, ort_session=None):
             problem = f"arena {memory['arena_bytes']} B > 1.25 x live peak " \
                       f"{memory['live_peak_bytes']} B"
         for out, want in zip(ort_session.get_outputs(), expected):
-            have = got[out.name]
-            rtol, atol = reference.tolerances(want.dtype)
-            if have.shape != want.shape:
-                problem = f"{out.name}: shape {have.shape}, expected {want.shape}"
-                break
-            g, w = have.astype(np.float64), want.astype(np.float64)
-            bad = ~np.isclose(g, w, rtol=rtol, atol=atol, equal_nan=True)
-            if bad.any():
-                problem = (f"{out.name}: {int(bad.sum())} of {bad.size} differ, "
-                           f"max |diff| {np.nanmax(np.abs(g - w)):.3g}")
-                break
+            problem = problem or compare(out.name, got[out.name], want,
+                                         reference.tolerances)
         check.results.append((binding, problem))
     return check
 

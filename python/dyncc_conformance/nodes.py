@@ -45,10 +45,9 @@ def read_pb(path):
     return numpy_helper.to_array(t)
 
 
-def load_case(test_dir):
-    """Returns (model, inputs {name: array}, outputs [array])."""
-    model = onnx.load(str(test_dir / "model.onnx"))
-    data = test_dir / "test_data_set_0"
+def read_data_set(model, data):
+    """The inputs ({name: array}) and expected outputs ([array or None], in
+    graph output order) of data set directory `data` of `model`."""
     init = {t.name for t in model.graph.initializer}
     names = [i.name for i in model.graph.input if i.name not in init]
     inputs = {}
@@ -60,7 +59,14 @@ def load_case(test_dir):
     for i in range(len(model.graph.output)):
         f = data / f"output_{i}.pb"
         outputs.append(read_pb(f) if f.exists() else None)
-    return model, inputs, outputs
+    return inputs, outputs
+
+
+def load_case(test_dir):
+    """Returns (model, inputs {name: array}, outputs [array]) of the test's
+    first data set."""
+    model = onnx.load(str(test_dir / "model.onnx"))
+    return (model, *read_data_set(model, test_dir / "test_data_set_0"))
 
 
 def frozen_inputs(model):
@@ -86,8 +92,6 @@ def out_of_scope(model):
         if t.tensor_type.elem_type in OUT_OF_SCOPE_TYPES:
             return f"'{vi.name}' is a STRING tensor"
     for node in model.graph.node:
-        if node.op_type in ("Loop", "If", "Scan"):
-            return f"control flow ({node.op_type})"
         if node.op_type == "Dropout" and any(a.name == "seed" for a in node.attribute):
             return "training-mode randomness"
         if node.op_type == "BatchNormalization" and any(
@@ -321,20 +325,11 @@ def run_node_test(test_dir, mode, driver, work, supported_ops,
         return done("unsupported", ", ".join(missing))
 
     frozen = frozen_inputs(model)
-    init = {t.name for t in model.graph.initializer}
-    names = [i.name for i in model.graph.input if i.name not in init]
+    names = [out.name for out in model.graph.output]
     sets = []
     for data in data_sets(test_dir):
-        inputs = {}
-        for k, name in enumerate(names):
-            f = data / f"input_{k}.pb"
-            if f.exists():
-                inputs[name] = read_pb(f)
-        outputs = []
-        for k, out in enumerate(model.graph.output):
-            f = data / f"output_{k}.pb"
-            outputs.append((out.name, read_pb(f) if f.exists() else None))
-        sets.append((inputs, outputs))
+        inputs, outputs = read_data_set(model, data)
+        sets.append((inputs, list(zip(names, outputs))))
     if not sets:
         return done("fail", "the test has no test_data_set")
 

@@ -107,21 +107,27 @@ def random_feeds(model, dynamic, seed=None):
                                     or "type" in value.name
                                     or "segment" in value.name):
             feeds[value.name] = rng.integers(0, 2, size=shape).astype(dtype)
-        elif dtype.kind in "iub":
-            feeds[value.name] = rng.integers(1, 3, size=shape).astype(dtype)
-        elif dtype == np.float16:
-            # Weights are inputs in some fp16 models: at a standard
-            # deviation of 1, a 768-wide projection puts attention scores
-            # in the hundreds, where fp16 softmax is ill-conditioned and
-            # any two roundings disagree. 0.1 is still far above trained
-            # weights' spread.
-            feeds[value.name] = (0.1 * rng.standard_normal(shape)).astype(dtype)
-        elif value.name == "weight":
-            feeds[value.name] = (rng.standard_normal(shape)
-                                 / np.sqrt(shape[0])).astype(dtype)
         else:
-            feeds[value.name] = rng.standard_normal(shape).astype(dtype)
+            feeds[value.name] = plain_feed(value.name, dtype, shape, rng)
     return feeds
+
+
+def plain_feed(name, dtype, shape, rng):
+    """A random input with no special meaning: integers in [1, 3) (valid
+    shape values), float16 normal at 0.1, a `weight` at 1/sqrt(fan-in),
+    other floats normal."""
+    if dtype.kind in "iub":
+        return rng.integers(1, 3, size=shape).astype(dtype)
+    if dtype == np.float16:
+        # Weights are inputs in some fp16 models: at a standard deviation
+        # of 1, a 768-wide projection puts attention scores in the
+        # hundreds, where fp16 softmax is ill-conditioned and any two
+        # roundings disagree. 0.1 is still far above trained weights'
+        # spread.
+        return (0.1 * rng.standard_normal(shape)).astype(dtype)
+    if name == "weight":
+        return (rng.standard_normal(shape) / np.sqrt(shape[0])).astype(dtype)
+    return rng.standard_normal(shape).astype(dtype)
 
 
 def tolerances(dtype):

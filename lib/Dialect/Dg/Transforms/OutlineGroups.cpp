@@ -45,6 +45,8 @@ FailureOr<Value> buildIndexedShapeValues(OpBuilder &b, Location loc,
                                          DimValuesOp op,
                                          DimMaterializer &dims) {
   auto type = cast<RankedTensorType>(op.getType());
+  if (op.getValues().getExprs().empty() || type.getRank() > 1)
+    return failure();
   Type element = type.getElementType();
   SmallVector<Value> values;
   for (const DimExpr &expr : op.getValues().getExprs()) {
@@ -53,8 +55,6 @@ FailureOr<Value> buildIndexedShapeValues(OpBuilder &b, Location loc,
       return failure();
     values.push_back(arith::IndexCastOp::create(b, loc, element, *v));
   }
-  if (values.empty() || type.getRank() > 1)
-    return failure();
   Value init = tensor::EmptyOp::create(b, loc, type.getShape(), element);
   AffineMap map = b.getMultiDimIdentityMap(type.getRank());
   SmallVector<utils::IteratorType> iterators(type.getRank(),
@@ -245,17 +245,21 @@ struct OutlineGroups final
       llvm_unreachable("constants and shape values need no destination");
     };
     for (Operation *op : rebuilt) {
+      // Read element by element by every user in this group (other
+      // groups rebuild their own copy).
       auto values = dyn_cast<DimValuesOp>(op);
       if (values && llvm::all_of(values->getUses(), [&](OpOperand &use) {
-            return use.getOwner()->hasTrait<Elementwise>();
+            return !group->isProperAncestor(use.getOwner()) ||
+                   use.getOwner()->hasTrait<Elementwise>();
           })) {
+        // Otherwise (not 0-D or 1-D, or a symbol the kernel lacks) the
+        // general lowering below builds it, or says why it cannot.
         FailureOr<Value> tensor =
             buildIndexedShapeValues(builder, group.getLoc(), values, dims);
-        if (failed(tensor))
-          return group.emitOpError("cannot rebuild shape values ")
-                 << values.getValues() << " in the kernel";
-        mapping.map(values.getResult(), *tensor);
-        continue;
+        if (succeeded(tensor)) {
+          mapping.map(values.getResult(), *tensor);
+          continue;
+        }
       }
       FailureOr<SmallVector<Value>> lowered =
           lowerDgOpToLinalg(builder, op, {}, dims, noDestination);
