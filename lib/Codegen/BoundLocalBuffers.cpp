@@ -81,14 +81,17 @@ struct BoundLocalBuffers final
             << type << " cannot be a local buffer";
         return signalPassFailure();
       }
-      // Static upper bound of every size.
+      // Static upper bound of every size. A temporary with a static zero
+      // dimension has no elements, whatever its other sizes (a copy of an
+      // empty slice).
+      bool empty = llvm::is_contained(type.getShape(), 0);
       int64_t elements = 1;
       unsigned dynamic = 0;
       for (int64_t d = 0; d < type.getRank(); ++d) {
         int64_t bound = type.getDimSize(d);
         if (ShapedType::isDynamic(bound)) {
           Value size = alloc.getDynamicSizes()[dynamic++];
-          int64_t ub = getBounds(size).hi;
+          int64_t ub = empty ? 0 : getBounds(size).hi;
           if (ub == kNoHi) {
             alloc.emitOpError("temporary dimension ")
                 << d

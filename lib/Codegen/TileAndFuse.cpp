@@ -269,6 +269,59 @@ struct FoldCollapseOfUnitExpansion final
   }
 };
 
+/// Reads through an expansion that only adds unit dimensions a generic
+/// indexes with the constant 0: a row's statistic `[R]` expanded to `[R, 1]`
+/// and broadcast along the row by `(d0, d1) -> (d0, 0)` is read as `[R]` by
+/// `(d0, d1) -> (d0)`. Where unit dimensions are kept (a single row,
+/// hasSingleRowReduction) nothing else removes them, and behind the
+/// expansion the statistic's reduction is not a producer of the row's ops.
+struct ReadThroughUnitExpansion final : OpRewritePattern<linalg::GenericOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(linalg::GenericOp op,
+                                PatternRewriter &rewriter) const override {
+    for (OpOperand *input : op.getDpsInputOperands()) {
+      auto expand = input->get().getDefiningOp<tensor::ExpandShapeOp>();
+      if (!expand)
+        continue;
+      AffineMap map = op.getMatchingIndexingMap(input);
+      ArrayRef<int64_t> shape = expand.getResultType().getShape();
+      auto isUnitRead = [&](int64_t dim) {
+        auto c = dyn_cast<AffineConstantExpr>(map.getResult(dim));
+        return shape[dim] == 1 && c && c.getValue() == 0;
+      };
+      // Per group of the expansion, the one dimension it keeps: the one
+      // that is not a unit read, or its last where all are.
+      SmallVector<AffineExpr> kept;
+      bool foldable = true;
+      for (const ReassociationIndices &group :
+           expand.getReassociationIndices()) {
+        SmallVector<int64_t> others;
+        for (int64_t dim : group)
+          if (!isUnitRead(dim))
+            others.push_back(dim);
+        if (others.size() > 1) {
+          foldable = false;
+          break;
+        }
+        kept.push_back(map.getResult(others.empty() ? group.back()
+                                                    : others.front()));
+      }
+      if (!foldable || kept.size() == map.getNumResults())
+        continue;
+      SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+      maps[input->getOperandNumber()] = AffineMap::get(
+          map.getNumDims(), map.getNumSymbols(), kept, op.getContext());
+      rewriter.modifyOpInPlace(op, [&] {
+        input->set(expand.getSrc());
+        op.setIndexingMapsAttr(rewriter.getAffineMapArrayAttr(maps));
+      });
+      return success();
+    }
+    return failure();
+  }
+};
+
 /// Moves the reshapes between a computed value and the elementwise op that
 /// continues in place on it (its destination) below that op: a conv whose
 /// unit batch dimension was dropped and whose groups are split, `[4, 34, H,
@@ -413,15 +466,47 @@ static LogicalResult moveReductionsInnermost(func::FuncOp func) {
   return success();
 }
 
+/// True where `func` has a reduction whose parallel loops are all of
+/// extent 1 (a softmax or a mean over a single row, a global pool over
+/// N = C = 1). Dropping unit dimensions would leave it with no parallel
+/// loop, a value of rank 0 that a consumer reads whole, so it could not be
+/// tiled with its consumers as a row.
+static bool hasSingleRowReduction(func::FuncOp func) {
+  return func
+      .walk([](linalg::LinalgOp op) {
+        if (op.getNumReductionLoops() == 0 || op.getNumParallelLoops() == 0)
+          return WalkResult::advance();
+        for (auto [type, extent] : llvm::zip(op.getIteratorTypesArray(),
+                                             op.getStaticLoopRanges()))
+          if (type == utils::IteratorType::parallel && extent != 1)
+            return WalkResult::advance();
+        return WalkResult::interrupt();
+      })
+      .wasInterrupted();
+}
+
 static LogicalResult prepareKernel(func::FuncOp func) {
   MLIRContext *ctx = func.getContext();
   RewritePatternSet patterns(ctx);
   linalg::ControlDropUnitDims unitDims;
+  // Such a kernel keeps its unit dimensions: its rows are then tiled like
+  // any other number of rows.
+  // The statistics' keepdims expansions are read through instead
+  // (ReadThroughUnitExpansion), also where a statistic is updated in place
+  // after its expansion (a log-softmax's log of the sum), once that
+  // expansion is sunk below the update: left there, the expansion would be
+  // folded into the statistic's reduction below, which would then no
+  // longer be along the rows.
+  if (hasSingleRowReduction(func)) {
+    unitDims.controlFn = [](Operation *) { return SmallVector<unsigned>{}; };
+    patterns.add<SinkReshapesThroughInPlaceOp>(ctx);
+  }
   linalg::populateFoldUnitExtentDimsPatterns(patterns, unitDims);
   linalg::populateFoldUnitExtentDimsCanonicalizationPatterns(patterns,
                                                              unitDims);
   patterns.add<FuseElementwiseProducers, MergeInPlaceChain,
-               FoldCollapseOfUnitExpansion, FoldTransposeIntoContraction>(ctx);
+               FoldCollapseOfUnitExpansion, FoldTransposeIntoContraction,
+               ReadThroughUnitExpansion>(ctx);
   linalg::GenericOp::getCanonicalizationPatterns(patterns, ctx);
   linalg::populateEraseUnusedOperandsAndResultsPatterns(patterns);
   tensor::populateFoldTensorEmptyPatterns(patterns);
@@ -445,10 +530,37 @@ static LogicalResult prepareKernel(func::FuncOp func) {
            isa<tensor::CollapseShapeOp>(operand->get().getDefiningOp()) &&
            consumer.getNumReductionLoops() > 0;
   };
+  // An expansion of a result that only puts unit dimensions back (those
+  // dropped above, for the kernel's result) is left to follow an op that
+  // reads a value another op also reads: folded, it would expand the op
+  // back, its operands with it, and that value, behind an expansion, would
+  // be computed whole, outside the tiles (a softmax over [N, C, 1, 1]).
+  auto putsBackUnitDims = [](Operation *op) {
+    auto expand = dyn_cast<tensor::ExpandShapeOp>(op);
+    if (!expand)
+      return false;
+    ArrayRef<int64_t> shape = expand.getResultType().getShape();
+    return llvm::all_of(expand.getReassociationIndices(),
+                        [&](const ReassociationIndices &group) {
+                          return llvm::count_if(group, [&](int64_t d) {
+                                   return shape[d] != 1;
+                                 }) <= 1;
+                        });
+  };
+  auto readsSharedValue = [](Operation *op) {
+    auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+    return linalgOp && llvm::any_of(linalgOp.getDpsInputs(), [](Value v) {
+             return isa_and_nonnull<linalg::LinalgOp>(v.getDefiningOp()) &&
+                    !v.hasOneUse();
+           });
+  };
   linalg::populateFoldReshapeOpsByExpansionPatterns(
       reshapes, [&](OpOperand *operand) {
         Operation *producer = operand->get().getDefiningOp();
         if (!producer || !producer->hasOneUse() || splitsReduction(operand))
+          return false;
+        if (putsBackUnitDims(operand->getOwner()) &&
+            readsSharedValue(producer))
           return false;
         if (isBehindUnexpandableOp(operand))
           return false;
@@ -1015,29 +1127,70 @@ static SmallVector<int64_t> getThreadSizes(const TileConfig &config,
 }
 
 
-/// Rewrites a root with no parallel loops and only scalar results (a Gather
-/// of one element, a ReduceSum over every axis, a copy into one element of a
-/// Concat) as a generic with one more, leading, parallel loop of extent 1 and
-/// its destinations expanded to `[1]`, so it is tiled to one block and one
-/// thread like any root. Without a parallel loop it would stay at the
-/// kernel's top level, where every thread of every block would write it.
-/// Any other root is returned as it is.
-static FailureOr<Operation *> expandScalarRoot(RewriterBase &rewriter,
-                                               Operation *root) {
-  auto linalgOp = dyn_cast<linalg::LinalgOp>(root);
-  if (!linalgOp || getParallelRank(root) != 0 ||
-      !linalgOp.hasPureTensorSemantics() ||
-      !llvm::all_of(linalgOp.getDpsInits(), [](Value init) {
-        return cast<RankedTensorType>(init.getType()).getRank() == 0;
-      }))
-    return root;
-  rewriter.setInsertionPoint(root);
-  auto op = dyn_cast<linalg::GenericOp>(root);
+/// True for an op with no parallel loops and only scalar results, on
+/// tensors.
+static bool isScalarOp(Operation *op) {
+  auto linalgOp = dyn_cast_or_null<linalg::LinalgOp>(op);
+  return linalgOp && getParallelRank(op) == 0 &&
+         linalgOp.hasPureTensorSemantics() &&
+         llvm::all_of(linalgOp.getDpsInits(), [](Value init) {
+           return cast<RankedTensorType>(init.getType()).getRank() == 0;
+         });
+}
+
+static FailureOr<linalg::GenericOp>
+expandScalarOp(RewriterBase &rewriter, linalg::LinalgOp linalgOp,
+               unsigned depth);
+
+/// `init`, a scalar destination, as a `[1]` one. Where it is filled, or is
+/// the result of another scalar op read by nothing else (a mean's sum that
+/// the division updates in place), that producer is expanded too: it then
+/// stays the destination's producer, which tiling fuses into the tile; behind
+/// a reshape it would stay outside the block tiles.
+static FailureOr<Value> expandScalarDestination(RewriterBase &rewriter,
+                                                Location loc, Value init,
+                                                unsigned depth) {
+  auto type = cast<RankedTensorType>(init.getType());
+  auto expanded = RankedTensorType::get({1}, type.getElementType());
+  if (auto fill = init.getDefiningOp<linalg::FillOp>()) {
+    FailureOr<Value> destination =
+        expandScalarDestination(rewriter, loc, fill.getOutputs()[0], depth);
+    if (failed(destination))
+      return failure();
+    return linalg::FillOp::create(rewriter, loc, fill.getInputs()[0],
+                                  *destination)
+        .getResult(0);
+  }
+  Operation *def = init.getDefiningOp();
+  if (depth < 8 && isScalarOp(def) && init.hasOneUse() &&
+      def->getNumResults() == 1) {
+    OpBuilder::InsertionGuard guard(rewriter);
+    rewriter.setInsertionPoint(def);
+    FailureOr<linalg::GenericOp> producer =
+        expandScalarOp(rewriter, cast<linalg::LinalgOp>(def), depth + 1);
+    if (failed(producer))
+      return failure();
+    return producer->getResult(0);
+  }
+  return tensor::ExpandShapeOp::create(rewriter, loc, expanded, init,
+                                       ArrayRef<ReassociationIndices>{})
+      .getResult();
+}
+
+/// Rewrites scalar op `linalgOp` (isScalarOp) as a generic with one more,
+/// leading, parallel loop of extent 1 and its destinations expanded to
+/// `[1]` (expandScalarDestination); its uses get its results collapsed
+/// back.
+static FailureOr<linalg::GenericOp>
+expandScalarOp(RewriterBase &rewriter, linalg::LinalgOp linalgOp,
+               unsigned depth) {
+  rewriter.setInsertionPoint(linalgOp);
+  auto op = dyn_cast<linalg::GenericOp>(linalgOp.getOperation());
   if (!op) {
     FailureOr<linalg::GenericOp> generic =
         linalg::generalizeNamedOp(rewriter, linalgOp);
     if (failed(generic))
-      return root->emitOpError(
+      return linalgOp->emitOpError(
           "has a scalar result but could not be generalized");
     op = *generic;
   }
@@ -1051,11 +1204,12 @@ static FailureOr<Operation *> expandScalarRoot(RewriterBase &rewriter,
   SmallVector<Value> inits;
   SmallVector<Type> types;
   for (Value init : op.getDpsInits()) {
-    auto type = cast<RankedTensorType>(init.getType());
-    auto expanded = RankedTensorType::get({1}, type.getElementType());
-    inits.push_back(tensor::ExpandShapeOp::create(
-        rewriter, loc, expanded, init, ArrayRef<ReassociationIndices>{}));
-    types.push_back(expanded);
+    FailureOr<Value> expandedInit =
+        expandScalarDestination(rewriter, loc, init, depth);
+    if (failed(expandedInit))
+      return failure();
+    inits.push_back(*expandedInit);
+    types.push_back(expandedInit->getType());
     maps.push_back(AffineMap::get(numLoops + 1, 0, getAffineDimExpr(0, ctx)));
   }
   SmallVector<utils::IteratorType> iterators{utils::IteratorType::parallel};
@@ -1076,7 +1230,25 @@ static FailureOr<Operation *> expandScalarRoot(RewriterBase &rewriter,
     results.push_back(tensor::CollapseShapeOp::create(
         rewriter, loc, type, result, ArrayRef<ReassociationIndices>{}));
   rewriter.replaceOp(op, results);
-  return expanded.getOperation();
+  return expanded;
+}
+
+/// Rewrites a root with no parallel loops and only scalar results (a Gather
+/// of one element, a ReduceSum over every axis, a copy into one element of a
+/// Concat) as a generic with one more, leading, parallel loop of extent 1
+/// (expandScalarOp), so it is tiled to one block and one thread like any
+/// root. Without a parallel loop it would stay at the kernel's top level,
+/// where every thread of every block would write it. Any other root is
+/// returned as it is.
+static FailureOr<Operation *> expandScalarRoot(RewriterBase &rewriter,
+                                               Operation *root) {
+  if (!isScalarOp(root))
+    return root;
+  FailureOr<linalg::GenericOp> expanded =
+      expandScalarOp(rewriter, cast<linalg::LinalgOp>(root), 0);
+  if (failed(expanded))
+    return failure();
+  return expanded->getOperation();
 }
 
 /// The static upper bound of a tile size, or kNoHi.

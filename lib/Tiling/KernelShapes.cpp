@@ -54,8 +54,11 @@ FailureOr<DimExpr> dyncc::getKernelDimExpr(Value tensor, int64_t d,
   if (auto expand = dyn_cast<tensor::ExpandShapeOp>(def))
     return getKernelExtentExpr(expand.getMixedOutputShape()[d], entry, depth + 1);
   if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(def)) {
+    // The reassociation is a temporary: keep it alive through the loop.
+    SmallVector<ReassociationIndices> groups =
+        collapse.getReassociationIndices();
     DimExpr product(1);
-    for (int64_t src : collapse.getReassociationIndices()[d]) {
+    for (int64_t src : groups[d]) {
       FailureOr<DimExpr> e =
           getKernelDimExpr(collapse.getSrc(), src, entry, depth + 1);
       if (failed(e))
@@ -156,6 +159,8 @@ FailureOr<DimExpr> dyncc::getKernelExtentExpr(OpFoldResult ofr, Block &entry,
   if (auto op = dyn_cast<arith::DivUIOp>(def))
     return binary(op.getLhs(), op.getRhs(), DimExpr::floorDiv);
   if (auto op = dyn_cast<arith::DivSIOp>(def))
+    return binary(op.getLhs(), op.getRhs(), DimExpr::floorDiv);
+  if (auto op = dyn_cast<arith::FloorDivSIOp>(def))
     return binary(op.getLhs(), op.getRhs(), DimExpr::floorDiv);
   if (auto op = dyn_cast<arith::CeilDivUIOp>(def))
     return binary(op.getLhs(), op.getRhs(), DimExpr::ceilDiv);

@@ -91,3 +91,20 @@ func.func @shared_too_large() attributes {dyncc.kernel} {
   %b = memref.alloc() : memref<8200xf16, #gpu.address_space<workgroup>>
   return
 }
+
+// -----
+
+// A temporary with a static zero dimension has no elements, whatever its
+// other sizes: a one-byte buffer, with no bound needed (a slice past the end
+// of a symbolic dimension, copied).
+// CHECK-LABEL: func.func @empty_temporary(
+//       CHECK:   %[[BUF:.+]] = memref.alloca() {alignment = 16 : i64} : memref<1xi8>
+//       CHECK:   memref.view %[[BUF]][%{{.+}}][%{{.+}}] : memref<1xi8> to memref<?x0xf32>
+//   CHECK-NOT:   memref.alloc(
+func.func @empty_temporary(%a: memref<?x0xf32>) attributes {dyncc.kernel} {
+  %c0 = arith.constant 0 : index
+  %n = memref.dim %a, %c0 : memref<?x0xf32>
+  %t = memref.alloc(%n) : memref<?x0xf32>
+  memref.copy %a, %t : memref<?x0xf32> to memref<?x0xf32>
+  return
+}

@@ -418,3 +418,115 @@ func.func @identity_cast(%x: tensor<?x?xi1>, %out: tensor<?x?xi1>) -> tensor<?x?
   } -> tensor<?x?xi1>
   return %0 : tensor<?x?xi1>
 }
+
+// -----
+
+// A mean over every element: the sum and the division in place on it are
+// both scalar. The division (the root) gets its loop of one iteration, and
+// so do the sum it updates and the sum's fill: all three are computed in the
+// thread tile, none at the kernel's top level where every block would run
+// it.
+// CHECK-LABEL: func.func @scalar_mean(
+//   CHECK-NOT:   linalg.fill
+//       CHECK:   scf.forall ({{.*}}) = (0) to (1)
+//       CHECK:     scf.forall ({{.*}}) in (1)
+//       CHECK:       linalg.fill
+//       CHECK:       linalg.generic {{.*}} iterator_types = ["parallel", "reduction", "reduction"]
+//       CHECK:       arith.addf
+//       CHECK:       arith.divf
+//       CHECK:     } {mapping = [#gpu.thread<x>]}
+//       CHECK:   } {mapping = [#gpu.block<x>]}
+//   CHECK-NOT:   linalg.fill
+//       CHECK:   return
+#sm_in = affine_map<(d0, d1) -> (d0, d1)>
+#sm_out = affine_map<(d0, d1) -> ()>
+#sm_id = affine_map<() -> ()>
+func.func @scalar_mean(%x: tensor<3x4xf32>, %out: tensor<f32>) -> tensor<f32>
+    attributes {dyncc.kernel, dyncc.kind = "reduce", dyncc.tile_config = {block = array<i64: 32>, k_step = 64 : i64, reduce = "warp", thread = array<i64: 1>}} {
+  %zero = arith.constant 0.0 : f32
+  %n = arith.constant 12.0 : f32
+  %fill = linalg.fill ins(%zero : f32) outs(%out : tensor<f32>) -> tensor<f32>
+  %sum = linalg.generic {indexing_maps = [#sm_in, #sm_out], iterator_types = ["reduction", "reduction"]}
+      ins(%x : tensor<3x4xf32>) outs(%fill : tensor<f32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %s = arith.addf %acc, %in : f32
+    linalg.yield %s : f32
+  } -> tensor<f32>
+  %mean = linalg.generic {indexing_maps = [#sm_id], iterator_types = []}
+      outs(%sum : tensor<f32>) {
+  ^bb0(%acc: f32):
+    %m = arith.divf %acc, %n : f32
+    linalg.yield %m : f32
+  } -> tensor<f32>
+  return %mean : tensor<f32>
+}
+
+// -----
+
+// A softmax over a single row of symbolic length: its unit dimension is
+// kept and the statistics' keepdims expansions are read through, so the
+// kernel is a row kernel: one block for the row, whose lanes step along it
+// for the maximum and the sum (merged across lanes), then write the
+// quotients. Dropping the unit dimension left the maximum and the sum of
+// rank 0, computed outside the block tiles with the exponentials in a
+// temporary as long as the row.
+// CHECK-LABEL: func.func @one_row_softmax(
+//       CHECK:   scf.forall ({{.*}}) in (1) shared_outs
+//       CHECK:     scf.forall ({{.*}}) in (1024)
+//       CHECK:       arith.maximumf
+//       CHECK:     } {mapping = [#gpu.thread<x>]}
+//       CHECK:     dyncc.lane_merge
+//       CHECK:     scf.forall ({{.*}}) in (1024)
+//       CHECK:       math.exp
+//       CHECK:     } {mapping = [#gpu.thread<x>]}
+//       CHECK:     dyncc.lane_merge
+//       CHECK:     scf.forall
+//       CHECK:       math.exp
+//       CHECK:       arith.divf
+//       CHECK:     } {mapping = [#gpu.thread<x>]}
+//       CHECK:   } {mapping = [#gpu.block<x>]}
+//   CHECK-NOT:   math.exp
+//       CHECK:   return
+#row = affine_map<(d0, d1) -> (d0, d1)>
+#red = affine_map<(d0, d1) -> (d0)>
+#bc = affine_map<(d0, d1) -> (d0, 0)>
+func.func @one_row_softmax(%n: index, %x: tensor<1x?xf32>, %out: tensor<1x?xf32>) -> tensor<1x?xf32>
+    attributes {dyncc.kernel, dyncc.kind = "reduce", dyncc.tile_config = {block = array<i64: 1, 2048>, k_step = 64 : i64, reduce = "block", thread = array<i64: 1, 2>}} {
+  %ninf = arith.constant 0xFF800000 : f32
+  %zero = arith.constant 0.0 : f32
+  %e0 = tensor.empty() : tensor<1x1xf32>
+  %c0 = tensor.collapse_shape %e0 [[0, 1]] : tensor<1x1xf32> into tensor<1xf32>
+  %f0 = linalg.fill ins(%ninf : f32) outs(%c0 : tensor<1xf32>) -> tensor<1xf32>
+  %max = linalg.generic {indexing_maps = [#row, #red], iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<1x?xf32>) outs(%f0 : tensor<1xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %m = arith.maximumf %acc, %in : f32
+    linalg.yield %m : f32
+  } -> tensor<1xf32>
+  %maxe = tensor.expand_shape %max [[0, 1]] output_shape [1, 1] : tensor<1xf32> into tensor<1x1xf32>
+  %e1 = tensor.empty(%n) : tensor<1x?xf32>
+  %exp = linalg.generic {indexing_maps = [#row, #bc, #row], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %maxe : tensor<1x?xf32>, tensor<1x1xf32>) outs(%e1 : tensor<1x?xf32>) {
+  ^bb0(%in: f32, %m: f32, %o: f32):
+    %d = arith.subf %in, %m : f32
+    %e = math.exp %d : f32
+    linalg.yield %e : f32
+  } -> tensor<1x?xf32>
+  %e2 = tensor.empty() : tensor<1x1xf32>
+  %c2 = tensor.collapse_shape %e2 [[0, 1]] : tensor<1x1xf32> into tensor<1xf32>
+  %f2 = linalg.fill ins(%zero : f32) outs(%c2 : tensor<1xf32>) -> tensor<1xf32>
+  %sum = linalg.generic {indexing_maps = [#row, #red], iterator_types = ["parallel", "reduction"]}
+      ins(%exp : tensor<1x?xf32>) outs(%f2 : tensor<1xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %s = arith.addf %acc, %in : f32
+    linalg.yield %s : f32
+  } -> tensor<1xf32>
+  %sume = tensor.expand_shape %sum [[0, 1]] output_shape [1, 1] : tensor<1xf32> into tensor<1x1xf32>
+  %y = linalg.generic {indexing_maps = [#row, #bc, #row], iterator_types = ["parallel", "parallel"]}
+      ins(%exp, %sume : tensor<1x?xf32>, tensor<1x1xf32>) outs(%out : tensor<1x?xf32>) {
+  ^bb0(%in: f32, %s: f32, %o: f32):
+    %q = arith.divf %in, %s : f32
+    linalg.yield %q : f32
+  } -> tensor<1x?xf32>
+  return %y : tensor<1x?xf32>
+}
