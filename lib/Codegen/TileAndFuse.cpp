@@ -622,6 +622,46 @@ static Value skipReshapesAndCasts(Value value) {
                    tensor::CastOp>(value);
 }
 
+/// Gives every kernel result computed into a `tensor.empty` its destination
+/// argument instead (collapsed as the result is expanded from the value
+/// computed, where unit dimensions were dropped): canonicalization erases an
+/// identity copy into the destination (a Shape of a symbolic input sliced to
+/// one dimension, built by a generic that writes the symbol), which leaves
+/// the value computed into the empty the copy read.
+static void computeResultsInPlace(func::FuncOp func) {
+  auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
+  unsigned first = func.getNumArguments() - ret.getNumOperands();
+  OpBuilder builder(func.getContext());
+  for (OpOperand &operand : ret->getOpOperands()) {
+    Value destination = func.getArgument(first + operand.getOperandNumber());
+    Value value = operand.get();
+    SmallVector<tensor::ExpandShapeOp> expands;
+    while (value.hasOneUse()) {
+      if (auto expand = value.getDefiningOp<tensor::ExpandShapeOp>()) {
+        expands.push_back(expand);
+        value = expand.getSrc();
+        continue;
+      }
+      auto dps = value.getDefiningOp<DestinationStyleOpInterface>();
+      if (!dps || !isa<linalg::LinalgOp>(dps.getOperation()))
+        break;
+      value = dps.getTiedOpOperand(cast<OpResult>(value))->get();
+    }
+    auto empty = value.getDefiningOp<tensor::EmptyOp>();
+    if (!empty || !empty->hasOneUse() ||
+        operand.get().getType() != destination.getType())
+      continue;
+    builder.setInsertionPoint(empty);
+    Value inPlace = destination;
+    for (tensor::ExpandShapeOp expand : expands)
+      inPlace = tensor::CollapseShapeOp::create(
+          builder, empty.getLoc(), expand.getSrcType(), inPlace,
+          expand.getReassociationIndices());
+    if (inPlace.getType() == empty.getType())
+      empty.getResult().replaceAllUsesWith(inPlace);
+  }
+}
+
 /// Gives every slice of a kernel result that holds a kernel argument as it
 /// is (a Concat of inputs) a `linalg.copy` into it: the copy is a root that
 /// tiling spreads over the grid, where the insert alone would be one whole
@@ -676,6 +716,86 @@ static void copyArgumentsIntoResults(func::FuncOp func) {
     operand.set(linalg::CopyOp::create(rewriter, ret.getLoc(), operand.get(),
                                        destination)
                     .getResult(0));
+  }
+}
+
+/// `value`, computed again into a destination of its own: the DPS ops that
+/// compute it in place are cloned, down to the destination they start from,
+/// which becomes a `tensor.empty` of its shape where it is a kernel
+/// argument (or a reshape of one). Returns null where `value` is not
+/// computed so.
+static Value cloneIntoPrivateDestination(OpBuilder &builder, Value value,
+                                         unsigned depth = 0) {
+  if (depth > 16)
+    return {};
+  auto type = dyn_cast<RankedTensorType>(value.getType());
+  if (!type)
+    return {};
+  Location loc = value.getLoc();
+  if (isa<BlockArgument>(skipReshapesAndCasts(value)))
+    return tensor::EmptyOp::create(builder, loc,
+                                   tensor::getMixedSizes(builder, loc, value),
+                                   type.getElementType());
+  auto dps = value.getDefiningOp<DestinationStyleOpInterface>();
+  if (!dps || !isa<linalg::LinalgOp>(dps.getOperation()) ||
+      dps->getNumResults() != 1)
+    return {};
+  Value init = dps.getDpsInitOperand(0)->get();
+  Value privateInit = cloneIntoPrivateDestination(builder, init, depth + 1);
+  if (!privateInit)
+    return {};
+  IRMapping mapping;
+  mapping.map(init, privateInit);
+  return builder.clone(*dps, mapping)->getResult(0);
+}
+
+/// Gives the other readers of a kernel result (a LayerNormalization's Mean,
+/// which its Y also reads) a copy computed into a destination of its own
+/// (cloneIntoPrivateDestination). Fused into their tiles, the op that
+/// writes the result would write it there too, from every block that reads
+/// it; the result itself is written by its own root. The readers recompute
+/// it, as they would any fused producer.
+static void privatizeSharedResults(func::FuncOp func) {
+  auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
+  OpBuilder builder(func.getContext());
+  for (Value result : ret.getOperands()) {
+    // The chain of reshapes from the computed value to the result.
+    SmallVector<Value> chain{result};
+    while (Operation *def = chain.back().getDefiningOp()) {
+      if (!isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp,
+               tensor::CastOp>(def))
+        break;
+      chain.push_back(def->getOperand(0));
+    }
+    std::reverse(chain.begin(), chain.end());
+    auto root = chain.front().getDefiningOp<linalg::LinalgOp>();
+    if (!root)
+      continue;
+    // Uses outside the chain and the return.
+    SmallVector<OpOperand *> others;
+    for (auto [i, value] : llvm::enumerate(chain))
+      for (OpOperand &use : value.getUses()) {
+        Operation *user = use.getOwner();
+        bool next = i + 1 < chain.size() &&
+                    user == chain[i + 1].getDefiningOp();
+        if (!next && user != ret.getOperation())
+          others.push_back(&use);
+      }
+    if (others.empty())
+      continue;
+    builder.setInsertionPointAfter(root);
+    Value copy = cloneIntoPrivateDestination(builder, chain.front());
+    if (!copy)
+      continue;
+    IRMapping mapping;
+    mapping.map(chain.front(), copy);
+    for (Value value : ArrayRef(chain).drop_front()) {
+      Operation *reshape = value.getDefiningOp();
+      builder.setInsertionPointAfter(reshape);
+      mapping.map(value, builder.clone(*reshape, mapping)->getResult(0));
+    }
+    for (OpOperand *use : others)
+      use->set(mapping.lookup(use->get()));
   }
 }
 
@@ -2767,8 +2887,10 @@ struct TileAndFuse final : ::dyncc::impl::TileAndFusePassBase<TileAndFuse> {
       return signalPassFailure();
     }
 
+    computeResultsInPlace(func);
     copyArgumentsIntoSlices(func);
     copyArgumentsIntoResults(func);
+    privatizeSharedResults(func);
 
     auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
     SetVector<Operation *> roots;

@@ -17,49 +17,20 @@ _NODE_GROUPS = {
         "test_castlike_FLOAT_to_BFLOAT16_expanded"],
 
     # -- dyncc defects --
-    "LayerNormalization with its optional Mean and InvStdDev outputs, or "
-    "normalizing over the leading axis: the row statistics a second output "
-    "needs are not written in place, or are written outside the block "
-    "tiles": [
+    "LayerNormalization over every axis but a symbolic leading one, or over "
+    "every axis, with --force-dynamic: the statistics reduce several "
+    "symbolic axes, not one row, so the kernel is not a row kernel, and the "
+    "centred input they read is kept whole in a temporary with no static "
+    "bound": [
         "test_layer_normalization_2d_axis0[dynamic]",
-        "test_layer_normalization_2d_axis1[dynamic]",
-        "test_layer_normalization_2d_axis1_expanded[dynamic]",
-        "test_layer_normalization_2d_axis_negative_1[dynamic]",
-        "test_layer_normalization_2d_axis_negative_1_expanded[dynamic]",
         "test_layer_normalization_2d_axis_negative_2[dynamic]",
         "test_layer_normalization_3d_axis0_epsilon[dynamic]",
-        "test_layer_normalization_3d_axis1_epsilon",
-        "test_layer_normalization_3d_axis1_epsilon_expanded[dynamic]",
-        "test_layer_normalization_3d_axis2_epsilon",
-        "test_layer_normalization_3d_axis2_epsilon_expanded",
-        "test_layer_normalization_3d_axis_negative_1_epsilon",
-        "test_layer_normalization_3d_axis_negative_1_epsilon_expanded",
-        "test_layer_normalization_3d_axis_negative_2_epsilon",
-        "test_layer_normalization_3d_axis_negative_2_epsilon_expanded[dynamic]",
         "test_layer_normalization_3d_axis_negative_3_epsilon[dynamic]",
         "test_layer_normalization_4d_axis0[dynamic]",
-        "test_layer_normalization_4d_axis1",
-        "test_layer_normalization_4d_axis1_expanded[dynamic]",
-        "test_layer_normalization_4d_axis2",
-        "test_layer_normalization_4d_axis2_expanded",
-        "test_layer_normalization_4d_axis3",
-        "test_layer_normalization_4d_axis3_expanded",
-        "test_layer_normalization_4d_axis_negative_1",
-        "test_layer_normalization_4d_axis_negative_1_expanded",
-        "test_layer_normalization_4d_axis_negative_2",
-        "test_layer_normalization_4d_axis_negative_2_expanded",
-        "test_layer_normalization_4d_axis_negative_3",
-        "test_layer_normalization_4d_axis_negative_3_expanded[dynamic]",
-        "test_layer_normalization_4d_axis_negative_4[dynamic]",
-        "test_layer_normalization_default_axis",
-        "test_layer_normalization_default_axis_expanded"],
+        "test_layer_normalization_4d_axis1[dynamic]",
+        "test_layer_normalization_4d_axis_negative_3[dynamic]",
+        "test_layer_normalization_4d_axis_negative_4[dynamic]"],
     "NonZero's data-dependent result is not tiled": ["test_nonzero_example"],
-    "Shape of a symbolic input sliced to one dimension: the one-element "
-    "tensor the kernel builds from the symbol is canonicalized into a value "
-    "not written in place into the kernel's output": [
-        "test_shape_end_1[dynamic]", "test_shape_start_1_end_2[dynamic]",
-        "test_shape_start_1_end_negative_1[dynamic]",
-        "test_shape_start_negative_1[dynamic]"],
     "Reshape with allowzero and a symbolic zero-size dimension: the collapse "
     "mixes a static and a dynamic dimension in one group": [
         "test_reshape_allowzero_reordered[dynamic]"],

@@ -530,3 +530,69 @@ func.func @one_row_softmax(%n: index, %x: tensor<1x?xf32>, %out: tensor<1x?xf32>
   } -> tensor<1x?xf32>
   return %y : tensor<1x?xf32>
 }
+
+// -----
+
+// A kernel result another result also reads (a LayerNormalization's Mean,
+// which its Y reads): the reader gets its own copy of the mean, computed
+// into a private destination, which it fuses into its tiles; the mean's
+// own root alone writes the Mean result. Fused as it was, the mean written
+// into the Mean result from inside Y's tiles was not the kernel's result
+// computed in place.
+// CHECK-LABEL: func.func @shared_mean(
+//  CHECK-SAME:     %[[X:[a-z0-9]+]]: tensor<2x8xf32>, %[[MEAN:[a-z0-9]+]]: tensor<2xf32>, %[[Y:[a-z0-9]+]]: tensor<2x8xf32>
+//       CHECK:   %[[M:.+]] = scf.forall {{.*}} shared_outs(%{{.+}} = %[[MEAN]])
+//       CHECK:   } {mapping = [#gpu.block<x>]}
+//       CHECK:   %[[YV:.+]] = scf.forall {{.*}} shared_outs(%{{.+}} = %[[Y]])
+//   CHECK-NOT:     %[[MEAN]]
+//       CHECK:     arith.addf
+//       CHECK:     arith.subf
+//       CHECK:   } {mapping = [#gpu.block<y>, #gpu.block<x>]}
+//       CHECK:   return %[[M]], %[[YV]]
+#ln_x = affine_map<(d0, d1) -> (d0, d1)>
+#ln_row = affine_map<(d0, d1) -> (d0)>
+func.func @shared_mean(%x: tensor<2x8xf32>, %mean_out: tensor<2xf32>, %y_out: tensor<2x8xf32>) -> (tensor<2xf32>, tensor<2x8xf32>)
+    attributes {dyncc.kernel, dyncc.kind = "reduce", dyncc.tile_config = {block = array<i64: 4, 32>, k_step = 64 : i64, reduce = "thread", thread = array<i64: 1, 1>}} {
+  %zero = arith.constant 0.0 : f32
+  %fill = linalg.fill ins(%zero : f32) outs(%mean_out : tensor<2xf32>) -> tensor<2xf32>
+  %mean = linalg.generic {indexing_maps = [#ln_x, #ln_row], iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<2x8xf32>) outs(%fill : tensor<2xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %s = arith.addf %acc, %in : f32
+    linalg.yield %s : f32
+  } -> tensor<2xf32>
+  %y = linalg.generic {indexing_maps = [#ln_x, #ln_row, #ln_x], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %mean : tensor<2x8xf32>, tensor<2xf32>) outs(%y_out : tensor<2x8xf32>) {
+  ^bb0(%in: f32, %m: f32, %o: f32):
+    %d = arith.subf %in, %m : f32
+    linalg.yield %d : f32
+  } -> tensor<2x8xf32>
+  return %mean, %y : tensor<2xf32>, tensor<2x8xf32>
+}
+
+// -----
+
+// A Shape of a symbolic input sliced to one dimension: a generic writes the
+// symbol into a one-element tensor, which an identity copy puts into the
+// destination. Canonicalization erases the copy; the value is then computed
+// into the destination itself, not into the empty the copy read (which left
+// the kernel's result not written in place).
+// CHECK-LABEL: func.func @symbol_into_result(
+//  CHECK-SAME:     %[[N:[a-z0-9]+]]: index, %[[OUT:[a-z0-9]+]]: tensor<1xi64>
+//   CHECK-NOT:   tensor.empty
+//       CHECK:   scf.forall {{.*}} shared_outs(%{{.+}} = %[[OUT]])
+#sym_id = affine_map<(d0) -> (d0)>
+func.func @symbol_into_result(%n: index, %out: tensor<1xi64>) -> tensor<1xi64>
+    attributes {dyncc.kernel, dyncc.kind = "elementwise", dyncc.tile_config = {block = array<i64: 32>, k_step = 0 : i64, thread = array<i64: 1>}} {
+  %v = arith.index_cast %n : index to i64
+  %e = tensor.empty() : tensor<1xi64>
+  %0 = linalg.generic {indexing_maps = [#sym_id], iterator_types = ["parallel"]} outs(%e : tensor<1xi64>) {
+  ^bb0(%o: i64):
+    linalg.yield %v : i64
+  } -> tensor<1xi64>
+  %1 = linalg.generic {indexing_maps = [#sym_id, #sym_id], iterator_types = ["parallel"]} ins(%0 : tensor<1xi64>) outs(%out : tensor<1xi64>) {
+  ^bb0(%in: i64, %o: i64):
+    linalg.yield %in : i64
+  } -> tensor<1xi64>
+  return %1 : tensor<1xi64>
+}
