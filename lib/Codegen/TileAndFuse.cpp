@@ -648,8 +648,11 @@ static void computeResultsInPlace(func::FuncOp func) {
       value = dps.getTiedOpOperand(cast<OpResult>(value))->get();
     }
     auto empty = value.getDefiningOp<tensor::EmptyOp>();
+    Type computed = expands.empty() ? Type(operand.get().getType())
+                                    : Type(expands.back().getSrcType());
     if (!empty || !empty->hasOneUse() ||
-        operand.get().getType() != destination.getType())
+        operand.get().getType() != destination.getType() ||
+        empty.getType() != computed)
       continue;
     builder.setInsertionPoint(empty);
     Value inPlace = destination;
@@ -657,8 +660,7 @@ static void computeResultsInPlace(func::FuncOp func) {
       inPlace = tensor::CollapseShapeOp::create(
           builder, empty.getLoc(), expand.getSrcType(), inPlace,
           expand.getReassociationIndices());
-    if (inPlace.getType() == empty.getType())
-      empty.getResult().replaceAllUsesWith(inPlace);
+    empty.getResult().replaceAllUsesWith(inPlace);
   }
 }
 
