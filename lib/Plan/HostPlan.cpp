@@ -20,6 +20,7 @@
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/JSON.h"
 
 using namespace mlir;
@@ -125,15 +126,30 @@ public:
     json::Array kernels, groups;
     DenseMap<Operation *, int64_t> stepOf;
     SmallVector<std::pair<Value, int64_t>> temps;
+    // Symbols bound so far: the inputs' at the start, data-dependent ones
+    // by their bind steps. Every step may use only these.
+    for (auto symbol : module.getOps<sym::SymbolOp>())
+      if (!symbol.getDataDependent())
+        bound.insert(symbol.getSymName());
+    if (failed(checkDataSymbols(body)))
+      return failure();
     for (Operation &op : body) {
       if (auto constant = dyn_cast<dg::ConstantOp>(op)) {
         if (failed(addWeight(constant)))
           return failure();
         continue;
       }
+      if (auto bind = dyn_cast<sym::BindOp>(op)) {
+        stepOf[bind] = steps.size();
+        if (failed(addBind(bind, steps)))
+          return failure();
+        continue;
+      }
       auto dispatch = dyn_cast<dg::DispatchOp>(op);
       if (!dispatch)
         continue;
+      if (failed(checkBound(dispatch)))
+        return failure();
       for (Value result : dispatch.getResults()) {
         if (outputOf.count(result)) {
           bufferOf[result] = outputOf[result];
@@ -299,6 +315,82 @@ private:
     }
     buffers[*id].section = section;
     plan.weights.push_back({section, std::move(bytes)});
+    return success();
+  }
+
+  /// A `bind` step: the run-time reads `values` back and binds the bare
+  /// data-dependent symbols among `dims` not bound yet; every other element
+  /// is checked, so its symbols must be bound already.
+  LogicalResult addBind(sym::BindOp bind, json::Array &steps) {
+    auto it = bufferOf.find(bind.getValues());
+    if (it == bufferOf.end())
+      return bind.emitOpError("reads a value that has no buffer");
+    json::Array dims;
+    for (const DimExpr &dim : bind.getDims().getExprs()) {
+      std::optional<std::string> name = dim.getSymbol();
+      if (name && !bound.contains(*name)) {
+        bound.insert(*name);
+      } else {
+        std::vector<std::string> names;
+        dim.collectSymbols(names);
+        for (const std::string &n : names)
+          if (!bound.contains(n))
+            return bind.emitOpError("checks ")
+                   << dim.str() << " before '" << n << "' is bound";
+      }
+      dims.push_back(dim.str());
+    }
+    json::Object step{{"op", "bind"},
+                      {"buffer", it->second},
+                      {"dims", std::move(dims)},
+                      {"where", bind.getWhere()}};
+    if (std::optional<sym::ShapeAttr> input = bind.getReshapeOf())
+      step["reshape_of"] = shapeJson(input->getExprs());
+    if (bind.getAllowzero())
+      step["allowzero"] = true;
+    if (bind.getBroadcast())
+      step["broadcast"] = true;
+    steps.push_back(std::move(step));
+    return success();
+  }
+
+  /// Every data-dependent symbol is one that some bind step reads from data.
+  LogicalResult checkDataSymbols(Block &body) {
+    llvm::StringSet<> read;
+    for (auto bind : body.getOps<sym::BindOp>())
+      for (const DimExpr &dim : bind.getDims().getExprs())
+        if (std::optional<std::string> name = dim.getSymbol())
+          read.insert(*name);
+    for (auto symbol : module.getOps<sym::SymbolOp>()) {
+      if (!symbol.getDataDependent() || read.contains(symbol.getSymName()))
+        continue;
+      auto by = symbol->getAttrOfType<StringAttr>("defined_by");
+      return symbol.emitOpError("'")
+             << symbol.getSymName() << "' is a size computed from data by "
+             << (by ? by.getValue() : StringRef("an op"))
+             << ", which the run-time cannot bind yet (only sizes read from a "
+                "shape operand's values are)";
+    }
+    return success();
+  }
+
+  /// A dispatch may only use symbols bound by the time it runs: a kernel
+  /// fused with the computation of the data its own sizes are read from
+  /// cannot run.
+  LogicalResult checkBound(dg::DispatchOp dispatch) {
+    std::vector<std::string> names;
+    for (Attribute symbol : dispatch.getSymbols())
+      names.push_back(cast<StringAttr>(symbol).getValue().str());
+    for (Type type : llvm::concat<Type>(dispatch->getOperandTypes(),
+                                        dispatch->getResultTypes()))
+      if (std::optional<SmallVector<DimExpr>> shape =
+              sym::getSymbolicShape(type))
+        for (const DimExpr &dim : *shape)
+          dim.collectSymbols(names);
+    for (const std::string &name : names)
+      if (!bound.contains(name))
+        return dispatch.emitOpError("uses '")
+               << name << "' before the run-time can bind it from data";
     return success();
   }
 
@@ -557,6 +649,8 @@ private:
   SmallVector<Buffer> buffers;
   SmallVector<int64_t> outputBuffers;
   DenseMap<Value, int64_t> bufferOf;
+  /// The symbols bound at the current step.
+  llvm::StringSet<> bound;
 };
 
 } // namespace

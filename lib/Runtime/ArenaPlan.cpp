@@ -39,10 +39,25 @@ bool dyncc::runtime::placeInArena(const std::vector<ArenaBlock> &blocks,
       return blocks[a].first < blocks[b].first;
     return a < b;
   });
-  // The blocks placed so far, by increasing offset.
+  // The blocks placed so far, by increasing offset: the fixed ones first.
   std::vector<size_t> placed;
   placed.reserve(n);
   for (size_t i : order) {
+    if (!blocks[i].fixed)
+      continue;
+    out.offsets[i] = blocks[i].offset;
+    size_t insertAt = placed.size();
+    while (insertAt > 0 && out.offsets[placed[insertAt - 1]] > out.offsets[i])
+      --insertAt;
+    placed.insert(placed.begin() + insertAt, i);
+    uint64_t end;
+    if (__builtin_add_overflow(out.offsets[i], sizes[i], &end))
+      return false;
+    out.size = std::max(out.size, end);
+  }
+  for (size_t i : order) {
+    if (blocks[i].fixed)
+      continue;
     uint64_t offset = 0;
     for (size_t j : placed) {
       if (blocks[j].last < blocks[i].first || blocks[i].last < blocks[j].first)

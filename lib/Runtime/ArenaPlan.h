@@ -26,10 +26,14 @@
 namespace dyncc::runtime {
 
 /// One temporary: its byte size and its lifetime [first, last] in steps.
+/// A `fixed` block keeps `offset` (a temporary already written when sizes
+/// bound from data in the middle of a run place the rest).
 struct ArenaBlock {
   uint64_t size = 0;
   size_t first = 0;
   size_t last = 0;
+  bool fixed = false;
+  uint64_t offset = 0;
 };
 
 struct ArenaPlacement {
@@ -41,8 +45,9 @@ struct ArenaPlacement {
   uint64_t livePeak = 0;
 };
 
-/// Places `blocks`; false when the sizes overflow 64 bits. `alignment` is a
-/// power of two.
+/// Places `blocks`, the fixed ones where they are and the others around
+/// them; false when the sizes overflow 64 bits. `alignment` is a power of
+/// two, and fixed offsets are multiples of it.
 bool placeInArena(const std::vector<ArenaBlock> &blocks, uint64_t alignment,
                   ArenaPlacement &out);
 

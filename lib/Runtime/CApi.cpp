@@ -251,6 +251,15 @@ int64_t dyncc_artifact_symbol_divisor(const dyncc_artifact *artifact,
   return manifest->symbols[index].divisor;
 }
 
+const char *dyncc_artifact_symbol_source(const dyncc_artifact *artifact,
+                                         size_t index) {
+  const Manifest *manifest = manifestOf(artifact);
+  if (!manifest || index >= manifest->symbols.size())
+    return nullptr;
+  size_t step = manifest->symbols[index].bindingStep;
+  return step == kAtBinding ? nullptr : manifest->steps[step].where.c_str();
+}
+
 size_t dyncc_artifact_num_groups(const dyncc_artifact *artifact) {
   const Manifest *manifest = manifestOf(artifact);
   return manifest ? manifest->groups.size() : 0;

@@ -548,7 +548,8 @@ bool Session::bindSymbols(RuntimeError &error) {
       }
     }
   }
-  // The manifest guarantees every symbol is bound by some input dimension.
+  // The manifest guarantees every symbol is bound by some input dimension
+  // or, for data-dependent ones, by a bind step.
 
   // Composite dimensions are checked once everything is bound.
   for (size_t i = 0; i < manifest.inputs.size(); ++i) {
@@ -572,7 +573,13 @@ bool Session::bindSymbols(RuntimeError &error) {
     }
   }
 
-  for (const ConstraintInfo &constraint : manifest.constraints) {
+  return checkConstraints(kAtBinding, error);
+}
+
+bool Session::checkConstraints(size_t readyAfter, RuntimeError &error) {
+  for (const ConstraintInfo &constraint : loaded->manifest().constraints) {
+    if (constraint.readyAfter != readyAfter)
+      continue;
     int64_t lhs = 0, rhs = 0;
     ShapeExpr::EvalStatus status = constraint.lhs.evaluate(symbols.data(), lhs);
     if (status == ShapeExpr::EvalStatus::Ok)
@@ -593,74 +600,99 @@ bool Session::bindSymbols(RuntimeError &error) {
   return true;
 }
 
-bool Session::computeBuffers(RuntimeError &error) {
+bool Session::computeBuffers(size_t readyAfter, RuntimeError &error) {
   const Manifest &manifest = loaded->manifest();
+  bool temps = false;
   for (size_t b = 0; b < manifest.buffers.size(); ++b) {
     const BufferInfo &buffer = manifest.buffers[b];
-    std::string label =
-        std::string(bufferKindName(buffer.kind)) + " buffer " + str(buffer.id);
-    std::vector<int64_t> &shape = bufferShapes[b];
-    uint64_t bytes = dtypeSize(buffer.dtype);
-    bool overflow = false;
-    for (size_t d = 0; d < buffer.shape.size(); ++d) {
-      int64_t value;
-      ShapeExpr::EvalStatus status =
-          buffer.shape[d].evaluate(symbols.data(), value);
-      if (status != ShapeExpr::EvalStatus::Ok)
-        return error.fail(DYNCC_ERROR_SHAPE,
-                          label + " dimension " + std::to_string(d) +
-                              ": cannot evaluate " +
-                              quoted(buffer.shape[d].text()) + ": " +
-                              ShapeExpr::describe(status));
-      if (value < 0)
-        return error.fail(DYNCC_ERROR_SHAPE,
-                          label + " dimension " + std::to_string(d) + ": " +
-                              quoted(buffer.shape[d].text()) + " = " +
-                              str(value) + " is negative");
-      if (buffer.kind == BufferKind::Input &&
-          value != inputs[buffer.port].shape[d])
-        return error.fail(DYNCC_ERROR_SHAPE,
-                          inputDimName(buffer.port, d) + ": " + label +
-                              " expects " + buffer.shape[d].text() +
-                              " (= " + str(value) + "), got " +
-                              str(inputs[buffer.port].shape[d]));
-      shape[d] = value;
-      overflow |=
-          __builtin_mul_overflow(bytes, static_cast<uint64_t>(value), &bytes);
-    }
-    if (overflow ||
-        bytes > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
-      return error.fail(DYNCC_ERROR_SHAPE, label + ": size overflows");
-    bufferBytes[b] = static_cast<size_t>(bytes);
-    if (gpu) {
-      if (!placeOnDevice(b, error))
-        return false;
+    if (buffer.readyAfter != readyAfter) {
+      // Sized by symbols a later bind step binds: empty until then.
+      if (readyAfter == kAtBinding) {
+        std::fill(bufferShapes[b].begin(), bufferShapes[b].end(), 0);
+        bufferBytes[b] = 0;
+      }
       continue;
     }
-    switch (buffer.kind) {
-    case BufferKind::Input:
-      bufferData[b] = const_cast<void *>(inputs[buffer.port].data);
-      break;
-    case BufferKind::Weight:
-      bufferData[b] = const_cast<void *>(loaded->weightData(b));
-      break;
-    case BufferKind::Output:
-      if (!outputs[buffer.port].reserve(bufferBytes[b]))
-        return error.fail(DYNCC_ERROR_INTERNAL,
-                          "out of memory allocating " + str(bytes) +
-                              " bytes for output " +
-                              quoted(manifest.outputs[buffer.port].name));
-      bufferData[b] = outputs[buffer.port].data();
-      break;
-    case BufferKind::Temp:
-      break; // Placed below, once the arena has its size.
-    }
+    temps |= buffer.kind == BufferKind::Temp;
+    if (!computeBuffer(b, error))
+      return false;
   }
+  return readyAfter == kAtBinding || temps ? placeTemps(readyAfter, error)
+                                           : true;
+}
 
+bool Session::computeBuffer(size_t b, RuntimeError &error) {
+  const Manifest &manifest = loaded->manifest();
+  const BufferInfo &buffer = manifest.buffers[b];
+  auto label = [&] {
+    return std::string(bufferKindName(buffer.kind)) + " buffer " +
+           str(buffer.id);
+  };
+  std::vector<int64_t> &shape = bufferShapes[b];
+  uint64_t bytes = dtypeSize(buffer.dtype);
+  bool overflow = false;
+  for (size_t d = 0; d < buffer.shape.size(); ++d) {
+    int64_t value;
+    ShapeExpr::EvalStatus status =
+        buffer.shape[d].evaluate(symbols.data(), value);
+    if (status != ShapeExpr::EvalStatus::Ok)
+      return error.fail(DYNCC_ERROR_SHAPE,
+                        label() + " dimension " + std::to_string(d) +
+                            ": cannot evaluate " +
+                            quoted(buffer.shape[d].text()) + ": " +
+                            ShapeExpr::describe(status));
+    if (value < 0)
+      return error.fail(DYNCC_ERROR_SHAPE,
+                        label() + " dimension " + std::to_string(d) + ": " +
+                            quoted(buffer.shape[d].text()) + " = " +
+                            str(value) + " is negative");
+    if (buffer.kind == BufferKind::Input &&
+        value != inputs[buffer.port].shape[d])
+      return error.fail(DYNCC_ERROR_SHAPE,
+                        inputDimName(buffer.port, d) + ": " + label() +
+                            " expects " + buffer.shape[d].text() + " (= " +
+                            str(value) + "), got " +
+                            str(inputs[buffer.port].shape[d]));
+    shape[d] = value;
+    overflow |=
+        __builtin_mul_overflow(bytes, static_cast<uint64_t>(value), &bytes);
+  }
+  if (overflow ||
+      bytes > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
+    return error.fail(DYNCC_ERROR_SHAPE, label() + ": size overflows");
+  bufferBytes[b] = static_cast<size_t>(bytes);
+  if (gpu)
+    return placeOnDevice(b, error);
+  switch (buffer.kind) {
+  case BufferKind::Input:
+    bufferData[b] = const_cast<void *>(inputs[buffer.port].data);
+    break;
+  case BufferKind::Weight:
+    bufferData[b] = const_cast<void *>(loaded->weightData(b));
+    break;
+  case BufferKind::Output:
+    if (!outputs[buffer.port].reserve(bufferBytes[b]))
+      return error.fail(DYNCC_ERROR_INTERNAL,
+                        "out of memory allocating " + str(bytes) +
+                            " bytes for output " +
+                            quoted(manifest.outputs[buffer.port].name));
+    bufferData[b] = outputs[buffer.port].data();
+    break;
+  case BufferKind::Temp:
+    break; // Placed in the arena once every size is known.
+  }
+  return true;
+}
+
+bool Session::placeTemps(size_t afterStep, RuntimeError &error) {
+  const Manifest &manifest = loaded->manifest();
   // Temps: placed by lifetime at this run's sizes. The placement depends
   // only on the sizes, so a run at the sizes of the last one keeps it.
+  // After a bind step, the temps written by then keep their offsets (and
+  // contents) and the rest, now sized, are placed around them.
+  bool midRun = afterStep != kAtBinding;
   std::vector<ArenaBlock> &blocks = arenaBlocks;
-  bool changed = !arenaPlanned;
+  bool changed = !arenaPlanned || midRun;
   size_t t = 0;
   for (size_t b = 0; b < manifest.buffers.size(); ++b) {
     const BufferInfo &buffer = manifest.buffers[b];
@@ -668,28 +700,59 @@ bool Session::computeBuffers(RuntimeError &error) {
       continue;
     if (t == blocks.size())
       blocks.push_back({0, buffer.firstStep, buffer.lastStep});
-    changed |= blocks[t].size != bufferBytes[b];
-    blocks[t++].size = bufferBytes[b];
+    ArenaBlock &block = blocks[t];
+    block.fixed = midRun && buffer.firstStep <= afterStep;
+    if (block.fixed)
+      block.offset = placement.offsets[t];
+    changed |= block.size != bufferBytes[b];
+    block.size = bufferBytes[b];
+    ++t;
   }
+  uint64_t inUse = placement.size;
   if (changed) {
     if (!placeInArena(blocks, kArenaAlignment, placement))
       return error.fail(DYNCC_ERROR_SHAPE,
                         "the temporaries' sizes overflow the arena");
-    arenaPlanned = true;
+    arenaPlanned = !midRun;
   }
+  size_t bytes = static_cast<size_t>(placement.size);
   char *base;
   if (gpu) {
-    if (cuda::CUresult status = gpu->arena.reserve(
-            gpu->model->driver(), static_cast<size_t>(placement.size)))
-      return deviceFailure("cuMemAlloc of a " + str(placement.size) +
-                               "-byte arena",
+    const cuda::Driver &driver = gpu->model->driver();
+    if (midRun && bytes > gpu->arena.capacity()) {
+      // Grown in the middle of a run: the temps written so far move along.
+      DeviceBuffer grown;
+      if (cuda::CUresult status = grown.reserve(driver, bytes))
+        return deviceFailure("cuMemAlloc of a " + str(bytes) + "-byte arena",
+                             status, error);
+      if (inUse != 0)
+        if (cuda::CUresult status = driver.memcpyDtoDAsync(
+                grown.data(), gpu->arena.data(), inUse, gpu->stream))
+          return deviceFailure("cuMemcpyDtoDAsync of the arena", status,
+                               error);
+      if (cuda::CUresult status = driver.streamSynchronize(gpu->stream))
+        return deviceFailure("cuStreamSynchronize", status, error);
+      gpu->arena = std::move(grown);
+    } else if (cuda::CUresult status = gpu->arena.reserve(driver, bytes)) {
+      return deviceFailure("cuMemAlloc of a " + str(bytes) + "-byte arena",
                            status, error);
+    }
     base = reinterpret_cast<char *>(gpu->arena.data());
   } else {
-    if (!arena.reserve(static_cast<size_t>(placement.size)))
+    if (midRun && bytes > arena.capacity()) {
+      AlignedBuffer grown;
+      if (!grown.reserve(bytes))
+        return error.fail(DYNCC_ERROR_INTERNAL,
+                          "out of memory allocating a " + str(bytes) +
+                              "-byte arena");
+      if (inUse != 0)
+        std::memcpy(grown.data(), arena.data(), static_cast<size_t>(inUse));
+      arena = std::move(grown);
+    } else if (!arena.reserve(bytes)) {
       return error.fail(DYNCC_ERROR_INTERNAL,
-                        "out of memory allocating a " +
-                            std::to_string(placement.size) + "-byte arena");
+                        "out of memory allocating a " + str(bytes) +
+                            "-byte arena");
+    }
     base = static_cast<char *>(arena.data());
   }
   t = 0;
@@ -697,6 +760,158 @@ bool Session::computeBuffers(RuntimeError &error) {
     if (manifest.buffers[b].kind == BufferKind::Temp)
       bufferData[b] = base + placement.offsets[t++];
   return true;
+}
+
+bool Session::resolveReshape(const StepInfo &step,
+                             std::vector<int64_t> &values,
+                             RuntimeError &error) const {
+  // Reshape's rules: 0 copies the input's dimension (unless allowzero), one
+  // -1 is the input's element count over the product of the others.
+  size_t count = values.size();
+  size_t inferred = count;
+  auto what = [&](size_t i) {
+    return step.where + ": element " + std::to_string(i) +
+           " of the shape read from data is " + str(values[i]);
+  };
+  auto input = [&](size_t d, int64_t &value) {
+    if (!step.reshapeReady)
+      return error.fail(DYNCC_ERROR_SHAPE,
+                        step.where + ": the shape read from data has a 0 " +
+                            "or -1, which needs the input's sizes, but " +
+                            "they are sizes this shape gives");
+    ShapeExpr::EvalStatus status =
+        step.reshapeOf[d].evaluate(symbols.data(), value);
+    if (status != ShapeExpr::EvalStatus::Ok)
+      return error.fail(DYNCC_ERROR_SHAPE,
+                        step.where + ": cannot evaluate the input's " +
+                            quoted(step.reshapeOf[d].text()) + ": " +
+                            ShapeExpr::describe(status));
+    return true;
+  };
+  for (size_t i = 0; i < count; ++i) {
+    if (values[i] == -1) {
+      if (inferred != count)
+        return error.fail(DYNCC_ERROR_SHAPE,
+                          what(i) + ", and so is element " +
+                              std::to_string(inferred) +
+                              ": only one size may be inferred");
+      inferred = i;
+    } else if (values[i] == 0 && !step.allowzero) {
+      if (i >= step.reshapeOf.size())
+        return error.fail(DYNCC_ERROR_SHAPE,
+                          what(i) + ", but the input has rank " +
+                              std::to_string(step.reshapeOf.size()));
+      if (!input(i, values[i]))
+        return false;
+    } else if (values[i] < 0) {
+      return error.fail(DYNCC_ERROR_SHAPE, what(i));
+    }
+  }
+  if (inferred == count)
+    return true;
+  uint64_t total = 1, known = 1;
+  for (size_t d = 0; d < step.reshapeOf.size(); ++d) {
+    int64_t value;
+    if (!input(d, value))
+      return false;
+    if (__builtin_mul_overflow(total, static_cast<uint64_t>(value), &total))
+      return error.fail(DYNCC_ERROR_SHAPE,
+                        step.where + ": the input's size overflows");
+  }
+  for (size_t i = 0; i < count; ++i)
+    if (i != inferred &&
+        __builtin_mul_overflow(known, static_cast<uint64_t>(values[i]), &known))
+      return error.fail(DYNCC_ERROR_SHAPE,
+                        step.where + ": the shape's size overflows");
+  if (known == 0 || total % known != 0)
+    return error.fail(DYNCC_ERROR_SHAPE,
+                      what(inferred) + ", but the input's " + str(total) +
+                          " elements do not divide into the other sizes' " +
+                          str(known));
+  values[inferred] = static_cast<int64_t>(total / known);
+  return true;
+}
+
+bool Session::bindFromData(const StepInfo &step, size_t stepIndex,
+                           RuntimeError &error) {
+  const Manifest &manifest = loaded->manifest();
+  size_t count = step.dims.size();
+  bool wide = manifest.buffers[step.src].dtype == DType::I64;
+  size_t bytes = count * (wide ? 8 : 4);
+  if (bufferBytes[step.src] != bytes)
+    return error.fail(DYNCC_ERROR_INTERNAL,
+                      "steps[" + std::to_string(stepIndex) + "]: buffer " +
+                          str(manifest.buffers[step.src].id) + " has " +
+                          str(bufferBytes[step.src]) + " bytes, not " +
+                          str(bytes));
+  // Read back: the data is on the device for CUDA sessions.
+  std::vector<int64_t> &values = boundValues;
+  values.resize(count);
+  const void *host = bufferData[step.src];
+  std::vector<unsigned char> staged;
+  if (gpu && bytes != 0) {
+    staged.resize(bytes);
+    const cuda::Driver &driver = gpu->model->driver();
+    if (cuda::CUresult status = driver.memcpyDtoHAsync(
+            staged.data(),
+            reinterpret_cast<uintptr_t>(bufferData[step.src]), bytes,
+            gpu->stream))
+      return deviceFailure("steps[" + std::to_string(stepIndex) +
+                               "]: cuMemcpyDtoHAsync of sizes",
+                           status, error);
+    if (cuda::CUresult status = driver.streamSynchronize(gpu->stream))
+      return deviceFailure("cuStreamSynchronize", status, error);
+    host = staged.data();
+  }
+  for (size_t i = 0; i < count; ++i) {
+    if (wide) {
+      std::memcpy(&values[i], static_cast<const char *>(host) + 8 * i, 8);
+    } else {
+      int32_t narrow;
+      std::memcpy(&narrow, static_cast<const char *>(host) + 4 * i, 4);
+      values[i] = narrow;
+    }
+  }
+
+  auto element = [&](size_t i) {
+    return step.where + ": element " + std::to_string(i) + " (" +
+           step.dims[i].text() + ") of the sizes read from data is " +
+           str(values[i]);
+  };
+  if (step.reshape && !resolveReshape(step, values, error))
+    return false;
+  // Bind first, then check: an element may be checked against symbols
+  // bound by the same step.
+  for (size_t i = 0; i < count; ++i) {
+    size_t slot = step.binds[i];
+    if (slot == kAtBinding)
+      continue;
+    const SymbolInfo &symbol = manifest.symbols[slot];
+    if (values[i] < symbol.min || values[i] > symbol.max ||
+        values[i] % symbol.divisor != 0)
+      return error.fail(DYNCC_ERROR_SHAPE,
+                        element(i) + ", outside " + symbol.name + "'s range [" +
+                            str(symbol.min) + ", " + str(symbol.max) + "]");
+    symbols[slot] = values[i];
+    symbolBound[slot] = 1;
+  }
+  for (size_t i = 0; i < count; ++i) {
+    if (step.binds[i] != kAtBinding)
+      continue;
+    int64_t expected;
+    ShapeExpr::EvalStatus status =
+        step.dims[i].evaluate(symbols.data(), expected);
+    if (status != ShapeExpr::EvalStatus::Ok)
+      return error.fail(DYNCC_ERROR_SHAPE, element(i) + ": cannot evaluate " +
+                                               quoted(step.dims[i].text()) +
+                                               ": " +
+                                               ShapeExpr::describe(status));
+    if (values[i] != expected && !(step.broadcast && values[i] == 1))
+      return error.fail(DYNCC_ERROR_SHAPE,
+                        element(i) + ", expected " + str(expected));
+  }
+  return checkConstraints(stepIndex, error) &&
+         computeBuffers(stepIndex, error);
 }
 
 bool Session::placeOnDevice(size_t b, RuntimeError &error) {
@@ -991,7 +1206,7 @@ bool Session::enqueue(RuntimeError &error) {
   launches = 0;
   if (gpu && !gpu->model->makeCurrent(error))
     return false;
-  if (!bindSymbols(error) || !computeBuffers(error))
+  if (!bindSymbols(error) || !computeBuffers(kAtBinding, error))
     return false;
   const Manifest &manifest = loaded->manifest();
   if (gpu) {
@@ -1011,7 +1226,8 @@ bool Session::enqueue(RuntimeError &error) {
       begin = std::chrono::steady_clock::now();
     launchedBlocks = 0;
     bool ok = step.op == StepInfo::Op::Launch ? launch(step.group, error)
-                                              : copy(step, s, error);
+              : step.op == StepInfo::Op::Copy ? copy(step, s, error)
+                                              : bindFromData(step, s, error);
     if (!ok)
       return false;
     if (!profiling)

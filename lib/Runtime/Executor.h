@@ -218,7 +218,22 @@ private:
   Session(std::shared_ptr<const Model> model, unsigned threads);
 
   bool bindSymbols(RuntimeError &error);
-  bool computeBuffers(RuntimeError &error);
+  /// Checks the constraints that become decidable after bind step
+  /// `readyAfter` (kAtBinding: once the inputs are bound).
+  bool checkConstraints(size_t readyAfter, RuntimeError &error);
+  /// Sizes the buffers whose shapes become known after bind step
+  /// `readyAfter` (kAtBinding: at the start of the run, where the others are
+  /// empty until then) and places the temps.
+  bool computeBuffers(size_t readyAfter, RuntimeError &error);
+  bool computeBuffer(size_t buffer, RuntimeError &error);
+  bool placeTemps(size_t afterStep, RuntimeError &error);
+  /// A bind step: reads its buffer back, binds and checks the sizes, then
+  /// sizes and places what they determine.
+  bool bindFromData(const StepInfo &step, size_t stepIndex,
+                    RuntimeError &error);
+  /// Applies Reshape's rules (0 and -1) to the sizes a bind step read.
+  bool resolveReshape(const StepInfo &step, std::vector<int64_t> &values,
+                      RuntimeError &error) const;
   /// Sets the device address of buffer `buffer` at this run's size (CUDA).
   bool placeOnDevice(size_t buffer, RuntimeError &error);
   bool launch(size_t group, RuntimeError &error);
@@ -284,6 +299,8 @@ private:
   std::vector<InputBinding> inputs;
   std::vector<int64_t> symbols;
   std::vector<uint8_t> symbolBound;
+  /// The last bind step's values.
+  std::vector<int64_t> boundValues;
   std::vector<std::vector<int64_t>> bufferShapes;
   std::vector<size_t> bufferBytes;
   std::vector<void *> bufferData;

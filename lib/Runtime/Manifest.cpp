@@ -743,9 +743,55 @@ bool ManifestReader::readSteps(const JsonValue &root) {
                               std::to_string(srcBuffer.id) + " to " +
                               dtypeName(dstBuffer.dtype) + " buffer " +
                               std::to_string(dstBuffer.id));
+    } else if (op == "bind") {
+      step.op = StepInfo::Op::Bind;
+      const JsonValue *buffer = require(value, path, "buffer");
+      if (!buffer || !readBufferId(*buffer, member(path, "buffer"), step.src))
+        return false;
+      const JsonValue *dims;
+      if (!getArray(value, path, "dims", dims) ||
+          !getString(value, path, "where", step.where))
+        return false;
+      step.dims.resize(dims->size());
+      for (size_t d = 0; d < dims->size(); ++d)
+        if (!readExpr((*dims)[d], element(member(path, "dims"), d),
+                      step.dims[d]))
+          return false;
+      for (const char *flag : {"allowzero", "broadcast"}) {
+        const JsonValue *v = value.find(flag);
+        if (!v)
+          continue;
+        if (!v->isBool())
+          return typeError(member(path, flag), "a boolean", *v);
+        (flag[0] == 'a' ? step.allowzero : step.broadcast) = v->boolValue();
+      }
+      if (const JsonValue *input = value.find("reshape_of")) {
+        std::string inputPath = member(path, "reshape_of");
+        if (!input->isArray())
+          return typeError(inputPath, "an array", *input);
+        step.reshape = true;
+        step.reshapeOf.resize(input->size());
+        for (size_t d = 0; d < input->size(); ++d)
+          if (!readExpr((*input)[d], element(inputPath, d),
+                        step.reshapeOf[d]))
+            return false;
+      }
+      const BufferInfo &read = manifest.buffers[step.src];
+      if (read.dtype != DType::I64 && read.dtype != DType::I32)
+        return fail(member(path, "buffer"),
+                    "buffer " + std::to_string(read.id) + " is " +
+                        dtypeName(read.dtype) + "; sizes are read from i64 " +
+                        "or i32");
+      if (read.shape.size() != 1 || !read.shape[0].isConstant() ||
+          read.shape[0].constantValue() !=
+              static_cast<int64_t>(step.dims.size()))
+        return fail(member(path, "dims"),
+                    std::to_string(step.dims.size()) +
+                        " sizes from buffer " + std::to_string(read.id) +
+                        ", which does not have exactly that many elements");
     } else {
       return fail(member(path, "op"),
-                  "unknown step '" + op + "' (expected launch or copy)");
+                  "unknown step '" + op + "' (expected launch, copy or bind)");
     }
   }
   return true;
@@ -780,6 +826,11 @@ bool ManifestReader::checkLifetimes() {
         return false;
       continue;
     }
+    if (step.op == StepInfo::Op::Bind) {
+      if (!check(i, step.src))
+        return false;
+      continue;
+    }
     for (const VariantInfo &variant : manifest.groups[step.group].variants)
       for (const KernelParam &param : manifest.kernels[variant.kernel].params)
         if (param.isBuffer && !check(i, param.buffer))
@@ -788,24 +839,126 @@ bool ManifestReader::checkLifetimes() {
   return true;
 }
 
+/// Symbols are bound by input dimensions or, for data-dependent ones, by
+/// bind steps. Walks the steps in order: an element of a bind step binds a
+/// bare symbol not bound yet, or is checked, and then every symbol it reads
+/// must be bound; a launch or copy may only use bound symbols. Records when
+/// each constraint and buffer can first be evaluated.
 bool ManifestReader::bindSymbols() {
+  std::vector<size_t> boundAt(manifest.symbols.size(), kAtBinding);
+  std::vector<uint8_t> bound(manifest.symbols.size(), 0);
   for (size_t s = 0; s < manifest.symbols.size(); ++s) {
-    bool bound = false;
-    for (size_t i = 0; i < manifest.inputs.size() && !bound; ++i) {
+    for (size_t i = 0; i < manifest.inputs.size() && !bound[s]; ++i) {
       const std::vector<ShapeExpr> &shape = manifest.inputs[i].shape;
-      for (size_t d = 0; d < shape.size() && !bound; ++d) {
+      for (size_t d = 0; d < shape.size() && !bound[s]; ++d) {
         if (shape[d].isSymbol() && shape[d].symbolSlot() == s) {
           manifest.symbols[s].bindingInput = i;
           manifest.symbols[s].bindingDim = d;
-          bound = true;
+          bound[s] = 1;
         }
       }
     }
-    if (!bound)
+  }
+  // The first symbol of `expr` not bound at this point, or none.
+  std::vector<size_t> slots;
+  auto unbound = [&](const ShapeExpr &expr) -> const SymbolInfo * {
+    slots.clear();
+    expr.collectSymbols(slots);
+    for (size_t slot : slots)
+      if (!bound[slot])
+        return &manifest.symbols[slot];
+    return nullptr;
+  };
+  // When `exprs` can be evaluated: after the latest bind step they read.
+  auto readyAfter = [&](const std::vector<ShapeExpr> &exprs) {
+    size_t ready = kAtBinding;
+    for (const ShapeExpr &expr : exprs) {
+      slots.clear();
+      expr.collectSymbols(slots);
+      for (size_t slot : slots)
+        if (boundAt[slot] != kAtBinding &&
+            (ready == kAtBinding || boundAt[slot] > ready))
+          ready = boundAt[slot];
+    }
+    return ready;
+  };
+  for (size_t i = 0; i < manifest.inputs.size(); ++i)
+    for (size_t d = 0; d < manifest.inputs[i].shape.size(); ++d)
+      if (const SymbolInfo *symbol = unbound(manifest.inputs[i].shape[d]))
+        return fail(element(member(element("inputs", i), "shape"), d),
+                    "reads symbol '" + symbol->name +
+                        "', which no input dimension binds");
+  auto checkBuffer = [&](size_t step, size_t buffer) {
+    const BufferInfo &info = manifest.buffers[buffer];
+    for (const ShapeExpr &dim : info.shape)
+      if (const SymbolInfo *symbol = unbound(dim))
+        return fail(element("steps", step),
+                    "uses buffer " + std::to_string(info.id) +
+                        " before symbol '" + symbol->name + "' is bound");
+    return true;
+  };
+  for (size_t i = 0; i < manifest.steps.size(); ++i) {
+    StepInfo &step = manifest.steps[i];
+    std::string path = element("steps", i);
+    switch (step.op) {
+    case StepInfo::Op::Bind:
+      if (!checkBuffer(i, step.src))
+        return false;
+      step.reshapeReady = true;
+      for (const ShapeExpr &dim : step.reshapeOf)
+        step.reshapeReady &= unbound(dim) == nullptr;
+      step.binds.assign(step.dims.size(), kAtBinding);
+      for (size_t d = 0; d < step.dims.size(); ++d) {
+        const ShapeExpr &dim = step.dims[d];
+        if (dim.isSymbol() && !bound[dim.symbolSlot()]) {
+          size_t slot = dim.symbolSlot();
+          step.binds[d] = slot;
+          bound[slot] = 1;
+          boundAt[slot] = i;
+          manifest.symbols[slot].bindingStep = i;
+          continue;
+        }
+        if (const SymbolInfo *symbol = unbound(dim))
+          return fail(element(member(path, "dims"), d),
+                      "checks '" + dim.text() + "' before symbol '" +
+                          symbol->name + "' is bound");
+      }
+      break;
+    case StepInfo::Op::Copy:
+      if (!checkBuffer(i, step.src) || !checkBuffer(i, step.dst))
+        return false;
+      break;
+    case StepInfo::Op::Launch:
+      for (const VariantInfo &variant : manifest.groups[step.group].variants) {
+        const KernelInfo &kernel = manifest.kernels[variant.kernel];
+        for (const KernelParam &param : kernel.params) {
+          if (param.isBuffer) {
+            if (!checkBuffer(i, param.buffer))
+              return false;
+          } else if (const SymbolInfo *symbol = unbound(param.expr)) {
+            return fail(path, "launches kernel '" + kernel.name +
+                                  "' before symbol '" + symbol->name +
+                                  "' is bound");
+          }
+        }
+        for (const ShapeExpr &extent : kernel.grid)
+          if (const SymbolInfo *symbol = unbound(extent))
+            return fail(path, "launches kernel '" + kernel.name +
+                                  "' before symbol '" + symbol->name +
+                                  "' is bound");
+      }
+      break;
+    }
+  }
+  for (size_t s = 0; s < manifest.symbols.size(); ++s)
+    if (!bound[s])
       return fail(element("symbols", s),
                   "symbol '" + manifest.symbols[s].name +
-                      "' is not bound by any input dimension");
-  }
+                      "' is not bound by any input dimension or bind step");
+  for (ConstraintInfo &constraint : manifest.constraints)
+    constraint.readyAfter = readyAfter({constraint.lhs, constraint.rhs});
+  for (BufferInfo &buffer : manifest.buffers)
+    buffer.readyAfter = readyAfter(buffer.shape);
   return true;
 }
 

@@ -75,6 +75,7 @@ def _api():
         "dyncc_artifact_symbol_name": (c_char_p, [c_void_p, c_size]),
         "dyncc_artifact_symbol_min": (ctypes.c_int64, [c_void_p, c_size]),
         "dyncc_artifact_symbol_max": (ctypes.c_int64, [c_void_p, c_size]),
+        "dyncc_artifact_symbol_source": (c_char_p, [c_void_p, c_size]),
         "dyncc_artifact_num_groups": (c_size, [c_void_p]),
         "dyncc_artifact_group_name": (c_char_p, [c_void_p, c_size]),
         "dyncc_artifact_group_kind": (c_char_p, [c_void_p, c_size]),
@@ -147,6 +148,13 @@ class Artifact:
             _str(api.dyncc_artifact_symbol_name(h, i)):
                 (api.dyncc_artifact_symbol_min(h, i), api.dyncc_artifact_symbol_max(h, i))
             for i in range(api.dyncc_artifact_num_symbols(h))}
+        # Symbols that sizes read from data bind in the middle of a run:
+        # {name: the op they belong to}.
+        self.data_symbols = {
+            _str(api.dyncc_artifact_symbol_name(h, i)):
+                _str(api.dyncc_artifact_symbol_source(h, i))
+            for i in range(api.dyncc_artifact_num_symbols(h))
+            if api.dyncc_artifact_symbol_source(h, i)}
         self.groups = [(_str(api.dyncc_artifact_group_name(h, i)),
                         _str(api.dyncc_artifact_group_kind(h, i)))
                        for i in range(api.dyncc_artifact_num_groups(h))]

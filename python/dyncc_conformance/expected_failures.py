@@ -31,18 +31,11 @@ _NODE_GROUPS = {
         "test_layer_normalization_4d_axis_negative_3[dynamic]",
         "test_layer_normalization_4d_axis_negative_4[dynamic]"],
     "NonZero's data-dependent result is not tiled": ["test_nonzero_example"],
-    "Reshape with allowzero and a symbolic zero-size dimension: the collapse "
-    "mixes a static and a dynamic dimension in one group": [
-        "test_reshape_allowzero_reordered[dynamic]"],
 }
 
 # Whole models ({name: reason}): shared models by file stem, generated
 # families by family name.
-MODEL_EXPECTED_FAILURES = {
-    "shape_constantofshape_chain_pt16_opset9": "the symbols a Reshape binds "
-    "from input values are not yet bound in the middle of a run: the "
-    "compiler refuses the plan (issue 5's note)",
-}
+MODEL_EXPECTED_FAILURES = {}
 
 
 def _expand(groups):

@@ -66,8 +66,13 @@ SHARED = {
     "mobilenetv3_small_excerpt_opset13": dict(dims={"batch_size": (1, 8)}),
     "resnet50_stem_residual_block_opset11": dict(dims={"gpu_0_data_0_d0": (1, 8)}),
     # Its shapes come from the values of input `shape` (data-dependent
-    # symbols), not from input dimensions.
-    "shape_constantofshape_chain_pt16_opset9": dict(dims={}),
+    # symbols bound in the middle of a run), not from input dimensions:
+    # `values` lists the contents it runs at, the smallest, primes, a
+    # large one.
+    "shape_constantofshape_chain_pt16_opset9": dict(
+        dims={}, values=[{"shape": v} for v in
+                         ([1, 1], [2, 2], [3, 5], [7, 1], [1, 13],
+                          [31, 17], [64, 257])]),
     "small_cnn_resize_pt110_opset11": dict(dims={"batch_size": (1, 32)}),
     "super_resolution_pt111_opset15": dict(dims={"batch_size": (1, 8)}),
     "tfbert_mrpc_tiny_keras2onnx_opset10": dict(dims={"N": (1, 32)}),
@@ -246,10 +251,17 @@ def check_model(model_path, spec, driver, work, ort_session=None):
                     symbolic.setdefault(name, {})[k] = str(d)
         ort_session = reference.onnxruntime_session(model_path, symbolic)
     session = art.session("cpu")
-    for k, binding in enumerate(bindings(spec["dims"])):
+    # Inputs whose contents are sizes (`values`) run at each given content;
+    # the other inputs at each binding of the symbols.
+    given = spec.get("values") or [{}]
+    cases = [(b, v) for b in bindings(spec["dims"]) for v in given]
+    for k, (binding, values) in enumerate(cases):
         shapes = {name: tuple(eval_expr(str(d), binding) for d in dims)
                   for name, _, dims in art.inputs}
         feeds = valid_feeds(graph, shapes, binding, spec.get("index"), seed=k)
+        for name, contents in values.items():
+            feeds[name] = np.asarray(contents, dtype=feeds[name].dtype)
+        binding = {**binding, **values}
         try:
             expected = ort_session.run(None, feeds)
             got = session.run(feeds)

@@ -69,11 +69,19 @@ def load_case(test_dir):
     return (model, *read_data_set(model, test_dir / "test_data_set_0"))
 
 
-def frozen_inputs(model):
-    """Graph input names that feed shape-like operand positions."""
+# Ops whose sizes dyncc can read from data at run time (`sym.bind`): with
+# `thaw`, their shape operands stay inputs.
+DATA_SIZE_OPS = ("Reshape", "Expand", "Tile", "ConstantOfShape")
+
+
+def frozen_inputs(model, thaw=()):
+    """Graph input names that feed shape-like operand positions (of ops not
+    in `thaw`)."""
     graph_inputs = {i.name for i in model.graph.input}
     frozen = set()
     for node in model.graph.node:
+        if node.op_type in thaw:
+            continue
         for pos in SHAPE_OPERANDS.get(node.op_type, []):
             if pos < len(node.input) and node.input[pos] in graph_inputs:
                 frozen.add(node.input[pos])
@@ -294,11 +302,12 @@ def _last_line(text):
 
 
 def run_node_test(test_dir, mode, driver, work, supported_ops,
-                  expected_failures=None, timeout=300):
+                  expected_failures=None, timeout=300, thaw=()):
     """Runs node test `test_dir` through `dyncc compile --target cpu`
     (with --force-dynamic when `mode` is "dynamic", shape-like inputs frozen
-    from the test's own data) and `dyncc run` on every data set, in `work`
-    (an empty directory), and returns its Outcome."""
+    from the test's own data, except those of the ops in `thaw`, whose
+    sizes are then read from the data at run time) and `dyncc run` on every
+    data set, in `work` (an empty directory), and returns its Outcome."""
     import subprocess
     import time
     start = time.monotonic()
@@ -324,7 +333,7 @@ def run_node_test(test_dir, mode, driver, work, supported_ops,
     if missing:
         return done("unsupported", ", ".join(missing))
 
-    frozen = frozen_inputs(model)
+    frozen = frozen_inputs(model, thaw)
     names = [out.name for out in model.graph.output]
     sets = []
     for data in data_sets(test_dir):
@@ -338,6 +347,11 @@ def run_node_test(test_dir, mode, driver, work, supported_ops,
            str(artifact), "--target", "cpu", "--quiet"]
     if mode == "dynamic":
         cmd.append("--force-dynamic")
+        # A thawed shape operand's length is the result's rank: static.
+        for name in sorted(frozen_inputs(model) - frozen):
+            if name in sets[0][0]:
+                cmd += ["--dim", re.sub(r"\W", "_", name) +
+                        f"_d0={len(sets[0][0][name])}"]
     for k, name in enumerate(sorted(frozen)):
         if name not in sets[0][0]:
             continue

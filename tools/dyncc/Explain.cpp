@@ -245,8 +245,11 @@ int dyncc::explainMain(llvm::ArrayRef<std::string> args) {
   for (const std::string &t : manifest.targets)
     os << " " << t;
   os << "\nsymbols:";
-  for (const SymbolInfo &s : manifest.symbols)
+  for (const SymbolInfo &s : manifest.symbols) {
     os << " " << s.name << " in [" << s.min << ", " << s.max << "]";
+    if (s.bindingStep != kAtBinding)
+      os << " (from data: " << manifest.steps[s.bindingStep].where << ")";
+  }
   os << "\n";
 
   Calibration calibration;

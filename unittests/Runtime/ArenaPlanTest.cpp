@@ -102,6 +102,43 @@ TEST(ArenaPlanTest, RandomPlansAreValid) {
   }
 }
 
+TEST(ArenaPlanTest, FixedBlocksKeepTheirOffsets) {
+  // Mid-run placement after sizes bound from data: the temps written
+  // before keep their offsets, the others are placed around them.
+  std::mt19937_64 rng(11);
+  for (int trial = 0; trial < 200; ++trial) {
+    size_t n = 1 + rng() % 30, steps = 2 + rng() % 20;
+    size_t bindStep = rng() % (steps - 1);
+    std::vector<ArenaBlock> blocks(n);
+    for (ArenaBlock &b : blocks) {
+      b.first = rng() % steps;
+      b.last = b.first + rng() % (steps - b.first);
+      b.size = b.first <= bindStep ? rng() % 50000 : 0;
+    }
+    ArenaPlacement before;
+    ASSERT_TRUE(placeInArena(blocks, 64, before));
+    for (size_t i = 0; i < n; ++i) {
+      blocks[i].fixed = blocks[i].first <= bindStep;
+      blocks[i].offset = before.offsets[i];
+      if (!blocks[i].fixed)
+        blocks[i].size = rng() % 100000;
+    }
+    ArenaPlacement after;
+    ASSERT_TRUE(placeInArena(blocks, 64, after));
+    expectValid(blocks, after, 64);
+    for (size_t i = 0; i < n; ++i)
+      if (blocks[i].fixed)
+        EXPECT_EQ(after.offsets[i], before.offsets[i]) << i;
+  }
+  // A block placed below a fixed one where it fits, above where it does not.
+  std::vector<ArenaBlock> blocks = {{64, 0, 3, true, 128}, {128, 2, 3},
+                                    {256, 2, 3}};
+  ArenaPlacement p;
+  ASSERT_TRUE(placeInArena(blocks, 64, p));
+  EXPECT_EQ(p.offsets, (std::vector<uint64_t>{128, 0, 192}));
+  EXPECT_EQ(p.size, 448u);
+}
+
 TEST(ArenaPlanTest, RejectsOverflow) {
   uint64_t huge = std::numeric_limits<uint64_t>::max() - 10;
   ArenaPlacement p;

@@ -102,14 +102,14 @@ std::string ptxEntry(const std::string &name, int memrefs, int ints) {
 std::string ptxModule(int arch) {
   return "//\n.version 8.0\n.target sm_" + std::to_string(arch) +
          "\n.address_size 64\n\n" + ptxEntry("test_matmul", 3, 1) +
-         ptxEntry("test_add1_relu", 2, 1);
+         ptxEntry("test_add1_relu", 2, 1) + ptxEntry("test_fill", 1, 1);
 }
 
 /// An ELF for EM_CUDA of architecture `arch` (ELF ABI version 8 keeps it
 /// in bits 8-15 of e_flags, as ptxas writes) naming the entries.
 std::string cubinModule(int arch) {
   std::string names = std::string("test_matmul") + '\0' + "test_add1_relu" +
-                      '\0';
+                      '\0' + "test_fill" + '\0';
   std::string elf(64, '\0');
   std::memcpy(&elf[0], "\x7f" "ELF", 4);
   elf[4] = 2; // 64-bit
@@ -442,6 +442,53 @@ TEST(CudaSessionTest, DeviceInputsAndOutputs) {
   EXPECT_FALSE(cpu->setStream(nullptr, cpuError));
   EXPECT_FALSE(cpu->deviceTime(milliseconds, cpuError));
   EXPECT_EQ(cpuError.code, DYNCC_ERROR_UNSUPPORTED);
+}
+
+TEST(CudaSessionTest, BindsSizesFromDeviceData) {
+  // TestUtil's data-size model with sm_90 code: the sizes are copied back
+  // from the device at the bind step, and the arena grows on the device
+  // with the temp written before it kept.
+  std::string manifest = dataSizeManifest();
+  manifest = replaceOnce(manifest, "\"targets\": [\"cpu\"]",
+                         "\"targets\": [\"cpu\", \"sm_90\"]");
+  const std::string cpu = "\"cpu\": {\"section\": \"cpu.so\", \"symbol\": "
+                          "\"test_fill\"}";
+  const std::string gpu =
+      cpu + ", \"gpu\": {\"sm_90\": {\"section\": \"ptx.sm_90\", \"entry\": "
+            "\"test_fill\"}}";
+  for (size_t at = manifest.find(cpu); at != std::string::npos;
+       at = manifest.find(cpu, at + gpu.size()))
+    manifest.replace(at, cpu.size(), gpu);
+  std::string bytes = gpuArtifact(manifest);
+  RuntimeError error;
+  auto model = Model::loadMemory(bytes.data(), bytes.size(), "sizes.dyncc",
+                                 error);
+  ASSERT_NE(model, nullptr) << error.message;
+  auto session = cudaSession(model);
+  ASSERT_NE(session, nullptr);
+  for (int64_t k : {1, 3000, 7, 40000}) {
+    int64_t x[2] = {k, 3};
+    int64_t shape[1] = {2};
+    ASSERT_TRUE(session->setInput(0, x, shape, 1, error)) << error.message;
+    ASSERT_TRUE(session->run(error)) << error.message;
+    EXPECT_EQ(session->outputShape(0), std::vector<int64_t>{k});
+    auto *o = static_cast<const float *>(session->hostOutput(0, error));
+    ASSERT_NE(o, nullptr) << error.message;
+    for (int64_t i = 0; i < k; ++i)
+      ASSERT_EQ(o[i], static_cast<float>(k)) << i;
+    auto *p = static_cast<const float *>(session->hostOutput(1, error));
+    ASSERT_NE(p, nullptr) << error.message;
+    for (int i = 0; i < 4; ++i)
+      EXPECT_EQ(p[i], 7.0f) << "k = " << k;
+    EXPECT_LE(session->arenaPlacement().size, session->arenaCapacity());
+  }
+  {
+    FakeSetting fail("DYNCC_FAKE_CUDA_FAIL", "cuMemcpyDtoHAsync_v2");
+    EXPECT_FALSE(session->run(error));
+    EXPECT_EQ(error.message,
+              "cuda:0: steps[1]: cuMemcpyDtoHAsync of sizes failed: "
+              "CUDA_ERROR_UNKNOWN (fake driver error)");
+  }
 }
 
 TEST(CudaSessionTest, DriverFailuresAreErrors) {

@@ -257,7 +257,8 @@ TEST(ManifestTest, ReportsJsonPaths) {
        "{\"op\": \"launch\", \"group\": 2}",
        "manifest: steps[1].group: group index 2 is out of range (2 groups)"},
       {"{\"op\": \"launch\", \"group\": 1}", "{\"op\": \"jump\", \"group\": 1}",
-       "manifest: steps[1].op: unknown step 'jump' (expected launch or copy)"},
+       "manifest: steps[1].op: unknown step 'jump' (expected launch, copy or "
+       "bind)"},
       {"{\"op\": \"copy\", \"src\": 2, \"dst\": 5}",
        "{\"op\": \"copy\", \"src\": 2, \"dst\": 0}",
        "manifest: steps[2].dst: buffer 0 is an input buffer and cannot be "
@@ -487,17 +488,65 @@ TEST(ManifestTest, EverySymbolMustBeBound) {
                                  "\"symbols\": [{\"name\": \"B\", \"min\": 1, "
                                  "\"max\": 4096, \"divisor\": 1}, "
                                  "{\"name\": \"S\", \"min\": 1, \"max\": 4}]");
-  EXPECT_EQ(
-      manifestError(json),
-      "manifest: symbols[1]: symbol 'S' is not bound by any input dimension");
+  EXPECT_EQ(manifestError(json), "manifest: symbols[1]: symbol 'S' is not "
+                                 "bound by any input dimension or bind step");
   // A symbol used only inside an expression is not bound either.
   std::string composite = replaceOnce(
       bindingManifest(),
       "{\"name\": \"Y\", \"dtype\": \"f32\", \"shape\": [\"B\", \"S\"]",
       "{\"name\": \"Y\", \"dtype\": \"f32\", \"shape\": [\"B\", \"S*1\"]");
-  EXPECT_EQ(
-      manifestError(composite),
-      "manifest: symbols[1]: symbol 'S' is not bound by any input dimension");
+  EXPECT_EQ(manifestError(composite),
+            "manifest: inputs[1].shape[1]: reads symbol 'S', which no input "
+            "dimension binds");
+}
+
+TEST(ManifestTest, ReadsBindSteps) {
+  Manifest manifest;
+  std::string error;
+  ASSERT_TRUE(parseManifest(dataSizeManifest(), manifest, error)) << error;
+  const StepInfo &bind = manifest.steps[1];
+  ASSERT_EQ(bind.op, StepInfo::Op::Bind);
+  EXPECT_EQ(bind.src, 0u);
+  EXPECT_EQ(bind.where, "test bind");
+  // Element 0 binds K; element 1 is checked.
+  EXPECT_EQ(bind.binds, (std::vector<size_t>{0, kAtBinding}));
+  EXPECT_EQ(manifest.symbols[0].bindingStep, 1u);
+  // What K sizes is known after step 1; the rest at the start.
+  EXPECT_EQ(manifest.constraints[0].readyAfter, 1u);
+  EXPECT_EQ(manifest.buffers[1].readyAfter, 1u);
+  EXPECT_EQ(manifest.buffers[4].readyAfter, 1u);
+  EXPECT_EQ(manifest.buffers[3].readyAfter, kAtBinding);
+  EXPECT_FALSE(bind.reshape);
+}
+
+TEST(ManifestTest, RejectsBadBindSteps) {
+  struct MutationCase {
+    std::string from, to, error;
+  } cases[] = {
+      {"{\"op\": \"bind\", \"buffer\": 0,", "{\"op\": \"bind\", \"buffer\": 2,",
+       "manifest: steps[1].buffer: buffer 2 is f32; sizes are read from i64 "
+       "or i32"},
+      {"\"dims\": [\"K\", \"3\"]", "\"dims\": [\"K\"]",
+       "manifest: steps[1].dims: 1 sizes from buffer 0, which does not have "
+       "exactly that many elements"},
+      {"\"dims\": [\"K\", \"3\"]", "\"dims\": [\"2*K\", \"K\"]",
+       "manifest: steps[1].dims[0]: checks '2*K' before symbol 'K' is bound"},
+      {"\"where\": \"test bind\"}", "\"where\": \"test bind\", "
+                                   "\"broadcast\": 1}",
+       "manifest: steps[1].broadcast: expected a boolean, got an integer"},
+      // The launch that uses K before the step that binds it.
+      {"{\"op\": \"launch\", \"group\": 0}", "{\"op\": \"launch\", \"group\": 1}",
+       "manifest: steps[0]: uses temp buffer 4 outside its lifetime [2, 3]"},
+      {"\"live\": [2, 3]", "\"live\": [0, 3]",
+       "manifest: steps[0]: uses buffer 4 before symbol 'K' is bound"},
+  };
+  for (const MutationCase &c : cases) {
+    std::string json = replaceOnce(dataSizeManifest(), c.from, c.to);
+    if (c.to.find("\"live\": [0, 3]") != std::string::npos)
+      json = replaceOnce(json, "{\"op\": \"launch\", \"group\": 0}",
+                         "{\"op\": \"launch\", \"group\": 1}");
+    EXPECT_EQ(manifestError(json), c.error) << "replacing " << c.from;
+  }
 }
 
 TEST(ManifestTest, ChecksSectionsOfArtifact) {

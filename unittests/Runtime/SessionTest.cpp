@@ -416,6 +416,45 @@ TEST(SessionTest, BadSharedObject) {
       << error.message;
 }
 
+TEST(SessionTest, BindsSizesFromData) {
+  // K is read from input X in the middle of the run: the temp it sizes is
+  // placed then, around the temp written before, and the arena grows with
+  // that temp's contents kept.
+  auto model = loadModel(dataSizeManifest());
+  ASSERT_NE(model, nullptr);
+  auto session = makeSession(model);
+  ASSERT_NE(session, nullptr);
+  auto run = [&](int64_t k, int64_t check) {
+    int64_t x[2] = {k, check};
+    int64_t shape[1] = {2};
+    RuntimeError error;
+    if (!session->setInput(0, x, shape, 1, error) || !session->run(error))
+      return error;
+    EXPECT_EQ(session->outputShape(0), std::vector<int64_t>{k});
+    const float *o = static_cast<const float *>(session->outputData(0));
+    for (int64_t i = 0; i < k; ++i)
+      EXPECT_EQ(o[i], static_cast<float>(k)) << i;
+    const float *p = static_cast<const float *>(session->outputData(1));
+    for (int i = 0; i < 4; ++i)
+      EXPECT_EQ(p[i], 7.0f) << i;
+    EXPECT_EQ(session->symbolValue(0), k);
+    const ArenaPlacement &placement = session->arenaPlacement();
+    EXPECT_EQ(placement.livePeak, 64u + (4 * k + 63) / 64 * 64);
+    EXPECT_LE(placement.size, session->arenaCapacity());
+    return error;
+  };
+  for (int64_t k : {1, 5000, 3, 50000, 17})
+    EXPECT_EQ(run(k, 3).message, "") << k;
+  EXPECT_EQ(run(5, 4).message, "test bind: element 1 (3) of the sizes read "
+                               "from data is 4, expected 3");
+  EXPECT_EQ(run(0, 3).message, "test bind: element 0 (K) of the sizes read "
+                               "from data is 0, outside K's range [1, 100000]");
+  EXPECT_EQ(run(50001, 3).message,
+            "constraint K == min(K, 50000) does not hold: 50001 != 50000 "
+            "(from test constraint)");
+  EXPECT_EQ(run(9, 3).message, "");
+}
+
 TEST(SessionTest, ManyModelsLoadTheirOwnCode) {
   // Each load gets its own copy of the module, even when an earlier one was
   // freed and its /proc/self/fd/N number is reused.

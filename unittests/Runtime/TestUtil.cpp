@@ -206,6 +206,39 @@ std::string dyncc::test::bindingManifest() {
 })json";
 }
 
+std::string dyncc::test::dataSizeManifest() {
+  return R"json({
+  "format": 2, "producer": "dyncc-tests", "model": "data_sizes", "targets": ["cpu"],
+  "symbols": [{"name": "K", "min": 1, "max": 100000, "divisor": 1}],
+  "constraints": [{"lhs": "K", "rhs": "min(K, 50000)", "where": "test constraint"}],
+  "inputs": [{"name": "X", "dtype": "i64", "shape": ["2"], "buffer": 0}],
+  "outputs": [{"name": "O", "dtype": "f32", "shape": ["K"], "buffer": 1},
+              {"name": "P", "dtype": "f32", "shape": ["4"], "buffer": 2}],
+  "buffers": [
+    {"id": 0, "kind": "input", "dtype": "i64", "shape": ["2"]},
+    {"id": 1, "kind": "output", "dtype": "f32", "shape": ["K"]},
+    {"id": 2, "kind": "output", "dtype": "f32", "shape": ["4"]},
+    {"id": 3, "kind": "temp", "dtype": "f32", "shape": ["4"], "live": [0, 4]},
+    {"id": 4, "kind": "temp", "dtype": "f32", "shape": ["K"], "live": [2, 3]}
+  ],
+  "kernels": [
+    {"name": "fill7", "params": [{"buffer": 3}, {"expr": "7"}], "grid": ["1", "1", "1"],
+     "block": [1, 1, 1], "shared_bytes": 0,
+     "cpu": {"section": "cpu.so", "symbol": "test_fill"}},
+    {"name": "fillk", "params": [{"buffer": 4}, {"expr": "K"}], "grid": ["1", "1", "1"],
+     "block": [1, 1, 1], "shared_bytes": 0,
+     "cpu": {"section": "cpu.so", "symbol": "test_fill"}}
+  ],
+  "groups": [{"name": "fill7", "kind": "elementwise", "variants": [{"kernel": 0, "when": []}]},
+             {"name": "fillk", "kind": "elementwise", "variants": [{"kernel": 1, "when": []}]}],
+  "steps": [{"op": "launch", "group": 0},
+            {"op": "bind", "buffer": 0, "dims": ["K", "3"], "where": "test bind"},
+            {"op": "launch", "group": 1},
+            {"op": "copy", "src": 4, "dst": 1},
+            {"op": "copy", "src": 3, "dst": 2}]
+})json";
+}
+
 std::string dyncc::test::buildArtifact(const std::string &manifest,
                                        bool withKernels) {
   runtime::ArtifactWriter writer;

@@ -60,6 +60,11 @@ std::string probeManifest();
 /// A model with three inputs sharing symbols B and S (S even, S <= 32);
 /// output O: f32[B] filled with S.
 std::string bindingManifest();
+/// A model whose size K is read from input X: i64[2] (X[0] binds K, X[1]
+/// must be 3; K <= 50000 is a constraint): output O: f32[K] filled with K
+/// through a temp sized after the bind, and P: f32[4] filled with 7
+/// through a temp written before it.
+std::string dataSizeManifest();
 
 /// Serializes an artifact with `manifest`, the kernel library as `cpu.so`
 /// (unless `withKernels` is false) and the linear weights as `w0`.

@@ -35,6 +35,9 @@ class ArtifactFile;
 /// The manifest format version this run-time reads.
 inline constexpr int64_t kManifestFormatVersion = 2;
 
+/// `readyAfter` of what the input shapes alone determine.
+inline constexpr size_t kAtBinding = SIZE_MAX;
+
 /// A shape symbol (a dynamic dimension) and its admissible values.
 struct SymbolInfo {
   std::string name;
@@ -45,6 +48,9 @@ struct SymbolInfo {
   /// The first input dimension that is this bare symbol: it binds it.
   size_t bindingInput = 0;
   size_t bindingDim = 0;
+  /// A data-dependent symbol: the bind step that binds it (kAtBinding:
+  /// an input dimension does).
+  size_t bindingStep = kAtBinding;
 };
 
 /// An equality `lhs == rhs` checked once the symbols are bound.
@@ -52,6 +58,9 @@ struct ConstraintInfo {
   ShapeExpr lhs;
   ShapeExpr rhs;
   std::string where;
+  /// The bind step after which its symbols are all bound (kAtBinding: the
+  /// inputs bind them all).
+  size_t readyAfter = kAtBinding;
 };
 
 enum class BufferKind : uint8_t { Input, Output, Weight, Temp };
@@ -73,6 +82,9 @@ struct BufferInfo {
   size_t lastStep = 0;
   /// Inputs and outputs: the index in Manifest::inputs / outputs.
   size_t port = 0;
+  /// The bind step after which its shape can be evaluated (kAtBinding: at
+  /// the start of a run).
+  size_t readyAfter = kAtBinding;
 };
 
 /// A model input or output.
@@ -208,13 +220,28 @@ struct GroupInfo {
 };
 
 struct StepInfo {
-  enum class Op : uint8_t { Launch, Copy };
+  enum class Op : uint8_t { Launch, Copy, Bind };
   Op op = Op::Launch;
   /// Launch: index into Manifest::groups.
   size_t group = 0;
-  /// Copy: indices into Manifest::buffers.
+  /// Copy: indices into Manifest::buffers. Bind: `src` is the buffer read.
   size_t src = 0;
   size_t dst = 0;
+  /// Bind: one expression per element of `src`; per element, the symbol it
+  /// binds, or kAtBinding where it is checked against its expression.
+  std::vector<ShapeExpr> dims;
+  std::vector<size_t> binds;
+  /// Bind: the op whose sizes these are; 1 stands for a bound expression
+  /// (broadcast).
+  std::string where;
+  bool broadcast = false;
+  /// Bind of a Reshape's shape: its input's shape, by whose rules 0 copies
+  /// an input dimension (unless allowzero) and -1 is inferred; whether the
+  /// symbols of that shape are bound before the step.
+  bool reshape = false;
+  std::vector<ShapeExpr> reshapeOf;
+  bool allowzero = false;
+  bool reshapeReady = false;
 };
 
 struct Manifest {

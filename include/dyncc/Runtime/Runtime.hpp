@@ -116,6 +116,11 @@ public:
   int64_t symbolDivisor(size_t i) const {
     return dyncc_artifact_symbol_divisor(handle, i);
   }
+  /// Empty for a symbol an input dimension binds; else the op whose sizes,
+  /// read from data in the middle of a run, bind it.
+  std::string symbolSource(size_t i) const {
+    return text(dyncc_artifact_symbol_source(handle, i));
+  }
   size_t numGroups() const { return dyncc_artifact_num_groups(handle); }
   std::string groupName(size_t i) const {
     return text(dyncc_artifact_group_name(handle, i));

@@ -113,6 +113,10 @@ DYNCC_API int64_t dyncc_artifact_symbol_max(const dyncc_artifact *artifact,
 /** The symbol's values are multiples of this (1 for any value). */
 DYNCC_API int64_t dyncc_artifact_symbol_divisor(const dyncc_artifact *artifact,
                                                 size_t index);
+/** Null for a symbol an input dimension binds; for a size read from data
+ *  in the middle of a run, the op it belongs to ("dg.reshape 'r'"). */
+DYNCC_API const char *
+dyncc_artifact_symbol_source(const dyncc_artifact *artifact, size_t index);
 
 DYNCC_API size_t dyncc_artifact_num_groups(const dyncc_artifact *artifact);
 DYNCC_API const char *dyncc_artifact_group_name(const dyncc_artifact *artifact,

@@ -1382,6 +1382,12 @@ OpLowering::Results OpLowering::lowerReshape() {
     return failure();
   if (inType == outType && *inShape == *outShape)
     return SmallVector<Value>{input};
+  // No element to move (a static 0 on either side): the result is its empty
+  // destination. Collapsing a static 0 with dynamic sizes would give a
+  // dynamic run that memref.collapse_shape rejects once the 0 is known.
+  if (llvm::is_contained(inType.getShape(), 0) ||
+      llvm::is_contained(outType.getShape(), 0))
+    return SmallVector<Value>{destination(0)};
   SmallVector<ReassociationIndices> inGroups, outGroups;
   if (inType.getRank() == 0 || outType.getRank() == 0) {
     // Rank 0 from or to all-unit dimensions: no groups.

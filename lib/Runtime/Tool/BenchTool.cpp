@@ -151,6 +151,10 @@ int BenchTool::run(const BenchOptions &options) {
     if (s == numSymbols)
       return error("unknown symbol '" + key + "' in --dim (symbols: " +
                    listOrNone(names) + ")");
+    if (!artifact.symbolSource(s).empty())
+      return error("--dim " + key + ": the symbol is a size read from data "
+                   "by " + artifact.symbolSource(s) +
+                   ", not an input dimension");
     if (sweep.lo < artifact.symbolMin(s) || sweep.hi > artifact.symbolMax(s))
       return error("--dim " + key + ": " + std::to_string(sweep.lo) +
                    (sweep.swept ? ":" + std::to_string(sweep.hi) : "") +
@@ -169,7 +173,8 @@ int BenchTool::run(const BenchOptions &options) {
         given |= dim.first == names[s];
       double ratio = static_cast<double>(artifact.symbolMax(s) + 1) /
                      static_cast<double>(artifact.symbolMin(s) + 1);
-      if (!given && ratio > widestRatio) {
+      bool fromData = !artifact.symbolSource(s).empty();
+      if (!given && !fromData && ratio > widestRatio) {
         widest = s;
         widestRatio = ratio;
       }

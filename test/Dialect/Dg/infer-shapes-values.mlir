@@ -234,6 +234,10 @@ func.func @computed_shapes(%x: tensor<?x?xf32, #sym.shape<[B, L]>>)
 // (read back through shape_of), a reshape / expand to a shape read from a
 // function argument (the element count is left for the run-time), a range
 // to a data-dependent limit, a slice from a data-dependent start.
+// Sizes read from the argument's values are bound from it by `sym.bind`
+// at its start: the reshape's by Reshape's rules over its input's shape,
+// the expand's with 1 standing for a bound size; the others are computed,
+// not read, and have no bind.
 // CHECK-LABEL: sym.symbol @L range [1, 512]
 //  CHECK-NEXT: sym.symbol @nonzero0 range [0, 2147483647] data_dependent {defined_by = "dg.nonzero 'find'"}
 //  CHECK-NEXT: sym.symbol @reshape0 range [0, 2147483647] data_dependent {defined_by = "dg.reshape 'view'"}
@@ -245,6 +249,9 @@ func.func @computed_shapes(%x: tensor<?x?xf32, #sym.shape<[B, L]>>)
 //  CHECK-NEXT: sym.constraint <reshape0*reshape1*reshape2> equals <B*L> "the element counts of dg.reshape 'view'"
 //  CHECK-NEXT: func.func @data_dependent(
 //  CHECK-SAME:     -> (tensor<?xf32, #sym.shape<[nonzero0]>>, tensor<?x?x?xf32, #sym.shape<[reshape0, reshape1, reshape2]>>, tensor<?x?x?xf32, #sym.shape<[expand0, B, L]>>, tensor<?xi64, #sym.shape<[range0]>>, tensor<?x?xf32, #sym.shape<[B, slice0]>>, tensor<f32>)
+//  CHECK-NEXT:   sym.bind %arg1 as <[reshape0, reshape1, reshape2]> "dg.reshape 'view'" reshape_of <[B, L]> : tensor<3xi64>
+//  CHECK-NEXT:   sym.bind %arg1 as <[expand0, B, L]> "dg.expand" broadcast : tensor<3xi64>
+//   CHECK-NOT:   sym.bind
 //       CHECK:   dg.nonzero {{.*}} -> tensor<2x?xi64, #sym.shape<[2, nonzero0]>>
 //       CHECK:   dg.constant_of_shape {{.*}} -> tensor<?xf32, #sym.shape<[nonzero0]>>
 //       CHECK:   dg.matmul {{.*}} : (tensor<?xf32, #sym.shape<[nonzero0]>>, tensor<?xf32, #sym.shape<[nonzero0]>>) -> tensor<f32>

@@ -40,3 +40,19 @@ func.func @rank_mismatch(%x: tensor<?x?xf32, #sym.shape<[B]>>) {
 func.func @bad_function(%x: tensor<?xf32, #sym.shape<[sqrt(B, 2)]>>) {
   return
 }
+
+// -----
+
+func.func @bind_count(%shape: tensor<3xi64>) {
+  // expected-error @+1 {{'sym.bind' op binds 2 dimensions from 'tensor<3xi64>': the values need exactly one element per dimension}}
+  sym.bind %shape as <[a, b]> "dg.reshape" : tensor<3xi64>
+  return
+}
+
+// -----
+
+func.func @bind_float(%shape: tensor<2xf32>) {
+  // expected-error @+1 {{operand #0 must be 1D tensor of signless integer values}}
+  sym.bind %shape as <[a, b]> "dg.reshape" : tensor<2xf32>
+  return
+}

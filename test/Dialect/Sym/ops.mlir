@@ -29,3 +29,15 @@ func.func @simplify(%x: tensor<?x?xf32, #sym.shape<[floordiv(4*B + 8, 4), L + B 
 
 // CHECK-LABEL: sym.constraint <B*L> equals <N> "reshape"
 sym.constraint #sym.expr<L*B> equals #sym.expr<N> "reshape"
+
+// -----
+
+// Binds print their flags; the dims are canonical.
+// CHECK-LABEL: func.func @bind
+//       CHECK:   sym.bind %arg0 as <[a*b, 4]> "dg.reshape 'r'" reshape_of <[N]> allowzero : tensor<2xi64>
+//       CHECK:   sym.bind %arg0 as <[a, b]> "dg.expand" broadcast : tensor<2xi64>
+func.func @bind(%shape: tensor<2xi64>) {
+  sym.bind %shape as #sym.shape<[b*a, 4]> "dg.reshape 'r'" reshape_of #sym.shape<[N]> allowzero : tensor<2xi64>
+  sym.bind %shape as #sym.shape<[a, b]> "dg.expand" broadcast : tensor<2xi64>
+  return
+}

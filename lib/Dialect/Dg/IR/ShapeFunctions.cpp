@@ -135,6 +135,7 @@ FailureOr<SmallVector<DimExpr>> shapeFromOperand(ShapeInferenceContext &ctx,
   SmallVector<DimExpr> dims;
   for (int64_t i = 0; i < *n; ++i)
     dims.push_back(ctx.freshSymbol(hint));
+  ctx.dataBinding = {index, SymValue(dims.begin(), dims.end())};
   return dims;
 }
 

@@ -78,6 +78,7 @@ evaluateContents(func::FuncOp func, ShapeConstraints &constraints) {
         operandValues,
         constraints,
         [](StringRef) { return DimExpr::symbol(kUnknown.str()); },
+        {},
         {}};
     context.resultValues.resize(op.getNumResults());
     SmallVector<SymShape> resultShapes;

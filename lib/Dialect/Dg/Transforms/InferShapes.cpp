@@ -74,7 +74,7 @@ public:
     SmallVector<Operation *> ops;
     DenseMap<Operation *, unsigned> order;
     for (Operation &op : func.getBody().front()) {
-      if (isa<func::ReturnOp>(op))
+      if (isa<func::ReturnOp, sym::BindOp>(op))
         continue;
       order[&op] = ops.size();
       ops.push_back(&op);
@@ -109,6 +109,9 @@ public:
       if (!any)
         break;
     }
+    for (auto [op, state] : llvm::zip(ops, states))
+      if (state.dataBinding)
+        dataBindings.push_back({op, *state.dataBinding});
     return success();
   }
 
@@ -135,6 +138,7 @@ public:
     func.setType(FunctionType::get(func.getContext(),
                                    func.getBody().front().getArgumentTypes(),
                                    ret.getOperandTypes()));
+    bindDataSizes();
   }
 
 private:
@@ -145,6 +149,8 @@ private:
     SmallVector<SymShape> operandShapes;
     SmallVector<std::optional<SymValue>> operandValues;
     SmallVector<DimExpr> fresh;
+    /// The operand whose data gives sizes, and its elements' symbols.
+    std::optional<std::pair<unsigned, SymValue>> dataBinding;
   };
   static constexpr unsigned kMaxRounds = 16;
 
@@ -196,6 +202,7 @@ private:
                                     return state.fresh.emplace_back(
                                         makeFresh(op, hint));
                                   },
+                                  {},
                                   {}};
     context.resultValues.resize(op.getNumResults());
     SmallVector<SymShape> resultShapes;
@@ -241,10 +248,54 @@ private:
     // A fresh symbol a re-run no longer asks for was required equal to what
     // replaced it above, so it is substituted away and not declared.
     state.fresh.truncate(freshUsed);
+    state.dataBinding = std::move(context.dataBinding);
     state.inferred = true;
     state.operandShapes = std::move(operandShapes);
     state.operandValues = std::move(operandValues);
     return changed;
+  }
+
+  /// Sizes read from data: a `sym.bind` of the operand that gives them,
+  /// right after the operand is computed (the earliest point), so that the
+  /// run-time binds the symbols before any op whose type uses them.
+  void bindDataSizes() {
+    for (auto &[op, binding] : dataBindings) {
+      Value values = op->getOperand(binding.first);
+      // After the binds already there, so that binds keep program order.
+      OpBuilder builder(op->getContext());
+      Block *block = values.getParentBlock();
+      Block::iterator at = block->begin();
+      if (Operation *def = values.getDefiningOp())
+        at = std::next(def->getIterator());
+      while (at != block->end() && isa<sym::BindOp>(*at))
+        ++at;
+      builder.setInsertionPoint(block, at);
+      std::string where = op->getName().getStringRef().str();
+      if (auto loc = dyn_cast<NameLoc>(op->getLoc()))
+        where += " '" + loc.getName().getValue().str() + "'";
+      auto dims =
+          sym::ShapeAttr::get(op->getContext(),
+                              constraints.resolve(binding.second));
+      if (llvm::any_of(values.getUsers(), [&](Operation *user) {
+            auto other = dyn_cast<sym::BindOp>(user);
+            return other && other.getDims() == dims &&
+                   other.getWhere() == where;
+          }))
+        continue; // Propagation ran again.
+      auto reshape = dyn_cast<ReshapeOp>(op);
+      auto bind = sym::BindOp::create(
+          builder, op->getLoc(), values, dims, builder.getStringAttr(where),
+          /*reshape_of=*/sym::ShapeAttr(), /*allowzero=*/false,
+          /*broadcast=*/false);
+      if (reshape) {
+        auto input = shapes.find(reshape.getOperand(0));
+        if (input != shapes.end())
+          bind.setReshapeOfAttr(sym::ShapeAttr::get(
+              op->getContext(), constraints.resolve(input->second)));
+        bind.setAllowzero(reshape.getAllowzero());
+      }
+      bind.setBroadcast(isa<ExpandOp>(op));
+    }
   }
 
   DimExpr makeFresh(Operation &op, StringRef hint) {
@@ -272,6 +323,9 @@ private:
   std::map<std::string, unsigned> nextIndex;
   DenseMap<Value, SymShape> shapes;
   DenseMap<Value, SymValue> values;
+  /// The ops whose sizes are read from an operand's data.
+  SmallVector<std::pair<Operation *, std::pair<unsigned, SymValue>>>
+      dataBindings;
 };
 
 struct InferShapes final : ::dyncc::dg::impl::InferShapesPassBase<InferShapes> {

@@ -209,6 +209,20 @@ LogicalResult SymbolOp::verify() {
 }
 
 //===----------------------------------------------------------------------===//
+// BindOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult BindOp::verify() {
+  auto type = cast<RankedTensorType>(getValues().getType());
+  size_t count = getDims().getDims().size();
+  if (type.isDynamicDim(0) || type.getDimSize(0) != (int64_t)count)
+    return emitOpError("binds ")
+           << count << " dimensions from " << type
+           << ": the values need exactly one element per dimension";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
 // Helpers
 //===----------------------------------------------------------------------===//
 

@@ -33,6 +33,10 @@ struct ShapeInferenceContext {
   std::function<DimExpr(llvm::StringRef hint)> freshSymbol;
   /// Filled by ops that compute shape values: one entry per result.
   llvm::SmallVector<std::optional<SymValue>> resultValues;
+  /// Filled by ops whose sizes are read from an operand's data: the
+  /// operand's index and its elements' expressions (fresh symbols). The
+  /// run-time reads the operand back and binds them (`sym.bind`).
+  std::optional<std::pair<unsigned, SymValue>> dataBinding;
 
   /// The contents of operand `i` if known and all constant.
   std::optional<llvm::SmallVector<int64_t>> getConstantValues(unsigned i) const;

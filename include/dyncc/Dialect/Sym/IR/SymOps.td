@@ -58,4 +58,41 @@ def Sym_ConstraintOp : Sym_Op<"constraint"> {
   let assemblyFormat = "$lhs `equals` $rhs $reason attr-dict";
 }
 
+def Sym_BindOp : Sym_Op<"bind"> {
+  let summary = "Binds data-dependent symbols to the contents of a tensor";
+  let description = [{
+    Sizes read from data (the shape operand of ConstantOfShape, Reshape,
+    Expand or Tile computed from input values): element `i` of the 1-D
+    integer tensor `values` is dimension expression `i` of `dims`. At run
+    time, once `values` is computed, the run-time reads it back: an element
+    whose expression is a data-dependent symbol not bound yet binds it
+    (checked against its range); any other element must equal its
+    expression's value. `where` names the op whose sizes these are.
+    With `reshape_of` (the input shape of a Reshape) the elements follow
+    Reshape's rules before they bind: 0 copies the input's dimension at that
+    index (unless `allowzero`) and one -1 is inferred from the input's
+    element count. `broadcast` (Expand) also accepts 1 for an element whose
+    expression is bound already: the input's dimension, which the broadcast
+    keeps.
+
+    The op has an effect (the binding), so it is never erased, and every op
+    whose type uses one of the symbols must come after it.
+
+    ```mlir
+    sym.bind %shape as #sym.shape<[reshape0, reshape1]> "dg.reshape 'r'"
+        reshape_of #sym.shape<[B, 12]> : tensor<2xi64>
+    ```
+  }];
+  let arguments = (ins 1DTensorOf<[AnySignlessInteger]>:$values,
+                       Sym_ShapeAttr:$dims, StrAttr:$where,
+                       OptionalAttr<Sym_ShapeAttr>:$reshape_of,
+                       UnitAttr:$allowzero, UnitAttr:$broadcast);
+  let assemblyFormat = [{
+    $values `as` $dims $where (`reshape_of` $reshape_of^)?
+    (`allowzero` $allowzero^)? (`broadcast` $broadcast^)? attr-dict `:`
+    type($values)
+  }];
+  let hasVerifier = 1;
+}
+
 #endif // DYNCC_DIALECT_SYM_IR_SYMOPS_TD

@@ -1,0 +1,162 @@
+# Part of dyncc, under the Apache License v2.0 with LLVM Exceptions.
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+"""Sizes read from data in the middle of a run (issue 7: "symbols bound from
+data are read back by the plan and bound then"; docs/Runtime.md): the shape
+operands of Reshape, Expand, Tile and ConstantOfShape as run-time inputs.
+The compiler binds their elements to data-dependent symbols (`sym.bind`),
+the plan reads them back after the kernels that compute them, and sizes and
+places what they determine. Numbers are checked against the ONNX node
+tests' outputs and numpy; bad values get one-line errors."""
+import subprocess
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper
+
+import dyncc
+from dyncc_conformance import nodes
+
+# Node tests whose sizes come from a shape operand that is a graph input.
+TESTS = [t for t in nodes.list_tests()
+         if t.name.split("_")[1] in ("reshape", "expand", "tile",
+                                     "constantofshape")]
+
+
+@pytest.fixture(scope="module")
+def ops(bin_dir):
+    out = subprocess.run([bin_dir / "dyncc", "--list-ops"], capture_output=True,
+                         text=True, check=True).stdout
+    return set(out.split())
+
+
+def test_node_tests_present():
+    assert len(TESTS) >= 17, [t.name for t in TESTS]
+
+
+@pytest.mark.parametrize("mode", nodes.MODES)
+@pytest.mark.parametrize("test_dir", TESTS, ids=[t.name for t in TESTS])
+def test_node_sizes_from_data(tmp_path, bin_dir, ops, test_dir, mode):
+    # Nothing frozen: the sizes are bound from the test's input at run time.
+    model = onnx.load(str(test_dir / "model.onnx"))
+    assert not nodes.frozen_inputs(model, nodes.DATA_SIZE_OPS)
+    outcome = nodes.run_node_test(test_dir, mode, bin_dir / "dyncc", tmp_path,
+                                  ops, thaw=nodes.DATA_SIZE_OPS)
+    assert outcome.category == "pass", str(outcome)
+
+
+def _model(tmp_path, node, inputs, output):
+    graph = helper.make_graph([node], "g", inputs, [output])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    path = tmp_path / "m.onnx"
+    onnx.save(model, str(path))
+    return path
+
+
+@pytest.fixture
+def reshape(tmp_path, bin_dir):
+    """Reshape(x: f32[N, 6], shape: i64[3]), compiled with N in [1, 64]."""
+    path = _model(tmp_path, helper.make_node("Reshape", ["x", "shape"], ["y"]),
+                  [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 6]),
+                   helper.make_tensor_value_info("shape", TensorProto.INT64, [3])],
+                  helper.make_tensor_value_info("y", TensorProto.FLOAT, None))
+    out = tmp_path / "m.dyncc"
+    dyncc.compile(path, out, targets=["cpu"], dims={"N": (1, 64)})
+    artifact = dyncc.load(str(out))
+    assert artifact.data_symbols == {f"reshape{i}": "dg.reshape 'y'"
+                                     for i in range(3)}
+    return artifact.session("cpu")
+
+
+@pytest.mark.parametrize("n,shape,expected", [
+    (4, [2, -1, 3], (2, 4, 3)),    # -1: the input's 24 elements over 6
+    (4, [0, 3, 2], (4, 3, 2)),     # 0: copies the input's dimension 0
+    (1, [1, 1, 6], (1, 1, 6)),
+    (7, [-1, 2, 3], (7, 2, 3)),
+    (64, [8, 0, -1], (8, 6, 8)),
+])
+def test_reshape_rules(reshape, n, shape, expected):
+    x = np.random.default_rng(n).standard_normal((n, 6)).astype(np.float32)
+    y = reshape.run({"x": x, "shape": np.array(shape, np.int64)})["y"]
+    assert y.shape == expected
+    np.testing.assert_array_equal(y, x.reshape(expected))
+
+
+@pytest.mark.parametrize("shape,message", [
+    ([-1, -1, 6], "element 1 of the shape read from data is -1, and so is "
+                  "element 0: only one size may be inferred"),
+    ([5, -1, 2], "element 1 of the shape read from data is -1, but the "
+                 "input's 24 elements do not divide into the other sizes' 10"),
+    ([2, -2, 6], "element 1 of the shape read from data is -2"),
+    ([2, 3, 5], "reshape0*reshape1*reshape2 == 6*N does not hold: 30 != 24 "
+                "(from the element counts of dg.reshape 'y')"),
+])
+def test_reshape_bad_sizes(reshape, shape, message):
+    x = np.ones((4, 6), np.float32)
+    with pytest.raises(dyncc.DynccError) as error:
+        reshape.run({"x": x, "shape": np.array(shape, np.int64)})
+    text = str(error.value)
+    assert "\n" not in text
+    assert message in text, text
+
+
+def test_expand_broadcast_ones(tmp_path):
+    """Expand's 1 keeps the input's dimension; any other size must agree."""
+    path = _model(tmp_path, helper.make_node("Expand", ["x", "shape"], ["y"]),
+                  [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 1]),
+                   helper.make_tensor_value_info("shape", TensorProto.INT64, [3])],
+                  helper.make_tensor_value_info("y", TensorProto.FLOAT, None))
+    out = tmp_path / "m.dyncc"
+    dyncc.compile(path, out, targets=["cpu"])
+    session = dyncc.load(str(out)).session("cpu")
+    x = np.arange(3, dtype=np.float32).reshape(3, 1)
+    for shape in ([2, 1, 5], [1, 3, 1], [4, 3, 7]):
+        y = session.run({"x": x, "shape": np.array(shape, np.int64)})["y"]
+        np.testing.assert_array_equal(y, x * np.ones(shape, np.float32))
+    with pytest.raises(dyncc.DynccError, match="element 1 .* is 2, expected 3"):
+        session.run({"x": x, "shape": np.array([1, 2, 1], np.int64)})
+
+
+def test_sizes_grow_the_arena_mid_run(tmp_path):
+    """Tile's repeats size a temporary after the run started: the arena is
+    placed again around the temporaries already written, grows, and stays
+    within 1.25 x the live-set peak."""
+    nodes_ = [helper.make_node("Tile", ["x", "repeats"], ["t"]),
+              helper.make_node("Exp", ["t"], ["e"]),
+              helper.make_node("Add", ["e", "t"], ["y"])]
+    graph = helper.make_graph(
+        nodes_, "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 5]),
+         helper.make_tensor_value_info("repeats", TensorProto.INT64, [2])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    path = tmp_path / "m.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]),
+              str(path))
+    out = tmp_path / "m.dyncc"
+    dyncc.compile(path, out, targets=["cpu"], dims={"N": (1, 32)})
+    session = dyncc.load(str(out)).session("cpu")
+    rng = np.random.default_rng(0)
+    for n, repeats in ((1, [1, 1]), (3, [2, 7]), (31, [13, 3]), (2, [1, 2])):
+        x = rng.standard_normal((n, 5)).astype(np.float32)
+        y = session.run({"x": x, "repeats": np.array(repeats, np.int64)})["y"]
+        t = np.tile(x, repeats)
+        np.testing.assert_allclose(y, np.exp(t) + t, rtol=1e-5, atol=1e-6)
+        memory = session.memory()
+        assert memory["arena_bytes"] <= 1.25 * memory["live_peak_bytes"], memory
+
+
+def test_sizes_computed_from_data_are_refused(tmp_path, bin_dir):
+    """Range's length is computed from data, not read from it: the plan
+    refuses it with one line naming the op."""
+    path = _model(tmp_path, helper.make_node("Range", ["a", "b", "c"], ["y"]),
+                  [helper.make_tensor_value_info(n, TensorProto.INT64, [])
+                   for n in "abc"],
+                  helper.make_tensor_value_info("y", TensorProto.INT64, None))
+    proc = subprocess.run([bin_dir / "dyncc", "compile", path, "-o",
+                           tmp_path / "m.dyncc", "--target", "cpu", "--quiet"],
+                          capture_output=True, text=True)
+    assert proc.returncode == 1
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, lines
+    assert "is a size computed from data by dg.range" in lines[0], lines[0]
+    assert not (tmp_path / "m.dyncc").exists()
