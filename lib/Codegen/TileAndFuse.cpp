@@ -801,6 +801,58 @@ static void privatizeSharedResults(func::FuncOp func) {
   }
 }
 
+/// A kernel result that a sequential loop computes (NonZero's scan, whose
+/// destination has exactly the size the data gives): the loop runs whole in
+/// one block of one thread, in the block and thread foralls tiling would
+/// give it. Returns the new result.
+static Value runSequentially(RewriterBase &rewriter, scf::ForOp loop,
+                             unsigned index) {
+  Location loc = loop.getLoc();
+  MLIRContext *ctx = rewriter.getContext();
+  Value result = loop.getResult(index);
+  SmallVector<OpOperand *> uses =
+      llvm::map_to_vector(result.getUses(), [](OpOperand &use) {
+        return &use;
+      });
+  Value dest = loop.getInitArgs()[index];
+  int64_t rank = cast<RankedTensorType>(result.getType()).getRank();
+  OpFoldResult one = rewriter.getIndexAttr(1);
+  auto forall = [&](Value out, Attribute mapping) {
+    return scf::ForallOp::create(rewriter, loc, ArrayRef<OpFoldResult>{one},
+                                 ValueRange{out},
+                                 rewriter.getArrayAttr({mapping}));
+  };
+  // Inserts `value` whole into `loop`'s shared output, from its terminator.
+  auto insertWhole = [&](scf::ForallOp loop, Value value) {
+    Value into = loop.getRegionIterArgs()[0];
+    rewriter.setInsertionPoint(loop.getTerminator());
+    SmallVector<OpFoldResult> sizes =
+        tensor::getMixedSizes(rewriter, loc, into);
+    rewriter.setInsertionPointToStart(loop.getTerminator().getBody());
+    tensor::ParallelInsertSliceOp::create(
+        rewriter, loc, value, into,
+        SmallVector<OpFoldResult>(rank, rewriter.getIndexAttr(0)), sizes,
+        SmallVector<OpFoldResult>(rank, one));
+  };
+  rewriter.setInsertionPoint(loop);
+  scf::ForallOp blocks =
+      forall(dest, gpu::GPUBlockMappingAttr::get(ctx, gpu::MappingId::DimX));
+  rewriter.setInsertionPointToStart(blocks.getBody());
+  scf::ForallOp threads =
+      forall(blocks.getRegionIterArgs()[0],
+             gpu::GPUThreadMappingAttr::get(ctx, gpu::MappingId::DimX));
+  rewriter.moveOpBefore(loop, threads.getBody()->getTerminator());
+  rewriter.modifyOpInPlace(loop, [&] {
+    loop.getInitArgsMutable()[index].assign(threads.getRegionIterArgs()[0]);
+  });
+  insertWhole(threads, result);
+  insertWhole(blocks, threads.getResult(0));
+  for (OpOperand *use : uses)
+    rewriter.modifyOpInPlace(use->getOwner(),
+                             [&] { use->set(blocks.getResult(0)); });
+  return blocks.getResult(0);
+}
+
 /// Collects the tileable ops whose results reach `value`, a kernel result,
 /// through reshapes, casts and insert_slices.
 static LogicalResult collectRoots(Value value, SetVector<Operation *> &roots) {
@@ -2895,10 +2947,23 @@ struct TileAndFuse final : ::dyncc::impl::TileAndFusePassBase<TileAndFuse> {
     privatizeSharedResults(func);
 
     auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
+    IRRewriter sequential(&getContext());
+    bool anySequential = false;
+    for (OpOperand &operand : ret->getOpOperands()) {
+      auto loop = operand.get().getDefiningOp<scf::ForOp>();
+      if (!loop)
+        continue;
+      runSequentially(sequential, loop,
+                      cast<OpResult>(operand.get()).getResultNumber());
+      anySequential = true;
+    }
     SetVector<Operation *> roots;
-    for (Value value : ret.getOperands())
+    for (Value value : ret.getOperands()) {
+      if (value.getDefiningOp<scf::ForallOp>())
+        continue; // Run sequentially.
       if (failed(collectRoots(value, roots)))
         return signalPassFailure();
+    }
     // Consumers first: a root another root reads is fused into the reader.
     SmallVector<Operation *> order(roots.begin(), roots.end());
     llvm::sort(order, [](Operation *a, Operation *b) {
@@ -2915,6 +2980,9 @@ struct TileAndFuse final : ::dyncc::impl::TileAndFusePassBase<TileAndFuse> {
     // Per grid axis (x, y, z), the distinct block counts of the roots; the
     // grid is their maximum.
     std::set<DimExpr> grid[3];
+    if (anySequential)
+      for (std::set<DimExpr> &axis : grid)
+        axis.insert(DimExpr(1));
     for (Operation *op : order) {
       FailureOr<Operation *> expanded = expandScalarRoot(rewriter, op);
       if (failed(expanded))

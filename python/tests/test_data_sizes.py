@@ -160,3 +160,31 @@ def test_sizes_computed_from_data_are_refused(tmp_path, bin_dir):
     assert len(lines) == 1, lines
     assert "is a size computed from data by dg.range" in lines[0], lines[0]
     assert not (tmp_path / "m.dyncc").exists()
+
+
+@pytest.mark.parametrize("dtype,dims", [
+    (TensorProto.FLOAT, ["N", 7]),
+    (TensorProto.INT32, ["N"]),
+    (TensorProto.BOOL, ["N", 3, 5]),
+])
+def test_nonzero_count_bound_from_data(tmp_path, dtype, dims):
+    """NonZero's count is computed by a reduction, bound, and the scan then
+    writes a result of exactly that size; all zero, none zero and random
+    inputs at sizes 1, primes and a large one match numpy."""
+    path = _model(tmp_path, helper.make_node("NonZero", ["x"], ["y"]),
+                  [helper.make_tensor_value_info("x", dtype, dims)],
+                  helper.make_tensor_value_info("y", TensorProto.INT64, None))
+    out = tmp_path / "m.dyncc"
+    dyncc.compile(path, out, targets=["cpu"], dims={"N": (1, 300)})
+    artifact = dyncc.load(str(out))
+    assert artifact.data_symbols == {"nonzero0": "dg.nonzero 'y'"}
+    session = artifact.session("cpu")
+    numpy_type = onnx.helper.tensor_dtype_to_np_dtype(dtype)
+    rng = np.random.default_rng(dtype)
+    for n in (1, 2, 13, 31, 300):
+        shape = [n if d == "N" else d for d in dims]
+        values = rng.standard_normal(shape) * (rng.random(shape) < 0.4)
+        for x in (values, np.zeros(shape), np.ones(shape)):
+            x = x.astype(numpy_type)
+            y = session.run({"x": x})["y"]
+            np.testing.assert_array_equal(y, np.array(np.nonzero(x), np.int64))

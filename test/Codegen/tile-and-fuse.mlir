@@ -596,3 +596,41 @@ func.func @symbol_into_result(%n: index, %out: tensor<1xi64>) -> tensor<1xi64>
   } -> tensor<1xi64>
   return %1 : tensor<1xi64>
 }
+
+// -----
+
+// A result computed by a sequential loop (NonZero's scan into a destination
+// of exactly the count's size) runs whole in one block of one thread: the
+// loop moves into a block and a thread forall of one iteration each, whose
+// shared outputs carry the destination, and the grid is 1.
+// CHECK-LABEL: func.func @sequential_scan(
+//  CHECK-SAME:     %[[IN:[a-z0-9]+]]: tensor<8xf32>, %[[OUT:[a-z0-9]+]]: tensor<1x?xi64>
+//  CHECK-SAME:     dyncc.grid = {{\[}}["1"], ["1"], ["1"]]
+//       CHECK:   %[[R:.*]] = scf.forall (%{{.*}}) in (1) shared_outs(%[[B:.*]] = %[[OUT]])
+//       CHECK:     scf.forall (%{{.*}}) in (1) shared_outs(%[[T:.*]] = %[[B]])
+//       CHECK:       %[[SCAN:.*]]:2 = scf.for {{.*}} iter_args(%{{.*}} = %[[T]], %{{.*}} = %c0)
+//       CHECK:         tensor.parallel_insert_slice %[[SCAN]]#0 into %[[T]]
+//       CHECK:     } {mapping = [#gpu.thread<x>]}
+//       CHECK:   } {mapping = [#gpu.block<x>]}
+//       CHECK:   return %[[R]]
+func.func @sequential_scan(%in: tensor<8xf32>, %out: tensor<1x?xi64>) -> tensor<1x?xi64>
+    attributes {dyncc.kernel, dyncc.kind = "data_movement", dyncc.tile_config = {block = array<i64: 128>, k_step = 64 : i64, thread = array<i64: 4>}} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %zero = arith.constant 0.0 : f32
+  %r:2 = scf.for %i = %c0 to %c8 step %c1 iter_args(%acc = %out, %n = %c0) -> (tensor<1x?xi64>, index) {
+    %x = tensor.extract %in[%i] : tensor<8xf32>
+    %nz = arith.cmpf une, %x, %zero : f32
+    %next:2 = scf.if %nz -> (tensor<1x?xi64>, index) {
+      %v = arith.index_cast %i : index to i64
+      %ins = tensor.insert %v into %acc[%c0, %n] : tensor<1x?xi64>
+      %n1 = arith.addi %n, %c1 : index
+      scf.yield %ins, %n1 : tensor<1x?xi64>, index
+    } else {
+      scf.yield %acc, %n : tensor<1x?xi64>, index
+    }
+    scf.yield %next#0, %next#1 : tensor<1x?xi64>, index
+  }
+  return %r#0 : tensor<1x?xi64>
+}

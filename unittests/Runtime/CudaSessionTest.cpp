@@ -466,9 +466,11 @@ TEST(CudaSessionTest, BindsSizesFromDeviceData) {
   ASSERT_NE(model, nullptr) << error.message;
   auto session = cudaSession(model);
   ASSERT_NE(session, nullptr);
+  // The input stays bound after the loop: it outlives it.
+  int64_t x[2] = {0, 3};
+  int64_t shape[1] = {2};
   for (int64_t k : {1, 3000, 7, 40000}) {
-    int64_t x[2] = {k, 3};
-    int64_t shape[1] = {2};
+    x[0] = k;
     ASSERT_TRUE(session->setInput(0, x, shape, 1, error)) << error.message;
     ASSERT_TRUE(session->run(error)) << error.message;
     EXPECT_EQ(session->outputShape(0), std::vector<int64_t>{k});

@@ -87,6 +87,42 @@ func.func @layer_norm_inv_std(%x: tensor<?x8xf32, #sym.shape<[B, 8]>>, %g: tenso
 
 // -----
 
+// Over several axes whose size is not static, the normalization runs on
+// rows: the input flattened at the axis, the scale and bias (broadcast to
+// the normalized shape first) flattened to one row, and the results
+// reshaped back, so the statistics reduce one axis.
+// CHECK-LABEL: func.func @layer_norm_rows(
+//       CHECK:   %[[X:.+]] = dg.flatten %arg0 {axis = 1 : i64} : {{.*}} -> tensor<?x?xf32, #sym.shape<[B, 4*H]>>
+//       CHECK:   %[[G:.+]] = dg.flatten %arg1 {axis = 0 : i64} : {{.*}} -> tensor<1x?xf32, #sym.shape<[1, 4*H]>>
+//       CHECK:   %[[DIMS:.+]] = dg.dim_values <[H, 4]> : tensor<2xi64>
+//       CHECK:   %[[BB:.+]] = dg.expand %arg2, %[[DIMS]] : {{.*}} -> tensor<?x4xf32, #sym.shape<[H, 4]>>
+//       CHECK:   %[[BIAS:.+]] = dg.flatten %[[BB]] {axis = 0 : i64}
+//       CHECK:   %[[MEAN:.+]] = dg.reduce_mean %[[X]] {axes = array<i64: 1>} : {{.*}} -> tensor<?x1xf32, #sym.shape<[B, 1]>>
+//       CHECK:   dg.mul %{{.+}}, %[[G]]
+//       CHECK:   %[[Y:.+]] = dg.add %{{.+}}, %[[BIAS]]
+//       CHECK:   %[[SHAPE:.+]] = dg.dim_values <[B, H, 4]> : tensor<3xi64>
+//       CHECK:   %[[OUT:.+]] = dg.reshape %[[Y]], %[[SHAPE]] : {{.*}} -> tensor<?x?x4xf32, #sym.shape<[B, H, 4]>>
+//       CHECK:   %[[KEEP:.+]] = dg.dim_values <[B, 1, 1]> : tensor<3xi64>
+//       CHECK:   %[[M:.+]] = dg.reshape %[[MEAN]], %[[KEEP]] : {{.*}} -> tensor<?x1x1xf32, #sym.shape<[B, 1, 1]>>
+//       CHECK:   return %[[OUT]], %[[M]]
+// Static sizes keep the reduction over several axes (no copies).
+// CHECK-LABEL: func.func @layer_norm_static_axes(
+//   CHECK-NOT:   dg.flatten
+//       CHECK:   dg.reduce_mean %arg0 {axes = array<i64: 1, 2>}
+sym.symbol @B range [1, 64]
+sym.symbol @H range [1, 32]
+sym.symbol @S range [1, 32]
+func.func @layer_norm_rows(%x: tensor<?x?x4xf32, #sym.shape<[B, H, 4]>>, %g: tensor<?x4xf32, #sym.shape<[S, 4]>>, %b: tensor<4xf32>) -> (tensor<*xf32>, tensor<*xf32>) {
+  %0, %1 = dg.layer_norm %x, %g, %b : tensor<4xf32> {axis = 1 : i64} : tensor<?x?x4xf32, #sym.shape<[B, H, 4]>>, tensor<?x4xf32, #sym.shape<[S, 4]>> -> tensor<*xf32>, tensor<*xf32>
+  return %0, %1 : tensor<*xf32>, tensor<*xf32>
+}
+func.func @layer_norm_static_axes(%x: tensor<?x3x4xf32, #sym.shape<[B, 3, 4]>>, %g: tensor<3x4xf32>) -> tensor<*xf32> {
+  %0 = dg.layer_norm %x, %g {axis = 1 : i64} : tensor<?x3x4xf32, #sym.shape<[B, 3, 4]>>, tensor<3x4xf32> -> tensor<*xf32>
+  return %0 : tensor<*xf32>
+}
+
+// -----
+
 // Gemm with both transposes, alpha and beta: transposes, a matmul, and the
 // scalings and bias as elementwise ops the epilogue fusion absorbs.
 // CHECK-LABEL: func.func @gemm(

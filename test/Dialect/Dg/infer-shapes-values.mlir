@@ -251,8 +251,17 @@ func.func @computed_shapes(%x: tensor<?x?xf32, #sym.shape<[B, L]>>)
 //  CHECK-SAME:     -> (tensor<?xf32, #sym.shape<[nonzero0]>>, tensor<?x?x?xf32, #sym.shape<[reshape0, reshape1, reshape2]>>, tensor<?x?x?xf32, #sym.shape<[expand0, B, L]>>, tensor<?xi64, #sym.shape<[range0]>>, tensor<?x?xf32, #sym.shape<[B, slice0]>>, tensor<f32>)
 //  CHECK-NEXT:   sym.bind %arg1 as <[reshape0, reshape1, reshape2]> "dg.reshape 'view'" reshape_of <[B, L]> : tensor<3xi64>
 //  CHECK-NEXT:   sym.bind %arg1 as <[expand0, B, L]> "dg.expand" broadcast : tensor<3xi64>
+// NonZero's count is computed (the elements not equal to zero, summed)
+// and bound before the NonZero runs, so its result has its exact size.
+//       CHECK:   %[[ZERO:.*]] = dg.constant dense<0.000000e+00> : tensor<f32>
+//  CHECK-NEXT:   %[[EQ:.*]] = dg.equal %arg0, %[[ZERO]]
+//  CHECK-NEXT:   %[[NE:.*]] = dg.not %[[EQ]]
+//  CHECK-NEXT:   %[[ONES:.*]] = dg.cast %[[NE]] : tensor<?x?xi1, #sym.shape<[B, L]>> -> tensor<?x?xi64, #sym.shape<[B, L]>>
+//  CHECK-NEXT:   %[[SUM:.*]] = dg.reduce_sum %[[ONES]] {keepdims = false} : {{.*}} -> tensor<i64>
+//  CHECK-NEXT:   %[[COUNT:.*]] = dg.unsqueeze %[[SUM]] {axes = array<i64: 0>} : tensor<i64> -> tensor<1xi64>
+//  CHECK-NEXT:   sym.bind %[[COUNT]] as <[nonzero0]> "dg.nonzero 'find'" : tensor<1xi64>
+//  CHECK-NEXT:   dg.nonzero {{.*}} -> tensor<2x?xi64, #sym.shape<[2, nonzero0]>>
 //   CHECK-NOT:   sym.bind
-//       CHECK:   dg.nonzero {{.*}} -> tensor<2x?xi64, #sym.shape<[2, nonzero0]>>
 //       CHECK:   dg.constant_of_shape {{.*}} -> tensor<?xf32, #sym.shape<[nonzero0]>>
 //       CHECK:   dg.matmul {{.*}} : (tensor<?xf32, #sym.shape<[nonzero0]>>, tensor<?xf32, #sym.shape<[nonzero0]>>) -> tensor<f32>
 sym.symbol @B range [1, 64]

@@ -132,11 +132,71 @@ Value decomposeSoftmax(PrimitiveBuilder &h, SoftmaxOpTy op, bool log) {
 /// deviation (ONNX's optional second and third outputs).
 SmallVector<Value> decomposeLayerNorm(PrimitiveBuilder &h, LayerNormOp op) {
   Value x = op.getInput();
-  int64_t rank = PrimitiveBuilder::shapeOf(x).size();
+  Value scale = op.getScale(), bias = op.getBias();
+  SmallVector<DimExpr> shape = PrimitiveBuilder::shapeOf(x);
+  int64_t rank = shape.size();
   // I64Attr accessors return uint64_t: read the axis as signed.
   int64_t axis = static_cast<int64_t>(op.getAxis());
   if (axis < 0)
     axis += rank;
+  // Over several axes, normalize rows: [outer, inner], with the scale and
+  // bias broadcast to the normalized shape and flattened the same way, and
+  // the results reshaped back. The statistics then reduce one row (a row
+  // kernel) instead of several loops whose centred values a kernel would
+  // keep whole with no static bound. Only where the normalized size is not
+  // static: the reshapes are copies outside the reduction's kernel.
+  ArrayRef<DimExpr> normalized = ArrayRef(shape).drop_front(axis);
+  DimExpr size(1);
+  for (const DimExpr &d : normalized)
+    size = size * d;
+  auto fits = [&](Value v) {
+    return !v || PrimitiveBuilder::shapeOf(v).size() <= normalized.size();
+  };
+  Type et = getElementTypeOrSelf(x.getType());
+  auto dimValues = [&](ArrayRef<DimExpr> dims) -> Value {
+    return DimValuesOp::create(
+        h.b, h.loc,
+        RankedTensorType::get({(int64_t)dims.size()}, h.b.getI64Type()),
+        sym::ShapeAttr::get(h.b.getContext(), dims));
+  };
+  if (rank - axis > 1 && !size.isConstant() && fits(scale) && fits(bias)) {
+    DimExpr outer(1), inner(1);
+    for (int64_t d = 0; d < rank; ++d)
+      (d < axis ? outer : inner) = (d < axis ? outer : inner) * shape[d];
+    auto flatten = [&](Value v, int64_t at, DimExpr lead) -> Value {
+      if (!v)
+        return v;
+      if (at == 0 && ArrayRef(PrimitiveBuilder::shapeOf(v)) != normalized)
+        v = ExpandOp::create(h.b, h.loc, h.typeOf(normalized, et), v,
+                             dimValues(normalized));
+      return FlattenOp::create(h.b, h.loc, h.typeOf({lead, inner}, et), v,
+                               static_cast<uint64_t>(at));
+    };
+    auto reshape = [&](Value v, ArrayRef<DimExpr> to) -> Value {
+      return ReshapeOp::create(h.b, h.loc, h.typeOf(to, et), v, dimValues(to));
+    };
+    // The same op over rows: [outer, inner], statistics [outer, 1].
+    SmallVector<Value> operands{flatten(x, axis, outer),
+                                flatten(scale, 0, DimExpr(1))};
+    if (bias)
+      operands.push_back(flatten(bias, 0, DimExpr(1)));
+    SmallVector<Type> types{h.typeOf({outer, inner}, et)};
+    for (Value stat : op.getStatistics())
+      types.push_back(h.typeOf({outer, DimExpr(1)},
+                               getElementTypeOrSelf(stat.getType())));
+    auto flat = LayerNormOp::create(h.b, h.loc, types, operands,
+                                    op->getAttrs());
+    flat.setAxis(1);
+    SmallVector<DimExpr> keep(shape.begin(), shape.end());
+    for (int64_t d = axis; d < rank; ++d)
+      keep[d] = DimExpr(1);
+    SmallVector<Value> flatResults = decomposeLayerNorm(h, flat);
+    SmallVector<Value> results{reshape(flatResults[0], shape)};
+    for (Value stat : ArrayRef(flatResults).drop_front())
+      results.push_back(reshape(stat, keep));
+    flat->erase();
+    return results;
+  }
   SmallVector<int64_t> axes;
   for (int64_t a = axis; a < rank; ++a)
     axes.push_back(a);
@@ -146,9 +206,9 @@ SmallVector<Value> decomposeLayerNorm(PrimitiveBuilder &h, LayerNormOp op) {
   Value variance = h.reduce<ReduceMeanOp>(square, axes);
   Value eps = h.scalar(x, op.getEpsilon().convertToFloat());
   Value stddev = h.unary<SqrtOp>(h.binary<AddOp>(variance, eps));
-  Value y = h.binary<MulOp>(h.binary<DivOp>(centered, stddev), op.getScale());
-  if (op.getBias())
-    y = h.binary<AddOp>(y, op.getBias());
+  Value y = h.binary<MulOp>(h.binary<DivOp>(centered, stddev), scale);
+  if (bias)
+    y = h.binary<AddOp>(y, bias);
   SmallVector<Value> results{y};
   if (!op.getStatistics().empty())
     results.push_back(mean);

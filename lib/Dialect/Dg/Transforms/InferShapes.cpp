@@ -139,6 +139,7 @@ public:
                                    func.getBody().front().getArgumentTypes(),
                                    ret.getOperandTypes()));
     bindDataSizes();
+    bindNonZeroCounts(func);
   }
 
 private:
@@ -253,6 +254,62 @@ private:
     state.operandShapes = std::move(operandShapes);
     state.operandValues = std::move(operandValues);
     return changed;
+  }
+
+  /// NonZero's count: the number of elements that are not zero, computed
+  /// by ordinary ops (not, equal, cast, reduce_sum) right after the input,
+  /// and bound from that count before the NonZero runs, whose result then
+  /// has its exact size.
+  void bindNonZeroCounts(func::FuncOp func) {
+    SmallVector<NonZeroOp> ops;
+    func.walk([&](NonZeroOp op) {
+      if (!op.countsEveryElement())
+        ops.push_back(op);
+    });
+    for (NonZeroOp op : ops) {
+      Value input = op.getInput();
+      auto inType = dyn_cast<RankedTensorType>(input.getType());
+      auto resultType = dyn_cast<RankedTensorType>(op.getType());
+      std::optional<SmallVector<DimExpr>> result =
+          resultType ? sym::getSymbolicShape(resultType) : std::nullopt;
+      if (!inType || !result || result->size() != 2)
+        continue;
+      OpBuilder builder(op);
+      Location loc = op.getLoc();
+      MLIRContext *ctx = op.getContext();
+      Type element = inType.getElementType();
+      auto like = [&](Type elem) {
+        return RankedTensorType::get(inType.getShape(), elem,
+                                     inType.getEncoding());
+      };
+      auto scalar = RankedTensorType::get({}, element);
+      Attribute zero = isa<FloatType>(element)
+                           ? Attribute(FloatAttr::get(element, 0.0))
+                           : Attribute(IntegerAttr::get(element, 0));
+      Value zeros = ConstantOp::create(
+          builder, loc, scalar,
+          cast<ElementsAttr>(DenseElementsAttr::get(scalar, zero)));
+      Value isZero = EqualOp::create(builder, loc, like(builder.getI1Type()),
+                                     input, zeros);
+      Value nonzero =
+          NotOp::create(builder, loc, like(builder.getI1Type()), isZero);
+      Value ones = CastOp::create(builder, loc, like(builder.getI64Type()),
+                                  nonzero);
+      Value count = ReduceSumOp::create(
+          builder, loc, RankedTensorType::get({}, builder.getI64Type()), ones,
+          /*axes=*/nullptr, builder.getBoolAttr(false));
+      Value values = UnsqueezeOp::create(
+          builder, loc, RankedTensorType::get({1}, builder.getI64Type()),
+          count, builder.getDenseI64ArrayAttr({0}));
+      std::string where = op->getName().getStringRef().str();
+      if (auto name = dyn_cast<NameLoc>(loc))
+        where += " '" + name.getName().getValue().str() + "'";
+      sym::BindOp::create(builder, loc, values,
+                          sym::ShapeAttr::get(ctx, {(*result)[1]}),
+                          builder.getStringAttr(where),
+                          /*reshape_of=*/sym::ShapeAttr(),
+                          /*allowzero=*/false, /*broadcast=*/false);
+    }
   }
 
   /// Sizes read from data: a `sym.bind` of the operand that gives them,
