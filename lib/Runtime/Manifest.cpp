@@ -985,6 +985,37 @@ bool dyncc::runtime::parseManifest(std::string_view json, Manifest &out,
   return false;
 }
 
+/// The parameter count of each `.entry` of PTX text `ptx`: the `.param`s
+/// between the entry's name and the `)` that closes its list.
+static std::unordered_map<std::string_view, size_t>
+ptxParamCounts(std::string_view ptx) {
+  std::unordered_map<std::string_view, size_t> counts;
+  constexpr std::string_view kEntry = ".entry ";
+  for (size_t at = ptx.find(kEntry); at != std::string_view::npos;
+       at = ptx.find(kEntry, at + kEntry.size())) {
+    size_t name = at + kEntry.size();
+    while (name < ptx.size() && (ptx[name] == ' ' || ptx[name] == '\t'))
+      ++name;
+    size_t open = ptx.find('(', name);
+    size_t close = open == std::string_view::npos
+                       ? std::string_view::npos
+                       : ptx.find(')', open);
+    if (close == std::string_view::npos)
+      break;
+    std::string_view entry = ptx.substr(name, open - name);
+    while (!entry.empty() && (entry.back() == ' ' || entry.back() == '\t' ||
+                              entry.back() == '\n' || entry.back() == '\r'))
+      entry.remove_suffix(1);
+    std::string_view list = ptx.substr(open, close - open);
+    size_t params = 0;
+    for (size_t p = list.find(".param"); p != std::string_view::npos;
+         p = list.find(".param", p + 6))
+      ++params;
+    counts[entry] = params;
+  }
+  return counts;
+}
+
 bool dyncc::runtime::checkManifestSections(const Manifest &manifest,
                                            const ArtifactFile &file,
                                            std::string &error) {
@@ -1020,6 +1051,9 @@ bool dyncc::runtime::checkManifestSections(const Manifest &manifest,
                             " bytes, expected " + std::to_string(bytes) + " (" +
                             dtypeName(buffer.dtype) + "[" + shapeText + "])");
   }
+  // Per PTX section, its entries' parameter counts (each section read once).
+  std::unordered_map<std::string, std::unordered_map<std::string_view, size_t>>
+      ptxParams;
   for (size_t k = 0; k < manifest.kernels.size(); ++k) {
     const KernelInfo &kernel = manifest.kernels[k];
     std::string path = element("kernels", k);
@@ -1027,9 +1061,24 @@ bool dyncc::runtime::checkManifestSections(const Manifest &manifest,
       return fail(path + ".cpu.section",
                   "no section '" + kernel.cpuSection + "' in the artifact");
     for (const GpuCode &code : kernel.gpu) {
-      if (!file.findSection(code.section))
+      const ArtifactSection *ptx = file.findSection(code.section);
+      if (!ptx)
         return fail(path + ".gpu." + code.arch + ".section",
                     "no section '" + code.section + "' in the artifact");
+      // The entry's parameters are the flattened `params` (the kernel ABI,
+      // docs/ArtifactFormat.md): a launch fills exactly those slots. An
+      // entry the PTX lacks is the driver's error, at load.
+      auto counts = ptxParams.find(code.section);
+      if (counts == ptxParams.end())
+        counts = ptxParams.emplace(code.section, ptxParamCounts(ptx->bytes()))
+                     .first;
+      auto entry = counts->second.find(code.entry);
+      if (entry != counts->second.end() && entry->second != kernel.numSlots)
+        return fail(path + ".gpu." + code.arch + ".entry",
+                    "entry '" + code.entry + "' of section '" + code.section +
+                        "' takes " + std::to_string(entry->second) +
+                        " parameters, but the kernel's params flatten to " +
+                        std::to_string(kernel.numSlots));
       if (!code.cubinSection.empty() && !file.findSection(code.cubinSection))
         return fail(path + ".gpu." + code.arch + ".cubin",
                     "no section '" + code.cubinSection + "' in the artifact");

@@ -81,8 +81,9 @@ private:
 };
 
 /// A PTX entry whose parameters are the flattened kernel ABI: `memrefs`
-/// rank-2 buffers (two pointers each) and `ints` integers.
-std::string ptxEntry(const std::string &name, int memrefs, int ints) {
+/// buffers of rank `rank` (two pointers each) and `ints` integers.
+std::string ptxEntry(const std::string &name, int memrefs, int ints,
+                     int rank = 2) {
   std::string text = ".visible .entry " + name + "(\n";
   int index = 0;
   auto param = [&](bool pointer) {
@@ -92,7 +93,7 @@ std::string ptxEntry(const std::string &name, int memrefs, int ints) {
     ++index;
   };
   for (int m = 0; m < memrefs; ++m)
-    for (int slot = 0; slot < 7; ++slot)
+    for (int slot = 0; slot < 3 + 2 * rank; ++slot)
       param(slot < 2);
   for (int i = 0; i < ints; ++i)
     param(false);
@@ -102,7 +103,7 @@ std::string ptxEntry(const std::string &name, int memrefs, int ints) {
 std::string ptxModule(int arch) {
   return "//\n.version 8.0\n.target sm_" + std::to_string(arch) +
          "\n.address_size 64\n\n" + ptxEntry("test_matmul", 3, 1) +
-         ptxEntry("test_add1_relu", 2, 1) + ptxEntry("test_fill", 1, 1);
+         ptxEntry("test_add1_relu", 2, 1) + ptxEntry("test_fill", 1, 1, 1);
 }
 
 /// An ELF for EM_CUDA of architecture `arch` (ELF ABI version 8 keeps it
@@ -491,6 +492,23 @@ TEST(CudaSessionTest, BindsSizesFromDeviceData) {
               "cuda:0: steps[1]: cuMemcpyDtoHAsync of sizes failed: "
               "CUDA_ERROR_UNKNOWN (fake driver error)");
   }
+}
+
+TEST(CudaSessionTest, PtxParametersMatchTheManifest) {
+  // A kernel whose params flatten to other slots than its PTX entry takes
+  // is refused at load, before any launch could read past its slots.
+  std::string manifest = replaceOnce(
+      gpuManifest(), "\"params\": [{\"buffer\": 2}, {\"buffer\": 3}, "
+                     "{\"expr\": \"B*8\"}]",
+      "\"params\": [{\"buffer\": 2}, {\"buffer\": 3}]");
+  std::string bytes = gpuArtifact(manifest);
+  RuntimeError error;
+  EXPECT_EQ(Model::loadMemory(bytes.data(), bytes.size(), "gpu.dyncc", error),
+            nullptr);
+  EXPECT_EQ(error.message,
+            "gpu.dyncc: manifest: kernels[2].gpu.sm_80.entry: entry "
+            "'test_add1_relu' of section 'ptx.sm_80' takes 15 parameters, but "
+            "the kernel's params flatten to 14");
 }
 
 TEST(CudaSessionTest, DriverFailuresAreErrors) {
