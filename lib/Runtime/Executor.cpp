@@ -835,18 +835,12 @@ bool Session::resolveReshape(const StepInfo &step,
 bool Session::bindFromData(const StepInfo &step, size_t stepIndex,
                            RuntimeError &error) {
   const Manifest &manifest = loaded->manifest();
+  // The buffer holds exactly one i64 or i32 per element (readSteps).
   size_t count = step.dims.size();
   bool wide = manifest.buffers[step.src].dtype == DType::I64;
   size_t bytes = count * (wide ? 8 : 4);
-  if (bufferBytes[step.src] != bytes)
-    return error.fail(DYNCC_ERROR_INTERNAL,
-                      "steps[" + std::to_string(stepIndex) + "]: buffer " +
-                          str(manifest.buffers[step.src].id) + " has " +
-                          str(bufferBytes[step.src]) + " bytes, not " +
-                          str(bytes));
   // Read back: the data is on the device for CUDA sessions.
-  std::vector<int64_t> &values = boundValues;
-  values.resize(count);
+  std::vector<int64_t> values(count);
   const void *host = bufferData[step.src];
   std::vector<unsigned char> staged;
   if (gpu && bytes != 0) {

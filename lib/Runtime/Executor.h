@@ -299,8 +299,6 @@ private:
   std::vector<InputBinding> inputs;
   std::vector<int64_t> symbols;
   std::vector<uint8_t> symbolBound;
-  /// The last bind step's values.
-  std::vector<int64_t> boundValues;
   std::vector<std::vector<int64_t>> bufferShapes;
   std::vector<size_t> bufferBytes;
   std::vector<void *> bufferData;

@@ -845,7 +845,6 @@ bool ManifestReader::checkLifetimes() {
 /// must be bound; a launch or copy may only use bound symbols. Records when
 /// each constraint and buffer can first be evaluated.
 bool ManifestReader::bindSymbols() {
-  std::vector<size_t> boundAt(manifest.symbols.size(), kAtBinding);
   std::vector<uint8_t> bound(manifest.symbols.size(), 0);
   for (size_t s = 0; s < manifest.symbols.size(); ++s) {
     for (size_t i = 0; i < manifest.inputs.size() && !bound[s]; ++i) {
@@ -875,10 +874,11 @@ bool ManifestReader::bindSymbols() {
     for (const ShapeExpr &expr : exprs) {
       slots.clear();
       expr.collectSymbols(slots);
-      for (size_t slot : slots)
-        if (boundAt[slot] != kAtBinding &&
-            (ready == kAtBinding || boundAt[slot] > ready))
-          ready = boundAt[slot];
+      for (size_t slot : slots) {
+        size_t step = manifest.symbols[slot].bindingStep;
+        if (step != kAtBinding && (ready == kAtBinding || step > ready))
+          ready = step;
+      }
     }
     return ready;
   };
@@ -902,8 +902,7 @@ bool ManifestReader::bindSymbols() {
     std::string path = element("steps", i);
     switch (step.op) {
     case StepInfo::Op::Bind:
-      if (!checkBuffer(i, step.src))
-        return false;
+      // Its buffer has a static shape (readSteps).
       step.reshapeReady = true;
       for (const ShapeExpr &dim : step.reshapeOf)
         step.reshapeReady &= unbound(dim) == nullptr;
@@ -914,7 +913,6 @@ bool ManifestReader::bindSymbols() {
           size_t slot = dim.symbolSlot();
           step.binds[d] = slot;
           bound[slot] = 1;
-          boundAt[slot] = i;
           manifest.symbols[slot].bindingStep = i;
           continue;
         }
