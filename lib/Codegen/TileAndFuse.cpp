@@ -804,8 +804,8 @@ static void privatizeSharedResults(func::FuncOp func) {
 /// A kernel result that a sequential loop computes (NonZero's scan, whose
 /// destination has exactly the size the data gives): the loop runs whole in
 /// one block of one thread, in the block and thread foralls tiling would
-/// give it. Returns the new result.
-static Value runSequentially(RewriterBase &rewriter, scf::ForOp loop,
+/// give it; the loop's users read the block forall's result.
+static void runSequentially(RewriterBase &rewriter, scf::ForOp loop,
                              unsigned index) {
   Location loc = loop.getLoc();
   MLIRContext *ctx = rewriter.getContext();
@@ -850,7 +850,6 @@ static Value runSequentially(RewriterBase &rewriter, scf::ForOp loop,
   for (OpOperand *use : uses)
     rewriter.modifyOpInPlace(use->getOwner(),
                              [&] { use->set(blocks.getResult(0)); });
-  return blocks.getResult(0);
 }
 
 /// Collects the tileable ops whose results reach `value`, a kernel result,

@@ -146,9 +146,9 @@ SmallVector<Value> decomposeLayerNorm(PrimitiveBuilder &h, LayerNormOp op) {
   // keep whole with no static bound. Only where the normalized size is not
   // static: the reshapes are copies outside the reduction's kernel.
   ArrayRef<DimExpr> normalized = ArrayRef(shape).drop_front(axis);
-  DimExpr size(1);
-  for (const DimExpr &d : normalized)
-    size = size * d;
+  DimExpr outer(1), inner(1);
+  for (int64_t d = 0; d < rank; ++d)
+    (d < axis ? outer : inner) = (d < axis ? outer : inner) * shape[d];
   auto fits = [&](Value v) {
     return !v || PrimitiveBuilder::shapeOf(v).size() <= normalized.size();
   };
@@ -159,10 +159,7 @@ SmallVector<Value> decomposeLayerNorm(PrimitiveBuilder &h, LayerNormOp op) {
         RankedTensorType::get({(int64_t)dims.size()}, h.b.getI64Type()),
         sym::ShapeAttr::get(h.b.getContext(), dims));
   };
-  if (rank - axis > 1 && !size.isConstant() && fits(scale) && fits(bias)) {
-    DimExpr outer(1), inner(1);
-    for (int64_t d = 0; d < rank; ++d)
-      (d < axis ? outer : inner) = (d < axis ? outer : inner) * shape[d];
+  if (rank - axis > 1 && !inner.isConstant() && fits(scale) && fits(bias)) {
     auto flatten = [&](Value v, int64_t at, DimExpr lead) -> Value {
       if (!v)
         return v;

@@ -28,6 +28,15 @@ using namespace dyncc::dg;
 
 namespace {
 
+/// An op as messages and `defined_by` name it: `dg.reshape 'name'` (the
+/// name from its location, when it has one).
+static std::string describeOp(Operation *op) {
+  std::string what = op->getName().getStringRef().str();
+  if (auto loc = dyn_cast<NameLoc>(op->getLoc()))
+    what += " '" + loc.getName().getValue().str() + "'";
+  return what;
+}
+
 /// A fresh data-dependent symbol: its name and what it measures.
 struct FreshSymbol {
   std::string name;
@@ -301,12 +310,9 @@ private:
       Value values = UnsqueezeOp::create(
           builder, loc, RankedTensorType::get({1}, builder.getI64Type()),
           count, builder.getDenseI64ArrayAttr({0}));
-      std::string where = op->getName().getStringRef().str();
-      if (auto name = dyn_cast<NameLoc>(loc))
-        where += " '" + name.getName().getValue().str() + "'";
       sym::BindOp::create(builder, loc, values,
                           sym::ShapeAttr::get(ctx, {(*result)[1]}),
-                          builder.getStringAttr(where),
+                          builder.getStringAttr(describeOp(op)),
                           /*reshape_of=*/sym::ShapeAttr(),
                           /*allowzero=*/false, /*broadcast=*/false);
     }
@@ -327,9 +333,7 @@ private:
       while (at != block->end() && isa<sym::BindOp>(*at))
         ++at;
       builder.setInsertionPoint(block, at);
-      std::string where = op->getName().getStringRef().str();
-      if (auto loc = dyn_cast<NameLoc>(op->getLoc()))
-        where += " '" + loc.getName().getValue().str() + "'";
+      std::string where = describeOp(op);
       auto dims =
           sym::ShapeAttr::get(op->getContext(),
                               constraints.resolve(binding.second));
@@ -339,19 +343,18 @@ private:
                    other.getWhere() == where;
           }))
         continue; // Propagation ran again.
+      // A Reshape's values follow its rules over its input's shape.
+      sym::ShapeAttr reshapeOf;
       auto reshape = dyn_cast<ReshapeOp>(op);
-      auto bind = sym::BindOp::create(
-          builder, op->getLoc(), values, dims, builder.getStringAttr(where),
-          /*reshape_of=*/sym::ShapeAttr(), /*allowzero=*/false,
-          /*broadcast=*/false);
-      if (reshape) {
-        auto input = shapes.find(reshape.getOperand(0));
-        if (input != shapes.end())
-          bind.setReshapeOfAttr(sym::ShapeAttr::get(
-              op->getContext(), constraints.resolve(input->second)));
-        bind.setAllowzero(reshape.getAllowzero());
-      }
-      bind.setBroadcast(isa<ExpandOp>(op));
+      if (reshape)
+        if (auto input = shapes.find(reshape.getOperand(0));
+            input != shapes.end())
+          reshapeOf = sym::ShapeAttr::get(op->getContext(),
+                                          constraints.resolve(input->second));
+      sym::BindOp::create(builder, op->getLoc(), values, dims,
+                          builder.getStringAttr(where), reshapeOf,
+                          /*allowzero=*/reshape && reshape.getAllowzero(),
+                          /*broadcast=*/isa<ExpandOp>(op));
     }
   }
 
@@ -366,10 +369,7 @@ private:
       }
     }
     usedNames.insert(name);
-    std::string what = op.getName().getStringRef().str();
-    if (auto loc = dyn_cast<NameLoc>(op.getLoc()))
-      what += " '" + loc.getName().getValue().str() + "'";
-    fresh.push_back({name, what});
+    fresh.push_back({name, describeOp(&op)});
     return DimExpr::symbol(name);
   }
 
