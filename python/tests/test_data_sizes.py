@@ -15,6 +15,7 @@ import pytest
 from onnx import TensorProto, helper
 
 import dyncc
+from conftest import SHARED_MODELS, require
 from dyncc_conformance import nodes
 
 # Node tests whose sizes come from a shape operand that is a graph input.
@@ -88,6 +89,8 @@ def test_reshape_rules(reshape, n, shape, expected):
     ([5, -1, 2], "element 1 of the shape read from data is -1, but the "
                  "input's 24 elements do not divide into the other sizes' 10"),
     ([2, -2, 6], "element 1 of the shape read from data is -2"),
+    ([2, 3, 0], "element 2 of the shape read from data is 0, but the input "
+                "has rank 2"),
     ([2, 3, 5], "reshape0*reshape1*reshape2 == 6*N does not hold: 30 != 24 "
                 "(from the element counts of dg.reshape 'y')"),
 ])
@@ -188,3 +191,29 @@ def test_nonzero_count_bound_from_data(tmp_path, dtype, dims):
             x = x.astype(numpy_type)
             y = session.run({"x": x})["y"]
             np.testing.assert_array_equal(y, np.array(np.nonzero(x), np.int64))
+
+
+def test_shared_model_sizes_that_give_each_other(tmp_path, bin_dir):
+    """shape_constantofshape_chain reshapes a fill of a*b elements to
+    [1, a, b] read from its input, and the fill's size is the product of
+    the very sizes the reshape reads: a -1 there cannot be inferred (its
+    input's size is what it would give), which is one line. `dyncc bench`
+    refuses --dim on those symbols: they are not input dimensions."""
+    model = SHARED_MODELS / "shape_constantofshape_chain_pt16_opset9.onnx"
+    require(model.exists(), f"{model} is missing")
+    out = tmp_path / "m.dyncc"
+    dyncc.compile(model, out, targets=["cpu"])
+    session = dyncc.load(str(out)).session("cpu")
+    y = session.run({"shape": np.array([3, 5], np.int64)})["output"]
+    np.testing.assert_array_equal(y, np.zeros((1, 3, 5), np.float32))
+    with pytest.raises(dyncc.DynccError) as error:
+        session.run({"shape": np.array([-1, 3], np.int64)})
+    assert str(error.value) == (
+        "dg.reshape 'Reshape_15': the shape read from data has a 0 or -1, "
+        "which needs the input's sizes, but they are sizes this shape gives")
+    proc = subprocess.run([bin_dir / "dyncc", "bench", out, "--dim",
+                           "reshape1=3"], capture_output=True, text=True)
+    assert proc.returncode == 1
+    assert proc.stderr.strip().splitlines() == [
+        "dyncc: error: --dim reshape1: the symbol is a size read from data by "
+        "dg.reshape 'Reshape_15', not an input dimension"]

@@ -492,6 +492,26 @@ TEST(CudaSessionTest, BindsSizesFromDeviceData) {
               "cuda:0: steps[1]: cuMemcpyDtoHAsync of sizes failed: "
               "CUDA_ERROR_UNKNOWN (fake driver error)");
   }
+  // A fresh session whose buffers grow at the bind step: the allocations
+  // (the output, sized first, fails first) and the copy of the temps written
+  // before the bind into the grown arena are checked.
+  auto grow = [&](const char *entry) {
+    auto fresh = cudaSession(model);
+    x[0] = 1;
+    EXPECT_TRUE(fresh->setInput(0, x, shape, 1, error) && fresh->run(error))
+        << error.message;
+    x[0] = 40000;
+    EXPECT_TRUE(fresh->setInput(0, x, shape, 1, error)) << error.message;
+    FakeSetting fail("DYNCC_FAKE_CUDA_FAIL", entry);
+    EXPECT_FALSE(fresh->run(error));
+    return error.message;
+  };
+  EXPECT_EQ(grow("cuMemAlloc_v2"),
+            "cuda:0: cuMemAlloc of 160000 bytes for output 'O' failed: "
+            "CUDA_ERROR_OUT_OF_MEMORY (out of memory)");
+  EXPECT_EQ(grow("cuMemcpyDtoDAsync_v2"),
+            "cuda:0: cuMemcpyDtoDAsync of the arena failed: CUDA_ERROR_UNKNOWN "
+            "(fake driver error)");
 }
 
 TEST(CudaSessionTest, PtxParametersMatchTheManifest) {

@@ -534,6 +534,9 @@ TEST(ManifestTest, RejectsBadBindSteps) {
       {"\"where\": \"test bind\"}", "\"where\": \"test bind\", "
                                    "\"broadcast\": 1}",
        "manifest: steps[1].broadcast: expected a boolean, got an integer"},
+      {"\"where\": \"test bind\"}", "\"where\": \"test bind\", "
+                                   "\"reshape_of\": 3}",
+       "manifest: steps[1].reshape_of: expected an array, got an integer"},
       // The launch that uses K before the step that binds it.
       {"{\"op\": \"launch\", \"group\": 0}", "{\"op\": \"launch\", \"group\": 1}",
        "manifest: steps[0]: uses temp buffer 4 outside its lifetime [2, 3]"},
