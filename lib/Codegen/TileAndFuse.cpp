@@ -536,7 +536,7 @@ static LogicalResult prepareKernel(func::FuncOp func) {
   // back, its operands with it, and that value, behind an expansion, would
   // be computed whole, outside the tiles (a softmax over [N, C, 1, 1]).
   auto putsBackUnitDims = [](Operation *op) {
-    auto expand = dyn_cast<tensor::ExpandShapeOp>(op);
+    auto expand = dyn_cast_or_null<tensor::ExpandShapeOp>(op);
     if (!expand)
       return false;
     ArrayRef<int64_t> shape = expand.getResultType().getShape();
@@ -554,10 +554,26 @@ static LogicalResult prepareKernel(func::FuncOp func) {
                     !v.hasOneUse();
            });
   };
+  // A generic all of whose loops are of extent 1 (a single row's statistic
+  // made into InvStdDev, [1, 1]) that reads a unit expansion of the
+  // statistic is collapsed onto the expansion's source (below), and is not
+  // expanded back here: tiled over [1, 1], it would not fuse the statistic
+  // through the expansion, which would be computed whole, ahead of the
+  // tiles. (A fill is still expanded, to its kernel argument.)
+  auto isUnitExtent = [](Operation *op, unsigned minLoops) {
+    auto linalgOp = dyn_cast_or_null<linalg::GenericOp>(op);
+    return linalgOp && linalgOp.getNumLoops() >= minLoops &&
+           llvm::all_of(linalgOp.getStaticLoopRanges(),
+                        [](int64_t extent) { return extent == 1; });
+  };
   linalg::populateFoldReshapeOpsByExpansionPatterns(
       reshapes, [&](OpOperand *operand) {
         Operation *producer = operand->get().getDefiningOp();
         if (!producer || !producer->hasOneUse() || splitsReduction(operand))
+          return false;
+        if (isUnitExtent(operand->getOwner(), 1) ||
+            (putsBackUnitDims(operand->getOwner()) &&
+             isUnitExtent(producer, 1)))
           return false;
         if (putsBackUnitDims(operand->getOwner()) &&
             readsSharedValue(producer))
@@ -573,7 +589,9 @@ static LogicalResult prepareKernel(func::FuncOp func) {
   // The producer of such a flattened input computes on the flattened
   // shape, so it fuses into the contraction's tiles through a slice.
   linalg::populateFoldReshapeOpsByCollapsingPatterns(
-      reshapes, [](OpOperand *operand) {
+      reshapes, [&](OpOperand *operand) {
+        if (isUnitExtent(operand->getOwner(), 2))
+          return putsBackUnitDims(operand->get().getDefiningOp());
         auto collapse = dyn_cast<tensor::CollapseShapeOp>(operand->getOwner());
         if (!collapse || !operand->get().hasOneUse())
           return false;

@@ -15,19 +15,6 @@ _NODE_GROUPS = {
     "dyncc refuses the rank at bind, as it should": [
         "test_castlike_BFLOAT16_to_FLOAT_expanded",
         "test_castlike_FLOAT_to_BFLOAT16_expanded"],
-
-    # -- dyncc defects --
-    "LayerNormalization over every axis, with --force-dynamic: normalized as "
-    "one row of symbolic length (flattened), but its InvStdDev output, "
-    "[1, 1], reads the row's statistic through a unit expansion that tiling "
-    "does not fuse through, so the statistic is computed ahead of the tiles "
-    "with the centred row in a temporary with no static bound": [
-        "test_layer_normalization_2d_axis0[dynamic]",
-        "test_layer_normalization_2d_axis_negative_2[dynamic]",
-        "test_layer_normalization_3d_axis0_epsilon[dynamic]",
-        "test_layer_normalization_3d_axis_negative_3_epsilon[dynamic]",
-        "test_layer_normalization_4d_axis0[dynamic]",
-        "test_layer_normalization_4d_axis_negative_4[dynamic]"],
 }
 
 # Whole models ({name: reason}): shared models by file stem, generated

@@ -634,3 +634,47 @@ func.func @sequential_scan(%in: tensor<8xf32>, %out: tensor<1x?xi64>) -> tensor<
   }
   return %r#0 : tensor<1x?xi64>
 }
+
+// -----
+
+// A single row's statistic turned into a [1, 1] result (LayerNormalization
+// over every axis: its InvStdDev), read through the statistic's keepdims
+// expansion by an op all of whose loops are of extent 1: that op is
+// collapsed to the statistic's shape and its result expanded, so its root
+// fuses the sum whole into the block, its lanes stepping along the row.
+// Left over [1, 1], the sum was computed ahead of the tiles.
+// CHECK-LABEL: func.func @one_row_statistic(
+//  CHECK-SAME:     %[[OUT:[a-z0-9]+]]: tensor<1x1xf32>
+//       CHECK:   %[[DEST:.+]] = tensor.collapse_shape %[[OUT]]
+//       CHECK:   %[[R:.+]] = scf.forall {{.*}} shared_outs(%{{.+}} = %[[DEST]])
+//       CHECK:       arith.mulf
+//       CHECK:     } {mapping = [#gpu.thread<x>]}
+//       CHECK:     dyncc.lane_merge
+//       CHECK:       math.rsqrt
+//       CHECK:   } {mapping = [#gpu.block<x>]}
+//       CHECK:   %[[E:.+]] = tensor.expand_shape %[[R]]
+//       CHECK:   return %[[E]]
+#row = affine_map<(d0, d1) -> (d0, d1)>
+#red = affine_map<(d0, d1) -> (d0)>
+#one = affine_map<(d0) -> (d0)>
+func.func @one_row_statistic(%x: tensor<1x?xf32>, %out: tensor<1x1xf32>) -> tensor<1x1xf32>
+    attributes {dyncc.kernel, dyncc.kind = "reduce", dyncc.tile_config = {block = array<i64: 4, 32>, k_step = 64 : i64, reduce = "warp", thread = array<i64: 1, 1>}} {
+  %zero = arith.constant 0.0 : f32
+  %e0 = tensor.empty() : tensor<1xf32>
+  %f0 = linalg.fill ins(%zero : f32) outs(%e0 : tensor<1xf32>) -> tensor<1xf32>
+  %sum = linalg.generic {indexing_maps = [#row, #red], iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<1x?xf32>) outs(%f0 : tensor<1xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %sq = arith.mulf %in, %in : f32
+    %s = arith.addf %acc, %sq : f32
+    linalg.yield %s : f32
+  } -> tensor<1xf32>
+  %sume = tensor.expand_shape %sum [[0, 1]] output_shape [1, 1] : tensor<1xf32> into tensor<1x1xf32>
+  %inv = linalg.generic {indexing_maps = [#row, #row], iterator_types = ["parallel", "parallel"]}
+      ins(%sume : tensor<1x1xf32>) outs(%out : tensor<1x1xf32>) {
+  ^bb0(%in: f32, %o: f32):
+    %r = math.rsqrt %in : f32
+    linalg.yield %r : f32
+  } -> tensor<1x1xf32>
+  return %inv : tensor<1x1xf32>
+}
