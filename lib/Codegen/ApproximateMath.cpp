@@ -13,6 +13,11 @@
 // `fma` calls, which the host lowers to libm's double `fma` and libgcc's
 // half conversions.
 //
+// Integer powers (`math.ipowi`, ONNX Pow on integers) have no intrinsic
+// either, and upstream's software version (convert-math-to-funcs) is a
+// function in a `ModuleOp`, which a `gpu.module` kernel cannot call. Both
+// targets get the same loop in place instead.
+//
 //===----------------------------------------------------------------------===//
 
 #include "dyncc/Codegen/Passes.h"
@@ -20,6 +25,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Math/Transforms/Passes.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace dyncc {
@@ -52,13 +58,75 @@ template <typename OpTy> struct ComputeHalfInF32 final : OpRewritePattern<OpTy> 
   }
 };
 
+/// `math.ipowi` on scalars as exponentiation by squaring: while the
+/// exponent is not 0, its low bit multiplies the result by the base, and the
+/// base is squared. A negative exponent gives the integer part of 1 / a^-e:
+/// 1 for a base of 1, -1 or 1 for -1 by the exponent's parity, and 0 for
+/// every other base, 0 included (ONNX leaves 0 to a negative power
+/// undefined; upstream's version divides by zero there).
+struct ExpandIntegerPower final : OpRewritePattern<math::IPowIOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(math::IPowIOp op,
+                                PatternRewriter &rewriter) const override {
+    Type type = op.getType();
+    if (!isa<IntegerType>(type))
+      return failure();
+    Location loc = op.getLoc();
+    auto constant = [&](int64_t value) -> Value {
+      return arith::ConstantIntOp::create(rewriter, loc, type, value);
+    };
+    Value zero = constant(0), one = constant(1), minusOne = constant(-1);
+    Value base = op.getLhs(), exponent = op.getRhs();
+    Value negative = arith::CmpIOp::create(
+        rewriter, loc, arith::CmpIPredicate::slt, exponent, zero);
+    Value start = arith::SelectOp::create(rewriter, loc, negative, zero,
+                                          exponent);
+    auto loop = scf::WhileOp::create(
+        rewriter, loc, TypeRange{type, type, type},
+        ValueRange{one, base, start},
+        [&](OpBuilder &b, Location l, ValueRange args) {
+          Value more = arith::CmpIOp::create(b, l, arith::CmpIPredicate::ne,
+                                             args[2], zero);
+          scf::ConditionOp::create(b, l, more, args);
+        },
+        [&](OpBuilder &b, Location l, ValueRange args) {
+          Value bit = arith::AndIOp::create(b, l, args[2], one);
+          Value odd = arith::CmpIOp::create(b, l, arith::CmpIPredicate::ne,
+                                            bit, zero);
+          Value times = arith::MulIOp::create(b, l, args[0], args[1]);
+          Value result = arith::SelectOp::create(b, l, odd, times, args[0]);
+          Value square = arith::MulIOp::create(b, l, args[1], args[1]);
+          Value rest = arith::ShRUIOp::create(b, l, args[2], one);
+          scf::YieldOp::create(b, l, ValueRange{result, square, rest});
+        });
+    // A negative exponent: 1 / a^-e truncated.
+    Value odd = arith::CmpIOp::create(
+        rewriter, loc, arith::CmpIPredicate::ne,
+        arith::AndIOp::create(rewriter, loc, exponent, one), zero);
+    Value isOne = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::eq,
+                                        base, one);
+    Value isMinusOne = arith::CmpIOp::create(
+        rewriter, loc, arith::CmpIPredicate::eq, base, minusOne);
+    Value signOfMinusOne =
+        arith::SelectOp::create(rewriter, loc, odd, minusOne, one);
+    Value reciprocal = arith::SelectOp::create(
+        rewriter, loc, isOne, one,
+        arith::SelectOp::create(rewriter, loc, isMinusOne, signOfMinusOne,
+                                zero));
+    rewriter.replaceOpWithNewOp<arith::SelectOp>(op, negative, reciprocal,
+                                                 loop.getResult(0));
+    return success();
+  }
+};
+
 struct ApproximateMath final
     : ::dyncc::impl::ApproximateMathPassBase<ApproximateMath> {
   using Base::Base;
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    patterns.add<ComputeHalfInF32<math::ErfOp>, ComputeHalfInF32<math::ErfcOp>>(
-        &getContext());
+    patterns.add<ComputeHalfInF32<math::ErfOp>, ComputeHalfInF32<math::ErfcOp>,
+                 ExpandIntegerPower>(&getContext());
     populatePolynomialApproximateErfPattern(patterns);
     populatePolynomialApproximateErfcPattern(patterns);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))

@@ -197,8 +197,9 @@ LogicalResult dyncc::buildCpuLoweringPipeline(OpPassManager &pm) {
           "target-type=f32},arith-expand{include-bf16=true},"
           "dyncc-expand-half-conversions,"
           "canonicalize,cse,convert-vector-to-llvm,convert-ub-to-llvm,"
-          // Integer powers (math.ipowi, math.fpowi) have no LLVM intrinsic:
-          // they become square-and-multiply functions first.
+          // math.ipowi was expanded in place (dyncc-approximate-math, for
+          // both targets); a math.fpowi would become a square-and-multiply
+          // function here.
           "convert-math-to-funcs,convert-math-to-llvm,"
           "finalize-memref-to-llvm,"
           "convert-arith-to-llvm,convert-index-to-llvm,convert-func-to-llvm,"

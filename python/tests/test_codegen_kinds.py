@@ -937,3 +937,36 @@ def test_vectorized_f16_elementwise_matches_onnxruntime(tmp_path, ort):
         got = session.run(feeds)["Y"].astype(np.float32)
         np.testing.assert_allclose(got, want, rtol=1e-2, atol=1e-3 * max(1.0, float(np.abs(want).max())),
                                    err_msg=f"at {(b, l, d)}")
+
+
+@pytest.mark.parametrize("dtype", [TensorProto.INT32, TensorProto.INT64],
+                         ids=["int32", "int64"])
+def test_integer_power_matches_reference(tmp_path, ort, dtype):
+    """Pow on integers: exponentiation by squaring in the kernel, the same
+    loop for the CPU and the GPU (compiled here for sm_90 too, where
+    upstream's software version cannot be called). Negative exponents give
+    the integer part of 1 / b^-e: 1 for b = 1, +-1 for b = -1, 0 otherwise,
+    which onnxruntime (std::pow truncated) agrees with wherever b != 0; 0 to
+    a negative power, undefined in ONNX, gives 0."""
+    np_type = np.int32 if dtype == TensorProto.INT32 else np.int64
+    model = _model([helper.make_node("Pow", ["X", "E"], ["Y"])],
+                   [_vi("X", dtype, ["N"]), _vi("E", dtype, ["N"])],
+                   [_vi("Y", dtype, ["N"])])
+    path = tmp_path / "pow.onnx"
+    onnx.save(model, str(path))
+    art = dyncc.compile(path, tmp_path / "pow.dyncc", targets=["cpu", "sm_90"],
+                        dims={"N": (1, 512)})
+    session = dyncc.load(art).session("cpu")
+    ref = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    for n in (1, 7, 33, 130, 512):
+        rng = np.random.default_rng(n)
+        x = rng.integers(-6, 7, n).astype(np_type)
+        e = rng.integers(-3, 12, n).astype(np_type)
+        y = session.run({"X": x, "E": e})["Y"]
+        positive = np.power(x, np.maximum(e, 0))
+        reciprocal = np.where(x == 1, 1, np.where(x == -1, np.where(e % 2, -1, 1), 0))
+        np.testing.assert_array_equal(y, np.where(e < 0, reciprocal, positive),
+                                      err_msg=f"N = {n}")
+        defined = (x != 0) | (e >= 0)
+        (want,) = ref.run(["Y"], {"X": x, "E": e})
+        np.testing.assert_array_equal(y[defined], want[defined], err_msg=f"N = {n}")

@@ -31,3 +31,27 @@ func.func @erfc_bf16(%x: bf16) -> bf16 {
   %0 = math.erfc %x : bf16
   return %0 : bf16
 }
+
+// An integer power becomes exponentiation by squaring in place (no call,
+// which a GPU kernel could not make to a function of the top-level
+// module): while the exponent is not 0, its low bit multiplies the result
+// by the base, which is squared. A negative exponent selects 1, +-1 or 0.
+// CHECK-LABEL: func.func @ipowi_i32(
+//  CHECK-SAME:     %[[B:[a-z0-9]+]]: i32, %[[E:[a-z0-9]+]]: i32
+//   CHECK-NOT:   math.ipowi
+//       CHECK:   %[[NEG:.+]] = arith.cmpi slt, %[[E]]
+//       CHECK:   %[[START:.+]] = arith.select %[[NEG]], %{{.+}}, %[[E]]
+//       CHECK:   %[[LOOP:.+]]:3 = scf.while {{.*}} = %[[B]], {{.*}} = %[[START]])
+//       CHECK:     arith.cmpi ne
+//       CHECK:     scf.condition
+//       CHECK:   } do {
+//       CHECK:     arith.muli
+//       CHECK:     arith.muli
+//       CHECK:     arith.shrui
+//       CHECK:     scf.yield
+//       CHECK:   %[[R:.+]] = arith.select %[[NEG]], %{{.+}}, %[[LOOP]]#0
+//       CHECK:   return %[[R]]
+func.func @ipowi_i32(%b: i32, %e: i32) -> i32 {
+  %0 = math.ipowi %b, %e : i32
+  return %0 : i32
+}

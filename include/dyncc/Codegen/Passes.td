@@ -57,15 +57,19 @@ def BoundLocalBuffersPass : Pass<"dyncc-bound-local-buffers", "mlir::func::FuncO
 }
 
 def ApproximateMathPass : Pass<"dyncc-approximate-math"> {
-  let summary = "Replace erf and erfc by polynomial approximations";
+  let summary = "Replace erf and erfc by polynomial approximations, and "
+                "integer powers by a loop";
   let description = [{
     `math.erf` and `math.erfc` have no LLVM intrinsic; rather than libm calls
     on the CPU and libdevice on the GPU, both targets get upstream's
     polynomial approximation, so the numbers CI checks on the CPU are the
-    GPU's too.
+    GPU's too. `math.ipowi` becomes exponentiation by squaring in an
+    `scf.while`, in place: upstream's software version is a function in the
+    top-level module, which a GPU kernel cannot call.
   }];
   let dependentDialects = ["::mlir::math::MathDialect",
                            "::mlir::arith::ArithDialect",
+                           "::mlir::scf::SCFDialect",
                            "::mlir::vector::VectorDialect"];
 }
 
