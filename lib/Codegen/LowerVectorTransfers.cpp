@@ -15,6 +15,12 @@
 // accesses (LLVM would otherwise assume the element's alignment only); on
 // the CPU an aligned vector access, so a wrong proof would fault in CI.
 //
+// A thread tile that reads an operand broadcast along the innermost
+// dimension (Expand of `[3, 1]` to `[3, 4]`) reads it by an in-bounds 1-D
+// transfer whose permutation map is the constant 0. That becomes one scalar
+// load and a `vector.broadcast`: the GPU lowering (vector to LLVM) has no
+// pattern for a broadcasting transfer, which was left an unrealized cast.
+//
 //===----------------------------------------------------------------------===//
 
 #include "Bounds.h"
@@ -56,6 +62,18 @@ static std::optional<int64_t> getAlignment(VectorTransferOpInterface op) {
   return bytes;
 }
 
+/// True where `op` reads one element and broadcasts it to a 1-D vector: in
+/// bounds, unmasked, its permutation map the constant 0.
+static bool isBroadcastRead(vector::TransferReadOp op) {
+  AffineMap map = op.getPermutationMap();
+  VectorType vector = op.getVectorType();
+  return isa<MemRefType>(op.getShapedType()) && vector.getRank() == 1 &&
+         !vector.isScalable() && !op.getMask() && map.getNumResults() == 1 &&
+         map.isConstant() && map.getSingleConstantResult() == 0 &&
+         op.getShapedType().getElementType() == vector.getElementType() &&
+         llvm::all_of(op.getInBoundsValues(), [](bool b) { return b; });
+}
+
 struct LowerVectorTransfers final
     : ::dyncc::impl::LowerVectorTransfersPassBase<LowerVectorTransfers> {
   void runOnOperation() override {
@@ -64,8 +82,18 @@ struct LowerVectorTransfers final
         [&](VectorTransferOpInterface op) { transfers.push_back(op); });
     IRRewriter rewriter(&getContext());
     for (VectorTransferOpInterface op : transfers) {
-      if (std::optional<int64_t> alignment = getAlignment(op))
+      if (std::optional<int64_t> alignment = getAlignment(op)) {
         dyncc::replaceWithAlignedAccess(rewriter, op, *alignment);
+        continue;
+      }
+      auto read = dyn_cast<vector::TransferReadOp>(op.getOperation());
+      if (!read || !isBroadcastRead(read))
+        continue;
+      rewriter.setInsertionPoint(read);
+      Value element = memref::LoadOp::create(
+          rewriter, read.getLoc(), read.getBase(), read.getIndices());
+      rewriter.replaceOpWithNewOp<vector::BroadcastOp>(
+          read, read.getVectorType(), element);
     }
   }
 };

@@ -78,7 +78,7 @@ class Progress:
             sys.stderr.flush()
 
 
-def run_nodes(driver, pattern, jobs):
+def run_nodes(driver, pattern, jobs, gpu_targets=()):
     ops = supported_ops(driver)
     tests = [t for t in nodes.list_tests() if not pattern or re.search(pattern, t.name)]
     work = [(t, m) for t in tests for m in nodes.MODES]
@@ -88,7 +88,8 @@ def run_nodes(driver, pattern, jobs):
         test, mode = item
         with tempfile.TemporaryDirectory(prefix="dyncc-node-") as d:
             try:
-                out = nodes.run_node_test(test, mode, driver, d, ops, EXPECTED_FAILURES)
+                out = nodes.run_node_test(test, mode, driver, d, ops, EXPECTED_FAILURES,
+                                          gpu_targets=gpu_targets)
             except Exception as e:  # noqa: BLE001 - a harness error is a failure
                 out = nodes.Outcome(test.name, mode, "fail", f"harness error: {e!r}")
         progress.step(f"{out.test} [{mode}]")
@@ -191,6 +192,11 @@ def main(argv=None):
     parser.add_argument("--write-docs", metavar="FILE",
                         help="replace the generated summary section of FILE")
     parser.add_argument("--json", metavar="FILE", help="write every outcome as JSON")
+    parser.add_argument("--gpu-targets", metavar="LIST", default="",
+                        help="also compile each node test for these GPU targets "
+                        "(e.g. sm_80,sm_90: PTX, and cubins by ptxas where the "
+                        "toolkit is); a test that does not compile for one is a "
+                        "compile error. The numbers are still the CPU's")
     args = parser.parse_args(argv)
     driver = driver_path()
     if not driver.exists():
@@ -200,7 +206,8 @@ def main(argv=None):
     report, unexpected, doc = [], [], []
     outcomes, checks = [], []
     if not args.no_nodes:
-        outcomes, ops = run_nodes(driver, args.filter, args.jobs)
+        gpu_targets = [t for t in args.gpu_targets.split(",") if t]
+        outcomes, ops = run_nodes(driver, args.filter, args.jobs, gpu_targets)
         if not outcomes:
             print(f"dyncc_conformance: error: no node tests in {nodes.NODE_DIR}", file=sys.stderr)
             return 2
@@ -218,6 +225,11 @@ def main(argv=None):
         doc += [f"| {c} | {totals['static'][c]} | {totals['dynamic'][c]} |"
                 for c in nodes.CATEGORIES]
         doc += [f"| in scope | {in_scope['static']} | {in_scope['dynamic']} |", ""]
+        if gpu_targets:
+            doc += [f"Each test was compiled for `cpu,{','.join(gpu_targets)}` "
+                    "(`--gpu-targets`): PTX and, with the CUDA toolkit, cubins "
+                    "by ptxas. A test that does not compile for a GPU target "
+                    "counts as a compile error; the numbers are the CPU's.", ""]
         doc += [f"The expected-failures list has {len(EXPECTED_FAILURES)} entries "
                 f"under {len(set(EXPECTED_FAILURES.values()))} reasons.", ""]
         doc += ["Per supported op (`dyncc --list-ops`), its node tests in scope "

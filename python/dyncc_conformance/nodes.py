@@ -302,12 +302,16 @@ def _last_line(text):
 
 
 def run_node_test(test_dir, mode, driver, work, supported_ops,
-                  expected_failures=None, timeout=300, thaw=()):
+                  expected_failures=None, timeout=300, thaw=(),
+                  gpu_targets=()):
     """Runs node test `test_dir` through `dyncc compile --target cpu`
     (with --force-dynamic when `mode` is "dynamic", shape-like inputs frozen
     from the test's own data, except those of the ops in `thaw`, whose
     sizes are then read from the data at run time) and `dyncc run` on every
-    data set, in `work` (an empty directory), and returns its Outcome."""
+    data set, in `work` (an empty directory), and returns its Outcome.
+    `gpu_targets` (sm_80, ...) are compiled into the artifact too, through
+    PTX and ptxas where the toolkit is: a test that does not compile for
+    one is a compile error, though only the CPU runs it here."""
     import subprocess
     import time
     start = time.monotonic()
@@ -344,7 +348,8 @@ def run_node_test(test_dir, mode, driver, work, supported_ops,
 
     artifact = work / "out.dyncc"
     cmd = [str(driver), "compile", str(test_dir / "model.onnx"), "-o",
-           str(artifact), "--target", "cpu", "--quiet"]
+           str(artifact), "--target", ",".join(["cpu", *gpu_targets]),
+           "--quiet"]
     if mode == "dynamic":
         cmd.append("--force-dynamic")
         # A thawed shape operand's length is the result's rank: static.

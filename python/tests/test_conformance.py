@@ -1,8 +1,9 @@
 # Part of dyncc, under the Apache License v2.0 with LLVM Exceptions.
 # SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Conformance (issue 8; docs/Conformance.md): every ONNX backend node test
-through the whole pipeline on the CPU target, static and with
---force-dynamic, against the test's expected outputs; every model of
+through the whole pipeline on the CPU target (compiled for sm_80 and sm_90
+too, where ptxas is), static and with --force-dynamic, against the test's
+expected outputs; every model of
 ../shared/models and every generated family against onnxruntime at five or
 more shapes. The node tests take about a minute on two cores, so this runs
 all of them rather than a subset; `python -m dyncc_conformance` runs the
@@ -13,7 +14,9 @@ pass; fail and compile error fail here; unsupported and out of scope skip
 with the op or the reason; a test on the expected-failures list xfails with
 its reason, and passing while listed fails. The category is recorded, and
 conftest.py prints the totals per category and mode."""
+import os
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -24,6 +27,14 @@ from dyncc_conformance.expected_failures import (EXPECTED_FAILURES,
 
 TESTS = nodes.list_tests()
 SHARED = models.shared_models(SHARED_MODELS)
+# Each node test is compiled for the GPU targets too, where the CUDA toolkit
+# is (as on CI): the NVVM lowering and ptxas see every op the CPU runs.
+PTXAS = Path(os.environ.get("CUDA_HOME") or "/usr/local/cuda") / "bin" / "ptxas"
+GPU_TARGETS = ["sm_80", "sm_90"] if os.access(PTXAS, os.X_OK) else []
+
+
+def test_gpu_targets_compiled():
+    require(GPU_TARGETS, f"no ptxas at {PTXAS}: node tests compile for the CPU only")
 
 
 def test_node_tests_present():
@@ -53,7 +64,7 @@ def ops(bin_dir):
 @pytest.mark.parametrize("test_dir", TESTS, ids=[t.name for t in TESTS])
 def test_node(tmp_path, bin_dir, ops, record_property, test_dir, mode):
     outcome = nodes.run_node_test(test_dir, mode, bin_dir / "dyncc", tmp_path, ops,
-                                  EXPECTED_FAILURES)
+                                  EXPECTED_FAILURES, gpu_targets=GPU_TARGETS)
     record_property("conformance", f"{mode}:{outcome.category}")
     if outcome.category == "out of scope":
         pytest.skip("out of scope: " + outcome.detail)

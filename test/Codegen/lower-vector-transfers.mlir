@@ -33,3 +33,21 @@ func.func @left(%a: memref<?x?xf32>, %s: memref<8xf32, strided<[2]>>, %i: index)
   %4 = vector.transfer_read %a[%i, %i], %f {in_bounds = [true]} : memref<?x?xf32>, vector<8xf32>
   return
 }
+
+// A read that broadcasts one element along the vector (an operand of
+// extent 1 broadcast along the innermost dimension of a thread tile: Expand
+// [3, 1] to [3, 4]) becomes a scalar load and a broadcast; the GPU's
+// vector-to-LLVM lowering has no pattern for it. One that is not in bounds
+// is left alone.
+// CHECK-LABEL: func.func @broadcast
+//  CHECK-SAME:     %[[A:[a-z0-9]+]]: memref<1xf32, strided<[1], offset: ?>>, %[[I:[a-z0-9]+]]: index
+//       CHECK:   %[[E:.+]] = memref.load %[[A]][%[[I]]]
+//       CHECK:   %[[V:.+]] = vector.broadcast %[[E]] : f32 to vector<4xf32>
+//       CHECK:   %[[W:.+]] = vector.transfer_read %[[A]][%[[I]]], %{{.+}} {permutation_map
+//       CHECK:   return %[[V]], %[[W]]
+func.func @broadcast(%a: memref<1xf32, strided<[1], offset: ?>>, %i: index) -> (vector<4xf32>, vector<4xf32>) {
+  %f = arith.constant 0.0 : f32
+  %0 = vector.transfer_read %a[%i], %f {in_bounds = [true], permutation_map = affine_map<(d0) -> (0)>} : memref<1xf32, strided<[1], offset: ?>>, vector<4xf32>
+  %1 = vector.transfer_read %a[%i], %f {in_bounds = [false], permutation_map = affine_map<(d0) -> (0)>} : memref<1xf32, strided<[1], offset: ?>>, vector<4xf32>
+  return %0, %1 : vector<4xf32>, vector<4xf32>
+}

@@ -210,7 +210,8 @@ def LowerVectorTransfersPass : Pass<"dyncc-lower-vector-transfers", "mlir::func:
     a `vector.load` or `vector.store` with `alignment` = the vector's bytes
     (at most 16): 16-byte global accesses on the GPU.
   }];
-  let dependentDialects = ["::mlir::vector::VectorDialect"];
+  let dependentDialects = ["::mlir::vector::VectorDialect",
+                           "::mlir::memref::MemRefDialect"];
 }
 
 #endif // DYNCC_CODEGEN_PASSES_TD
