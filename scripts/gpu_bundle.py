@@ -15,16 +15,23 @@ The bundle (at most 64 MiB, checked) holds:
   artifacts/  each compiled here for cpu and sm_90 (cubins by ptxas where
               the toolkit is here), plus linear_relu over B = 1..4096 with
               several variants, for `dyncc-run tune`;
+  nodes/      the ONNX node tests that pass on the CPU here, each mode
+              (static, --force-dynamic) compiled for cpu and sm_90 with its
+              data sets' inputs and expected outputs (--nodes REGEX picks
+              some, --nodes '' none);
   bundle.json what to check;
   check.py    scripts/gpu_check.py: builds the run-time, then compares each
               model's CUDA session with onnxruntime and with its CPU
               session, hands CUDA tensors over by DLPack (torch), times a
-              shape sweep (`dyncc-run bench`) and tunes (`dyncc-run tune`).
+              shape sweep (`dyncc-run bench`) and tunes (`dyncc-run tune`);
+              then runs each node test on the CUDA session against its
+              expected outputs.
 
 There: `python3 out/gpu-bundle/check.py --out $OUT`.
 """
 import argparse
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -70,6 +77,40 @@ def copy_tracked(paths, dest):
     return len(files)
 
 
+def pack_node_tests(args, dest):
+    """Runs the node tests that match --nodes through the conformance
+    harness, compiled for cpu and sm_90, and keeps those that pass on the
+    CPU (their artifacts, inputs and expected outputs) under `dest`."""
+    import tempfile
+    from concurrent.futures import ThreadPoolExecutor
+    sys.path.insert(0, str(ROOT / "python"))
+    from dyncc_conformance import nodes
+    from dyncc_conformance.__main__ import supported_ops
+    from dyncc_conformance.expected_failures import EXPECTED_FAILURES
+
+    ops = supported_ops(args.dyncc)
+    work = [(t, m) for t in nodes.list_tests() if re.search(args.nodes, t.name)
+            for m in nodes.MODES]
+
+    def one(item):
+        test, mode = item
+        with tempfile.TemporaryDirectory(prefix="dyncc-bundle-") as d:
+            keep = dest / f"{test.name}.{mode}"
+            outcome = nodes.run_node_test(test, mode, args.dyncc, d, ops,
+                                          EXPECTED_FAILURES,
+                                          gpu_targets=["sm_90"], keep=keep)
+        if outcome.category != "pass":
+            return None
+        return {"test": test.name, "mode": mode,
+                "dir": f"nodes/{test.name}.{mode}"}
+
+    with ThreadPoolExecutor(args.jobs) as pool:
+        cases = [c for c in pool.map(one, work) if c]
+    print(f"node tests: {len(cases)} of {len(work)} (test, mode) pairs pass "
+          "on the CPU and are packed")
+    return cases
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("-o", "--out", type=Path,
@@ -80,6 +121,10 @@ def main():
                         default=ROOT.parent / "shared" / "models")
     parser.add_argument("--dyncc", type=Path, default=ROOT / "build" / "bin"
                         / "dyncc")
+    parser.add_argument("--nodes", default=".",
+                        help="node tests to include (a regex over their "
+                        "names; '' for none)")
+    parser.add_argument("-j", "--jobs", type=int, default=2)
     args = parser.parse_args()
     if not args.dyncc.exists():
         sys.exit(f"gpu_bundle: error: {args.dyncc} is missing: build first")
@@ -92,6 +137,11 @@ def main():
     copy_tracked(["python/dyncc_models"], out / "src")
     for package in ("dyncc", "dyncc_models"):
         shutil.copytree(out / "src" / "python" / package, out / "python" / package)
+    # The node tests' comparison (numpy only).
+    (out / "python" / "dyncc_conformance").mkdir()
+    for name in ("__init__.py", "compare.py"):
+        shutil.copy2(ROOT / "python" / "dyncc_conformance" / name,
+                     out / "python" / "dyncc_conformance" / name)
     shutil.copy2(ROOT / "scripts" / "gpu_check.py", out / "check.py")
 
     entries = []
@@ -122,7 +172,9 @@ def main():
     entries.append({"name": "linear_relu", "model": "models/linear_relu.onnx",
                     "artifact": "artifacts/linear_relu.dyncc",
                     "dynamic": [1, 7, 300, 4096], "tune": True})
-    (out / "bundle.json").write_text(json.dumps({"models": entries}, indent=1))
+    node_cases = pack_node_tests(args, out / "nodes") if args.nodes else []
+    (out / "bundle.json").write_text(json.dumps(
+        {"models": entries, "nodes": node_cases}, indent=1))
 
     size = sum(f.stat().st_size for f in out.rglob("*") if f.is_file())
     if size > LIMIT:
@@ -133,9 +185,9 @@ def main():
             f"{name} {bytes_ / 2**20:.1f} MiB" for bytes_, name in sizes[:4]))
         sys.exit(f"gpu_bundle: error: the bundle would be {size / 2**20:.1f} "
                  f"MiB, over the 64 MiB limit (drop a model with --models)")
-    print(f"wrote {out}: {count} source files, {len(entries)} artifacts, "
-          f"{size / 2**20:.1f} MiB; there: python3 {out.name}/check.py "
-          "--out DIR")
+    print(f"wrote {out}: {count} source files, {len(entries)} model "
+          f"artifacts, {len(node_cases)} node tests, {size / 2**20:.1f} MiB; "
+          f"there: python3 {out.name}/check.py --out DIR")
 
 
 if __name__ == "__main__":

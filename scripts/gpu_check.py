@@ -15,7 +15,10 @@
    (DLPack, no copy) and takes the outputs back with torch.from_dlpack.
 4. Times a shape sweep of each artifact (`dyncc-run bench`) and tunes the
    models marked `tune` (`dyncc-run tune`: the selection regret).
-5. Writes results.json and results.md to --out and prints the table. Exits 1
+5. Runs each packed ONNX node test (static and --force-dynamic, those that
+   pass on the CPU where the bundle was made) on cuda:0 against its
+   expected outputs, with the same tolerances (issue 8).
+6. Writes results.json and results.md to --out and prints the table. Exits 1
    if any comparison failed.
 
 --fake-driver runs it all without a GPU on the test suite's fake driver
@@ -64,6 +67,52 @@ def compare(have, want, dtype_tolerances):
     excess = np.abs(a - b) - (atol + rtol * np.abs(b))
     worst = float(np.max(np.abs(a - b))) if a.size else 0.0
     return bool(np.all(excess <= 0)), f"max |diff| {worst:.3g}"
+
+
+def run_node_tests(cases, dyncc, out, fake_driver):
+    """Each node test of the bundle on cuda:0: [(label, problem or None)]."""
+    import numpy as np
+    from dyncc_conformance.compare import compare
+    results = []
+    for case in cases:
+        where = HERE / case["dir"]
+        label = f"{case['test']} [{case['mode']}]"
+        spec = json.loads((where / "case.json").read_text())
+        artifact = where / "model.dyncc"
+        problem = None
+        try:
+            if fake_driver:
+                os.environ["DYNCC_FAKE_CUDA_HOST_CODE"] = str(host_code(
+                    artifact, out / f"node.{case['test']}.{case['mode']}.so"))
+            art = dyncc.load(str(artifact))
+            session = art.session("cuda:0")
+            dtypes = {name: dtype for name, dtype, _ in art.inputs}
+            for data in spec["sets"]:
+                feeds = {}
+                for name, file in data["inputs"].items():
+                    value = np.load(where / file, allow_pickle=False)
+                    if dtypes.get(name) == "bf16":  # kept as its bits
+                        import ml_dtypes
+                        value = value.view(ml_dtypes.bfloat16)
+                    feeds[name] = value
+                got = session.run(feeds)
+                for name, file in data["outputs"].items():
+                    want = np.load(where / file, allow_pickle=False)
+                    if got[name].dtype.name == "bfloat16":
+                        want = want.view(got[name].dtype)
+                    problem = compare(name, got[name], want)
+                    if problem:
+                        break
+                if problem:
+                    break
+            session.close()
+            art.close()
+        except Exception as error:  # one line per failure, then go on
+            problem = f"error: {error}"
+        results.append((label, problem))
+        if problem:
+            print(f"FAIL {label}: {problem}", flush=True)
+    return results
 
 
 def main():
@@ -145,6 +194,14 @@ def main():
                   f"dynamic={dynamic} device {row.get('device_ms', 0):.4f} ms: "
                   f"{row['detail']}", flush=True)
 
+    node_results = run_node_tests(bundle.get("nodes", []), dyncc, args.out,
+                                  args.fake_driver)
+    node_failures = [(label, p) for label, p in node_results if p]
+    failures += len(node_failures)
+    if node_results:
+        print(f"node tests on cuda:0: {len(node_results) - len(node_failures)}"
+              f" of {len(node_results)} pass", flush=True)
+
     # Timings and tuning through the run-time-only tool.
     tool = build / "bin" / "dyncc-run"
     logs = {}
@@ -179,12 +236,18 @@ def main():
                 print(tune.stdout.strip().splitlines()[-1])
 
     (args.out / "results.json").write_text(json.dumps(
-        {"device": gpu.device, "rows": rows, "logs": logs}, indent=1))
+        {"device": gpu.device, "rows": rows, "logs": logs,
+         "nodes": [{"test": label, "problem": p} for label, p in node_results]},
+        indent=1))
     lines = [f"device: {gpu.device}", "",
              "| model | dynamic | ok | device ms | detail |",
              "|---|---|---|---|---|"]
     lines += [f"| {r['model']} | {r['dynamic']} | {'yes' if r['ok'] else 'NO'}"
               f" | {r.get('device_ms', 0):.4f} | {r['detail']} |" for r in rows]
+    if node_results:
+        lines += ["", f"node tests on cuda:0: {len(node_results) - len(node_failures)}"
+                  f" of {len(node_results)} pass"]
+        lines += [f"- FAIL {label}: {p}" for label, p in node_failures]
     for title, text in logs.items():
         lines += ["", f"## {title}", "", "```", text.rstrip(), "```"]
     (args.out / "results.md").write_text("\n".join(lines) + "\n")

@@ -283,7 +283,8 @@ class Session:
                 if not hasattr(value, "__array__") and \
                         not hasattr(value, "__array_interface__"):
                     value = np.from_dlpack(value)
-            array = np.ascontiguousarray(value, dtype=_numpy_dtype(dtype, name))
+            # asarray, not ascontiguousarray, which makes a scalar [1].
+            array = np.asarray(value, dtype=_numpy_dtype(dtype, name), order="C")
             keep.append(array)
             shape = (ctypes.c_int64 * max(array.ndim, 1))(*array.shape)
             _check(api.dyncc_session_set_input(

@@ -16,6 +16,8 @@ import numpy as np
 import onnx
 from onnx import numpy_helper
 
+from .compare import compare, load, node_tolerances, npy_safe, save  # noqa: F401
+
 NODE_DIR = Path(os.environ.get("DYNCC_ONNX_NODE_DIR",
                                "/usr/share/libonnx-testdata/data/node"))
 
@@ -237,60 +239,6 @@ class Outcome:
             f": {self.detail}" if self.detail else "")
 
 
-def node_tolerances(dtype):
-    """Issue 8's (rtol, atol) for node tests: float32 and float64 the ONNX
-    backend's rtol 1e-3 with atol 1e-5, float16 and bfloat16 1e-2 and 1e-3,
-    integers and bools exact."""
-    dtype = np.dtype(dtype)
-    if dtype.kind in "iub":
-        return 0.0, 0.0
-    if dtype.itemsize == 2:
-        return 1e-2, 1e-3
-    return 1e-3, 1e-5
-
-
-def compare(name, got, want, tolerances=node_tolerances):
-    """None when `got` matches `want`, else one line saying how not."""
-    if got.dtype != want.dtype:
-        return f"output '{name}' has dtype {got.dtype}, expected {want.dtype}"
-    if got.shape != want.shape:
-        return f"output '{name}' has shape {got.shape}, expected {want.shape}"
-    if got.size == 0:
-        return None
-    rtol, atol = tolerances(want.dtype)
-    if want.dtype.kind in "iub":
-        bad = got != want
-    else:
-        g, w = got.astype(np.float64), want.astype(np.float64)
-        with np.errstate(invalid="ignore"):
-            bad = ~((np.abs(g - w) <= atol + rtol * np.abs(w))
-                    | (np.isnan(g) & np.isnan(w)) | (g == w))
-    if not bad.any():
-        return None
-    i = tuple(int(k) for k in np.argwhere(bad)[0])
-    return (f"output '{name}': {int(bad.sum())} of {got.size} elements differ "
-            f"(rtol {rtol:g}, atol {atol:g}); first at {list(i)}: "
-            f"{got[i]!r} vs {want[i]!r}")
-
-
-def _npy_safe(name):
-    """The file name `dyncc run --output-dir` writes output `name` to."""
-    return re.sub(r"[^A-Za-z0-9_.-]", "_", name) + ".npy"
-
-
-def _save(path, array):
-    if array.dtype.name == "bfloat16":  # .npy has no bf16: its bits as <u2.
-        array = array.view(np.uint16)
-    np.save(path, array, allow_pickle=False)
-
-
-def _load(path, want):
-    got = np.load(path, allow_pickle=False)
-    if want is not None and want.dtype.name == "bfloat16" and got.dtype == np.uint16:
-        got = got.view(want.dtype)
-    return got
-
-
 def data_sets(test_dir):
     return sorted(p for p in test_dir.iterdir() if p.name.startswith("test_data_set_"))
 
@@ -303,7 +251,7 @@ def _last_line(text):
 
 def run_node_test(test_dir, mode, driver, work, supported_ops,
                   expected_failures=None, timeout=300, thaw=(),
-                  gpu_targets=()):
+                  gpu_targets=(), keep=None):
     """Runs node test `test_dir` through `dyncc compile --target cpu`
     (with --force-dynamic when `mode` is "dynamic", shape-like inputs frozen
     from the test's own data, except those of the ops in `thaw`, whose
@@ -311,7 +259,10 @@ def run_node_test(test_dir, mode, driver, work, supported_ops,
     data set, in `work` (an empty directory), and returns its Outcome.
     `gpu_targets` (sm_80, ...) are compiled into the artifact too, through
     PTX and ptxas where the toolkit is: a test that does not compile for
-    one is a compile error, though only the CPU runs it here."""
+    one is a compile error, though only the CPU runs it here. A test that
+    passes is kept in directory `keep` where one is given (the GPU-check
+    bundle): its artifact, each data set's inputs (the frozen ones left out)
+    and expected outputs as .npy files, and case.json naming them."""
     import subprocess
     import time
     start = time.monotonic()
@@ -361,7 +312,7 @@ def run_node_test(test_dir, mode, driver, work, supported_ops,
         if name not in sets[0][0]:
             continue
         path = work / f"frozen{k}.npy"
-        _save(path, sets[0][0][name])
+        save(path, sets[0][0][name])
         cmd += ["--freeze-input", f"{name}={path}"]
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True,
@@ -379,17 +330,20 @@ def run_node_test(test_dir, mode, driver, work, supported_ops,
                         f"{lowering.group(2)}")
         return done("compile error", _last_line(proc.stderr))
 
+    kept = []
     for index, (inputs, outputs) in enumerate(sets):
         out_dir = work / f"out{index}"
         out_dir.mkdir()
         cmd = [str(driver), "run", str(artifact), "--output-dir",
                str(out_dir), "--quiet"]
+        kept.append({"inputs": {}, "outputs": {}})
         for k, (name, value) in enumerate(inputs.items()):
             if name in frozen:
                 continue
             path = work / f"in{index}_{k}.npy"
-            _save(path, value)
+            save(path, value)
             cmd += ["--input", f"{name}={path}"]
+            kept[-1]["inputs"][name] = path.name
         try:
             proc = subprocess.run(cmd, capture_output=True, text=True,
                                   timeout=timeout)
@@ -402,10 +356,25 @@ def run_node_test(test_dir, mode, driver, work, supported_ops,
         for name, want in outputs:
             if want is None:
                 continue
-            path = out_dir / _npy_safe(name)
+            path = out_dir / npy_safe(name)
             if not path.exists():
                 return done("fail", f"no output '{name}'")
-            problem = compare(name, _load(path, want), want)
+            problem = compare(name, load(path, want), want)
             if problem:
                 return done("fail", problem)
+    if keep is not None:
+        import json
+        import shutil
+        keep = Path(keep)
+        keep.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(artifact, keep / "model.dyncc")
+        for index, ((inputs, outputs), case) in enumerate(zip(sets, kept)):
+            for name in case["inputs"].values():
+                shutil.copy2(work / name, keep / name)
+            for j, (name, want) in enumerate(outputs):
+                if want is not None:
+                    case["outputs"][name] = f"out{index}_{j}.npy"
+                    save(keep / case["outputs"][name], want)
+        (keep / "case.json").write_text(json.dumps({
+            "test": test_dir.name, "mode": mode, "sets": kept}, indent=1))
     return done("pass")

@@ -970,3 +970,21 @@ def test_integer_power_matches_reference(tmp_path, ort, dtype):
         defined = (x != 0) | (e >= 0)
         (want,) = ref.run(["Y"], {"X": x, "E": e})
         np.testing.assert_array_equal(y[defined], want[defined], err_msg=f"N = {n}")
+
+
+def test_scalar_input_through_python_api(tmp_path):
+    """A rank-0 input given to session.run as a 0-d array, a numpy scalar or
+    a Python number binds as rank 0 (np.ascontiguousarray, used before,
+    made it [1], which the session refused: "expected rank 0, got 1")."""
+    model = _model([helper.make_node("Mul", ["X", "s"], ["Y"])],
+                   [_vi("X", F, ["N"]), _vi("s", F, [])], [_vi("Y", F, ["N"])])
+    path = tmp_path / "scale.onnx"
+    onnx.save(model, str(path))
+    art = dyncc.compile(path, tmp_path / "scale.dyncc", targets=["cpu"],
+                        dims={"N": (1, 64)})
+    session = dyncc.load(art).session("cpu")
+    x = np.random.default_rng(3).uniform(-1, 1, 13).astype(np.float32)
+    for s in (np.array(2.5, np.float32), np.float32(2.5), 2.5):
+        np.testing.assert_array_equal(session.run({"X": x, "s": s})["Y"], x * np.float32(2.5))
+    with pytest.raises(dyncc.DynccError, match="input 's': expected rank 0, got 1"):
+        session.run({"X": x, "s": np.array([2.5], np.float32)})
