@@ -12,25 +12,50 @@
 
 using namespace dyncc::runtime;
 
-bool dyncc::runtime::placeInArena(const std::vector<ArenaBlock> &blocks,
-                                  uint64_t alignment, ArenaPlacement &out) {
+void ArenaPlanner::prepare(const std::vector<ArenaBlock> &blocks) {
   size_t n = blocks.size();
+  bool same = lifetimes.size() == n;
+  for (size_t i = 0; same && i < n; ++i)
+    same = lifetimes[i].first == blocks[i].first &&
+           lifetimes[i].second == blocks[i].last;
+  if (same)
+    return;
+  lifetimes.resize(n);
+  steps = 0;
+  for (size_t i = 0; i < n; ++i) {
+    lifetimes[i] = {blocks[i].first, blocks[i].last};
+    steps = std::max(steps, blocks[i].last + 1);
+  }
+  meetsBegin.assign(n + 1, 0);
+  meets.clear();
+  for (size_t i = 0; i < n; ++i) {
+    meetsBegin[i] = static_cast<uint32_t>(meets.size());
+    for (size_t j = 0; j < n; ++j)
+      if (j != i && !(blocks[j].last < blocks[i].first ||
+                      blocks[i].last < blocks[j].first))
+        meets.push_back(static_cast<uint32_t>(j));
+  }
+  meetsBegin[n] = static_cast<uint32_t>(meets.size());
+}
+
+bool ArenaPlanner::place(const std::vector<ArenaBlock> &blocks,
+                         uint64_t alignment, ArenaPlacement &out) {
+  size_t n = blocks.size();
+  prepare(blocks);
   out.offsets.assign(n, 0);
   out.size = 0;
   out.livePeak = 0;
-  std::vector<uint64_t> sizes(n);
-  size_t steps = 0;
+  sizes.resize(n);
   for (size_t i = 0; i < n; ++i) {
     uint64_t padded;
     if (__builtin_add_overflow(blocks[i].size, alignment - 1, &padded))
       return false;
     sizes[i] = padded & ~(alignment - 1);
-    steps = std::max(steps, blocks[i].last + 1);
   }
 
   // Largest first; ties by first use, then by index, so a plan is the same
   // on every run and every machine.
-  std::vector<size_t> order(n);
+  order.resize(n);
   std::iota(order.begin(), order.end(), 0);
   std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
     if (sizes[a] != sizes[b])
@@ -39,51 +64,54 @@ bool dyncc::runtime::placeInArena(const std::vector<ArenaBlock> &blocks,
       return blocks[a].first < blocks[b].first;
     return a < b;
   });
-  // The blocks placed so far, by increasing offset: the fixed ones first.
-  std::vector<size_t> placed;
-  placed.reserve(n);
-  for (size_t i : order) {
-    if (!blocks[i].fixed)
-      continue;
-    out.offsets[i] = blocks[i].offset;
-    size_t insertAt = placed.size();
-    while (insertAt > 0 && out.offsets[placed[insertAt - 1]] > out.offsets[i])
-      --insertAt;
-    placed.insert(placed.begin() + insertAt, i);
+  isPlaced.assign(n, 0);
+  auto markPlaced = [&](size_t i) {
+    isPlaced[i] = 1;
     uint64_t end;
     if (__builtin_add_overflow(out.offsets[i], sizes[i], &end))
       return false;
     out.size = std::max(out.size, end);
+    return true;
+  };
+  // The fixed blocks first, where they are.
+  for (size_t i : order) {
+    if (!blocks[i].fixed)
+      continue;
+    out.offsets[i] = blocks[i].offset;
+    if (!markPlaced(i))
+      return false;
   }
   for (size_t i : order) {
     if (blocks[i].fixed)
       continue;
+    // The placed blocks live with this one, by offset: it goes in the
+    // first gap that holds it.
+    taken.clear();
+    for (uint32_t k = meetsBegin[i]; k < meetsBegin[i + 1]; ++k) {
+      uint32_t j = meets[k];
+      if (isPlaced[j])
+        taken.push_back({out.offsets[j], sizes[j]});
+    }
+    std::sort(taken.begin(), taken.end());
     uint64_t offset = 0;
-    for (size_t j : placed) {
-      if (blocks[j].last < blocks[i].first || blocks[i].last < blocks[j].first)
-        continue; // Never live together.
+    for (auto [at, size] : taken) {
       uint64_t end;
       if (__builtin_add_overflow(offset, sizes[i], &end))
         return false;
-      if (end <= out.offsets[j])
-        break; // Fits below j, hence below every block after it.
-      if (__builtin_add_overflow(out.offsets[j], sizes[j], &end))
+      if (end <= at)
+        break; // Fits below this block, hence below every one after it.
+      if (__builtin_add_overflow(at, size, &end))
         return false;
       offset = std::max(offset, end);
     }
     out.offsets[i] = offset;
-    size_t insertAt = placed.size();
-    while (insertAt > 0 && out.offsets[placed[insertAt - 1]] > offset)
-      --insertAt;
-    placed.insert(placed.begin() + insertAt, i);
-    uint64_t end;
-    if (__builtin_add_overflow(offset, sizes[i], &end))
+    if (!markPlaced(i))
       return false;
-    out.size = std::max(out.size, end);
   }
 
   // The live-set peak: a sweep over the steps.
-  std::vector<uint64_t> starts(steps + 1, 0), ends(steps + 1, 0);
+  starts.assign(steps + 1, 0);
+  ends.assign(steps + 1, 0);
   for (size_t i = 0; i < n; ++i) {
     if (__builtin_add_overflow(starts[blocks[i].first], sizes[i],
                                &starts[blocks[i].first]) ||
@@ -97,4 +125,10 @@ bool dyncc::runtime::placeInArena(const std::vector<ArenaBlock> &blocks,
     out.livePeak = std::max(out.livePeak, live);
   }
   return true;
+}
+
+bool dyncc::runtime::placeInArena(const std::vector<ArenaBlock> &blocks,
+                                  uint64_t alignment, ArenaPlacement &out) {
+  ArenaPlanner planner;
+  return planner.place(blocks, alignment, out);
 }

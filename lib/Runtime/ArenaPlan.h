@@ -21,6 +21,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 namespace dyncc::runtime {
@@ -45,9 +46,39 @@ struct ArenaPlacement {
   uint64_t livePeak = 0;
 };
 
-/// Places `blocks`, the fixed ones where they are and the others around
-/// them; false when the sizes overflow 64 bits. `alignment` is a power of
-/// two, and fixed offsets are multiples of it.
+/// Places temporaries whose lifetimes do not change between runs (a
+/// session's): the pairs live together are found once, so a placement looks
+/// only at the blocks a block meets (a handful in a transformer's plan)
+/// instead of every block placed before it, and reuses its scratch.
+class ArenaPlanner {
+public:
+  /// Places `blocks`, the fixed ones where they are and the others around
+  /// them; false when the sizes overflow 64 bits. `alignment` is a power of
+  /// two, and fixed offsets are multiples of it. Largest first (ties by
+  /// first use, then index), each at the lowest offset clear of the placed
+  /// blocks it meets.
+  bool place(const std::vector<ArenaBlock> &blocks, uint64_t alignment,
+             ArenaPlacement &out);
+
+  /// Finds the pairs of `blocks` live together, unless their lifetimes are
+  /// the last call's (place calls it; a session calls it once it knows its
+  /// temporaries, ahead of its first run).
+  void prepare(const std::vector<ArenaBlock> &blocks);
+
+private:
+  std::vector<std::pair<size_t, size_t>> lifetimes;
+  /// Per block, the blocks live at some step with it (CSR).
+  std::vector<uint32_t> meetsBegin, meets;
+  size_t steps = 0;
+  // Scratch, kept between calls.
+  std::vector<uint64_t> sizes;
+  std::vector<size_t> order;
+  std::vector<uint8_t> isPlaced;
+  std::vector<std::pair<uint64_t, uint64_t>> taken;
+  std::vector<uint64_t> starts, ends;
+};
+
+/// One placement with a planner of its own.
 bool placeInArena(const std::vector<ArenaBlock> &blocks, uint64_t alignment,
                   ArenaPlacement &out);
 

@@ -18,7 +18,8 @@ using namespace dyncc::runtime;
 
 namespace {
 /// Memoized selections per group before the cache is reset.
-constexpr size_t kMaxSelectionCacheEntries = 1 << 16;
+constexpr size_t kMaxSelectionMemoEntries = 1 << 14;
+constexpr uint32_t kNotSelected = UINT32_MAX;
 
 std::string str(int64_t value) { return std::to_string(value); }
 
@@ -214,7 +215,20 @@ Session::Session(std::shared_ptr<const Model> model, unsigned threads)
   bufferBytes.assign(manifest.buffers.size(), 0);
   bufferData.assign(manifest.buffers.size(), nullptr);
   outputs.resize(manifest.outputs.size());
-  selectionCache.resize(manifest.groups.size());
+  for (const BufferInfo &buffer : manifest.buffers)
+    if (buffer.kind == BufferKind::Temp)
+      arenaBlocks.push_back({0, buffer.firstStep, buffer.lastStep});
+  planner.prepare(arenaBlocks);
+  for (size_t slot = 0; slot < manifest.symbols.size(); ++slot)
+    if (manifest.symbols[slot].bindingStep == kAtBinding)
+      inputSymbols.push_back(slot);
+  memoizedGroup.assign(manifest.groups.size(), 1);
+  bool afterBind = false;
+  for (const StepInfo &step : manifest.steps) {
+    afterBind |= step.op == StepInfo::Op::Bind;
+    if (afterBind && step.op == StepInfo::Op::Launch)
+      memoizedGroup[step.group] = 0;
+  }
   lastKernel.assign(manifest.groups.size(), SIZE_MAX);
   forced.assign(manifest.groups.size(), -1);
   stepMilliseconds.assign(manifest.steps.size(), 0);
@@ -698,9 +712,7 @@ bool Session::placeTemps(size_t afterStep, RuntimeError &error) {
     const BufferInfo &buffer = manifest.buffers[b];
     if (buffer.kind != BufferKind::Temp)
       continue;
-    if (t == blocks.size())
-      blocks.push_back({0, buffer.firstStep, buffer.lastStep});
-    ArenaBlock &block = blocks[t];
+    ArenaBlock &block = blocks[t]; // One per temp, from the constructor.
     block.fixed = midRun && buffer.firstStep <= afterStep;
     if (block.fixed)
       block.offset = placement.offsets[t];
@@ -710,7 +722,7 @@ bool Session::placeTemps(size_t afterStep, RuntimeError &error) {
   }
   uint64_t inUse = placement.size;
   if (changed) {
-    if (!placeInArena(blocks, kArenaAlignment, placement))
+    if (!planner.place(blocks, kArenaAlignment, placement))
       return error.fail(DYNCC_ERROR_SHAPE,
                         "the temporaries' sizes overflow the arena");
     arenaPlanned = !midRun;
@@ -1015,21 +1027,18 @@ bool Session::selectVariant(size_t groupIndex, size_t &kernel,
     kernel = group.variants[static_cast<size_t>(forced[groupIndex])].kernel;
     return true;
   }
-  selectionKey.clear();
-  for (size_t slot : group.keySymbols)
-    selectionKey.push_back(symbols[slot]);
-  auto &cache = selectionCache[groupIndex];
-  auto it = cache.find(selectionKey);
-  if (it != cache.end()) {
-    kernel = it->second;
+  uint32_t *memo = runSelections && memoizedGroup[groupIndex]
+                       ? &(*runSelections)[groupIndex]
+                       : nullptr;
+  if (memo && *memo != kNotSelected) {
+    kernel = *memo;
     return true;
   }
   ++scans;
   auto choose = [&](const VariantInfo &variant) {
     kernel = variant.kernel;
-    if (cache.size() >= kMaxSelectionCacheEntries)
-      cache.clear();
-    cache.emplace(selectionKey, kernel);
+    if (memo)
+      *memo = static_cast<uint32_t>(kernel);
     return true;
   };
   // Measurements on this device first (`dyncc tune`), then the search's
@@ -1203,6 +1212,21 @@ bool Session::enqueue(RuntimeError &error) {
   if (!bindSymbols(error) || !computeBuffers(kAtBinding, error))
     return false;
   const Manifest &manifest = loaded->manifest();
+  // This run's selections: memoized per tuple of the symbols the inputs
+  // bind.
+  selectionKey.clear();
+  for (size_t slot : inputSymbols)
+    selectionKey.push_back(symbols[slot]);
+  auto memo = selectionMemo.find(selectionKey);
+  if (memo == selectionMemo.end()) {
+    if (selectionMemo.size() >= kMaxSelectionMemoEntries)
+      selectionMemo.clear();
+    memo = selectionMemo
+               .emplace(selectionKey, std::vector<uint32_t>(
+                                          manifest.groups.size(), kNotSelected))
+               .first;
+  }
+  runSelections = &memo->second;
   if (gpu) {
     if (cuda::CUresult status =
             gpu->model->driver().eventRecord(gpu->start, gpu->stream))

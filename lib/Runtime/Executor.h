@@ -199,10 +199,8 @@ public:
 
   // Introspection for tests.
   size_t numThreads() const { return pool.size(); }
-  /// The number of memoized selections of `group`.
-  size_t selectionCacheSize(size_t group) const {
-    return selectionCache[group].size();
-  }
+  /// The number of symbol tuples whose selections are memoized.
+  size_t selectionMemoSize() const { return selectionMemo.size(); }
   /// The kernels the last run launched (empty grids are not launched).
   size_t launchCount() const { return launches; }
   /// How many times a variant was chosen by scanning the conditions.
@@ -308,10 +306,21 @@ private:
   /// placement.
   std::vector<ArenaBlock> arenaBlocks;
   ArenaPlacement placement;
+  ArenaPlanner planner;
   bool arenaPlanned = false;
-  std::vector<std::unordered_map<std::vector<int64_t>, size_t, VectorHash>>
-      selectionCache;
+  /// Per tuple of the symbols the inputs bind, the kernel each group ran
+  /// (kNotSelected until it has): one look-up a run, then an index a
+  /// launch. Groups launched after a bind step (which may select by a
+  /// symbol read from data) are selected at each launch instead.
+  std::unordered_map<std::vector<int64_t>, std::vector<uint32_t>, VectorHash>
+      selectionMemo;
+  /// This run's entry of selectionMemo.
+  std::vector<uint32_t> *runSelections = nullptr;
   std::vector<int64_t> selectionKey;
+  /// The symbols the inputs bind (the memo's key), and per group whether
+  /// its selection is memoized.
+  std::vector<size_t> inputSymbols;
+  std::vector<uint8_t> memoizedGroup;
   /// Per group, the index of the last kernel run, or SIZE_MAX.
   std::vector<size_t> lastKernel;
   mutable std::string reason;

@@ -41,6 +41,53 @@ void expectValid(const std::vector<ArenaBlock> &blocks,
   EXPECT_GE(p.size, p.livePeak);
 }
 
+/// The placement rule written out the quadratic way: each block, largest
+/// first, against every block placed before it, in order of offset.
+std::vector<uint64_t> referenceOffsets(const std::vector<ArenaBlock> &blocks,
+                                       uint64_t alignment) {
+  size_t n = blocks.size();
+  std::vector<uint64_t> sizes(n), offsets(n, 0);
+  for (size_t i = 0; i < n; ++i)
+    sizes[i] = (blocks[i].size + alignment - 1) & ~(alignment - 1);
+  std::vector<size_t> order(n);
+  for (size_t i = 0; i < n; ++i)
+    order[i] = i;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    if (sizes[a] != sizes[b])
+      return sizes[a] > sizes[b];
+    if (blocks[a].first != blocks[b].first)
+      return blocks[a].first < blocks[b].first;
+    return a < b;
+  });
+  std::vector<size_t> placed;
+  auto insert = [&](size_t i) {
+    size_t at = placed.size();
+    while (at > 0 && offsets[placed[at - 1]] > offsets[i])
+      --at;
+    placed.insert(placed.begin() + at, i);
+  };
+  for (size_t i : order)
+    if (blocks[i].fixed) {
+      offsets[i] = blocks[i].offset;
+      insert(i);
+    }
+  for (size_t i : order) {
+    if (blocks[i].fixed)
+      continue;
+    uint64_t offset = 0;
+    for (size_t j : placed) {
+      if (blocks[j].last < blocks[i].first || blocks[i].last < blocks[j].first)
+        continue;
+      if (offset + sizes[i] <= offsets[j])
+        break;
+      offset = std::max(offset, offsets[j] + sizes[j]);
+    }
+    offsets[i] = offset;
+    insert(i);
+  }
+  return offsets;
+}
+
 TEST(ArenaPlanTest, DisjointLifetimesShareBytes) {
   std::vector<ArenaBlock> blocks = {{1000, 0, 1}, {640, 2, 3}, {64, 4, 4}};
   ArenaPlacement p;
@@ -99,6 +146,37 @@ TEST(ArenaPlanTest, RandomPlansAreValid) {
     ArenaPlacement q;
     ASSERT_TRUE(placeInArena(blocks, 64, q));
     EXPECT_EQ(p.offsets, q.offsets);
+  }
+}
+
+TEST(ArenaPlanTest, ReusedPlannerMatchesTheQuadraticRule) {
+  // One planner, as a session keeps: lifetimes fixed while the sizes change
+  // from run to run (the pairs that meet are reused), then new lifetimes
+  // (recomputed), fixed blocks included.
+  std::mt19937_64 rng(13);
+  ArenaPlanner planner;
+  for (int plan = 0; plan < 40; ++plan) {
+    size_t n = rng() % 60, steps = 1 + rng() % 40;
+    std::vector<ArenaBlock> blocks(n);
+    for (ArenaBlock &b : blocks) {
+      b.first = rng() % steps;
+      b.last = b.first + rng() % std::min<size_t>(steps - b.first, 4);
+    }
+    for (int run = 0; run < 10; ++run) {
+      for (ArenaBlock &b : blocks) {
+        b.size = rng() % 7 == 0 ? 0 : rng() % 100000;
+        b.fixed = run % 3 == 2 && rng() % 4 == 0;
+        b.offset = (rng() % 1000) * 64;
+      }
+      ArenaPlacement p;
+      ASSERT_TRUE(planner.place(blocks, 64, p));
+      EXPECT_EQ(p.offsets, referenceOffsets(blocks, 64))
+          << "plan " << plan << " run " << run;
+      bool anyFixed = std::any_of(blocks.begin(), blocks.end(),
+                                  [](const ArenaBlock &b) { return b.fixed; });
+      if (!anyFixed)
+        expectValid(blocks, p, 64);
+    }
   }
 }
 

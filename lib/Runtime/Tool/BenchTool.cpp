@@ -10,7 +10,9 @@
 // at that shape, the median and minimum of warm runs, on CUDA the device
 // time between events, and the host's time per launch: the enqueue of a
 // warm run (bind, check, select, plan, launch calls) divided by its
-// launches. `--plot` draws the median against the swept symbol, one colour
+// launches; and on CUDA the host's time to enqueue the cold run (the same
+// work at a shape seen for the first time: selections looked up, the arena
+// placed, buffers grown). `--plot` draws the median against the swept symbol, one colour
 // per set of variants chosen.
 //
 //===----------------------------------------------------------------------===//
@@ -49,6 +51,9 @@ struct BenchOptions {
   std::string plot;
   bool quiet = false;
   bool help = false;
+  /// Largest shape first: the later shapes are new to the session but
+  /// need no larger buffers (a server's steady state).
+  bool descending = false;
 };
 
 class BenchTool {
@@ -88,6 +93,10 @@ int BenchTool::parseArgs(const std::vector<std::string> &args,
     }
     if (arg == "-h" || arg == "--help") {
       options.help = true;
+      continue;
+    }
+    if (arg == "--descending") {
+      options.descending = true;
       continue;
     }
     if (arg == "-q" || arg == "--quiet") {
@@ -204,6 +213,8 @@ int BenchTool::run(const BenchOptions &options) {
       }
     points = std::move(next);
   }
+  if (options.descending)
+    std::reverse(points.begin(), points.end());
 
   size_t numInputs = artifact.numInputs();
   std::vector<std::vector<ShapeExpr>> inputDims;
@@ -230,6 +241,8 @@ int BenchTool::run(const BenchOptions &options) {
     if (onGpu)
       header += "device ms\t";
     header += "host us/launch";
+    if (onGpu)
+      header += "\tcold host us";
     std::printf("%s\n", header.c_str());
   }
 
@@ -263,7 +276,12 @@ int BenchTool::run(const BenchOptions &options) {
     }
     bool ok = true;
     auto start = Clock::now();
-    if (session.run() != DYNCC_OK) {
+    if (session.enqueue() != DYNCC_OK) {
+      fail(dyncc::lastError());
+      continue;
+    }
+    double coldHost = msSince(start);
+    if (session.synchronize() != DYNCC_OK) {
       fail(dyncc::lastError());
       continue;
     }
@@ -297,6 +315,8 @@ int BenchTool::run(const BenchOptions &options) {
     // On the CPU the enqueue is the whole run: its kernels included.
     line += onGpu && launches ? formatNumber(medianOf(host) * 1000 / launches)
                               : std::string("-");
+    if (onGpu)
+      line += "\t" + formatNumber(coldHost * 1000);
     if (!options.quiet)
       std::printf("%s\n", line.c_str());
     if (xSymbol != numSymbols) {
@@ -346,6 +366,9 @@ int BenchTool::main(const std::vector<std::string> &args) {
         "  --device DEVICE        cpu (default), cuda or cuda:N\n"
         "  --plot FILE.svg        draw the median against the first swept "
         "symbol\n"
+        "  --descending           the largest shape first (later cold runs "
+        "then\n"
+        "                         need no larger buffers)\n"
         "  --quiet                print nothing but errors\n",
         name);
     return 0;
