@@ -369,7 +369,8 @@ private:
              << symbol.getSymName() << "' is a size computed from data by "
              << (by ? by.getValue() : StringRef("an op"))
              << ", which the run-time cannot bind yet (only sizes read from a "
-                "shape operand's values are)";
+                "shape operand's values, NonZero's counts and Range's lengths "
+                "are)";
     }
     return success();
   }

@@ -149,20 +149,52 @@ def test_sizes_grow_the_arena_mid_run(tmp_path):
 
 
 def test_sizes_computed_from_data_are_refused(tmp_path, bin_dir):
-    """Range's length is computed from data, not read from it: the plan
-    refuses it with one line naming the op."""
-    path = _model(tmp_path, helper.make_node("Range", ["a", "b", "c"], ["y"]),
-                  [helper.make_tensor_value_info(n, TensorProto.INT64, [])
-                   for n in "abc"],
-                  helper.make_tensor_value_info("y", TensorProto.INT64, None))
+    """A Slice's length from data-dependent starts and ends is computed
+    (clamped) from data, not read from it, and nothing computes it yet: the
+    plan refuses it with one line naming the op."""
+    path = _model(tmp_path, helper.make_node("Slice", ["x", "s", "e"], ["y"]),
+                  [helper.make_tensor_value_info("x", TensorProto.FLOAT, [10]),
+                   helper.make_tensor_value_info("s", TensorProto.INT64, [1]),
+                   helper.make_tensor_value_info("e", TensorProto.INT64, [1])],
+                  helper.make_tensor_value_info("y", TensorProto.FLOAT, None))
     proc = subprocess.run([bin_dir / "dyncc", "compile", path, "-o",
                            tmp_path / "m.dyncc", "--target", "cpu", "--quiet"],
                           capture_output=True, text=True)
     assert proc.returncode == 1
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1, lines
-    assert "is a size computed from data by dg.range" in lines[0], lines[0]
+    assert "is a size computed from data by dg.slice 'y'" in lines[0], lines[0]
     assert not (tmp_path / "m.dyncc").exists()
+
+
+RANGE_CASES = [(0, 10, 3), (10, 0, -3), (0, 9, 3), (5, 5, 1), (3, 1, 1),
+               (-7, 8, 5), (-3, 7, 2), (2, 3, 7), (0, 1000, 1), (1000, -1000, -7)]
+
+
+@pytest.mark.parametrize("dtype", [TensorProto.INT64, TensorProto.INT32,
+                                   TensorProto.FLOAT], ids=["int64", "int32", "float"])
+def test_range_length_computed_and_bound(tmp_path, dtype):
+    """A Range whose bounds are inputs: its length, max(ceil((limit - start)
+    / delta), 0), is computed by a kernel ahead of it and bound, and the
+    Range then writes exactly that many values: against np.arange, empty
+    results included, and for floats fractional deltas."""
+    np_type = {TensorProto.INT64: np.int64, TensorProto.INT32: np.int32,
+               TensorProto.FLOAT: np.float32}[dtype]
+    path = _model(tmp_path, helper.make_node("Range", ["a", "b", "c"], ["y"]),
+                  [helper.make_tensor_value_info(n, dtype, []) for n in "abc"],
+                  helper.make_tensor_value_info("y", dtype, None))
+    out = tmp_path / "m.dyncc"
+    dyncc.compile(path, out, targets=["cpu"])
+    art = dyncc.load(str(out))
+    assert list(art.data_symbols.values()) == ["dg.range 'y'"], art.data_symbols
+    session = art.session("cpu")
+    cases = RANGE_CASES + ([(1, 2, 0.5), (0, 1, 0.3), (2.5, -1, -0.75)]
+                           if dtype == TensorProto.FLOAT else [])
+    for a, b, c in cases:
+        y = session.run({"a": np.array(a, np_type), "b": np.array(b, np_type),
+                         "c": np.array(c, np_type)})["y"]
+        np.testing.assert_array_equal(y, np.arange(a, b, c, dtype=np_type),
+                                      err_msg=str((a, b, c)))
 
 
 @pytest.mark.parametrize("dtype,dims", [

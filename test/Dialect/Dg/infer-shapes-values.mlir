@@ -1,4 +1,13 @@
 // RUN: dyncc-opt %s --split-input-file --dyncc-infer-shapes | FileCheck %s
+// Propagation run again binds no count twice.
+// RUN: dyncc-opt %s --split-input-file --dyncc-infer-shapes --dyncc-infer-shapes \
+// RUN:   | FileCheck %s --check-prefix=TWICE
+// TWICE-LABEL: func.func @data_dependent(
+//  TWICE-COUNT-1: sym.bind {{.*}} "dg.nonzero 'find'"
+//  TWICE-NOT: sym.bind {{.*}} "dg.nonzero 'find'"
+//  TWICE-COUNT-1: sym.bind {{.*}} "dg.range"
+//  TWICE-NOT: sym.bind {{.*}} "dg.range"
+//  TWICE: return
 
 // Shape sub-graphs: the symbolic contents of small integer tensors flow
 // through shape_of, gather, unsqueeze, concat, slice and the arithmetic, so
@@ -236,8 +245,10 @@ func.func @computed_shapes(%x: tensor<?x?xf32, #sym.shape<[B, L]>>)
 // to a data-dependent limit, a slice from a data-dependent start.
 // Sizes read from the argument's values are bound from it by `sym.bind`
 // at its start: the reshape's by Reshape's rules over its input's shape,
-// the expand's with 1 standing for a bound size; the others are computed,
-// not read, and have no bind.
+// the expand's with 1 standing for a bound size. NonZero's count and the
+// range's length are computed by ops put before them, and bound; the
+// slice's is computed from data too, but nothing binds it (the plan
+// refuses it).
 // CHECK-LABEL: sym.symbol @L range [1, 512]
 //  CHECK-NEXT: sym.symbol @nonzero0 range [0, 2147483647] data_dependent {defined_by = "dg.nonzero 'find'"}
 //  CHECK-NEXT: sym.symbol @reshape0 range [0, 2147483647] data_dependent {defined_by = "dg.reshape 'view'"}
@@ -263,6 +274,21 @@ func.func @computed_shapes(%x: tensor<?x?xf32, #sym.shape<[B, L]>>)
 //  CHECK-NEXT:   dg.nonzero {{.*}} -> tensor<2x?xi64, #sym.shape<[2, nonzero0]>>
 //   CHECK-NOT:   sym.bind
 //       CHECK:   dg.constant_of_shape {{.*}} -> tensor<?xf32, #sym.shape<[nonzero0]>>
+// The range's length: the quotient truncated, plus 1 where the remainder is
+// not 0 and has delta's sign, at least 0 (delta 0 counts as 1).
+//       CHECK:   %[[DELTA:.*]] = dg.select
+//  CHECK-NEXT:   %[[DIFF:.*]] = dg.sub %arg2
+//  CHECK-NEXT:   %[[Q:.*]] = dg.div %[[DIFF]], %[[DELTA]]
+//  CHECK-NEXT:   %[[QD:.*]] = dg.mul %[[Q]], %[[DELTA]]
+//  CHECK-NEXT:   %[[R:.*]] = dg.sub %[[DIFF]], %[[QD]]
+//       CHECK:   %[[UP:.*]] = dg.and
+//  CHECK-NEXT:   %[[UPI:.*]] = dg.cast %[[UP]] : tensor<i1> -> tensor<i64>
+//  CHECK-NEXT:   %[[CEIL:.*]] = dg.add %[[Q]], %[[UPI]]
+//       CHECK:   %[[LEN:.*]] = dg.max %[[CEIL]]
+//  CHECK-NEXT:   %[[BOUND:.*]] = dg.unsqueeze %[[LEN]]
+//  CHECK-NEXT:   sym.bind %[[BOUND]] as <[range0]> "dg.range" : tensor<1xi64>
+//  CHECK-NEXT:   dg.range {{.*}} -> tensor<?xi64, #sym.shape<[range0]>>
+//   CHECK-NOT:   sym.bind
 //       CHECK:   dg.matmul {{.*}} : (tensor<?xf32, #sym.shape<[nonzero0]>>, tensor<?xf32, #sym.shape<[nonzero0]>>) -> tensor<f32>
 sym.symbol @B range [1, 64]
 sym.symbol @L range [1, 512]

@@ -149,6 +149,7 @@ public:
                                    ret.getOperandTypes()));
     bindDataSizes();
     bindNonZeroCounts(func);
+    bindRangeCounts(func);
   }
 
 private:
@@ -276,6 +277,8 @@ private:
         ops.push_back(op);
     });
     for (NonZeroOp op : ops) {
+      if (hasCountBind(op))
+        continue;
       Value input = op.getInput();
       auto inType = dyn_cast<RankedTensorType>(input.getType());
       auto resultType = dyn_cast<RankedTensorType>(op.getType());
@@ -312,6 +315,97 @@ private:
           count, builder.getDenseI64ArrayAttr({0}));
       sym::BindOp::create(builder, loc, values,
                           sym::ShapeAttr::get(ctx, {(*result)[1]}),
+                          builder.getStringAttr(describeOp(op)),
+                          /*reshape_of=*/sym::ShapeAttr(),
+                          /*allowzero=*/false, /*broadcast=*/false);
+    }
+  }
+
+  /// True where `op` already has its count bound (propagation ran again).
+  static bool hasCountBind(Operation *op) {
+    std::string where = describeOp(op);
+    for (Operation &other : *op->getBlock())
+      if (auto bind = dyn_cast<sym::BindOp>(other);
+          bind && bind.getWhere() == where)
+        return true;
+    return false;
+  }
+
+  /// A Range whose bounds are data: its length, max(ceil((limit - start) /
+  /// delta), 0), computed by ordinary ops right before it and bound, so
+  /// that the Range runs with its result at its exact size. Integers
+  /// divide exactly (a truncating quotient, plus 1 where the remainder is
+  /// not 0 and has delta's sign); floats truncate the quotient to an
+  /// integer and add 1 where that is below it. A delta of 0 (ONNX leaves it
+  /// undefined) counts as 1, so the count is never a division by zero.
+  void bindRangeCounts(func::FuncOp func) {
+    SmallVector<RangeOp> ops;
+    func.walk([&](RangeOp op) { ops.push_back(op); });
+    for (RangeOp op : ops) {
+      auto resultType = dyn_cast<RankedTensorType>(op.getType());
+      std::optional<SmallVector<DimExpr>> result =
+          resultType ? sym::getSymbolicShape(resultType) : std::nullopt;
+      if (!result || result->size() != 1)
+        continue;
+      std::optional<std::string> name = (*result)[0].getSymbol();
+      if (!name || !llvm::any_of(fresh, [&](const FreshSymbol &symbol) {
+            return symbol.name == *name;
+          }))
+        continue;
+      if (hasCountBind(op))
+        continue;
+      OpBuilder builder(op);
+      Location loc = op.getLoc();
+      MLIRContext *ctx = op.getContext();
+      Type element = resultType.getElementType();
+      auto scalarOf = [](Type type) { return RankedTensorType::get({}, type); };
+      Type i1 = builder.getI1Type(), i64 = builder.getI64Type();
+      auto constant = [&](Type type, double value) -> Value {
+        Attribute attr = isa<FloatType>(type)
+                             ? Attribute(FloatAttr::get(type, value))
+                             : Attribute(IntegerAttr::get(
+                                   type, static_cast<int64_t>(value)));
+        return ConstantOp::create(
+            builder, loc, scalarOf(type),
+            cast<ElementsAttr>(DenseElementsAttr::get(scalarOf(type), attr)));
+      };
+      Type t = scalarOf(element), b = scalarOf(i1), l = scalarOf(i64);
+      Value zero = constant(element, 0), one = constant(element, 1);
+      Value delta = op.getDelta();
+      delta = SelectOp::create(builder, loc, t,
+                              EqualOp::create(builder, loc, b, delta, zero),
+                              one, delta);
+      Value diff =
+          SubOp::create(builder, loc, t, op.getLimit(), op.getStart());
+      Value quotient = DivOp::create(builder, loc, t, diff, delta);
+      Value truncated = element == i64
+                            ? quotient
+                            : CastOp::create(builder, loc, l, quotient);
+      Value up;
+      if (isa<FloatType>(element)) {
+        Value back = CastOp::create(builder, loc, t, truncated);
+        up = LessOp::create(builder, loc, b, back, quotient);
+      } else {
+        Value remainder = SubOp::create(
+            builder, loc, t, diff,
+            MulOp::create(builder, loc, t, quotient, delta));
+        Value sameSign = EqualOp::create(
+            builder, loc, b,
+            GreaterOp::create(builder, loc, b, remainder, zero),
+            GreaterOp::create(builder, loc, b, delta, zero));
+        Value inexact = NotOp::create(
+            builder, loc, b,
+            EqualOp::create(builder, loc, b, remainder, zero));
+        up = AndOp::create(builder, loc, b, sameSign, inexact);
+      }
+      Value count = AddOp::create(builder, loc, l, truncated,
+                                  CastOp::create(builder, loc, l, up));
+      count = MaxOp::create(builder, loc, l, count, constant(i64, 0));
+      Value values = UnsqueezeOp::create(
+          builder, loc, RankedTensorType::get({1}, i64), count,
+          builder.getDenseI64ArrayAttr({0}));
+      sym::BindOp::create(builder, loc, values,
+                          sym::ShapeAttr::get(ctx, {(*result)[0]}),
                           builder.getStringAttr(describeOp(op)),
                           /*reshape_of=*/sym::ShapeAttr(),
                           /*allowzero=*/false, /*broadcast=*/false);
