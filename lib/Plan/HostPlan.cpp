@@ -354,7 +354,9 @@ private:
     return success();
   }
 
-  /// Every data-dependent symbol is one that some bind step reads from data.
+  /// Every data-dependent symbol is one that some bind step reads from data
+  /// (dyncc-infer-shapes binds every kind of one it makes; this refuses a
+  /// new kind that it does not, rather than leave the symbol unbound).
   LogicalResult checkDataSymbols(Block &body) {
     llvm::StringSet<> read;
     for (auto bind : body.getOps<sym::BindOp>())
@@ -368,9 +370,9 @@ private:
       return symbol.emitOpError("'")
              << symbol.getSymName() << "' is a size computed from data by "
              << (by ? by.getValue() : StringRef("an op"))
-             << ", which the run-time cannot bind yet (only sizes read from a "
-                "shape operand's values, NonZero's counts and Range's lengths "
-                "are)";
+             << ", which nothing computes for the run-time to bind (sizes read "
+                "from a shape operand's values, NonZero's counts, Range's and "
+                "Slice's lengths are)";
     }
     return success();
   }

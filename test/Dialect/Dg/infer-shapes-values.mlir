@@ -7,6 +7,8 @@
 //  TWICE-NOT: sym.bind {{.*}} "dg.nonzero 'find'"
 //  TWICE-COUNT-1: sym.bind {{.*}} "dg.range"
 //  TWICE-NOT: sym.bind {{.*}} "dg.range"
+//  TWICE-COUNT-1: sym.bind {{.*}} "dg.slice"
+//  TWICE-NOT: sym.bind {{.*}} "dg.slice"
 //  TWICE: return
 
 // Shape sub-graphs: the symbolic contents of small integer tensors flow
@@ -245,10 +247,9 @@ func.func @computed_shapes(%x: tensor<?x?xf32, #sym.shape<[B, L]>>)
 // to a data-dependent limit, a slice from a data-dependent start.
 // Sizes read from the argument's values are bound from it by `sym.bind`
 // at its start: the reshape's by Reshape's rules over its input's shape,
-// the expand's with 1 standing for a bound size. NonZero's count and the
-// range's length are computed by ops put before them, and bound; the
-// slice's is computed from data too, but nothing binds it (the plan
-// refuses it).
+// the expand's with 1 standing for a bound size. NonZero's count, the
+// range's length and the slice's are computed by ops put before them, and
+// bound.
 // CHECK-LABEL: sym.symbol @L range [1, 512]
 //  CHECK-NEXT: sym.symbol @nonzero0 range [0, 2147483647] data_dependent {defined_by = "dg.nonzero 'find'"}
 //  CHECK-NEXT: sym.symbol @reshape0 range [0, 2147483647] data_dependent {defined_by = "dg.reshape 'view'"}
@@ -288,6 +289,22 @@ func.func @computed_shapes(%x: tensor<?x?xf32, #sym.shape<[B, L]>>)
 //  CHECK-NEXT:   %[[BOUND:.*]] = dg.unsqueeze %[[LEN]]
 //  CHECK-NEXT:   sym.bind %[[BOUND]] as <[range0]> "dg.range" : tensor<1xi64>
 //  CHECK-NEXT:   dg.range {{.*}} -> tensor<?xi64, #sym.shape<[range0]>>
+// The slice's length along axis 1 (L): start and end counted from the end
+// where negative, clamped to [0, L], their difference at least 0 (step 1).
+//       CHECK:   %[[L:.*]] = dg.shape_of %arg0 {end = 2 : i64, start = 1 : i64}
+//       CHECK:   %[[S:.*]] = dg.gather %arg3
+//  CHECK-NEXT:   %[[SNEG:.*]] = dg.less %[[S]]
+//  CHECK-NEXT:   %[[SUP:.*]] = dg.add %[[S]], %[[L]]
+//  CHECK-NEXT:   %[[S1:.*]] = dg.select %[[SNEG]], %[[SUP]], %[[S]]
+//       CHECK:   %[[E1:.*]] = dg.select
+//  CHECK-NEXT:   %[[S2:.*]] = dg.max %[[S1]]
+//  CHECK-NEXT:   %[[S3:.*]] = dg.min %[[S2]], %[[L]]
+//  CHECK-NEXT:   %[[E2:.*]] = dg.max %[[E1]]
+//  CHECK-NEXT:   %[[E3:.*]] = dg.min %[[E2]], %[[L]]
+//  CHECK-NEXT:   %[[SPAN:.*]] = dg.sub %[[E3]], %[[S3]]
+//  CHECK-NEXT:   %[[LEN:.*]] = dg.max %[[SPAN]]
+//  CHECK-NEXT:   sym.bind %[[LEN]] as <[slice0]> "dg.slice" : tensor<1xi64>
+//  CHECK-NEXT:   dg.slice {{.*}} -> tensor<?x?xf32, #sym.shape<[B, slice0]>>
 //   CHECK-NOT:   sym.bind
 //       CHECK:   dg.matmul {{.*}} : (tensor<?xf32, #sym.shape<[nonzero0]>>, tensor<?xf32, #sym.shape<[nonzero0]>>) -> tensor<f32>
 sym.symbol @B range [1, 64]

@@ -150,6 +150,7 @@ public:
     bindDataSizes();
     bindNonZeroCounts(func);
     bindRangeCounts(func);
+    bindSliceLengths(func);
   }
 
 private:
@@ -409,6 +410,132 @@ private:
                           builder.getStringAttr(describeOp(op)),
                           /*reshape_of=*/sym::ShapeAttr(),
                           /*allowzero=*/false, /*broadcast=*/false);
+    }
+  }
+
+  /// A Slice whose starts or ends are data: each sliced dimension's length
+  /// is computed by ordinary ops right before it, with ONNX's clamping (a
+  /// negative index counts from the end; then [0, D] for a positive step,
+  /// [0, D - 1] for a start and [-1, D - 1] for an end with a negative one)
+  /// and the constant step: max(ceil((end - start) / step), 0), and bound,
+  /// so that the Slice runs with its result at its exact size.
+  void bindSliceLengths(func::FuncOp func) {
+    SmallVector<SliceOp> ops;
+    func.walk([&](SliceOp op) { ops.push_back(op); });
+    for (SliceOp op : ops) {
+      auto resultType = dyn_cast<RankedTensorType>(op.getType());
+      std::optional<SmallVector<DimExpr>> result =
+          resultType ? sym::getSymbolicShape(resultType) : std::nullopt;
+      auto startsType = dyn_cast<RankedTensorType>(op.getStarts().getType());
+      if (!result || !startsType || !startsType.hasStaticShape() ||
+          startsType.getRank() != 1 || hasCountBind(op))
+        continue;
+      int64_t rank = result->size(), count = startsType.getDimSize(0);
+      // Axes and steps are constants (the shape function requires it):
+      // their contents as propagated.
+      auto constantsOf = [&](Value v) -> std::optional<SmallVector<int64_t>> {
+        auto known = values.find(v);
+        if (known == values.end())
+          return std::nullopt;
+        SmallVector<int64_t> out;
+        for (const DimExpr &x : known->second) {
+          std::optional<int64_t> c = x.getConstant();
+          if (!c)
+            return std::nullopt;
+          out.push_back(*c);
+        }
+        return out;
+      };
+      SmallVector<int64_t> axes = llvm::to_vector(llvm::seq<int64_t>(0, count));
+      SmallVector<int64_t> steps(count, 1);
+      if (op.getAxes()) {
+        std::optional<SmallVector<int64_t>> values = constantsOf(op.getAxes());
+        if (!values || (int64_t)values->size() != count)
+          continue;
+        axes = *values;
+      }
+      if (op.getSteps()) {
+        std::optional<SmallVector<int64_t>> values = constantsOf(op.getSteps());
+        if (!values || (int64_t)values->size() != count)
+          continue;
+        steps = *values;
+      }
+      auto isFresh = [&](const DimExpr &dim) {
+        std::optional<std::string> name = dim.getSymbol();
+        return name && llvm::any_of(fresh, [&](const FreshSymbol &symbol) {
+                 return symbol.name == *name;
+               });
+      };
+      OpBuilder builder(op);
+      Location loc = op.getLoc();
+      MLIRContext *ctx = op.getContext();
+      Type i64 = builder.getI64Type();
+      auto one = RankedTensorType::get({1}, i64);
+      auto b1 = RankedTensorType::get({1}, builder.getI1Type());
+      auto constant = [&](int64_t value) -> Value {
+        return ConstantOp::create(
+            builder, loc, one,
+            cast<ElementsAttr>(DenseElementsAttr::get(
+                one, IntegerAttr::get(i64, value))));
+      };
+      auto element = [&](Value values, int64_t i) -> Value {
+        Value taken = GatherOp::create(
+            builder, loc,
+            RankedTensorType::get(
+                {1}, cast<RankedTensorType>(values.getType()).getElementType()),
+            values, constant(i), builder.getI64IntegerAttr(0));
+        return cast<RankedTensorType>(taken.getType()).getElementType() == i64
+                   ? taken
+                   : CastOp::create(builder, loc, one, taken).getResult();
+      };
+      auto clamp = [&](Value v, Value lo, Value hi) -> Value {
+        return MinOp::create(builder, loc, one,
+                             MaxOp::create(builder, loc, one, v, lo), hi);
+      };
+      for (int64_t i = 0; i < count; ++i) {
+        int64_t axis = axes[i] < 0 ? axes[i] + rank : axes[i];
+        if (axis < 0 || axis >= rank || steps[i] == 0 ||
+            !isFresh((*result)[axis]))
+          continue;
+        Value dim = ShapeOfOp::create(builder, loc, one, op.getInput(),
+                                      builder.getI64IntegerAttr(axis),
+                                      builder.getI64IntegerAttr(axis + 1));
+        Value zero = constant(0);
+        auto fromEnd = [&](Value index) -> Value {
+          Value negative = LessOp::create(builder, loc, b1, index, zero);
+          return SelectOp::create(builder, loc, one, negative,
+                                  AddOp::create(builder, loc, one, index, dim),
+                                  index);
+        };
+        Value start = fromEnd(element(op.getStarts(), i));
+        Value end = fromEnd(element(op.getEnds(), i));
+        Value span;
+        if (steps[i] > 0) {
+          start = clamp(start, zero, dim);
+          end = clamp(end, zero, dim);
+          span = SubOp::create(builder, loc, one, end, start);
+        } else {
+          Value last = SubOp::create(builder, loc, one, dim, constant(1));
+          start = clamp(start, zero, last);
+          end = clamp(end, constant(-1), last);
+          span = SubOp::create(builder, loc, one, start, end);
+        }
+        // ceil(span / |step|) for span >= 0, and 0 below.
+        int64_t by = std::abs(steps[i]);
+        Value positive = MaxOp::create(builder, loc, one, span, zero);
+        Value length =
+            by == 1 ? positive
+                    : Value(DivOp::create(
+                          builder, loc, one,
+                          AddOp::create(builder, loc, one, positive,
+                                        constant(by - 1)),
+                          constant(by)));
+        sym::BindOp::create(builder, loc, length,
+                            sym::ShapeAttr::get(ctx, {(*result)[axis]}),
+                            builder.getStringAttr(describeOp(op)),
+                            /*reshape_of=*/sym::ShapeAttr(),
+                            /*allowzero=*/false, /*broadcast=*/false);
+      }
     }
   }
 
