@@ -71,20 +71,25 @@ def load_case(test_dir):
     return (model, *read_data_set(model, test_dir / "test_data_set_0"))
 
 
-# Ops whose sizes dyncc can read from data at run time (`sym.bind`): with
-# `thaw`, their shape operands stay inputs.
-DATA_SIZE_OPS = ("Reshape", "Expand", "Tile", "ConstantOfShape")
+# The operands of ops whose sizes dyncc reads or computes from data at run
+# time (`sym.bind`): with `thaw`, they stay inputs. (A Slice's axes and
+# steps must still be constants.)
+DATA_SIZE_OPS = {"Reshape": [1], "Expand": [1], "Tile": [1],
+                 "ConstantOfShape": [0], "Slice": [1, 2], "Range": [0, 1, 2]}
 
 
 def frozen_inputs(model, thaw=()):
-    """Graph input names that feed shape-like operand positions (of ops not
-    in `thaw`)."""
+    """Graph input names that feed shape-like operand positions, but for
+    the positions `thaw` gives per op (a dict; a list or tuple of op names
+    thaws every position of those ops)."""
+    if not isinstance(thaw, dict):
+        thaw = {op: SHAPE_OPERANDS.get(op, []) for op in thaw}
     graph_inputs = {i.name for i in model.graph.input}
     frozen = set()
     for node in model.graph.node:
-        if node.op_type in thaw:
-            continue
         for pos in SHAPE_OPERANDS.get(node.op_type, []):
+            if pos in thaw.get(node.op_type, ()):
+                continue
             if pos < len(node.input) and node.input[pos] in graph_inputs:
                 frozen.add(node.input[pos])
     return frozen
@@ -305,7 +310,7 @@ def run_node_test(test_dir, mode, driver, work, supported_ops,
         cmd.append("--force-dynamic")
         # A thawed shape operand's length is the result's rank: static.
         for name in sorted(frozen_inputs(model) - frozen):
-            if name in sets[0][0]:
+            if name in sets[0][0] and np.ndim(sets[0][0][name]) == 1:
                 cmd += ["--dim", re.sub(r"\W", "_", name) +
                         f"_d0={len(sets[0][0][name])}"]
     for k, name in enumerate(sorted(frozen)):
