@@ -631,6 +631,68 @@ TEST(CudaSessionTest, MoreDriverFailuresAreErrors) {
   EXPECT_NE(session->hostOutput(0, error), nullptr) << error.message;
 }
 
+TEST(CudaSessionTest, EventAndAttributeFailuresAreErrors) {
+  RuntimeError error;
+  auto failure = [](const char *what) {
+    return std::string("cuda:0: ") + what +
+           " failed: CUDA_ERROR_UNKNOWN (fake driver error)";
+  };
+  {
+    // The session's start and end events.
+    FakeSetting fail("DYNCC_FAKE_CUDA_FAIL", "cuEventCreate");
+    EXPECT_EQ(Session::create(loadGpuModel(), "cuda:0", error), nullptr);
+    EXPECT_EQ(error.code, DYNCC_ERROR_DEVICE);
+    EXPECT_EQ(error.message, failure("cuEventCreate"));
+  }
+  {
+    // Raising a kernel's dynamic shared memory above 48 KB, at load.
+    FakeSetting fail("DYNCC_FAKE_CUDA_FAIL", "cuFuncSetAttribute");
+    EXPECT_EQ(Session::create(loadGpuModel(100 * 1024), "cuda:0", error),
+              nullptr);
+    EXPECT_EQ(error.code, DYNCC_ERROR_DEVICE);
+    EXPECT_EQ(error.message,
+              "cuda:0: kernel 'add1_relu': cuFuncSetAttribute failed: "
+              "CUDA_ERROR_UNKNOWN (fake driver error)");
+  }
+  expectNothingHeld();
+
+  auto session = cudaSession(loadGpuModel());
+  ASSERT_NE(session, nullptr);
+  std::vector<float> x = randomFloats(9 * 16, 3);
+  int64_t shape[2] = {9, 16};
+  ASSERT_TRUE(session->setInput(0, x.data(), shape, 2, error));
+  {
+    FakeSetting fail("DYNCC_FAKE_CUDA_FAIL", "cuEventRecord");
+    EXPECT_FALSE(session->run(error));
+    EXPECT_EQ(error.message, failure("cuEventRecord"));
+  }
+  {
+    // The step events profiling creates.
+    FakeSetting fail("DYNCC_FAKE_CUDA_FAIL", "cuEventCreate");
+    EXPECT_FALSE(session->setProfiling(true, error));
+    EXPECT_EQ(error.message, failure("cuEventCreate"));
+  }
+  ASSERT_TRUE(session->setProfiling(true, error)) << error.message;
+  ASSERT_TRUE(session->run(error)) << error.message;
+  double milliseconds = 0;
+  uint64_t blocks = 0;
+  for (const char *entry : {"cuEventSynchronize", "cuEventElapsedTime_v2"}) {
+    FakeSetting fail("DYNCC_FAKE_CUDA_FAIL", entry);
+    std::string what = std::string(entry) == "cuEventSynchronize"
+                           ? "cuEventSynchronize"
+                           : "cuEventElapsedTime";
+    EXPECT_FALSE(session->deviceTime(milliseconds, error)) << entry;
+    EXPECT_EQ(error.message, failure(what.c_str()));
+    EXPECT_FALSE(session->groupProfile(0, milliseconds, blocks, error))
+        << entry;
+    EXPECT_EQ(error.message, failure(what.c_str()));
+  }
+  // Both work again once the driver does.
+  EXPECT_TRUE(session->deviceTime(milliseconds, error)) << error.message;
+  EXPECT_TRUE(session->groupProfile(0, milliseconds, blocks, error))
+      << error.message;
+}
+
 TEST(CudaSessionTest, MissingEntryAndOversizedGrid) {
   // An sm_86 loads the sm_80 PTX; here it lacks the add kernel's entry.
   FakeSetting arch("DYNCC_FAKE_CUDA_ARCH", "86");

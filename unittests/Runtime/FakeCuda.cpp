@@ -463,6 +463,8 @@ CUresult cuModuleGetFunction(void **function, void *module, const char *name) {
 }
 
 CUresult cuFuncSetAttribute(void *function, int attribute, int value) {
+  if (failing("cuFuncSetAttribute"))
+    return kUnknown;
   auto *fn = static_cast<Function *>(function);
   if (attribute != 8 || value < 0)
     return kInvalidValue;
@@ -642,6 +644,8 @@ CUresult cuStreamSynchronize(void *stream) {
 
 CUresult cuEventCreate(void **event, unsigned flags) {
   (void)flags;
+  if (failing("cuEventCreate"))
+    return kUnknown;
   std::lock_guard<std::mutex> lock(state().mutex);
   auto *e = new Event();
   state().events.insert(e);
@@ -659,6 +663,8 @@ CUresult cuEventDestroy_v2(void *event) {
 
 CUresult cuEventRecord(void *event, void *stream) {
   (void)stream;
+  if (failing("cuEventRecord"))
+    return kUnknown;
   auto *e = static_cast<Event *>(event);
   e->when = std::chrono::steady_clock::now();
   e->recorded = true;
@@ -666,10 +672,14 @@ CUresult cuEventRecord(void *event, void *stream) {
 }
 
 CUresult cuEventSynchronize(void *event) {
+  if (failing("cuEventSynchronize"))
+    return kUnknown;
   return static_cast<Event *>(event)->recorded ? kSuccess : kInvalidHandle;
 }
 
 CUresult cuEventElapsedTime_v2(float *milliseconds, void *start, void *end) {
+  if (failing("cuEventElapsedTime_v2"))
+    return kUnknown;
   auto *a = static_cast<Event *>(start);
   auto *b = static_cast<Event *>(end);
   if (!a->recorded || !b->recorded)
