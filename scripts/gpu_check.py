@@ -72,7 +72,7 @@ def compare(have, want, dtype_tolerances):
 def run_node_tests(cases, dyncc, out, fake_driver):
     """Each node test of the bundle on cuda:0: [(label, problem or None)]."""
     import numpy as np
-    from dyncc_conformance.compare import compare
+    from dyncc_conformance.compare import compare, load
     results = []
     for case in cases:
         where = HERE / case["dir"]
@@ -97,9 +97,8 @@ def run_node_tests(cases, dyncc, out, fake_driver):
                     feeds[name] = value
                 got = session.run(feeds)
                 for name, file in data["outputs"].items():
-                    want = np.load(where / file, allow_pickle=False)
-                    if got[name].dtype.name == "bfloat16":
-                        want = want.view(got[name].dtype)
+                    # bf16 kept as its bits: read back as the output's type.
+                    want = load(where / file, got[name])
                     problem = compare(name, got[name], want)
                     if problem:
                         break

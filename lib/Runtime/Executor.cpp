@@ -17,7 +17,7 @@
 using namespace dyncc::runtime;
 
 namespace {
-/// Memoized selections per group before the cache is reset.
+/// Symbol tuples whose selections are memoized before the memo is reset.
 constexpr size_t kMaxSelectionMemoEntries = 1 << 14;
 constexpr uint32_t kNotSelected = UINT32_MAX;
 

@@ -259,8 +259,9 @@ def run_node_test(test_dir, mode, driver, work, supported_ops,
                   gpu_targets=(), keep=None):
     """Runs node test `test_dir` through `dyncc compile --target cpu`
     (with --force-dynamic when `mode` is "dynamic", shape-like inputs frozen
-    from the test's own data, except those of the ops in `thaw`, whose
-    sizes are then read from the data at run time) and `dyncc run` on every
+    from the test's own data, except the operands `thaw` gives
+    (frozen_inputs), whose sizes are then bound from the data at run time)
+    and `dyncc run` on every
     data set, in `work` (an empty directory), and returns its Outcome.
     `gpu_targets` (sm_80, ...) are compiled into the artifact too, through
     PTX and ptxas where the toolkit is: a test that does not compile for

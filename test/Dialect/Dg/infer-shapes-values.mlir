@@ -1,9 +1,15 @@
 // RUN: dyncc-opt %s --split-input-file --dyncc-infer-shapes | FileCheck %s
-// Propagation run again binds no count twice.
+// Propagation run again drops the binds (and counts) of the first run and
+// binds its own fresh symbols once: no count is bound twice, nor left with
+// a stale symbol.
 // RUN: dyncc-opt %s --split-input-file --dyncc-infer-shapes --dyncc-infer-shapes \
 // RUN:   | FileCheck %s --check-prefix=TWICE
 // TWICE-LABEL: func.func @data_dependent(
-//  TWICE-COUNT-1: sym.bind {{.*}} "dg.nonzero 'find'"
+//  TWICE-NEXT: sym.bind %arg1 as {{.*}} "dg.reshape 'view'"
+//  TWICE-NEXT: sym.bind %arg1 as {{.*}} "dg.expand" broadcast
+//  TWICE-NOT: sym.bind %arg1
+//  TWICE-COUNT-1: sym.bind {{.*}} as <{{\[}}[[NZ:nonzero[0-9]+]]{{\]}}> "dg.nonzero 'find'"
+//  TWICE-NEXT: dg.nonzero {{.*}} #sym.shape<[2, [[NZ]]]>
 //  TWICE-NOT: sym.bind {{.*}} "dg.nonzero 'find'"
 //  TWICE-COUNT-1: sym.bind {{.*}} "dg.range"
 //  TWICE-NOT: sym.bind {{.*}} "dg.range"
@@ -376,4 +382,21 @@ sym.symbol @N range [1, 64]
 func.func @data_reshape(%x: tensor<?xf32, #sym.shape<[N]>>, %shape: tensor<2xi64>) -> tensor<*xf32> {
   %r = dg.reshape %x, %shape : (tensor<?xf32, #sym.shape<[N]>>, tensor<2xi64>) -> tensor<*xf32>
   return %r : tensor<*xf32>
+}
+
+// -----
+
+// Two ops of one kind with no name of their own describe alike
+// ("dg.range"): each still gets its length bound, by its own symbol.
+// CHECK-LABEL: func.func @unnamed_ranges(
+//       CHECK:   sym.bind %{{.*}} as <[range0]> "dg.range" : tensor<1xi64>
+//  CHECK-NEXT:   dg.range {{.*}} -> tensor<?xi64, #sym.shape<[range0]>>
+//       CHECK:   sym.bind %{{.*}} as <[range1]> "dg.range" : tensor<1xi64>
+//  CHECK-NEXT:   dg.range {{.*}} -> tensor<?xi64, #sym.shape<[range1]>>
+func.func @unnamed_ranges(%n: tensor<i64>, %m: tensor<i64>) -> (tensor<*xi64>, tensor<*xi64>) {
+  %zero = dg.constant dense<0> : tensor<i64>
+  %one = dg.constant dense<1> : tensor<i64>
+  %0 = dg.range %zero, %n, %one : (tensor<i64>, tensor<i64>, tensor<i64>) -> tensor<*xi64>
+  %1 = dg.range %zero, %m, %one : (tensor<i64>, tensor<i64>, tensor<i64>) -> tensor<*xi64>
+  return %0, %1 : tensor<*xi64>, tensor<*xi64>
 }

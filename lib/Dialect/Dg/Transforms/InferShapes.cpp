@@ -15,6 +15,7 @@
 #include "dyncc/Dialect/Dg/Transforms/Passes.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/StringSet.h"
 
 namespace dyncc::dg {
@@ -80,10 +81,11 @@ public:
                << arg.getType();
       shapes[arg] = SymShape(shape->begin(), shape->end());
     }
+    dropBinds(func);
     SmallVector<Operation *> ops;
     DenseMap<Operation *, unsigned> order;
     for (Operation &op : func.getBody().front()) {
-      if (isa<func::ReturnOp, sym::BindOp>(op))
+      if (isa<func::ReturnOp>(op))
         continue;
       order[&op] = ops.size();
       ops.push_back(&op);
@@ -267,6 +269,29 @@ private:
     return changed;
   }
 
+  /// Drops the `sym.bind`s an earlier run made, with the counts computed
+  /// only for them: propagation runs again with fresh symbols of its own,
+  /// which it binds anew.
+  static void dropBinds(func::FuncOp func) {
+    SmallVector<Operation *> dead;
+    for (auto bind :
+         llvm::make_early_inc_range(func.getBody().front().getOps<sym::BindOp>())) {
+      dead.push_back(bind.getValues().getDefiningOp());
+      bind->erase();
+    }
+    // An op two erased ones read is queued twice: erased once.
+    DenseSet<Operation *> erased;
+    while (!dead.empty()) {
+      Operation *op = dead.pop_back_val();
+      if (!op || erased.contains(op) || !isOpTriviallyDead(op))
+        continue;
+      for (Value operand : op->getOperands())
+        dead.push_back(operand.getDefiningOp());
+      erased.insert(op);
+      op->erase();
+    }
+  }
+
   /// NonZero's count: the number of elements that are not zero, computed
   /// by ordinary ops (not, equal, cast, reduce_sum) right after the input,
   /// and bound from that count before the NonZero runs, whose result then
@@ -278,8 +303,6 @@ private:
         ops.push_back(op);
     });
     for (NonZeroOp op : ops) {
-      if (hasCountBind(op))
-        continue;
       Value input = op.getInput();
       auto inType = dyn_cast<RankedTensorType>(input.getType());
       auto resultType = dyn_cast<RankedTensorType>(op.getType());
@@ -289,19 +312,12 @@ private:
         continue;
       OpBuilder builder(op);
       Location loc = op.getLoc();
-      MLIRContext *ctx = op.getContext();
       Type element = inType.getElementType();
       auto like = [&](Type elem) {
         return RankedTensorType::get(inType.getShape(), elem,
                                      inType.getEncoding());
       };
-      auto scalar = RankedTensorType::get({}, element);
-      Attribute zero = isa<FloatType>(element)
-                           ? Attribute(FloatAttr::get(element, 0.0))
-                           : Attribute(IntegerAttr::get(element, 0));
-      Value zeros = ConstantOp::create(
-          builder, loc, scalar,
-          cast<ElementsAttr>(DenseElementsAttr::get(scalar, zero)));
+      Value zeros = filledConstant(builder, loc, {}, element, 0);
       Value isZero = EqualOp::create(builder, loc, like(builder.getI1Type()),
                                      input, zeros);
       Value nonzero =
@@ -314,22 +330,41 @@ private:
       Value values = UnsqueezeOp::create(
           builder, loc, RankedTensorType::get({1}, builder.getI64Type()),
           count, builder.getDenseI64ArrayAttr({0}));
-      sym::BindOp::create(builder, loc, values,
-                          sym::ShapeAttr::get(ctx, {(*result)[1]}),
-                          builder.getStringAttr(describeOp(op)),
-                          /*reshape_of=*/sym::ShapeAttr(),
-                          /*allowzero=*/false, /*broadcast=*/false);
+      bindComputed(builder, loc, values, (*result)[1], op);
     }
   }
 
-  /// True where `op` already has its count bound (propagation ran again).
-  static bool hasCountBind(Operation *op) {
-    std::string where = describeOp(op);
-    for (Operation &other : *op->getBlock())
-      if (auto bind = dyn_cast<sym::BindOp>(other);
-          bind && bind.getWhere() == where)
-        return true;
-    return false;
+  /// A constant tensor of `shape` whose elements are all `value`.
+  static Value filledConstant(OpBuilder &builder, Location loc,
+                              ArrayRef<int64_t> shape, Type element,
+                              double value) {
+    auto type = RankedTensorType::get(shape, element);
+    Attribute attr = isa<FloatType>(element)
+                         ? Attribute(FloatAttr::get(element, value))
+                         : Attribute(IntegerAttr::get(
+                               element, static_cast<int64_t>(value)));
+    return ConstantOp::create(
+        builder, loc, type,
+        cast<ElementsAttr>(DenseElementsAttr::get(type, attr)));
+  }
+
+  /// True where `dim` is a fresh (data-dependent) symbol.
+  bool isFresh(const DimExpr &dim) const {
+    std::optional<std::string> name = dim.getSymbol();
+    return name && llvm::any_of(fresh, [&](const FreshSymbol &symbol) {
+             return symbol.name == *name;
+           });
+  }
+
+  /// Binds `symbol`, `op`'s size, to the one element of `values`, which
+  /// ops just put before `op` compute.
+  static void bindComputed(OpBuilder &builder, Location loc, Value values,
+                           const DimExpr &symbol, Operation *op) {
+    sym::BindOp::create(builder, loc, values,
+                        sym::ShapeAttr::get(op->getContext(), {symbol}),
+                        builder.getStringAttr(describeOp(op)),
+                        /*reshape_of=*/sym::ShapeAttr(),
+                        /*allowzero=*/false, /*broadcast=*/false);
   }
 
   /// A Range whose bounds are data: its length, max(ceil((limit - start) /
@@ -346,32 +381,16 @@ private:
       auto resultType = dyn_cast<RankedTensorType>(op.getType());
       std::optional<SmallVector<DimExpr>> result =
           resultType ? sym::getSymbolicShape(resultType) : std::nullopt;
-      if (!result || result->size() != 1)
-        continue;
-      std::optional<std::string> name = (*result)[0].getSymbol();
-      if (!name || !llvm::any_of(fresh, [&](const FreshSymbol &symbol) {
-            return symbol.name == *name;
-          }))
-        continue;
-      if (hasCountBind(op))
+      if (!result || result->size() != 1 || !isFresh((*result)[0]))
         continue;
       OpBuilder builder(op);
       Location loc = op.getLoc();
-      MLIRContext *ctx = op.getContext();
       Type element = resultType.getElementType();
       auto scalarOf = [](Type type) { return RankedTensorType::get({}, type); };
       Type i1 = builder.getI1Type(), i64 = builder.getI64Type();
-      auto constant = [&](Type type, double value) -> Value {
-        Attribute attr = isa<FloatType>(type)
-                             ? Attribute(FloatAttr::get(type, value))
-                             : Attribute(IntegerAttr::get(
-                                   type, static_cast<int64_t>(value)));
-        return ConstantOp::create(
-            builder, loc, scalarOf(type),
-            cast<ElementsAttr>(DenseElementsAttr::get(scalarOf(type), attr)));
-      };
       Type t = scalarOf(element), b = scalarOf(i1), l = scalarOf(i64);
-      Value zero = constant(element, 0), one = constant(element, 1);
+      Value zero = filledConstant(builder, loc, {}, element, 0);
+      Value one = filledConstant(builder, loc, {}, element, 1);
       Value delta = op.getDelta();
       delta = SelectOp::create(builder, loc, t,
                               EqualOp::create(builder, loc, b, delta, zero),
@@ -401,15 +420,12 @@ private:
       }
       Value count = AddOp::create(builder, loc, l, truncated,
                                   CastOp::create(builder, loc, l, up));
-      count = MaxOp::create(builder, loc, l, count, constant(i64, 0));
+      count = MaxOp::create(builder, loc, l, count,
+                            filledConstant(builder, loc, {}, i64, 0));
       Value values = UnsqueezeOp::create(
           builder, loc, RankedTensorType::get({1}, i64), count,
           builder.getDenseI64ArrayAttr({0}));
-      sym::BindOp::create(builder, loc, values,
-                          sym::ShapeAttr::get(ctx, {(*result)[0]}),
-                          builder.getStringAttr(describeOp(op)),
-                          /*reshape_of=*/sym::ShapeAttr(),
-                          /*allowzero=*/false, /*broadcast=*/false);
+      bindComputed(builder, loc, values, (*result)[0], op);
     }
   }
 
@@ -428,7 +444,7 @@ private:
           resultType ? sym::getSymbolicShape(resultType) : std::nullopt;
       auto startsType = dyn_cast<RankedTensorType>(op.getStarts().getType());
       if (!result || !startsType || !startsType.hasStaticShape() ||
-          startsType.getRank() != 1 || hasCountBind(op))
+          startsType.getRank() != 1)
         continue;
       int64_t rank = result->size(), count = startsType.getDimSize(0);
       // Axes and steps are constants (the shape function requires it):
@@ -460,23 +476,13 @@ private:
           continue;
         steps = *values;
       }
-      auto isFresh = [&](const DimExpr &dim) {
-        std::optional<std::string> name = dim.getSymbol();
-        return name && llvm::any_of(fresh, [&](const FreshSymbol &symbol) {
-                 return symbol.name == *name;
-               });
-      };
       OpBuilder builder(op);
       Location loc = op.getLoc();
-      MLIRContext *ctx = op.getContext();
       Type i64 = builder.getI64Type();
       auto one = RankedTensorType::get({1}, i64);
       auto b1 = RankedTensorType::get({1}, builder.getI1Type());
-      auto constant = [&](int64_t value) -> Value {
-        return ConstantOp::create(
-            builder, loc, one,
-            cast<ElementsAttr>(DenseElementsAttr::get(
-                one, IntegerAttr::get(i64, value))));
+      auto constant = [&](int64_t value) {
+        return filledConstant(builder, loc, {1}, i64, value);
       };
       auto element = [&](Value values, int64_t i) -> Value {
         Value taken = GatherOp::create(
@@ -530,11 +536,7 @@ private:
                           AddOp::create(builder, loc, one, positive,
                                         constant(by - 1)),
                           constant(by)));
-        sym::BindOp::create(builder, loc, length,
-                            sym::ShapeAttr::get(ctx, {(*result)[axis]}),
-                            builder.getStringAttr(describeOp(op)),
-                            /*reshape_of=*/sym::ShapeAttr(),
-                            /*allowzero=*/false, /*broadcast=*/false);
+        bindComputed(builder, loc, length, (*result)[axis], op);
       }
     }
   }
@@ -558,12 +560,6 @@ private:
       auto dims =
           sym::ShapeAttr::get(op->getContext(),
                               constraints.resolve(binding.second));
-      if (llvm::any_of(values.getUsers(), [&](Operation *user) {
-            auto other = dyn_cast<sym::BindOp>(user);
-            return other && other.getDims() == dims &&
-                   other.getWhere() == where;
-          }))
-        continue; // Propagation ran again.
       // A Reshape's values follow its rules over its input's shape.
       sym::ShapeAttr reshapeOf;
       auto reshape = dyn_cast<ReshapeOp>(op);
