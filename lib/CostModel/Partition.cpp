@@ -13,7 +13,10 @@
 //    regret above the target, summed over the points (then the whole
 //    regret), until every point is within the target or the cap is
 //    reached; at the cap, swap chosen variants for others while that
-//    lowers the excess. The cap wins; the achieved regret is reported.
+//    lowers the excess. Still above the target at the cap, minimize the
+//    worst point's regret instead: the least threshold a greedy set cover
+//    meets within the cap (bisection), then swaps; the better set is kept.
+//    The cap wins; the achieved regret is reported.
 // 4. The table takes, at each point, the fastest chosen variant, and merges
 //    runs of the same one into intervals. Variants no point picks are
 //    dropped.
@@ -24,6 +27,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 
 using namespace dyncc::cost;
@@ -132,99 +136,211 @@ pruneCandidates(size_t count, size_t points,
   return kept;
 }
 
-/// Steps 3 and 3b over `times` [kept][point] and each point's `best`: the
-/// chosen rows of `times`. Works on each time's log regret, log(time /
-/// best), computed once: the log of the faster of two is the lesser log.
-static std::vector<size_t> chooseCover(const Times &times,
-                                       const std::vector<double> &best,
-                                       const PartitionOptions &options) {
-  size_t points = best.size(), kept = times.size();
-  double target = std::log1p(options.targetRegret);
-  Times regrets(kept, std::vector<double>(points));
-  for (size_t i = 0; i < kept; ++i)
-    for (size_t p = 0; p < points; ++p)
-      regrets[i][p] = std::log(times[i][p] / best[p]);
-  constexpr double infinity = std::numeric_limits<double>::infinity();
-  std::vector<double> current(points, infinity);
-  std::vector<size_t> chosen;
-  auto maxRegret = [&](const std::vector<double> &at) {
-    double worst = 0;
-    for (size_t p = 0; p < points; ++p)
-      worst = std::max(worst, at[p]);
-    return std::expm1(worst);
-  };
-  auto excessOf = [&](const std::vector<double> &at) {
+namespace {
+/// Variant sets over log regrets, log(time / best) per [candidate][point],
+/// computed once: the log of the faster of two times is the lesser log, so
+/// the loops have no logs.
+class Cover {
+public:
+  Cover(const Times &times, const std::vector<double> &best,
+        const PartitionOptions &options)
+      : points(best.size()), kept(times.size()), cap(options.cap),
+        target(std::log1p(options.targetRegret)),
+        regrets(kept, std::vector<double>(points)) {
+    for (size_t i = 0; i < kept; ++i)
+      for (size_t p = 0; p < points; ++p)
+        regrets[i][p] = std::log(times[i][p] / best[p]);
+  }
+
+  /// Each point's least regret over `set`.
+  std::vector<double> regretsOf(const std::vector<size_t> &set,
+                                size_t skip = SIZE_MAX) const {
+    std::vector<double> at(points, infinity);
+    for (size_t j = 0; j < set.size(); ++j)
+      if (j != skip)
+        for (size_t p = 0; p < points; ++p)
+          at[p] = std::min(at[p], regrets[set[j]][p]);
+    return at;
+  }
+  double worstOf(const std::vector<double> &at) const {
+    return *std::max_element(at.begin(), at.end());
+  }
+  bool withinTarget(const std::vector<double> &at) const {
+    return worstOf(at) <= target;
+  }
+
+  /// Adds the candidate that most lowers the regret above the target,
+  /// summed over the points (a hinge on the log of the ratio), then the
+  /// whole regret, until every point is within the target or the cap is
+  /// reached.
+  void grow(std::vector<size_t> &set) const {
+    std::vector<double> at = regretsOf(set);
+    while (set.size() < cap && (set.empty() || !withinTarget(at))) {
+      size_t pick = kept;
+      double pickScore = infinity;
+      for (size_t i = 0; i < kept; ++i) {
+        if (contains(set, i))
+          continue;
+        double score = 0, excess = 0;
+        for (size_t p = 0; p < points; ++p) {
+          double regret = std::min(at[p], regrets[i][p]);
+          excess += std::max(0.0, regret - target);
+          score += regret;
+        }
+        score += excess * 1e6;
+        if (score < pickScore) {
+          pickScore = score;
+          pick = i;
+        }
+      }
+      if (pick == kept)
+        return;
+      set.push_back(pick);
+      for (size_t p = 0; p < points; ++p)
+        at[p] = std::min(at[p], regrets[pick][p]);
+    }
+  }
+
+  /// Swaps members of `set` for other candidates while that lowers the
+  /// summed excess over the target or, with `minimax`, the worst point's
+  /// regret and then the excess; at most `passes` rounds.
+  void swap(std::vector<size_t> &set, bool minimax, int passes) const {
+    for (int pass = 0; pass < passes; ++pass) {
+      bool improved = false;
+      for (size_t j = 0; j < set.size(); ++j) {
+        std::vector<double> others = regretsOf(set, j);
+        std::vector<double> at = regretsOf(set);
+        double bestWorst = minimax ? worstOf(at) : 0;
+        double bestExcess = excessOf(at);
+        size_t bestSwap = kept;
+        for (size_t i = 0; i < kept; ++i) {
+          if (contains(set, i))
+            continue;
+          double worst = 0, excess = 0;
+          for (size_t p = 0; p < points && worst <= bestWorst; ++p) {
+            double regret = std::min(others[p], regrets[i][p]);
+            if (minimax)
+              worst = std::max(worst, regret);
+            excess += std::max(0.0, regret - target);
+          }
+          if (worst < bestWorst * (1 - 1e-9) ||
+              (worst <= bestWorst && excess < bestExcess * (1 - 1e-9))) {
+            bestWorst = worst;
+            bestExcess = excess;
+            bestSwap = i;
+          }
+        }
+        if (bestSwap != kept) {
+          set[j] = bestSwap;
+          improved = true;
+        }
+      }
+      if (!improved)
+        return;
+    }
+  }
+
+  /// A greedy set cover of the points within `threshold` (log regret): the
+  /// candidate within it at the most points not yet covered, repeatedly;
+  /// empty where that needs more than the cap.
+  std::vector<size_t> coverWithin(double threshold) const {
+    size_t words = (points + 63) / 64;
+    std::vector<std::vector<uint64_t>> within(kept,
+                                              std::vector<uint64_t>(words));
+    for (size_t i = 0; i < kept; ++i)
+      for (size_t p = 0; p < points; ++p)
+        if (regrets[i][p] <= threshold)
+          within[i][p / 64] |= uint64_t(1) << (p % 64);
+    std::vector<uint64_t> open(words, ~uint64_t(0));
+    if (points % 64)
+      open.back() = (uint64_t(1) << (points % 64)) - 1;
+    std::vector<size_t> set;
+    while (std::any_of(open.begin(), open.end(),
+                       [](uint64_t w) { return w != 0; })) {
+      size_t pick = kept, pickCount = 0;
+      for (size_t i = 0; i < kept && set.size() < cap; ++i) {
+        size_t count = 0;
+        for (size_t w = 0; w < words; ++w)
+          count += __builtin_popcountll(within[i][w] & open[w]);
+        if (count > pickCount) {
+          pickCount = count;
+          pick = i;
+        }
+      }
+      if (pick == kept)
+        return {};
+      set.push_back(pick);
+      for (size_t w = 0; w < words; ++w)
+        open[w] &= ~within[pick][w];
+    }
+    return set;
+  }
+
+  const size_t points, kept, cap;
+  const double target;
+
+private:
+  static constexpr double infinity = std::numeric_limits<double>::infinity();
+  static bool contains(const std::vector<size_t> &set, size_t i) {
+    return std::find(set.begin(), set.end(), i) != set.end();
+  }
+  double excessOf(const std::vector<double> &at) const {
     double excess = 0;
     for (size_t p = 0; p < points; ++p)
       excess += std::max(0.0, at[p] - target);
     return excess;
-  };
-  auto isChosen = [&](size_t i) {
-    return std::find(chosen.begin(), chosen.end(), i) != chosen.end();
-  };
-  while (chosen.size() < options.cap &&
-         (chosen.empty() || maxRegret(current) > options.targetRegret)) {
-    size_t pick = kept;
-    double pickScore = infinity;
-    for (size_t i = 0; i < kept; ++i) {
-      if (isChosen(i))
-        continue;
-      // The regret above the target, summed over the points (a hinge on
-      // the log of the ratio), then the whole regret to break ties.
-      const std::vector<double> &row = regrets[i];
-      double score = 0, excess = 0;
-      for (size_t p = 0; p < points; ++p) {
-        double regret = std::min(current[p], row[p]);
-        excess += std::max(0.0, regret - target);
-        score += regret;
-      }
-      score += excess * 1e6;
-      if (score < pickScore) {
-        pickScore = score;
-        pick = i;
-      }
-    }
-    if (pick == kept)
-      break;
-    chosen.push_back(pick);
-    for (size_t p = 0; p < points; ++p)
-      current[p] = std::min(current[p], regrets[pick][p]);
   }
+
+  Times regrets;
+};
+} // namespace
+
+/// Steps 3 and 3b over `times` [kept][point] and each point's `best`: the
+/// chosen rows of `times`.
+static std::vector<size_t> chooseCover(const Times &times,
+                                       const std::vector<double> &best,
+                                       const PartitionOptions &options) {
+  Cover cover(times, best, options);
+  std::vector<size_t> chosen;
+  cover.grow(chosen);
   // At the cap with points still above the target: swap a chosen variant
   // for another candidate where that lowers the excess.
-  for (int pass = 0; pass < 3 && chosen.size() == options.cap &&
-                     maxRegret(current) > options.targetRegret;
-       ++pass) {
-    bool improved = false;
-    for (size_t j = 0; j < chosen.size(); ++j) {
-      std::vector<double> others(points, infinity);
-      for (size_t o = 0; o < chosen.size(); ++o)
-        if (o != j)
-          for (size_t p = 0; p < points; ++p)
-            others[p] = std::min(others[p], regrets[chosen[o]][p]);
-      double bestExcess = excessOf(current);
-      size_t bestSwap = kept;
-      for (size_t i = 0; i < kept; ++i) {
-        if (isChosen(i))
-          continue;
-        double excess = 0;
-        for (size_t p = 0; p < points; ++p)
-          excess += std::max(0.0, std::min(others[p], regrets[i][p]) - target);
-        if (excess < bestExcess * (1 - 1e-9)) {
-          bestExcess = excess;
-          bestSwap = i;
-        }
-      }
-      if (bestSwap == kept)
-        continue;
-      chosen[j] = bestSwap;
-      for (size_t p = 0; p < points; ++p)
-        current[p] = std::min(others[p], regrets[bestSwap][p]);
-      improved = true;
+  auto atCapAboveTarget = [&](const std::vector<size_t> &set) {
+    return set.size() == cover.cap &&
+           !cover.withinTarget(cover.regretsOf(set));
+  };
+  if (atCapAboveTarget(chosen))
+    cover.swap(chosen, /*minimax=*/false, 3);
+  if (!atCapAboveTarget(chosen))
+    return chosen;
+
+  // Still above the target at the cap. The summed excess can leave one
+  // point far above it (a wave cliff no chosen tile avoids) where others
+  // are a little above; but the criterion is every point's regret. So
+  // minimize the worst point's: the least threshold at which a greedy set
+  // cover needs at most `cap` candidates, by bisection; the rest of the
+  // cap filled as above; then swaps while they lower the worst point's
+  // regret (then the excess). The better of that and the set above is
+  // kept.
+  double worst = cover.worstOf(cover.regretsOf(chosen));
+  std::vector<size_t> minimax;
+  double lo = cover.target, hi = worst;
+  for (int step = 0; step < 24 && hi - lo > 1e-4; ++step) {
+    double mid = (lo + hi) / 2;
+    std::vector<size_t> set = cover.coverWithin(mid);
+    if (set.empty()) {
+      lo = mid;
+    } else {
+      hi = mid;
+      minimax = std::move(set);
     }
-    if (!improved)
-      break;
   }
+  if (minimax.empty())
+    return chosen;
+  cover.grow(minimax);
+  cover.swap(minimax, /*minimax=*/true, 4);
+  if (cover.worstOf(cover.regretsOf(minimax)) < worst * (1 - 1e-9))
+    return minimax;
   return chosen;
 }
 

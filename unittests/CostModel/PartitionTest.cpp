@@ -108,6 +108,34 @@ TEST(Partition, TheCapWinsAndTheRegretIsReported) {
   EXPECT_GT(d.partition.maxRegret, 0.03);
 }
 
+// At the cap, the worst point decides: a candidate best at all points but
+// one, where it is 50% slower, sums the least excess over the target; one
+// 10% slower everywhere is the better set of one, and is chosen.
+TEST(Partition, AtTheCapTheWorstPointIsMinimized) {
+  auto cost = [](size_t c, int64_t v) {
+    switch (c) {
+    case 0: // best at 1..9, 50% slower at 10
+      return v == 10 ? 1.5 : 1.0;
+    case 1: // 10% slower everywhere
+      return 1.1;
+    default: // best at 10 only
+      return v == 10 ? 1.0 : 3.0;
+    }
+  };
+  PartitionOptions one;
+  one.cap = 1;
+  one.pruneFactor = 4;
+  Partition p = partitionRange(3, cost, 1, 10, one);
+  ASSERT_EQ(p.chosen.size(), 1u);
+  EXPECT_EQ(p.chosen[0], 1u);
+  EXPECT_NEAR(p.maxRegret, 0.1, 1e-9);
+  // With room for two, the two best are chosen and the regret is none.
+  one.cap = 2;
+  Partition two = partitionRange(3, cost, 1, 10, one);
+  EXPECT_EQ(two.chosen.size(), 2u);
+  EXPECT_DOUBLE_EQ(two.maxRegret, 0);
+}
+
 // Two candidates that cross: the table switches where they cross.
 TEST(Partition, CrossingCandidatesSplitTheRange) {
   auto cost = [](size_t c, int64_t v) {
