@@ -15,6 +15,9 @@
 // targets see the same buffers: thread-private on the GPU, the stack of the
 // block's task on the CPU.
 //
+// A result computed into its destination through a collapse and an
+// expansion along the same groups returns the destination itself.
+//
 // Copies become linalg copies, which lower to loops: a non-contiguous
 // `memref.copy` would call into MLIR's run-time library. Reshapes of
 // contiguous buffers become reinterpretations (expand-strided-metadata crashes
@@ -43,6 +46,31 @@ using namespace dyncc;
 
 namespace {
 
+/// A kernel result that is its destination argument collapsed and expanded
+/// back along the same groups (a GEMM whose batch was folded into M computes
+/// into [B*S, N]) is that argument's buffer: return the argument itself, as
+/// grid mapping expects. (Canonicalization does not fold the pair where
+/// several sizes are dynamic, and the expansion's sizes come from an input.)
+static void returnDestinations(RewriterBase &rewriter, Block &entry) {
+  Operation *ret = entry.getTerminator();
+  for (OpOperand &operand : ret->getOpOperands()) {
+    auto expand = operand.get().getDefiningOp<memref::ExpandShapeOp>();
+    if (!expand)
+      continue;
+    auto collapse = expand.getSrc().getDefiningOp<memref::CollapseShapeOp>();
+    if (!collapse || !isa<BlockArgument>(collapse.getSrc()) ||
+        collapse.getSrc().getType() != expand.getType() ||
+        collapse.getReassociationIndices() !=
+            expand.getReassociationIndices())
+      continue;
+    rewriter.modifyOpInPlace(ret, [&] { operand.set(collapse.getSrc()); });
+    if (expand->use_empty())
+      rewriter.eraseOp(expand);
+    if (collapse->use_empty())
+      rewriter.eraseOp(collapse);
+  }
+}
+
 struct BoundLocalBuffers final
     : ::dyncc::impl::BoundLocalBuffersPassBase<BoundLocalBuffers> {
   using Base::Base;
@@ -53,6 +81,7 @@ struct BoundLocalBuffers final
       return;
     IRRewriter rewriter(&getContext());
     Block &entry = func.getBody().front();
+    returnDestinations(rewriter, entry);
 
     SmallVector<memref::AllocOp> allocs;
     SmallVector<memref::CopyOp> copies;

@@ -566,10 +566,20 @@ static LogicalResult prepareKernel(func::FuncOp func) {
            llvm::all_of(linalgOp.getStaticLoopRanges(),
                         [](int64_t extent) { return extent == 1; });
   };
+  // A GEMM whose batch was folded into M (dyncc-fold-gemm-batch) keeps
+  // its results' expansions back to [B, S, N] where they are, at the end:
+  // folded into the epilogue, they would split M again.
+  bool foldedBatch = func->hasAttr(getFoldedBatchAttrName());
+  auto expandsResult = [](Operation *op) {
+    return isa<tensor::ExpandShapeOp>(op) &&
+           llvm::any_of(op->getUsers(), llvm::IsaPred<func::ReturnOp>);
+  };
   linalg::populateFoldReshapeOpsByExpansionPatterns(
       reshapes, [&](OpOperand *operand) {
         Operation *producer = operand->get().getDefiningOp();
         if (!producer || !producer->hasOneUse() || splitsReduction(operand))
+          return false;
+        if (foldedBatch && expandsResult(operand->getOwner()))
           return false;
         if (isUnitExtent(operand->getOwner(), 1) ||
             (putsBackUnitDims(operand->getOwner()) &&

@@ -93,17 +93,69 @@ def test_every_variant_of_one_key_table(tmp_path, dtype, k, n):
     assert ran == names
 
 
-def test_every_variant_of_two_key_table(tmp_path):
-    """Y[B, S, n] = X[B, S, k] @ W: the batch and S are two keys (the batch
-    is a grid dimension of its own), a decision table."""
+def factor(value, b_max, s_max):
+    """(B, S) with B * S == value, B <= b_max, S <= s_max, B as large as
+    possible (so that rows of several batches share a block); None where
+    there is none."""
+    for b in range(min(b_max, value), 0, -1):
+        if value % b == 0 and value // b <= s_max:
+            return b, value // b
+    return None
+
+
+def test_every_variant_of_folded_batch(tmp_path):
+    """Y[B, S, n] = X[B, S, k] @ W: W is shared by the batch, so the layer
+    is one product over B*S rows and its table has the one key B*S. Every
+    interval is probed at its ends and a prime inside (or the nearest value
+    B <= 6 and S <= 300 can make), and every variant runs."""
     model = tmp_path / "dense3d.onnx"
     w, b = make_dense(model, TensorProto.FLOAT, ["B", "S"], 32, 64, seed=3)
     dims = {"B": (1, 6), "S": (1, 300)}
     plan = json.loads(dyncc.compile(model, None, dims=dims, targets=["cpu"],
                                     emit="plan"))
+    group = plan["groups"][0]
+    assert group["problem"]["batch"] == "1" and group["problem"]["m"] == "B*S"
+    select = group["select"]
+    assert select["keys"] == ["B*S"]
+    art = tmp_path / "dense3d.dyncc"
+    dyncc.compile(model, art, dims=dims, targets=["cpu"])
+    sess = dyncc.load(art).session()
+    ran = set()
+    for lo, hi in intervals(select["lower"], 1800):
+        for point in probe_points(lo, hi):
+            value = next((v for d in range(hi - lo + 1)
+                          for v in (point + d, point - d)
+                          if lo <= v <= hi and factor(v, 6, 300)), None)
+            if value is None:
+                continue
+            batch, s = factor(value, 6, 300)
+            ran.add(check(sess, plan, w, b, (batch, s, 32),
+                          {"B": batch, "S": s}, np.float32, 1e-4, 1e-4,
+                          seed=value))
+    names = {plan["kernels"][v["kernel"]]["name"] for v in group["variants"]}
+    assert ran == names and len(names) >= 2
+
+
+def test_every_variant_of_two_key_table(tmp_path):
+    """Y[B, S, 64] = X[B, S, 32] @ W[B, 32, 64]: each batch has its own
+    weight, so the batch is a grid dimension of its own and the table has
+    two keys, B and S (a decision table)."""
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["X", "W"], ["Y"])], "bmm",
+        [helper.make_tensor_value_info("X", TensorProto.FLOAT, ["B", "S", 32]),
+         helper.make_tensor_value_info("W", TensorProto.FLOAT, ["B", 32, 64])],
+        [helper.make_tensor_value_info("Y", TensorProto.FLOAT, ["B", "S", 64])])
+    onnx_model = helper.make_model(graph,
+                                   opset_imports=[helper.make_opsetid("", 17)])
+    onnx_model.ir_version = 8
+    model = tmp_path / "bmm.onnx"
+    onnx.save(onnx_model, model)
+    dims = {"B": (1, 6), "S": (1, 300)}
+    plan = json.loads(dyncc.compile(model, None, dims=dims, targets=["cpu"],
+                                    emit="plan"))
     select = plan["groups"][0]["select"]
     assert select["keys"] == ["B", "S"]
-    art = tmp_path / "dense3d.dyncc"
+    art = tmp_path / "bmm.dyncc"
     dyncc.compile(model, art, dims=dims, targets=["cpu"])
     sess = dyncc.load(art).session()
     ran = set()
@@ -111,9 +163,16 @@ def test_every_variant_of_two_key_table(tmp_path):
         for batch in sorted({blo, bhi}):
             for lo, hi in intervals(inner["lower"], 300):
                 for s in probe_points(lo, hi):
-                    ran.add(check(sess, plan, w, b, (batch, s, 32),
-                                  {"B": batch, "S": s}, np.float32, 1e-4,
-                                  1e-4, seed=batch * 1000 + s))
+                    rng = np.random.default_rng(batch * 1000 + s)
+                    x = rng.uniform(-1, 1, (batch, s, 32)).astype(np.float32)
+                    w = rng.uniform(-1, 1, (batch, 32, 64)).astype(np.float32)
+                    y = sess.run({"X": x, "W": w})["Y"]
+                    np.testing.assert_allclose(
+                        y, x.astype(np.float64) @ w.astype(np.float64),
+                        rtol=1e-4, atol=1e-4)
+                    symbols = {"B": batch, "S": s}
+                    assert sess.variants == [table_variant(plan, 0, symbols)]
+                    ran.add(sess.variants[0])
     names = {plan["kernels"][v["kernel"]]["name"]
              for v in plan["groups"][0]["variants"]}
     assert ran == names and len(names) >= 2

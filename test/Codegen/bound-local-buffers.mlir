@@ -108,3 +108,23 @@ func.func @empty_temporary(%a: memref<?x0xf32>) attributes {dyncc.kernel} {
   memref.copy %a, %t : memref<?x0xf32> to memref<?x0xf32>
   return
 }
+
+// -----
+
+// A result computed into its destination collapsed ([B*S, N], a GEMM whose
+// batch was folded into M) and expanded back along the same groups is the
+// destination: the kernel returns the argument itself.
+// CHECK-LABEL: func.func @folded_result(
+//  CHECK-SAME:   %[[X:[a-z0-9]+]]: memref<?x?x8xf32>, %[[OUT:[a-z0-9]+]]: memref<?x?x8xf32>)
+//   CHECK-NOT:   memref.expand_shape
+//   CHECK-NOT:   memref.reinterpret_cast
+//       CHECK:   return %[[OUT]] : memref<?x?x8xf32>
+func.func @folded_result(%x: memref<?x?x8xf32>, %out: memref<?x?x8xf32>) -> memref<?x?x8xf32> attributes {dyncc.kernel} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %b = memref.dim %x, %c0 : memref<?x?x8xf32>
+  %s = memref.dim %x, %c1 : memref<?x?x8xf32>
+  %flat = memref.collapse_shape %out [[0, 1], [2]] : memref<?x?x8xf32> into memref<?x8xf32>
+  %back = memref.expand_shape %flat [[0, 1], [2]] output_shape [%b, %s, 8] : memref<?x8xf32> into memref<?x?x8xf32>
+  return %back : memref<?x?x8xf32>
+}

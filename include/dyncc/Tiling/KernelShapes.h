@@ -105,6 +105,13 @@ constexpr llvm::StringLiteral getGemmProblemAttrName() {
   return "dyncc.gemm_problem";
 }
 
+/// The unit attribute of a GEMM kernel whose shared-weight batch was folded
+/// into M (dyncc-fold-gemm-batch): it computes on [B*S, N] and expands its
+/// results to [B, S, N] only at the end, which code generation keeps.
+constexpr llvm::StringLiteral getFoldedBatchAttrName() {
+  return "dyncc.folded_batch";
+}
+
 /// `value` traced back through tensor.expand_shape, tensor.collapse_shape
 /// and tensor.cast to the value they reshape (a kernel result to its root).
 mlir::Value getReshapedSource(mlir::Value value);

@@ -10,6 +10,27 @@
 
 include "mlir/Pass/PassBase.td"
 
+def FoldGemmBatchPass : Pass<"dyncc-fold-gemm-batch", "mlir::ModuleOp"> {
+  let summary = "Compute a shared-weight GEMM's batch as rows of M";
+  let description = [{
+    A GEMM kernel whose B does not depend on the batch (a dense layer on a
+    `[B, S, K]` input, `[K, N]` weights) computes one `[B*S, K] x [K, N]`
+    product: its contraction's M loops (every loop only A and the output
+    index) become one, with `linalg::collapseOpIterationDims`, and so do
+    the leading loops of its epilogue (bias, activation, residual), which
+    must run along the output and read their operands contiguously along
+    those loops. Inputs are collapsed and results expanded back at the
+    kernel's boundary only; the kernel gets `dyncc.folded_batch`, and
+    code generation keeps that expansion at the end.
+
+    The problem recorded next then has batch 1 and M = B*S, so the tile
+    search keys the layer's table on the one product (docs/CostModel.md).
+    A kernel with any other op (a reshape, a transpose, a reduction, a
+    second contraction), an epilogue that broadcasts along the batch, or a
+    batched B keeps its loops.
+  }];
+}
+
 def AssignTileConfigPass : Pass<"dyncc-assign-tile-config", "mlir::ModuleOp"> {
   let summary = "Give every kernel function a tile configuration";
   let description = [{
@@ -40,9 +61,10 @@ def SearchTilesPass : Pass<"dyncc-search-tiles", "mlir::ModuleOp"> {
     `dyncc.row_problem`), the problem's dimensions (batch, M, N and K; or
     batch, rows and length) are put in terms of the model's symbols,
     and the distinct ones that are not constant become the keys of the
-    dispatch's selection: none (a static problem), one (M = `seq`) or two
-    (the batch and `seq` of a dense layer on a 3-D input; attention's
-    `12*batch` and `seq`). Over the keys' ranges (from the symbols' facts)
+    dispatch's selection: none (a static problem), one (M = `seq`, or
+    `batch*seq` for a dense layer whose batch was folded into M) or two
+    (the batch and `seq` of a batched product: attention's `12*batch` and
+    `seq`). Over the keys' ranges (from the symbols' facts)
     the analytical model predicts every candidate tile of the device
     (dyncc/CostModel), and range partitioning chooses at most `cap`
     variants, aiming for `target-regret`, with an interval table (one key)

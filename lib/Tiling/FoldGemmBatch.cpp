@@ -1,0 +1,187 @@
+//===- FoldGemmBatch.cpp - A shared-weight batch as rows of M -------------===//
+//
+// Part of dyncc, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// A dense layer on a [B, S, K] input computes [B, S, K] x [K, N]: the weight
+// is shared by every b, so the layer is one [B*S, K] x [K, N] product. This
+// pass rewrites such a GEMM kernel to compute it so, before its problem is
+// recorded: the tile search then sees one M = B*S instead of a batch and an
+// M it would key its tables on separately, and a block's M tile runs across
+// batch rows where S is small.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dyncc/Tiling/KernelShapes.h"
+#include "dyncc/Tiling/Passes.h"
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Tensor/Transforms/Transforms.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace dyncc {
+#define GEN_PASS_DEF_FOLDGEMMBATCHPASS
+#include "dyncc/Tiling/Passes.h.inc"
+} // namespace dyncc
+
+using namespace mlir;
+using namespace dyncc;
+
+namespace {
+
+/// The loops of contraction `op` that fold into one M: the loops only A and
+/// the output index (inferContractionDims's `m`: a batch B does not read is
+/// one of them), where there are two or more, they are consecutive, and the
+/// output runs along them then along the one N loop. Empty otherwise: a
+/// batched product whose B has a batch of its own (attention's), a
+/// transposed output, or a named op.
+static ReassociationIndices getFoldedLoops(linalg::GenericOp op) {
+  if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1)
+    return {};
+  FailureOr<linalg::ContractionDimensions> dims =
+      linalg::inferContractionDims(op);
+  if (failed(dims) || !dims->batch.empty() || dims->m.size() < 2 ||
+      dims->n.size() != 1)
+    return {};
+  ReassociationIndices loops(dims->m.begin(), dims->m.end());
+  llvm::sort(loops);
+  for (auto [i, loop] : llvm::enumerate(loops))
+    if (loop != loops.front() + static_cast<int64_t>(i))
+      return {};
+  AffineMap out = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+  if (out.getNumResults() != loops.size() + 1)
+    return {};
+  auto isDim = [&](unsigned result, int64_t loop) {
+    auto dim = dyn_cast<AffineDimExpr>(out.getResult(result));
+    return dim && dim.getPosition() == loop;
+  };
+  for (auto [i, loop] : llvm::enumerate(loops))
+    if (!isDim(i, loop))
+      return {};
+  if (!isDim(loops.size(), dims->n.front()))
+    return {};
+  if (!linalg::areDimSequencesPreserved(op.getIndexingMapsArray(), {loops}))
+    return {};
+  return loops;
+}
+
+/// Whether `op`, an op of the kernel besides the contraction, computes on
+/// the contraction's output space (`rank` parallel loops along the output's
+/// dimensions) with the leading `rank - 1` loops foldable in every operand.
+static bool foldsAlong(linalg::LinalgOp op, int64_t rank) {
+  if (!isa<linalg::GenericOp, linalg::FillOp>(op) ||
+      op.getNumLoops() != static_cast<unsigned>(rank) ||
+      op.getNumReductionLoops() != 0)
+    return false;
+  for (OpOperand &init : op.getDpsInitsMutable())
+    if (!op.getMatchingIndexingMap(&init).isIdentity())
+      return false;
+  ReassociationIndices leading =
+      llvm::to_vector(llvm::seq<int64_t>(0, rank - 1));
+  return linalg::areDimSequencesPreserved(op.getIndexingMapsArray(),
+                                          {leading});
+}
+
+/// The reassociation of a rank-`rank` value whose leading `rank - 1`
+/// dimensions become one.
+static SmallVector<ReassociationIndices> getOutputGroups(int64_t rank) {
+  return {llvm::to_vector(llvm::seq<int64_t>(0, rank - 1)), {rank - 1}};
+}
+
+/// Folds kernel `func`'s batch into M where it can. Fails only where a
+/// rewrite the checks allowed did not apply.
+static LogicalResult foldBatch(func::FuncOp func) {
+  Block &entry = func.getBody().front();
+  linalg::GenericOp contraction;
+  SmallVector<linalg::LinalgOp> others;
+  for (Operation &op : entry) {
+    if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op)) {
+      auto generic = dyn_cast<linalg::GenericOp>(op);
+      if (generic && linalg::isaContractionOpInterface(linalgOp)) {
+        if (contraction)
+          return success();
+        contraction = generic;
+      } else {
+        others.push_back(linalgOp);
+      }
+      continue;
+    }
+    if (!isa<tensor::EmptyOp, arith::ConstantOp, func::ReturnOp>(op))
+      return success();
+  }
+  if (!contraction)
+    return success();
+  ReassociationIndices loops = getFoldedLoops(contraction);
+  if (loops.empty())
+    return success();
+  int64_t rank = loops.size() + 1;
+  if (!llvm::all_of(others,
+                    [&](linalg::LinalgOp op) { return foldsAlong(op, rank); }))
+    return success();
+  for (Value result : entry.getTerminator()->getOperands())
+    if (!isa_and_nonnull<linalg::LinalgOp>(result.getDefiningOp()))
+      return success();
+
+  IRRewriter rewriter(func.getContext());
+  SmallVector<ReassociationIndices> groups = getOutputGroups(rank);
+  // The contraction's loops, then each other op's: each is rewritten on the
+  // collapsed operands, its results expanded back; the reshapes between
+  // two folded ops cancel below.
+  rewriter.setInsertionPoint(contraction);
+  FailureOr<linalg::CollapseResult> folded =
+      linalg::collapseOpIterationDims(contraction, {loops}, rewriter);
+  if (failed(folded))
+    return contraction.emitOpError("could not fold its batch into M");
+  rewriter.replaceOp(contraction, folded->results);
+  for (linalg::LinalgOp op : others) {
+    rewriter.setInsertionPoint(op);
+    if (auto fill = dyn_cast<linalg::FillOp>(op.getOperation())) {
+      Location loc = fill.getLoc();
+      Value init = tensor::CollapseShapeOp::create(
+          rewriter, loc, fill.getOutputs()[0], groups);
+      Value value =
+          linalg::FillOp::create(rewriter, loc, fill.getInputs(), init)
+              .getResult(0);
+      rewriter.replaceOpWithNewOp<tensor::ExpandShapeOp>(
+          fill, fill.getResultTypes()[0], value, groups,
+          tensor::getMixedSizes(rewriter, loc, fill.getOutputs()[0]));
+      continue;
+    }
+    FailureOr<linalg::CollapseResult> collapsed =
+        linalg::collapseOpIterationDims(op, {groups.front()}, rewriter);
+    if (failed(collapsed))
+      return op->emitOpError("could not fold its batch with the GEMM's");
+    rewriter.replaceOp(op, collapsed->results);
+  }
+
+  RewritePatternSet patterns(func.getContext());
+  tensor::CollapseShapeOp::getCanonicalizationPatterns(patterns,
+                                                       func.getContext());
+  tensor::ExpandShapeOp::getCanonicalizationPatterns(patterns,
+                                                     func.getContext());
+  tensor::populateFoldTensorEmptyPatterns(patterns);
+  (void)applyPatternsGreedily(func, std::move(patterns));
+  func->setAttr(getFoldedBatchAttrName(), rewriter.getUnitAttr());
+  return success();
+}
+
+struct FoldGemmBatch final
+    : ::dyncc::impl::FoldGemmBatchPassBase<FoldGemmBatch> {
+  void runOnOperation() override {
+    for (auto func : getOperation().getOps<func::FuncOp>()) {
+      auto kind = func->getAttrOfType<StringAttr>("dyncc.kind");
+      if (!func->hasAttr("dyncc.kernel") || !kind ||
+          kind.getValue() != "gemm" || func.isExternal())
+        continue;
+      if (failed(foldBatch(func)))
+        return signalPassFailure();
+    }
+  }
+};
+
+} // namespace

@@ -1,0 +1,164 @@
+# Part of dyncc, under the Apache License v2.0 with LLVM Exceptions.
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+"""Dense layers whose weight the batch shares compute one product over the
+batch's rows (dyncc-fold-gemm-batch): the recorded problem is
+1 x [M B*S x K] x [K x N], and the numbers match onnxruntime at shapes where
+a block's rows cross from one batch into the next (S of 1, primes, sizes
+just off the tiles) with epilogues that read the output's rows (a bias, an
+erf GELU, a residual) and with two leading dimensions folded. A layer whose
+epilogue reads a per-batch operand keeps its batch."""
+import json
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+import dyncc
+from conftest import table_variant
+
+F = TensorProto.FLOAT
+
+# (B, S): 1, primes, sizes just off multiples of 2, 4, 8, 16, 32, 64.
+SHAPES = [(1, 1), (2, 1), (1, 2), (3, 7), (5, 1), (1, 31), (2, 33), (7, 13),
+          (4, 64), (3, 65), (8, 127), (6, 97), (1, 257)]
+
+
+def _save(path, nodes, inputs, outputs, inits):
+    graph = helper.make_graph(nodes, "dense", inputs, outputs, inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.checker.check_model(model)
+    onnx.save(model, path)
+
+
+def _weights(rng, k, n):
+    return [numpy_helper.from_array(
+                rng.uniform(-0.5, 0.5, (k, n)).astype(np.float32), "W"),
+            numpy_helper.from_array(
+                rng.uniform(-1, 1, (n,)).astype(np.float32), "b")]
+
+
+def gelu_case(path, rng):
+    """Y = GELU(X @ W + b) with erf, X [B, S, 48], W [48, 40]."""
+    nodes = [helper.make_node("MatMul", ["X", "W"], ["P"]),
+             helper.make_node("Add", ["P", "b"], ["A"]),
+             helper.make_node("Div", ["A", "sqrt2"], ["D"]),
+             helper.make_node("Erf", ["D"], ["E"]),
+             helper.make_node("Add", ["E", "one"], ["E1"]),
+             helper.make_node("Mul", ["A", "E1"], ["M"]),
+             helper.make_node("Mul", ["M", "half"], ["Y"])]
+    scalars = [numpy_helper.from_array(np.array(v, np.float32), name)
+               for name, v in (("sqrt2", np.sqrt(2)), ("one", 1.0),
+                               ("half", 0.5))]
+    _save(path, nodes, [helper.make_tensor_value_info("X", F, ["B", "S", 48])],
+          [helper.make_tensor_value_info("Y", F, ["B", "S", 40])],
+          _weights(rng, 48, 40) + scalars)
+    return {"X": (48,)}
+
+
+def residual_case(path, rng):
+    """Y = Relu(X @ W + b) + X, X [B, S, 32], W [32, 32]."""
+    nodes = [helper.make_node("MatMul", ["X", "W"], ["P"]),
+             helper.make_node("Add", ["P", "b"], ["A"]),
+             helper.make_node("Relu", ["A"], ["R"]),
+             helper.make_node("Add", ["R", "X"], ["Y"])]
+    _save(path, nodes, [helper.make_tensor_value_info("X", F, ["B", "S", 32])],
+          [helper.make_tensor_value_info("Y", F, ["B", "S", 32])],
+          _weights(rng, 32, 32))
+    return {"X": (32,)}
+
+
+def rank4_case(path, rng):
+    """Y = X @ W + b with X [B, 3, S, 24]: three leading loops fold into
+    one M."""
+    nodes = [helper.make_node("MatMul", ["X", "W"], ["P"]),
+             helper.make_node("Add", ["P", "b"], ["Y"])]
+    _save(path, nodes,
+          [helper.make_tensor_value_info("X", F, ["B", 3, "S", 24])],
+          [helper.make_tensor_value_info("Y", F, ["B", 3, "S", 20])],
+          _weights(rng, 24, 20))
+    return {"X": (3, 24)}
+
+
+def per_batch_case(path, rng):
+    """Y = X @ W + C with C [B, 1, 24], one bias row per batch: the
+    epilogue's rows are not contiguous along B*S, so the batch stays."""
+    nodes = [helper.make_node("MatMul", ["X", "W"], ["P"]),
+             helper.make_node("Add", ["P", "C"], ["Y"])]
+    _save(path, nodes,
+          [helper.make_tensor_value_info("X", F, ["B", "S", 16]),
+           helper.make_tensor_value_info("C", F, ["B", 1, 24])],
+          [helper.make_tensor_value_info("Y", F, ["B", "S", 24])],
+          _weights(rng, 16, 24)[:1])
+    return {"X": (16,), "C": "per_batch"}
+
+
+CASES = {
+    "gelu": (gelu_case, "B*S"),
+    "residual": (residual_case, "B*S"),
+    "rank4": (rank4_case, "3*B*S"),
+    "per_batch": (per_batch_case, None),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_folded_dense_layers_match_onnxruntime(tmp_path, name):
+    make, folded_m = CASES[name]
+    rng = np.random.default_rng(len(name))
+    model = tmp_path / f"{name}.onnx"
+    inputs = make(model, rng)
+    dims = {"B": (1, 8), "S": (1, 300)}
+    plan = json.loads(dyncc.compile(model, None, dims=dims, targets=["cpu"],
+                                    emit="plan"))
+    gemm = next(g for g in plan["groups"] if g["kind"] == "gemm")
+    problem = gemm["problem"]
+    if folded_m:
+        assert problem["batch"] == "1" and problem["m"] == folded_m, problem
+        assert gemm["select"]["keys"] == [folded_m]
+    else:
+        assert problem["batch"] == "B" and problem["m"] == "S", problem
+    art = tmp_path / f"{name}.dyncc"
+    dyncc.compile(model, art, dims=dims, targets=["cpu"])
+    sess = dyncc.load(art).session()
+    ref = ort.InferenceSession(str(model), providers=["CPUExecutionProvider"])
+    ran = set()
+    for b, s in SHAPES:
+        feeds = {}
+        for input_name, tail in inputs.items():
+            if tail == "per_batch":
+                shape = (b, 1, 24)
+            elif len(tail) == 2:  # rank 4: [B, 3, S, K]
+                shape = (b, tail[0], s, tail[1])
+            else:
+                shape = (b, s) + tail
+            feeds[input_name] = rng.uniform(-1, 1, shape).astype(np.float32)
+        got = sess.run(feeds)["Y"]
+        want = ref.run(None, feeds)[0]
+        assert got.shape == want.shape, (b, s)
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4,
+                                   err_msg=f"{name} at B={b} S={s}")
+        symbols = {"B": b, "S": s}
+        assert sess.variants[0] == table_variant(plan, 0, symbols), symbols
+        ran.add(sess.variants[0])
+    # A folded layer's sweep of B*S crosses its table's intervals.
+    if folded_m:
+        assert len(ran) >= 2, ran
+
+
+def test_folded_dense_layer_compiles_for_gpus(tmp_path, bin_dir):
+    """The folded kernel lowers to PTX (and through ptxas where the toolkit
+    is found) for sm_80 and sm_90, with each variant's resources."""
+    model = tmp_path / "gelu.onnx"
+    gelu_case(model, np.random.default_rng(0))
+    plan = json.loads(dyncc.compile(
+        model, None, dims={"B": (1, 8), "S": (1, 300)},
+        targets=["cpu", "sm_80", "sm_90"], emit="plan"))
+    gemm = next(g for g in plan["groups"] if g["kind"] == "gemm")
+    assert gemm["problem"]["m"] == "B*S"
+    kernels = [plan["kernels"][v["kernel"]] for v in gemm["variants"]]
+    assert len(kernels) >= 2
+    for kernel in kernels:
+        assert {"sm_80", "sm_90"} <= set(kernel["gpu"]), kernel["name"]
+        assert "cpu" in kernel

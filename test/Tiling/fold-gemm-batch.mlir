@@ -1,0 +1,126 @@
+// RUN: dyncc-opt %s --split-input-file --dyncc-fold-gemm-batch | FileCheck %s
+
+// A dense layer on [B, S, 64] with a bias and a residual: one [B*S, 64] x
+// [64, 48] product. The inputs are collapsed and the result expanded at the
+// kernel's boundary only; the epilogue runs on the collapsed rows too.
+#a = affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>
+#w = affine_map<(d0, d1, d2, d3) -> (d3, d2)>
+#o = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
+#bias = affine_map<(d0, d1, d2) -> (d2)>
+#id = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+// CHECK-LABEL: func.func @dense(
+//  CHECK-SAME:   %[[X:[a-z0-9]+]]: tensor<?x?x64xf32>, %{{.*}}: tensor<64x48xf32>, %{{.*}}: tensor<48xf32>, %[[R:[a-z0-9]+]]: tensor<?x?x48xf32>, %[[OUT:[a-z0-9]+]]: tensor<?x?x48xf32>)
+//  CHECK-SAME:   dyncc.folded_batch
+//       CHECK:   %[[DEST:.*]] = tensor.collapse_shape %[[OUT]] {{\[}}[0, 1], [2]] : tensor<?x?x48xf32> into tensor<?x48xf32>
+//       CHECK:   %[[FILL:.*]] = linalg.fill ins(%{{.*}}) outs(%[[DEST]] : tensor<?x48xf32>)
+//       CHECK:   %[[A:.*]] = tensor.collapse_shape %[[X]] {{\[}}[0, 1], [2]] : tensor<?x?x64xf32> into tensor<?x64xf32>
+//       CHECK:   %[[MM:.*]] = linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction"]{{.*}} ins(%[[A]], %{{.*}} : tensor<?x64xf32>, tensor<64x48xf32>) outs(%[[FILL]] : tensor<?x48xf32>)
+//       CHECK:   %[[RES:.*]] = tensor.collapse_shape %[[R]] {{\[}}[0, 1], [2]]
+//       CHECK:   %[[EPI:.*]] = linalg.generic {{.*}}iterator_types = ["parallel", "parallel"]{{.*}} ins(%{{.*}}, %[[RES]] : tensor<48xf32>, tensor<?x48xf32>) outs(%[[MM]] : tensor<?x48xf32>)
+//       CHECK:   %[[E:.*]] = tensor.expand_shape %[[EPI]] {{\[}}[0, 1], [2]]
+//       CHECK:   return %[[E]] : tensor<?x?x48xf32>
+func.func @dense(%x: tensor<?x?x64xf32>, %w: tensor<64x48xf32>, %b: tensor<48xf32>, %r: tensor<?x?x48xf32>, %out: tensor<?x?x48xf32>) -> tensor<?x?x48xf32> attributes {dyncc.kernel, dyncc.kind = "gemm"} {
+  %zero = arith.constant 0.0 : f32
+  %fill = linalg.fill ins(%zero : f32) outs(%out : tensor<?x?x48xf32>) -> tensor<?x?x48xf32>
+  %mm = linalg.generic {indexing_maps = [#a, #w, #o], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%x, %w : tensor<?x?x64xf32>, tensor<64x48xf32>) outs(%fill : tensor<?x?x48xf32>) {
+  ^bb0(%p: f32, %q: f32, %acc: f32):
+    %m = arith.mulf %p, %q : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<?x?x48xf32>
+  %epi = linalg.generic {indexing_maps = [#bias, #id, #id], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%b, %r : tensor<48xf32>, tensor<?x?x48xf32>) outs(%mm : tensor<?x?x48xf32>) {
+  ^bb0(%p: f32, %q: f32, %acc: f32):
+    %s = arith.addf %acc, %p : f32
+    %t = arith.addf %s, %q : f32
+    linalg.yield %t : f32
+  } -> tensor<?x?x48xf32>
+  return %epi : tensor<?x?x48xf32>
+}
+
+// -----
+
+// Attention's Q K^T: B reads the batch too, so the batch stays a batch.
+#q = affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>
+#k = affine_map<(d0, d1, d2, d3) -> (d0, d3, d2)>
+#s = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
+// CHECK-LABEL: func.func @batched(
+//   CHECK-NOT:   dyncc.folded_batch
+//   CHECK-NOT:   tensor.collapse_shape
+func.func @batched(%q: tensor<?x?x64xf32>, %k: tensor<?x64x?xf32>, %out: tensor<?x?x?xf32>) -> tensor<?x?x?xf32> attributes {dyncc.kernel, dyncc.kind = "gemm"} {
+  %mm = linalg.generic {indexing_maps = [#q, #k, #s], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%q, %k : tensor<?x?x64xf32>, tensor<?x64x?xf32>) outs(%out : tensor<?x?x?xf32>) {
+  ^bb0(%p: f32, %r: f32, %acc: f32):
+    %m = arith.mulf %p, %r : f32
+    %t = arith.addf %acc, %m : f32
+    linalg.yield %t : f32
+  } -> tensor<?x?x?xf32>
+  return %mm : tensor<?x?x?xf32>
+}
+
+// -----
+
+// An epilogue operand broadcast along S ([B, 48] per batch row): its rows
+// are not contiguous along B*S, so nothing folds.
+#a = affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>
+#w = affine_map<(d0, d1, d2, d3) -> (d3, d2)>
+#o = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
+#perbatch = affine_map<(d0, d1, d2) -> (d0, d2)>
+#id = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+// CHECK-LABEL: func.func @broadcast_epilogue(
+//   CHECK-NOT:   dyncc.folded_batch
+//   CHECK-NOT:   tensor.collapse_shape
+func.func @broadcast_epilogue(%x: tensor<?x?x64xf32>, %w: tensor<64x48xf32>, %b: tensor<?x48xf32>, %out: tensor<?x?x48xf32>) -> tensor<?x?x48xf32> attributes {dyncc.kernel, dyncc.kind = "gemm"} {
+  %mm = linalg.generic {indexing_maps = [#a, #w, #o], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%x, %w : tensor<?x?x64xf32>, tensor<64x48xf32>) outs(%out : tensor<?x?x48xf32>) {
+  ^bb0(%p: f32, %q: f32, %acc: f32):
+    %m = arith.mulf %p, %q : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<?x?x48xf32>
+  %epi = linalg.generic {indexing_maps = [#perbatch, #id], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%b : tensor<?x48xf32>) outs(%mm : tensor<?x?x48xf32>) {
+  ^bb0(%p: f32, %acc: f32):
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<?x?x48xf32>
+  return %epi : tensor<?x?x48xf32>
+}
+
+// -----
+
+// A product written transposed ([S, B, N]): M's loops are not the output's
+// leading dimensions in order, so nothing folds.
+#a = affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>
+#w = affine_map<(d0, d1, d2, d3) -> (d3, d2)>
+#t = affine_map<(d0, d1, d2, d3) -> (d1, d0, d2)>
+// CHECK-LABEL: func.func @transposed(
+//   CHECK-NOT:   dyncc.folded_batch
+//   CHECK-NOT:   tensor.collapse_shape
+func.func @transposed(%x: tensor<?x?x64xf32>, %w: tensor<64x48xf32>, %out: tensor<?x?x48xf32>) -> tensor<?x?x48xf32> attributes {dyncc.kernel, dyncc.kind = "gemm"} {
+  %mm = linalg.generic {indexing_maps = [#a, #w, #t], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%x, %w : tensor<?x?x64xf32>, tensor<64x48xf32>) outs(%out : tensor<?x?x48xf32>) {
+  ^bb0(%p: f32, %q: f32, %acc: f32):
+    %m = arith.mulf %p, %q : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<?x?x48xf32>
+  return %mm : tensor<?x?x48xf32>
+}
+
+// -----
+
+// Not a GEMM kernel: left alone.
+#id = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+// CHECK-LABEL: func.func @elementwise(
+//   CHECK-NOT:   tensor.collapse_shape
+func.func @elementwise(%x: tensor<?x?x48xf32>, %out: tensor<?x?x48xf32>) -> tensor<?x?x48xf32> attributes {dyncc.kernel, dyncc.kind = "elementwise"} {
+  %e = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%x : tensor<?x?x48xf32>) outs(%out : tensor<?x?x48xf32>) {
+  ^bb0(%p: f32, %acc: f32):
+    %s = arith.negf %p : f32
+    linalg.yield %s : f32
+  } -> tensor<?x?x48xf32>
+  return %e : tensor<?x?x48xf32>
+}
