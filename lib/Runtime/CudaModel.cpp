@@ -121,7 +121,7 @@ bool CudaModel::makeCurrent(RuntimeError &error) const {
 
 std::string CudaModel::describe() const {
   std::string text = "cuda:" + std::to_string(deviceOrdinal) + " (" + name +
-                     ", " + report.arch + "): ";
+                     ", " + report.arch + ", driver " + driverVersion + "): ";
   auto kernels = [](size_t count) {
     return std::to_string(count) + (count == 1 ? " kernel" : " kernels");
   };
@@ -189,8 +189,9 @@ std::shared_ptr<CudaModel> CudaModel::load(const Model &model, int ordinal,
     return status == CUDA_SUCCESS;
   };
   char name[256] = {0};
-  int major = 0, minor = 0, sms = 0;
-  if (!check(driver->deviceGet(&gpu->device, ordinal), "cuDeviceGet") ||
+  int major = 0, minor = 0, sms = 0, version = 0;
+  if (!check(driver->driverGetVersion(&version), "cuDriverGetVersion") ||
+      !check(driver->deviceGet(&gpu->device, ordinal), "cuDeviceGet") ||
       !check(driver->deviceGetName(name, sizeof(name) - 1, gpu->device),
              "cuDeviceGetName") ||
       !check(driver->deviceGetAttribute(
@@ -210,6 +211,9 @@ std::shared_ptr<CudaModel> CudaModel::load(const Model &model, int ordinal,
   gpu->retained = true;
   gpu->name = name;
   gpu->sms = sms;
+  // 13000 is 13.0.
+  gpu->driverVersion = std::to_string(version / 1000) + "." +
+                       std::to_string(version % 1000 / 10);
   gpu->report.arch = "sm_" + std::to_string(major * 10 + minor);
   gpu->calibrated =
       model.calibration().find(gpu->name, gpu->report.arch, gpu->sms);

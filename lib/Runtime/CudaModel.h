@@ -111,6 +111,8 @@ private:
   bool retained = false;
   int deviceOrdinal = 0;
   std::string name;
+  /// The driver's CUDA version, "13.0".
+  std::string driverVersion;
   int64_t sms = 0;
   const DeviceCalibration *calibrated = nullptr;
   CudaCodeReport report;

@@ -96,7 +96,8 @@ def test_cuda_session_matches_cpu_session(tmp_path, bin_dir, name):
     # An sm_90: the cubin where ptxas made one (else the sm_90 PTX).
     report = run_on_fake(tmp_path, model, artifact, 90)
     if ptxas_present():
-        assert report["device"].endswith(f"sm_90): {kernels} kernels from cubin")
+        assert report["device"].endswith(
+            f"sm_90, driver 13.0): {kernels} kernels from cubin")
     assert all(run["variants"] and run["time"] for run in report["runs"])
 
     # An sm_89 with the cubins removed: PTX only, so every launch's pointer

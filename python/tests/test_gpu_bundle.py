@@ -65,7 +65,7 @@ def test_bundle_packs_and_checks_on_the_fake_driver(tmp_path):
     assert "node tests on cuda:0: 10 of 10 pass" \
         in checked.stdout, checked.stdout[-3000:]
     results = json.loads((out / "results.json").read_text())
-    assert results["device"].startswith("cuda:0 (Fake GPU 0 (sm_90), sm_90)")
+    assert results["device"].startswith("cuda:0 (Fake GPU 0 (sm_90), sm_90, driver 13.0)")
     assert all(row["ok"] for row in results["rows"])
     assert "selection regret over" in results["logs"]["tune linear_relu"]
     assert "launches" in results["logs"]["bench linear_relu"]

@@ -265,7 +265,8 @@ TEST(CudaSessionTest, LinearModelMatchesReference) {
     ASSERT_NE(session, nullptr);
     EXPECT_TRUE(session->onCuda());
     EXPECT_EQ(session->deviceDescription(),
-              "cuda:0 (Fake GPU 0 (sm_90), sm_90): 3 kernels from cubin");
+              "cuda:0 (Fake GPU 0 (sm_90), sm_90, driver 13.0): 3 kernels "
+              "from cubin");
     EXPECT_EQ(fake().count("cubin_loads"), cubins + 1); // one module
     for (int64_t rows : {1, 7, 64, 1000, 16, 17, 4096, 3}) {
       SCOPED_TRACE(rows);
@@ -317,8 +318,9 @@ TEST(CudaSessionTest, CodeIsChosenForTheDevicesArchitecture) {
     ASSERT_NE(second, nullptr);
     EXPECT_EQ(fake().count("ptx_loads"), ptx + 1);
     EXPECT_EQ(session->deviceDescription(),
-              "cuda:0 (Fake GPU 0 (sm_86), sm_86): 0 kernels from cubin, 3 "
-              "kernels compiled by the driver at load from the PTX of sm_80");
+              "cuda:0 (Fake GPU 0 (sm_86), sm_86, driver 13.0): 0 kernels "
+              "from cubin, 3 kernels compiled by the driver at load from the "
+              "PTX of sm_80");
     runLinear(*session, 33, 4);
     runLinear(*second, 2, 5);
   }
@@ -631,6 +633,40 @@ TEST(CudaSessionTest, MoreDriverFailuresAreErrors) {
   EXPECT_NE(session->hostOutput(0, error), nullptr) << error.message;
 }
 
+// The device queries at load: each failure is a one-line DEVICE error that
+// names the call, nothing is left held, and a session loads once the driver
+// answers again.
+TEST(CudaSessionTest, DeviceQueryFailuresAreErrors) {
+  RuntimeError error;
+  for (const char *entry :
+       {"cuDriverGetVersion", "cuDeviceGetCount", "cuDeviceGet",
+        "cuDeviceGetName", "cuDeviceGetAttribute"}) {
+    FakeSetting fail("DYNCC_FAKE_CUDA_FAIL", entry);
+    EXPECT_EQ(Session::create(loadGpuModel(), "cuda:0", error), nullptr)
+        << entry;
+    EXPECT_EQ(error.code, DYNCC_ERROR_DEVICE) << entry;
+    EXPECT_EQ(error.message, std::string("cuda:0: ") + entry +
+                                 " failed: CUDA_ERROR_UNKNOWN (fake driver "
+                                 "error)");
+  }
+  {
+    // The opt-in shared-memory limit, queried for a kernel above 48 KB.
+    FakeSetting fail("DYNCC_FAKE_CUDA_FAIL", "cuDeviceGetAttribute:97");
+    EXPECT_EQ(Session::create(loadGpuModel(100 * 1024), "cuda:0", error),
+              nullptr);
+    EXPECT_EQ(error.code, DYNCC_ERROR_DEVICE);
+    EXPECT_EQ(error.message, "cuda:0: cuDeviceGetAttribute failed: "
+                             "CUDA_ERROR_UNKNOWN (fake driver error)");
+  }
+  expectNothingHeld();
+  auto session = cudaSession(loadGpuModel());
+  ASSERT_NE(session, nullptr);
+  EXPECT_EQ(session->deviceDescription().rfind(
+                "cuda:0 (Fake GPU 0 (sm_90), sm_90, driver 13.0): ", 0),
+            0u)
+      << session->deviceDescription();
+}
+
 TEST(CudaSessionTest, EventAndAttributeFailuresAreErrors) {
   RuntimeError error;
   auto failure = [](const char *what) {
@@ -769,7 +805,8 @@ TEST(CudaSessionTest, CApi) {
       << dyncc_last_error();
   dyncc_artifact_free(artifact);
   EXPECT_STREQ(dyncc_session_device(session),
-               "cuda:0 (Fake GPU 0 (sm_90), sm_90): 3 kernels from cubin");
+               "cuda:0 (Fake GPU 0 (sm_90), sm_90, driver 13.0): 3 kernels "
+               "from cubin");
   std::vector<float> x = randomFloats(20 * 16, 3);
   int64_t shape[2] = {20, 16};
   ASSERT_EQ(dyncc_session_set_input(session, 0, x.data(), shape, 2), DYNCC_OK);

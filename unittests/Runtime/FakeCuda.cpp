@@ -280,6 +280,8 @@ CUresult cuInit(unsigned flags) {
 }
 
 CUresult cuDriverGetVersion(int *version) {
+  if (failing("cuDriverGetVersion"))
+    return kUnknown;
   *version = 13000;
   return kSuccess;
 }
@@ -316,6 +318,8 @@ CUresult cuGetErrorString(CUresult error, const char **text) {
 CUresult cuDeviceGetCount(int *count) {
   if (!state().initialized)
     return kNotInitialized;
+  if (failing("cuDeviceGetCount"))
+    return kUnknown;
   *count = deviceCount();
   return kSuccess;
 }
@@ -323,11 +327,15 @@ CUresult cuDeviceGetCount(int *count) {
 CUresult cuDeviceGet(int *device, int ordinal) {
   if (ordinal < 0 || ordinal >= deviceCount() || ordinal >= 16)
     return kInvalidDevice;
+  if (failing("cuDeviceGet"))
+    return kUnknown;
   *device = ordinal;
   return kSuccess;
 }
 
 CUresult cuDeviceGetName(char *name, int length, int device) {
+  if (failing("cuDeviceGetName"))
+    return kUnknown;
   std::string text = "Fake GPU " + std::to_string(device) + " (sm_" +
                      std::to_string(deviceArch()) + ")";
   std::strncpy(name, text.c_str(), static_cast<size_t>(length));
@@ -337,6 +345,11 @@ CUresult cuDeviceGetName(char *name, int length, int device) {
 CUresult cuDeviceGetAttribute(int *value, int attribute, int device) {
   if (device < 0 || device >= deviceCount())
     return kInvalidDevice;
+  // "cuDeviceGetAttribute" fails every query, "cuDeviceGetAttribute:97"
+  // only that attribute's.
+  if (failing("cuDeviceGetAttribute") ||
+      failing(("cuDeviceGetAttribute:" + std::to_string(attribute)).c_str()))
+    return kUnknown;
   switch (attribute) {
   case 16: *value = smCount(); return kSuccess;
   case 75: *value = deviceArch() / 10; return kSuccess;
