@@ -472,6 +472,32 @@ dyncc_status dyncc_session_set_profiling(dyncc_session *session,
   return DYNCC_OK;
 }
 
+dyncc_status dyncc_session_set_driver_timing(dyncc_session *session,
+                                             int enable) {
+  if (!session)
+    return fail(DYNCC_ERROR_INVALID_ARGUMENT,
+                "dyncc_session_set_driver_timing: null argument");
+  RuntimeError error;
+  if (!session->session->setDriverTiming(enable != 0, error))
+    return fail(error);
+  return DYNCC_OK;
+}
+
+dyncc_status dyncc_session_driver_time(const dyncc_session *session,
+                                       double *microseconds, uint64_t *calls) {
+  if (!session)
+    return fail(DYNCC_ERROR_INVALID_ARGUMENT,
+                "dyncc_session_driver_time: null argument");
+  double time = 0;
+  uint64_t count = 0;
+  session->session->lastDriverTime(time, count);
+  if (microseconds)
+    *microseconds = time;
+  if (calls)
+    *calls = count;
+  return DYNCC_OK;
+}
+
 dyncc_status dyncc_session_group_time(dyncc_session *session, size_t group,
                                       double *milliseconds, uint64_t *blocks) {
   if (!session)

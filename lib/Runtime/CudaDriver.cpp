@@ -7,6 +7,7 @@
 
 #include "CudaDriver.h"
 
+#include <chrono>
 #include <cstdlib>
 #include <dlfcn.h>
 
@@ -109,6 +110,80 @@ const Driver *Driver::get(std::string &error) {
     return nullptr;
   }
   return &loaded.driver;
+}
+
+DriverTime &dyncc::runtime::cuda::threadDriverTime() {
+  thread_local DriverTime totals;
+  return totals;
+}
+
+namespace {
+/// The table the timed entry points call.
+const Driver *timedTarget = nullptr;
+
+/// Timed<decltype(&Driver::m)>::call<&Driver::m>: entry point `m` of
+/// timedTarget, with the call's host time added to the thread's totals.
+template <typename Member> struct Timed;
+template <typename... Args> struct Timed<CUresult (*Driver::*)(Args...)> {
+  template <CUresult (*Driver::*Entry)(Args...)>
+  static CUresult call(Args... args) {
+    auto start = std::chrono::steady_clock::now();
+    CUresult result = (timedTarget->*Entry)(args...);
+    auto stop = std::chrono::steady_clock::now();
+    DriverTime &totals = threadDriverTime();
+    totals.nanoseconds += static_cast<uint64_t>(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(stop - start)
+            .count());
+    ++totals.calls;
+    return result;
+  }
+};
+
+Driver makeTimed(const Driver &driver) {
+  timedTarget = &driver;
+  Driver timed = driver;
+#define DYNCC_TIMED(entry)                                                     \
+  timed.entry = &Timed<decltype(&Driver::entry)>::template call<&Driver::entry>
+  DYNCC_TIMED(init);
+  DYNCC_TIMED(driverGetVersion);
+  DYNCC_TIMED(deviceGetCount);
+  DYNCC_TIMED(deviceGet);
+  DYNCC_TIMED(deviceGetName);
+  DYNCC_TIMED(deviceGetAttribute);
+  DYNCC_TIMED(primaryCtxRetain);
+  DYNCC_TIMED(primaryCtxRelease);
+  DYNCC_TIMED(ctxSetCurrent);
+  DYNCC_TIMED(moduleLoadDataEx);
+  DYNCC_TIMED(moduleUnload);
+  DYNCC_TIMED(moduleGetFunction);
+  DYNCC_TIMED(funcSetAttribute);
+  DYNCC_TIMED(launchKernel);
+  DYNCC_TIMED(memAlloc);
+  DYNCC_TIMED(memFree);
+  DYNCC_TIMED(memcpyHtoDAsync);
+  DYNCC_TIMED(memcpyDtoHAsync);
+  DYNCC_TIMED(memcpyDtoDAsync);
+  DYNCC_TIMED(streamCreate);
+  DYNCC_TIMED(streamDestroy);
+  DYNCC_TIMED(streamSynchronize);
+  DYNCC_TIMED(eventCreate);
+  DYNCC_TIMED(eventDestroy);
+  DYNCC_TIMED(eventRecord);
+  DYNCC_TIMED(eventSynchronize);
+  DYNCC_TIMED(eventElapsedTime);
+  DYNCC_TIMED(occupancyMaxActiveBlocksPerMultiprocessor);
+#undef DYNCC_TIMED
+  // Error names and texts are not the driver's work on the run's behalf.
+  return timed;
+}
+} // namespace
+
+const Driver *Driver::getTimed(std::string &error) {
+  const Driver *driver = get(error);
+  if (!driver)
+    return nullptr;
+  static const Driver timed = makeTimed(*driver);
+  return &timed;
 }
 
 std::string Driver::describe(CUresult result) const {

@@ -18,6 +18,7 @@
 #define DYNCC_LIB_RUNTIME_CUDADRIVER_H
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 
 namespace dyncc::runtime::cuda {
@@ -45,6 +46,15 @@ constexpr unsigned CU_STREAM_NON_BLOCKING = 1;
 constexpr unsigned CU_EVENT_DEFAULT = 0;
 /// The static shared memory every block may use without opting in.
 constexpr long long kDefaultSharedLimit = 48 * 1024;
+
+/// The host time a thread spent in the driver's entry points through the
+/// timed table (Driver::getTimed): running totals.
+struct DriverTime {
+  uint64_t nanoseconds = 0;
+  uint64_t calls = 0;
+};
+/// The calling thread's totals.
+DriverTime &threadDriverTime();
 
 /// The driver entry points the run-time calls, resolved once.
 struct Driver {
@@ -96,6 +106,9 @@ struct Driver {
   /// with `error` set when it cannot be (no library, a missing entry point,
   /// cuInit failing).
   static const Driver *get(std::string &error);
+  /// The same entry points, each timed into the calling thread's
+  /// DriverTime (threadDriverTime()); null where get() fails.
+  static const Driver *getTimed(std::string &error);
 
   /// "CUDA_ERROR_OUT_OF_MEMORY (out of memory)" for `result`.
   std::string describe(CUresult result) const;

@@ -269,7 +269,8 @@ std::unique_ptr<Session> Session::create(std::shared_ptr<const Model> model,
       session->gpu = std::make_unique<CudaState>();
       CudaState &state = *session->gpu;
       state.model = std::move(gpuModel);
-      const cuda::Driver &driver = state.model->driver();
+      state.calls = &state.model->driver();
+      const cuda::Driver &driver = state.driver();
       auto check = [&](cuda::CUresult status, const char *what) {
         return status == cuda::CUDA_SUCCESS ||
                session->deviceFailure(what, status, error);
@@ -319,7 +320,7 @@ std::unique_ptr<Session> Session::create(std::shared_ptr<const Model> model,
 Session::~Session() {
   if (!gpu)
     return;
-  const cuda::Driver &driver = gpu->model->driver();
+  const cuda::Driver &driver = gpu->driver();
   RuntimeError ignored;
   if (!gpu->model->makeCurrent(ignored))
     return;
@@ -349,7 +350,7 @@ bool Session::deviceFailure(const std::string &what, cuda::CUresult status,
                             RuntimeError &error) const {
   return error.fail(DYNCC_ERROR_DEVICE,
                     "cuda:" + std::to_string(gpu->model->ordinal()) + ": " +
-                        gpu->model->driver().failure(what, status));
+                        gpu->driver().failure(what, status));
 }
 
 std::string Session::inputDimName(size_t input, size_t dim) const {
@@ -730,7 +731,7 @@ bool Session::placeTemps(size_t afterStep, RuntimeError &error) {
   size_t bytes = static_cast<size_t>(placement.size);
   char *base;
   if (gpu) {
-    const cuda::Driver &driver = gpu->model->driver();
+    const cuda::Driver &driver = gpu->driver();
     if (midRun && bytes > gpu->arena.capacity()) {
       // Grown in the middle of a run: the temps written so far move along.
       DeviceBuffer grown;
@@ -857,7 +858,7 @@ bool Session::bindFromData(const StepInfo &step, size_t stepIndex,
   std::vector<unsigned char> staged;
   if (gpu && bytes != 0) {
     staged.resize(bytes);
-    const cuda::Driver &driver = gpu->model->driver();
+    const cuda::Driver &driver = gpu->driver();
     if (cuda::CUresult status = driver.memcpyDtoHAsync(
             staged.data(),
             reinterpret_cast<uintptr_t>(bufferData[step.src]), bytes,
@@ -923,7 +924,7 @@ bool Session::bindFromData(const StepInfo &step, size_t stepIndex,
 bool Session::placeOnDevice(size_t b, RuntimeError &error) {
   const Manifest &manifest = loaded->manifest();
   const BufferInfo &buffer = manifest.buffers[b];
-  const cuda::Driver &driver = gpu->model->driver();
+  const cuda::Driver &driver = gpu->driver();
   size_t bytes = bufferBytes[b];
   auto address = [](cuda::CUdeviceptr pointer) {
     return reinterpret_cast<void *>(static_cast<uintptr_t>(pointer));
@@ -937,14 +938,17 @@ bool Session::placeOnDevice(size_t b, RuntimeError &error) {
     }
     // Host data: copied to the device on the session's stream.
     DeviceBuffer &staging = gpu->staging[buffer.port];
-    std::string what = "input " + quoted(manifest.inputs[buffer.port].name);
+    auto what = [&] {
+      return "input " + quoted(manifest.inputs[buffer.port].name);
+    };
     if (cuda::CUresult status = staging.reserve(driver, bytes))
-      return deviceFailure("cuMemAlloc of " + str(bytes) + " bytes for " + what,
+      return deviceFailure("cuMemAlloc of " + str(bytes) + " bytes for " +
+                               what(),
                            status, error);
     if (bytes != 0)
       if (cuda::CUresult status = driver.memcpyHtoDAsync(
               staging.data(), binding.data, bytes, gpu->stream))
-        return deviceFailure("cuMemcpyHtoDAsync of " + what, status, error);
+        return deviceFailure("cuMemcpyHtoDAsync of " + what(), status, error);
     bufferData[b] = address(staging.data());
     return true;
   }
@@ -1158,7 +1162,7 @@ bool Session::launch(size_t groupIndex, RuntimeError &error) {
                         label() + ": the grid " + str(grid[0]) + " x " +
                             str(grid[1]) + " x " + str(grid[2]) +
                             " exceeds the device's limits");
-    if (cuda::CUresult status = gpu->model->driver().launchKernel(
+    if (cuda::CUresult status = gpu->driver().launchKernel(
             gpu->model->function(kernelIndex), static_cast<unsigned>(grid[0]),
             static_cast<unsigned>(grid[1]), static_cast<unsigned>(grid[2]),
             static_cast<unsigned>(kernel.block[0]),
@@ -1191,7 +1195,7 @@ bool Session::copy(const StepInfo &step, size_t stepIndex,
     return true;
   if (gpu) {
     // Distinct buffers never overlap (the plan copies between buffers).
-    if (cuda::CUresult status = gpu->model->driver().memcpyDtoDAsync(
+    if (cuda::CUresult status = gpu->driver().memcpyDtoDAsync(
             reinterpret_cast<uintptr_t>(bufferData[step.dst]),
             reinterpret_cast<uintptr_t>(bufferData[step.src]), bytes,
             gpu->stream))
@@ -1207,8 +1211,20 @@ bool Session::copy(const StepInfo &step, size_t stepIndex,
 bool Session::enqueue(RuntimeError &error) {
   ran = false;
   launches = 0;
+  driverMicroseconds = 0;
+  driverCalls = 0;
   if (gpu && !gpu->model->makeCurrent(error))
     return false;
+  // The driver's share of this enqueue (driver timing: the thread's totals
+  // before and after).
+  cuda::DriverTime before = cuda::threadDriverTime();
+  auto countDriverTime = [&] {
+    if (!driverTiming)
+      return;
+    const cuda::DriverTime &after = cuda::threadDriverTime();
+    driverMicroseconds = (after.nanoseconds - before.nanoseconds) / 1000.0;
+    driverCalls = after.calls - before.calls;
+  };
   if (!bindSymbols(error) || !computeBuffers(kAtBinding, error))
     return false;
   const Manifest &manifest = loaded->manifest();
@@ -1229,14 +1245,14 @@ bool Session::enqueue(RuntimeError &error) {
   runSelections = &memo->second;
   if (gpu) {
     if (cuda::CUresult status =
-            gpu->model->driver().eventRecord(gpu->start, gpu->stream))
+            gpu->driver().eventRecord(gpu->start, gpu->stream))
       return deviceFailure("cuEventRecord", status, error);
   }
   profiled = false;
   for (size_t s = 0; s < manifest.steps.size(); ++s) {
     const StepInfo &step = manifest.steps[s];
     if (profiling && gpu)
-      if (cuda::CUresult status = gpu->model->driver().eventRecord(
+      if (cuda::CUresult status = gpu->driver().eventRecord(
               gpu->stepEvents[2 * s], gpu->stream))
         return deviceFailure("cuEventRecord", status, error);
     std::chrono::steady_clock::time_point begin;
@@ -1252,7 +1268,7 @@ bool Session::enqueue(RuntimeError &error) {
       continue;
     stepBlocks[s] = launchedBlocks;
     if (gpu) {
-      if (cuda::CUresult status = gpu->model->driver().eventRecord(
+      if (cuda::CUresult status = gpu->driver().eventRecord(
               gpu->stepEvents[2 * s + 1], gpu->stream))
         return deviceFailure("cuEventRecord", status, error);
     } else {
@@ -1264,11 +1280,27 @@ bool Session::enqueue(RuntimeError &error) {
   profiled = profiling;
   if (gpu) {
     if (cuda::CUresult status =
-            gpu->model->driver().eventRecord(gpu->end, gpu->stream))
+            gpu->driver().eventRecord(gpu->end, gpu->stream))
       return deviceFailure("cuEventRecord", status, error);
     std::fill(gpu->hostStale.begin(), gpu->hostStale.end(), 1);
   }
+  countDriverTime();
   ran = true;
+  return true;
+}
+
+bool Session::setDriverTiming(bool enable, RuntimeError &error) {
+  if (!gpu)
+    return error.fail(DYNCC_ERROR_UNSUPPORTED,
+                      "driver timing needs a CUDA session; this one runs on "
+                      "the cpu");
+  std::string message;
+  const cuda::Driver *calls = enable ? cuda::Driver::getTimed(message)
+                                     : &gpu->model->driver();
+  if (!calls)
+    return error.fail(DYNCC_ERROR_DEVICE, message);
+  gpu->calls = calls;
+  driverTiming = enable;
   return true;
 }
 
@@ -1278,7 +1310,7 @@ bool Session::wait(RuntimeError &error) {
   if (!gpu->model->makeCurrent(error))
     return false;
   if (cuda::CUresult status =
-          gpu->model->driver().streamSynchronize(gpu->stream)) {
+          gpu->driver().streamSynchronize(gpu->stream)) {
     ran = false;
     return deviceFailure("cuStreamSynchronize", status, error);
   }
@@ -1317,7 +1349,7 @@ bool Session::setProfiling(bool enable, RuntimeError &error) {
   if (enable && gpu && gpu->stepEvents.empty()) {
     if (!gpu->model->makeCurrent(error))
       return false;
-    const cuda::Driver &driver = gpu->model->driver();
+    const cuda::Driver &driver = gpu->driver();
     size_t count = 2 * loaded->manifest().steps.size();
     while (gpu->stepEvents.size() < count) {
       cuda::CUevent event;
@@ -1354,7 +1386,7 @@ bool Session::groupProfile(size_t group, double &milliseconds,
       milliseconds += stepMilliseconds[s];
       continue;
     }
-    const cuda::Driver &driver = gpu->model->driver();
+    const cuda::Driver &driver = gpu->driver();
     float elapsed = 0;
     if (cuda::CUresult status =
             driver.eventSynchronize(gpu->stepEvents[2 * s + 1]))
@@ -1395,7 +1427,7 @@ bool Session::deviceTime(double &milliseconds, RuntimeError &error) {
                       "no successful run to time yet");
   if (!gpu->model->makeCurrent(error))
     return false;
-  const cuda::Driver &driver = gpu->model->driver();
+  const cuda::Driver &driver = gpu->driver();
   float elapsed = 0;
   if (cuda::CUresult status = driver.eventSynchronize(gpu->end))
     return deviceFailure("cuEventSynchronize", status, error);
@@ -1422,7 +1454,7 @@ const void *Session::hostOutput(size_t index, RuntimeError &error) {
   }
   if (!gpu->model->makeCurrent(error))
     return nullptr;
-  const cuda::Driver &driver = gpu->model->driver();
+  const cuda::Driver &driver = gpu->driver();
   if (bytes != 0) {
     if (cuda::CUresult status =
             driver.memcpyDtoHAsync(outputs[index].data(),

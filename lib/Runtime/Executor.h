@@ -188,6 +188,16 @@ public:
   bool forceVariant(size_t group, int64_t variant, RuntimeError &error);
   /// Times each launch of the following runs (events around each on CUDA).
   bool setProfiling(bool enable, RuntimeError &error);
+  /// Times the host's calls into the CUDA driver from the next run on
+  /// (CUDA only), so that a run's host time splits into the run-time's own
+  /// work and the driver's. Each call then costs two clock reads more.
+  bool setDriverTiming(bool enable, RuntimeError &error);
+  /// The last enqueue's host time inside driver calls (launches, copies,
+  /// allocations, event records) and their count; 0 without driver timing.
+  void lastDriverTime(double &microseconds, uint64_t &calls) const {
+    microseconds = driverMicroseconds;
+    calls = driverCalls;
+  }
   /// The last profiled run's time of `group`'s launches (milliseconds) and
   /// the blocks they launched (waits for the run on CUDA).
   bool groupProfile(size_t group, double &milliseconds, uint64_t &blocks,
@@ -277,6 +287,10 @@ private:
   /// A CUDA session's device state.
   struct CudaState {
     std::shared_ptr<const CudaModel> model;
+    /// The driver the session calls: the model's, or with driver timing on
+    /// the same entry points timed (cuda::Driver::getTimed).
+    const cuda::Driver *calls = nullptr;
+    const cuda::Driver &driver() const { return *calls; }
     cuda::CUstream ownStream = nullptr;
     cuda::CUstream stream = nullptr;
     cuda::CUevent start = nullptr;
@@ -333,6 +347,9 @@ private:
   /// Per group, the variant forceVariant set, or -1.
   std::vector<int64_t> forced;
   bool profiling = false;
+  bool driverTiming = false;
+  double driverMicroseconds = 0;
+  uint64_t driverCalls = 0;
   /// Whether the last run was profiled; per step, its time (CPU sessions;
   /// CUDA reads its events) and blocks launched.
   bool profiled = false;

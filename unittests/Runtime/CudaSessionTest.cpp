@@ -636,6 +636,43 @@ TEST(CudaSessionTest, MoreDriverFailuresAreErrors) {
 // The device queries at load: each failure is a one-line DEVICE error that
 // names the call, nothing is left held, and a session loads once the driver
 // answers again.
+// Driver timing splits a run's host time: the calls into the driver are
+// counted and timed (2 launches, the input's copy in, a copy on the device
+// and the start and end events of a warm run), nothing without it, and a
+// CPU session refuses it.
+TEST(CudaSessionTest, DriverTimingCountsTheRunsDriverCalls) {
+  auto session = cudaSession(loadGpuModel());
+  ASSERT_NE(session, nullptr);
+  RuntimeError error;
+  double microseconds = -1;
+  uint64_t calls = 1;
+  runLinear(*session, 5, 1);
+  session->lastDriverTime(microseconds, calls);
+  EXPECT_EQ(microseconds, 0);
+  EXPECT_EQ(calls, 0u);
+  ASSERT_TRUE(session->setDriverTiming(true, error)) << error.message;
+  runLinear(*session, 5, 2);
+  session->lastDriverTime(microseconds, calls);
+  EXPECT_EQ(calls, 6u);
+  EXPECT_GT(microseconds, 0);
+  // A shape whose buffers grow: the allocations (and the frees of the
+  // smaller buffers) are driver calls too.
+  runLinear(*session, 900, 3);
+  session->lastDriverTime(microseconds, calls);
+  EXPECT_GT(calls, 6u);
+  ASSERT_TRUE(session->setDriverTiming(false, error)) << error.message;
+  runLinear(*session, 5, 4);
+  session->lastDriverTime(microseconds, calls);
+  EXPECT_EQ(calls, 0u);
+
+  auto cpu = Session::create(loadGpuModel(), "cpu", error);
+  ASSERT_NE(cpu, nullptr) << error.message;
+  EXPECT_FALSE(cpu->setDriverTiming(true, error));
+  EXPECT_EQ(error.code, DYNCC_ERROR_UNSUPPORTED);
+  EXPECT_EQ(error.message,
+            "driver timing needs a CUDA session; this one runs on the cpu");
+}
+
 TEST(CudaSessionTest, DeviceQueryFailuresAreErrors) {
   RuntimeError error;
   for (const char *entry :

@@ -537,6 +537,20 @@ TEST(CApiTest, LoadQueryRun) {
   EXPECT_EQ(dyncc_session_memory(session, nullptr, &livePeak),
             DYNCC_ERROR_INVALID_ARGUMENT);
   EXPECT_STREQ(dyncc_last_error(), "dyncc_session_memory: null argument");
+  // Driver timing is for CUDA sessions; with none, a CPU session reports 0.
+  EXPECT_EQ(dyncc_session_set_driver_timing(session, 1),
+            DYNCC_ERROR_UNSUPPORTED);
+  EXPECT_EQ(dyncc_session_set_driver_timing(nullptr, 1),
+            DYNCC_ERROR_INVALID_ARGUMENT);
+  double driverMicroseconds = -1;
+  uint64_t driverCalls = 1;
+  EXPECT_EQ(dyncc_session_driver_time(session, &driverMicroseconds,
+                                      &driverCalls),
+            DYNCC_OK);
+  EXPECT_EQ(driverMicroseconds, 0);
+  EXPECT_EQ(driverCalls, 0u);
+  EXPECT_EQ(dyncc_session_driver_time(nullptr, nullptr, nullptr),
+            DYNCC_ERROR_INVALID_ARGUMENT);
   EXPECT_EQ(dyncc_session_run(session), DYNCC_ERROR_SHAPE);
   EXPECT_STREQ(dyncc_last_error(), "input 'X' was not set");
 

@@ -263,6 +263,15 @@ public:
   dyncc_status setProfiling(bool enable) {
     return dyncc_session_set_profiling(handle, enable ? 1 : 0);
   }
+  /// CUDA: splits each enqueue's host time into the driver's and the
+  /// run-time's own (dyncc_session_set_driver_timing).
+  dyncc_status setDriverTiming(bool enable) {
+    return dyncc_session_set_driver_timing(handle, enable ? 1 : 0);
+  }
+  /// The last enqueue's host time inside driver calls, and their count.
+  dyncc_status driverTime(double &microseconds, uint64_t &calls) const {
+    return dyncc_session_driver_time(handle, &microseconds, &calls);
+  }
   dyncc_status groupTime(size_t group, double &milliseconds,
                          uint64_t &blocks) {
     return dyncc_session_group_time(handle, group, &milliseconds, &blocks);

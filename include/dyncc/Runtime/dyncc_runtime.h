@@ -229,6 +229,19 @@ DYNCC_API dyncc_status dyncc_session_group_time(dyncc_session *session,
                                                 size_t group,
                                                 double *milliseconds,
                                                 uint64_t *blocks);
+/** CUDA sessions: times the host's calls into the driver from the next
+ *  enqueue on (`enable` nonzero), so that a run's host time splits into
+ *  the run-time's own work (bind, check, select, plan) and the driver's
+ *  (launch calls, copies, allocations, event records). Each driver call
+ *  then costs two clock reads more. UNSUPPORTED on the cpu. */
+DYNCC_API dyncc_status dyncc_session_set_driver_timing(dyncc_session *session,
+                                                       int enable);
+/** The last enqueue's host time inside CUDA driver calls in microseconds,
+ *  and their count (either pointer may be null); 0 and 0 without driver
+ *  timing. */
+DYNCC_API dyncc_status dyncc_session_driver_time(const dyncc_session *session,
+                                                 double *microseconds,
+                                                 uint64_t *calls);
 /** Runs variant `variant` of group `group` from the next run on, wherever
  *  its conditions hold (elsewhere the group selects as usual); -1 restores
  *  the usual selection. */

@@ -12,7 +12,8 @@
 // warm run (bind, check, select, plan, launch calls) divided by its
 // launches; and on CUDA the host's time to enqueue the cold run (the same
 // work at a shape seen for the first time: selections looked up, the arena
-// placed, buffers grown). `--plot` draws the median against the swept symbol, one colour
+// placed, buffers grown). On CUDA each is also given without the time
+// spent inside driver calls (`own`): the run-time's own work. `--plot` draws the median against the swept symbol, one colour
 // per set of variants chosen.
 //
 //===----------------------------------------------------------------------===//
@@ -229,6 +230,10 @@ int BenchTool::run(const BenchOptions &options) {
   if (session.create(artifact, options.device) != DYNCC_OK)
     return error(dyncc::lastError());
   bool onGpu = options.device != "cpu";
+  // The driver's share of each enqueue, so that the run-time's own host
+  // time (bind, check, select, plan) is reported apart from it.
+  if (onGpu && session.setDriverTiming(true) != DYNCC_OK)
+    return error(dyncc::lastError());
   if (!options.quiet) {
     std::printf("%s on %s, %zu shapes, %lld warm runs each\n",
                 artifact.modelName().c_str(), session.device().c_str(),
@@ -242,7 +247,7 @@ int BenchTool::run(const BenchOptions &options) {
       header += "device ms\t";
     header += "host us/launch";
     if (onGpu)
-      header += "\tcold host us";
+      header += "\town us/launch\tcold host us\tcold own us";
     std::printf("%s\n", header.c_str());
   }
 
@@ -281,12 +286,16 @@ int BenchTool::run(const BenchOptions &options) {
       continue;
     }
     double coldHost = msSince(start);
+    double coldDriver = 0, driver = 0;
+    uint64_t calls = 0;
+    if (onGpu)
+      session.driverTime(coldDriver, calls);
     if (session.synchronize() != DYNCC_OK) {
       fail(dyncc::lastError());
       continue;
     }
     double cold = msSince(start);
-    std::vector<double> wall, device, host;
+    std::vector<double> wall, device, host, own;
     for (int64_t r = 0; r < options.repeat && ok; ++r) {
       start = Clock::now();
       ok = session.enqueue() == DYNCC_OK;
@@ -294,6 +303,10 @@ int BenchTool::run(const BenchOptions &options) {
       ok = ok && session.synchronize() == DYNCC_OK;
       wall.push_back(msSince(start));
       host.push_back(enqueued);
+      if (onGpu) {
+        session.driverTime(driver, calls);
+        own.push_back(enqueued * 1000 - driver);
+      }
       double milliseconds = 0;
       if (ok && onGpu) {
         ok = session.deviceTime(milliseconds) == DYNCC_OK;
@@ -316,7 +329,11 @@ int BenchTool::run(const BenchOptions &options) {
     line += onGpu && launches ? formatNumber(medianOf(host) * 1000 / launches)
                               : std::string("-");
     if (onGpu)
-      line += "\t" + formatNumber(coldHost * 1000);
+      line += "\t" +
+              (launches ? formatNumber(medianOf(own) / launches)
+                        : std::string("-")) +
+              "\t" + formatNumber(coldHost * 1000) + "\t" +
+              formatNumber(coldHost * 1000 - coldDriver);
     if (!options.quiet)
       std::printf("%s\n", line.c_str());
     if (xSymbol != numSymbols) {
