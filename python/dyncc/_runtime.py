@@ -102,6 +102,9 @@ def _api():
         "dyncc_session_device": (c_char_p, [c_void_p]),
         "dyncc_session_device_time": (ctypes.c_int, [c_void_p,
                                                      ctypes.POINTER(ctypes.c_double)]),
+        "dyncc_session_set_driver_timing": (ctypes.c_int, [c_void_p, ctypes.c_int]),
+        "dyncc_session_driver_time": (ctypes.c_int, [
+            c_void_p, ctypes.POINTER(ctypes.c_double), ctypes.POINTER(ctypes.c_uint64)]),
     }
     for name, (res, args) in sigs.items():
         fn = getattr(lib, name)
@@ -320,6 +323,22 @@ class Session:
         ms = ctypes.c_double()
         _check(_api().dyncc_session_device_time(self._handle, ctypes.byref(ms)))
         return ms.value
+
+    def set_driver_timing(self, enable=True):
+        """CUDA sessions: time the host's calls into the driver from the next
+        run on, so that a run's host time splits into the run-time's own and
+        the driver's (each call then costs two clock reads more). Raises
+        DynccError on the cpu."""
+        _check(_api().dyncc_session_set_driver_timing(self._handle,
+                                                      1 if enable else 0))
+
+    def driver_time(self):
+        """The last run's host time inside CUDA driver calls, in
+        microseconds, and their count: (0.0, 0) without driver timing."""
+        us, calls = ctypes.c_double(), ctypes.c_uint64()
+        _check(_api().dyncc_session_driver_time(self._handle, ctypes.byref(us),
+                                                ctypes.byref(calls)))
+        return us.value, calls.value
 
     def symbol_values(self):
         api = _api()

@@ -60,6 +60,19 @@ RUNNER = textwrap.dedent("""
         report["runs"].append({"dynamic": dynamic,
                                "variants": gpu.variants == cpu.variants,
                                "time": gpu.device_time() >= 0})
+    # The driver's share of a run: none counted until asked for; then the
+    # launches at least, in some time.
+    untimed = gpu.driver_time()
+    gpu.set_driver_timing(True)
+    gpu.run(feeds)
+    micro, calls = gpu.driver_time()
+    report["driver"] = {"untimed": list(untimed), "calls": calls,
+                        "launches": len(gpu.variants), "positive": micro > 0}
+    try:
+        cpu.set_driver_timing(True)
+        report["driver"]["cpu"] = "accepted"
+    except dyncc.DynccError as e:
+        report["driver"]["cpu"] = str(e)
     print(json.dumps(report))
 """)
 
@@ -99,6 +112,13 @@ def test_cuda_session_matches_cpu_session(tmp_path, bin_dir, name):
         assert report["device"].endswith(
             f"sm_90, driver 13.0): {kernels} kernels from cubin")
     assert all(run["variants"] and run["time"] for run in report["runs"])
+    driver = report["driver"]
+    assert driver["untimed"] == [0.0, 0] and driver["positive"]
+    # Each group's launch (empty grids aside), the input copies and the
+    # run's two events are driver calls.
+    assert driver["calls"] >= driver["launches"] + 2, driver
+    assert driver["cpu"] == ("driver timing needs a CUDA session; this one "
+                             "runs on the cpu"), driver
 
     # An sm_89 with the cubins removed: PTX only, so every launch's pointer
     # parameters are checked against the PTX entry's.
