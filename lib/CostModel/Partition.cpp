@@ -257,8 +257,10 @@ public:
     std::vector<size_t> set;
     while (std::any_of(open.begin(), open.end(),
                        [](uint64_t w) { return w != 0; })) {
+      if (set.size() == cap)
+        return {};
       size_t pick = kept, pickCount = 0;
-      for (size_t i = 0; i < kept && set.size() < cap; ++i) {
+      for (size_t i = 0; i < kept; ++i) {
         size_t count = 0;
         for (size_t w = 0; w < words; ++w)
           count += __builtin_popcountll(within[i][w] & open[w]);

@@ -1215,16 +1215,11 @@ bool Session::enqueue(RuntimeError &error) {
   driverCalls = 0;
   if (gpu && !gpu->model->makeCurrent(error))
     return false;
-  // The driver's share of this enqueue (driver timing: the thread's totals
-  // before and after).
-  cuda::DriverTime before = cuda::threadDriverTime();
-  auto countDriverTime = [&] {
-    if (!driverTiming)
-      return;
-    const cuda::DriverTime &after = cuda::threadDriverTime();
-    driverMicroseconds = (after.nanoseconds - before.nanoseconds) / 1000.0;
-    driverCalls = after.calls - before.calls;
-  };
+  // The driver's share of this enqueue (driver timing): the thread's
+  // totals before, against those at the end.
+  cuda::DriverTime before;
+  if (driverTiming)
+    before = cuda::threadDriverTime();
   if (!bindSymbols(error) || !computeBuffers(kAtBinding, error))
     return false;
   const Manifest &manifest = loaded->manifest();
@@ -1284,7 +1279,11 @@ bool Session::enqueue(RuntimeError &error) {
       return deviceFailure("cuEventRecord", status, error);
     std::fill(gpu->hostStale.begin(), gpu->hostStale.end(), 1);
   }
-  countDriverTime();
+  if (driverTiming) {
+    const cuda::DriverTime &after = cuda::threadDriverTime();
+    driverMicroseconds = (after.nanoseconds - before.nanoseconds) / 1000.0;
+    driverCalls = after.calls - before.calls;
+  }
   ran = true;
   return true;
 }

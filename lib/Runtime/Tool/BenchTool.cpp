@@ -13,8 +13,9 @@
 // launches; and on CUDA the host's time to enqueue the cold run (the same
 // work at a shape seen for the first time: selections looked up, the arena
 // placed, buffers grown). On CUDA each is also given without the time
-// spent inside driver calls (`own`): the run-time's own work. `--plot` draws the median against the swept symbol, one colour
-// per set of variants chosen.
+// spent inside driver calls (`own`): the run-time's own work. `--plot`
+// draws the median against the swept symbol, one colour per set of
+// variants chosen.
 //
 //===----------------------------------------------------------------------===//
 
