@@ -678,3 +678,47 @@ func.func @one_row_statistic(%x: tensor<1x?xf32>, %out: tensor<1x1xf32>) -> tens
   } -> tensor<1x1xf32>
   return %inv : tensor<1x1xf32>
 }
+
+// -----
+
+// A GEMM whose batch was folded into M (dyncc-fold-gemm-batch): its blocks
+// tile the [B*S, 48] rows, and the expansion back to [B, S, 48] stays at the
+// end. Folded into the epilogue instead, it would split M again and tile per
+// batch.
+#a = affine_map<(d0, d1, d2) -> (d0, d2)>
+#w = affine_map<(d0, d1, d2) -> (d2, d1)>
+#o = affine_map<(d0, d1, d2) -> (d0, d1)>
+#bias = affine_map<(d0, d1) -> (d1)>
+#id = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-LABEL: func.func @folded_batch(
+//       CHECK:   scf.forall ({{.*}}) = (0, 0) to (%{{.+}}, 48) step (16, 16)
+//   CHECK-NOT:   tensor.expand_shape
+//       CHECK:   } {mapping = [#gpu.block<y>, #gpu.block<x>]}
+//  CHECK-NEXT:   %[[E:.+]] = tensor.expand_shape
+//  CHECK-NEXT:   return %[[E]]
+func.func @folded_batch(%x: tensor<?x?x64xf32>, %w: tensor<64x48xf32>, %b: tensor<48xf32>, %out: tensor<?x?x48xf32>) -> tensor<?x?x48xf32> attributes {dyncc.kernel, dyncc.kind = "gemm", dyncc.folded_batch, dyncc.tile_config = {block = array<i64: 1, 16, 16>, k_step = 16 : i64, thread = array<i64: 1, 2, 2>}} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  %dest = tensor.collapse_shape %out [[0, 1], [2]] : tensor<?x?x48xf32> into tensor<?x48xf32>
+  %fill = linalg.fill ins(%zero : f32) outs(%dest : tensor<?x48xf32>) -> tensor<?x48xf32>
+  %xa = tensor.collapse_shape %x [[0, 1], [2]] : tensor<?x?x64xf32> into tensor<?x64xf32>
+  %mm = linalg.generic {indexing_maps = [#a, #w, #o], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%xa, %w : tensor<?x64xf32>, tensor<64x48xf32>) outs(%fill : tensor<?x48xf32>) {
+  ^bb0(%p: f32, %q: f32, %acc: f32):
+    %m = arith.mulf %p, %q : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<?x48xf32>
+  %epi = linalg.generic {indexing_maps = [#bias, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%b : tensor<48xf32>) outs(%mm : tensor<?x48xf32>) {
+  ^bb0(%p: f32, %acc: f32):
+    %s = arith.addf %acc, %p : f32
+    %r = arith.maximumf %s, %zero : f32
+    linalg.yield %r : f32
+  } -> tensor<?x48xf32>
+  %d0 = tensor.dim %x, %c0 : tensor<?x?x64xf32>
+  %d1 = tensor.dim %x, %c1 : tensor<?x?x64xf32>
+  %e = tensor.expand_shape %epi [[0, 1], [2]] output_shape [%d0, %d1, 48] : tensor<?x48xf32> into tensor<?x?x48xf32>
+  return %e : tensor<?x?x48xf32>
+}
