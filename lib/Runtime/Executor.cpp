@@ -132,6 +132,52 @@ std::shared_ptr<const Model> Model::finish(std::unique_ptr<ArtifactFile> file,
       model->kernels[k] = reinterpret_cast<CpuKernelFn>(symbol);
     }
   }
+  // Groups that select alike: the same inputs to selectVariant, bit for
+  // bit, make the same signature.
+  std::unordered_map<std::string, size_t> firstOf;
+  model->classes.resize(manifest.groups.size());
+  for (size_t g = 0; g < manifest.groups.size(); ++g) {
+    const GroupInfo &group = manifest.groups[g];
+    std::string signature;
+    auto add = [&](int64_t value) {
+      signature.append(reinterpret_cast<const char *>(&value), sizeof value);
+    };
+    auto addAll = [&](const auto &values) {
+      add(static_cast<int64_t>(values.size()));
+      for (auto value : values)
+        add(static_cast<int64_t>(value));
+    };
+    add(static_cast<int64_t>(group.variants.size()));
+    for (const VariantInfo &variant : group.variants) {
+      add(static_cast<int64_t>(variant.when.size()));
+      for (const VariantCondition &cond : variant.when) {
+        add(static_cast<int64_t>(cond.symbol));
+        add(cond.min);
+        add(cond.max);
+      }
+    }
+    const VariantSelection &select = group.select;
+    add(select.present);
+    if (select.present) {
+      for (const ShapeExpr &key : select.keys)
+        signature += key.text() + '\0';
+      addAll(select.table.lower);
+      add(static_cast<int64_t>(select.table.inner.size()));
+      for (const cost::IntervalTable &inner : select.table.inner) {
+        addAll(inner.lower);
+        addAll(inner.variant);
+      }
+    }
+    model->classes[g] = firstOf.emplace(std::move(signature), g).first->second;
+  }
+  for (const GroupInfo &group : manifest.groups) {
+    model->variantBegin.push_back(
+        static_cast<uint32_t>(model->variantKernels.size()));
+    for (const VariantInfo &variant : group.variants)
+      model->variantKernels.push_back(static_cast<uint32_t>(variant.kernel));
+  }
+  for (const StepInfo &step : manifest.steps)
+    model->steps.push_back({step.op, static_cast<uint32_t>(step.group)});
   model->artifact = std::move(file);
   return model;
 }
@@ -214,15 +260,33 @@ Session::Session(std::shared_ptr<const Model> model, unsigned threads)
     bufferShapes[b].assign(manifest.buffers[b].shape.size(), 0);
   bufferBytes.assign(manifest.buffers.size(), 0);
   bufferData.assign(manifest.buffers.size(), nullptr);
+  for (size_t b = 0; b < manifest.buffers.size(); ++b) {
+    const BufferInfo &buffer = manifest.buffers[b];
+    bool constant = std::all_of(
+        buffer.shape.begin(), buffer.shape.end(),
+        [](const ShapeExpr &dim) { return dim.isConstant(); });
+    if (buffer.readyAfter != kAtBinding)
+      laterBuffers.push_back(b);
+    else if (constant && buffer.kind != BufferKind::Input)
+      staticBuffers.push_back(b);
+    else
+      boundBuffers.push_back(b);
+  }
   outputs.resize(manifest.outputs.size());
-  for (const BufferInfo &buffer : manifest.buffers)
-    if (buffer.kind == BufferKind::Temp)
-      arenaBlocks.push_back({0, buffer.firstStep, buffer.lastStep});
+  for (size_t b = 0; b < manifest.buffers.size(); ++b) {
+    const BufferInfo &buffer = manifest.buffers[b];
+    if (buffer.kind != BufferKind::Temp)
+      continue;
+    tempBuffers.push_back(b);
+    arenaBlocks.push_back({0, buffer.firstStep, buffer.lastStep});
+  }
   planner.prepare(arenaBlocks);
   for (size_t slot = 0; slot < manifest.symbols.size(); ++slot)
     if (manifest.symbols[slot].bindingStep == kAtBinding)
       inputSymbols.push_back(slot);
   memoizedGroup.assign(manifest.groups.size(), 1);
+  classPick.assign(manifest.groups.size(), 0);
+  classRun.assign(manifest.groups.size(), 0);
   bool afterBind = false;
   for (const StepInfo &step : manifest.steps) {
     afterBind |= step.op == StepInfo::Op::Bind;
@@ -288,6 +352,8 @@ std::unique_ptr<Session> Session::create(std::shared_ptr<const Model> model,
       state.outputs.resize(manifest.outputs.size());
       state.staging.resize(manifest.inputs.size());
       state.hostStale.assign(manifest.outputs.size(), 0);
+      if (!session->prepare(error))
+        return nullptr;
       return session;
     }
   }
@@ -313,8 +379,11 @@ std::unique_ptr<Session> Session::create(std::shared_ptr<const Model> model,
       }
     }
   }
-  return std::unique_ptr<Session>(
+  std::unique_ptr<Session> session(
       new Session(std::move(model), ThreadPool::defaultSize()));
+  if (!session->prepare(error))
+    return nullptr;
+  return session;
 }
 
 Session::~Session() {
@@ -615,25 +684,156 @@ bool Session::checkConstraints(size_t readyAfter, RuntimeError &error) {
   return true;
 }
 
+Session::Operand Session::operandOf(const ShapeExpr &expr) {
+  Operand operand;
+  if (expr.isConstant())
+    operand.value = expr.constantValue();
+  else if (expr.isSymbol())
+    operand = {nullptr, static_cast<int64_t>(expr.symbolSlot()), true};
+  else
+    operand.expr = &expr;
+  return operand;
+}
+
+/// Writes a memref descriptor's sizes and row-major strides (unsigned, so
+/// that an empty buffer's strides cannot overflow).
+static void writeShape(const int64_t *shape, size_t rank, int64_t *slots) {
+  uint64_t stride = 1;
+  for (size_t d = rank; d-- > 0;) {
+    slots[d] = shape[d];
+    slots[rank + d] = static_cast<int64_t>(stride);
+    stride *= static_cast<uint64_t>(shape[d]);
+  }
+}
+
+bool Session::sizeBoundBuffers(RuntimeError &error) {
+  for (const SizedBuffer &sized : sizedBuffers) {
+    int64_t *shape = bufferShapes[sized.buffer].data();
+    const int64_t *given =
+        sized.kind == BufferKind::Input ? inputs[sized.port].shape.data()
+                                        : nullptr;
+    uint64_t bytes = sized.elementBytes;
+    bool wrong = false;
+    for (uint32_t d = 0; d < sized.rank; ++d) {
+      int64_t value = 0;
+      wrong |= evaluate(bufferDims[sized.dimBegin + d], value) !=
+                   ShapeExpr::EvalStatus::Ok ||
+               value < 0 || (given && value != given[d]) ||
+               __builtin_mul_overflow(bytes, static_cast<uint64_t>(value),
+                                      &bytes);
+      shape[d] = value;
+    }
+    wrong |= bytes > static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
+    // computeBuffer names what is wrong.
+    if (wrong) {
+      if (!computeBuffer(sized.buffer, error))
+        return false;
+      continue;
+    }
+    bufferBytes[sized.buffer] = static_cast<size_t>(bytes);
+    if (sized.kind != BufferKind::Temp && !placeBuffer(sized.buffer, error))
+      return false;
+  }
+  return true;
+}
+
+bool Session::prepare(RuntimeError &error) {
+  for (size_t b : staticBuffers)
+    if (!computeBuffer(b, error))
+      return false;
+  const Manifest &manifest = loaded->manifest();
+  std::vector<uint8_t> isStatic(manifest.buffers.size(), 0);
+  for (size_t b : staticBuffers)
+    isStatic[b] = 1;
+  for (size_t b : boundBuffers) {
+    const BufferInfo &buffer = manifest.buffers[b];
+    sizedBuffers.push_back({static_cast<uint32_t>(b),
+                            static_cast<uint32_t>(bufferDims.size()),
+                            static_cast<uint32_t>(buffer.shape.size()),
+                            static_cast<uint32_t>(buffer.port),
+                            static_cast<uint32_t>(dtypeSize(buffer.dtype)),
+                            buffer.kind});
+    for (const ShapeExpr &dim : buffer.shape)
+      bufferDims.push_back(operandOf(dim));
+  }
+  launchPlans.resize(manifest.kernels.size());
+  for (size_t k = 0; k < manifest.kernels.size(); ++k) {
+    const KernelInfo &kernel = manifest.kernels[k];
+    LaunchPlan &plan = launchPlans[k];
+    plan.fillBegin = static_cast<uint32_t>(fills.size());
+    for (int i = 0; i < 3; ++i) {
+      plan.grid[i] = operandOf(kernel.grid[i]);
+      plan.block[i] = static_cast<unsigned>(kernel.block[i]);
+    }
+    plan.sharedBytes = static_cast<unsigned>(kernel.sharedBytes);
+    if (gpu)
+      plan.function = gpu->model->function(k);
+    int64_t *slot = slots[k].data();
+    uint32_t next = 0;
+    for (size_t p = 0; p < kernel.params.size(); ++p) {
+      const KernelParam &param = kernel.params[p];
+      SlotFill fill;
+      fill.param = static_cast<uint32_t>(p);
+      fill.slot = next;
+      if (!param.isBuffer) {
+        fill.operand = operandOf(param.expr);
+        if (fill.operand.expr || fill.operand.symbol)
+          fills.push_back(fill);
+        else
+          slot[next] = fill.operand.value;
+        ++next;
+        continue;
+      }
+      const BufferInfo &buffer = manifest.buffers[param.buffer];
+      fill.buffer = static_cast<uint32_t>(param.buffer);
+      // The allocated and aligned pointers, then the offset (0).
+      if (buffer.kind == BufferKind::Weight) {
+        void *data = bufferData[param.buffer];
+        std::memcpy(&slot[next], &data, sizeof(void *));
+        std::memcpy(&slot[next + 1], &data, sizeof(void *));
+      } else {
+        fill.kind = SlotFill::Kind::Address;
+        fills.push_back(fill);
+      }
+      slot[next + 2] = 0;
+      next += 3;
+      const std::vector<int64_t> &shape = bufferShapes[param.buffer];
+      if (isStatic[param.buffer]) {
+        writeShape(shape.data(), shape.size(), &slot[next]);
+      } else {
+        fill.kind = SlotFill::Kind::Shape;
+        fill.slot = next;
+        fills.push_back(fill);
+      }
+      next += static_cast<uint32_t>(2 * shape.size());
+    }
+    plan.fillEnd = static_cast<uint32_t>(fills.size());
+  }
+  return true;
+}
+
 bool Session::computeBuffers(size_t readyAfter, RuntimeError &error) {
   const Manifest &manifest = loaded->manifest();
+  if (readyAfter == kAtBinding) {
+    if (!sizeBoundBuffers(error))
+      return false;
+    // Sized by symbols a later bind step binds: empty until then.
+    for (size_t b : laterBuffers) {
+      std::fill(bufferShapes[b].begin(), bufferShapes[b].end(), 0);
+      bufferBytes[b] = 0;
+    }
+    return placeTemps(readyAfter, error);
+  }
   bool temps = false;
   for (size_t b = 0; b < manifest.buffers.size(); ++b) {
     const BufferInfo &buffer = manifest.buffers[b];
-    if (buffer.readyAfter != readyAfter) {
-      // Sized by symbols a later bind step binds: empty until then.
-      if (readyAfter == kAtBinding) {
-        std::fill(bufferShapes[b].begin(), bufferShapes[b].end(), 0);
-        bufferBytes[b] = 0;
-      }
+    if (buffer.readyAfter != readyAfter)
       continue;
-    }
     temps |= buffer.kind == BufferKind::Temp;
     if (!computeBuffer(b, error))
       return false;
   }
-  return readyAfter == kAtBinding || temps ? placeTemps(readyAfter, error)
-                                           : true;
+  return temps ? placeTemps(readyAfter, error) : true;
 }
 
 bool Session::computeBuffer(size_t b, RuntimeError &error) {
@@ -676,8 +876,14 @@ bool Session::computeBuffer(size_t b, RuntimeError &error) {
       bytes > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
     return error.fail(DYNCC_ERROR_SHAPE, label() + ": size overflows");
   bufferBytes[b] = static_cast<size_t>(bytes);
+  return placeBuffer(b, error);
+}
+
+bool Session::placeBuffer(size_t b, RuntimeError &error) {
   if (gpu)
     return placeOnDevice(b, error);
+  const Manifest &manifest = loaded->manifest();
+  const BufferInfo &buffer = manifest.buffers[b];
   switch (buffer.kind) {
   case BufferKind::Input:
     bufferData[b] = const_cast<void *>(inputs[buffer.port].data);
@@ -688,7 +894,7 @@ bool Session::computeBuffer(size_t b, RuntimeError &error) {
   case BufferKind::Output:
     if (!outputs[buffer.port].reserve(bufferBytes[b]))
       return error.fail(DYNCC_ERROR_INTERNAL,
-                        "out of memory allocating " + str(bytes) +
+                        "out of memory allocating " + str(bufferBytes[b]) +
                             " bytes for output " +
                             quoted(manifest.outputs[buffer.port].name));
     bufferData[b] = outputs[buffer.port].data();
@@ -700,7 +906,6 @@ bool Session::computeBuffer(size_t b, RuntimeError &error) {
 }
 
 bool Session::placeTemps(size_t afterStep, RuntimeError &error) {
-  const Manifest &manifest = loaded->manifest();
   // Temps: placed by lifetime at this run's sizes. The placement depends
   // only on the sizes, so a run at the sizes of the last one keeps it.
   // After a bind step, the temps written by then keep their offsets (and
@@ -708,18 +913,14 @@ bool Session::placeTemps(size_t afterStep, RuntimeError &error) {
   bool midRun = afterStep != kAtBinding;
   std::vector<ArenaBlock> &blocks = arenaBlocks;
   bool changed = !arenaPlanned || midRun;
-  size_t t = 0;
-  for (size_t b = 0; b < manifest.buffers.size(); ++b) {
-    const BufferInfo &buffer = manifest.buffers[b];
-    if (buffer.kind != BufferKind::Temp)
-      continue;
+  for (size_t t = 0; t < tempBuffers.size(); ++t) {
     ArenaBlock &block = blocks[t]; // One per temp, from the constructor.
-    block.fixed = midRun && buffer.firstStep <= afterStep;
+    block.fixed = midRun && block.first <= afterStep;
     if (block.fixed)
       block.offset = placement.offsets[t];
-    changed |= block.size != bufferBytes[b];
-    block.size = bufferBytes[b];
-    ++t;
+    size_t bytes = bufferBytes[tempBuffers[t]];
+    changed |= block.size != bytes;
+    block.size = bytes;
   }
   uint64_t inUse = placement.size;
   if (changed) {
@@ -768,10 +969,8 @@ bool Session::placeTemps(size_t afterStep, RuntimeError &error) {
     }
     base = static_cast<char *>(arena.data());
   }
-  t = 0;
-  for (size_t b = 0; b < manifest.buffers.size(); ++b)
-    if (manifest.buffers[b].kind == BufferKind::Temp)
-      bufferData[b] = base + placement.offsets[t++];
+  for (size_t t = 0; t < tempBuffers.size(); ++t)
+    bufferData[tempBuffers[t]] = base + placement.offsets[t];
   return true;
 }
 
@@ -1025,7 +1224,7 @@ bool Session::calibratedChoice(size_t groupIndex,
 bool Session::selectVariant(size_t groupIndex, size_t &kernel,
                             RuntimeError &error) {
   const Manifest &manifest = loaded->manifest();
-  const GroupInfo &group = manifest.groups[groupIndex];
+  const GroupInfo &group = manifest.groups[groupIndex]; // Not read if memoized.
   if (forced[groupIndex] >= 0 &&
       conditionsHold(group.variants[static_cast<size_t>(forced[groupIndex])])) {
     kernel = group.variants[static_cast<size_t>(forced[groupIndex])].kernel;
@@ -1039,25 +1238,37 @@ bool Session::selectVariant(size_t groupIndex, size_t &kernel,
     return true;
   }
   ++scans;
-  auto choose = [&](const VariantInfo &variant) {
-    kernel = variant.kernel;
+  // A memoized group without measurements selects as the first of its
+  // class to select in this run did (the symbols are the same).
+  const GroupCalibration *measured = calibrationOf(groupIndex);
+  size_t selectionClass = memo && !measured
+                              ? loaded->selectionClass(groupIndex)
+                              : manifest.groups.size();
+  auto choose = [&](size_t variant) {
+    kernel = loaded->variantKernel(groupIndex, variant);
     if (memo)
       *memo = static_cast<uint32_t>(kernel);
+    if (selectionClass != manifest.groups.size()) {
+      classPick[selectionClass] = static_cast<uint32_t>(variant);
+      classRun[selectionClass] = runNumber;
+    }
     return true;
   };
+  if (selectionClass != manifest.groups.size() &&
+      classRun[selectionClass] == runNumber)
+    return choose(classPick[selectionClass]);
   // Measurements on this device first (`dyncc tune`), then the search's
   // table, then the first variant whose conditions hold where there is
   // neither (or the table's key cannot be evaluated).
   size_t picked;
-  if (const GroupCalibration *measured = calibrationOf(groupIndex))
-    if (calibratedChoice(groupIndex, *measured, picked))
-      return choose(group.variants[picked]);
+  if (measured && calibratedChoice(groupIndex, *measured, picked))
+    return choose(picked);
   if (group.select.present && group.select.lookup(symbols.data(), picked) &&
       conditionsHold(group.variants[picked]))
-    return choose(group.variants[picked]);
-  for (const VariantInfo &variant : group.variants)
-    if (conditionsHold(variant))
-      return choose(variant);
+    return choose(picked);
+  for (size_t v = 0; v < group.variants.size(); ++v)
+    if (conditionsHold(group.variants[v]))
+      return choose(v);
   std::string values;
   for (size_t slot : group.keySymbols)
     values += (values.empty() ? "" : ", ") + manifest.symbols[slot].name +
@@ -1094,43 +1305,40 @@ bool Session::launch(size_t groupIndex, RuntimeError &error) {
   const KernelInfo &kernel = manifest.kernels[kernelIndex];
   // Built only for an error: a launch allocates no string.
   auto label = [&] { return "kernel " + quoted(kernel.name); };
-  std::vector<int64_t> &slot = slots[kernelIndex];
-  size_t next = 0;
-  for (size_t p = 0; p < kernel.params.size(); ++p) {
-    const KernelParam &param = kernel.params[p];
-    if (!param.isBuffer) {
-      ShapeExpr::EvalStatus status =
-          param.expr.evaluate(symbols.data(), slot[next]);
-      if (status != ShapeExpr::EvalStatus::Ok)
-        return error.fail(
-            DYNCC_ERROR_SHAPE,
-            label() + " params[" + std::to_string(p) + "]: cannot evaluate " +
-                quoted(param.expr.text()) + ": " + ShapeExpr::describe(status));
-      ++next;
-      continue;
+  const LaunchPlan &plan = launchPlans[kernelIndex];
+  int64_t *slot = slots[kernelIndex].data();
+  for (uint32_t f = plan.fillBegin; f < plan.fillEnd; ++f) {
+    const SlotFill &fill = fills[f];
+    switch (fill.kind) {
+    case SlotFill::Kind::Value:
+      if (ShapeExpr::EvalStatus status =
+              evaluate(fill.operand, slot[fill.slot]);
+          status != ShapeExpr::EvalStatus::Ok) {
+        const ShapeExpr &expr = kernel.params[fill.param].expr;
+        return error.fail(DYNCC_ERROR_SHAPE,
+                          label() + " params[" + std::to_string(fill.param) +
+                              "]: cannot evaluate " + quoted(expr.text()) +
+                              ": " + ShapeExpr::describe(status));
+      }
+      break;
+    case SlotFill::Kind::Address: {
+      void *data = bufferData[fill.buffer];
+      std::memcpy(&slot[fill.slot], &data, sizeof(void *));     // allocated
+      std::memcpy(&slot[fill.slot + 1], &data, sizeof(void *)); // aligned
+      break;
     }
-    void *data = bufferData[param.buffer];
-    std::memcpy(&slot[next++], &data, sizeof(void *)); // allocated
-    std::memcpy(&slot[next++], &data, sizeof(void *)); // aligned
-    slot[next++] = 0;                                  // offset
-    const std::vector<int64_t> &shape = bufferShapes[param.buffer];
-    size_t rank = shape.size();
-    for (size_t d = 0; d < rank; ++d)
-      slot[next + d] = shape[d];
-    // Row-major; unsigned so that an empty buffer's strides cannot overflow.
-    uint64_t stride = 1;
-    for (size_t d = rank; d-- > 0;) {
-      slot[next + rank + d] = static_cast<int64_t>(stride);
-      stride *= static_cast<uint64_t>(shape[d]);
+    case SlotFill::Kind::Shape: {
+      const std::vector<int64_t> &shape = bufferShapes[fill.buffer];
+      writeShape(shape.data(), shape.size(), &slot[fill.slot]);
+      break;
     }
-    next += 2 * rank;
+    }
   }
 
   uint64_t grid[3];
   for (int i = 0; i < 3; ++i) {
     int64_t value;
-    ShapeExpr::EvalStatus status =
-        kernel.grid[i].evaluate(symbols.data(), value);
+    ShapeExpr::EvalStatus status = evaluate(plan.grid[i], value);
     auto gridLabel = [&] {
       return label() + " grid[" + std::to_string(i) + "]";
     };
@@ -1163,12 +1371,10 @@ bool Session::launch(size_t groupIndex, RuntimeError &error) {
                             str(grid[1]) + " x " + str(grid[2]) +
                             " exceeds the device's limits");
     if (cuda::CUresult status = gpu->driver().launchKernel(
-            gpu->model->function(kernelIndex), static_cast<unsigned>(grid[0]),
+            plan.function, static_cast<unsigned>(grid[0]),
             static_cast<unsigned>(grid[1]), static_cast<unsigned>(grid[2]),
-            static_cast<unsigned>(kernel.block[0]),
-            static_cast<unsigned>(kernel.block[1]),
-            static_cast<unsigned>(kernel.block[2]),
-            static_cast<unsigned>(kernel.sharedBytes), gpu->stream,
+            plan.block[0], plan.block[1], plan.block[2], plan.sharedBytes,
+            gpu->stream,
             reinterpret_cast<void **>(slotPointers[kernelIndex].data()),
             nullptr))
       return deviceFailure("cuLaunchKernel of " + label(), status, error);
@@ -1238,14 +1444,16 @@ bool Session::enqueue(RuntimeError &error) {
                .first;
   }
   runSelections = &memo->second;
+  ++runNumber;
   if (gpu) {
     if (cuda::CUresult status =
             gpu->driver().eventRecord(gpu->start, gpu->stream))
       return deviceFailure("cuEventRecord", status, error);
   }
   profiled = false;
-  for (size_t s = 0; s < manifest.steps.size(); ++s) {
-    const StepInfo &step = manifest.steps[s];
+  const std::vector<Model::RunStep> &steps = loaded->runSteps();
+  for (size_t s = 0; s < steps.size(); ++s) {
+    Model::RunStep step = steps[s];
     if (profiling && gpu)
       if (cuda::CUresult status = gpu->driver().eventRecord(
               gpu->stepEvents[2 * s], gpu->stream))
@@ -1254,9 +1462,10 @@ bool Session::enqueue(RuntimeError &error) {
     if (profiling)
       begin = std::chrono::steady_clock::now();
     launchedBlocks = 0;
-    bool ok = step.op == StepInfo::Op::Launch ? launch(step.group, error)
-              : step.op == StepInfo::Op::Copy ? copy(step, s, error)
-                                              : bindFromData(step, s, error);
+    bool ok =
+        step.op == StepInfo::Op::Launch ? launch(step.group, error)
+        : step.op == StepInfo::Op::Copy ? copy(manifest.steps[s], s, error)
+                                        : bindFromData(manifest.steps[s], s, error);
     if (!ok)
       return false;
     if (!profiling)

@@ -76,6 +76,21 @@ public:
   const Calibration &calibration() const { return measured; }
   /// The host entry of kernel `kernel` (null without CPU code).
   CpuKernelFn cpuKernel(size_t kernel) const { return kernels[kernel]; }
+  /// The first group whose variant selection is the same function of the
+  /// symbols as `group`'s (the same keys, table and conditions, variant by
+  /// variant): a model's repeated layers select alike.
+  size_t selectionClass(size_t group) const { return classes[group]; }
+  /// The kernel of variant `variant` of group `group`.
+  uint32_t variantKernel(size_t group, size_t variant) const {
+    return variantKernels[variantBegin[group] + variant];
+  }
+  /// The steps' operations and groups, in a compact copy of the
+  /// manifest's: what a run reads of each step.
+  struct RunStep {
+    StepInfo::Op op;
+    uint32_t group;
+  };
+  const std::vector<RunStep> &runSteps() const { return steps; }
   /// The model's code and weights on CUDA device `ordinal`, loaded by the
   /// first session there and shared while any session on it lives.
   std::shared_ptr<const CudaModel> cudaModel(int ordinal,
@@ -93,6 +108,9 @@ private:
   std::vector<std::unique_ptr<CpuModule>> modules;
   std::vector<const void *> weights;
   std::vector<CpuKernelFn> kernels;
+  std::vector<size_t> classes;
+  std::vector<uint32_t> variantBegin, variantKernels;
+  std::vector<RunStep> steps;
   bool codeLoaded = false;
   mutable std::mutex cudaMutex;
   mutable std::map<int, std::weak_ptr<const CudaModel>> cudaModels;
@@ -233,6 +251,62 @@ private:
   /// `readyAfter` (kAtBinding: at the start of the run, where the others are
   /// empty until then) and places the temps.
   bool computeBuffers(size_t readyAfter, RuntimeError &error);
+  /// A value a launch reads: a constant, a symbol's value, or an
+  /// expression's. The first two are copied out of the manifest so that a
+  /// run reads no manifest structure for them.
+  struct Operand {
+    /// Null for a constant (`value`) or a symbol (slot `value`).
+    const ShapeExpr *expr = nullptr;
+    int64_t value = 0;
+    bool symbol = false;
+  };
+  /// Parameter slots a launch writes: those whose contents a shape
+  /// changes. The others (constants, the weights' addresses, constant
+  /// shapes) are written once, at creation.
+  struct SlotFill {
+    enum class Kind : uint8_t { Value, Address, Shape };
+    Kind kind = Kind::Value;
+    uint32_t param = 0; // The kernel's parameter, for errors.
+    uint32_t slot = 0;
+    uint32_t buffer = 0;
+    Operand operand;
+  };
+  /// Per kernel, its fills (fills[fillBegin, fillEnd)), grid, block,
+  /// dynamic shared memory and CUDA function.
+  struct LaunchPlan {
+    uint32_t fillBegin = 0;
+    uint32_t fillEnd = 0;
+    Operand grid[3];
+    unsigned block[3] = {1, 1, 1};
+    unsigned sharedBytes = 0;
+    cuda::CUfunction function = nullptr;
+  };
+  /// What sizing a buffer at a run reads, out of the manifest: kind,
+  /// element size, and its dimensions, bufferDims[dimBegin, +rank).
+  struct SizedBuffer {
+    uint32_t buffer;
+    uint32_t dimBegin;
+    uint32_t rank;
+    uint32_t port;
+    uint32_t elementBytes;
+    BufferKind kind;
+  };
+  /// Sizes boundBuffers (sizedBuffers) and places those not in the arena.
+  bool sizeBoundBuffers(RuntimeError &error);
+  /// Points buffer `b` (sized) at its memory, unless it is a temp.
+  bool placeBuffer(size_t b, RuntimeError &error);
+  /// Sizes and places staticBuffers (at creation), then writes the slots
+  /// no run changes and plans the rest (fills, launchPlans).
+  bool prepare(RuntimeError &error);
+  static Operand operandOf(const ShapeExpr &expr);
+  ShapeExpr::EvalStatus evaluate(const Operand &operand,
+                                 int64_t &value) const {
+    if (operand.expr)
+      return operand.expr->evaluate(symbols.data(), value);
+    value = operand.symbol ? symbols[static_cast<size_t>(operand.value)]
+                           : operand.value;
+    return ShapeExpr::EvalStatus::Ok;
+  }
   bool computeBuffer(size_t buffer, RuntimeError &error);
   bool placeTemps(size_t afterStep, RuntimeError &error);
   /// A bind step: reads its buffer back, binds and checks the sizes, then
@@ -314,6 +388,13 @@ private:
   std::vector<std::vector<int64_t>> bufferShapes;
   std::vector<size_t> bufferBytes;
   std::vector<void *> bufferData;
+  /// The buffers whose size and place no shape changes (weights, and
+  /// constant-shaped temps and outputs), sized and placed when the session
+  /// is created; those computeBuffers sizes at every run, when the inputs
+  /// are bound; and those a bind step sizes, emptied then.
+  std::vector<size_t> staticBuffers, boundBuffers, laterBuffers;
+  /// The temps, in manifest order (arenaBlocks' order).
+  std::vector<size_t> tempBuffers;
   std::vector<AlignedBuffer> outputs;
   AlignedBuffer arena;
   /// The temps in manifest order, with the last run's sizes, and their
@@ -330,6 +411,11 @@ private:
       selectionMemo;
   /// This run's entry of selectionMemo.
   std::vector<uint32_t> *runSelections = nullptr;
+  /// Per selection class (Model::selectionClass), the variant picked in
+  /// run `classRun` (the run of that number: one look-up a run per class).
+  std::vector<uint32_t> classPick;
+  std::vector<uint64_t> classRun;
+  uint64_t runNumber = 0;
   std::vector<int64_t> selectionKey;
   /// The symbols the inputs bind (the memo's key), and per group whether
   /// its selection is memoized.
@@ -341,6 +427,10 @@ private:
   /// Per kernel, the parameter slots and the pointers to them.
   std::vector<std::vector<int64_t>> slots;
   std::vector<std::vector<void *>> slotPointers;
+  std::vector<SlotFill> fills;
+  std::vector<SizedBuffer> sizedBuffers;
+  std::vector<Operand> bufferDims;
+  std::vector<LaunchPlan> launchPlans;
   uint64_t scans = 0;
   size_t launches = 0;
   bool ran = false;

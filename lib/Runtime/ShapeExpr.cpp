@@ -18,22 +18,22 @@ ShapeExpr ShapeExpr::constant(int64_t value) {
   ShapeExpr expr;
   expr.source = std::to_string(value);
   expr.code = {{Op::Const, value}};
+  expr.seal();
   return expr;
 }
 
-bool ShapeExpr::isConstant() const {
-  return code.size() == 1 && code[0].op == Op::Const;
+void ShapeExpr::seal() {
+  head = code.front();
+  single = code.size() == 1;
 }
 
-int64_t ShapeExpr::constantValue() const { return code[0].arg; }
+bool ShapeExpr::isConstant() const { return single && head.op == Op::Const; }
 
-bool ShapeExpr::isSymbol() const {
-  return code.size() == 1 && code[0].op == Op::Symbol;
-}
+int64_t ShapeExpr::constantValue() const { return head.arg; }
 
-size_t ShapeExpr::symbolSlot() const {
-  return static_cast<size_t>(code[0].arg);
-}
+bool ShapeExpr::isSymbol() const { return single && head.op == Op::Symbol; }
+
+size_t ShapeExpr::symbolSlot() const { return static_cast<size_t>(head.arg); }
 
 void ShapeExpr::collectSymbols(std::vector<size_t> &slots) const {
   for (const Instr &instr : code) {
@@ -113,8 +113,8 @@ ShapeExpr::EvalStatus ShapeExpr::apply(Op op, int64_t lhs, int64_t rhs,
 
 ShapeExpr::EvalStatus ShapeExpr::evaluate(const int64_t *symbolValues,
                                           int64_t &result) const {
-  if (code.size() == 1) {
-    result = code[0].op == Op::Const ? code[0].arg : symbolValues[code[0].arg];
+  if (single) {
+    result = head.op == Op::Const ? head.arg : symbolValues[head.arg];
     return EvalStatus::Ok;
   }
   int64_t stack[kMaxStack];
@@ -341,8 +341,10 @@ bool ShapeExpr::parse(std::string_view text,
                       const std::vector<std::string> &symbols, ShapeExpr &out,
                       std::string &error) {
   ShapeExprParser parser(text, symbols, out, error);
-  if (parser.parse())
+  if (parser.parse()) {
+    out.seal();
     return true;
+  }
   out = ShapeExpr();
   return false;
 }

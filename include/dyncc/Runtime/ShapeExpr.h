@@ -100,8 +100,17 @@ private:
 
   static EvalStatus apply(Op op, int64_t lhs, int64_t rhs, int64_t &result);
 
+  /// Caches the program's shape in the object once `code` is final.
+  void seal();
+
   std::string source;
   std::vector<Instr> code;
+  /// code[0], and whether it is the whole program. Most expressions are
+  /// one symbol or one constant; those evaluate from the object alone,
+  /// without reading `code`'s heap block (a cold run evaluates some 1,500
+  /// expressions, and each block read is a cache miss then).
+  Instr head{Op::Const, 0};
+  bool single = true;
 };
 
 } // namespace dyncc::runtime
