@@ -1237,7 +1237,6 @@ bool Session::selectVariant(size_t groupIndex, size_t &kernel,
     kernel = *memo;
     return true;
   }
-  ++scans;
   // A memoized group without measurements selects as the first of its
   // class to select in this run did (the symbols are the same).
   const GroupCalibration *measured = calibrationOf(groupIndex);
@@ -1257,6 +1256,7 @@ bool Session::selectVariant(size_t groupIndex, size_t &kernel,
   if (selectionClass != manifest.groups.size() &&
       classRun[selectionClass] == runNumber)
     return choose(classPick[selectionClass]);
+  ++scans;
   // Measurements on this device first (`dyncc tune`), then the search's
   // table, then the first variant whose conditions hold where there is
   // neither (or the table's key cannot be evaluated).

@@ -162,6 +162,64 @@ TEST(SessionTest, PicksVariantByTable) {
   EXPECT_STREQ(session->groupReason(1), "v0, by the group's one variant");
 }
 
+TEST(SessionTest, GroupsThatSelectAlikeLookUpOnce) {
+  // Groups 2 and 3 repeat the product (into the same temp, with the same
+  // numbers): group 2 with group 0's table, group 3 with another.
+  std::string table = "\"select\": {\"keys\": [\"2*B\"], \"lower\": "
+                      "[2, 18, 66], \"variant\": ";
+  std::string variants =
+      "\"variants\": [{\"kernel\": 0, \"when\": []}, "
+      "{\"kernel\": 1, \"when\": []}], \"problem\": {\"batch\": \"1\", "
+      "\"m\": \"B\", \"n\": \"8\", \"k\": \"4\", "
+      "\"operand_bytes\": 4, \"output_bytes\": 4}, ";
+  auto group = [&](const std::string &name, const std::string &picks) {
+    return "{\"name\": \"" + name + "\", \"kind\": \"gemm\", " +
+           variants + table + picks + "}}";
+  };
+  std::string json = replaceOnce(
+      linearManifest(),
+      "{\"name\": \"matmul\", \"kind\": \"gemm\", \"variants\": [\n"
+      "      {\"kernel\": 0, \"when\": [{\"symbol\": \"B\", \"min\": 1, "
+      "\"max\": 16}]},\n"
+      "      {\"kernel\": 1, \"when\": [{\"symbol\": \"B\", \"min\": 17, "
+      "\"max\": 4096}]}\n"
+      "    ], \"problem\": {\"batch\": \"1\", \"m\": \"B\", \"n\": \"8\", "
+      "\"k\": \"4\",\n"
+      "                   \"operand_bytes\": 4, \"output_bytes\": 4}}",
+      group("matmul", "[1, 0, 1]"));
+  json = replaceOnce(json,
+                     "{\"kernel\": 2, \"when\": []}]}",
+                     "{\"kernel\": 2, \"when\": []}]},\n    " +
+                         group("matmul_again", "[1, 0, 1]") + ",\n    " +
+                         group("matmul_other", "[0, 1, 0]"));
+  json = replaceOnce(json, "{\"op\": \"launch\", \"group\": 1}",
+                     "{\"op\": \"launch\", \"group\": 2}, "
+                     "{\"op\": \"launch\", \"group\": 3}, "
+                     "{\"op\": \"launch\", \"group\": 1}");
+  json = replaceOnce(json, "\"live\": [0, 2]", "\"live\": [0, 4]");
+  auto model = loadModel(json);
+  ASSERT_NE(model, nullptr);
+  EXPECT_EQ(model->selectionClass(0), 0u);
+  EXPECT_EQ(model->selectionClass(1), 1u);
+  EXPECT_EQ(model->selectionClass(2), 0u);
+  EXPECT_EQ(model->selectionClass(3), 3u);
+  auto session = makeSession(model);
+  ASSERT_NE(session, nullptr);
+  uint64_t scans = 0;
+  for (int64_t b : {20, 3, 100}) {
+    runLinear(*session, b, uint32_t(b));
+    bool small = b >= 9 && b <= 32;
+    const char *same = small ? "matmul_small" : "matmul_large";
+    const char *other = small ? "matmul_large" : "matmul_small";
+    EXPECT_STREQ(session->groupVariant(0), same) << "B = " << b;
+    EXPECT_STREQ(session->groupVariant(2), same) << "B = " << b;
+    EXPECT_STREQ(session->groupVariant(3), other) << "B = " << b;
+    // Groups 0, 1 and 3 look up; group 2 takes group 0's pick.
+    scans += 3;
+    EXPECT_EQ(session->selectionScans(), scans) << "B = " << b;
+  }
+}
+
 TEST(SessionTest, ReasonsNameConditionsOrNothing) {
   auto session = makeSession(loadModel(linearManifest()));
   ASSERT_NE(session, nullptr);
