@@ -255,9 +255,11 @@ Session::Session(std::shared_ptr<const Model> model, unsigned threads)
   inputs.resize(manifest.inputs.size());
   symbols.assign(manifest.symbols.size(), 0);
   symbolBound.assign(manifest.symbols.size(), 0);
-  bufferShapes.resize(manifest.buffers.size());
-  for (size_t b = 0; b < manifest.buffers.size(); ++b)
-    bufferShapes[b].assign(manifest.buffers[b].shape.size(), 0);
+  for (const BufferInfo &buffer : manifest.buffers) {
+    shapeBegin.push_back(shapeValues.size());
+    shapeValues.resize(shapeValues.size() + buffer.shape.size(), 0);
+  }
+  shapeBegin.push_back(shapeValues.size());
   bufferBytes.assign(manifest.buffers.size(), 0);
   bufferData.assign(manifest.buffers.size(), nullptr);
   for (size_t b = 0; b < manifest.buffers.size(); ++b) {
@@ -708,7 +710,7 @@ static void writeShape(const int64_t *shape, size_t rank, int64_t *slots) {
 
 bool Session::sizeBoundBuffers(RuntimeError &error) {
   for (const SizedBuffer &sized : sizedBuffers) {
-    int64_t *shape = bufferShapes[sized.buffer].data();
+    int64_t *shape = bufferShape(sized.buffer);
     const int64_t *given =
         sized.kind == BufferKind::Input ? inputs[sized.port].shape.data()
                                         : nullptr;
@@ -797,15 +799,15 @@ bool Session::prepare(RuntimeError &error) {
       }
       slot[next + 2] = 0;
       next += 3;
-      const std::vector<int64_t> &shape = bufferShapes[param.buffer];
+      size_t rank = bufferRank(param.buffer);
       if (isStatic[param.buffer]) {
-        writeShape(shape.data(), shape.size(), &slot[next]);
+        writeShape(bufferShape(param.buffer), rank, &slot[next]);
       } else {
         fill.kind = SlotFill::Kind::Shape;
         fill.slot = next;
         fills.push_back(fill);
       }
-      next += static_cast<uint32_t>(2 * shape.size());
+      next += static_cast<uint32_t>(2 * rank);
     }
     plan.fillEnd = static_cast<uint32_t>(fills.size());
   }
@@ -819,7 +821,7 @@ bool Session::computeBuffers(size_t readyAfter, RuntimeError &error) {
       return false;
     // Sized by symbols a later bind step binds: empty until then.
     for (size_t b : laterBuffers) {
-      std::fill(bufferShapes[b].begin(), bufferShapes[b].end(), 0);
+      std::fill(bufferShape(b), bufferShape(b + 1), 0);
       bufferBytes[b] = 0;
     }
     return placeTemps(readyAfter, error);
@@ -843,7 +845,7 @@ bool Session::computeBuffer(size_t b, RuntimeError &error) {
     return std::string(bufferKindName(buffer.kind)) + " buffer " +
            str(buffer.id);
   };
-  std::vector<int64_t> &shape = bufferShapes[b];
+  int64_t *shape = bufferShape(b);
   uint64_t bytes = dtypeSize(buffer.dtype);
   bool overflow = false;
   for (size_t d = 0; d < buffer.shape.size(); ++d) {
@@ -1328,8 +1330,8 @@ bool Session::launch(size_t groupIndex, RuntimeError &error) {
       break;
     }
     case SlotFill::Kind::Shape: {
-      const std::vector<int64_t> &shape = bufferShapes[fill.buffer];
-      writeShape(shape.data(), shape.size(), &slot[fill.slot]);
+      writeShape(bufferShape(fill.buffer), bufferRank(fill.buffer),
+                 &slot[fill.slot]);
       break;
     }
     }

@@ -178,8 +178,9 @@ public:
 
   /// True after a successful run (until the next failing one).
   bool hasRun() const { return ran; }
-  const std::vector<int64_t> &outputShape(size_t index) const {
-    return bufferShapes[loaded->manifest().outputs[index].buffer];
+  std::vector<int64_t> outputShape(size_t index) const {
+    size_t b = loaded->manifest().outputs[index].buffer;
+    return std::vector<int64_t>(bufferShape(b), bufferShape(b + 1));
   }
   size_t outputBytes(size_t index) const {
     return bufferBytes[loaded->manifest().outputs[index].buffer];
@@ -385,7 +386,15 @@ private:
   std::vector<InputBinding> inputs;
   std::vector<int64_t> symbols;
   std::vector<uint8_t> symbolBound;
-  std::vector<std::vector<int64_t>> bufferShapes;
+  /// Per buffer b, its dimensions at the last run:
+  /// shapeValues[shapeBegin[b], shapeBegin[b + 1]).
+  std::vector<int64_t> shapeValues;
+  std::vector<size_t> shapeBegin;
+  int64_t *bufferShape(size_t b) { return shapeValues.data() + shapeBegin[b]; }
+  const int64_t *bufferShape(size_t b) const {
+    return shapeValues.data() + shapeBegin[b];
+  }
+  size_t bufferRank(size_t b) const { return shapeBegin[b + 1] - shapeBegin[b]; }
   std::vector<size_t> bufferBytes;
   std::vector<void *> bufferData;
   /// The buffers whose size and place no shape changes (weights, and
