@@ -264,24 +264,28 @@ Session::Session(std::shared_ptr<const Model> model, unsigned threads)
   bufferData.assign(manifest.buffers.size(), nullptr);
   for (size_t b = 0; b < manifest.buffers.size(); ++b) {
     const BufferInfo &buffer = manifest.buffers[b];
-    bool constant = std::all_of(
-        buffer.shape.begin(), buffer.shape.end(),
-        [](const ShapeExpr &dim) { return dim.isConstant(); });
+    sizedBuffers.push_back({static_cast<uint32_t>(bufferDims.size()),
+                            static_cast<uint32_t>(buffer.shape.size()),
+                            static_cast<uint32_t>(buffer.port),
+                            static_cast<uint32_t>(dtypeSize(buffer.dtype)),
+                            buffer.kind});
+    bool constant = true;
+    for (const ShapeExpr &dim : buffer.shape) {
+      bufferDims.push_back(operandOf(dim));
+      constant &= dim.isConstant();
+    }
     if (buffer.readyAfter != kAtBinding)
       laterBuffers.push_back(b);
     else if (constant && buffer.kind != BufferKind::Input)
       staticBuffers.push_back(b);
     else
       boundBuffers.push_back(b);
+    if (buffer.kind == BufferKind::Temp) {
+      tempBuffers.push_back(b);
+      arenaBlocks.push_back({0, buffer.firstStep, buffer.lastStep});
+    }
   }
   outputs.resize(manifest.outputs.size());
-  for (size_t b = 0; b < manifest.buffers.size(); ++b) {
-    const BufferInfo &buffer = manifest.buffers[b];
-    if (buffer.kind != BufferKind::Temp)
-      continue;
-    tempBuffers.push_back(b);
-    arenaBlocks.push_back({0, buffer.firstStep, buffer.lastStep});
-  }
   planner.prepare(arenaBlocks);
   for (size_t slot = 0; slot < manifest.symbols.size(); ++slot)
     if (manifest.symbols[slot].bindingStep == kAtBinding)
@@ -708,37 +712,6 @@ static void writeShape(const int64_t *shape, size_t rank, int64_t *slots) {
   }
 }
 
-bool Session::sizeBoundBuffers(RuntimeError &error) {
-  for (const SizedBuffer &sized : sizedBuffers) {
-    int64_t *shape = bufferShape(sized.buffer);
-    const int64_t *given =
-        sized.kind == BufferKind::Input ? inputs[sized.port].shape.data()
-                                        : nullptr;
-    uint64_t bytes = sized.elementBytes;
-    bool wrong = false;
-    for (uint32_t d = 0; d < sized.rank; ++d) {
-      int64_t value = 0;
-      wrong |= evaluate(bufferDims[sized.dimBegin + d], value) !=
-                   ShapeExpr::EvalStatus::Ok ||
-               value < 0 || (given && value != given[d]) ||
-               __builtin_mul_overflow(bytes, static_cast<uint64_t>(value),
-                                      &bytes);
-      shape[d] = value;
-    }
-    wrong |= bytes > static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
-    // computeBuffer names what is wrong.
-    if (wrong) {
-      if (!computeBuffer(sized.buffer, error))
-        return false;
-      continue;
-    }
-    bufferBytes[sized.buffer] = static_cast<size_t>(bytes);
-    if (sized.kind != BufferKind::Temp && !placeBuffer(sized.buffer, error))
-      return false;
-  }
-  return true;
-}
-
 bool Session::prepare(RuntimeError &error) {
   for (size_t b : staticBuffers)
     if (!computeBuffer(b, error))
@@ -747,17 +720,6 @@ bool Session::prepare(RuntimeError &error) {
   std::vector<uint8_t> isStatic(manifest.buffers.size(), 0);
   for (size_t b : staticBuffers)
     isStatic[b] = 1;
-  for (size_t b : boundBuffers) {
-    const BufferInfo &buffer = manifest.buffers[b];
-    sizedBuffers.push_back({static_cast<uint32_t>(b),
-                            static_cast<uint32_t>(bufferDims.size()),
-                            static_cast<uint32_t>(buffer.shape.size()),
-                            static_cast<uint32_t>(buffer.port),
-                            static_cast<uint32_t>(dtypeSize(buffer.dtype)),
-                            buffer.kind});
-    for (const ShapeExpr &dim : buffer.shape)
-      bufferDims.push_back(operandOf(dim));
-  }
   launchPlans.resize(manifest.kernels.size());
   for (size_t k = 0; k < manifest.kernels.size(); ++k) {
     const KernelInfo &kernel = manifest.kernels[k];
@@ -817,8 +779,9 @@ bool Session::prepare(RuntimeError &error) {
 bool Session::computeBuffers(size_t readyAfter, RuntimeError &error) {
   const Manifest &manifest = loaded->manifest();
   if (readyAfter == kAtBinding) {
-    if (!sizeBoundBuffers(error))
-      return false;
+    for (size_t b : boundBuffers)
+      if (!computeBuffer(b, error))
+        return false;
     // Sized by symbols a later bind step binds: empty until then.
     for (size_t b : laterBuffers) {
       std::fill(bufferShape(b), bufferShape(b + 1), 0);
@@ -839,37 +802,41 @@ bool Session::computeBuffers(size_t readyAfter, RuntimeError &error) {
 }
 
 bool Session::computeBuffer(size_t b, RuntimeError &error) {
-  const Manifest &manifest = loaded->manifest();
-  const BufferInfo &buffer = manifest.buffers[b];
+  const SizedBuffer &sized = sizedBuffers[b];
+  // The manifest is read only to name what is wrong.
   auto label = [&] {
+    const BufferInfo &buffer = loaded->manifest().buffers[b];
     return std::string(bufferKindName(buffer.kind)) + " buffer " +
            str(buffer.id);
   };
+  auto text = [&](size_t d) {
+    return loaded->manifest().buffers[b].shape[d].text();
+  };
+  const int64_t *given = sized.kind == BufferKind::Input
+                             ? inputs[sized.port].shape.data()
+                             : nullptr;
   int64_t *shape = bufferShape(b);
-  uint64_t bytes = dtypeSize(buffer.dtype);
+  uint64_t bytes = sized.elementBytes;
   bool overflow = false;
-  for (size_t d = 0; d < buffer.shape.size(); ++d) {
+  for (uint32_t d = 0; d < sized.rank; ++d) {
     int64_t value;
     ShapeExpr::EvalStatus status =
-        buffer.shape[d].evaluate(symbols.data(), value);
+        evaluate(bufferDims[sized.dimBegin + d], value);
     if (status != ShapeExpr::EvalStatus::Ok)
       return error.fail(DYNCC_ERROR_SHAPE,
                         label() + " dimension " + std::to_string(d) +
-                            ": cannot evaluate " +
-                            quoted(buffer.shape[d].text()) + ": " +
+                            ": cannot evaluate " + quoted(text(d)) + ": " +
                             ShapeExpr::describe(status));
     if (value < 0)
       return error.fail(DYNCC_ERROR_SHAPE,
                         label() + " dimension " + std::to_string(d) + ": " +
-                            quoted(buffer.shape[d].text()) + " = " +
-                            str(value) + " is negative");
-    if (buffer.kind == BufferKind::Input &&
-        value != inputs[buffer.port].shape[d])
+                            quoted(text(d)) + " = " + str(value) +
+                            " is negative");
+    if (given && value != given[d])
       return error.fail(DYNCC_ERROR_SHAPE,
-                        inputDimName(buffer.port, d) + ": " + label() +
-                            " expects " + buffer.shape[d].text() + " (= " +
-                            str(value) + "), got " +
-                            str(inputs[buffer.port].shape[d]));
+                        inputDimName(sized.port, d) + ": " + label() +
+                            " expects " + text(d) + " (= " + str(value) +
+                            "), got " + str(given[d]));
     shape[d] = value;
     overflow |=
         __builtin_mul_overflow(bytes, static_cast<uint64_t>(value), &bytes);
@@ -878,7 +845,8 @@ bool Session::computeBuffer(size_t b, RuntimeError &error) {
       bytes > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
     return error.fail(DYNCC_ERROR_SHAPE, label() + ": size overflows");
   bufferBytes[b] = static_cast<size_t>(bytes);
-  return placeBuffer(b, error);
+  // Temps are placed in the arena once every size is known.
+  return sized.kind == BufferKind::Temp || placeBuffer(b, error);
 }
 
 bool Session::placeBuffer(size_t b, RuntimeError &error) {

@@ -282,18 +282,15 @@ private:
     unsigned sharedBytes = 0;
     cuda::CUfunction function = nullptr;
   };
-  /// What sizing a buffer at a run reads, out of the manifest: kind,
-  /// element size, and its dimensions, bufferDims[dimBegin, +rank).
+  /// Per buffer, what sizing it reads, out of the manifest: kind, element
+  /// size, and its dimensions, bufferDims[dimBegin, +rank).
   struct SizedBuffer {
-    uint32_t buffer;
     uint32_t dimBegin;
     uint32_t rank;
     uint32_t port;
     uint32_t elementBytes;
     BufferKind kind;
   };
-  /// Sizes boundBuffers (sizedBuffers) and places those not in the arena.
-  bool sizeBoundBuffers(RuntimeError &error);
   /// Points buffer `b` (sized) at its memory, unless it is a temp.
   bool placeBuffer(size_t b, RuntimeError &error);
   /// Sizes and places staticBuffers (at creation), then writes the slots
@@ -308,6 +305,8 @@ private:
                            : operand.value;
     return ShapeExpr::EvalStatus::Ok;
   }
+  /// Sizes `buffer` at the bound symbols (checking an input's against the
+  /// shape it was given) and places it, unless it is a temp.
   bool computeBuffer(size_t buffer, RuntimeError &error);
   bool placeTemps(size_t afterStep, RuntimeError &error);
   /// A bind step: reads its buffer back, binds and checks the sizes, then

@@ -246,6 +246,40 @@ TEST(SessionTest, NoMatchingVariant) {
   EXPECT_FALSE(session->hasRun());
 }
 
+TEST(SessionTest, BufferSizeErrorsNameTheBuffer) {
+  // The temp's or the input buffer's shape, in place of its own.
+  auto attempt = [](const std::string &from, const std::string &to) {
+    auto session = makeSession(loadModel(replaceOnce(linearManifest(), from,
+                                                     to)));
+    RuntimeError error;
+    if (!session)
+      return std::string("no session");
+    std::vector<float> x(5 * 16, 0.5f);
+    int64_t shape[2] = {5, 16};
+    EXPECT_TRUE(session->setInput(0, x.data(), shape, 2, error));
+    EXPECT_FALSE(session->run(error));
+    EXPECT_EQ(error.code, DYNCC_ERROR_SHAPE);
+    return error.message;
+  };
+  std::string temp = "\"kind\": \"temp\", \"dtype\": \"f32\", \"shape\": "
+                     "[\"B\", \"8\"]";
+  std::string input = "\"kind\": \"input\", \"dtype\": \"f32\", "
+                      "\"shape\": [\"B\", \"16\"]";
+  auto shaped = [](std::string text, const std::string &dims) {
+    return text.replace(text.find("[\"B"), std::string::npos, dims);
+  };
+  EXPECT_EQ(attempt(temp, shaped(temp, "[\"B - 6\", \"8\"]")),
+            "temp buffer 2 dimension 0: 'B - 6' = -1 is negative");
+  EXPECT_EQ(attempt(temp, shaped(temp, "[\"8\", \"ceildiv(B, B - 5)\"]")),
+            "temp buffer 2 dimension 1: cannot evaluate 'ceildiv(B, B - 5)': "
+            "division by zero");
+  EXPECT_EQ(
+      attempt(temp, shaped(temp, "[\"B * 1000000000000\", \"10000000\"]")),
+      "temp buffer 2: size overflows");
+  EXPECT_EQ(attempt(input, shaped(input, "[\"B + 1\", \"16\"]")),
+            "input 'X' dimension 0: input buffer 0 expects B + 1 (= 6), got 5");
+}
+
 TEST(SessionTest, KernelAbi) {
   auto session = makeSession(loadModel(probeManifest()));
   ASSERT_NE(session, nullptr);
