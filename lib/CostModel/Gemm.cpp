@@ -37,16 +37,6 @@
 using namespace dyncc::cost;
 using namespace dyncc::cost::detail;
 
-/// Cycles a block loses per k-step to its barriers (two per step) and the
-/// issue of its copies, beside the step's loads and products. An estimate.
-constexpr double kStepOverheadCycles = 64;
-
-
-/// Bytes of a shared buffer as code generation allocates it (16-byte
-/// multiples, getSharedBufferBytes).
-static int64_t sharedBufferBytes(int64_t bytes) {
-  return std::max<int64_t>(16, roundUp(bytes, 16));
-}
 
 std::string GemmTile::str() const {
   auto pair = [](int64_t a, int64_t b) {
@@ -184,14 +174,7 @@ dyncc::cost::checkConstraints(const GemmTile &tile, int64_t operandBytes,
 int64_t dyncc::cost::getBlocksPerSm(const GemmTile &tile, int64_t operandBytes,
                                     const Device &device) {
   GemmResources r = estimateResources(tile, operandBytes);
-  int64_t byThreads = device.maxThreadsPerSm / std::max<int64_t>(1, r.threads);
-  int64_t byShared = device.sharedBytesPerSm /
-                     (r.sharedBytes + device.reservedSharedBytesPerBlock);
-  // Registers are allocated per warp in units of 256.
-  int64_t perWarp = roundUp(r.registersPerThread * device.warpSize, 256);
-  int64_t warps = ceilDiv(r.threads, device.warpSize);
-  int64_t byRegisters = device.registersPerSm / (perWarp * warps);
-  return std::min({device.maxBlocksPerSm, byThreads, byShared, byRegisters});
+  return getOccupancy(r.threads, r.sharedBytes, r.registersPerThread, device);
 }
 
 /// The tensor-core tile of `warpsM x warpsN` warps of `warpM x warpN`, its
@@ -299,18 +282,9 @@ static BlockTime blockTime(const GemmTile &tile, const GemmProblem &problem,
   // for calibration (dyncc tune) to replace.
   double tStep = kStepOverheadCycles / device.clockHz;
   tInner += tStep;
-  // A step's copies are issued `stages - 1` steps ahead of the product
-  // that reads them, so a pipelined step takes at least the latency and
-  // the transfer over those steps; one stage exposes both every step.
-  double latency = device.memoryLatencySeconds;
   BlockTime t;
-  if (tile.stages > 1) {
-    double step = std::max({tLoad, tInner,
-                            (latency + tLoad) / double(tile.stages - 1)});
-    t.seconds = latency + tLoad + (steps - 1) * step + tInner + tStore;
-  } else {
-    t.seconds = steps * (latency + tLoad + tInner) + tStore;
-  }
+  t.seconds = getBlockSeconds(steps, tile.stages, device.memoryLatencySeconds,
+                              tLoad, tInner, tStore);
   t.bound = tLoad > tInner ? "l2" : tCompute >= tShared ? "compute" : "shared";
   return t;
 }

@@ -7,7 +7,8 @@
 //
 // Private to lib/CostModel: a grid's blocks in waves (TSCompiler's
 // T_wave x waves, the last wave's blocks spread over the SMs), the DRAM
-// floor and the launch, the same for GEMMs and row-wise kernels.
+// floor and the launch, the same for GEMMs, convs and row-wise kernels;
+// the occupancy and the k-step recursion of the GEMM and conv blocks.
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,8 +22,19 @@
 
 namespace dyncc::cost::detail {
 
+/// Cycles a block loses per k-step to its barriers (two per step) and the
+/// issue of its copies, beside the step's loads and products (GEMM and conv
+/// blocks). An estimate.
+constexpr double kStepOverheadCycles = 64;
+
 inline int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 inline int64_t roundUp(int64_t a, int64_t b) { return ceilDiv(a, b) * b; }
+
+/// Bytes of a shared buffer as code generation allocates it (16-byte
+/// multiples, getSharedBufferBytes).
+inline int64_t sharedBufferBytes(int64_t bytes) {
+  return std::max<int64_t>(16, roundUp(bytes, 16));
+}
 
 /// One block's time at a given sharing of the device, and the level that
 /// bounds it.
@@ -77,6 +89,37 @@ inline double addFloors(double seconds, double dramSeconds,
   if (device.launchSeconds > seconds)
     bound = "launch";
   return seconds + device.launchSeconds;
+}
+
+/// Blocks of `threads` threads, `sharedBytes` of shared memory and
+/// `registersPerThread` one SM holds at once (0 if none fits): the least of
+/// the thread, block, shared-memory and register limits, registers
+/// allocated per warp in units of 256.
+inline int64_t getOccupancy(int64_t threads, int64_t sharedBytes,
+                            int64_t registersPerThread, const Device &device) {
+  threads = std::max<int64_t>(1, threads);
+  int64_t byThreads = device.maxThreadsPerSm / threads;
+  int64_t byShared = device.sharedBytesPerSm /
+                     (sharedBytes + device.reservedSharedBytesPerBlock);
+  int64_t perWarp = roundUp(registersPerThread * device.warpSize, 256);
+  int64_t warps = ceilDiv(threads, device.warpSize);
+  int64_t byRegisters = device.registersPerSm / (perWarp * warps);
+  return std::min({device.maxBlocksPerSm, byThreads, byShared, byRegisters});
+}
+
+/// A block of `steps` k-steps, each loading for `load` and computing for
+/// `inner` seconds, then storing for `store`: Vortex's recursion
+/// `L + T_load + (n-1) T_step + T_inner + T_store` with
+/// `T_step = max(T_load, T_inner, (L + T_load) / (stages - 1))`, the copies
+/// issued `stages - 1` steps ahead covering the latency `L`; one stage
+/// exposes both every step.
+inline double getBlockSeconds(int64_t steps, int64_t stages, double latency,
+                              double load, double inner, double store) {
+  if (stages > 1) {
+    double step = std::max({load, inner, (latency + load) / double(stages - 1)});
+    return latency + load + double(steps - 1) * step + inner + store;
+  }
+  return double(steps) * (latency + load + inner) + store;
 }
 
 } // namespace dyncc::cost::detail

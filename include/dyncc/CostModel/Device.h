@@ -59,6 +59,10 @@ struct Device {
   double launchSeconds = 0;
 };
 
+/// Registers per thread the search leaves unused below the limit where it
+/// estimates a tile's count (the estimate's error).
+constexpr int64_t kRegisterHeadroom = 24;
+
 /// Every device of the table.
 const std::vector<Device> &getDevices();
 

@@ -100,9 +100,6 @@ std::optional<std::string> checkConstraints(const GemmTile &tile,
                                             int64_t operandBytes,
                                             const Device &device);
 
-/// Registers per thread the search leaves unused (the estimate's error).
-constexpr int64_t kRegisterHeadroom = 24;
-
 /// Every tile that satisfies the constraints for operands of
 /// `operandBytes` on `device`: tensor-core tiles for f16/bf16, SIMT tiles
 /// always (the small-M candidates).

@@ -1,0 +1,135 @@
+//===- Conv.h - Conv tile candidates and their analytical time --*- C++ -*-===//
+//
+// Part of dyncc, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// The conv kind of the tile search: direct 2-D convolutions over NCHW, as
+// code generation builds them (docs/Passes.md, "GEMM and conv blocks"). A
+// block computes [channels x rows x columns] of one image's output; per
+// k-step its input window (k-step channels, the rows and columns its
+// outputs read, halo included) and its weights are copied to shared
+// memory, then each thread multiplies its register tile. The candidates,
+// the hard constraints code generation imposes, and the time at a
+// concrete problem size: the GEMM model's per-level recursion, with the
+// window's reuse in the loads. Pure C++.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DYNCC_COSTMODEL_CONV_H
+#define DYNCC_COSTMODEL_CONV_H
+
+#include "dyncc/CostModel/Device.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace dyncc::cost {
+
+/// A 2-D convolution: input [batch, inC, H, W] (padded), weights [outC,
+/// inC, kh, kw], output [batch, outC, outH, outW], elements of
+/// `elementBytes` (operands and result), an accumulator of that type.
+struct ConvProblem {
+  int64_t batch = 1;
+  int64_t outC = 1, outH = 1, outW = 1;
+  int64_t inC = 1;
+  int64_t kh = 1, kw = 1;
+  int64_t strideH = 1, strideW = 1;
+  int64_t dilationH = 1, dilationW = 1;
+  int64_t elementBytes = 4;
+
+  double flops() const {
+    return 2.0 * batch * outC * outH * outW * inC * kh * kw;
+  }
+};
+
+/// A block's output tile over [outC, outH, outW] (one image), each
+/// thread's register tile, and the k-step: the most iterations of each
+/// reduction loop (input channels, filter rows, filter columns) per step.
+struct ConvTile {
+  int64_t blockC = 0, blockH = 0, blockW = 0;
+  int64_t threadC = 0, threadH = 0, threadW = 0;
+  int64_t kStep = 0;
+  /// Registers per thread as ptxas reported them for the compiled kernel;
+  /// 0 until then (the model estimates them). Not part of the identity.
+  int64_t registers = 0;
+
+  int64_t threads() const {
+    return (blockC / threadC) * (blockH / threadH) * (blockW / threadW);
+  }
+  /// The tile config text for an NCHW output (`block 1xCxHxW thread
+  /// 1xcxhxw k K`, dyncc/Tiling/TileConfig.h).
+  std::string str() const;
+  bool operator==(const ConvTile &o) const;
+};
+
+/// Inverts ConvTile::str: four sizes per level, the batch's 1; nullopt for
+/// text that is not a conv tile.
+std::optional<ConvTile> parseConvTile(const std::string &text);
+
+/// One k-step of `tile` on `problem`: the input channels, filter rows and
+/// filter columns it covers, and the steps a block takes.
+struct ConvSteps {
+  int64_t channels = 1, rows = 1, columns = 1;
+  int64_t steps = 1;
+  /// Multiply-adds per output per step.
+  int64_t taps() const { return channels * rows * columns; }
+};
+
+ConvSteps getConvSteps(const ConvTile &tile, const ConvProblem &problem);
+
+struct ConvResources {
+  int64_t threads = 0;
+  /// The input window's and the weights' shared buffers.
+  int64_t sharedBytes = 0;
+  /// An estimate until ptxas reports the real count.
+  int64_t registersPerThread = 0;
+};
+
+ConvResources estimateResources(const ConvTile &tile,
+                                const ConvProblem &problem);
+
+/// Multiply-adds a thread's product unrolls per step, at most: code
+/// generation unrolls each step's product whole (what the default config's
+/// k-step is chosen by: 16 channels of a 3x3 window over 8 outputs spilled
+/// on sm_80).
+constexpr int64_t kMaxUnrolledTaps = 128;
+constexpr int64_t kMaxUnrolledProducts = 1024;
+
+/// Why `tile` cannot run `problem` (its static parts: channels, window,
+/// strides) on `device`, or nullopt: the multiple-of-the-level-below rule,
+/// whole warps, a k-step that never splits a filter row or column (code
+/// generation promotes no other), the unrolled product, shared memory
+/// within 48 KB (static buffers), registers with headroom.
+std::optional<std::string> checkConstraints(const ConvTile &tile,
+                                            const ConvProblem &problem,
+                                            const Device &device);
+
+/// Every tile that satisfies the constraints for `problem` on `device`.
+std::vector<ConvTile> enumerateConvTiles(const ConvProblem &problem,
+                                         const Device &device);
+
+struct ConvPrediction {
+  double seconds = 0;
+  int64_t blocks = 0;
+  int64_t blocksPerSm = 0;
+  int64_t waves = 0;
+  /// Useful over computed multiply-adds (the grid edge, partial steps).
+  double paddingEfficiency = 1;
+  /// "compute", "shared", "l2", "dram", "launch".
+  const char *bound = "";
+};
+
+/// Blocks of `tile` one SM holds at once (0 if none fits).
+int64_t getBlocksPerSm(const ConvTile &tile, const ConvProblem &problem,
+                       const Device &device);
+
+ConvPrediction predictConv(const ConvTile &tile, const ConvProblem &problem,
+                           const Device &device);
+
+} // namespace dyncc::cost
+
+#endif // DYNCC_COSTMODEL_CONV_H

@@ -1,0 +1,272 @@
+//===- Conv.cpp - Conv tile candidates and their analytical time ----------===//
+//
+// Part of dyncc, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// The model, per block and k-step, as for a GEMM (Gemm.cpp) with one
+// stage (code generation pipelines only GEMM k-steps):
+//   T_load  = the step's input window (channels x the rows and columns the
+//             block's outputs read, halo included: the reuse of a window
+//             between neighbouring outputs and filter taps) and its weights
+//             over the block's share of L2 bandwidth;
+//   T_inner = max(compute, shared-memory reads): the step's multiply-adds
+//             at the SM's FP32 rate shared by its blocks, and what the
+//             threads read of the window and weights for their register
+//             tiles, plus the step's overhead;
+//   T_block = n (L + T_load + T_inner) + T_store;
+// then waves at the occupancy, the DRAM floor of the unique bytes, and a
+// launch. Partial steps (a k-step over fewer channels than it takes) and
+// the grid's edges are in the tiles: a block computes its whole tile and
+// every step.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dyncc/CostModel/Conv.h"
+
+#include "ConfigText.h"
+#include "Waves.h"
+
+#include <algorithm>
+
+using namespace dyncc::cost;
+using namespace dyncc::cost::detail;
+
+/// Static shared memory a block may declare without opting in; conv
+/// buffers stay within it.
+constexpr int64_t kStaticSharedBytes = 48 * 1024;
+/// The most threads along z of a block (CUDA's limit): the channels'.
+constexpr int64_t kMaxThreadsZ = 64;
+
+std::string ConvTile::str() const {
+  auto sizes = [](int64_t c, int64_t h, int64_t w) {
+    return "1x" + std::to_string(c) + "x" + std::to_string(h) + "x" +
+           std::to_string(w);
+  };
+  return "block " + sizes(blockC, blockH, blockW) + " thread " +
+         sizes(threadC, threadH, threadW) + " k " + std::to_string(kStep);
+}
+
+bool ConvTile::operator==(const ConvTile &o) const {
+  return blockC == o.blockC && blockH == o.blockH && blockW == o.blockW &&
+         threadC == o.threadC && threadH == o.threadH &&
+         threadW == o.threadW && kStep == o.kStep;
+}
+
+std::optional<ConvTile> dyncc::cost::parseConvTile(const std::string &text) {
+  std::optional<ConfigWords> words = parseConfigWords(text);
+  if (!words || words->block.size() != 4 || words->thread.size() != 4 ||
+      words->block[0] != 1 || words->thread[0] != 1 || words->kStep < 1 ||
+      !words->warp.empty() || !words->mma.empty() || words->stages > 1 ||
+      !words->reduce.empty())
+    return std::nullopt;
+  ConvTile tile;
+  tile.blockC = words->block[1];
+  tile.blockH = words->block[2];
+  tile.blockW = words->block[3];
+  tile.threadC = words->thread[1];
+  tile.threadH = words->thread[2];
+  tile.threadW = words->thread[3];
+  tile.kStep = words->kStep;
+  return tile;
+}
+
+ConvSteps dyncc::cost::getConvSteps(const ConvTile &tile,
+                                    const ConvProblem &problem) {
+  ConvSteps s;
+  int64_t step = std::max<int64_t>(1, tile.kStep);
+  s.channels = std::min(step, problem.inC);
+  s.rows = std::min(step, problem.kh);
+  s.columns = std::min(step, problem.kw);
+  s.steps = ceilDiv(problem.inC, s.channels) * ceilDiv(problem.kh, s.rows) *
+            ceilDiv(problem.kw, s.columns);
+  return s;
+}
+
+/// The rows (columns) of input a step of `taps` filter rows reads for
+/// `outputs` output rows: `(outputs - 1) * stride + (taps - 1) * dilation
+/// + 1`, as code generation bounds the window's buffer.
+static int64_t getWindow(int64_t outputs, int64_t taps, int64_t stride,
+                         int64_t dilation) {
+  return (outputs - 1) * stride + (taps - 1) * dilation + 1;
+}
+
+ConvResources dyncc::cost::estimateResources(const ConvTile &tile,
+                                             const ConvProblem &problem) {
+  ConvResources r;
+  r.threads = tile.threads();
+  ConvSteps s = getConvSteps(tile, problem);
+  int64_t window =
+      s.channels *
+      getWindow(tile.blockH, s.rows, problem.strideH, problem.dilationH) *
+      getWindow(tile.blockW, s.columns, problem.strideW, problem.dilationW);
+  int64_t weights = tile.blockC * s.taps();
+  r.sharedBytes = sharedBufferBytes(window * problem.elementBytes) +
+                  sharedBufferBytes(weights * problem.elementBytes);
+  // The register tile, a column of weights and a row of the window per
+  // tap, addressing (as a SIMT GEMM's).
+  int64_t outputs = tile.threadC * tile.threadH * tile.threadW;
+  r.registersPerThread =
+      outputs + tile.threadC + tile.threadH * tile.threadW + 32;
+  if (tile.registers > 0)
+    r.registersPerThread = tile.registers;
+  return r;
+}
+
+std::optional<std::string>
+dyncc::cost::checkConstraints(const ConvTile &tile, const ConvProblem &problem,
+                              const Device &device) {
+  if (tile.blockC < 1 || tile.blockH < 1 || tile.blockW < 1 ||
+      tile.threadC < 1 || tile.threadH < 1 || tile.threadW < 1 ||
+      tile.kStep < 1)
+    return std::string("tile sizes and the k-step must be positive");
+  if (tile.blockC % tile.threadC || tile.blockH % tile.threadH ||
+      tile.blockW % tile.threadW)
+    return std::string("the thread tile does not divide the block tile");
+  int64_t threads = tile.threads();
+  if (threads % device.warpSize)
+    return "threads per block (" + std::to_string(threads) +
+           ") are not whole warps";
+  if (threads > device.maxThreadsPerBlock)
+    return "threads per block (" + std::to_string(threads) + ") exceed " +
+           std::to_string(device.maxThreadsPerBlock);
+  if (tile.blockC / tile.threadC > kMaxThreadsZ)
+    return "threads along the channels (" +
+           std::to_string(tile.blockC / tile.threadC) + ") exceed " +
+           std::to_string(kMaxThreadsZ);
+  // Code generation promotes a conv's operands only where no step splits a
+  // filter row or column (a padded tap would meet real input).
+  for (int64_t taps : {problem.kh, problem.kw})
+    if (taps > tile.kStep && taps % tile.kStep)
+      return "the k-step (" + std::to_string(tile.kStep) +
+             ") splits a filter of " + std::to_string(taps) + " taps";
+  ConvSteps s = getConvSteps(tile, problem);
+  if (s.taps() > kMaxUnrolledTaps)
+    return "a step unrolls " + std::to_string(s.taps()) +
+           " multiply-adds per output (at most " +
+           std::to_string(kMaxUnrolledTaps) + ")";
+  int64_t outputs = tile.threadC * tile.threadH * tile.threadW;
+  if (outputs * s.taps() > kMaxUnrolledProducts)
+    return "a step unrolls " + std::to_string(outputs * s.taps()) +
+           " multiply-adds per thread (at most " +
+           std::to_string(kMaxUnrolledProducts) + ")";
+  ConvResources r = estimateResources(tile, problem);
+  int64_t sharedLimit =
+      std::min(kStaticSharedBytes, device.maxSharedBytesPerBlock);
+  if (r.sharedBytes > sharedLimit)
+    return "shared memory (" + std::to_string(r.sharedBytes) +
+           " bytes) exceeds the " + std::to_string(sharedLimit) +
+           " of static buffers";
+  if (tile.registers > device.maxRegistersPerThread)
+    return "registers per thread (" + std::to_string(tile.registers) +
+           ") exceed " + std::to_string(device.maxRegistersPerThread);
+  if (!tile.registers &&
+      r.registersPerThread > device.maxRegistersPerThread - kRegisterHeadroom)
+    return "registers per thread (about " +
+           std::to_string(r.registersPerThread) +
+           ") leave less than " + std::to_string(kRegisterHeadroom) +
+           " of headroom";
+  if (getBlocksPerSm(tile, problem, device) < 1)
+    return std::string("no block fits on an SM");
+  return std::nullopt;
+}
+
+std::vector<ConvTile> dyncc::cost::enumerateConvTiles(const ConvProblem &problem,
+                                                      const Device &device) {
+  std::vector<ConvTile> tiles;
+  for (int64_t blockC : {4, 8, 16, 32, 64})
+    for (int64_t blockH : {1, 2, 4, 8, 16})
+      for (int64_t blockW : {4, 8, 16, 32, 64})
+        for (int64_t threadC : {1, 2, 4, 8})
+          for (int64_t threadH : {1, 2, 4})
+            for (int64_t threadW : {1, 2, 4})
+              for (int64_t kStep : {1, 2, 4, 8, 16, 32}) {
+                ConvTile t;
+                t.blockC = blockC;
+                t.blockH = blockH;
+                t.blockW = blockW;
+                t.threadC = threadC;
+                t.threadH = threadH;
+                t.threadW = threadW;
+                t.kStep = kStep;
+                if (!checkConstraints(t, problem, device))
+                  tiles.push_back(t);
+              }
+  return tiles;
+}
+
+int64_t dyncc::cost::getBlocksPerSm(const ConvTile &tile,
+                                    const ConvProblem &problem,
+                                    const Device &device) {
+  ConvResources r = estimateResources(tile, problem);
+  return getOccupancy(r.threads, r.sharedBytes, r.registersPerThread, device);
+}
+
+ConvPrediction dyncc::cost::predictConv(const ConvTile &tile,
+                                        const ConvProblem &problem,
+                                        const Device &device) {
+  ConvPrediction p;
+  ConvSteps s = getConvSteps(tile, problem);
+  p.blocks = std::max<int64_t>(1, problem.batch) *
+             ceilDiv(problem.outC, tile.blockC) *
+             ceilDiv(problem.outH, tile.blockH) *
+             ceilDiv(problem.outW, tile.blockW);
+  p.blocksPerSm = getBlocksPerSm(tile, problem, device);
+  int64_t eb = problem.elementBytes;
+  int64_t threads = tile.threads();
+  int64_t warps = std::max<int64_t>(1, threads / device.warpSize);
+  int64_t outputs = tile.blockC * tile.blockH * tile.blockW;
+  double window =
+      double(s.channels) *
+      getWindow(tile.blockH, s.rows, problem.strideH, problem.dilationH) *
+      getWindow(tile.blockW, s.columns, problem.strideW, problem.dilationW);
+  double loadStep = (window + double(tile.blockC) * s.taps()) * eb;
+  double flopsStep = 2.0 * outputs * s.taps();
+  // Per tap, each thread reads its channels' weights and its positions'
+  // inputs.
+  double sharedStep = double(threads) * s.taps() *
+                      (tile.threadC + tile.threadH * tile.threadW) * eb;
+
+  auto blockTime = [&](int64_t perSm, int64_t resident) {
+    double feed = std::min(1.0, warps * perSm / 8.0);
+    double computeRate =
+        device.simtFp32FlopsPerSecond / device.sms * feed / perSm;
+    double sharedRate = device.sharedBytesPerSecond / device.sms / perSm;
+    double l2Rate = std::min(device.l2BytesPerSecond / resident,
+                             device.l2BytesPerSecondPerSm / perSm);
+    double storeRate = std::min(device.dramBytesPerSecond / resident,
+                                device.l2BytesPerSecondPerSm / perSm);
+    double tCompute = flopsStep / computeRate;
+    double tShared = sharedStep / sharedRate;
+    double tInner =
+        std::max(tCompute, tShared) + kStepOverheadCycles / device.clockHz;
+    double tLoad = loadStep / l2Rate;
+    double tStore = double(outputs) * eb / storeRate;
+    BlockTime t;
+    t.seconds = getBlockSeconds(s.steps, 1, device.memoryLatencySeconds,
+                                tLoad, tInner, tStore);
+    t.bound =
+        tLoad > tInner ? "l2" : tCompute >= tShared ? "compute" : "shared";
+    return t;
+  };
+  Waves waves = runWaves(p.blocks, p.blocksPerSm, device, blockTime);
+  p.waves = waves.waves;
+  p.bound = waves.bound;
+  p.paddingEfficiency =
+      problem.flops() / (double(p.blocks) * flopsStep * double(s.steps));
+
+  double batch = std::max<int64_t>(1, problem.batch);
+  double inH = getWindow(problem.outH, problem.kh, problem.strideH,
+                         problem.dilationH);
+  double inW = getWindow(problem.outW, problem.kw, problem.strideW,
+                         problem.dilationW);
+  double unique =
+      double(eb) *
+      (batch * problem.inC * inH * inW +
+       double(problem.outC) * problem.inC * problem.kh * problem.kw +
+       batch * problem.outC * problem.outH * problem.outW);
+  p.seconds = addFloors(waves.seconds, unique / device.dramBytesPerSecond,
+                        device, p.bound);
+  return p;
+}

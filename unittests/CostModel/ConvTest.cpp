@@ -1,0 +1,252 @@
+//===- ConvTest.cpp - Conv tile candidates and their time -----------------===//
+//
+// Part of dyncc, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#include "dyncc/CostModel/Conv.h"
+#include "dyncc/CostModel/Partition.h"
+
+#include "gtest/gtest.h"
+
+#include <random>
+
+using namespace dyncc::cost;
+
+namespace {
+
+ConvProblem conv(int64_t batch, int64_t outC, int64_t outHW, int64_t inC,
+                 int64_t taps, int64_t stride = 1) {
+  ConvProblem p;
+  p.batch = batch;
+  p.outC = outC;
+  p.outH = p.outW = outHW;
+  p.inC = inC;
+  p.kh = p.kw = taps;
+  p.strideH = p.strideW = stride;
+  return p;
+}
+
+/// The default conv config for a 3x3 window (TileConfig::getDefault with
+/// the k-step of AssignTileConfig's getConvKStep).
+ConvTile defaultTile(int64_t kStep) {
+  ConvTile t;
+  t.blockC = 8;
+  t.blockH = 4;
+  t.blockW = 32;
+  t.threadC = 2;
+  t.threadH = 1;
+  t.threadW = 4;
+  t.kStep = kStep;
+  return t;
+}
+
+const ConvTile &best(const std::vector<ConvTile> &tiles,
+                     const ConvProblem &problem, const Device &device) {
+  size_t b = 0;
+  for (size_t i = 1; i < tiles.size(); ++i)
+    if (predictConv(tiles[i], problem, device).seconds <
+        predictConv(tiles[b], problem, device).seconds)
+      b = i;
+  return tiles[b];
+}
+
+const Device &h200() { return *lookupDevice("h200"); }
+
+// Property test: over random problems and every device, every candidate
+// keeps every rule code generation and the hardware impose. The shared
+// bytes are recomputed here from the window's geometry, not taken from the
+// model's estimate.
+TEST(ConvCandidates, EveryCandidateSatisfiesEveryHardConstraint) {
+  std::mt19937 rng(7);
+  auto pick = [&](std::initializer_list<int64_t> values) {
+    std::uniform_int_distribution<size_t> d(0, values.size() - 1);
+    return *(values.begin() + d(rng));
+  };
+  for (int trial = 0; trial < 12; ++trial) {
+    ConvProblem p = conv(pick({1, 3, 8}), pick({16, 64, 256}),
+                         pick({7, 28, 56}), pick({3, 16, 64, 512}),
+                         pick({1, 3, 5, 7}), pick({1, 2}));
+    p.dilationH = p.dilationW = pick({1, 2});
+    for (const Device &device : getDevices()) {
+      std::vector<ConvTile> tiles = enumerateConvTiles(p, device);
+      ASSERT_GT(tiles.size(), 20u) << device.name;
+      for (const ConvTile &t : tiles) {
+        SCOPED_TRACE(device.name + ": " + t.str() + " for " +
+                     std::to_string(p.inC) + " channels, " +
+                     std::to_string(p.kh) + "x" + std::to_string(p.kw));
+        ASSERT_EQ(t.blockC % t.threadC, 0);
+        ASSERT_EQ(t.blockH % t.threadH, 0);
+        ASSERT_EQ(t.blockW % t.threadW, 0);
+        int64_t threads = t.threads();
+        ASSERT_EQ(threads % 32, 0);
+        ASSERT_LE(threads, device.maxThreadsPerBlock);
+        ASSERT_LE(t.blockC / t.threadC, 64);
+        // No step splits a filter row or column.
+        for (int64_t taps : {p.kh, p.kw})
+          ASSERT_TRUE(taps <= t.kStep || taps % t.kStep == 0);
+        int64_t c = std::min(t.kStep, p.inC), r = std::min(t.kStep, p.kh),
+                s = std::min(t.kStep, p.kw);
+        ASSERT_LE(c * r * s, kMaxUnrolledTaps);
+        ASSERT_LE(c * r * s * t.threadC * t.threadH * t.threadW,
+                  kMaxUnrolledProducts);
+        auto round16 = [](int64_t b) { return (b + 15) / 16 * 16; };
+        int64_t window = c *
+                         ((t.blockH - 1) * p.strideH + (r - 1) * p.dilationH +
+                          1) *
+                         ((t.blockW - 1) * p.strideW + (s - 1) * p.dilationW +
+                          1);
+        int64_t shared = round16(window * 4) + round16(t.blockC * c * r * s * 4);
+        ASSERT_EQ(shared, estimateResources(t, p).sharedBytes);
+        ASSERT_LE(shared, 48 * 1024);
+        ASSERT_GE(getBlocksPerSm(t, p, device), 1);
+        ASSERT_FALSE(checkConstraints(t, p, device).has_value());
+        std::optional<ConvTile> parsed = parseConvTile(t.str());
+        ASSERT_TRUE(parsed.has_value());
+        ASSERT_EQ(*parsed, t);
+      }
+    }
+  }
+}
+
+TEST(ConvCandidates, ConstraintsRejectWhatCodeGenerationCannotPromote) {
+  const Device &d = h200();
+  ConvProblem p = conv(1, 64, 56, 64, 7);
+  ConvTile t = defaultTile(2);
+  // 7 taps in steps of 2: the window would be split.
+  ASSERT_TRUE(checkConstraints(t, p, d).has_value());
+  EXPECT_NE(checkConstraints(t, p, d)->find("splits a filter of 7"),
+            std::string::npos);
+  t.kStep = 1;
+  EXPECT_FALSE(checkConstraints(t, p, d).has_value());
+  // 16 channels of a 3x3 window: 144 multiply-adds per output per step.
+  p = conv(1, 64, 56, 64, 3);
+  t.kStep = 16;
+  ASSERT_TRUE(checkConstraints(t, p, d).has_value());
+  EXPECT_NE(checkConstraints(t, p, d)->find("144"), std::string::npos);
+  t.kStep = 8;
+  EXPECT_FALSE(checkConstraints(t, p, d).has_value());
+  // More than 64 threads along z (channels).
+  t.blockC = 128;
+  t.threadC = 1;
+  t.blockH = 1;
+  t.threadW = 32;
+  ASSERT_TRUE(checkConstraints(t, p, d).has_value());
+  EXPECT_NE(checkConstraints(t, p, d)->find("channels"), std::string::npos);
+}
+
+TEST(ConvCandidates, ParseRejectsWhatIsNotAConvTile) {
+  EXPECT_FALSE(parseConvTile("block 8x4x32 thread 2x1x4 k 8"));
+  EXPECT_FALSE(parseConvTile("block 2x8x4x32 thread 1x2x1x4 k 8"));
+  EXPECT_FALSE(parseConvTile("block 1x8x4x32 thread 1x2x1x4"));
+  EXPECT_FALSE(parseConvTile("block 1x8x4x32 thread 1x2x1x4 k 8 reduce warp"));
+  EXPECT_TRUE(parseConvTile("block 1x8x4x32 thread 1x2x1x4 k 8"));
+}
+
+// A 7x7 feature map (ResNet-50's last stage): the default's 4x32 positions
+// per block compute 3.7x the outputs there are; the search's best tile fits
+// the map and is predicted well ahead.
+TEST(ConvModel, SmallFeatureMapsPreferSmallSpatialTiles) {
+  const Device &d = h200();
+  ConvProblem p = conv(1, 512, 7, 512, 3);
+  std::vector<ConvTile> tiles = enumerateConvTiles(p, d);
+  const ConvTile &b = best(tiles, p, d);
+  EXPECT_LE(b.blockH * b.blockW, 64) << b.str();
+  ConvPrediction fast = predictConv(b, p, d);
+  ConvPrediction slow = predictConv(defaultTile(8), p, d);
+  EXPECT_LT(slow.paddingEfficiency, 0.3);
+  EXPECT_GT(fast.paddingEfficiency, slow.paddingEfficiency);
+  EXPECT_GT(slow.seconds / fast.seconds, 1.5);
+}
+
+// Large maps and batches: the best tile reuses each loaded value over
+// several outputs per thread (a register tile), and is compute- or
+// shared-bound, not L2-bound.
+TEST(ConvModel, LargeProblemsPreferRegisterTiles) {
+  const Device &d = h200();
+  ConvProblem p = conv(32, 256, 56, 256, 3);
+  const ConvTile &b = best(enumerateConvTiles(p, d), p, d);
+  EXPECT_GE(b.threadC * b.threadH * b.threadW, 4) << b.str();
+  EXPECT_GE(b.blockC * b.blockH * b.blockW, 512) << b.str();
+  std::string bound = predictConv(b, p, d).bound;
+  EXPECT_TRUE(bound == "compute" || bound == "shared") << bound;
+}
+
+// Wave quantization: with one block per SM (a 512-thread tile of 32
+// outputs per thread), one block more than a wave costs a second wave;
+// one block more within a wave costs nothing.
+TEST(ConvModel, WaveQuantizationCliff) {
+  const Device &d = h200();
+  ConvTile t;
+  t.blockC = 64;
+  t.blockH = 8;
+  t.blockW = 32;
+  t.threadC = 4;
+  t.threadH = 2;
+  t.threadW = 4;
+  t.kStep = 16;
+  // One block per image: batch = blocks. A 1x1 conv over 256 channels.
+  ConvProblem p = conv(1, t.blockC, t.blockH, 256, 1);
+  p.outW = t.blockW;
+  ASSERT_FALSE(checkConstraints(t, p, d).has_value());
+  ASSERT_EQ(getBlocksPerSm(t, p, d), 1);
+  auto at = [&](int64_t batch) {
+    p.batch = batch;
+    return predictConv(t, p, d);
+  };
+  EXPECT_EQ(at(d.sms).waves, 1);
+  EXPECT_EQ(at(d.sms + 1).waves, 2);
+  EXPECT_GT(at(d.sms + 1).seconds / at(d.sms).seconds, 1.5);
+  EXPECT_LT(at(d.sms).seconds / at(d.sms - 1).seconds, 1.05);
+}
+
+// Partial steps: 3 input channels (a stem) in steps of 16 compute no more
+// than the 3 there are (the step covers min(k-step, channels)), while 20
+// channels in steps of 16 compute 32.
+TEST(ConvModel, StepsCoverTheChannelsThereAre) {
+  ConvTile t = defaultTile(16);
+  ConvProblem stem = conv(1, 64, 112, 3, 1);
+  ConvSteps s = getConvSteps(t, stem);
+  EXPECT_EQ(s.channels, 3);
+  EXPECT_EQ(s.steps, 1);
+  ConvProblem odd = conv(1, 64, 112, 20, 1);
+  s = getConvSteps(t, odd);
+  EXPECT_EQ(s.channels, 16);
+  EXPECT_EQ(s.steps, 2);
+  t.blockC = 64;
+  t.blockH = 4;
+  t.blockW = 28;
+  t.threadW = 4;
+  ConvProblem exact = conv(1, 64, 112, 32, 1);
+  EXPECT_NEAR(predictConv(t, exact, *lookupDevice("h200")).paddingEfficiency,
+              1.0, 1e-12);
+  EXPECT_NEAR(predictConv(t, odd, *lookupDevice("h200")).paddingEfficiency,
+              20.0 / 32.0, 1e-12);
+}
+
+// Over a batch range, partitioning picks a small set whose table returns
+// the brute-force argmin over the set at every point.
+TEST(ConvModel, PartitionedBatchRangeLooksUpTheArgmin) {
+  const Device &d = h200();
+  ConvProblem p = conv(1, 128, 28, 128, 3);
+  std::vector<ConvTile> tiles = enumerateConvTiles(p, d);
+  auto predict = [&](size_t c, int64_t batch) {
+    ConvProblem q = p;
+    q.batch = batch;
+    return predictConv(tiles[c], q, d).seconds;
+  };
+  PartitionOptions options;
+  Partition part = partitionRange(tiles.size(), predict, 1, 64, options);
+  ASSERT_GE(part.chosen.size(), 2u);
+  ASSERT_LE(part.chosen.size(), options.cap);
+  for (int64_t batch = 1; batch <= 64; ++batch) {
+    size_t best = 0;
+    for (size_t i = 1; i < part.chosen.size(); ++i)
+      if (predict(part.chosen[i], batch) < predict(part.chosen[best], batch))
+        best = i;
+    EXPECT_EQ(part.table.lookup(batch), best) << batch;
+  }
+}
+
+} // namespace
