@@ -665,9 +665,9 @@ bool ManifestReader::readSelection(const JsonValue &value,
       !integer("reduction", select.reduction))
     return false;
   if (!select.model.empty() && select.model != "gemm" &&
-      select.model != "rows")
+      select.model != "rows" && select.model != "conv")
     return fail(member(path, "model"), "unknown model '" + select.model +
-                                           "' (expected gemm or rows)");
+                                           "' (expected gemm, rows or conv)");
   if (!getOptionalString(value, path, "device", select.device) ||
       !getOptionalString(value, path, "registers", select.registers) ||
       !integer("candidates", select.candidates) ||
@@ -692,7 +692,7 @@ bool ManifestReader::readSelection(const JsonValue &value,
   };
   if (!ints("key_ranges", select.keyRanges) ||
       !ints("dim_keys", select.dimKeys) ||
-      !ints("dim_values", select.dimValues))
+      !ints("dim_values", select.dimValues) || !ints("window", select.window))
     return false;
   select.present = true;
   return true;

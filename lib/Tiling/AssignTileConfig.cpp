@@ -150,6 +150,27 @@ struct AssignTileConfig final
           func->setAttr(getGemmProblemAttrName(),
                         b.getDictionaryAttr(entries));
         }
+      // A conv's problem, for the tile search.
+      if (kind == "conv")
+        if (FailureOr<ConvProblemExprs> problem = getConvProblem(func);
+            succeeded(problem)) {
+          Builder b(&getContext());
+          func->setAttr(
+              getConvProblemAttrName(),
+              b.getDictionaryAttr(
+                  {b.getNamedAttr("batch", b.getStringAttr(problem->batch.str())),
+                   b.getNamedAttr("out_c", b.getStringAttr(problem->outC.str())),
+                   b.getNamedAttr("out_h", b.getStringAttr(problem->outH.str())),
+                   b.getNamedAttr("out_w", b.getStringAttr(problem->outW.str())),
+                   b.getNamedAttr(
+                       "window",
+                       b.getDenseI64ArrayAttr(
+                           {problem->inC, problem->kh, problem->kw,
+                            problem->strideH, problem->strideW,
+                            problem->dilationH, problem->dilationW})),
+                   b.getNamedAttr("element_bytes",
+                                  b.getI64IntegerAttr(problem->elementBytes))}));
+        }
       // A row-wise kernel's problem, for the tile search.
       if (kind == "elementwise" || kind == "reduce")
         if (FailureOr<RowProblemExprs> problem = getRowProblem(func);

@@ -549,6 +549,110 @@ FailureOr<RowProblemExprs> dyncc::getRowProblem(func::FuncOp kernel) {
   return problem;
 }
 
+/// `e` as a sum of non-negative constant multiples of loop indices, with no
+/// constant term: its coefficient per loop; false for anything else.
+static bool getLinearTerms(AffineExpr e, SmallVectorImpl<int64_t> &terms) {
+  if (auto dim = dyn_cast<AffineDimExpr>(e)) {
+    terms[dim.getPosition()] += 1;
+    return true;
+  }
+  auto bin = dyn_cast<AffineBinaryOpExpr>(e);
+  if (!bin)
+    return false;
+  if (e.getKind() == AffineExprKind::Add)
+    return getLinearTerms(bin.getLHS(), terms) &&
+           getLinearTerms(bin.getRHS(), terms);
+  auto dim = dyn_cast<AffineDimExpr>(bin.getLHS());
+  auto c = dyn_cast<AffineConstantExpr>(bin.getRHS());
+  if (e.getKind() != AffineExprKind::Mul || !dim || !c || c.getValue() < 1)
+    return false;
+  terms[dim.getPosition()] += c.getValue();
+  return true;
+}
+
+FailureOr<ConvProblemExprs> dyncc::getConvProblem(func::FuncOp kernel) {
+  if (kernel.isExternal() || kernel.getNumResults() != 1)
+    return failure();
+  Block &entry = kernel.getBody().front();
+  SmallVector<linalg::LinalgOp> convs;
+  kernel.walk([&](linalg::LinalgOp op) {
+    if (linalg::isaConvolutionOpInterface(op))
+      convs.push_back(op);
+  });
+  if (convs.size() != 1)
+    return failure();
+  linalg::LinalgOp op = convs.front();
+  if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
+      op.getNumLoops() != 7)
+    return failure();
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  auto isDim = [](AffineExpr e, unsigned &loop) {
+    auto dim = dyn_cast<AffineDimExpr>(e);
+    if (dim)
+      loop = dim.getPosition();
+    return bool(dim);
+  };
+  // The output: [n, oc, oh, ow], parallel loops.
+  AffineMap out = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+  AffineMap input = op.getMatchingIndexingMap(op.getDpsInputOperand(0));
+  AffineMap weights = op.getMatchingIndexingMap(op.getDpsInputOperand(1));
+  if (out.getNumResults() != 4 || input.getNumResults() != 4 ||
+      weights.getNumResults() != 4 || !out.isProjectedPermutation())
+    return failure();
+  unsigned n, oc, oh, ow, ic, kh, kw, inN, weightOc, weightIc;
+  if (!isDim(out.getResult(0), n) || !isDim(out.getResult(1), oc) ||
+      !isDim(out.getResult(2), oh) || !isDim(out.getResult(3), ow) ||
+      !isDim(input.getResult(0), inN) || !isDim(input.getResult(1), ic) ||
+      !isDim(weights.getResult(0), weightOc) ||
+      !isDim(weights.getResult(1), weightIc) ||
+      !isDim(weights.getResult(2), kh) || !isDim(weights.getResult(3), kw) ||
+      inN != n || weightOc != oc || weightIc != ic)
+    return failure();
+  for (unsigned loop : {ic, kh, kw})
+    if (iterators[loop] != utils::IteratorType::reduction)
+      return failure();
+  // The input's rows and columns: `o * stride + k * dilation`.
+  ConvProblemExprs problem;
+  for (auto [r, o, k, stride, dilation] :
+       {std::make_tuple(2u, oh, kh, &problem.strideH, &problem.dilationH),
+        std::make_tuple(3u, ow, kw, &problem.strideW, &problem.dilationW)}) {
+    SmallVector<int64_t> terms(op.getNumLoops(), 0);
+    if (!getLinearTerms(input.getResult(r), terms))
+      return failure();
+    for (auto [loop, coefficient] : llvm::enumerate(terms))
+      if (coefficient != 0 && loop != o && loop != k)
+        return failure();
+    if (terms[o] < 1 || terms[k] < 1)
+      return failure();
+    *stride = terms[o];
+    *dilation = terms[k];
+  }
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  problem.inC = ranges[ic];
+  problem.kh = ranges[kh];
+  problem.kw = ranges[kw];
+  if (ShapedType::isDynamic(problem.inC) || ShapedType::isDynamic(problem.kh) ||
+      ShapedType::isDynamic(problem.kw))
+    return failure();
+  DimExpr *dims[] = {&problem.batch, &problem.outC, &problem.outH,
+                     &problem.outW};
+  for (auto [loop, dim] : llvm::zip(std::array<unsigned, 4>{n, oc, oh, ow},
+                                    dims)) {
+    FailureOr<DimExpr> extent = getLoopExtent(op, loop, entry);
+    if (failed(extent))
+      return failure();
+    *dim = *extent;
+  }
+  problem.elementBytes = getElementBytes(kernel.getResultTypes()[0]);
+  for (OpOperand &operand : op->getOpOperands())
+    if (getElementBytes(operand.get().getType()) != problem.elementBytes)
+      return failure();
+  auto result = dyn_cast<RankedTensorType>(kernel.getResultTypes()[0]);
+  if (problem.elementBytes == 0 || !result || result.getRank() != 4)
+    return failure();
+  return problem;
+}
+
 FailureOr<DimExpr> dyncc::resolveDispatchExpr(Operation *op,
                                               const DimExpr &expr) {
   auto dispatch = dyn_cast<dg::DispatchOp>(op);

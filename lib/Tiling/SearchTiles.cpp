@@ -13,6 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "dyncc/CostModel/Conv.h"
 #include "dyncc/CostModel/Device.h"
 #include "dyncc/CostModel/Gemm.h"
 #include "dyncc/CostModel/Partition.h"
@@ -46,13 +47,15 @@ namespace {
 constexpr const char *kGemmDims[] = {"batch", "m", "n", "k"};
 /// The problem's dimensions, in the order of dyncc.row_problem.
 constexpr const char *kRowDims[] = {"batch", "rows", "length"};
+/// The problem's dimensions, in the order of dyncc.conv_problem.
+constexpr const char *kConvDims[] = {"batch", "out_c", "out_h", "out_w"};
 
 /// Key ranges are clamped to this (an unbounded symbol's product).
 constexpr int64_t kLargestKey = int64_t(1) << 40;
 
-/// Which model predicts a kernel: GEMM tiles, or row-wise tiles
-/// (elementwise kernels and row reductions).
-enum class Model { Gemm, Rows };
+/// Which model predicts a kernel: GEMM tiles, row-wise tiles (elementwise
+/// kernels and row reductions), or conv tiles.
+enum class Model { Gemm, Rows, Conv };
 
 /// One dispatch's problem: its dynamic dimensions as keys (at most two),
 /// the rest constant.
@@ -81,6 +84,9 @@ struct SearchSpace {
   /// The kernel's output has one dimension: its config has no rows
   /// dimension, so a block takes one row.
   bool singleRow = false;
+  /// Convs: the static parts of the problem (channels, window, strides,
+  /// dilations, element bytes); convAt sets the rest.
+  cost::ConvProblem conv;
 
   /// Tensor-core tiles are candidates: f16/bf16 operands and result, as
   /// for the default config (code generation takes f16 operands with an
@@ -119,15 +125,37 @@ struct SearchSpace {
     return p;
   }
 
+  cost::ConvProblem convAt(int64_t a, int64_t b) const {
+    SmallVector<int64_t, 4> v = at(a, b);
+    cost::ConvProblem p = conv;
+    p.batch = v[0];
+    p.outC = v[1];
+    p.outH = v[2];
+    p.outW = v[3];
+    return p;
+  }
+
+  /// The static parts of a conv's problem, as dyncc.conv_problem's
+  /// `window` lists them.
+  SmallVector<int64_t, 8> window() const {
+    return {conv.inC,     conv.kh,        conv.kw,       conv.strideH,
+            conv.strideW, conv.dilationH, conv.dilationW};
+  }
+
   /// Identifies the problem: dispatches with the same one share a search.
   std::string str() const {
-    std::string text = model == Model::Gemm ? "gemm;" : "rows;";
+    std::string text = model == Model::Gemm   ? "gemm;"
+                       : model == Model::Rows ? "rows;"
+                                              : "conv;";
     for (auto [key, value] : llvm::zip(keyOf, constant))
       text += (key < 0 ? std::to_string(value) : keys[key].str()) + ";";
     for (int64_t bytes : {operandBytes, outputBytes, products, nSplit,
                           elementBytes, bytesPerElement, int64_t(reduction),
                           int64_t(singleRow)})
       text += std::to_string(bytes) + ";";
+    if (model == Model::Conv)
+      for (int64_t v : window())
+        text += std::to_string(v) + ";";
     return text;
   }
 };
@@ -142,22 +170,35 @@ int64_t getSharedBytes(const cost::GemmTile &tile, const SearchSpace &space) {
          cost::estimateResources(tile, space.operandBytes).sharedBytes;
 }
 
-/// The tiles a search chooses among: GEMM tiles or row tiles.
+/// The tiles a search chooses among: GEMM, row or conv tiles.
 struct Candidates {
   Model model = Model::Gemm;
   std::vector<cost::GemmTile> gemm;
   std::vector<cost::RowTile> rows;
+  std::vector<cost::ConvTile> conv;
 
-  size_t size() const { return model == Model::Gemm ? gemm.size() : rows.size(); }
+  size_t size() const {
+    return model == Model::Gemm   ? gemm.size()
+           : model == Model::Rows ? rows.size()
+                                  : conv.size();
+  }
   /// Tile config text (TileConfig::parse's form).
   std::string str(size_t c) const {
-    return model == Model::Gemm ? gemm[c].str() : rows[c].str();
+    return model == Model::Gemm   ? gemm[c].str()
+           : model == Model::Rows ? rows[c].str()
+                                  : conv[c].str();
   }
   double predict(size_t c, const SearchSpace &space, int64_t a, int64_t b,
                  const cost::Device &device) const {
-    return model == Model::Gemm
-               ? cost::predictGemm(gemm[c], space.gemmAt(a, b), device).seconds
-               : cost::predictRows(rows[c], space.rowsAt(a, b), device).seconds;
+    switch (model) {
+    case Model::Gemm:
+      return cost::predictGemm(gemm[c], space.gemmAt(a, b), device).seconds;
+    case Model::Rows:
+      return cost::predictRows(rows[c], space.rowsAt(a, b), device).seconds;
+    case Model::Conv:
+      return cost::predictConv(conv[c], space.convAt(a, b), device).seconds;
+    }
+    return 0;
   }
   /// Appends the tile of config `text` for `space` with ptxas' `registers`
   /// and the compiled kernel's `sharedBytes` (0: the estimate's); false if
@@ -175,6 +216,15 @@ struct Candidates {
       gemm.push_back(*tile);
       return true;
     }
+    if (model == Model::Conv) {
+      std::optional<cost::ConvTile> tile = cost::parseConvTile(text);
+      if (!tile)
+        return false;
+      if (registers > 0)
+        tile->registers = registers;
+      conv.push_back(*tile);
+      return true;
+    }
     std::optional<cost::RowTile> tile = cost::parseRowTile(text);
     if (!tile)
       return false;
@@ -187,14 +237,26 @@ struct Candidates {
 
 /// What getCandidates depends on: spaces with the same key have the same
 /// candidates on a device.
-std::tuple<Model, int64_t, bool, int64_t, int64_t, bool, bool>
-getCandidatesKey(const SearchSpace &space) {
-  if (space.model == Model::Gemm)
-    return {space.model,  space.operandBytes, space.tensorCores(),
-            space.nSplit, space.products,     false,
-            false};
-  return {space.model, space.elementBytes, false, 0, 1, space.reduction,
-          space.singleRow};
+std::string getCandidatesKey(const SearchSpace &space) {
+  std::string key = std::to_string(int(space.model)) + ";";
+  auto add = [&](ArrayRef<int64_t> values) {
+    for (int64_t v : values)
+      key += std::to_string(v) + ";";
+  };
+  switch (space.model) {
+  case Model::Gemm:
+    add({space.operandBytes, space.tensorCores(), space.nSplit,
+         space.products});
+    break;
+  case Model::Rows:
+    add({space.elementBytes, space.reduction, space.singleRow});
+    break;
+  case Model::Conv:
+    add(space.window());
+    add({space.conv.elementBytes});
+    break;
+  }
+  return key;
 }
 
 /// Every candidate of `space`'s model on `device`.
@@ -206,6 +268,10 @@ Candidates getCandidates(const SearchSpace &space, const cost::Device &device) {
          cost::enumerateRowTiles(space.reduction, space.elementBytes, device))
       if (!space.singleRow || tile.rowsPerBlock == 1)
         candidates.rows.push_back(tile);
+    return candidates;
+  }
+  if (space.model == Model::Conv) {
+    candidates.conv = cost::enumerateConvTiles(space.conv, device);
     return candidates;
   }
   for (cost::GemmTile tile :
@@ -244,9 +310,18 @@ FailureOr<SearchSpace> getSearchSpace(dg::DispatchOp dispatch,
     dims = kRowDims;
   }
   if (!problem) {
+    problem = kernel->getAttrOfType<DictionaryAttr>(getConvProblemAttrName());
+    space.model = Model::Conv;
+    dims = kConvDims;
+  }
+  if (!problem) {
     auto kind = kernel->getAttrOfType<StringAttr>("dyncc.kind");
-    why = kind && kind.getValue() == "gemm"
+    StringRef name = kind ? kind.getValue() : "";
+    why = name == "gemm"
               ? "the kernel's GEMM problem is unknown (not one contraction)"
+          : name == "conv"
+              ? "the kernel is not one 2-D NCHW conv with static channels "
+                "and window and one element type (grouped, 1-D or 3-D)"
               : "the kernel is not row-wise (reductions not all along rows "
                 "with the same loops, or several results)";
     return failure();
@@ -300,6 +375,22 @@ FailureOr<SearchSpace> getSearchSpace(dg::DispatchOp dispatch,
         !getInt("products", space.products, 1))
       return failure();
     if (problem.get("n_split") && !getInt("n_split", space.nSplit, 1))
+      return failure();
+    return space;
+  }
+  if (space.model == Model::Conv) {
+    auto window = problem.getAs<DenseI64ArrayAttr>("window");
+    if (!window || window.size() != 7 ||
+        llvm::any_of(window.asArrayRef(), [](int64_t v) { return v < 1; })) {
+      why = "the kernel's problem has no window";
+      return failure();
+    }
+    ArrayRef<int64_t> w = window.asArrayRef();
+    cost::ConvProblem &c = space.conv;
+    std::tie(c.inC, c.kh, c.kw, c.strideH, c.strideW, c.dilationH,
+             c.dilationW) = std::make_tuple(w[0], w[1], w[2], w[3], w[4],
+                                            w[5], w[6]);
+    if (!getInt("element_bytes", c.elementBytes, 1))
       return failure();
     return space;
   }
@@ -399,8 +490,9 @@ DictionaryAttr buildSelectAttr(MLIRContext *context, const SearchInfo &info,
   }
   entries.push_back(b.getNamedAttr("keys", b.getArrayAttr(keys)));
   // The problem's dimensions (GEMM: batch, M, N, K; rows: batch, rows,
-  // length): the key each is (-1: none) and the constant of those that are
-  // none, for explain to predict at a key.
+  // length; conv: batch, out_c, out_h, out_w): the key each is (-1: none)
+  // and the constant of those that are none, for explain to predict at a
+  // key.
   SmallVector<int64_t> dimKeys(space.keyOf.begin(), space.keyOf.end());
   SmallVector<int64_t> dimValues(space.constant.begin(), space.constant.end());
   entries.push_back(b.getNamedAttr("dim_keys", b.getDenseI64ArrayAttr(dimKeys)));
@@ -414,6 +506,13 @@ DictionaryAttr buildSelectAttr(MLIRContext *context, const SearchInfo &info,
         "bytes_per_element", b.getI64IntegerAttr(space.bytesPerElement)));
     entries.push_back(
         b.getNamedAttr("reduction", b.getI64IntegerAttr(space.reduction)));
+  }
+  if (space.model == Model::Conv) {
+    entries.push_back(b.getNamedAttr("model", b.getStringAttr("conv")));
+    entries.push_back(
+        b.getNamedAttr("window", b.getDenseI64ArrayAttr(space.window())));
+    entries.push_back(b.getNamedAttr(
+        "element_bytes", b.getI64IntegerAttr(space.conv.elementBytes)));
   }
   entries.push_back(
       b.getNamedAttr("key_ranges", b.getDenseI64ArrayAttr(ranges)));
@@ -461,9 +560,9 @@ std::optional<std::string> getConfigText(func::FuncOp kernel) {
   return config->str();
 }
 
-/// The dispatches of the kernels the search takes (GEMMs, elementwise and
-/// row-reduction kernels, but none of `givenKinds`), per kernel in program
-/// order.
+/// The dispatches of the kernels the search takes (GEMMs, convs,
+/// elementwise and row-reduction kernels, but none of `givenKinds`), per
+/// kernel in program order.
 llvm::MapVector<func::FuncOp, SmallVector<dg::DispatchOp>>
 getSearchedDispatches(ModuleOp module, SymbolTable &symbols,
                       ArrayRef<std::string> givenKinds) {
@@ -474,7 +573,8 @@ getSearchedDispatches(ModuleOp module, SymbolTable &symbols,
       return;
     auto kind = kernel->getAttrOfType<StringAttr>("dyncc.kind");
     StringRef name = kind ? kind.getValue() : "elementwise";
-    if ((name == "gemm" || name == "elementwise" || name == "reduce") &&
+    if ((name == "gemm" || name == "conv" || name == "elementwise" ||
+         name == "reduce") &&
         !llvm::is_contained(givenKinds, name))
       byKernel[kernel].push_back(dispatch);
   });
@@ -505,8 +605,7 @@ struct SearchTiles final
     SymbolTable symbols(module);
     MLIRContext *context = &getContext();
     // Candidates per getCandidatesKey.
-    std::map<decltype(getCandidatesKey(SearchSpace())), Candidates>
-        candidates;
+    std::map<std::string, Candidates> candidates;
 
     for (auto &[kernel, dispatches] :
          getSearchedDispatches(module, symbols, givenKinds)) {

@@ -109,9 +109,13 @@ def example_plan(example_model):
 
 
 def _evaluate_key(text, symbols):
-    """A selection key (a product or sum of symbols and integers)."""
-    assert all(c.isalnum() or c in "_*+ ()" for c in text), text
-    return int(eval(text, {"__builtins__": {}}, dict(symbols)))
+    """A selection key: sums, differences and products of symbols and
+    integers, and floordiv/ceildiv/mod of such (a conv's output size)."""
+    assert all(c.isalnum() or c in "_*+-, ()" for c in text), text
+    functions = {"floordiv": lambda a, b: a // b,
+                 "ceildiv": lambda a, b: -(-a // b),
+                 "mod": lambda a, b: a % b}
+    return int(eval(text, {"__builtins__": {}}, {**functions, **symbols}))
 
 
 def table_variant(plan, group, symbols):

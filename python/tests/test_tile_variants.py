@@ -309,6 +309,96 @@ def test_every_variant_of_row_wise_kernels(tmp_path):
     assert ran == names
 
 
+def conv_reference(x, w, b, stride, pad, dilation):
+    """NCHW convolution in float64, then bias and Relu."""
+    n, _, h, wd = x.shape
+    oc, _, kh, kw = w.shape
+    xp = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (pad, pad), (pad, pad)))
+    oh = (h + 2 * pad - dilation * (kh - 1) - 1) // stride + 1
+    ow = (wd + 2 * pad - dilation * (kw - 1) - 1) // stride + 1
+    out = np.zeros((n, oc, oh, ow))
+    for i in range(kh):
+        for j in range(kw):
+            patch = xp[:, :, i * dilation:i * dilation + stride * (oh - 1) + 1:stride,
+                       j * dilation:j * dilation + stride * (ow - 1) + 1:stride]
+            out += np.einsum("nchw,oc->nohw", patch,
+                             w[:, :, i, j].astype(np.float64))
+    return np.maximum(out + b.astype(np.float64)[None, :, None, None], 0)
+
+
+@pytest.mark.parametrize("channels,out_channels,taps,stride,pad,dilation", [
+    (20, 16, 3, 1, 1, 1),
+    (5, 12, 5, 2, 2, 1),
+    (16, 8, 3, 1, 2, 2),
+])
+def test_every_variant_of_conv(tmp_path, channels, out_channels, taps, stride,
+                               pad, dilation):
+    """Relu(Conv(X[B, C, S, S])): 2-D convs are searched with the conv
+    model, keyed on the batch and the output's size (rows and columns are
+    one expression of S). At both ends of every interval of both keys and a
+    prime inside, the run-time picks what the table says and every variant
+    matches numpy: 20 channels in k-steps of 8 (a partial step), a 5x5
+    window at stride 2 over 5 channels, dilation 2."""
+    rng = np.random.default_rng(channels * 100 + taps)
+    w = rng.uniform(-1, 1, (out_channels, channels, taps, taps)).astype(np.float32)
+    b = rng.uniform(-1, 1, (out_channels,)).astype(np.float32)
+    attrs = dict(kernel_shape=[taps, taps], pads=[pad] * 4,
+                 strides=[stride, stride], dilations=[dilation, dilation])
+    graph = helper.make_graph(
+        [helper.make_node("Conv", ["X", "W", "b"], ["C"], **attrs),
+         helper.make_node("Relu", ["C"], ["Y"])], "conv",
+        [helper.make_tensor_value_info("X", TensorProto.FLOAT,
+                                       ["B", channels, "S", "S"])],
+        [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)],
+        [numpy_helper.from_array(w, "W"), numpy_helper.from_array(b, "b")])
+    onnx_model = helper.make_model(graph,
+                                   opset_imports=[helper.make_opsetid("", 17)])
+    onnx_model.ir_version = 8
+    model = tmp_path / "conv.onnx"
+    onnx.save(onnx_model, model)
+    s_max = 48
+    low = max(1, dilation * (taps - 1) + 1 - 2 * pad)
+    dims = {"B": (1, 4), "S": (low, s_max)}
+    options = dict(dims=dims, targets=["cpu"], device="h200",
+                   regret_target=0.005)
+    plan = json.loads(dyncc.compile(model, None, emit="plan", **options))
+    group = plan["groups"][0]
+    assert group["kind"] == "conv"
+    select = group["select"]
+    assert select["model"] == "conv" and len(select["keys"]) == 2
+    assert select["window"] == [channels, taps, taps, stride, stride,
+                                dilation, dilation]
+    assert len(group["variants"]) >= 2
+    art = tmp_path / "conv.dyncc"
+    dyncc.compile(model, art, **options)
+    sess = dyncc.load(art).session()
+
+    # The keys are B and the output's size; find an S per output size.
+    def size_of(s):
+        return (s + 2 * pad - dilation * (taps - 1) - 1) // stride + 1
+
+    sizes = {}
+    for s in range(low, s_max + 1):
+        sizes.setdefault(size_of(s), s)
+    ran = set()
+    outer, inner = key_points(select, [4, size_of(s_max)])
+    for batch in outer:
+        for size in inner:
+            s = sizes.get(size)
+            if s is None:
+                continue
+            x = rng.uniform(-1, 1, (batch, channels, s, s)).astype(np.float32)
+            y = sess.run({"X": x})["Y"]
+            np.testing.assert_allclose(
+                y, conv_reference(x, w, b, stride, pad, dilation),
+                rtol=1e-4, atol=1e-4)
+            assert sess.variants == [table_variant(plan, 0, {"B": batch,
+                                                             "S": s})]
+            ran.add(sess.variants[0])
+    names = {plan["kernels"][v["kernel"]]["name"] for v in group["variants"]}
+    assert ran == names
+
+
 def load_make_qkv():
     """make_qkv() of the lit tests' input script (test/Driver/Inputs)."""
     import importlib.util

@@ -18,6 +18,7 @@
 
 #include "Explain.h"
 
+#include "dyncc/CostModel/Conv.h"
 #include "dyncc/CostModel/Device.h"
 #include "dyncc/CostModel/Gemm.h"
 #include "dyncc/CostModel/Partition.h"
@@ -55,7 +56,8 @@ std::string getGroupKey(const Manifest &manifest, const GroupInfo &group) {
 }
 
 /// The problem's dimensions of a searched group at key values `a` and `b`
-/// (GEMM: batch, M, N, K; rows: batch, rows, length).
+/// (GEMM: batch, M, N, K; rows: batch, rows, length; conv: batch, output
+/// channels, rows, columns).
 std::optional<std::vector<int64_t>> getDims(const VariantSelection &s,
                                             int64_t a, int64_t b) {
   size_t count = s.model == "rows" ? 3 : 4;
@@ -71,7 +73,8 @@ std::optional<std::vector<int64_t>> getDims(const VariantSelection &s,
   return v;
 }
 
-/// What explain predicts: TFLOP/s for GEMMs, GB/s for row-wise kernels.
+/// What explain predicts: TFLOP/s for GEMMs and convs, GB/s for row-wise
+/// kernels.
 const char *getRateName(const VariantSelection &s) {
   return s.model == "rows" ? "predicted GB/s" : "predicted TFLOP/s";
 }
@@ -100,6 +103,25 @@ double predictRate(const Manifest &manifest, const GroupInfo &group,
     double bytes =
         double(p.batch) * double(p.rows) * double(p.length) * p.bytesPerElement;
     return bytes / cost::predictRows(*tile, p, *device).seconds / 1e9;
+  }
+  if (s.model == "conv") {
+    std::optional<cost::ConvTile> tile = cost::parseConvTile(config);
+    if (!tile || s.window.size() != 7 || s.elementBytes < 1)
+      return -1;
+    cost::ConvProblem p;
+    p.batch = (*dims)[0];
+    p.outC = (*dims)[1];
+    p.outH = (*dims)[2];
+    p.outW = (*dims)[3];
+    p.inC = s.window[0];
+    p.kh = s.window[1];
+    p.kw = s.window[2];
+    p.strideH = s.window[3];
+    p.strideW = s.window[4];
+    p.dilationH = s.window[5];
+    p.dilationW = s.window[6];
+    p.elementBytes = s.elementBytes;
+    return p.flops() / cost::predictConv(*tile, p, *device).seconds / 1e12;
   }
   std::optional<cost::GemmTile> tile = cost::parseGemmTile(config);
   if (!tile || !group.problem.present)
@@ -302,6 +324,17 @@ int dyncc::explainMain(llvm::ArrayRef<std::string> args) {
          << dim(2) << "], " << s.elementBytes << "-byte elements, "
          << s.bytesPerElement << " bytes moved per element"
          << (s.reduction ? ", reduced along rows" : "") << "\n";
+    else if (s.present && s.model == "conv" && s.dimKeys.size() == 4 &&
+             s.dimValues.size() == 4 && s.window.size() == 7)
+      os << "  problem: " << dim(0) << " x conv " << s.window[1] << "x"
+         << s.window[2] << " stride " << s.window[3] << "x" << s.window[4]
+         << (s.window[5] > 1 || s.window[6] > 1
+                 ? " dilation " + std::to_string(s.window[5]) + "x" +
+                       std::to_string(s.window[6])
+                 : std::string())
+         << ", " << s.window[0] << " -> " << dim(1) << " channels, output "
+         << dim(2) << " x " << dim(3) << ", " << s.elementBytes
+         << "-byte elements\n";
     else if (s.present && s.dimKeys.size() == 4 && s.dimValues.size() == 4)
       os << "  problem: " << dim(0) << " x [M " << dim(1) << " x K "
          << dim(3) << "] x [K x N " << dim(2) << "]"

@@ -421,9 +421,13 @@ TEST(ManifestTest, RejectsBadVariantSelection) {
        "\"max_regret\": \"low\"}",
        "manifest: groups[0].select.max_regret: expected a number, got a string"},
       {"{\"keys\": [\"B\"], \"lower\": [1], \"variant\": [0], "
-       "\"model\": \"conv\"}",
-       "manifest: groups[0].select.model: unknown model 'conv' (expected gemm "
-       "or rows)"},
+       "\"model\": \"winograd\"}",
+       "manifest: groups[0].select.model: unknown model 'winograd' (expected "
+       "gemm, rows or conv)"},
+      {"{\"keys\": [\"B\"], \"lower\": [1], \"variant\": [0], "
+       "\"model\": \"conv\", \"window\": [3, \"x\"]}",
+       "manifest: groups[0].select.window[1]: expected an integer, got a "
+       "string"},
       {"{\"keys\": [\"B\"], \"lower\": [1], \"variant\": [0], "
        "\"model\": \"rows\", \"bytes_per_element\": 1.5}",
        "manifest: groups[0].select.bytes_per_element: expected an integer, "

@@ -176,13 +176,16 @@ struct VariantSelection {
   double target = 0;
   /// [lo, hi] per key, as searched.
   std::vector<int64_t> keyRanges;
-  /// "gemm" (or absent) or "rows": which model the search used.
+  /// "gemm" (or absent), "rows" or "conv": which model the search used.
   std::string model;
   /// The problem's dimensions (GEMM: batch, M, N, K; rows: batch, rows,
-  /// length): the key each is (-1: none), and the value of those that are
-  /// none.
+  /// length; conv: batch, out_c, out_h, out_w): the key each is (-1:
+  /// none), and the value of those that are none.
   std::vector<int64_t> dimKeys;
   std::vector<int64_t> dimValues;
+  /// Convs: input channels, filter rows and columns, strides and
+  /// dilations (rows, columns).
+  std::vector<int64_t> window;
   /// Row-wise groups: element bytes, bytes moved per element, and whether
   /// the rows are reduced.
   int64_t elementBytes = 0;

@@ -146,6 +146,29 @@ constexpr llvm::StringLiteral getRowProblemAttrName() {
 /// terms of the model's symbols at `dispatch` (a call of that kernel): its
 /// symbols and the symbolic shapes of its inputs and results. Fails for a
 /// name that is not an argument of the dispatch or a dimension of one.
+/// What a conv kernel computes, as the tile search's conv model takes it
+/// (dyncc/CostModel/Conv.h): a 2-D convolution over NCHW, its output's
+/// dimensions in terms of the kernel's arguments, its channels, window,
+/// strides and dilations static.
+struct ConvProblemExprs {
+  DimExpr batch, outC, outH, outW;
+  int64_t inC = 0, kh = 0, kw = 0;
+  int64_t strideH = 1, strideW = 1, dilationH = 1, dilationW = 1;
+  int64_t elementBytes = 0;
+};
+
+/// The problem of `kernel`'s one convolution: a linalg op with loops
+/// [n, oc, oh, ow] and reductions [ic, kh, kw], reading the input at [n,
+/// ic, oh * sh + kh * dh, ow * sw + kw * dw] and the weights at [oc, ic, kh,
+/// kw], writing [n, oc, oh, ow] as the kernel's result, every operand of
+/// one element type. Fails for every other kernel (grouped, 1-D or 3-D
+/// convs, several convs, dynamic channels or windows).
+mlir::FailureOr<ConvProblemExprs> getConvProblem(mlir::func::FuncOp kernel);
+
+constexpr llvm::StringLiteral getConvProblemAttrName() {
+  return "dyncc.conv_problem";
+}
+
 mlir::FailureOr<DimExpr> resolveDispatchExpr(mlir::Operation *dispatch,
                                              const DimExpr &expr);
 

@@ -58,8 +58,10 @@ def SearchTilesPass : Pass<"dyncc-search-tiles", "mlir::ModuleOp"> {
     The tile search (docs/CostModel.md). For every `dg.dispatch` of a GEMM
     kernel (one whose `dyncc.gemm_problem` the outlining recorded) or of a
     row-wise kernel (elementwise, or reductions along rows: its
-    `dyncc.row_problem`), the problem's dimensions (batch, M, N and K; or
-    batch, rows and length) are put in terms of the model's symbols,
+    `dyncc.row_problem`) or of a 2-D conv (its `dyncc.conv_problem`), the
+    problem's dimensions (batch, M, N and K; batch, rows and length; or
+    batch and the output's channels, rows and columns) are put in terms of
+    the model's symbols,
     and the distinct ones that are not constant become the keys of the
     dispatch's selection: none (a static problem), one (M = `seq`, or
     `batch*seq` for a dense layer whose batch was folded into M) or two
