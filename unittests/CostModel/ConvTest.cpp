@@ -42,8 +42,9 @@ ConvTile defaultTile(int64_t kStep) {
   return t;
 }
 
-const ConvTile &best(const std::vector<ConvTile> &tiles,
-                     const ConvProblem &problem, const Device &device) {
+/// The fastest of `tiles` (a copy: callers may pass a temporary).
+ConvTile best(const std::vector<ConvTile> &tiles, const ConvProblem &problem,
+              const Device &device) {
   size_t b = 0;
   for (size_t i = 1; i < tiles.size(); ++i)
     if (predictConv(tiles[i], problem, device).seconds <
@@ -151,7 +152,7 @@ TEST(ConvModel, SmallFeatureMapsPreferSmallSpatialTiles) {
   const Device &d = h200();
   ConvProblem p = conv(1, 512, 7, 512, 3);
   std::vector<ConvTile> tiles = enumerateConvTiles(p, d);
-  const ConvTile &b = best(tiles, p, d);
+  ConvTile b = best(tiles, p, d);
   EXPECT_LE(b.blockH * b.blockW, 64) << b.str();
   ConvPrediction fast = predictConv(b, p, d);
   ConvPrediction slow = predictConv(defaultTile(8), p, d);
@@ -166,7 +167,8 @@ TEST(ConvModel, SmallFeatureMapsPreferSmallSpatialTiles) {
 TEST(ConvModel, LargeProblemsPreferRegisterTiles) {
   const Device &d = h200();
   ConvProblem p = conv(32, 256, 56, 256, 3);
-  const ConvTile &b = best(enumerateConvTiles(p, d), p, d);
+  std::vector<ConvTile> tiles = enumerateConvTiles(p, d);
+  ConvTile b = best(tiles, p, d);
   EXPECT_GE(b.threadC * b.threadH * b.threadW, 4) << b.str();
   EXPECT_GE(b.blockC * b.blockH * b.blockW, 512) << b.str();
   std::string bound = predictConv(b, p, d).bound;
