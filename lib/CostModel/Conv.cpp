@@ -124,13 +124,8 @@ dyncc::cost::checkConstraints(const ConvTile &tile, const ConvProblem &problem,
   if (tile.blockC % tile.threadC || tile.blockH % tile.threadH ||
       tile.blockW % tile.threadW)
     return std::string("the thread tile does not divide the block tile");
-  int64_t threads = tile.threads();
-  if (threads % device.warpSize)
-    return "threads per block (" + std::to_string(threads) +
-           ") are not whole warps";
-  if (threads > device.maxThreadsPerBlock)
-    return "threads per block (" + std::to_string(threads) + ") exceed " +
-           std::to_string(device.maxThreadsPerBlock);
+  if (std::optional<std::string> why = checkThreads(tile.threads(), device))
+    return why;
   if (tile.blockC / tile.threadC > kMaxThreadsZ)
     return "threads along the channels (" +
            std::to_string(tile.blockC / tile.threadC) + ") exceed " +
@@ -158,15 +153,9 @@ dyncc::cost::checkConstraints(const ConvTile &tile, const ConvProblem &problem,
     return "shared memory (" + std::to_string(r.sharedBytes) +
            " bytes) exceeds the " + std::to_string(sharedLimit) +
            " of static buffers";
-  if (tile.registers > device.maxRegistersPerThread)
-    return "registers per thread (" + std::to_string(tile.registers) +
-           ") exceed " + std::to_string(device.maxRegistersPerThread);
-  if (!tile.registers &&
-      r.registersPerThread > device.maxRegistersPerThread - kRegisterHeadroom)
-    return "registers per thread (about " +
-           std::to_string(r.registersPerThread) +
-           ") leave less than " + std::to_string(kRegisterHeadroom) +
-           " of headroom";
+  if (std::optional<std::string> why =
+          checkRegisters(tile.registers, r.registersPerThread, device))
+    return why;
   if (getBlocksPerSm(tile, problem, device) < 1)
     return std::string("no block fits on an SM");
   return std::nullopt;
@@ -214,47 +203,30 @@ ConvPrediction dyncc::cost::predictConv(const ConvTile &tile,
              ceilDiv(problem.outW, tile.blockW);
   p.blocksPerSm = getBlocksPerSm(tile, problem, device);
   int64_t eb = problem.elementBytes;
-  int64_t threads = tile.threads();
-  int64_t warps = std::max<int64_t>(1, threads / device.warpSize);
   int64_t outputs = tile.blockC * tile.blockH * tile.blockW;
+  BlockSteps work;
+  work.steps = s.steps;
   double window =
       double(s.channels) *
       getWindow(tile.blockH, s.rows, problem.strideH, problem.dilationH) *
       getWindow(tile.blockW, s.columns, problem.strideW, problem.dilationW);
-  double loadStep = (window + double(tile.blockC) * s.taps()) * eb;
-  double flopsStep = 2.0 * outputs * s.taps();
+  work.loadBytes = (window + double(tile.blockC) * s.taps()) * eb;
+  work.flops = 2.0 * outputs * s.taps();
   // Per tap, each thread reads its channels' weights and its positions'
   // inputs.
-  double sharedStep = double(threads) * s.taps() *
-                      (tile.threadC + tile.threadH * tile.threadW) * eb;
-
+  work.sharedBytes = double(tile.threads()) * s.taps() *
+                     (tile.threadC + tile.threadH * tile.threadW) * eb;
+  work.storeBytes = double(outputs) * eb;
+  work.peak = device.simtFp32FlopsPerSecond;
+  work.warps = std::max<int64_t>(1, tile.threads() / device.warpSize);
   auto blockTime = [&](int64_t perSm, int64_t resident) {
-    double feed = std::min(1.0, warps * perSm / 8.0);
-    double computeRate =
-        device.simtFp32FlopsPerSecond / device.sms * feed / perSm;
-    double sharedRate = device.sharedBytesPerSecond / device.sms / perSm;
-    double l2Rate = std::min(device.l2BytesPerSecond / resident,
-                             device.l2BytesPerSecondPerSm / perSm);
-    double storeRate = std::min(device.dramBytesPerSecond / resident,
-                                device.l2BytesPerSecondPerSm / perSm);
-    double tCompute = flopsStep / computeRate;
-    double tShared = sharedStep / sharedRate;
-    double tInner =
-        std::max(tCompute, tShared) + kStepOverheadCycles / device.clockHz;
-    double tLoad = loadStep / l2Rate;
-    double tStore = double(outputs) * eb / storeRate;
-    BlockTime t;
-    t.seconds = getBlockSeconds(s.steps, 1, device.memoryLatencySeconds,
-                                tLoad, tInner, tStore);
-    t.bound =
-        tLoad > tInner ? "l2" : tCompute >= tShared ? "compute" : "shared";
-    return t;
+    return getBlockTime(work, device, perSm, resident);
   };
   Waves waves = runWaves(p.blocks, p.blocksPerSm, device, blockTime);
   p.waves = waves.waves;
   p.bound = waves.bound;
   p.paddingEfficiency =
-      problem.flops() / (double(p.blocks) * flopsStep * double(s.steps));
+      problem.flops() / (double(p.blocks) * work.flops * double(s.steps));
 
   double batch = std::max<int64_t>(1, problem.batch);
   double inH = getWindow(problem.outH, problem.kh, problem.strideH,

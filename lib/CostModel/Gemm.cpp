@@ -126,12 +126,8 @@ dyncc::cost::checkConstraints(const GemmTile &tile, int64_t operandBytes,
   if (tile.stages < 1 || tile.stages > 8)
     return std::string("stages must be 1 to 8");
   int64_t threads = tile.threads();
-  if (threads % device.warpSize)
-    return "threads per block (" + std::to_string(threads) +
-           ") are not whole warps";
-  if (threads > device.maxThreadsPerBlock)
-    return "threads per block (" + std::to_string(threads) + ") exceed " +
-           std::to_string(device.maxThreadsPerBlock);
+  if (std::optional<std::string> why = checkThreads(threads, device))
+    return why;
   if (tile.tensorCores) {
     if (operandBytes != 2)
       return std::string("tensor cores take f16 or bf16 operands");
@@ -157,15 +153,9 @@ dyncc::cost::checkConstraints(const GemmTile &tile, int64_t operandBytes,
     return "shared memory (" + std::to_string(r.sharedBytes) +
            " bytes) exceeds the " +
            std::to_string(device.maxSharedBytesPerBlock) + " a block may use";
-  // ptxas' count needs no headroom.
-  if (tile.registers > device.maxRegistersPerThread)
-    return "registers per thread (" + std::to_string(tile.registers) +
-           ") exceed " + std::to_string(device.maxRegistersPerThread);
-  if (!tile.registers &&
-      r.registersPerThread > device.maxRegistersPerThread - kRegisterHeadroom)
-    return "registers per thread (about " +
-           std::to_string(r.registersPerThread) + ") leave less than " +
-           std::to_string(kRegisterHeadroom) + " of headroom";
+  if (std::optional<std::string> why =
+          checkRegisters(tile.registers, r.registersPerThread, device))
+    return why;
   if (getBlocksPerSm(tile, operandBytes, device) < 1)
     return std::string("no block fits on an SM");
   return std::nullopt;
@@ -248,45 +238,25 @@ static BlockTime blockTime(const GemmTile &tile, const GemmProblem &problem,
                            const Device &device, int64_t perSm,
                            int64_t resident) {
   int64_t ob = problem.operandBytes;
-  int64_t steps = ceilDiv(problem.k, tile.kStep);
-  double flopsStep = 2.0 * tile.blockM * tile.blockN * tile.kStep;
-  double loadStep = double(tile.blockM + tile.blockN) * tile.kStep * ob;
+  BlockSteps work;
+  work.steps = ceilDiv(problem.k, tile.kStep);
+  work.stages = tile.stages;
+  work.flops = 2.0 * tile.blockM * tile.blockN * tile.kStep;
+  work.loadBytes = double(tile.blockM + tile.blockN) * tile.kStep * ob;
   // What the warps (fragments) or threads (register rows) read of the
   // shared tiles per step.
-  double sharedStep;
-  int64_t warps = std::max<int64_t>(1, tile.threads() / device.warpSize);
+  work.warps = std::max<int64_t>(1, tile.threads() / device.warpSize);
   if (tile.tensorCores)
-    sharedStep = double(warps) * (tile.warpM + tile.warpN) * tile.kStep * ob;
+    work.sharedBytes =
+        double(work.warps) * (tile.warpM + tile.warpN) * tile.kStep * ob;
   else
-    sharedStep = double(tile.threads()) * (tile.threadM + tile.threadN) *
-                 tile.kStep * ob;
-  // The SM's rate, shared by its blocks; an SM's four partitions each need
-  // a warp (tensor cores) or two (SIMT, to hide FMA latency) to run at peak.
-  double peak = tile.tensorCores ? device.mmaSyncHalfFlopsPerSecond
-                                 : device.simtFp32FlopsPerSecond;
-  int64_t warpsPerSm = warps * perSm;
-  double feed = std::min(1.0, warpsPerSm / (tile.tensorCores ? 4.0 : 8.0));
-  double computeRate = peak / device.sms * feed / perSm;
-  double sharedRate = device.sharedBytesPerSecond / device.sms / perSm;
-  double l2Rate = std::min(device.l2BytesPerSecond / resident,
-                           device.l2BytesPerSecondPerSm / perSm);
-  double storeRate = std::min(device.dramBytesPerSecond / resident,
-                              device.l2BytesPerSecondPerSm / perSm);
-  double tCompute = flopsStep / computeRate;
-  double tShared = sharedStep / sharedRate;
-  double tInner = std::max(tCompute, tShared);
-  double tLoad = loadStep / l2Rate;
-  double tStore = double(tile.blockM) * tile.blockN * problem.outputBytes /
-                  storeRate;
-  // Each k-step's barriers and copy issue stall the block; an estimate
-  // for calibration (dyncc tune) to replace.
-  double tStep = kStepOverheadCycles / device.clockHz;
-  tInner += tStep;
-  BlockTime t;
-  t.seconds = getBlockSeconds(steps, tile.stages, device.memoryLatencySeconds,
-                              tLoad, tInner, tStore);
-  t.bound = tLoad > tInner ? "l2" : tCompute >= tShared ? "compute" : "shared";
-  return t;
+    work.sharedBytes = double(tile.threads()) *
+                       (tile.threadM + tile.threadN) * tile.kStep * ob;
+  work.storeBytes = double(tile.blockM) * tile.blockN * problem.outputBytes;
+  work.peak = tile.tensorCores ? device.mmaSyncHalfFlopsPerSecond
+                               : device.simtFp32FlopsPerSecond;
+  work.warpsToFeed = tile.tensorCores ? 4.0 : 8.0;
+  return getBlockTime(work, device, perSm, resident);
 }
 
 GemmPrediction dyncc::cost::predictGemm(const GemmTile &tile,

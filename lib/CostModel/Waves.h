@@ -19,6 +19,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
+#include <string>
 
 namespace dyncc::cost::detail {
 
@@ -107,19 +109,93 @@ inline int64_t getOccupancy(int64_t threads, int64_t sharedBytes,
   return std::min({device.maxBlocksPerSm, byThreads, byShared, byRegisters});
 }
 
-/// A block of `steps` k-steps, each loading for `load` and computing for
-/// `inner` seconds, then storing for `store`: Vortex's recursion
-/// `L + T_load + (n-1) T_step + T_inner + T_store` with
-/// `T_step = max(T_load, T_inner, (L + T_load) / (stages - 1))`, the copies
-/// issued `stages - 1` steps ahead covering the latency `L`; one stage
-/// exposes both every step.
-inline double getBlockSeconds(int64_t steps, int64_t stages, double latency,
-                              double load, double inner, double store) {
-  if (stages > 1) {
-    double step = std::max({load, inner, (latency + load) / double(stages - 1)});
-    return latency + load + double(steps - 1) * step + inner + store;
+/// What one k-step of a GEMM or conv block does: its multiply-adds (in
+/// FLOP) at `peak` FLOP/s, the bytes its warps or threads read of shared
+/// memory, the bytes it loads from L2; and what the block stores at the end.
+struct BlockSteps {
+  int64_t steps = 1;
+  int64_t stages = 1;
+  double flops = 0;
+  double sharedBytes = 0;
+  double loadBytes = 0;
+  double storeBytes = 0;
+  double peak = 0;
+  /// The block's warps, and the warps an SM needs to run at `peak` (its
+  /// four partitions each need a warp for tensor cores, two for SIMT FMAs).
+  int64_t warps = 1;
+  double warpsToFeed = 8;
+};
+
+/// The time of one block of `work` when `perSm` blocks share its SM and
+/// `resident` blocks share the device, per level:
+///   T_load  = the step's loads over the block's share of L2 bandwidth (the
+///             device's L2 split among the resident blocks, at most what
+///             one SM pulls split among its blocks);
+///   T_inner = max(compute, shared-memory reads) at the SM's rates shared
+///             by its blocks, plus the step's overhead;
+///   T_block = Vortex's recursion `L + T_load + (n-1) T_step + T_inner +
+///             T_store` with `T_step = max(T_load, T_inner, (L + T_load) /
+///             (stages - 1))`, the copies issued `stages - 1` steps ahead
+///             covering the latency `L`; one stage exposes both every step.
+inline BlockTime getBlockTime(const BlockSteps &work, const Device &device,
+                              int64_t perSm, int64_t resident) {
+  double feed = std::min(1.0, work.warps * perSm / work.warpsToFeed);
+  double computeRate = work.peak / device.sms * feed / perSm;
+  double sharedRate = device.sharedBytesPerSecond / device.sms / perSm;
+  double l2Rate = std::min(device.l2BytesPerSecond / resident,
+                           device.l2BytesPerSecondPerSm / perSm);
+  double storeRate = std::min(device.dramBytesPerSecond / resident,
+                              device.l2BytesPerSecondPerSm / perSm);
+  double tCompute = work.flops / computeRate;
+  double tShared = work.sharedBytes / sharedRate;
+  // Each k-step's barriers and copy issue stall the block; an estimate for
+  // calibration (dyncc tune) to replace.
+  double tInner =
+      std::max(tCompute, tShared) + kStepOverheadCycles / device.clockHz;
+  double tLoad = work.loadBytes / l2Rate;
+  double tStore = work.storeBytes / storeRate;
+  double latency = device.memoryLatencySeconds;
+  BlockTime t;
+  if (work.stages > 1) {
+    double step =
+        std::max({tLoad, tInner, (latency + tLoad) / double(work.stages - 1)});
+    t.seconds = latency + tLoad + double(work.steps - 1) * step + tInner +
+                tStore;
+  } else {
+    t.seconds = double(work.steps) * (latency + tLoad + tInner) + tStore;
   }
-  return double(steps) * (latency + load + inner) + store;
+  t.bound = tLoad > tInner ? "l2" : tCompute >= tShared ? "compute" : "shared";
+  return t;
+}
+
+/// Why a block of `threads` cannot run on `device` (not whole warps, more
+/// than a block may have), or nullopt.
+inline std::optional<std::string> checkThreads(int64_t threads,
+                                               const Device &device) {
+  if (threads % device.warpSize)
+    return "threads per block (" + std::to_string(threads) +
+           ") are not whole warps";
+  if (threads > device.maxThreadsPerBlock)
+    return "threads per block (" + std::to_string(threads) + ") exceed " +
+           std::to_string(device.maxThreadsPerBlock);
+  return std::nullopt;
+}
+
+/// Why a tile's registers do not fit on `device`, or nullopt: `reported`
+/// (ptxas' count, 0 until known) within the limit, else `estimated` with
+/// kRegisterHeadroom below it.
+inline std::optional<std::string>
+checkRegisters(int64_t reported, int64_t estimated, const Device &device) {
+  // ptxas' count needs no headroom.
+  if (reported > device.maxRegistersPerThread)
+    return "registers per thread (" + std::to_string(reported) +
+           ") exceed " + std::to_string(device.maxRegistersPerThread);
+  if (!reported &&
+      estimated > device.maxRegistersPerThread - kRegisterHeadroom)
+    return "registers per thread (about " + std::to_string(estimated) +
+           ") leave less than " + std::to_string(kRegisterHeadroom) +
+           " of headroom";
+  return std::nullopt;
 }
 
 } // namespace dyncc::cost::detail
