@@ -39,6 +39,24 @@ constexpr int64_t kStaticSharedBytes = 48 * 1024;
 /// The most threads along z of a block (CUDA's limit): the channels'.
 constexpr int64_t kMaxThreadsZ = 64;
 
+std::vector<int64_t> ConvProblem::window() const {
+  return {inC, kh, kw, strideH, strideW, dilationH, dilationW};
+}
+
+bool ConvProblem::setWindow(const int64_t *values, size_t size) {
+  if (size != 7 || std::any_of(values, values + size,
+                               [](int64_t v) { return v < 1; }))
+    return false;
+  inC = values[0];
+  kh = values[1];
+  kw = values[2];
+  strideH = values[3];
+  strideW = values[4];
+  dilationH = values[5];
+  dilationW = values[6];
+  return true;
+}
+
 std::string ConvTile::str() const {
   auto sizes = [](int64_t c, int64_t h, int64_t w) {
     return "1x" + std::to_string(c) + "x" + std::to_string(h) + "x" +

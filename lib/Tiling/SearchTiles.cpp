@@ -30,7 +30,6 @@
 #include "llvm/ADT/MapVector.h"
 
 #include <array>
-#include <tuple>
 
 namespace dyncc {
 #define GEN_PASS_DEF_SEARCHTILESPASS
@@ -135,13 +134,6 @@ struct SearchSpace {
     return p;
   }
 
-  /// The static parts of a conv's problem, as dyncc.conv_problem's
-  /// `window` lists them.
-  SmallVector<int64_t, 8> window() const {
-    return {conv.inC,     conv.kh,        conv.kw,       conv.strideH,
-            conv.strideW, conv.dilationH, conv.dilationW};
-  }
-
   /// Identifies the problem: dispatches with the same one share a search.
   std::string str() const {
     std::string text = model == Model::Gemm   ? "gemm;"
@@ -154,7 +146,7 @@ struct SearchSpace {
                           int64_t(singleRow)})
       text += std::to_string(bytes) + ";";
     if (model == Model::Conv)
-      for (int64_t v : window())
+      for (int64_t v : conv.window())
         text += std::to_string(v) + ";";
     return text;
   }
@@ -252,7 +244,7 @@ std::string getCandidatesKey(const SearchSpace &space) {
     add({space.elementBytes, space.reduction, space.singleRow});
     break;
   case Model::Conv:
-    add(space.window());
+    add(space.conv.window());
     add({space.conv.elementBytes});
     break;
   }
@@ -380,17 +372,12 @@ FailureOr<SearchSpace> getSearchSpace(dg::DispatchOp dispatch,
   }
   if (space.model == Model::Conv) {
     auto window = problem.getAs<DenseI64ArrayAttr>("window");
-    if (!window || window.size() != 7 ||
-        llvm::any_of(window.asArrayRef(), [](int64_t v) { return v < 1; })) {
+    if (!window ||
+        !space.conv.setWindow(window.asArrayRef().data(), window.size())) {
       why = "the kernel's problem has no window";
       return failure();
     }
-    ArrayRef<int64_t> w = window.asArrayRef();
-    cost::ConvProblem &c = space.conv;
-    std::tie(c.inC, c.kh, c.kw, c.strideH, c.strideW, c.dilationH,
-             c.dilationW) = std::make_tuple(w[0], w[1], w[2], w[3], w[4],
-                                            w[5], w[6]);
-    if (!getInt("element_bytes", c.elementBytes, 1))
+    if (!getInt("element_bytes", space.conv.elementBytes, 1))
       return failure();
     return space;
   }
@@ -510,7 +497,7 @@ DictionaryAttr buildSelectAttr(MLIRContext *context, const SearchInfo &info,
   if (space.model == Model::Conv) {
     entries.push_back(b.getNamedAttr("model", b.getStringAttr("conv")));
     entries.push_back(
-        b.getNamedAttr("window", b.getDenseI64ArrayAttr(space.window())));
+        b.getNamedAttr("window", b.getDenseI64ArrayAttr(space.conv.window())));
     entries.push_back(b.getNamedAttr(
         "element_bytes", b.getI64IntegerAttr(space.conv.elementBytes)));
   }

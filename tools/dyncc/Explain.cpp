@@ -106,20 +106,14 @@ double predictRate(const Manifest &manifest, const GroupInfo &group,
   }
   if (s.model == "conv") {
     std::optional<cost::ConvTile> tile = cost::parseConvTile(config);
-    if (!tile || s.window.size() != 7 || s.elementBytes < 1)
-      return -1;
     cost::ConvProblem p;
+    if (!tile || !p.setWindow(s.window.data(), s.window.size()) ||
+        s.elementBytes < 1)
+      return -1;
     p.batch = (*dims)[0];
     p.outC = (*dims)[1];
     p.outH = (*dims)[2];
     p.outW = (*dims)[3];
-    p.inC = s.window[0];
-    p.kh = s.window[1];
-    p.kw = s.window[2];
-    p.strideH = s.window[3];
-    p.strideW = s.window[4];
-    p.dilationH = s.window[5];
-    p.dilationW = s.window[6];
     p.elementBytes = s.elementBytes;
     return p.flops() / cost::predictConv(*tile, p, *device).seconds / 1e12;
   }

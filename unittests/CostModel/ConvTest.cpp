@@ -145,6 +145,22 @@ TEST(ConvCandidates, ParseRejectsWhatIsNotAConvTile) {
   EXPECT_TRUE(parseConvTile("block 1x8x4x32 thread 1x2x1x4 k 8"));
 }
 
+// The manifest's and the attribute's `window` order, both ways; a window
+// of the wrong length or with a value below 1 sets nothing.
+TEST(ConvCandidates, WindowRoundTrips) {
+  ConvProblem p = conv(1, 64, 56, 64, 3, 2);
+  p.dilationW = 2;
+  std::vector<int64_t> w = p.window();
+  EXPECT_EQ(w, (std::vector<int64_t>{64, 3, 3, 2, 2, 1, 2}));
+  ConvProblem q;
+  ASSERT_TRUE(q.setWindow(w.data(), w.size()));
+  EXPECT_EQ(q.window(), w);
+  std::vector<int64_t> zero = {64, 3, 3, 0, 2, 1, 2};
+  EXPECT_FALSE(q.setWindow(zero.data(), zero.size()));
+  EXPECT_FALSE(q.setWindow(w.data(), 6));
+  EXPECT_EQ(q.window(), w);
+}
+
 // A 7x7 feature map (ResNet-50's last stage): the default's 4x32 positions
 // per block compute 3.7x the outputs there are; the search's best tile fits
 // the map and is predicted well ahead.

@@ -44,6 +44,14 @@ struct ConvProblem {
   double flops() const {
     return 2.0 * batch * outC * outH * outW * inC * kh * kw;
   }
+
+  /// The static parts in the order of dyncc.conv_problem's and the
+  /// manifest's `window`: input channels, filter rows and columns, strides
+  /// and dilations along rows and columns.
+  std::vector<int64_t> window() const;
+  /// Sets the static parts from `values` (window()'s order); false, and
+  /// nothing set, unless there are 7, all positive.
+  bool setWindow(const int64_t *values, size_t size);
 };
 
 /// A block's output tile over [outC, outH, outW] (one image), each
