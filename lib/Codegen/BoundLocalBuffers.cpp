@@ -15,6 +15,13 @@
 // targets see the same buffers: thread-private on the GPU, the stack of the
 // block's task on the CPU.
 //
+// A temporary inside a thread's (or warp's) loop is that thread's, whatever
+// memory space bufferization gave it: an out-of-place copy of a shared tile
+// (an epilogue reading the block's accumulator) comes out of one-shot
+// bufferization in workgroup memory, and one workgroup buffer for every
+// thread would be a race on the GPU. Such temporaries become private, and
+// the views of them lose the workgroup space.
+//
 // A result computed into its destination through a collapse and an
 // expansion along the same groups returns the destination itself.
 //
@@ -33,8 +40,11 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Utils/Utils.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/IR/Verifier.h"
 #include "mlir/Interfaces/ValueBoundsOpInterface.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 
 namespace dyncc {
 #define GEN_PASS_DEF_BOUNDLOCALBUFFERSPASS
@@ -71,6 +81,61 @@ static void returnDestinations(RewriterBase &rewriter, Block &entry) {
   }
 }
 
+/// True inside an `scf.forall` over threads or warps: code each thread (or
+/// warp) runs on its own.
+static bool isInThreadLoop(Operation *op) {
+  for (auto forall = op->getParentOfType<scf::ForallOp>(); forall;
+       forall = forall->getParentOfType<scf::ForallOp>()) {
+    std::optional<ArrayAttr> mapping = forall.getMapping();
+    if (mapping && !mapping->empty() &&
+        isa<gpu::GPUThreadMappingAttr, gpu::GPUWarpMappingAttr>(
+            (*mapping)[0]))
+      return true;
+  }
+  return false;
+}
+
+/// `type` in the default (private) memory space.
+static MemRefType getPrivateType(MemRefType type) {
+  return MemRefType::Builder(type).setMemorySpace(Attribute());
+}
+
+/// Makes a workgroup temporary allocated inside a thread's loop private: a
+/// new alloc in the default memory space, and every view of it (subviews,
+/// reshapes, casts, transitively) retyped to match. Fails on a user that
+/// needs the workgroup type (none of the ops bufferization emits does).
+static LogicalResult makePrivate(RewriterBase &rewriter,
+                                 memref::AllocOp alloc) {
+  rewriter.setInsertionPoint(alloc);
+  auto replacement = memref::AllocOp::create(
+      rewriter, alloc.getLoc(), getPrivateType(alloc.getType()),
+      alloc.getDynamicSizes(), alloc.getSymbolOperands(),
+      alloc.getAlignmentAttr());
+  rewriter.replaceOp(alloc, replacement);
+  SmallVector<Value> worklist = {replacement.getResult()};
+  while (!worklist.empty()) {
+    Value value = worklist.pop_back_val();
+    for (Operation *user : value.getUsers()) {
+      if (!isa<ViewLikeOpInterface, memref::CastOp>(user))
+        continue;
+      for (OpResult result : user->getResults()) {
+        auto type = dyn_cast<MemRefType>(result.getType());
+        if (!type || !isWorkgroupMemory(type))
+          continue;
+        rewriter.modifyOpInPlace(
+            user, [&] { result.setType(getPrivateType(type)); });
+        worklist.push_back(result);
+      }
+    }
+  }
+  for (Operation *user : replacement->getUsers())
+    if (failed(mlir::verify(user)))
+      return user->emitOpError("uses a thread's temporary that was in "
+                               "workgroup memory and could not be made "
+                               "private");
+  return success();
+}
+
 struct BoundLocalBuffers final
     : ::dyncc::impl::BoundLocalBuffersPassBase<BoundLocalBuffers> {
   using Base::Base;
@@ -89,6 +154,14 @@ struct BoundLocalBuffers final
     auto isIdentity = [](Value v) {
       return cast<MemRefType>(v.getType()).getLayout().isIdentity();
     };
+    SmallVector<memref::AllocOp> threadShared;
+    func.walk([&](memref::AllocOp alloc) {
+      if (isWorkgroupMemory(alloc.getType()) && isInThreadLoop(alloc))
+        threadShared.push_back(alloc);
+    });
+    for (memref::AllocOp alloc : threadShared)
+      if (failed(makePrivate(rewriter, alloc)))
+        return signalPassFailure();
     func.walk([&](Operation *op) {
       if (auto alloc = dyn_cast<memref::AllocOp>(op))
         allocs.push_back(alloc);

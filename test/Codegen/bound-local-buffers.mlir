@@ -128,3 +128,33 @@ func.func @folded_result(%x: memref<?x?x8xf32>, %out: memref<?x?x8xf32>) -> memr
   %back = memref.expand_shape %flat [[0, 1], [2]] output_shape [%b, %s, 8] : memref<?x8xf32> into memref<?x?x8xf32>
   return %back : memref<?x?x8xf32>
 }
+
+// -----
+
+// A temporary inside a thread's loop is the thread's own, even where
+// bufferization put it in workgroup memory (an out-of-place copy of a tile
+// of the block's shared accumulator): one workgroup buffer for every thread
+// would be a race on the GPU (GPT-2's QKV epilogue computed wrong values).
+// It becomes a private buffer, and its views lose the workgroup space; the
+// block's own shared tile stays in workgroup memory.
+// CHECK-LABEL: func.func @thread_temporary(
+//       CHECK:   %[[BUF:.+]] = memref.alloca() {alignment = 16 : i64} : memref<32xi8>
+//       CHECK:   memref.alloc() {alignment = 16 : i64} : memref<16x32xf32, #gpu.address_space<workgroup>>
+//       CHECK:   scf.forall
+//       CHECK:     %[[T:.+]] = memref.view %[[BUF]][%{{.+}}][%{{.+}}] : memref<32xi8> to memref<?x4xf32>
+//       CHECK:     memref.reinterpret_cast %[[T]] {{.*}} : memref<?x4xf32> to memref<1x?x4xf32>
+//   CHECK-NOT:   xi8, #gpu.address_space<workgroup>
+#rows = affine_map<(d0) -> (2, 16 - d0)>
+func.func @thread_temporary(%out: memref<1x16x32xf32>) attributes {dyncc.kernel} {
+  %acc = memref.alloc() : memref<16x32xf32, #gpu.address_space<workgroup>>
+  scf.forall (%i, %j) = (0, 0) to (16, 32) step (2, 4) {
+    %n = affine.min #rows(%i)
+    %src = memref.subview %acc[%i, %j] [%n, 4] [1, 1] : memref<16x32xf32, #gpu.address_space<workgroup>> to memref<?x4xf32, strided<[32, 1], offset: ?>, #gpu.address_space<workgroup>>
+    %t = memref.alloc(%n) : memref<?x4xf32, #gpu.address_space<workgroup>>
+    memref.copy %src, %t : memref<?x4xf32, strided<[32, 1], offset: ?>, #gpu.address_space<workgroup>> to memref<?x4xf32, #gpu.address_space<workgroup>>
+    %e = memref.expand_shape %t [[0, 1], [2]] output_shape [1, %n, 4] : memref<?x4xf32, #gpu.address_space<workgroup>> into memref<1x?x4xf32, #gpu.address_space<workgroup>>
+    %dst = memref.subview %out[0, %i, %j] [1, %n, 4] [1, 1, 1] : memref<1x16x32xf32> to memref<1x?x4xf32, strided<[512, 32, 1], offset: ?>>
+    memref.copy %e, %dst : memref<1x?x4xf32, #gpu.address_space<workgroup>> to memref<1x?x4xf32, strided<[512, 32, 1], offset: ?>>
+  } {mapping = [#gpu.thread<y>, #gpu.thread<x>]}
+  return
+}
