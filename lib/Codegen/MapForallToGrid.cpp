@@ -262,22 +262,51 @@ public:
       if (id >= 2)
         zGroup.push_back(i);
     llvm::sort(zGroup, [&](unsigned a, unsigned b) { return ids[a] < ids[b]; });
+    // Splits `rest` over the forall dimensions `dims`, the first innermost:
+    // each but the last is `rest` modulo its block count.
     SmallVector<Value> blockIndex(ids.size());
-    Value rest = zGroup.empty() ? Value() : blockId(gpu::Dimension::z);
-    for (auto [n, i] : llvm::enumerate(zGroup)) {
-      if (n + 1 == zGroup.size()) {
-        blockIndex[i] = rest;
-        break;
+    auto split = [&](Value rest, ArrayRef<unsigned> dims) {
+      for (auto [n, i] : llvm::enumerate(dims)) {
+        if (n + 1 == dims.size()) {
+          blockIndex[i] = rest;
+          break;
+        }
+        auto [lb, ub, step] = getBounds(rewriter, forall, i);
+        Value extent = arith::SubIOp::create(rewriter, loc, ub, lb);
+        Value count = arith::CeilDivUIOp::create(rewriter, loc, extent, step);
+        blockIndex[i] = arith::RemUIOp::create(rewriter, loc, rest, count);
+        rest = arith::DivUIOp::create(rewriter, loc, rest, count);
       }
-      auto [lb, ub, step] = getBounds(rewriter, forall, i);
-      Value extent = arith::SubIOp::create(rewriter, loc, ub, lb);
-      Value count = arith::CeilDivUIOp::create(rewriter, loc, extent, step);
-      blockIndex[i] = arith::RemUIOp::create(rewriter, loc, rest, count);
-      rest = arith::DivUIOp::create(rewriter, loc, rest, count);
+    };
+    if (gpu) {
+      // On the GPU every dimension comes from the block's linear id,
+      // x + gridDim.x * (y + gridDim.y * z), split x, y, then z innermost
+      // first: the blocks are the same as the grid's own for a grid of
+      // this forall's block counts, and the run-time may launch a kernel
+      // of more than 65535 blocks along y or z as one of x alone
+      // (`linear_grid` in the manifest).
+      SmallVector<unsigned> order;
+      for (uint64_t axis : {0, 1})
+        for (auto [i, id] : llvm::enumerate(ids))
+          if (id == axis)
+            order.push_back(i);
+      order.append(zGroup.begin(), zGroup.end());
+      Value y = blockId(gpu::Dimension::y), z = blockId(gpu::Dimension::z);
+      Value gx = gpu::GridDimOp::create(rewriter, loc, gpu::Dimension::x);
+      Value gy = gpu::GridDimOp::create(rewriter, loc, gpu::Dimension::y);
+      Value yz = arith::AddIOp::create(
+          rewriter, loc, y, arith::MulIOp::create(rewriter, loc, gy, z));
+      Value linear = arith::AddIOp::create(
+          rewriter, loc, blockId(gpu::Dimension::x),
+          arith::MulIOp::create(rewriter, loc, gx, yz));
+      split(linear, order);
+    } else {
+      if (!zGroup.empty())
+        split(blockId(gpu::Dimension::z), zGroup);
+      for (auto [i, id] : llvm::enumerate(ids))
+        if (id < 2)
+          blockIndex[i] = blockId(static_cast<gpu::Dimension>(id));
     }
-    for (auto [i, id] : llvm::enumerate(ids))
-      if (id < 2)
-        blockIndex[i] = blockId(static_cast<gpu::Dimension>(id));
 
     SmallVector<Value> ivs;
     Value inBounds;

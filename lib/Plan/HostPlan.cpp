@@ -633,6 +633,7 @@ private:
     json::Object k{{"name", name},
                    {"params", json::Array(params)},
                    {"grid", std::move(grid)},
+                   {"linear_grid", true},
                    {"block", std::move(block)},
                    {"shared_bytes", dynamicSharedBytes},
                    {"config", config->str()}};

@@ -1334,7 +1334,14 @@ bool Session::launch(size_t groupIndex, RuntimeError &error) {
     return true;
   ++launches;
   if (gpu) {
-    // The hardware's limits: x below 2^31, y and z below 2^16.
+    // The hardware's limits: x below 2^31, y and z below 2^16. A kernel
+    // that takes its block from the linear id runs as well on a grid along
+    // x alone.
+    if ((grid[1] > 0xffffu || grid[2] > 0xffffu) && kernel.linearGrid &&
+        total <= 0x7fffffffu) {
+      grid[0] = total;
+      grid[1] = grid[2] = 1;
+    }
     if (grid[0] > 0x7fffffffu || grid[1] > 0xffffu || grid[2] > 0xffffu)
       return error.fail(DYNCC_ERROR_SHAPE,
                         label() + ": the grid " + str(grid[0]) + " x " +

@@ -387,6 +387,11 @@ bool ManifestReader::readKernel(const JsonValue &value, const std::string &path,
   for (size_t i = 0; i < 3; ++i)
     if (!readExpr((*grid)[i], element(member(path, "grid"), i), kernel.grid[i]))
       return false;
+  if (const JsonValue *linear = value.find("linear_grid")) {
+    if (!linear->isBool())
+      return typeError(member(path, "linear_grid"), "a boolean", *linear);
+    kernel.linearGrid = linear->boolValue();
+  }
   if (!getArray(value, path, "block", block))
     return false;
   if (block->size() != 3)

@@ -25,12 +25,22 @@ func.func @relu(%n: index, %x: memref<?xf32>, %out: memref<?xf32>) -> memref<?xf
 }
 
 // The kernel moves into gpu.module @dyncc_kernels; the returned destination
-// is dropped. Block ids give the tile offset (guarded); threads stride by the
-// block size over the thread tiles, so tails leave threads idle.
+// is dropped. The block's linear id, x + gridDim.x * (y + gridDim.y * z),
+// gives the tile offset (guarded), so the run-time may launch the grid along
+// any axis; threads stride by the block size over the thread tiles, so
+// tails leave threads idle.
 // GPU: module attributes {gpu.container_module}
 // GPU-LABEL: gpu.module @dyncc_kernels
 //       GPU:   gpu.func @relu(%[[N:.+]]: index, %{{.+}}: memref<?xf32>, %{{.+}}: memref<?xf32>) kernel
-//       GPU:     %[[BID:.+]] = gpu.block_id x
+//       GPU:     %[[BY:.+]] = gpu.block_id y
+//       GPU:     %[[BZ:.+]] = gpu.block_id z
+//       GPU:     %[[GX:.+]] = gpu.grid_dim x
+//       GPU:     %[[GY:.+]] = gpu.grid_dim y
+//       GPU:     %[[ZGY:.+]] = arith.muli %[[GY]], %[[BZ]]
+//       GPU:     %[[YZ:.+]] = arith.addi %[[BY]], %[[ZGY]]
+//       GPU:     %[[BX:.+]] = gpu.block_id x
+//       GPU:     %[[YZGX:.+]] = arith.muli %[[GX]], %[[YZ]]
+//       GPU:     %[[BID:.+]] = arith.addi %[[BX]], %[[YZGX]]
 //       GPU:     %[[OFF:.+]] = arith.muli %[[BID]], %{{.+}}
 //       GPU:     %[[IN:.+]] = arith.cmpi slt, %{{.+}}, %[[N]]
 //       GPU:     scf.if %[[IN]] {
@@ -52,6 +62,40 @@ func.func @relu(%n: index, %x: memref<?xf32>, %out: memref<?xf32>) -> memref<?xf
 //       CPU:     scf.for
 //       CPU:       linalg.generic
 //   CPU-NOT:   gpu.
+
+// -----
+
+// Three block dimensions: on the GPU the linear id is split x innermost (its
+// block count ceildiv(n, 32)), then y (ceildiv(m, 16)); z takes the rest.
+// On the CPU the entry's three block ids are the dimensions themselves.
+func.func @three_axes(%b: index, %m: index, %n: index, %out: memref<?x?x?xf32>) attributes {dyncc.kernel} {
+  %one = arith.constant 1.0 : f32
+  scf.forall (%i, %j, %k) = (0, 0, 0) to (%b, %m, %n) step (1, 16, 32) {
+    memref.store %one, %out[%i, %j, %k] : memref<?x?x?xf32>
+  } {mapping = [#gpu.block<z>, #gpu.block<y>, #gpu.block<x>]}
+  return
+}
+// GPU-LABEL: gpu.func @three_axes(
+//  GPU-SAME:     %[[B:[a-zA-Z0-9]+]]: index, %[[M:[a-zA-Z0-9]+]]: index, %[[N:[a-zA-Z0-9]+]]: index
+//       GPU:   %[[BX:.+]] = gpu.block_id x
+//       GPU:   %[[LIN:[0-9]+]] = arith.addi %[[BX]], %{{.+}} : index
+//       GPU:   %[[NX:[0-9]+]] = arith.subi %[[N]], %{{.+}}
+//       GPU:   %[[CX:[0-9]+]] = arith.ceildivui %[[NX]], %c32
+//       GPU:   %[[X:[0-9]+]] = arith.remui %[[LIN]], %[[CX]]
+//       GPU:   %[[R:[0-9]+]] = arith.divui %[[LIN]], %[[CX]]
+//       GPU:   %[[MY:[0-9]+]] = arith.subi %[[M]], %{{.+}}
+//       GPU:   %[[CY:[0-9]+]] = arith.ceildivui %[[MY]], %c16
+//       GPU:   %[[Y:[0-9]+]] = arith.remui %[[R]], %[[CY]]
+//       GPU:   %[[Z:[0-9]+]] = arith.divui %[[R]], %[[CY]]
+//       GPU:   arith.muli %[[Z]], %c1
+//       GPU:   arith.muli %[[Y]], %c16
+//       GPU:   arith.muli %[[X]], %c32
+// CPU-LABEL: func.func @three_axes(
+//  CPU-SAME:     %[[BX:[a-zA-Z0-9]+]]: index, %[[BY:[a-zA-Z0-9]+]]: index, %[[BZ:[a-zA-Z0-9]+]]: index)
+//   CPU-NOT:   arith.remui
+//       CPU:   arith.muli %[[BZ]], %c1
+//       CPU:   arith.muli %[[BY]], %c16
+//       CPU:   arith.muli %[[BX]], %c32
 
 // -----
 

@@ -809,6 +809,39 @@ TEST(CudaSessionTest, MissingEntryAndOversizedGrid) {
                            "exceeds the device's limits");
   session.reset();
   model.reset();
+
+  // A kernel that takes its block from the linear id (what dyncc compiles)
+  // runs such a grid along x alone. (The fake runs no host code here: the
+  // host code indexes its three block ids.)
+  std::string linear = gpuArtifact(
+      replaceOnce(manifest, R"x("grid": ["1", "B*100", "1"])x",
+                  R"x("grid": ["1", "B*100", "1"], "linear_grid": true)x"));
+  model = Model::loadMemory(linear.data(), linear.size(), "l.dyncc", error);
+  ASSERT_NE(model, nullptr) << error.message;
+  session = cudaSession(model);
+  ASSERT_NE(session, nullptr);
+  ASSERT_TRUE(session->setInput(0, x.data(), shape, 2, error));
+  {
+    FakeSetting noHostCode("DYNCC_FAKE_CUDA_HOST_CODE", "");
+    EXPECT_TRUE(session->run(error)) << error.message;
+  }
+  EXPECT_EQ(std::string(fake().lastLaunch()).substr(0, 31),
+            "test_add1_relu grid 70000 1 1 b");
+  // 2^31 blocks and more fit no axis.
+  std::string huge = gpuArtifact(
+      replaceOnce(manifest, R"x("grid": ["1", "B*100", "1"])x",
+                  R"x("grid": ["65536", "B*100", "1"], "linear_grid": true)x"));
+  session.reset();
+  model = Model::loadMemory(huge.data(), huge.size(), "h.dyncc", error);
+  ASSERT_NE(model, nullptr) << error.message;
+  session = cudaSession(model);
+  ASSERT_NE(session, nullptr);
+  ASSERT_TRUE(session->setInput(0, x.data(), shape, 2, error));
+  EXPECT_FALSE(session->run(error));
+  EXPECT_EQ(error.message, "kernel 'add1_relu': the grid 65536 x 70000 x 1 "
+                           "exceeds the device's limits");
+  session.reset();
+  model.reset();
   expectNothingHeld();
 }
 

@@ -512,8 +512,9 @@ CUresult cuLaunchKernel(void *function, unsigned gx, unsigned gy, unsigned gz,
   if (failing("cuLaunchKernel"))
     return kLaunchOutOfResources;
   auto *fn = static_cast<Function *>(function);
+  // The hardware's grid limits: x below 2^31, y and z below 2^16.
   if (!fn || !gx || !gy || !gz || !bx || !by || !bz || extra ||
-      bx * by * bz > 1024)
+      bx * by * bz > 1024 || gx > 0x7fffffffu || gy > 0xffffu || gz > 0xffffu)
     return kInvalidValue;
   if (static_cast<int>(shared) > fn->maxDynamicShared)
     return kInvalidValue;

@@ -121,6 +121,10 @@ struct KernelInfo {
   std::string name;
   std::vector<KernelParam> params;
   ShapeExpr grid[3];
+  /// The GPU code takes its block from the linear id x + gridDim.x * (y +
+  /// gridDim.y * z): a grid over 65535 blocks along y or z may be launched
+  /// along x alone (`linear_grid`; artifacts before it index y and z).
+  bool linearGrid = false;
   int64_t block[3] = {1, 1, 1};
   int64_t sharedBytes = 0;
   bool hasCpu = false;
