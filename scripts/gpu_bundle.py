@@ -14,7 +14,11 @@ The bundle (at most 64 MiB, checked) holds:
   models/     the ONNX models, for onnxruntime there;
   artifacts/  each compiled here for cpu and sm_90 (cubins by ptxas where
               the toolkit is here), plus linear_relu over B = 1..4096 with
-              several variants, for `dyncc-run tune`;
+              several variants, for `dyncc-run tune`, and BERT-base's dense
+              layers (examples/make_bert_dense.py, f32 and f16) over
+              M = 1..4096, searched for the H100 and the H200, to tune and
+              to time against torch.matmul (--no-bert-dense leaves them
+              out);
   nodes/      the ONNX node tests that pass on the CPU here, each mode
               (static, --force-dynamic) compiled for cpu and sm_90 with its
               data sets' inputs and expected outputs (--nodes REGEX picks
@@ -55,9 +59,24 @@ DEFAULT_MODELS = [
     "shape_constantofshape_chain_pt16_opset9",
 ]
 
-# Dynamic sizes to check, where a model's range is narrower than the default
-# (the tiny GPT-2's position table holds 8 positions).
+# Dynamic sizes to check, where the default's do not suit (the tiny GPT-2's
+# position table holds 8 positions).
 DYNAMIC = {"gpt2_tiny_nopast_pt13_opset11": [1, 5, 8]}
+
+# Sizes checked on a real GPU only: a batch whose reduction grid has more
+# than 65535 blocks along z, which the run-time launches along x alone
+# (linear_grid); the fake driver runs host code by the three block ids and
+# cannot follow that.
+DYNAMIC_GPU = {"cnn_mnist_pt11_opset9": [8192]}
+
+# The shape sweep's range where the declared one (1..8192) would take
+# minutes or more memory than the GPU has (super_resolution's arena at
+# batch 8192 is 210 GB).
+BENCH_ARGS = {
+    "resnet50_stem_residual_block_opset11": ["--dim",
+                                             "gpu_0_data_0_d0=1:256"],
+    "super_resolution_pt111_opset15": ["--dim", "batch_size=1:256"],
+}
 
 # What the run-time-only build reads.
 SOURCES = ["CMakeLists.txt", "include/dyncc/Runtime", "include/dyncc/CostModel",
@@ -124,6 +143,10 @@ def main():
     parser.add_argument("--nodes", default=".",
                         help="node tests to include (a regex over their "
                         "names; '' for none)")
+    parser.add_argument("--bert-dense", default=True,
+                        action=argparse.BooleanOptionalAction,
+                        help="BERT-base's dense layers over M = 1..4096, "
+                        "tuned and timed against torch.matmul there")
     parser.add_argument("-j", "--jobs", type=int, default=2)
     args = parser.parse_args()
     if not args.dyncc.exists():
@@ -165,7 +188,36 @@ def main():
         compile_model(name, model)
         entries.append({"name": name, "model": f"models/{model.name}",
                         "artifact": f"artifacts/{name}.dyncc",
-                        "dynamic": DYNAMIC.get(name, [1, 5, 17])})
+                        "dynamic": DYNAMIC.get(name, [1, 5, 17]),
+                        "dynamic_gpu": DYNAMIC_GPU.get(name, []),
+                        "bench_args": BENCH_ARGS.get(name, [])})
+    # A dynamic batch over the stem's convs: tuned over batch 1..64.
+    stem = "resnet50_stem_residual_block_opset11"
+    for entry in entries:
+        if entry["name"] == stem:
+            entry["tune"] = True
+            entry["tune_args"] = ["--dim", "gpu_0_data_0_d0=1:64",
+                                  "--points", "8"]
+    # BERT-base's dense layers over M = 1..4096 (weights as inputs), f32
+    # (SIMT) and f16 (mma.sync), searched for the H100 and for the H200
+    # descriptions: the check tunes and times those of the GPU it finds,
+    # against torch.matmul (cuBLAS) on the same shapes.
+    sys.path.insert(0, str(ROOT / "examples"))
+    import onnx
+    from make_bert_dense import make_model
+    for dtype, tag in (("float", "f32"), ("float16", "f16")) * args.bert_dense:
+        model = out / "models" / f"bert_dense_{tag}.onnx"
+        onnx.save(make_model(dtype), str(model))
+        for device in ("h100", "h200"):
+            name = f"bert_dense_{tag}_{device}"
+            compile_model(name, model, ["--dim", "M=1:4096", "--device",
+                                        device])
+            entries.append({"name": name, "model": f"models/{model.name}",
+                            "artifact": f"artifacts/{name}.dyncc",
+                            "dynamic": [1, 7, 300], "gpu": device.upper(),
+                            "tune": True, "tune_args": ["--points", "12"],
+                            "versus_torch": [1, 5, 16, 43, 128, 344, 512,
+                                             1000, 2048, 4096]})
     linear = ROOT / "examples" / "linear_relu.onnx"
     shutil.copy2(linear, out / "models" / linear.name)
     compile_model("linear_relu", linear, ["--dim", "B=1:4096"])

@@ -14,11 +14,17 @@
 3. Where torch sees a GPU: hands the inputs over as torch CUDA tensors
    (DLPack, no copy) and takes the outputs back with torch.from_dlpack.
 4. Times a shape sweep of each artifact (`dyncc-run bench`) and tunes the
-   models marked `tune` (`dyncc-run tune`: the selection regret).
-5. Runs each packed ONNX node test (static and --force-dynamic, those that
+   models marked `tune` (`dyncc-run tune`: the selection regret). Entries
+   marked `gpu` (H100, H200: searched for that device's description) are
+   checked only on that GPU, where torch names it.
+5. Measures the device's two ceilings (a device-to-device copy, a bf16
+   8192^3 torch.matmul) and times the models marked `versus_torch` against
+   the same matmuls through torch (cuBLAS) at each M listed: the ratio
+   t_cublas / t_dyncc, side by side in one process.
+6. Runs each packed ONNX node test (static and --force-dynamic, those that
    pass on the CPU where the bundle was made) on cuda:0 against its
    expected outputs, with the same tolerances (issue 8).
-6. Writes results.json and results.md to --out and prints the table. Exits 1
+7. Writes results.json and results.md to --out and prints the table. Exits 1
    if any comparison failed.
 
 --fake-driver runs it all without a GPU on the test suite's fake driver
@@ -34,6 +40,20 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+
+
+def run_tool(command, timeout=240):
+    """A dyncc-run command, stopped after `timeout` seconds (the lease is
+    short): a CompletedProcess, with a timeout as a failure."""
+    try:
+        return subprocess.run(command, capture_output=True, text=True,
+                              timeout=timeout)
+    except subprocess.TimeoutExpired as expired:
+        def text(value):
+            return value.decode() if isinstance(value, bytes) else value or ""
+        return subprocess.CompletedProcess(
+            command, 1, text(expired.stdout),
+            text(expired.stderr) + f"timed out after {timeout} s")
 
 
 def build_runtime(build):
@@ -66,7 +86,12 @@ def compare(have, want, dtype_tolerances):
     a, b = have.astype(np.float64), want.astype(np.float64)
     excess = np.abs(a - b) - (atol + rtol * np.abs(b))
     worst = float(np.max(np.abs(a - b))) if a.size else 0.0
-    return bool(np.all(excess <= 0)), f"max |diff| {worst:.3g}"
+    # The norm-relative error too: where the elementwise test fails, it
+    # says whether the whole tensor is off or a few small elements.
+    norm = float(np.linalg.norm(b))
+    relative = float(np.linalg.norm(a - b)) / norm if norm else 0.0
+    return bool(np.all(excess <= 0)), (f"max |diff| {worst:.3g}, "
+                                       f"|diff|/|ref| {relative:.2g}")
 
 
 def run_node_tests(cases, dyncc, out, fake_driver):
@@ -114,13 +139,150 @@ def run_node_tests(cases, dyncc, out, fake_driver):
     return results
 
 
+def median(values):
+    values = sorted(values)
+    return values[len(values) // 2]
+
+
+def event_ms(torch, fn, repeat=20, warmup=3):
+    """The median of `repeat` event-timed calls of fn on torch's stream."""
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(repeat):
+        start = torch.cuda.Event(enable_timing=True)
+        end = torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end))
+    return median(times)
+
+
+def ceilings(torch):
+    """The copy bandwidth (bytes read plus written) and the bf16 matmul rate,
+    measured on random data."""
+    src = torch.randn(1 << 28, device="cuda")  # 1 GiB
+    dst = torch.empty_like(src)
+    ms = event_ms(torch, lambda: dst.copy_(src))
+    copy = 2 * src.numel() * 4 / ms / 1e9
+    del src, dst
+    a = torch.randn(8192, 8192, device="cuda", dtype=torch.bfloat16)
+    b = torch.randn(8192, 8192, device="cuda", dtype=torch.bfloat16)
+    ms = event_ms(torch, lambda: a @ b, repeat=10)
+    return {"copy_TBps": copy, "bf16_matmul_TFLOPs": 2 * 8192**3 / ms / 1e9}
+
+
+def versus_torch(entry, art, torch, reference):
+    """The artifact's whole run (its event-timed device time) against the
+    same MatMuls through torch.matmul, at each M of the entry, on the same
+    device tensors. Returns table rows."""
+    import onnx
+    model = onnx.load(str(HERE / entry["model"]))
+    products = [(n.input[0], n.input[1]) for n in model.graph.node
+                if n.op_type == "MatMul"]
+    session = art.session("cuda:0")
+    torch.backends.cuda.matmul.allow_tf32 = False
+    rows = []
+    for m in entry["versus_torch"]:
+        feeds = reference.random_feeds(HERE / entry["model"], m)
+        tensors = {k: torch.from_numpy(v).cuda() for k, v in feeds.items()}
+        torch.cuda.synchronize()
+        times = []
+        for r in range(23):
+            session.run(tensors, device_outputs=True)
+            if r >= 3:
+                times.append(session.device_time())
+        ours = median(times)
+        pairs = [(tensors[a], tensors[b]) for a, b in products]
+        theirs = event_ms(torch, lambda: [a @ b for a, b in pairs])
+        flops = sum(2 * a.shape[0] * a.shape[1] * b.shape[1] for a, b in pairs)
+        rows.append({"model": entry["name"], "M": m, "dyncc_ms": ours,
+                     "torch_ms": theirs, "ratio": theirs / ours,
+                     "dyncc_TFLOPs": flops / ours / 1e9,
+                     "torch_TFLOPs": flops / theirs / 1e9})
+        print(f"{entry['name']} M={m}: dyncc {ours:.4f} ms "
+              f"({flops / ours / 1e9:.1f} TFLOP/s), torch {theirs:.4f} ms "
+              f"({flops / theirs / 1e9:.1f} TFLOP/s), t_cublas/t_dyncc "
+              f"{theirs / ours:.3f}", flush=True)
+    session.close()
+    return rows
+
+
+def versus_svg(rows, title):
+    """A plot of TFLOP/s over M (log scale), one line per model and baseline:
+    the `versus_torch` rows as SVG, with no plotting library."""
+    import math
+    width, height, left, right, top, bottom = 720, 420, 60, 230, 30, 45
+    models = sorted({r["model"] for r in rows})
+    series = []
+    for model in models:
+        mine = sorted((r for r in rows if r["model"] == model),
+                      key=lambda r: r["M"])
+        series.append((f"{model} dyncc", [(r["M"], r["dyncc_TFLOPs"])
+                                          for r in mine], ""))
+        series.append((f"{model} torch", [(r["M"], r["torch_TFLOPs"])
+                                          for r in mine], "6,4"))
+    xs = [x for _, points, _ in series for x, _ in points]
+    top_y = max(y for _, points, _ in series for _, y in points) * 1.05
+    lo, hi = math.log10(min(xs)), math.log10(max(xs))
+    def px(x):
+        return left + (math.log10(x) - lo) / max(hi - lo, 1e-9) * (
+            width - left - right)
+    def py(y):
+        return height - bottom - y / top_y * (height - top - bottom)
+    colours = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e"]
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" '
+           f'height="{height}" font-family="sans-serif" font-size="11">',
+           f'<rect width="{width}" height="{height}" fill="white"/>',
+           f'<text x="{left}" y="18" font-size="13">{title}</text>']
+    x0, x1 = left, width - right
+    y0, y1 = height - bottom, top
+    out.append(f'<path d="M{x0},{y1} V{y0} H{x1}" stroke="black" '
+               'fill="none"/>')
+    for k in range(6):
+        y = top_y * k / 5
+        out.append(f'<text x="{x0 - 6}" y="{py(y) + 4:.1f}" '
+                   f'text-anchor="end">{y:.0f}</text>')
+        out.append(f'<path d="M{x0},{py(y):.1f} H{x1}" stroke="#ddd"/>')
+    for x in sorted(set(xs)):
+        out.append(f'<text x="{px(x):.1f}" y="{y0 + 15}" '
+                   f'text-anchor="middle">{x}</text>')
+    out.append(f'<text x="{(x0 + x1) / 2}" y="{height - 8}" '
+               'text-anchor="middle">M (rows), log scale</text>')
+    out.append(f'<text x="14" y="{(y0 + y1) / 2}" transform="rotate(-90 '
+               f'14 {(y0 + y1) / 2})" text-anchor="middle">TFLOP/s</text>')
+    for n, (label, points, dash) in enumerate(series):
+        colour = colours[(n // 2) % len(colours)]
+        path = " ".join(f"{'M' if i == 0 else 'L'}{px(x):.1f},{py(y):.1f}"
+                        for i, (x, y) in enumerate(points))
+        out.append(f'<path d="{path}" stroke="{colour}" stroke-width="2" '
+                   f'fill="none" stroke-dasharray="{dash}"/>')
+        ly = top + 16 * n
+        out.append(f'<path d="M{x1 + 12},{ly} h24" stroke="{colour}" '
+                   f'stroke-width="2" stroke-dasharray="{dash}"/>')
+        out.append(f'<text x="{x1 + 40}" y="{ly + 4}">{label}</text>')
+    out.append("</svg>")
+    return "\n".join(out) + "\n"
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--out", type=Path, default=HERE / "results")
     parser.add_argument("--runtime-build", type=Path)
     parser.add_argument("--fake-driver", type=Path)
+    parser.add_argument("--plot-from", type=Path, metavar="RESULTS_JSON",
+                        help="only draw versus_torch.svg (into --out) from "
+                        "a results.json")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
+    if args.plot_from:
+        results = json.loads(args.plot_from.read_text())
+        (args.out / "versus_torch.svg").write_text(versus_svg(
+            results["versus_torch"], "dyncc vs torch.matmul (cuBLAS) on "
+            f"{results['environment'].get('gpu', '?')}"))
+        return 0
     build = args.runtime_build or (HERE / "build")
     if not args.runtime_build:
         start = time.time()
@@ -145,7 +307,22 @@ def main():
                 torch = torch_module
         except ImportError:
             pass
-    for entry in bundle["models"]:
+    gpu_name = torch.cuda.get_device_name() if torch is not None else ""
+    environment = {}
+    if torch is not None:
+        environment = {"torch": torch.__version__, "gpu": gpu_name,
+                       "copy_TBps": 0.0, "bf16_matmul_TFLOPs": 0.0}
+        try:
+            environment.update(ceilings(torch))
+        except Exception as error:  # measured where torch can, else zeros
+            print(f"FAIL ceilings: {error}")
+        print(f"ceilings on {gpu_name}: copy {environment['copy_TBps']:.2f} "
+              f"TB/s, bf16 matmul {environment['bf16_matmul_TFLOPs']:.0f} "
+              "TFLOP/s", flush=True)
+    # Entries searched for another GPU's description are left out.
+    models = [e for e in bundle["models"]
+              if not (gpu_name and e.get("gpu") and e["gpu"] not in gpu_name)]
+    for entry in models:
         model = HERE / entry["model"]
         artifact = HERE / entry["artifact"]
         if args.fake_driver:
@@ -157,7 +334,9 @@ def main():
             ort = reference.onnxruntime_session(model)
         except ImportError:
             ort = None
-        for dynamic in entry["dynamic"]:
+        sizes = entry["dynamic"] + ([] if args.fake_driver
+                                    else entry.get("dynamic_gpu", []))
+        for dynamic in sizes:
             row = {"model": entry["name"], "dynamic": dynamic}
             try:
                 feeds = reference.random_feeds(model, dynamic)
@@ -204,7 +383,7 @@ def main():
     # Timings and tuning through the run-time-only tool.
     tool = build / "bin" / "dyncc-run"
     logs = {}
-    for entry in bundle["models"]:
+    for entry in models:
         artifact = HERE / entry["artifact"]
         if args.fake_driver:
             # The fake runs blocks one by one on the host: sweeping a CNN's
@@ -214,19 +393,19 @@ def main():
             os.environ["DYNCC_FAKE_CUDA_HOST_CODE"] = str(
                 args.out / f"{entry['name']}.so")
         repeat = "3" if args.fake_driver else "20"
-        bench = subprocess.run([str(tool), "bench", str(artifact), "--device",
-                                "cuda:0", "--repeat", repeat],
-                               capture_output=True, text=True)
+        bench = run_tool([str(tool), "bench", str(artifact), "--device",
+                          "cuda:0", "--repeat", repeat,
+                          *entry.get("bench_args", [])])
         logs[f"bench {entry['name']}"] = bench.stdout + bench.stderr
         if bench.returncode != 0:
             failures += 1
             print(f"FAIL bench {entry['name']}: {bench.stderr.strip()}")
         if entry.get("tune"):
-            tune = subprocess.run(
+            tune = run_tool(
                 [str(tool), "tune", str(artifact), "-o",
                  str(args.out / f"{entry['name']}.tuned.dyncc"), "--repeat",
-                 "2" if args.fake_driver else "10"],
-                capture_output=True, text=True)
+                 "2" if args.fake_driver else "10",
+                 *entry.get("tune_args", [])])
             logs[f"tune {entry['name']}"] = tune.stdout + tune.stderr
             if tune.returncode != 0:
                 failures += 1
@@ -234,8 +413,23 @@ def main():
             else:
                 print(tune.stdout.strip().splitlines()[-1])
 
+    versus = []
+    for entry in models:
+        if torch is not None and entry.get("versus_torch"):
+            art = dyncc.load(str(HERE / entry["artifact"]))
+            try:
+                versus += versus_torch(entry, art, torch, reference)
+            except Exception as error:  # one line per failure, then go on
+                failures += 1
+                print(f"FAIL versus torch {entry['name']}: {error}")
+            art.close()
+
+    if versus:
+        (args.out / "versus_torch.svg").write_text(versus_svg(
+            versus, f"dyncc vs torch.matmul (cuBLAS) on {gpu_name}"))
     (args.out / "results.json").write_text(json.dumps(
-        {"device": gpu.device, "rows": rows, "logs": logs,
+        {"device": gpu.device, "environment": environment, "rows": rows,
+         "versus_torch": versus, "logs": logs,
          "nodes": [{"test": label, "problem": p} for label, p in node_results]},
         indent=1))
     lines = [f"device: {gpu.device}", "",
@@ -243,6 +437,17 @@ def main():
              "|---|---|---|---|---|"]
     lines += [f"| {r['model']} | {r['dynamic']} | {'yes' if r['ok'] else 'NO'}"
               f" | {r.get('device_ms', 0):.4f} | {r['detail']} |" for r in rows]
+    if environment:
+        lines += ["", f"ceilings: copy {environment['copy_TBps']:.2f} TB/s, "
+                  f"bf16 matmul {environment['bf16_matmul_TFLOPs']:.0f} "
+                  f"TFLOP/s (torch {environment['torch']})"]
+    if versus:
+        lines += ["", "| model | M | dyncc ms | TFLOP/s | torch ms | TFLOP/s "
+                  "| t_cublas/t_dyncc |", "|---|---|---|---|---|---|---|"]
+        lines += [f"| {v['model']} | {v['M']} | {v['dyncc_ms']:.4f} | "
+                  f"{v['dyncc_TFLOPs']:.1f} | {v['torch_ms']:.4f} | "
+                  f"{v['torch_TFLOPs']:.1f} | {v['ratio']:.3f} |"
+                  for v in versus]
     if node_results:
         lines += ["", f"node tests on cuda:0: {len(node_results) - len(node_failures)}"
                   f" of {len(node_results)} pass"]
@@ -250,6 +455,9 @@ def main():
     for title, text in logs.items():
         lines += ["", f"## {title}", "", "```", text.rstrip(), "```"]
     (args.out / "results.md").write_text("\n".join(lines) + "\n")
+    for line in lines:
+        if line.startswith("| bert") or line.startswith("ceilings"):
+            print(line)
     print(f"{len(rows) - sum(not r['ok'] for r in rows)} of {len(rows)} "
           f"comparisons passed, {failures} failures; results in {args.out}")
     return 1 if failures else 0

@@ -87,11 +87,11 @@ def random_feeds(model, dynamic, seed=None):
     *segment*) of 0 and 1 (BERT has two), and attention masks (integer
     inputs named *mask* of rank 2 or more) of 0 and 1: a mask of 2 adds
     +10000 to the scores it keeps, where a float32 softmax has no precision
-    left to compare. A weight passed as an input (named `weight`) gets the
-    scale of a trained one, 1/sqrt(fan-in): at 1, a 768-wide projection
-    puts attention outputs in the tens, built from terms that cancel, and a
-    1e-3 relative comparison of the small ones measures only the order of
-    summation."""
+    left to compare. A weight passed as an input (named `weight` or
+    `*_weight`) gets the scale of a trained one, 1/sqrt(fan-in): at 1, a
+    768-wide projection puts attention outputs in the tens, built from
+    terms that cancel, and a 1e-3 relative comparison of the small ones
+    measures only the order of summation."""
     graph = onnx.load(str(model)).graph
     initializers = {i.name for i in graph.initializer}
     rng = np.random.default_rng(dynamic if seed is None else seed)
@@ -114,8 +114,8 @@ def random_feeds(model, dynamic, seed=None):
 
 def plain_feed(name, dtype, shape, rng):
     """A random input with no special meaning: integers in [1, 3) (valid
-    shape values), float16 normal at 0.1, a `weight` at 1/sqrt(fan-in),
-    other floats normal."""
+    shape values), float16 normal at 0.1, a `weight` (or `*_weight`) at
+    1/sqrt(fan-in), other floats normal."""
     if dtype.kind in "iub":
         return rng.integers(1, 3, size=shape).astype(dtype)
     if dtype == np.float16:
@@ -125,7 +125,7 @@ def plain_feed(name, dtype, shape, rng):
         # roundings disagree. 0.1 is still far above trained weights'
         # spread.
         return (0.1 * rng.standard_normal(shape)).astype(dtype)
-    if name == "weight":
+    if name == "weight" or name.endswith("_weight"):
         return (rng.standard_normal(shape) / np.sqrt(shape[0])).astype(dtype)
     return rng.standard_normal(shape).astype(dtype)
 
