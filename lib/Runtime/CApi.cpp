@@ -498,6 +498,21 @@ dyncc_status dyncc_session_driver_time(const dyncc_session *session,
   return DYNCC_OK;
 }
 
+dyncc_status dyncc_session_cuda_graphs(const dyncc_session *session,
+                                       uint64_t *replays, uint64_t *captures,
+                                       const char **off_reason) {
+  if (!session)
+    return fail(DYNCC_ERROR_INVALID_ARGUMENT,
+                "dyncc_session_cuda_graphs: null argument");
+  if (replays)
+    *replays = session->session->graphReplays();
+  if (captures)
+    *captures = session->session->graphCaptures();
+  if (off_reason)
+    *off_reason = session->session->graphsOff().c_str();
+  return DYNCC_OK;
+}
+
 dyncc_status dyncc_session_group_time(dyncc_session *session, size_t group,
                                       double *milliseconds, uint64_t *blocks) {
   if (!session)

@@ -94,6 +94,25 @@ Loaded load() {
     error += std::string(" (") + path + ")";
     return result;
   }
+  // Graphs are optional: without all of their entry points, none.
+  std::string missing;
+  if (!resolve(library, d.streamBeginCapture, {"cuStreamBeginCapture_v2"},
+               missing) ||
+      !resolve(library, d.streamEndCapture, {"cuStreamEndCapture"},
+               missing) ||
+      !resolve(library, d.graphInstantiate, {"cuGraphInstantiateWithFlags"},
+               missing) ||
+      !resolve(library, d.graphLaunch, {"cuGraphLaunch"}, missing) ||
+      !resolve(library, d.graphExecDestroy, {"cuGraphExecDestroy"},
+               missing) ||
+      !resolve(library, d.graphDestroy, {"cuGraphDestroy"}, missing)) {
+    d.streamBeginCapture = nullptr;
+    d.streamEndCapture = nullptr;
+    d.graphInstantiate = nullptr;
+    d.graphLaunch = nullptr;
+    d.graphExecDestroy = nullptr;
+    d.graphDestroy = nullptr;
+  }
   if (CUresult status = d.init(0); status != CUDA_SUCCESS) {
     error = d.failure("cuInit", status);
     return result;
@@ -172,6 +191,14 @@ Driver makeTimed(const Driver &driver) {
   DYNCC_TIMED(eventSynchronize);
   DYNCC_TIMED(eventElapsedTime);
   DYNCC_TIMED(occupancyMaxActiveBlocksPerMultiprocessor);
+  if (driver.hasGraphs()) {
+    DYNCC_TIMED(streamBeginCapture);
+    DYNCC_TIMED(streamEndCapture);
+    DYNCC_TIMED(graphInstantiate);
+    DYNCC_TIMED(graphLaunch);
+    DYNCC_TIMED(graphExecDestroy);
+    DYNCC_TIMED(graphDestroy);
+  }
 #undef DYNCC_TIMED
   // Error names and texts are not the driver's work on the run's behalf.
   return timed;

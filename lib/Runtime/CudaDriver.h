@@ -31,6 +31,8 @@ using CUmodule = struct CUmod_st *;
 using CUfunction = struct CUfunc_st *;
 using CUstream = struct CUstream_st *;
 using CUevent = struct CUevent_st *;
+using CUgraph = struct CUgraph_st *;
+using CUgraphExec = struct CUgraphExec_st *;
 
 // The values of cuda.h's enumerators that the run-time uses.
 constexpr CUresult CUDA_SUCCESS = 0;
@@ -44,6 +46,9 @@ constexpr int CU_JIT_ERROR_LOG_BUFFER = 5;
 constexpr int CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6;
 constexpr unsigned CU_STREAM_NON_BLOCKING = 1;
 constexpr unsigned CU_EVENT_DEFAULT = 0;
+/// Capture only the calling thread's work (another thread's sessions run
+/// on as before).
+constexpr int CU_STREAM_CAPTURE_MODE_THREAD_LOCAL = 1;
 /// The static shared memory every block may use without opting in.
 constexpr long long kDefaultSharedLimit = 48 * 1024;
 
@@ -101,6 +106,16 @@ struct Driver {
                                                         CUfunction function,
                                                         int blockSize,
                                                         size_t sharedBytes);
+  /// CUDA graphs (stream capture): all null where the driver lacks one of
+  /// them, and sessions then launch kernel by kernel.
+  CUresult (*streamBeginCapture)(CUstream stream, int mode);
+  CUresult (*streamEndCapture)(CUstream stream, CUgraph *graph);
+  CUresult (*graphInstantiate)(CUgraphExec *exec, CUgraph graph,
+                               unsigned long long flags);
+  CUresult (*graphLaunch)(CUgraphExec exec, CUstream stream);
+  CUresult (*graphExecDestroy)(CUgraphExec exec);
+  CUresult (*graphDestroy)(CUgraph graph);
+  bool hasGraphs() const { return graphLaunch != nullptr; }
 
   /// The driver, loaded and initialized on first use (thread-safe); null
   /// with `error` set when it cannot be (no library, a missing entry point,

@@ -19,6 +19,8 @@ using namespace dyncc::runtime;
 namespace {
 /// Symbol tuples whose selections are memoized before the memo is reset.
 constexpr size_t kMaxSelectionMemoEntries = 1 << 14;
+/// The CUDA graphs a session keeps (the least recently used goes first).
+constexpr size_t kMaxGraphs = 8;
 constexpr uint32_t kNotSelected = UINT32_MAX;
 
 std::string str(int64_t value) { return std::to_string(value); }
@@ -355,6 +357,19 @@ std::unique_ptr<Session> Session::create(std::shared_ptr<const Model> model,
                  "cuEventCreate"))
         return nullptr;
       state.stream = state.ownStream;
+      // Graphs replay a run's launches as one, where every run of the plan
+      // launches the same kernels in the same order: not where a step
+      // binds sizes read from data (the launches after it depend on them).
+      const char *graphs = std::getenv("DYNCC_CUDA_GRAPHS");
+      session->graphsOffReason = "";
+      if (!driver.hasGraphs())
+        session->graphsOffReason = "the CUDA driver has no graph entry points";
+      else if (graphs && std::string(graphs) == "0")
+        session->graphsOffReason = "DYNCC_CUDA_GRAPHS=0";
+      for (const Model::RunStep &step : session->loaded->runSteps())
+        if (step.op == StepInfo::Op::Bind && session->graphsOffReason.empty())
+          session->graphsOffReason =
+              "the plan binds sizes from data in the middle of a run";
       state.outputs.resize(manifest.outputs.size());
       state.staging.resize(manifest.inputs.size());
       state.hostStale.assign(manifest.outputs.size(), 0);
@@ -411,6 +426,9 @@ Session::~Session() {
     driver.eventDestroy(gpu->end);
   for (cuda::CUevent event : gpu->stepEvents)
     driver.eventDestroy(event);
+  for (CudaState::Graph &graph : gpu->graphs)
+    if (graph.exec)
+      driver.graphExecDestroy(graph.exec);
   if (gpu->ownStream)
     driver.streamDestroy(gpu->ownStream);
 }
@@ -1347,6 +1365,22 @@ bool Session::launch(size_t groupIndex, RuntimeError &error) {
                         label() + ": the grid " + str(grid[0]) + " x " +
                             str(grid[1]) + " x " + str(grid[2]) +
                             " exceeds the device's limits");
+    if (gpu->recording) {
+      CudaState::GraphOp op;
+      op.function = plan.function;
+      op.kernel = static_cast<uint32_t>(kernelIndex);
+      for (int i = 0; i < 3; ++i) {
+        op.grid[i] = static_cast<unsigned>(grid[i]);
+        op.block[i] = plan.block[i];
+      }
+      op.sharedBytes = plan.sharedBytes;
+      op.paramBegin = static_cast<uint32_t>(gpu->params.size());
+      op.paramCount = static_cast<uint32_t>(slots[kernelIndex].size());
+      gpu->params.insert(gpu->params.end(), slots[kernelIndex].begin(),
+                         slots[kernelIndex].end());
+      gpu->ops.push_back(op);
+      return true;
+    }
     if (cuda::CUresult status = gpu->driver().launchKernel(
             plan.function, static_cast<unsigned>(grid[0]),
             static_cast<unsigned>(grid[1]), static_cast<unsigned>(grid[2]),
@@ -1376,6 +1410,15 @@ bool Session::copy(const StepInfo &step, size_t stepIndex,
                           std::to_string(bufferBytes[step.dst]) + " bytes)");
   if (bytes == 0 || bufferData[step.src] == bufferData[step.dst])
     return true;
+  if (gpu && gpu->recording) {
+    CudaState::GraphOp op;
+    op.kernel = static_cast<uint32_t>(stepIndex);
+    op.dst = reinterpret_cast<uintptr_t>(bufferData[step.dst]);
+    op.src = reinterpret_cast<uintptr_t>(bufferData[step.src]);
+    op.bytes = bytes;
+    gpu->ops.push_back(op);
+    return true;
+  }
   if (gpu) {
     // Distinct buffers never overlap (the plan copies between buffers).
     if (cuda::CUresult status = gpu->driver().memcpyDtoDAsync(
@@ -1428,6 +1471,23 @@ bool Session::enqueue(RuntimeError &error) {
       return deviceFailure("cuEventRecord", status, error);
   }
   profiled = false;
+  // Graphs on the session's own stream only: a caller's stream may be in
+  // a capture of its own. Per-step events (profiling) need the steps apart.
+  bool record = gpu && graphsOffReason.empty() && !profiling &&
+                gpu->stream == gpu->ownStream;
+  if (record) {
+    gpu->ops.clear();
+    gpu->params.clear();
+  }
+  struct Recording {
+    CudaState *state;
+    ~Recording() {
+      if (state)
+        state->recording = false;
+    }
+  } recording{record ? gpu.get() : nullptr};
+  if (record)
+    gpu->recording = true;
   const std::vector<Model::RunStep> &steps = loaded->runSteps();
   for (size_t s = 0; s < steps.size(); ++s) {
     Model::RunStep step = steps[s];
@@ -1459,6 +1519,11 @@ bool Session::enqueue(RuntimeError &error) {
     }
   }
   profiled = profiling;
+  if (record) {
+    gpu->recording = false;
+    if (!issueRecorded(error))
+      return false;
+  }
   if (gpu) {
     if (cuda::CUresult status =
             gpu->driver().eventRecord(gpu->end, gpu->stream))
@@ -1471,6 +1536,103 @@ bool Session::enqueue(RuntimeError &error) {
     driverCalls = after.calls - before.calls;
   }
   ran = true;
+  return true;
+}
+
+cuda::CUresult Session::issueDirect(std::string &what) {
+  const cuda::Driver &driver = gpu->driver();
+  for (const CudaState::GraphOp &op : gpu->ops) {
+    if (!op.function) {
+      if (cuda::CUresult status = driver.memcpyDtoDAsync(op.dst, op.src,
+                                                         op.bytes, gpu->stream)) {
+        what = "steps[" + std::to_string(op.kernel) + "]: cuMemcpyDtoDAsync";
+        return status;
+      }
+      continue;
+    }
+    gpu->paramPointers.resize(op.paramCount);
+    for (uint32_t i = 0; i < op.paramCount; ++i)
+      gpu->paramPointers[i] = &gpu->params[op.paramBegin + i];
+    if (cuda::CUresult status = driver.launchKernel(
+            op.function, op.grid[0], op.grid[1], op.grid[2], op.block[0],
+            op.block[1], op.block[2], op.sharedBytes, gpu->stream,
+            gpu->paramPointers.data(), nullptr)) {
+      what = "cuLaunchKernel of kernel " +
+             quoted(loaded->manifest().kernels[op.kernel].name);
+      return status;
+    }
+  }
+  return cuda::CUDA_SUCCESS;
+}
+
+void Session::stopGraphs(std::string why) {
+  graphsOffReason = std::move(why);
+}
+
+bool Session::issueRecorded(RuntimeError &error) {
+  const cuda::Driver &driver = gpu->driver();
+  CudaState::Graph *graph = nullptr;
+  for (CudaState::Graph &candidate : gpu->graphs)
+    if (candidate.ops == gpu->ops && candidate.params == gpu->params) {
+      graph = &candidate;
+      break;
+    }
+  ++gpu->graphClock;
+  if (!graph) {
+    // The first run of these operations: remembered, launched one by one
+    // (capturing costs more than a run, and most shapes come again).
+    if (gpu->graphs.size() >= kMaxGraphs) {
+      auto oldest = std::min_element(
+          gpu->graphs.begin(), gpu->graphs.end(),
+          [](const CudaState::Graph &a, const CudaState::Graph &b) {
+            return a.lastUse < b.lastUse;
+          });
+      if (oldest->exec)
+        driver.graphExecDestroy(oldest->exec);
+      gpu->graphs.erase(oldest);
+    }
+    gpu->graphs.push_back({gpu->ops, gpu->params, nullptr, gpu->graphClock});
+  } else {
+    graph->lastUse = gpu->graphClock;
+    if (!graph->exec) {
+      // The second: captured into a graph.
+      std::string what = "cuStreamBeginCapture";
+      cuda::CUresult status = driver.streamBeginCapture(
+          gpu->stream, cuda::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL);
+      cuda::CUgraph captured = nullptr;
+      if (status == cuda::CUDA_SUCCESS) {
+        status = issueDirect(what);
+        cuda::CUresult ended =
+            driver.streamEndCapture(gpu->stream, &captured);
+        if (status == cuda::CUDA_SUCCESS && ended != cuda::CUDA_SUCCESS) {
+          status = ended;
+          what = "cuStreamEndCapture";
+        }
+      }
+      if (status == cuda::CUDA_SUCCESS) {
+        status = driver.graphInstantiate(&graph->exec, captured, 0);
+        what = "cuGraphInstantiateWithFlags";
+      }
+      if (captured)
+        driver.graphDestroy(captured);
+      if (status != cuda::CUDA_SUCCESS) {
+        // Launches one by one from now on; this run too.
+        graph->exec = nullptr;
+        stopGraphs(driver.failure(what, status));
+      } else {
+        ++gpu->captures;
+      }
+    }
+    if (graph->exec) {
+      if (cuda::CUresult status = driver.graphLaunch(graph->exec, gpu->stream))
+        return deviceFailure("cuGraphLaunch", status, error);
+      ++gpu->replays;
+      return true;
+    }
+  }
+  std::string what;
+  if (cuda::CUresult status = issueDirect(what))
+    return deviceFailure(what, status, error);
   return true;
 }
 

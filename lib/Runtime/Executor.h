@@ -178,6 +178,13 @@ public:
 
   /// True after a successful run (until the next failing one).
   bool hasRun() const { return ran; }
+  /// CUDA graphs: whether this session replays a run's launches as one
+  /// graph (the second run of the same launches captures it, later ones
+  /// replay it), and if not, why ("" when it does; "not CUDA" on the CPU).
+  const std::string &graphsOff() const { return graphsOffReason; }
+  /// The runs that replayed a graph, and the graphs captured.
+  uint64_t graphReplays() const { return gpu ? gpu->replays : 0; }
+  uint64_t graphCaptures() const { return gpu ? gpu->captures : 0; }
   std::vector<int64_t> outputShape(size_t index) const {
     size_t b = loaded->manifest().outputs[index].buffer;
     return std::vector<int64_t>(bufferShape(b), bufferShape(b + 1));
@@ -320,6 +327,13 @@ private:
   bool placeOnDevice(size_t buffer, RuntimeError &error);
   bool launch(size_t group, RuntimeError &error);
   bool copy(const StepInfo &step, size_t stepIndex, RuntimeError &error);
+  /// Enqueues the run's recorded launches and copies: by the graph of the
+  /// same ones (capturing it the second time they come), else one by one.
+  bool issueRecorded(RuntimeError &error);
+  /// Enqueues the recorded operations one by one on the session's stream.
+  cuda::CUresult issueDirect(std::string &what);
+  /// Turns graphs off for the session, saying why.
+  void stopGraphs(std::string why);
   bool selectVariant(size_t group, size_t &kernel, RuntimeError &error);
   /// `dyncc tune`'s measurements of `group` on this session's device, or
   /// null.
@@ -377,7 +391,49 @@ private:
     std::vector<uint8_t> hostStale;
     /// Profiling: an event before and after each step.
     std::vector<cuda::CUevent> stepEvents;
+
+    /// CUDA graphs. A run's launches and copies are recorded (kernel,
+    /// grid, block, shared bytes and parameter values; or the copy's
+    /// addresses) instead of enqueued, then enqueued together: as the
+    /// graph of the same operations where one exists, else one by one.
+    struct GraphOp {
+      cuda::CUfunction function = nullptr; // null: a device-to-device copy
+      unsigned grid[3] = {0, 0, 0};
+      unsigned block[3] = {0, 0, 0};
+      unsigned sharedBytes = 0;
+      uint64_t dst = 0, src = 0, bytes = 0;
+      uint32_t paramBegin = 0, paramCount = 0;
+      /// The kernel in the manifest, or a copy's step: for messages.
+      uint32_t kernel = 0;
+      bool operator==(const GraphOp &other) const {
+        return function == other.function && kernel == other.kernel &&
+               grid[0] == other.grid[0] &&
+               grid[1] == other.grid[1] && grid[2] == other.grid[2] &&
+               block[0] == other.block[0] && block[1] == other.block[1] &&
+               block[2] == other.block[2] &&
+               sharedBytes == other.sharedBytes && dst == other.dst &&
+               src == other.src && bytes == other.bytes &&
+               paramBegin == other.paramBegin &&
+               paramCount == other.paramCount;
+      }
+    };
+    /// Operations seen once (no graph yet: captured when they come again)
+    /// or twice (`exec`, replayed since).
+    struct Graph {
+      std::vector<GraphOp> ops;
+      std::vector<int64_t> params;
+      cuda::CUgraphExec exec = nullptr;
+      uint64_t lastUse = 0;
+    };
+    bool recording = false;
+    std::vector<GraphOp> ops;
+    std::vector<int64_t> params;
+    std::vector<void *> paramPointers;
+    std::vector<Graph> graphs;
+    uint64_t graphClock = 0, replays = 0, captures = 0;
   };
+  /// Why graphs are off for this session ("" if on).
+  std::string graphsOffReason = "not a CUDA session";
 
   std::shared_ptr<const Model> loaded;
   ThreadPool pool;

@@ -105,6 +105,9 @@ def _api():
         "dyncc_session_set_driver_timing": (ctypes.c_int, [c_void_p, ctypes.c_int]),
         "dyncc_session_driver_time": (ctypes.c_int, [
             c_void_p, ctypes.POINTER(ctypes.c_double), ctypes.POINTER(ctypes.c_uint64)]),
+        "dyncc_session_cuda_graphs": (ctypes.c_int, [
+            c_void_p, ctypes.POINTER(ctypes.c_uint64), ctypes.POINTER(ctypes.c_uint64),
+            ctypes.POINTER(ctypes.c_char_p)]),
     }
     for name, (res, args) in sigs.items():
         fn = getattr(lib, name)
@@ -339,6 +342,19 @@ class Session:
         _check(_api().dyncc_session_driver_time(self._handle, ctypes.byref(us),
                                                 ctypes.byref(calls)))
         return us.value, calls.value
+
+    def cuda_graphs(self):
+        """CUDA graphs: {"replays": runs that replayed a graph, "captures":
+        graphs captured, "off": why they are off, "" when on}. The second
+        run with the same launches (shapes and buffers) captures them, later
+        ones replay the graph (dyncc_runtime.h)."""
+        replays, captures = ctypes.c_uint64(), ctypes.c_uint64()
+        reason = ctypes.c_char_p()
+        _check(_api().dyncc_session_cuda_graphs(
+            self._handle, ctypes.byref(replays), ctypes.byref(captures),
+            ctypes.byref(reason)))
+        return {"replays": replays.value, "captures": captures.value,
+                "off": _str(reason.value)}
 
     def symbol_values(self):
         api = _api()

@@ -73,6 +73,18 @@ RUNNER = textwrap.dedent("""
         report["driver"]["cpu"] = "accepted"
     except dyncc.DynccError as e:
         report["driver"]["cpu"] = str(e)
+    # CUDA graphs: that run was the second of its launches (captured where
+    # graphs are on); the next ones replay the graph, on new data.
+    for seed in (11, 12):
+        rng = np.random.default_rng(seed)
+        feeds = {k: (rng.standard_normal(v.shape).astype(v.dtype)
+                     if v.dtype.kind == "f" else v) for k, v in feeds.items()}
+        want, got = cpu.run(feeds), gpu.run(feeds)
+        for name in want:
+            np.testing.assert_allclose(got[name], want[name], rtol=1e-6,
+                                       atol=1e-7, err_msg=name)
+    report["graphs"] = gpu.cuda_graphs()
+    report["cpu_graphs"] = cpu.cuda_graphs()["off"]
     print(json.dumps(report))
 """)
 
@@ -132,3 +144,10 @@ def test_cuda_session_matches_cpu_session(tmp_path, bin_dir, name):
     assert report["device"].endswith(
         f"0 kernels from cubin, {kernels} kernels compiled by the driver at "
         "load from the PTX of sm_80")
+    # CUDA graphs: the fake captures PTX launches, so the fourth run at 5
+    # (the driver-timed one) captured the graph and it and the next two
+    # replayed it, with the CPU's results. (A plan that binds sizes from
+    # data mid-run has none: gtest BindsSizesFromDeviceData.)
+    graphs = report["graphs"]
+    assert graphs == {"off": "", "captures": 1, "replays": 3}, graphs
+    assert report["cpu_graphs"] == "not a CUDA session"

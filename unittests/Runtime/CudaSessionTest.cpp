@@ -253,7 +253,7 @@ void runLinear(Session &session, int64_t rows, uint64_t seed) {
 /// Checks that the fake holds nothing of the run-time's.
 void expectNothingHeld() {
   for (const char *what : {"live_allocations", "live_modules", "live_streams",
-                           "live_events", "retained_contexts"})
+                           "live_events", "live_graphs", "retained_contexts"})
     EXPECT_EQ(fake().count(what), 0) << what;
 }
 
@@ -487,6 +487,13 @@ TEST(CudaSessionTest, BindsSizesFromDeviceData) {
       EXPECT_EQ(p[i], 7.0f) << "k = " << k;
     EXPECT_LE(session->arenaPlacement().size, session->arenaCapacity());
   }
+  // The launches after the bind step depend on the sizes read: no graph
+  // replays them, however often the same input comes.
+  EXPECT_EQ(session->graphsOff(),
+            "the plan binds sizes from data in the middle of a run");
+  ASSERT_TRUE(session->run(error)) << error.message;
+  ASSERT_TRUE(session->run(error)) << error.message;
+  EXPECT_EQ(session->graphCaptures(), 0u);
   {
     FakeSetting fail("DYNCC_FAKE_CUDA_FAIL", "cuMemcpyDtoHAsync_v2");
     EXPECT_FALSE(session->run(error));
@@ -641,7 +648,10 @@ TEST(CudaSessionTest, MoreDriverFailuresAreErrors) {
 // and the start and end events of a warm run), nothing without it, and a
 // CPU session refuses it.
 TEST(CudaSessionTest, DriverTimingCountsTheRunsDriverCalls) {
+  // Kernel by kernel (with graphs, a warm run is one launch of its graph).
+  setenv("DYNCC_CUDA_GRAPHS", "0", 1);
   auto session = cudaSession(loadGpuModel());
+  unsetenv("DYNCC_CUDA_GRAPHS");
   ASSERT_NE(session, nullptr);
   RuntimeError error;
   double microseconds = -1;
@@ -843,6 +853,85 @@ TEST(CudaSessionTest, MissingEntryAndOversizedGrid) {
   session.reset();
   model.reset();
   expectNothingHeld();
+}
+
+// CUDA graphs: the first run of a shape launches kernel by kernel, the
+// second captures the run's launches and copies into a graph and replays
+// it, later ones replay it (one driver call) with new data; each new set of
+// launches (a new shape, buffers that moved) goes the same way. The
+// results are the reference's throughout.
+TEST(CudaSessionTest, GraphsReplayRepeatedRuns) {
+  // sm_86 loads the sm_80 PTX, whose launches the fake can capture (it
+  // knows a PTX entry's parameters, not a cubin's).
+  FakeSetting arch("DYNCC_FAKE_CUDA_ARCH", "86");
+  {
+    auto session = cudaSession(loadGpuModel());
+    ASSERT_NE(session, nullptr);
+    EXPECT_EQ(session->graphsOff(), "");
+    long launches = fake().count("launches");
+    long replays = fake().count("graph_launches");
+    runLinear(*session, 5, 1);
+    EXPECT_EQ(fake().count("launches"), launches + 2);
+    EXPECT_EQ(session->graphCaptures(), 0u);
+    EXPECT_EQ(session->graphReplays(), 0u);
+    runLinear(*session, 5, 2);
+    EXPECT_EQ(session->graphCaptures(), 1u);
+    EXPECT_EQ(session->graphReplays(), 1u);
+    EXPECT_EQ(fake().count("graph_launches"), replays + 1);
+    EXPECT_EQ(fake().count("launches"), launches + 4); // the graph's two
+    for (uint64_t seed = 3; seed < 6; ++seed)
+      runLinear(*session, 5, seed);
+    EXPECT_EQ(session->graphCaptures(), 1u);
+    EXPECT_EQ(session->graphReplays(), 4u);
+    EXPECT_EQ(session->launchCount(), 2u);
+    // A new shape: direct, then captured.
+    runLinear(*session, 17, 6);
+    EXPECT_EQ(session->graphReplays(), 4u);
+    runLinear(*session, 17, 7);
+    EXPECT_EQ(session->graphCaptures(), 2u);
+    EXPECT_EQ(session->graphReplays(), 5u);
+    // Back to 5 rows: the input's device copy and the arena kept their
+    // larger places, so these are new launches again (correct either way).
+    runLinear(*session, 5, 8);
+    runLinear(*session, 5, 9);
+    EXPECT_EQ(session->graphCaptures(), 3u);
+    EXPECT_EQ(fake().count("live_graphs"), 3);
+  }
+  expectNothingHeld();
+}
+
+// Graphs off: DYNCC_CUDA_GRAPHS=0, or a launch the driver cannot capture
+// (the fake cannot capture a cubin's), which turns them off for the session
+// with the driver's reason; runs go on kernel by kernel, right.
+TEST(CudaSessionTest, GraphsOffLaunchKernelByKernel) {
+  {
+    setenv("DYNCC_CUDA_GRAPHS", "0", 1);
+    auto session = cudaSession(loadGpuModel());
+    unsetenv("DYNCC_CUDA_GRAPHS");
+    ASSERT_NE(session, nullptr);
+    EXPECT_EQ(session->graphsOff(), "DYNCC_CUDA_GRAPHS=0");
+    for (uint64_t seed = 1; seed < 4; ++seed)
+      runLinear(*session, 5, seed);
+    EXPECT_EQ(session->graphCaptures(), 0u);
+
+    auto cubin = cudaSession(loadGpuModel());
+    ASSERT_NE(cubin, nullptr);
+    EXPECT_EQ(cubin->graphsOff(), "");
+    long launches = fake().count("launches");
+    for (uint64_t seed = 1; seed < 4; ++seed)
+      runLinear(*cubin, 5, seed);
+    EXPECT_EQ(cubin->graphsOff(),
+              "cuLaunchKernel of kernel 'matmul_small' failed: "
+              "CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED (fake driver error)");
+    EXPECT_EQ(cubin->graphCaptures(), 0u);
+    EXPECT_EQ(cubin->graphReplays(), 0u);
+    EXPECT_EQ(fake().count("launches"), launches + 6);
+  }
+  expectNothingHeld();
+  RuntimeError error;
+  auto cpu = Session::create(loadGpuModel(), "cpu", error);
+  ASSERT_NE(cpu, nullptr) << error.message;
+  EXPECT_EQ(cpu->graphsOff(), "not a CUDA session");
 }
 
 TEST(CudaSessionTest, SessionsRunConcurrentlyFromThreads) {

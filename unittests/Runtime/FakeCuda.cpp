@@ -60,6 +60,8 @@ constexpr CUresult kInvalidPtx = 218;
 constexpr CUresult kInvalidHandle = 400;
 constexpr CUresult kNotFound = 500;
 constexpr CUresult kLaunchOutOfResources = 701;
+constexpr CUresult kCaptureUnsupported = 900;
+constexpr CUresult kCaptureInvalidated = 901;
 constexpr CUresult kUnknown = 999;
 
 struct Function {
@@ -84,6 +86,23 @@ struct Event {
 
 typedef void (*HostEntry)(void **params, int64_t x, int64_t y, int64_t z);
 
+/// A node of a captured graph: a launch (its parameters' values, 8 bytes
+/// each, as dyncc's kernels take them) or a device-to-device copy.
+struct Node {
+  void *function = nullptr; // null: a copy
+  unsigned grid[3] = {0, 0, 0}, block[3] = {0, 0, 0}, shared = 0;
+  std::vector<uint64_t> params;
+  uint64_t dst = 0, src = 0, bytes = 0;
+};
+struct Graph {
+  std::vector<Node> nodes;
+};
+/// A stream in capture: its nodes so far, and whether a call failed.
+struct Capture {
+  Graph *graph = nullptr;
+  bool invalid = false;
+};
+
 struct State {
   std::mutex mutex;
   bool initialized = false;
@@ -95,10 +114,13 @@ struct State {
   std::map<int, int> retained; // device -> count
   void *hostCode = nullptr;
   std::string hostCodePath;
+  std::map<void *, Capture> captures; // by stream
+  std::set<Graph *> graphs, execs;
 
   // Counters, read by the tests.
   long launches = 0, blocks = 0, cubinLoads = 0, ptxLoads = 0,
-       sharedRaises = 0, copiesIn = 0, copiesOut = 0, copiesOnDevice = 0;
+       sharedRaises = 0, copiesIn = 0, copiesOut = 0, copiesOnDevice = 0,
+       graphLaunches = 0, graphsInstantiated = 0;
   std::string lastLaunch;
 };
 
@@ -250,6 +272,10 @@ long fake_cuda_count(const char *name) {
   if (key == "copies_in") return s.copiesIn;
   if (key == "copies_out") return s.copiesOut;
   if (key == "copies_on_device") return s.copiesOnDevice;
+  if (key == "graph_launches") return s.graphLaunches;
+  if (key == "graphs_instantiated") return s.graphsInstantiated;
+  if (key == "live_graphs")
+    return static_cast<long>(s.graphs.size() + s.execs.size());
   if (key == "live_allocations") return static_cast<long>(s.allocations.size());
   if (key == "live_modules") return static_cast<long>(s.modules.size());
   if (key == "live_streams") return static_cast<long>(s.streams.size());
@@ -301,6 +327,12 @@ CUresult cuGetErrorName(CUresult error, const char **name) {
   case kNotFound: *name = "CUDA_ERROR_NOT_FOUND"; return kSuccess;
   case kLaunchOutOfResources:
     *name = "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES";
+    return kSuccess;
+  case kCaptureUnsupported:
+    *name = "CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED";
+    return kSuccess;
+  case kCaptureInvalidated:
+    *name = "CUDA_ERROR_STREAM_CAPTURE_INVALIDATED";
     return kSuccess;
   case kUnknown: *name = "CUDA_ERROR_UNKNOWN"; return kSuccess;
   }
@@ -529,6 +561,26 @@ CUresult cuLaunchKernel(void *function, unsigned gx, unsigned gy, unsigned gz,
       if (!inAllocation(address, 0))
         return kInvalidValue;
     }
+    auto capture = s.captures.find(stream);
+    if (capture != s.captures.end()) {
+      // Recorded, not run. The parameters' count is the PTX entry's: a
+      // cubin's is unknown here, so its launches cannot be captured.
+      if (!fn->known) {
+        capture->second.invalid = true;
+        return kCaptureUnsupported;
+      }
+      Node node;
+      node.function = function;
+      unsigned grid[3] = {gx, gy, gz}, blockDims[3] = {bx, by, bz};
+      std::copy(grid, grid + 3, node.grid);
+      std::copy(blockDims, blockDims + 3, node.block);
+      node.shared = shared;
+      node.params.resize(fn->pointers.size());
+      for (size_t i = 0; i < node.params.size(); ++i)
+        std::memcpy(&node.params[i], params[i], sizeof(uint64_t));
+      capture->second.graph->nodes.push_back(std::move(node));
+      return kSuccess;
+    }
     ++s.launches;
     s.blocks += long(gx) * gy * gz;
     s.lastLaunch = fn->name + " grid " + std::to_string(gx) + " " +
@@ -616,12 +668,20 @@ CUresult cuMemcpyDtoHAsync_v2(void *dst, uint64_t src, size_t bytes,
 
 CUresult cuMemcpyDtoDAsync_v2(uint64_t dst, uint64_t src, size_t bytes,
                               void *stream) {
-  (void)stream;
   if (failing("cuMemcpyDtoDAsync_v2"))
     return kUnknown;
   std::lock_guard<std::mutex> lock(state().mutex);
   if (!currentContext || !inAllocation(dst, bytes) || !inAllocation(src, bytes))
     return kInvalidValue;
+  auto capture = state().captures.find(stream);
+  if (capture != state().captures.end()) {
+    Node node;
+    node.dst = dst;
+    node.src = src;
+    node.bytes = bytes;
+    capture->second.graph->nodes.push_back(std::move(node));
+    return kSuccess;
+  }
   std::memmove(reinterpret_cast<void *>(dst), reinterpret_cast<void *>(src),
                bytes);
   ++state().copiesOnDevice;
@@ -700,6 +760,98 @@ CUresult cuEventElapsedTime_v2(float *milliseconds, void *start, void *end) {
     return kInvalidHandle;
   *milliseconds =
       std::chrono::duration<float, std::milli>(b->when - a->when).count();
+  return kSuccess;
+}
+
+CUresult cuStreamBeginCapture_v2(void *stream, int mode) {
+  (void)mode;
+  if (failing("cuStreamBeginCapture_v2"))
+    return kCaptureUnsupported;
+  std::lock_guard<std::mutex> lock(state().mutex);
+  State &s = state();
+  if (!stream || !s.streams.count(stream) || s.captures.count(stream))
+    return kInvalidValue;
+  s.captures[stream].graph = new Graph;
+  return kSuccess;
+}
+
+CUresult cuStreamEndCapture(void *stream, void **graph) {
+  std::lock_guard<std::mutex> lock(state().mutex);
+  State &s = state();
+  auto capture = s.captures.find(stream);
+  if (capture == s.captures.end())
+    return kInvalidValue;
+  Capture ended = capture->second;
+  s.captures.erase(capture);
+  if (ended.invalid) {
+    delete ended.graph;
+    *graph = nullptr;
+    return kCaptureInvalidated;
+  }
+  s.graphs.insert(ended.graph);
+  *graph = ended.graph;
+  return kSuccess;
+}
+
+CUresult cuGraphInstantiateWithFlags(void **exec, void *graph,
+                                     unsigned long long flags) {
+  (void)flags;
+  if (failing("cuGraphInstantiateWithFlags"))
+    return kUnknown;
+  std::lock_guard<std::mutex> lock(state().mutex);
+  State &s = state();
+  auto *g = static_cast<Graph *>(graph);
+  if (!s.graphs.count(g))
+    return kInvalidValue;
+  auto *copy = new Graph(*g);
+  s.execs.insert(copy);
+  ++s.graphsInstantiated;
+  *exec = copy;
+  return kSuccess;
+}
+
+CUresult cuGraphLaunch(void *exec, void *stream) {
+  auto *g = static_cast<Graph *>(exec);
+  {
+    std::lock_guard<std::mutex> lock(state().mutex);
+    if (!state().execs.count(g))
+      return kInvalidValue;
+    ++state().graphLaunches;
+  }
+  for (const Node &node : g->nodes) {
+    CUresult status;
+    if (node.function) {
+      std::vector<void *> pointers(node.params.size());
+      for (size_t i = 0; i < pointers.size(); ++i)
+        pointers[i] = const_cast<uint64_t *>(&node.params[i]);
+      status = cuLaunchKernel(node.function, node.grid[0], node.grid[1],
+                              node.grid[2], node.block[0], node.block[1],
+                              node.block[2], node.shared, stream,
+                              pointers.data(), nullptr);
+    } else {
+      status = cuMemcpyDtoDAsync_v2(node.dst, node.src, node.bytes, stream);
+    }
+    if (status != kSuccess)
+      return status;
+  }
+  return kSuccess;
+}
+
+CUresult cuGraphExecDestroy(void *exec) {
+  std::lock_guard<std::mutex> lock(state().mutex);
+  auto *g = static_cast<Graph *>(exec);
+  if (!state().execs.erase(g))
+    return kInvalidValue;
+  delete g;
+  return kSuccess;
+}
+
+CUresult cuGraphDestroy(void *graph) {
+  std::lock_guard<std::mutex> lock(state().mutex);
+  auto *g = static_cast<Graph *>(graph);
+  if (!state().graphs.erase(g))
+    return kInvalidValue;
+  delete g;
   return kSuccess;
 }
 

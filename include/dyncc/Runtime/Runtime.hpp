@@ -272,6 +272,15 @@ public:
   dyncc_status driverTime(double &microseconds, uint64_t &calls) const {
     return dyncc_session_driver_time(handle, &microseconds, &calls);
   }
+  /// CUDA graphs: replays, captures, and why they are off ("" if on).
+  dyncc_status cudaGraphs(uint64_t &replays, uint64_t &captures,
+                          std::string &offReason) const {
+    const char *reason = nullptr;
+    dyncc_status status =
+        dyncc_session_cuda_graphs(handle, &replays, &captures, &reason);
+    offReason = reason ? reason : "";
+    return status;
+  }
   dyncc_status groupTime(size_t group, double &milliseconds,
                          uint64_t &blocks) {
     return dyncc_session_group_time(handle, group, &milliseconds, &blocks);

@@ -242,6 +242,19 @@ DYNCC_API dyncc_status dyncc_session_set_driver_timing(dyncc_session *session,
 DYNCC_API dyncc_status dyncc_session_driver_time(const dyncc_session *session,
                                                  double *microseconds,
                                                  uint64_t *calls);
+/** CUDA graphs: the runs that replayed a graph and the graphs captured
+ *  (either pointer may be null), and why graphs are off ("" when on; "not
+ *  a CUDA session" on the cpu). A CUDA session on its own stream records a
+ *  run's launches and copies; the second run with the same ones (the same
+ *  kernels, grids and parameters: the same shapes and buffers) captures
+ *  them into a graph, and later ones replay it with one driver call. They
+ *  are off where the driver lacks them, with DYNCC_CUDA_GRAPHS=0, for
+ *  plans that bind sizes from data in the middle of a run, and after a
+ *  capture failed; runs then launch kernel by kernel. */
+DYNCC_API dyncc_status dyncc_session_cuda_graphs(const dyncc_session *session,
+                                                 uint64_t *replays,
+                                                 uint64_t *captures,
+                                                 const char **off_reason);
 /** Runs variant `variant` of group `group` from the next run on, wherever
  *  its conditions hold (elsewhere the group selects as usual); -1 restores
  *  the usual selection. */

@@ -351,6 +351,19 @@ int BenchTool::run(const BenchOptions &options) {
       series.variant.push_back(it->second);
     }
   }
+  if (onGpu && !options.quiet) {
+    // Warm runs after the first of a shape replay its CUDA graph.
+    uint64_t replays = 0, captures = 0;
+    std::string off;
+    if (session.cudaGraphs(replays, captures, off) != DYNCC_OK)
+      off = dyncc::lastError();
+    if (off.empty())
+      std::printf("CUDA graphs: %llu captured, %llu replays\n",
+                  static_cast<unsigned long long>(captures),
+                  static_cast<unsigned long long>(replays));
+    else
+      std::printf("CUDA graphs: off (%s)\n", off.c_str());
+  }
   if (!options.plot.empty()) {
     std::string svg = dyncc::cost::plotVariantRegions(
         {series}, names[xSymbol], "median run time (ms)");
