@@ -69,6 +69,10 @@ DYNAMIC = {"gpt2_tiny_nopast_pt13_opset11": [1, 5, 8]}
 # cannot follow that.
 DYNAMIC_GPU = {"cnn_mnist_pt11_opset9": [8192]}
 
+# Models whose sweep runs twice, with CUDA graphs and without.
+GRAPHS_AB = {"bert_squad_tiny_pt13_opset10", "gpt2_tiny_nopast_pt13_opset11",
+             "distilbert_tiny_seqcls_pt110_opset11"}
+
 # The shape sweep's range where the declared one (1..8192) would take
 # minutes or more memory than the GPU has (super_resolution's arena at
 # batch 8192 is 210 GB).
@@ -190,7 +194,8 @@ def main():
                         "artifact": f"artifacts/{name}.dyncc",
                         "dynamic": DYNAMIC.get(name, [1, 5, 17]),
                         "dynamic_gpu": DYNAMIC_GPU.get(name, []),
-                        "bench_args": BENCH_ARGS.get(name, [])})
+                        "bench_args": BENCH_ARGS.get(name, []),
+                        "graphs_ab": name in GRAPHS_AB})
     # A dynamic batch over the stem's convs: tuned over batch 1..64.
     stem = "resnet50_stem_residual_block_opset11"
     for entry in entries:

@@ -353,6 +353,15 @@ def main():
                         ok, text = compare(have, want_ort[name],
                                            reference.tolerances)
                         checks.append((ok, f"{name} vs onnxruntime: {text}"))
+                # Again twice on the same inputs: the second run of the
+                # same launches captures a CUDA graph, the third replays it.
+                for _ in range(2):
+                    again = gpu.run(feeds)
+                for name, have in again.items():
+                    ok, text = compare(have, want_cpu[name], reference.tolerances)
+                    checks.append((ok, f"{name} by graph vs cpu: {text}"))
+                graphs = gpu.cuda_graphs()
+                row["graphs"] = graphs
                 if torch is not None:
                     tensors = {k: torch.from_numpy(v).cuda()
                                for k, v in feeds.items()}
@@ -400,6 +409,15 @@ def main():
         if bench.returncode != 0:
             failures += 1
             print(f"FAIL bench {entry['name']}: {bench.stderr.strip()}")
+        if entry.get("graphs_ab") and not args.fake_driver:
+            # The same sweep launching kernel by kernel: what graphs save.
+            os.environ["DYNCC_CUDA_GRAPHS"] = "0"
+            bench = run_tool([str(tool), "bench", str(artifact), "--device",
+                              "cuda:0", "--repeat", repeat,
+                              *entry.get("bench_args", [])])
+            del os.environ["DYNCC_CUDA_GRAPHS"]
+            logs[f"bench {entry['name']} (graphs off)"] = (bench.stdout +
+                                                           bench.stderr)
         if entry.get("tune"):
             tune = run_tool(
                 [str(tool), "tune", str(artifact), "-o",
