@@ -28,6 +28,7 @@
 
 #include "Bounds.h"
 #include "dyncc/Codegen/Passes.h"
+#include "dyncc/CostModel/Gemm.h"
 #include "dyncc/Tiling/KernelShapes.h"
 #include "dyncc/Tiling/RowReductions.h"
 #include "dyncc/Support/DimExpr.h"
@@ -1811,6 +1812,17 @@ static Value copyInChunks(RewriterBase &rewriter, Location loc,
 
 using SharedWrite = std::pair<TilingInterface, SmallVector<int64_t>>;
 
+/// The elements each row of a promoted operand's shared tile is padded by:
+/// kMmaRowPaddingBytes for a tensor-core operand copied in chunks (read by
+/// ldmatrix) of rank 2 or more, else none.
+static int64_t getRowPadding(bool chunked, RankedTensorType type) {
+  int64_t elementBytes = getElementBytes(type.getElementType());
+  if (!chunked || type.getRank() < 2 || elementBytes == 0 ||
+      cost::kMmaRowPaddingBytes % elementBytes != 0)
+    return 0;
+  return cost::kMmaRowPaddingBytes / elementBytes;
+}
+
 /// How the operands of a tensor-core k-step are promoted: in chunks where
 /// they come straight from the kernel's arguments (getChunkSource), each
 /// such buffer `stages` times over (dyncc-pipeline-k-steps multi-buffers
@@ -1818,6 +1830,8 @@ using SharedWrite = std::pair<TilingInterface, SmallVector<int64_t>>;
 struct ChunkedPromotion {
   const ClampFacts &known;
   int64_t stages;
+  /// Tensor cores: ldmatrix reads the tiles, whose rows are padded.
+  bool padRows;
 };
 
 static FailureOr<SmallVector<SharedWrite>>
@@ -1840,7 +1854,10 @@ promoteOperands(RewriterBase &rewriter, linalg::LinalgOp op, int64_t &budget,
   SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
   SmallVector<int64_t> loopBounds = getLoopBounds(rewriter, op);
   SmallVector<Operand> operands;
-  int64_t bytes = 0;
+  // The bytes with the tensor-core tiles' rows padded, and without: the
+  // padding only where the budget holds it (the tile search counts it, for
+  // the device it searched for; a budget of other targets may be smaller).
+  int64_t bytes = 0, paddedBytes = 0;
   for (OpOperand *operand : op.getDpsInputOperands()) {
     auto type = dyn_cast<RankedTensorType>(operand->get().getType());
     int64_t elementBytes = type ? getElementBytes(type.getElementType()) : 0;
@@ -1870,10 +1887,16 @@ promoteOperands(RewriterBase &rewriter, linalg::LinalgOp op, int64_t &budget,
     if (chunked && elements > 0)
       plan.chunks = getChunkSource(plan.operand->get(), plan.bounds.back(),
                                    chunked->known);
-    bytes += getSharedBufferBytes(elements, elementBytes) *
-             (plan.chunks ? chunked->stages : 1);
+    int64_t copies = plan.chunks ? chunked->stages : 1;
+    bytes += getSharedBufferBytes(elements, elementBytes) * copies;
+    if (int64_t pad = getRowPadding(plan.chunks && chunked->padRows, type))
+      elements = elements / plan.bounds.back() * (plan.bounds.back() + pad);
+    paddedBytes += getSharedBufferBytes(elements, elementBytes) * copies;
     operands.push_back(std::move(plan));
   }
+  bool padRows = paddedBytes <= budget;
+  if (padRows)
+    bytes = paddedBytes;
   if (bytes > budget)
     return failure();
   budget -= bytes;
@@ -1887,18 +1910,27 @@ promoteOperands(RewriterBase &rewriter, linalg::LinalgOp op, int64_t &budget,
     auto type = cast<RankedTensorType>(source.getType());
     int64_t rank = type.getRank();
     // Static: the bounds of every dimension (the parallel ones hold the
-    // tile's sizes, the reduced ones the identity past them).
+    // tile's sizes, the reduced ones the identity past them), rows padded
+    // where ldmatrix reads them.
+    SmallVector<int64_t> shape = plan.bounds;
+    int64_t pad =
+        padRows ? getRowPadding(plan.chunks && chunked->padRows, type) : 0;
+    shape.back() += pad;
     auto buffer = bufferization::AllocTensorOp::create(
-        rewriter, loc,
-        RankedTensorType::get(plan.bounds, type.getElementType()),
+        rewriter, loc, RankedTensorType::get(shape, type.getElementType()),
         ValueRange());
     buffer.setMemorySpaceAttr(workgroup);
     SmallVector<OpFoldResult> zeros(rank, rewriter.getIndexAttr(0));
     SmallVector<OpFoldResult> ones(rank, rewriter.getIndexAttr(1));
     if (plan.chunks) {
+      Value tile = buffer.getResult();
+      if (pad)
+        tile = tensor::ExtractSliceOp::create(
+            rewriter, loc, tile, zeros,
+            getAsIndexOpFoldResult(ctx, ArrayRef<int64_t>(plan.bounds)), ones);
       // Values and padding at once, in chunks of whole vectors.
-      Value full = copyInChunks(rewriter, loc, *plan.chunks, plan.bounds,
-                                buffer.getResult());
+      Value full =
+          copyInChunks(rewriter, loc, *plan.chunks, plan.bounds, tile);
       rewriter.modifyOpInPlace(op, [&] { plan.operand->set(full); });
       continue;
     }
@@ -2398,7 +2430,8 @@ static LogicalResult tileGemmBlock(RewriterBase &rewriter,
     // A tensor-core step's operands straight from global memory are
     // copied in chunks of whole vectors (cp.async on the GPU), and
     // multi-buffered for a pipeline of the config's stages.
-    ChunkedPromotion chunked{known, config.stages};
+    ChunkedPromotion chunked{known, config.stages,
+                             step->hasAttr(kMmaAttrName)};
     bool staticProduct =
         step->hasAttr(kMmaAttrName) || step->hasAttr(kRegisterTileAttrName);
     FailureOr<SmallVector<SharedWrite>> shared = promoteOperands(

@@ -89,10 +89,12 @@ GemmResources dyncc::cost::estimateResources(const GemmTile &tile,
   GemmResources r;
   r.threads = tile.threads();
   // One buffer per stage per operand, and the block's f32 accumulator.
+  // Tensor-core operands' rows are padded (kMmaRowPaddingBytes).
+  int64_t pad = tile.tensorCores ? kMmaRowPaddingBytes : 0;
   r.sharedBytes =
       std::max<int64_t>(1, tile.stages) *
-          (sharedBufferBytes(tile.blockM * tile.kStep * operandBytes) +
-           sharedBufferBytes(tile.kStep * tile.blockN * operandBytes)) +
+          (sharedBufferBytes(tile.blockM * (tile.kStep * operandBytes + pad)) +
+           sharedBufferBytes(tile.kStep * (tile.blockN * operandBytes + pad))) +
       sharedBufferBytes(tile.blockM * tile.blockN * 4);
   if (tile.tensorCores) {
     // The warp's f32 fragments over its 32 lanes, one k16 slice of A
