@@ -295,10 +295,9 @@ Session::Session(std::shared_ptr<const Model> model, unsigned threads)
   memoizedGroup.assign(manifest.groups.size(), 1);
   classPick.assign(manifest.groups.size(), 0);
   classRun.assign(manifest.groups.size(), 0);
-  bool afterBind = false;
   for (const StepInfo &step : manifest.steps) {
-    afterBind |= step.op == StepInfo::Op::Bind;
-    if (afterBind && step.op == StepInfo::Op::Launch)
+    bindsFromData |= step.op == StepInfo::Op::Bind;
+    if (bindsFromData && step.op == StepInfo::Op::Launch)
       memoizedGroup[step.group] = 0;
   }
   lastKernel.assign(manifest.groups.size(), SIZE_MAX);
@@ -361,15 +360,12 @@ std::unique_ptr<Session> Session::create(std::shared_ptr<const Model> model,
       // launches the same kernels in the same order: not where a step
       // binds sizes read from data (the launches after it depend on them).
       const char *graphs = std::getenv("DYNCC_CUDA_GRAPHS");
-      session->graphsOffReason = "";
-      if (!driver.hasGraphs())
-        session->graphsOffReason = "the CUDA driver has no graph entry points";
-      else if (graphs && std::string(graphs) == "0")
-        session->graphsOffReason = "DYNCC_CUDA_GRAPHS=0";
-      for (const Model::RunStep &step : session->loaded->runSteps())
-        if (step.op == StepInfo::Op::Bind && session->graphsOffReason.empty())
-          session->graphsOffReason =
-              "the plan binds sizes from data in the middle of a run";
+      session->graphsOffReason =
+          !driver.hasGraphs() ? "the CUDA driver has no graph entry points"
+          : graphs && std::string(graphs) == "0" ? "DYNCC_CUDA_GRAPHS=0"
+          : session->bindsFromData
+              ? "the plan binds sizes from data in the middle of a run"
+              : "";
       state.outputs.resize(manifest.outputs.size());
       state.staging.resize(manifest.inputs.size());
       state.hostStale.assign(manifest.outputs.size(), 0);
@@ -1543,8 +1539,8 @@ cuda::CUresult Session::issueDirect(std::string &what) {
   const cuda::Driver &driver = gpu->driver();
   for (const CudaState::GraphOp &op : gpu->ops) {
     if (!op.function) {
-      if (cuda::CUresult status = driver.memcpyDtoDAsync(op.dst, op.src,
-                                                         op.bytes, gpu->stream)) {
+      if (cuda::CUresult status =
+              driver.memcpyDtoDAsync(op.dst, op.src, op.bytes, gpu->stream)) {
         what = "steps[" + std::to_string(op.kernel) + "]: cuMemcpyDtoDAsync";
         return status;
       }
@@ -1563,10 +1559,6 @@ cuda::CUresult Session::issueDirect(std::string &what) {
     }
   }
   return cuda::CUDA_SUCCESS;
-}
-
-void Session::stopGraphs(std::string why) {
-  graphsOffReason = std::move(why);
 }
 
 bool Session::issueRecorded(RuntimeError &error) {
@@ -1618,7 +1610,7 @@ bool Session::issueRecorded(RuntimeError &error) {
       if (status != cuda::CUDA_SUCCESS) {
         // Launches one by one from now on; this run too.
         graph->exec = nullptr;
-        stopGraphs(driver.failure(what, status));
+        graphsOffReason = driver.failure(what, status);
       } else {
         ++gpu->captures;
       }

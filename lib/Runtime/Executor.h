@@ -332,8 +332,6 @@ private:
   bool issueRecorded(RuntimeError &error);
   /// Enqueues the recorded operations one by one on the session's stream.
   cuda::CUresult issueDirect(std::string &what);
-  /// Turns graphs off for the session, saying why.
-  void stopGraphs(std::string why);
   bool selectVariant(size_t group, size_t &kernel, RuntimeError &error);
   /// `dyncc tune`'s measurements of `group` on this session's device, or
   /// null.
@@ -434,6 +432,9 @@ private:
   };
   /// Why graphs are off for this session ("" if on).
   std::string graphsOffReason = "not a CUDA session";
+  /// Whether a step binds sizes read from data in the middle of a run (the
+  /// launches after it are neither memoized nor replayed as a graph).
+  bool bindsFromData = false;
 
   std::shared_ptr<const Model> loaded;
   ThreadPool pool;
@@ -449,7 +450,9 @@ private:
   const int64_t *bufferShape(size_t b) const {
     return shapeValues.data() + shapeBegin[b];
   }
-  size_t bufferRank(size_t b) const { return shapeBegin[b + 1] - shapeBegin[b]; }
+  size_t bufferRank(size_t b) const {
+    return shapeBegin[b + 1] - shapeBegin[b];
+  }
   std::vector<size_t> bufferBytes;
   std::vector<void *> bufferData;
   /// The buffers whose size and place no shape changes (weights, and

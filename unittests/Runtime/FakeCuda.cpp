@@ -763,6 +763,17 @@ CUresult cuEventElapsedTime_v2(float *milliseconds, void *start, void *end) {
   return kSuccess;
 }
 
+/// Frees `graph` if `live` (the captured graphs, or the instantiated ones)
+/// holds it.
+static CUresult destroyGraph(std::set<Graph *> &live, void *graph) {
+  std::lock_guard<std::mutex> lock(state().mutex);
+  auto *g = static_cast<Graph *>(graph);
+  if (!live.erase(g))
+    return kInvalidValue;
+  delete g;
+  return kSuccess;
+}
+
 CUresult cuStreamBeginCapture_v2(void *stream, int mode) {
   (void)mode;
   if (failing("cuStreamBeginCapture_v2"))
@@ -838,21 +849,11 @@ CUresult cuGraphLaunch(void *exec, void *stream) {
 }
 
 CUresult cuGraphExecDestroy(void *exec) {
-  std::lock_guard<std::mutex> lock(state().mutex);
-  auto *g = static_cast<Graph *>(exec);
-  if (!state().execs.erase(g))
-    return kInvalidValue;
-  delete g;
-  return kSuccess;
+  return destroyGraph(state().execs, exec);
 }
 
 CUresult cuGraphDestroy(void *graph) {
-  std::lock_guard<std::mutex> lock(state().mutex);
-  auto *g = static_cast<Graph *>(graph);
-  if (!state().graphs.erase(g))
-    return kInvalidValue;
-  delete g;
-  return kSuccess;
+  return destroyGraph(state().graphs, graph);
 }
 
 } // extern "C"
