@@ -1848,6 +1848,9 @@ promoteOperands(RewriterBase &rewriter, linalg::LinalgOp op, int64_t &budget,
     SmallVector<int64_t> bounds;
     SmallVector<bool> reduced;
     std::optional<ChunkSource> chunks;
+    /// The elements each row of the shared tile is padded by, if the
+    /// budget holds the padded tiles.
+    int64_t pad = 0;
   };
   Location loc = op.getLoc();
   rewriter.setInsertionPoint(op);
@@ -1867,7 +1870,8 @@ promoteOperands(RewriterBase &rewriter, linalg::LinalgOp op, int64_t &budget,
                  tensor::getMixedSizes(rewriter, loc, operand->get()),
                  {},
                  {},
-                 std::nullopt};
+                 std::nullopt,
+                 0};
     AffineMap map = op.getMatchingIndexingMap(operand);
     int64_t elements = 1;
     for (int64_t d = 0; d < type.getRank(); ++d) {
@@ -1889,14 +1893,18 @@ promoteOperands(RewriterBase &rewriter, linalg::LinalgOp op, int64_t &budget,
                                    chunked->known);
     int64_t copies = plan.chunks ? chunked->stages : 1;
     bytes += getSharedBufferBytes(elements, elementBytes) * copies;
-    if (int64_t pad = getRowPadding(plan.chunks && chunked->padRows, type))
-      elements = elements / plan.bounds.back() * (plan.bounds.back() + pad);
+    plan.pad = getRowPadding(plan.chunks && chunked->padRows, type);
+    if (plan.pad)
+      elements =
+          elements / plan.bounds.back() * (plan.bounds.back() + plan.pad);
     paddedBytes += getSharedBufferBytes(elements, elementBytes) * copies;
     operands.push_back(std::move(plan));
   }
-  bool padRows = paddedBytes <= budget;
-  if (padRows)
+  if (paddedBytes <= budget)
     bytes = paddedBytes;
+  else
+    for (Operand &plan : operands)
+      plan.pad = 0;
   if (bytes > budget)
     return failure();
   budget -= bytes;
@@ -1913,9 +1921,7 @@ promoteOperands(RewriterBase &rewriter, linalg::LinalgOp op, int64_t &budget,
     // tile's sizes, the reduced ones the identity past them), rows padded
     // where ldmatrix reads them.
     SmallVector<int64_t> shape = plan.bounds;
-    int64_t pad =
-        padRows ? getRowPadding(plan.chunks && chunked->padRows, type) : 0;
-    shape.back() += pad;
+    shape.back() += plan.pad;
     auto buffer = bufferization::AllocTensorOp::create(
         rewriter, loc, RankedTensorType::get(shape, type.getElementType()),
         ValueRange());
@@ -1924,7 +1930,7 @@ promoteOperands(RewriterBase &rewriter, linalg::LinalgOp op, int64_t &budget,
     SmallVector<OpFoldResult> ones(rank, rewriter.getIndexAttr(1));
     if (plan.chunks) {
       Value tile = buffer.getResult();
-      if (pad)
+      if (plan.pad)
         tile = tensor::ExtractSliceOp::create(
             rewriter, loc, tile, zeros,
             getAsIndexOpFoldResult(ctx, ArrayRef<int64_t>(plan.bounds)), ones);
