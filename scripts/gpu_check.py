@@ -42,12 +42,12 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 
 
-def run_tool(command, timeout=240):
+def run_tool(command, timeout=240, env=None):
     """A dyncc-run command, stopped after `timeout` seconds (the lease is
     short): a CompletedProcess, with a timeout as a failure."""
     try:
         return subprocess.run(command, capture_output=True, text=True,
-                              timeout=timeout)
+                              timeout=timeout, env=env)
     except subprocess.TimeoutExpired as expired:
         def text(value):
             return value.decode() if isinstance(value, bytes) else value or ""
@@ -402,20 +402,17 @@ def main():
             os.environ["DYNCC_FAKE_CUDA_HOST_CODE"] = str(
                 args.out / f"{entry['name']}.so")
         repeat = "3" if args.fake_driver else "20"
-        bench = run_tool([str(tool), "bench", str(artifact), "--device",
-                          "cuda:0", "--repeat", repeat,
-                          *entry.get("bench_args", [])])
+        sweep = [str(tool), "bench", str(artifact), "--device", "cuda:0",
+                 "--repeat", repeat, *entry.get("bench_args", [])]
+        bench = run_tool(sweep)
         logs[f"bench {entry['name']}"] = bench.stdout + bench.stderr
         if bench.returncode != 0:
             failures += 1
             print(f"FAIL bench {entry['name']}: {bench.stderr.strip()}")
         if entry.get("graphs_ab") and not args.fake_driver:
             # The same sweep launching kernel by kernel: what graphs save.
-            os.environ["DYNCC_CUDA_GRAPHS"] = "0"
-            bench = run_tool([str(tool), "bench", str(artifact), "--device",
-                              "cuda:0", "--repeat", repeat,
-                              *entry.get("bench_args", [])])
-            del os.environ["DYNCC_CUDA_GRAPHS"]
+            bench = run_tool(sweep, env=dict(os.environ,
+                                             DYNCC_CUDA_GRAPHS="0"))
             logs[f"bench {entry['name']} (graphs off)"] = (bench.stdout +
                                                            bench.stderr)
         if entry.get("tune"):
