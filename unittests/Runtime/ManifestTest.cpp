@@ -209,6 +209,10 @@ TEST(ManifestTest, ReportsJsonPaths) {
       {"\"grid\": [\"ceildiv(B, 4)\", \"1\", \"1\"], \"block\": [1, 1, 1]",
        "\"grid\": [\"ceildiv(B, 4)\", \"1\", \"1\"], \"block\": [1, 0, 1]",
        "manifest: kernels[0].block[1]: block size 0 is not positive"},
+      {"\"grid\": [\"ceildiv(B, 4)\", \"1\", \"1\"], \"block\"",
+       "\"grid\": [\"ceildiv(B, 4)\", \"1\", \"1\"], \"linear_grid\": 1, "
+       "\"block\"",
+       "manifest: kernels[0].linear_grid: expected a boolean, got an integer"},
       {"[{\"buffer\": 0}, {\"buffer\": 1}, {\"buffer\": 2}, {\"expr\": \"4\"}]",
        "[{\"buffer\": 0}, {\"buffer\": 9}, {\"buffer\": 2}, {\"expr\": \"4\"}]",
        "manifest: kernels[0].params[1].buffer: unknown buffer id 9"},
