@@ -285,6 +285,19 @@ Session::Session(std::shared_ptr<const Model> model, unsigned threads)
     if (buffer.kind == BufferKind::Temp) {
       tempBuffers.push_back(b);
       arenaBlocks.push_back({0, buffer.firstStep, buffer.lastStep});
+      // A workspace takes bytes when its group selects a variant whose
+      // kernels use it.
+      Workspace workspace;
+      if (buffer.workspace) {
+        workspace.group = manifest.steps[buffer.firstStep].group;
+        for (const VariantInfo &variant :
+             manifest.groups[workspace.group].variants)
+          for (size_t k : variant.kernels())
+            for (const KernelParam &param : manifest.kernels[k].params)
+              if (param.isBuffer && param.buffer == b)
+                workspace.leads.push_back(variant.kernel);
+      }
+      workspaces.push_back(std::move(workspace));
     }
   }
   outputs.resize(manifest.outputs.size());
@@ -382,17 +395,19 @@ std::unique_ptr<Session> Session::create(std::shared_ptr<const Model> model,
   }
   for (const GroupInfo &group : manifest.groups) {
     for (const VariantInfo &variant : group.variants) {
-      const KernelInfo &kernel = manifest.kernels[variant.kernel];
-      if (!kernel.hasCpu) {
-        error.fail(DYNCC_ERROR_UNSUPPORTED,
-                   "kernel " + quoted(kernel.name) + " of group " +
-                       quoted(group.name) + " has no CPU code");
-        return nullptr;
-      }
-      if (!model->cpuCodeLoaded()) {
-        error.fail(DYNCC_ERROR_UNSUPPORTED,
-                   "the artifact was loaded without its CPU code");
-        return nullptr;
+      for (size_t k : variant.kernels()) {
+        const KernelInfo &kernel = manifest.kernels[k];
+        if (!kernel.hasCpu) {
+          error.fail(DYNCC_ERROR_UNSUPPORTED,
+                     "kernel " + quoted(kernel.name) + " of group " +
+                         quoted(group.name) + " has no CPU code");
+          return nullptr;
+        }
+        if (!model->cpuCodeLoaded()) {
+          error.fail(DYNCC_ERROR_UNSUPPORTED,
+                     "the artifact was loaded without its CPU code");
+          return nullptr;
+        }
       }
     }
   }
@@ -889,6 +904,16 @@ bool Session::placeBuffer(size_t b, RuntimeError &error) {
   return true;
 }
 
+bool Session::selectable(size_t group, size_t afterStep) const {
+  const Manifest &manifest = loaded->manifest();
+  for (size_t slot : manifest.groups[group].keySymbols) {
+    size_t step = manifest.symbols[slot].bindingStep;
+    if (step != kAtBinding && (afterStep == kAtBinding || step > afterStep))
+      return false;
+  }
+  return true;
+}
+
 bool Session::placeTemps(size_t afterStep, RuntimeError &error) {
   // Temps: placed by lifetime at this run's sizes. The placement depends
   // only on the sizes, so a run at the sizes of the last one keeps it.
@@ -903,6 +928,16 @@ bool Session::placeTemps(size_t afterStep, RuntimeError &error) {
     if (block.fixed)
       block.offset = placement.offsets[t];
     size_t bytes = bufferBytes[tempBuffers[t]];
+    const Workspace &workspace = workspaces[t];
+    if (workspace.group != SIZE_MAX && bytes != 0 &&
+        selectable(workspace.group, afterStep)) {
+      size_t lead;
+      if (!selectVariant(workspace.group, lead, error))
+        return false;
+      if (std::find(workspace.leads.begin(), workspace.leads.end(), lead) ==
+          workspace.leads.end())
+        bytes = 0;
+    }
     changed |= block.size != bytes;
     block.size = bytes;
   }
@@ -1282,10 +1317,25 @@ void runBlock(void *opaque, uint64_t index) {
 } // namespace
 
 bool Session::launch(size_t groupIndex, RuntimeError &error) {
-  const Manifest &manifest = loaded->manifest();
   size_t kernelIndex;
   if (!selectVariant(groupIndex, kernelIndex, error))
     return false;
+  lastKernel[groupIndex] = kernelIndex;
+  uint64_t blocks = 0;
+  if (!launchKernel(kernelIndex, error))
+    return false;
+  blocks += launchedBlocks;
+  for (size_t next : loaded->manifest().kernels[kernelIndex].then) {
+    if (!launchKernel(next, error))
+      return false;
+    blocks += launchedBlocks;
+  }
+  launchedBlocks = blocks;
+  return true;
+}
+
+bool Session::launchKernel(size_t kernelIndex, RuntimeError &error) {
+  const Manifest &manifest = loaded->manifest();
   const KernelInfo &kernel = manifest.kernels[kernelIndex];
   // Built only for an error: a launch allocates no string.
   auto label = [&] { return "kernel " + quoted(kernel.name); };
@@ -1342,7 +1392,6 @@ bool Session::launch(size_t groupIndex, RuntimeError &error) {
       __builtin_mul_overflow(total, grid[2], &total))
     return error.fail(DYNCC_ERROR_SHAPE,
                       label() + ": the grid size overflows");
-  lastKernel[groupIndex] = kernelIndex;
   launchedBlocks = total;
   if (total == 0)
     return true;
@@ -1442,11 +1491,12 @@ bool Session::enqueue(RuntimeError &error) {
   cuda::DriverTime before;
   if (driverTiming)
     before = cuda::threadDriverTime();
-  if (!bindSymbols(error) || !computeBuffers(kAtBinding, error))
+  if (!bindSymbols(error))
     return false;
   const Manifest &manifest = loaded->manifest();
   // This run's selections: memoized per tuple of the symbols the inputs
-  // bind.
+  // bind. Set before the buffers are sized: a workspace is sized by the
+  // variant its group selects.
   selectionKey.clear();
   for (size_t slot : inputSymbols)
     selectionKey.push_back(symbols[slot]);
@@ -1461,6 +1511,8 @@ bool Session::enqueue(RuntimeError &error) {
   }
   runSelections = &memo->second;
   ++runNumber;
+  if (!computeBuffers(kAtBinding, error))
+    return false;
   if (gpu) {
     if (cuda::CUresult status =
             gpu->driver().eventRecord(gpu->start, gpu->stream))

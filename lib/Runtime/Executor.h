@@ -325,7 +325,15 @@ private:
                       RuntimeError &error) const;
   /// Sets the device address of buffer `buffer` at this run's size (CUDA).
   bool placeOnDevice(size_t buffer, RuntimeError &error);
+  /// Whether every symbol `group` selects by is bound after step
+  /// `afterStep` (kAtBinding: by the inputs). A workspace whose group is
+  /// not yet selectable keeps its bytes.
+  bool selectable(size_t group, size_t afterStep) const;
+  /// Launches the variant `group` selects: its kernel, then the kernels
+  /// after it (`then`).
   bool launch(size_t group, RuntimeError &error);
+  /// One kernel over its grid; sets launchedBlocks.
+  bool launchKernel(size_t kernel, RuntimeError &error);
   bool copy(const StepInfo &step, size_t stepIndex, RuntimeError &error);
   /// Enqueues the run's recorded launches and copies: by the graph of the
   /// same ones (capturing it the second time they come), else one by one.
@@ -490,6 +498,13 @@ private:
   std::vector<uint8_t> memoizedGroup;
   /// Per group, the index of the last kernel run, or SIZE_MAX.
   std::vector<size_t> lastKernel;
+  /// Per temp (in tempBuffers' order): for a workspace, the group whose
+  /// step uses it and the kernels that lead the variants taking it.
+  struct Workspace {
+    size_t group = SIZE_MAX;
+    std::vector<size_t> leads;
+  };
+  std::vector<Workspace> workspaces;
   mutable std::string reason;
   /// Per kernel, the parameter slots and the pointers to them.
   std::vector<std::vector<int64_t>> slots;

@@ -264,8 +264,9 @@ bool ManifestReader::readBuffers(const JsonValue &root) {
           return fail(element(member(path, "shape"), d),
                       "a weight's shape must be static, got '" +
                           buffer.shape[d].text() + "'");
-    } else if (kind == "temp") {
+    } else if (kind == "temp" || kind == "workspace") {
       buffer.kind = BufferKind::Temp;
+      buffer.workspace = kind == "workspace";
       const JsonValue *live;
       if (!getArray(value, path, "live", live))
         return false;
@@ -286,7 +287,8 @@ bool ManifestReader::readBuffers(const JsonValue &root) {
     } else {
       return fail(member(path, "kind"),
                   "unknown buffer kind '" + kind +
-                      "' (expected input, output, weight or temp)");
+                      "' (expected input, output, weight, temp or "
+                      "workspace)");
     }
   }
   return true;
@@ -479,6 +481,13 @@ bool ManifestReader::readGroups(const JsonValue &root) {
   if (!getArray(root, "", "groups", groups))
     return false;
   manifest.groups.resize(groups->size());
+  // Whether a kernel leads a variant read so far (true the first time).
+  std::vector<uint8_t> leads(manifest.kernels.size(), 0);
+  auto firstLead = [&](size_t kernel) {
+    bool first = !leads[kernel];
+    leads[kernel] = 1;
+    return first;
+  };
   for (size_t i = 0; i < groups->size(); ++i) {
     std::string path = element("groups", i);
     const JsonValue &value = (*groups)[i];
@@ -510,6 +519,38 @@ bool ManifestReader::readGroups(const JsonValue &root) {
                         " is out of range (" +
                         std::to_string(manifest.kernels.size()) + " kernels)");
       variant.kernel = static_cast<size_t>(kernel);
+      if (const JsonValue *then = variantValue.find("then")) {
+        std::string thenPath = member(variantPath, "then");
+        if (!then->isArray())
+          return fail(thenPath, "expected an array of kernel indices");
+        for (size_t t = 0; t < then->size(); ++t) {
+          int64_t next;
+          if (!readInt((*then)[t], element(thenPath, t), next))
+            return false;
+          if (next < 0 ||
+              static_cast<uint64_t>(next) >= manifest.kernels.size())
+            return fail(element(thenPath, t),
+                        "kernel index " + std::to_string(next) +
+                            " is out of range (" +
+                            std::to_string(manifest.kernels.size()) +
+                            " kernels)");
+          variant.then.push_back(static_cast<size_t>(next));
+        }
+        // A kernel leads its variants with one `then`: the run-time
+        // selects kernels, and launches what follows the one selected.
+        std::vector<size_t> &follows = manifest.kernels[variant.kernel].then;
+        if (!firstLead(variant.kernel) && follows != variant.then)
+          return fail(thenPath, "kernel '" +
+                                    manifest.kernels[variant.kernel].name +
+                                    "' leads another variant with a "
+                                    "different 'then'");
+        follows = variant.then;
+      } else if (!firstLead(variant.kernel) &&
+                 !manifest.kernels[variant.kernel].then.empty()) {
+        return fail(variantPath,
+                    "kernel '" + manifest.kernels[variant.kernel].name +
+                        "' leads another variant with a 'then'");
+      }
       variant.when.resize(when->size());
       for (size_t c = 0; c < when->size(); ++c) {
         std::string condPath = element(member(variantPath, "when"), c);
@@ -837,9 +878,35 @@ bool ManifestReader::checkLifetimes() {
       continue;
     }
     for (const VariantInfo &variant : manifest.groups[step.group].variants)
-      for (const KernelParam &param : manifest.kernels[variant.kernel].params)
-        if (param.isBuffer && !check(i, param.buffer))
-          return false;
+      for (size_t k : variant.kernels())
+        for (const KernelParam &param : manifest.kernels[k].params)
+          if (param.isBuffer && !check(i, param.buffer))
+            return false;
+  }
+  // A workspace is one launch's scratch: live at that step alone, and used
+  // by nothing else.
+  for (size_t b = 0; b < manifest.buffers.size(); ++b) {
+    const BufferInfo &info = manifest.buffers[b];
+    if (!info.workspace)
+      continue;
+    std::string path = element("buffers", b);
+    if (info.firstStep != info.lastStep ||
+        manifest.steps[info.firstStep].op != StepInfo::Op::Launch)
+      return fail(member(path, "live"),
+                  "a workspace lives in one launch step, not [" +
+                      std::to_string(info.firstStep) + ", " +
+                      std::to_string(info.lastStep) + "]");
+  }
+  for (size_t i = 0; i < manifest.steps.size(); ++i) {
+    const StepInfo &step = manifest.steps[i];
+    if (step.op == StepInfo::Op::Launch)
+      continue;
+    for (size_t b : {step.src, step.dst})
+      if (manifest.buffers[b].workspace)
+        return fail(element("steps", i),
+                    "uses workspace buffer " +
+                        std::to_string(manifest.buffers[b].id) +
+                        ", which only kernels may use");
   }
   return true;
 }
@@ -932,24 +999,25 @@ bool ManifestReader::bindSymbols() {
         return false;
       break;
     case StepInfo::Op::Launch:
-      for (const VariantInfo &variant : manifest.groups[step.group].variants) {
-        const KernelInfo &kernel = manifest.kernels[variant.kernel];
-        for (const KernelParam &param : kernel.params) {
-          if (param.isBuffer) {
-            if (!checkBuffer(i, param.buffer))
-              return false;
-          } else if (const SymbolInfo *symbol = unbound(param.expr)) {
-            return fail(path, "launches kernel '" + kernel.name +
-                                  "' before symbol '" + symbol->name +
-                                  "' is bound");
+      for (const VariantInfo &variant : manifest.groups[step.group].variants)
+        for (size_t k : variant.kernels()) {
+          const KernelInfo &kernel = manifest.kernels[k];
+          for (const KernelParam &param : kernel.params) {
+            if (param.isBuffer) {
+              if (!checkBuffer(i, param.buffer))
+                return false;
+            } else if (const SymbolInfo *symbol = unbound(param.expr)) {
+              return fail(path, "launches kernel '" + kernel.name +
+                                    "' before symbol '" + symbol->name +
+                                    "' is bound");
+            }
           }
+          for (const ShapeExpr &extent : kernel.grid)
+            if (const SymbolInfo *symbol = unbound(extent))
+              return fail(path, "launches kernel '" + kernel.name +
+                                    "' before symbol '" + symbol->name +
+                                    "' is bound");
         }
-        for (const ShapeExpr &extent : kernel.grid)
-          if (const SymbolInfo *symbol = unbound(extent))
-            return fail(path, "launches kernel '" + kernel.name +
-                                  "' before symbol '" + symbol->name +
-                                  "' is bound");
-      }
       break;
     }
   }

@@ -177,7 +177,7 @@ TEST(ManifestTest, ReportsJsonPaths) {
        "manifest: buffers[4].id: duplicate buffer id 3"},
       {"\"kind\": \"temp\"", "\"kind\": \"scratch\"",
        "manifest: buffers[2].kind: unknown buffer kind 'scratch' (expected "
-       "input, output, weight or temp)"},
+       "input, output, weight, temp or workspace)"},
       {"\"live\": [0, 2]", "\"live\": [0]",
        "manifest: buffers[2].live: expected [first step, last step], got 1 "
        "elements"},
@@ -471,7 +471,7 @@ TEST(ManifestTest, MessagesStayOnOneLine) {
   EXPECT_EQ(manifestError(replaceOnce(linearManifest(), "\"kind\": \"temp\"",
                                       "\"kind\": \"te\\rmp\"")),
             "manifest: buffers[2].kind: unknown buffer kind 'te\\x0dmp' "
-            "(expected input, output, weight or temp)");
+            "(expected input, output, weight, temp or workspace)");
   EXPECT_EQ(manifestError(replaceOnce(
                 linearManifest(), "\"name\": \"add1_relu\"", "\"name\": \"\"")),
             "manifest: kernels[2].name: empty name");

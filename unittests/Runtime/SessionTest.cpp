@@ -8,6 +8,7 @@
 #include "Executor.h"
 #include "TestUtil.h"
 
+#include "dyncc/Runtime/Manifest.h"
 #include "dyncc/Runtime/Runtime.hpp"
 #include "dyncc/Runtime/dyncc_runtime.h"
 
@@ -107,6 +108,59 @@ TEST(SessionTest, ArenaIsReusedAndGrowsOnlyWhenNeeded) {
   runLinear(*session, 2000, 4);
   EXPECT_GE(session->arenaCapacity(), 2000u * 32);
   EXPECT_EQ(session->arenaPlacement().size, 2000u * 32);
+}
+
+// A split-K variant: two kernels in one step, the partial sums in a
+// workspace that takes arena bytes only in the runs that choose it.
+TEST(SessionTest, SplitVariantLaunchesItsKernelsAndSizesItsWorkspace) {
+  auto session = makeSession(loadModel(splitManifest()));
+  ASSERT_NE(session, nullptr);
+  for (int64_t rows : {1, 16, 17, 5, 1000, 3, 16}) {
+    SCOPED_TRACE(rows);
+    runLinear(*session, rows, static_cast<uint64_t>(rows) + 11);
+    bool split = rows <= 16;
+    EXPECT_STREQ(session->groupVariant(0),
+                 split ? "matmul_part" : "matmul_large");
+    // The temp [B, 8] (live in steps 0-2) and, when split, the workspace
+    // [2, B, 8] beside it in step 0.
+    uint64_t temp = (static_cast<uint64_t>(rows) * 32 + 63) / 64 * 64;
+    uint64_t workspace = split ? static_cast<uint64_t>(rows) * 64 : 0;
+    EXPECT_EQ(session->arenaPlacement().livePeak, temp + workspace);
+    EXPECT_EQ(session->arenaPlacement().size, temp + workspace);
+  }
+}
+
+TEST(SessionTest, SplitVariantErrors) {
+  auto expectError = [](const std::string &manifest,
+                        const std::string &message) {
+    Manifest parsed;
+    std::string error;
+    EXPECT_FALSE(parseManifest(manifest, parsed, error));
+    EXPECT_EQ(error, message);
+  };
+  std::string split = splitManifest();
+  auto edit = [&](const std::string &from, const std::string &to) {
+    std::string text = split;
+    size_t at = text.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    return text.replace(at, from.size(), to);
+  };
+  expectError(edit(R"("then": [3])", R"("then": [9])"),
+              "manifest: groups[0].variants[0].then[0]: kernel index 9 is "
+              "out of range (5 kernels)");
+  expectError(edit(R"("then": [3])", R"("then": 3)"),
+              "manifest: groups[0].variants[0].then: expected an array of "
+              "kernel indices");
+  expectError(edit(R"({"kernel": 1, "when")", R"({"kernel": 2, "when")"),
+              "manifest: groups[0].variants[1]: kernel 'matmul_part' leads "
+              "another variant with a 'then'");
+  expectError(edit(R"("live": [0, 0])", R"("live": [0, 1])"),
+              "manifest: buffers[5].live: a workspace lives in one launch "
+              "step, not [0, 1]");
+  expectError(edit(R"({"op": "copy", "src": 2, "dst": 5})",
+                   R"({"op": "copy", "src": 6, "dst": 5})"),
+              "manifest: steps[2]: uses temp buffer 6 outside its lifetime "
+              "[0, 0]");
 }
 
 TEST(SessionTest, VariantSelectionIsMemoized) {

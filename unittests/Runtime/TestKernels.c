@@ -137,3 +137,48 @@ void test_count(void **params, int64_t bx, int64_t by, int64_t bz) {
   MemRef q = readMemRef(params, 0, 1);
   __atomic_fetch_add(&((int64_t *)q.aligned)[11], 1, __ATOMIC_RELAXED);
 }
+
+/* Split-K: part y of T = X * W over the y-th of WS's parts of K, into
+ * WS[y]; params: X (rank 2, slots 0-6), W (7-13), WS (rank 3, 14-22),
+ * rowsPerBlock (23). */
+void test_matmul_part(void **params, int64_t bx, int64_t by, int64_t bz) {
+  (void)bz;
+  MemRef x = readMemRef(params, 0, 2);
+  MemRef w = readMemRef(params, 7, 2);
+  MemRef ws = readMemRef(params, 14, 3);
+  int64_t rowsPerBlock = readInt(params, 23);
+  const float *xp = (const float *)x.aligned + x.offset;
+  const float *wp = (const float *)w.aligned + w.offset;
+  float *out = (float *)ws.aligned + ws.offset + by * ws.strides[0];
+  int64_t chunk = x.sizes[1] / ws.sizes[0];
+  for (int64_t i = 0; i < rowsPerBlock; ++i) {
+    int64_t row = bx * rowsPerBlock + i;
+    if (row >= x.sizes[0])
+      return;
+    for (int64_t n = 0; n < w.sizes[1]; ++n) {
+      float sum = 0.0f;
+      for (int64_t k = by * chunk; k < (by + 1) * chunk; ++k)
+        sum += xp[row * x.strides[0] + k * x.strides[1]] *
+               wp[k * w.strides[0] + n * w.strides[1]];
+      out[row * ws.strides[1] + n * ws.strides[2]] = sum;
+    }
+  }
+}
+
+/* T = the sum of WS's parts, 64 elements per block; params: WS (rank 3,
+ * slots 0-8), T (rank 2, 9-15). */
+void test_sum_parts(void **params, int64_t bx, int64_t by, int64_t bz) {
+  (void)by;
+  (void)bz;
+  MemRef ws = readMemRef(params, 0, 3);
+  MemRef t = readMemRef(params, 9, 2);
+  const float *wp = (const float *)ws.aligned + ws.offset;
+  float *tp = (float *)t.aligned + t.offset;
+  int64_t size = t.sizes[0] * t.sizes[1];
+  for (int64_t i = bx * 64; i < (bx + 1) * 64 && i < size; ++i) {
+    float sum = 0.0f;
+    for (int64_t s = 0; s < ws.sizes[0]; ++s)
+      sum += wp[s * ws.strides[0] + i];
+    tp[i] = sum;
+  }
+}

@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
+#include <stdexcept>
 
 #include <dirent.h>
 #include <ftw.h>
@@ -143,6 +144,35 @@ std::string dyncc::test::linearManifest() {
     {"op": "copy", "src": 2, "dst": 5}
   ]
 })json";
+}
+
+std::string dyncc::test::splitManifest() {
+  std::string manifest = linearManifest();
+  auto replace = [&](const std::string &from, const std::string &to) {
+    size_t at = manifest.find(from);
+    if (at == std::string::npos)
+      throw std::logic_error("splitManifest: '" + from + "' not found");
+    manifest.replace(at, from.size(), to);
+  };
+  replace(R"j({"id": 5, "kind": "output", "dtype": "f32", "shape": ["B", "8"]})j",
+          R"j({"id": 5, "kind": "output", "dtype": "f32", "shape": ["B", "8"]},
+    {"id": 6, "kind": "workspace", "dtype": "f32", "shape": ["2", "B", "8"],
+     "live": [0, 0]})j");
+  replace(R"j({"name": "add1_relu",)j",
+          R"j({"name": "matmul_part",
+     "params": [{"buffer": 0}, {"buffer": 1}, {"buffer": 6}, {"expr": "4"}],
+     "grid": ["ceildiv(B, 4)", "2", "1"], "block": [1, 1, 1], "shared_bytes": 0,
+     "cpu": {"section": "cpu.so", "symbol": "test_matmul_part"}},
+    {"name": "sum_parts",
+     "params": [{"buffer": 6}, {"buffer": 2}],
+     "grid": ["ceildiv(B*8, 64)", "1", "1"], "block": [64, 1, 1], "shared_bytes": 0,
+     "cpu": {"section": "cpu.so", "symbol": "test_sum_parts"}},
+    {"name": "add1_relu",)j");
+  replace(R"j({"kernel": 2, "when": []})j", R"j({"kernel": 4, "when": []})j");
+  replace(R"j({"kernel": 0, "when": [{"symbol": "B", "min": 1, "max": 16}]})j",
+          R"j({"kernel": 2, "then": [3],
+       "when": [{"symbol": "B", "min": 1, "max": 16}]})j");
+  return manifest;
 }
 
 std::string dyncc::test::probeManifest() {

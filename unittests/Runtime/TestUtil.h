@@ -54,6 +54,10 @@ std::vector<float> linearWeights();
 /// A model computing Y = relu(X * W + 1) and `t:copy` = X * W for
 /// X: f32[B, 16], with two matmul variants (B <= 16, B >= 17).
 std::string linearManifest();
+
+/// linearManifest with a split-K variant for B <= 16: matmul_part over two
+/// halves of K into a workspace, then sum_parts into the temp.
+std::string splitManifest();
 /// A model whose kernels record the ABI they see; input P: f32[A, 1, C],
 /// output Q: i64[16].
 std::string probeManifest();

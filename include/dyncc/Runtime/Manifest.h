@@ -80,6 +80,11 @@ struct BufferInfo {
   /// lifetimes once their sizes are known.
   size_t firstStep = 0;
   size_t lastStep = 0;
+  /// A temp of kind "workspace" in the manifest: scratch for the kernels of
+  /// some variants of the group its one step launches (split-K partial
+  /// sums). It takes arena bytes only in runs where such a variant is
+  /// chosen.
+  bool workspace = false;
   /// Inputs and outputs: the index in Manifest::inputs / outputs.
   size_t port = 0;
   /// The bind step after which its shape can be evaluated (kAtBinding: at
@@ -120,6 +125,9 @@ struct GpuCode {
 struct KernelInfo {
   std::string name;
   std::vector<KernelParam> params;
+  /// The `then` of the variants this kernel leads (the reader checks they
+  /// agree): launched after it in the same step.
+  std::vector<size_t> then;
   ShapeExpr grid[3];
   /// The GPU code takes its block from the linear id x + gridDim.x * (y +
   /// gridDim.y * z): a grid over 65535 blocks along y or z may be launched
@@ -146,7 +154,17 @@ struct VariantCondition {
 struct VariantInfo {
   /// Index into Manifest::kernels.
   size_t kernel = 0;
+  /// Kernels launched after `kernel`, in order, in the same step (`then`:
+  /// a split-K variant's reduction).
+  std::vector<size_t> then;
   std::vector<VariantCondition> when;
+
+  /// `kernel`, then `then`.
+  std::vector<size_t> kernels() const {
+    std::vector<size_t> all{kernel};
+    all.insert(all.end(), then.begin(), then.end());
+    return all;
+  }
 };
 
 /// What a GEMM group computes, in terms of the symbols: batch x [M x K] x
