@@ -99,6 +99,7 @@ LogicalResult dyncc::buildSearchPipeline(OpPassManager &pm,
   options.targetRegret = targetRegret;
   options.givenKinds = llvm::to_vector(givenKinds);
   pm.addPass(createSearchTilesPass(options));
+  pm.addPass(createSplitKPass());
   return success();
 }
 

@@ -52,7 +52,7 @@ namespace {
 /// One buffer of the plan.
 struct Buffer {
   int64_t id;
-  std::string kind; // input, weight, output, temp
+  std::string kind; // input, weight, output, temp, workspace
   std::string dtype;
   SmallVector<DimExpr> shape;
   std::string section; // weight
@@ -198,7 +198,7 @@ public:
                      {"shape", shapeJson(b.shape)}};
       if (b.kind == "weight")
         o["section"] = b.section;
-      if (b.kind == "temp")
+      if (b.kind == "temp" || b.kind == "workspace")
         o["live"] = json::Array{b.firstStep, b.lastStep};
       bufferArray.push_back(std::move(o));
     }
@@ -447,6 +447,16 @@ private:
     }
     json::Array variantList;
     for (func::FuncOp variant : variants) {
+      if (auto split = variant->getAttrOfType<DictionaryAttr>(
+              getSplitKAttrName())) {
+        FailureOr<json::Object> entry =
+            addSplitVariant(dispatch, variant, split, params, kernels, steps);
+        if (failed(entry))
+          return failure();
+        (*entry)["when"] = json::Array(when);
+        variantList.push_back(std::move(*entry));
+        continue;
+      }
       FailureOr<int64_t> index = addKernel(dispatch, variant, params, kernels);
       if (failed(index))
         return failure();
@@ -564,9 +574,54 @@ private:
 
   /// Adds `kernel`, called by `dispatch` with `params`, to `kernels`;
   /// returns its index.
+  /// A split-K variant (dyncc-split-k): its part kernel, then its sum
+  /// kernel, both taking the workspace after the dispatch's parameters. The
+  /// workspace is [parts, ...the result's shape] of f32, living in this
+  /// step alone.
+  FailureOr<json::Object> addSplitVariant(dg::DispatchOp dispatch,
+                                          func::FuncOp variant,
+                                          DictionaryAttr split,
+                                          const json::Array &params,
+                                          json::Array &kernels,
+                                          const json::Array &steps) {
+    auto partRef = split.getAs<FlatSymbolRefAttr>("part");
+    auto sumRef = split.getAs<FlatSymbolRefAttr>("sum");
+    auto parts = split.getAs<IntegerAttr>("parts");
+    auto part = partRef ? module.lookupSymbol<func::FuncOp>(partRef)
+                        : func::FuncOp();
+    auto sum =
+        sumRef ? module.lookupSymbol<func::FuncOp>(sumRef) : func::FuncOp();
+    if (!part || !sum || !parts || dispatch.getResults().size() != 1)
+      return variant.emitOpError("has a malformed ")
+             << getSplitKAttrName() << " " << split;
+    Buffer workspace;
+    workspace.id = buffers.size();
+    workspace.kind = "workspace";
+    workspace.dtype = "f32";
+    workspace.shape.push_back(DimExpr(parts.getInt()));
+    llvm::append_range(workspace.shape,
+                       buffers[bufferOf.lookup(dispatch.getResult(0))].shape);
+    workspace.firstStep = workspace.lastStep = steps.size();
+    buffers.push_back(workspace);
+    json::Array withWorkspace(params);
+    withWorkspace.push_back(json::Object{{"buffer", workspace.id}});
+    SmallVector<SmallVector<DimExpr>> extra{workspace.shape};
+    FailureOr<int64_t> partIndex =
+        addKernel(dispatch, part, withWorkspace, kernels, extra);
+    if (failed(partIndex))
+      return failure();
+    FailureOr<int64_t> sumIndex =
+        addKernel(dispatch, sum, withWorkspace, kernels, extra);
+    if (failed(sumIndex))
+      return failure();
+    return json::Object{{"kernel", *partIndex},
+                        {"then", json::Array{*sumIndex}}};
+  }
+
   FailureOr<int64_t> addKernel(dg::DispatchOp dispatch, func::FuncOp kernel,
                                const json::Array &params,
-                               json::Array &kernels) {
+                               json::Array &kernels,
+                               ArrayRef<SmallVector<DimExpr>> extra = {}) {
     FailureOr<TileConfig> config = TileConfig::fromAttr(
         kernel->getAttrOfType<DictionaryAttr>(TileConfig::getAttrName()));
     if (failed(config))
@@ -579,7 +634,7 @@ private:
     // destinations, in that order): substitute the dispatch's symbols and
     // operand shapes.
     auto resolveText = [&](Attribute attr) {
-      return resolveDispatchExpr(dispatch, attr);
+      return resolveDispatchExpr(dispatch, attr, extra);
     };
     json::Array grid, block;
     for (Attribute axis : gridAttr) {

@@ -653,8 +653,9 @@ FailureOr<ConvProblemExprs> dyncc::getConvProblem(func::FuncOp kernel) {
   return problem;
 }
 
-FailureOr<DimExpr> dyncc::resolveDispatchExpr(Operation *op,
-                                              const DimExpr &expr) {
+FailureOr<DimExpr>
+dyncc::resolveDispatchExpr(Operation *op, const DimExpr &expr,
+                           ArrayRef<SmallVector<DimExpr>> extra) {
   auto dispatch = dyn_cast<dg::DispatchOp>(op);
   if (!dispatch)
     return failure();
@@ -677,10 +678,13 @@ FailureOr<DimExpr> dyncc::resolveDispatchExpr(Operation *op,
       value = DimExpr::symbol(
           cast<StringAttr>(dispatch.getSymbols()[arg]).getValue().str());
     } else {
-      if (arg < numSymbols || arg - numSymbols >= tensors.size())
+      if (arg < numSymbols ||
+          arg - numSymbols >= tensors.size() + extra.size())
         return failure();
       std::optional<SmallVector<DimExpr>> shape =
-          sym::getSymbolicShape(tensors[arg - numSymbols].getType());
+          arg - numSymbols < tensors.size()
+              ? sym::getSymbolicShape(tensors[arg - numSymbols].getType())
+              : extra[arg - numSymbols - tensors.size()];
       if (!shape || *dim >= static_cast<int64_t>(shape->size()))
         return failure();
       value = (*shape)[*dim];
@@ -690,13 +694,14 @@ FailureOr<DimExpr> dyncc::resolveDispatchExpr(Operation *op,
   return result;
 }
 
-FailureOr<DimExpr> dyncc::resolveDispatchExpr(Operation *dispatch,
-                                              Attribute attr) {
+FailureOr<DimExpr>
+dyncc::resolveDispatchExpr(Operation *dispatch, Attribute attr,
+                           ArrayRef<SmallVector<DimExpr>> extra) {
   std::string error;
   auto text = dyn_cast_or_null<StringAttr>(attr);
   std::optional<DimExpr> expr =
       text ? DimExpr::parse(text.getValue().str(), error) : std::nullopt;
   if (!expr)
     return failure();
-  return resolveDispatchExpr(dispatch, *expr);
+  return resolveDispatchExpr(dispatch, *expr, extra);
 }

@@ -188,6 +188,11 @@ std::string TileConfig::verify() const {
   if (stages > 1 && kStep <= 0)
     return "a pipeline of " + std::to_string(stages) +
            " stages needs a k-step";
+  if (splitK < 1 || splitK > 64)
+    return "split_k must be 1 to 64, got " + std::to_string(splitK);
+  if (splitK > 1 && (kStep <= 0 || reduction != RowReduction::Thread))
+    return "split_k " + std::to_string(splitK) +
+           " needs a k-step (a GEMM's tiles)";
   if (reduction != RowReduction::Thread) {
     if (!warpTile.empty() || !mma.empty())
       return "a row reduction strategy takes no warp or instruction tile";
@@ -234,6 +239,8 @@ DictionaryAttr TileConfig::toAttr(MLIRContext *context) const {
   if (reduction != RowReduction::Thread)
     entries.push_back(
         b.getNamedAttr("reduce", b.getStringAttr(stringify(reduction))));
+  if (splitK != 1)
+    entries.push_back(b.getNamedAttr("split_k", b.getI64IntegerAttr(splitK)));
   return b.getDictionaryAttr(entries);
 }
 
@@ -256,6 +263,8 @@ FailureOr<TileConfig> TileConfig::fromAttr(DictionaryAttr attr) {
     config.mma.assign(mma.asArrayRef().begin(), mma.asArrayRef().end());
   if (auto stages = attr.getAs<IntegerAttr>("stages"))
     config.stages = stages.getInt();
+  if (auto split = attr.getAs<IntegerAttr>("split_k"))
+    config.splitK = split.getInt();
   if (Attribute reduce = attr.get("reduce")) {
     auto name = dyn_cast<StringAttr>(reduce);
     std::optional<RowReduction> reduction =
@@ -286,6 +295,8 @@ std::string TileConfig::str() const {
     s += " stages " + std::to_string(stages);
   if (reduction != RowReduction::Thread)
     s += " reduce " + stringify(reduction).str();
+  if (splitK != 1)
+    s += " split_k " + std::to_string(splitK);
   return s;
 }
 
@@ -306,7 +317,7 @@ std::optional<TileConfig> TileConfig::parse(StringRef text,
   };
   TileConfig config;
   bool sawBlock = false, sawThread = false, sawWarp = false, sawMma = false,
-       sawStages = false, sawReduce = false;
+       sawStages = false, sawReduce = false, sawSplit = false;
   for (size_t i = 0; i < words.size(); i += 2) {
     if (i + 1 == words.size()) {
       error = "'" + words[i].str() + "' has no value";
@@ -333,12 +344,15 @@ std::optional<TileConfig> TileConfig::parse(StringRef text,
       }
       config.reduction = *reduction;
       ok = sawReduce = true;
+    } else if (key == "split_k" && !sawSplit) {
+      ok = sawSplit = !value.getAsInteger(10, config.splitK);
     } else if (key == "k") {
       ok = !value.getAsInteger(10, config.kStep);
     } else {
       error = "unexpected '" + key.str() +
               "' (expected 'block AxB [warp AxB] thread CxD [k N] "
-              "[mma MxNxK] [stages N] [reduce thread|warp|block]')";
+              "[mma MxNxK] [stages N] [reduce thread|warp|block] "
+              "[split_k N]')";
       return std::nullopt;
     }
     if (!ok) {

@@ -169,12 +169,16 @@ constexpr llvm::StringLiteral getConvProblemAttrName() {
   return "dyncc.conv_problem";
 }
 
-mlir::FailureOr<DimExpr> resolveDispatchExpr(mlir::Operation *dispatch,
-                                             const DimExpr &expr);
+/// `extra`: the shapes of kernel arguments after the dispatch's
+/// destinations (a split-K kernel's workspace).
+mlir::FailureOr<DimExpr>
+resolveDispatchExpr(mlir::Operation *dispatch, const DimExpr &expr,
+                    llvm::ArrayRef<llvm::SmallVector<DimExpr>> extra = {});
 
 /// resolveDispatchExpr of DimExpr text held by `attr` (a StringAttr).
-mlir::FailureOr<DimExpr> resolveDispatchExpr(mlir::Operation *dispatch,
-                                             mlir::Attribute attr);
+mlir::FailureOr<DimExpr>
+resolveDispatchExpr(mlir::Operation *dispatch, mlir::Attribute attr,
+                    llvm::ArrayRef<llvm::SmallVector<DimExpr>> extra = {});
 
 } // namespace dyncc
 

@@ -31,6 +31,32 @@ def FoldGemmBatchPass : Pass<"dyncc-fold-gemm-batch", "mlir::ModuleOp"> {
   }];
 }
 
+def SplitKPass : Pass<"dyncc-split-k", "mlir::ModuleOp"> {
+  let summary = "Split a GEMM variant's K over blocks: partial sums, then their sum";
+  let description = [{
+    For each kernel whose `dyncc.tile_config` has `split_k S` (the tile
+    search's split-K candidates, or `--tile-config`), builds two kernels:
+    - `<kernel>_part` computes the contraction over each S-th of K into its
+      own slice of a workspace, its last argument, an f32 tensor
+      `[S, ...destination's shape]`: a batched contraction whose outermost
+      parallel loop is the part (operands expanded from `[.., K]` to
+      `[.., S, K/S]`), tiled with the variant's tiles and one part per
+      block along it;
+    - `<kernel>_sum` is the kernel with its contraction replaced by the
+      elementwise sum of the S slices, the epilogue unchanged.
+
+    The kernel's function then describes the pair (`dyncc.split_k = {part,
+    sum, parts}`) and is no longer compiled; the plan launches the part,
+    then the sum, in its variant's step, with the workspace as a buffer of
+    kind `workspace`.
+
+    A kernel must have one contraction with one reduction loop over a
+    static K that splits into S parts of whole k-steps, operands that are
+    its arguments (or their reshapes), and an f32 accumulator of its
+    destination's shape starting at zero; else the pass fails naming why.
+  }];
+}
+
 def AssignTileConfigPass : Pass<"dyncc-assign-tile-config", "mlir::ModuleOp"> {
   let summary = "Give every kernel function a tile configuration";
   let description = [{

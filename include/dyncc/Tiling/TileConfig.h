@@ -75,6 +75,11 @@ struct TileConfig {
   /// (1 for `Block`). Kernels whose reductions are not along rows keep the
   /// tile levels.
   RowReduction reduction = RowReduction::Thread;
+  /// GEMMs: parts of K computed by separate blocks (split-K), each into
+  /// its own slice of an f32 workspace, which a second kernel sums before
+  /// the epilogue (dyncc-split-k). 1: K is walked whole by each block.
+  /// Needs a k-step that divides each part.
+  int64_t splitK = 1;
 
   /// The name of the attribute holding the config on a kernel function.
   static constexpr llvm::StringLiteral getAttrName() {
@@ -105,12 +110,13 @@ struct TileConfig {
 
   /// One-line description, e.g. `block 32x64 thread 4x4 k 16`,
   /// `block 64x64 warp 32x32 thread 4x8 k 32 mma 16x8x16 stages 3`, or
-  /// `block 4x32 thread 1x1 k 0 reduce warp`.
+  /// `block 4x32 thread 1x1 k 0 reduce warp`, `block 4x64 thread 2x4 k 32
+  /// split_k 4`.
   std::string str() const;
 
   /// Parses the form `str` prints (`block 32x64 thread 4x4 k 16`; `k N` may
-  /// be left out for 0; `warp`, `mma`, `stages` and `reduce thread|warp|
-  /// block` are optional). Returns
+  /// be left out for 0; `warp`, `mma`, `stages`, `reduce thread|warp|
+  /// block` and `split_k N` are optional). Returns
   /// nullopt and sets `error` on bad text or on a configuration `verify`
   /// rejects.
   static std::optional<TileConfig> parse(llvm::StringRef text,
@@ -126,6 +132,10 @@ struct TileConfig {
 /// z) the block counts of its roots, whose maximum is the grid, as DimExpr
 /// text over the kernel's arguments named by getGridArgName.
 constexpr llvm::StringLiteral getGridAttrName() { return "dyncc.grid"; }
+
+/// On a split-K variant's function (dyncc-split-k): `{part = @..., sum =
+/// @..., parts = S}`, the two kernels that compute it.
+constexpr llvm::StringLiteral getSplitKAttrName() { return "dyncc.split_k"; }
 
 /// The attribute on a GPU kernel whose shared buffers are views of dynamic
 /// shared memory (more than the 48 KB of static shared memory): the bytes

@@ -1,0 +1,403 @@
+//===- SplitK.cpp - A GEMM's K split over blocks ---------------------------===//
+//
+// Part of dyncc, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// Rewrites each GEMM variant whose tile config has `split_k S` into two
+// kernels: `<variant>_part`, the contraction over each S-th of K into its
+// own slice of an f32 workspace [S, ...destination's shape], a batched
+// contraction with S as its outermost parallel dimension (so S blocks share
+// each output tile), and `<variant>_sum`, the kernel itself with its
+// contraction replaced by the sum of the S slices, its epilogue unchanged.
+// The variant's function stays as the dispatch's description of the pair
+// (`dyncc.split_k`) and is no longer a kernel.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dyncc/Tiling/Passes.h"
+#include "dyncc/Tiling/TileConfig.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/SymbolTable.h"
+#include "llvm/ADT/SetVector.h"
+
+namespace dyncc {
+#define GEN_PASS_DEF_SPLITKPASS
+#include "dyncc/Tiling/Passes.h.inc"
+} // namespace dyncc
+
+using namespace mlir;
+using namespace dyncc;
+
+namespace {
+
+/// What a kernel's split needs: its one contraction, the loop it reduces,
+/// and how its accumulator relates to the kernel's destination.
+struct SplitPlan {
+  linalg::LinalgOp contraction;
+  unsigned reductionDim = 0;
+  int64_t k = 0;
+  /// The destination argument the accumulator has the shape of, collapsed
+  /// by `collapse` where that is not empty.
+  BlockArgument destination;
+  SmallVector<ReassociationIndices> collapse;
+};
+
+/// The ops a contraction's operands may come through from the arguments:
+/// reshapes (a folded batch) and what sizes them.
+bool isOperandPath(Operation *op) {
+  return isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp, tensor::DimOp,
+             arith::ConstantOp>(op);
+}
+
+/// The split of `kernel` by `parts`, or why there is none.
+FailureOr<SplitPlan> analyze(func::FuncOp kernel, int64_t parts,
+                             int64_t kStep, std::string &why) {
+  SplitPlan plan;
+  SmallVector<linalg::LinalgOp> reductions;
+  kernel.walk([&](linalg::LinalgOp op) {
+    if (op.getNumReductionLoops() > 0)
+      reductions.push_back(op);
+  });
+  if (reductions.size() != 1 ||
+      !linalg::isaContractionOpInterface(reductions.front()) ||
+      reductions.front().getNumReductionLoops() != 1 ||
+      reductions.front().getNumDpsInits() != 1) {
+    why = "it is not one contraction over one reduction loop";
+    return failure();
+  }
+  linalg::LinalgOp op = reductions.front();
+  plan.contraction = op;
+  SmallVector<unsigned> reductionDims;
+  op.getReductionDims(reductionDims);
+  plan.reductionDim = reductionDims.front();
+  int64_t k = op.getStaticLoopRanges()[plan.reductionDim];
+  if (ShapedType::isDynamic(k)) {
+    why = "its K is dynamic";
+    return failure();
+  }
+  plan.k = k;
+  if (k % parts != 0 || (k / parts) % kStep != 0) {
+    why = "K = " + std::to_string(k) + " is not " + std::to_string(parts) +
+          " parts of whole k-steps of " + std::to_string(kStep);
+    return failure();
+  }
+  // Each operand indexes K by the loop itself, at one position.
+  AffineExpr kExpr = getAffineDimExpr(plan.reductionDim, op.getContext());
+  for (OpOperand *input : op.getDpsInputOperands()) {
+    AffineMap map = op.getMatchingIndexingMap(input);
+    if (llvm::count(map.getResults(), kExpr) != 1 ||
+        llvm::any_of(map.getResults(), [&](AffineExpr e) {
+          return e != kExpr && e.isFunctionOfDim(plan.reductionDim);
+        })) {
+      why = "an operand does not index K by its loop";
+      return failure();
+    }
+    // Computed from the arguments by reshapes alone.
+    SmallVector<Value> work{input->get()};
+    while (!work.empty()) {
+      Value value = work.pop_back_val();
+      if (isa<BlockArgument>(value))
+        continue;
+      Operation *def = value.getDefiningOp();
+      if (!isOperandPath(def)) {
+        why = "an operand is computed in the kernel (by " +
+              def->getName().getStringRef().str() + ")";
+        return failure();
+      }
+      llvm::append_range(work, def->getOperands());
+    }
+  }
+  // The accumulator: zeros in the destination, or in its collapse, or in
+  // an empty tensor of its shape (an f32 accumulator of an f16 result).
+  auto fill = op.getDpsInits()[0].getDefiningOp<linalg::FillOp>();
+  if (!fill || !matchPattern(fill.getInputs()[0], m_AnyZeroFloat())) {
+    why = "its accumulator does not start at zero";
+    return failure();
+  }
+  if (kernel.getNumResults() != 1) {
+    why = "it has several results";
+    return failure();
+  }
+  Block &entry = kernel.getBody().front();
+  BlockArgument destination = entry.getArguments().back();
+  Value init = fill.getOutputs()[0];
+  auto accumulator = cast<RankedTensorType>(init.getType());
+  auto destinationType = cast<RankedTensorType>(destination.getType());
+  if (init == destination) {
+    plan.destination = destination;
+  } else if (auto collapse = init.getDefiningOp<tensor::CollapseShapeOp>();
+             collapse && collapse.getSrc() == destination) {
+    plan.destination = destination;
+    plan.collapse = collapse.getReassociationIndices();
+  } else if (auto empty = init.getDefiningOp<tensor::EmptyOp>();
+             empty && accumulator.getShape() == destinationType.getShape()) {
+    for (auto [i, size] : llvm::enumerate(empty.getMixedSizes())) {
+      auto value = dyn_cast<Value>(size);
+      auto dim = value ? value.getDefiningOp<tensor::DimOp>() : nullptr;
+      std::optional<int64_t> index = dim ? dim.getConstantIndex() : std::nullopt;
+      if (value && (!dim || dim.getSource() != destination || index != i)) {
+        why = "its accumulator is not of the destination's shape";
+        return failure();
+      }
+    }
+    plan.destination = destination;
+  } else {
+    why = "its accumulator is not of the destination's shape";
+    return failure();
+  }
+  if (!accumulator.getElementType().isF32()) {
+    why = "its accumulator is not f32";
+    return failure();
+  }
+  return plan;
+}
+
+/// The workspace's type: `parts` slices of the destination's shape, f32.
+RankedTensorType getWorkspaceType(const SplitPlan &plan, int64_t parts) {
+  auto destination = cast<RankedTensorType>(plan.destination.getType());
+  SmallVector<int64_t> shape{parts};
+  llvm::append_range(shape, destination.getShape());
+  return RankedTensorType::get(shape, Float32Type::get(plan.destination
+                                                           .getContext()));
+}
+
+/// The workspace `workspace` as the accumulator's [parts, ...] (collapsed
+/// like the destination where the accumulator is).
+Value viewWorkspace(OpBuilder &b, Location loc, Value workspace,
+                    const SplitPlan &plan) {
+  if (plan.collapse.empty())
+    return workspace;
+  SmallVector<ReassociationIndices> groups{{0}};
+  for (const ReassociationIndices &group : plan.collapse) {
+    ReassociationIndices shifted;
+    for (int64_t d : group)
+      shifted.push_back(d + 1);
+    groups.push_back(shifted);
+  }
+  return tensor::CollapseShapeOp::create(b, loc, workspace, groups);
+}
+
+/// `<kernel>_part`: the contraction over part s of K into slice s of the
+/// workspace (its last argument, which it returns).
+func::FuncOp buildPart(func::FuncOp kernel, const SplitPlan &plan,
+                       int64_t parts, const TileConfig &config) {
+  Location loc = kernel.getLoc();
+  OpBuilder b(kernel);
+  b.setInsertionPointAfter(kernel);
+  RankedTensorType workspaceType = getWorkspaceType(plan, parts);
+  SmallVector<Type> inputs(kernel.getArgumentTypes());
+  inputs.push_back(workspaceType);
+  auto part = func::FuncOp::create(
+      b, loc, kernel.getSymName().str() + "_part",
+      b.getFunctionType(inputs, {workspaceType}));
+  part->setDiscardableAttrs(kernel->getDiscardableAttrDictionary());
+  Block *entry = part.addEntryBlock();
+  b.setInsertionPointToStart(entry);
+  IRMapping mapping;
+  for (auto [from, to] : llvm::zip(kernel.getArguments(),
+                                   entry->getArguments().drop_back()))
+    mapping.map(from, to);
+  Value workspace = entry->getArguments().back();
+
+  // The operands' paths from the arguments, in order.
+  linalg::LinalgOp op = plan.contraction;
+  SetVector<Operation *> path;
+  SmallVector<Value> work(op.getDpsInputs());
+  while (!work.empty()) {
+    Operation *def = work.pop_back_val().getDefiningOp();
+    if (!def || !path.insert(def))
+      continue;
+    llvm::append_range(work, def->getOperands());
+  }
+  kernel.walk([&](Operation *inner) {
+    if (path.contains(inner))
+      b.clone(*inner, mapping);
+  });
+
+  // Loops (s, the contraction's loops with K now one part of it): each
+  // operand's K position becomes [s, k].
+  unsigned numLoops = op.getNumLoops();
+  MLIRContext *context = kernel.getContext();
+  AffineExpr s = getAffineDimExpr(0, context);
+  auto shift = [&](AffineExpr e) { return e.shiftDims(numLoops, 1); };
+  int64_t chunk = plan.k / parts;
+  SmallVector<Value> operands;
+  SmallVector<AffineMap> maps;
+  for (OpOperand *input : op.getDpsInputOperands()) {
+    AffineMap map = op.getMatchingIndexingMap(input);
+    Value value = mapping.lookup(input->get());
+    auto type = cast<RankedTensorType>(value.getType());
+    SmallVector<ReassociationIndices> groups;
+    SmallVector<int64_t> shape;
+    SmallVector<AffineExpr> results;
+    SmallVector<OpFoldResult> sizes =
+        tensor::getMixedSizes(b, loc, value);
+    SmallVector<OpFoldResult> expandedSizes;
+    for (auto [i, e] : llvm::enumerate(map.getResults())) {
+      int64_t next = shape.size();
+      if (e == getAffineDimExpr(plan.reductionDim, context)) {
+        groups.push_back({next, next + 1});
+        shape.append({parts, chunk});
+        expandedSizes.append({b.getIndexAttr(parts), b.getIndexAttr(chunk)});
+        results.append({s, shift(e)});
+        continue;
+      }
+      groups.push_back({next});
+      shape.push_back(type.getDimSize(i));
+      expandedSizes.push_back(sizes[i]);
+      results.push_back(shift(e));
+    }
+    operands.push_back(tensor::ExpandShapeOp::create(
+        b, loc, RankedTensorType::get(shape, type.getElementType()), value,
+        groups, expandedSizes));
+    maps.push_back(AffineMap::get(numLoops + 1, 0, results, context));
+  }
+  AffineMap outMap = op.getIndexingMapMatchingResult(op->getResult(0));
+  SmallVector<AffineExpr> outResults{s};
+  for (AffineExpr e : outMap.getResults())
+    outResults.push_back(shift(e));
+  maps.push_back(AffineMap::get(numLoops + 1, 0, outResults, context));
+
+  Value view = viewWorkspace(b, loc, workspace, plan);
+  Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0));
+  Value init = linalg::FillOp::create(b, loc, zero, view).getResult(0);
+  SmallVector<utils::IteratorType> iterators{utils::IteratorType::parallel};
+  llvm::append_range(iterators, op.getIteratorTypesArray());
+  auto generic = linalg::GenericOp::create(b, loc, view.getType(), operands,
+                                           init, maps, iterators);
+  IRMapping bodyMapping;
+  op->getRegion(0).cloneInto(&generic.getRegion(), bodyMapping);
+  Value result = generic.getResult(0);
+  if (!plan.collapse.empty()) {
+    SmallVector<ReassociationIndices> groups =
+        cast<tensor::CollapseShapeOp>(view.getDefiningOp())
+            .getReassociationIndices();
+    result = tensor::ExpandShapeOp::create(
+        b, loc, workspaceType, result, groups,
+        tensor::getMixedSizes(b, loc, workspace));
+  }
+  func::ReturnOp::create(b, loc, result);
+
+  // Its tiles: one part per block along the new outermost dimension.
+  TileConfig partConfig = config;
+  partConfig.blockTile.insert(partConfig.blockTile.begin(), 1);
+  partConfig.threadTile.insert(partConfig.threadTile.begin(), 1);
+  if (!partConfig.warpTile.empty())
+    partConfig.warpTile.insert(partConfig.warpTile.begin(), 1);
+  part->setAttr(TileConfig::getAttrName(), partConfig.toAttr(context));
+  part->setAttr("dyncc.kind", b.getStringAttr("gemm"));
+  part->removeAttr("dyncc.split_k");
+  return part;
+}
+
+/// `<kernel>_sum`: the kernel with its contraction replaced by the sum of
+/// the workspace's slices (its last argument).
+func::FuncOp buildSum(func::FuncOp kernel, const SplitPlan &plan,
+                      int64_t parts) {
+  OpBuilder b(kernel);
+  b.setInsertionPointAfter(kernel);
+  auto sum = cast<func::FuncOp>(b.clone(*kernel));
+  sum.setSymName(kernel.getSymName().str() + "_sum");
+  RankedTensorType workspaceType = getWorkspaceType(plan, parts);
+  SmallVector<Type> inputs(kernel.getArgumentTypes());
+  inputs.push_back(workspaceType);
+  sum.setFunctionType(b.getFunctionType(inputs, kernel.getResultTypes()));
+  Block &entry = sum.getBody().front();
+  Value workspace = entry.addArgument(workspaceType, kernel.getLoc());
+
+  // The clone's contraction: the one reduction.
+  linalg::LinalgOp op;
+  sum.walk([&](linalg::LinalgOp candidate) {
+    if (candidate.getNumReductionLoops() > 0)
+      op = candidate;
+  });
+  Location loc = op.getLoc();
+  b.setInsertionPoint(op);
+  Value view = viewWorkspace(b, loc, workspace, plan);
+  auto type = cast<RankedTensorType>(op->getResult(0).getType());
+  int64_t rank = type.getRank();
+  SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, view);
+  SmallVector<Value> slices;
+  for (int64_t p = 0; p < parts; ++p) {
+    SmallVector<OpFoldResult> offsets(rank + 1, b.getIndexAttr(0));
+    offsets[0] = b.getIndexAttr(p);
+    SmallVector<OpFoldResult> sliceSizes(sizes);
+    sliceSizes[0] = b.getIndexAttr(1);
+    SmallVector<OpFoldResult> strides(rank + 1, b.getIndexAttr(1));
+    slices.push_back(tensor::ExtractSliceOp::create(
+        b, loc, type, view, offsets, sliceSizes, strides));
+  }
+  SmallVector<AffineMap> maps(parts + 1, b.getMultiDimIdentityMap(rank));
+  SmallVector<utils::IteratorType> iterators(rank,
+                                             utils::IteratorType::parallel);
+  auto added = linalg::GenericOp::create(
+      b, loc, type, slices, op.getDpsInits()[0], maps, iterators,
+      [&](OpBuilder &nested, Location at, ValueRange args) {
+        Value total = args[0];
+        for (Value next : args.drop_front().drop_back())
+          total = arith::AddFOp::create(nested, at, total, next);
+        linalg::YieldOp::create(nested, at, total);
+      });
+  op->getResult(0).replaceAllUsesWith(added.getResult(0));
+  op->erase();
+
+  // An elementwise kernel now: the default tiles of its rank.
+  auto result = cast<RankedTensorType>(kernel.getResultTypes()[0]);
+  sum->setAttr(TileConfig::getAttrName(),
+               TileConfig::getDefault("elementwise", result.getRank())
+                   .toAttr(kernel.getContext()));
+  sum->setAttr("dyncc.kind", b.getStringAttr("elementwise"));
+  sum->removeAttr("dyncc.gemm_problem");
+  return sum;
+}
+
+struct SplitKPass final : dyncc::impl::SplitKPassBase<SplitKPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SmallVector<func::FuncOp> kernels;
+    for (auto func : module.getOps<func::FuncOp>())
+      if (func->hasAttr("dyncc.kernel"))
+        kernels.push_back(func);
+    for (func::FuncOp kernel : kernels) {
+      FailureOr<TileConfig> config = TileConfig::fromAttr(
+          kernel->getAttrOfType<DictionaryAttr>(TileConfig::getAttrName()));
+      if (failed(config) || config->splitK == 1)
+        continue;
+      int64_t parts = config->splitK;
+      std::string why;
+      FailureOr<SplitPlan> plan = analyze(kernel, parts, config->kStep, why);
+      if (failed(plan)) {
+        kernel.emitOpError("cannot split K into ")
+            << parts << " parts (config '" << config->str() << "'): " << why;
+        return signalPassFailure();
+      }
+      func::FuncOp sum = buildSum(kernel, *plan, parts);
+      func::FuncOp part = buildPart(kernel, *plan, parts, *config);
+      // The variant's function describes the pair from now on.
+      Builder b(kernel.getContext());
+      kernel->removeAttr("dyncc.kernel");
+      kernel->setAttr(
+          getSplitKAttrName(),
+          b.getDictionaryAttr(
+              {b.getNamedAttr("part",
+                              FlatSymbolRefAttr::get(part.getSymNameAttr())),
+               b.getNamedAttr("sum",
+                              FlatSymbolRefAttr::get(sum.getSymNameAttr())),
+               b.getNamedAttr("parts", b.getI64IntegerAttr(parts))}));
+    }
+  }
+};
+
+} // namespace
