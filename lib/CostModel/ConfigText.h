@@ -26,6 +26,7 @@ struct ConfigWords {
   std::vector<int64_t> block, warp, thread, mma;
   int64_t kStep = 0;
   int64_t stages = 0;
+  int64_t splitK = 0;
   std::string reduce;
 };
 
@@ -78,6 +79,7 @@ inline std::optional<ConfigWords> parseConfigWords(const std::string &text) {
               : key == "mma"    ? parseConfigSizes(value, out.mma)
               : key == "k"      ? parseConfigNumber(value, out.kStep)
               : key == "stages" ? parseConfigNumber(value, out.stages)
+              : key == "split_k" ? parseConfigNumber(value, out.splitK)
               : key == "reduce" ? (out.reduce = value, true)
                                 : false;
     if (!ok)

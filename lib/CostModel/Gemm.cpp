@@ -32,6 +32,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <tuple>
 
 using namespace dyncc::cost;
@@ -50,6 +51,8 @@ std::string GemmTile::str() const {
     s += " mma 16x8x16";
   if (stages > 1)
     s += " stages " + std::to_string(stages);
+  if (splitK > 1)
+    s += " split_k " + std::to_string(splitK);
   return s;
 }
 
@@ -57,7 +60,7 @@ bool GemmTile::operator==(const GemmTile &o) const {
   return tensorCores == o.tensorCores && blockM == o.blockM &&
          blockN == o.blockN && warpM == o.warpM && warpN == o.warpN &&
          threadM == o.threadM && threadN == o.threadN && kStep == o.kStep &&
-         stages == o.stages;
+         stages == o.stages && splitK == o.splitK;
 }
 
 std::optional<GemmTile> dyncc::cost::parseGemmTile(const std::string &text) {
@@ -81,6 +84,8 @@ std::optional<GemmTile> dyncc::cost::parseGemmTile(const std::string &text) {
   tile.kStep = words->kStep;
   if (words->stages)
     tile.stages = words->stages;
+  if (words->splitK)
+    tile.splitK = words->splitK;
   return tile;
 }
 
@@ -127,6 +132,8 @@ dyncc::cost::checkConstraints(const GemmTile &tile, int64_t operandBytes,
     return std::string("the thread tile does not divide the block tile");
   if (tile.stages < 1 || tile.stages > 8)
     return std::string("stages must be 1 to 8");
+  if (tile.splitK < 1 || tile.splitK > 64)
+    return std::string("split_k must be 1 to 64");
   int64_t threads = tile.threads();
   if (std::optional<std::string> why = checkThreads(threads, device))
     return why;
@@ -241,7 +248,7 @@ static BlockTime blockTime(const GemmTile &tile, const GemmProblem &problem,
                            int64_t resident) {
   int64_t ob = problem.operandBytes;
   BlockSteps work;
-  work.steps = ceilDiv(problem.k, tile.kStep);
+  work.steps = ceilDiv(problem.k / tile.splitK, tile.kStep);
   work.stages = tile.stages;
   work.flops = 2.0 * tile.blockM * tile.blockN * tile.kStep;
   work.loadBytes = double(tile.blockM + tile.blockN) * tile.kStep * ob;
@@ -254,7 +261,9 @@ static BlockTime blockTime(const GemmTile &tile, const GemmProblem &problem,
   else
     work.sharedBytes = double(tile.threads()) *
                        (tile.threadM + tile.threadN) * tile.kStep * ob;
-  work.storeBytes = double(tile.blockM) * tile.blockN * problem.outputBytes;
+  // A split's partial sums are f32.
+  work.storeBytes = double(tile.blockM) * tile.blockN *
+                    (tile.splitK > 1 ? 4 : problem.outputBytes);
   work.peak = tile.tensorCores ? device.mmaSyncHalfFlopsPerSecond
                                : device.simtFp32FlopsPerSecond;
   work.warpsToFeed = tile.tensorCores ? 4.0 : 8.0;
@@ -267,7 +276,17 @@ GemmPrediction dyncc::cost::predictGemm(const GemmTile &tile,
   GemmPrediction p;
   int64_t blocksM = ceilDiv(problem.m, tile.blockM);
   int64_t blocksN = ceilDiv(problem.n, tile.blockN);
-  p.blocks = problem.batch * blocksM * blocksN;
+  p.blocks = problem.batch * blocksM * blocksN * tile.splitK;
+  // Split-K is for grids of fewer blocks than SMs, split into at most two
+  // waves of one block per SM: elsewhere the partial sums' traffic and the
+  // second kernel buy nothing, and the tile does not apply.
+  int64_t unsplit = problem.batch * blocksM * blocksN;
+  if (tile.splitK > 1 &&
+      (unsplit >= device.sms || p.blocks > 2 * device.sms)) {
+    p.seconds = std::numeric_limits<double>::infinity();
+    p.bound = "split";
+    return p;
+  }
   p.blocksPerSm = getBlocksPerSm(tile, problem.operandBytes, device);
   Waves waves = runWaves(p.blocks, p.blocksPerSm, device,
                          [&](int64_t perSm, int64_t resident) {
@@ -279,21 +298,39 @@ GemmPrediction dyncc::cost::predictGemm(const GemmTile &tile,
   p.waves = waves.waves;
   double padded = 2.0 * problem.products * problem.batch * blocksM *
                   tile.blockM * blocksN * tile.blockN *
-                  roundUp(problem.k, tile.kStep);
+                  tile.splitK *
+                  roundUp(ceilDiv(problem.k, tile.splitK), tile.kStep);
   p.paddingEfficiency = problem.flops() / padded;
   p.waveEfficiency = double(p.blocks) / double(p.waves * waves.slots);
   p.bound = waves.bound;
 
   // The unique bytes cross DRAM at least once.
   // The products share A.
-  double unique =
+  double outputs =
+      double(problem.products) * problem.batch * problem.m * problem.n;
+  double operands =
       double(problem.operandBytes) *
-          (double(problem.batch) * problem.m * problem.k +
-           double(problem.products) * (problem.batchedB ? problem.batch : 1) *
-               problem.k * problem.n) +
-      double(problem.outputBytes) * problem.products * problem.batch *
-          problem.m * problem.n;
-  p.seconds = addFloors(waves.seconds, unique / device.dramBytesPerSecond,
+      (double(problem.batch) * problem.m * problem.k +
+       double(problem.products) * (problem.batchedB ? problem.batch : 1) *
+           problem.k * problem.n);
+  if (tile.splitK == 1) {
+    double unique = operands + double(problem.outputBytes) * outputs;
+    p.seconds = addFloors(waves.seconds, unique / device.dramBytesPerSecond,
+                          device, p.bound);
+    return p;
+  }
+  // Split-K: the parts write f32 partial sums, then a second kernel reads
+  // them all and writes the result (its epilogue's other operands are not
+  // counted), at L2's rate where the workspace fits there, else DRAM's.
+  double workspace = 4.0 * tile.splitK * outputs;
+  p.seconds = addFloors(waves.seconds,
+                        (operands + workspace) / device.dramBytesPerSecond,
                         device, p.bound);
+  double sumBytes = workspace + double(problem.outputBytes) * outputs;
+  double rate = workspace <= double(device.l2Bytes) / 2
+                    ? device.l2BytesPerSecond
+                    : device.dramBytesPerSecond;
+  p.seconds += std::max(sumBytes / rate, device.memoryLatencySeconds) +
+               device.launchSeconds;
   return p;
 }

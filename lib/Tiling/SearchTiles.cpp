@@ -21,6 +21,7 @@
 #include "dyncc/Dialect/Dg/IR/Dg.h"
 #include "dyncc/Tiling/KernelShapes.h"
 #include "dyncc/Tiling/Passes.h"
+#include "dyncc/Tiling/SplitK.h"
 #include "dyncc/Tiling/TileConfig.h"
 #include "dyncc/Tiling/TileSearch.h"
 
@@ -52,6 +53,13 @@ constexpr const char *kConvDims[] = {"batch", "out_c", "out_h", "out_w"};
 /// Key ranges are clamped to this (an unbounded symbol's product).
 constexpr int64_t kLargestKey = int64_t(1) << 40;
 
+/// Split-K candidates: the parts K may be split into, for tiles of at most
+/// these many rows and columns (small problems: the model takes a split
+/// only where the unsplit grid has fewer blocks than SMs).
+constexpr int64_t kSplitKParts[] = {4, 16};
+constexpr int64_t kLargestSplitTileM = 16;
+constexpr int64_t kLargestSplitTileN = 128;
+
 /// Which model predicts a kernel: GEMM tiles, row-wise tiles (elementwise
 /// kernels and row reductions), or conv tiles.
 enum class Model { Gemm, Rows, Conv };
@@ -75,6 +83,8 @@ struct SearchSpace {
   /// block's N tile must divide (0: any; GemmProblemExprs::nSplit).
   int64_t products = 1;
   int64_t nSplit = 0;
+  /// GEMMs whose K dyncc-split-k may split: that static K (0: none).
+  int64_t splitK = 0;
   /// Row-wise kernels: the bytes of an element, those moved per element,
   /// and whether the rows are reduced.
   int64_t elementBytes = 4;
@@ -141,7 +151,7 @@ struct SearchSpace {
                                               : "conv;";
     for (auto [key, value] : llvm::zip(keyOf, constant))
       text += (key < 0 ? std::to_string(value) : keys[key].str()) + ";";
-    for (int64_t bytes : {operandBytes, outputBytes, products, nSplit,
+    for (int64_t bytes : {operandBytes, outputBytes, products, nSplit, splitK,
                           elementBytes, bytesPerElement, int64_t(reduction),
                           int64_t(singleRow)})
       text += std::to_string(bytes) + ";";
@@ -238,7 +248,7 @@ std::string getCandidatesKey(const SearchSpace &space) {
   switch (space.model) {
   case Model::Gemm:
     add({space.operandBytes, space.tensorCores(), space.nSplit,
-         space.products});
+         space.products, space.splitK});
     break;
   case Model::Rows:
     add({space.elementBytes, space.reduction, space.singleRow});
@@ -276,6 +286,18 @@ Candidates getCandidates(const SearchSpace &space, const cost::Device &device) {
                                                    device))
       continue;
     candidates.gemm.push_back(tile);
+    // Split-K: for the small tiles of few rows, where the blocks of an
+    // unsplit K leave SMs idle; parts of whole k-steps of a static K.
+    if (space.splitK == 0 || tile.blockM > kLargestSplitTileM ||
+        tile.blockN > kLargestSplitTileN)
+      continue;
+    for (int64_t parts : kSplitKParts) {
+      if (space.splitK % (parts * tile.kStep) != 0)
+        continue;
+      cost::GemmTile split = tile;
+      split.splitK = parts;
+      candidates.gemm.push_back(split);
+    }
   }
   return candidates;
 }
@@ -368,6 +390,11 @@ FailureOr<SearchSpace> getSearchSpace(dg::DispatchOp dispatch,
       return failure();
     if (problem.get("n_split") && !getInt("n_split", space.nSplit, 1))
       return failure();
+    // K static, one product, the kernel's structure one dyncc-split-k
+    // takes.
+    if (space.keyOf[3] < 0 && space.products == 1 && space.nSplit == 0 &&
+        !whyNoSplitK(kernel))
+      space.splitK = space.constant[3];
     return space;
   }
   if (space.model == Model::Conv) {

@@ -17,6 +17,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dyncc/Tiling/Passes.h"
+#include "dyncc/Tiling/SplitK.h"
 #include "dyncc/Tiling/TileConfig.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -61,7 +62,8 @@ bool isOperandPath(Operation *op) {
              arith::ConstantOp>(op);
 }
 
-/// The split of `kernel` by `parts`, or why there is none.
+/// The split of `kernel` by `parts` (0: the structure alone), or why there
+/// is none.
 FailureOr<SplitPlan> analyze(func::FuncOp kernel, int64_t parts,
                              int64_t kStep, std::string &why) {
   SplitPlan plan;
@@ -88,7 +90,7 @@ FailureOr<SplitPlan> analyze(func::FuncOp kernel, int64_t parts,
     return failure();
   }
   plan.k = k;
-  if (k % parts != 0 || (k / parts) % kStep != 0) {
+  if (parts > 0 && (k % parts != 0 || (k / parts) % kStep != 0)) {
     why = "K = " + std::to_string(k) + " is not " + std::to_string(parts) +
           " parts of whole k-steps of " + std::to_string(kStep);
     return failure();
@@ -401,3 +403,10 @@ struct SplitKPass final : dyncc::impl::SplitKPassBase<SplitKPass> {
 };
 
 } // namespace
+
+std::optional<std::string> dyncc::whyNoSplitK(func::FuncOp kernel) {
+  std::string why;
+  if (failed(analyze(kernel, /*parts=*/0, /*kStep=*/1, why)))
+    return why;
+  return std::nullopt;
+}

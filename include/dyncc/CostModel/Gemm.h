@@ -67,6 +67,9 @@ struct GemmTile {
   int64_t threadM = 0, threadN = 0;
   int64_t kStep = 0;
   int64_t stages = 1;
+  /// Parts of K computed by separate blocks into an f32 workspace, which a
+  /// second kernel sums before the epilogue (split-K); 1: none.
+  int64_t splitK = 1;
   /// Registers per thread as ptxas reported them for the compiled kernel;
   /// 0 until then (the model estimates them). Not part of the tile's
   /// identity.
@@ -123,7 +126,9 @@ struct GemmPrediction {
   double paddingEfficiency = 1;
   /// Blocks over the slots of the waves they take.
   double waveEfficiency = 1;
-  /// Which level bounds it: "compute", "shared", "l2", "dram", "launch".
+  /// Which level bounds it: "compute", "shared", "l2", "dram", "launch";
+  /// "split" for a split-K tile on a grid of at least one block per SM
+  /// unsplit, where it does not apply (seconds: infinity).
   const char *bound = "";
 };
 
