@@ -381,8 +381,9 @@ struct SplitKPass final : dyncc::impl::SplitKPassBase<SplitKPass> {
       std::string why;
       FailureOr<SplitPlan> plan = analyze(kernel, parts, config->kStep, why);
       if (failed(plan)) {
-        kernel.emitOpError("cannot split K into ")
-            << parts << " parts (config '" << config->str() << "'): " << why;
+        kernel.emitError("kernel '")
+            << kernel.getSymName() << "': cannot split K into " << parts
+            << " parts (config '" << config->str() << "'): " << why;
         return signalPassFailure();
       }
       func::FuncOp sum = buildSum(kernel, *plan, parts);

@@ -154,14 +154,25 @@ void printVariants(llvm::raw_ostream &os, const Manifest &manifest,
     const KernelInfo &k = manifest.kernels[group.variants[v].kernel];
     os << "    v" << v << "  " << llvm::left_justify(k.name, 18) << " "
        << (k.config.empty() ? "(no config)" : k.config);
-    for (const GpuCode &code : k.gpu)
-      if (!code.cubinSection.empty())
-        os << "\n          " << code.arch << ": " << code.resources.registers
-           << " registers, "
-           << code.resources.sharedBytes + k.sharedBytes
-           << " B shared, "
-           << code.resources.spillStoreBytes + code.resources.spillLoadBytes
-           << " B spilled";
+    auto resources = [&](const KernelInfo &kernel) {
+      for (const GpuCode &code : kernel.gpu)
+        if (!code.cubinSection.empty())
+          os << "\n          " << code.arch << ": "
+             << code.resources.registers << " registers, "
+             << code.resources.sharedBytes + kernel.sharedBytes
+             << " B shared, "
+             << code.resources.spillStoreBytes +
+                    code.resources.spillLoadBytes
+             << " B spilled";
+    };
+    resources(k);
+    // A split-K variant's sum (and epilogue) kernel, launched after it.
+    for (size_t next : group.variants[v].then) {
+      const KernelInfo &after = manifest.kernels[next];
+      os << "\n        then " << after.name << " "
+         << (after.config.empty() ? "(no config)" : after.config);
+      resources(after);
+    }
     os << "\n";
   }
 }

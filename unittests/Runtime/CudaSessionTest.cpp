@@ -103,7 +103,11 @@ std::string ptxEntry(const std::string &name, int memrefs, int ints,
 std::string ptxModule(int arch) {
   return "//\n.version 8.0\n.target sm_" + std::to_string(arch) +
          "\n.address_size 64\n\n" + ptxEntry("test_matmul", 3, 1) +
-         ptxEntry("test_add1_relu", 2, 1) + ptxEntry("test_fill", 1, 1, 1);
+         ptxEntry("test_add1_relu", 2, 1) + ptxEntry("test_fill", 1, 1, 1) +
+         // Split-K: X, W and a rank-3 workspace (9 slots) then rows per
+         // block; the workspace and the rank-2 sum.
+         ptxEntry("test_matmul_part", 2, 9 + 1) +
+         ptxEntry("test_sum_parts", 1, 9);
 }
 
 /// An ELF for EM_CUDA of architecture `arch` (ELF ABI version 8 keeps it
@@ -288,6 +292,66 @@ TEST(CudaSessionTest, LinearModelMatchesReference) {
     // The arena is device memory, the live-set peak at the last shape.
     EXPECT_EQ(session->arenaPlacement().size, 128u); // 3 x 32, aligned to 64
     EXPECT_GE(session->arenaCapacity(), 4096u * 32);
+  }
+  expectNothingHeld();
+}
+
+// A split-K variant on the device: both kernels launch in its step, are
+// captured into the graph together, and its workspace is in the arena only
+// at the sizes that choose it.
+TEST(CudaSessionTest, SplitVariantLaunchesBothKernels) {
+  FakeSetting arch("DYNCC_FAKE_CUDA_ARCH", "86"); // PTX: capturable
+  std::string manifest = gpuManifest();
+  auto replace = [&](const std::string &from, const std::string &to) {
+    size_t at = manifest.find(from);
+    ASSERT_NE(at, std::string::npos) << from;
+    manifest.replace(at, from.size(), to);
+  };
+  replace(R"j({"id": 5, "kind": "output", "dtype": "f32", "shape": ["B", "8"]})j",
+          R"j({"id": 5, "kind": "output", "dtype": "f32", "shape": ["B", "8"]},
+    {"id": 6, "kind": "workspace", "dtype": "f32", "shape": ["2", "B", "8"],
+     "live": [0, 0]})j");
+  replace(R"j({"name": "add1_relu",)j",
+          R"j({"name": "matmul_part",
+     "params": [{"buffer": 0}, {"buffer": 1}, {"buffer": 6}, {"expr": "4"}],
+     "grid": ["ceildiv(B, 4)", "2", "1"], "block": [32, 1, 1], "shared_bytes": 0,
+     "cpu": {"section": "cpu.so", "symbol": "test_matmul_part"},
+     "gpu": {"sm_80": {"section": "ptx.sm_80", "entry": "test_matmul_part"}}},
+    {"name": "sum_parts",
+     "params": [{"buffer": 6}, {"buffer": 2}],
+     "grid": ["ceildiv(B*8, 64)", "1", "1"], "block": [64, 1, 1], "shared_bytes": 0,
+     "cpu": {"section": "cpu.so", "symbol": "test_sum_parts"},
+     "gpu": {"sm_80": {"section": "ptx.sm_80", "entry": "test_sum_parts"}}},
+    {"name": "add1_relu",)j");
+  replace(R"j({"kernel": 2, "when": []})j", R"j({"kernel": 4, "when": []})j");
+  replace(R"j({"kernel": 0, "when": [{"symbol": "B", "min": 1, "max": 16}]})j",
+          R"j({"kernel": 2, "then": [3],
+       "when": [{"symbol": "B", "min": 1, "max": 16}]})j");
+  std::string bytes = gpuArtifact(manifest);
+  RuntimeError error;
+  auto model = Model::loadMemory(bytes.data(), bytes.size(), "split.dyncc",
+                                 error);
+  ASSERT_NE(model, nullptr) << error.message;
+  {
+    auto session = cudaSession(model);
+    ASSERT_NE(session, nullptr);
+    for (int64_t rows : {5, 5, 5, 40, 40, 40, 13}) {
+      SCOPED_TRACE(rows);
+      long launches = fake().count("launches");
+      runLinear(*session, rows, static_cast<uint64_t>(rows) + 3);
+      bool split = rows <= 16;
+      EXPECT_STREQ(session->groupVariant(0),
+                   split ? "matmul_part" : "matmul_large");
+      EXPECT_EQ(session->launchCount(), split ? 3u : 2u);
+      EXPECT_EQ(fake().count("launches"), launches + (split ? 3 : 2));
+      uint64_t temp = (static_cast<uint64_t>(rows) * 32 + 63) / 64 * 64;
+      EXPECT_EQ(session->arenaPlacement().size,
+                temp + (split ? static_cast<uint64_t>(rows) * 64 : 0));
+    }
+    // 5 rows: direct, then captured and replayed, then replayed; 40 rows
+    // likewise.
+    EXPECT_EQ(session->graphCaptures(), 2u);
+    EXPECT_EQ(session->graphReplays(), 4u);
   }
   expectNothingHeld();
 }
