@@ -243,6 +243,21 @@ std::vector<GemmTile> dyncc::cost::enumerateGemmTiles(int64_t operandBytes,
 
 /// The time of one block of `tile` when `perSm` blocks share its SM and
 /// `resident` blocks share the device.
+std::vector<GemmTile> dyncc::cost::getSplitKTiles(const GemmTile &tile,
+                                                  int64_t k) {
+  std::vector<GemmTile> split;
+  if (tile.splitK != 1 || tile.blockM > 16 || tile.blockN > 128)
+    return split;
+  for (int64_t parts : kSplitKParts) {
+    if (k % (parts * tile.kStep) != 0)
+      continue;
+    GemmTile t = tile;
+    t.splitK = parts;
+    split.push_back(t);
+  }
+  return split;
+}
+
 static BlockTime blockTime(const GemmTile &tile, const GemmProblem &problem,
                            const Device &device, int64_t perSm,
                            int64_t resident) {

@@ -1321,15 +1321,14 @@ bool Session::launch(size_t groupIndex, RuntimeError &error) {
   if (!selectVariant(groupIndex, kernelIndex, error))
     return false;
   lastKernel[groupIndex] = kernelIndex;
-  uint64_t blocks = 0;
   if (!launchKernel(kernelIndex, error))
     return false;
-  blocks += launchedBlocks;
-  for (size_t next : loaded->manifest().kernels[kernelIndex].then) {
+  // The step's blocks are the leading kernel's: `dyncc tune`'s wave model
+  // of a variant counts its grid (the run-time predicts with the same).
+  uint64_t blocks = launchedBlocks;
+  for (size_t next : loaded->manifest().kernels[kernelIndex].then)
     if (!launchKernel(next, error))
       return false;
-    blocks += launchedBlocks;
-  }
   launchedBlocks = blocks;
   return true;
 }

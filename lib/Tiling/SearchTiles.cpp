@@ -53,13 +53,6 @@ constexpr const char *kConvDims[] = {"batch", "out_c", "out_h", "out_w"};
 /// Key ranges are clamped to this (an unbounded symbol's product).
 constexpr int64_t kLargestKey = int64_t(1) << 40;
 
-/// Split-K candidates: the parts K may be split into, for tiles of at most
-/// these many rows and columns (small problems: the model takes a split
-/// only where the unsplit grid has fewer blocks than SMs).
-constexpr int64_t kSplitKParts[] = {4, 16};
-constexpr int64_t kLargestSplitTileM = 16;
-constexpr int64_t kLargestSplitTileN = 128;
-
 /// Which model predicts a kernel: GEMM tiles, row-wise tiles (elementwise
 /// kernels and row reductions), or conv tiles.
 enum class Model { Gemm, Rows, Conv };
@@ -286,18 +279,11 @@ Candidates getCandidates(const SearchSpace &space, const cost::Device &device) {
                                                    device))
       continue;
     candidates.gemm.push_back(tile);
-    // Split-K: for the small tiles of few rows, where the blocks of an
-    // unsplit K leave SMs idle; parts of whole k-steps of a static K.
-    if (space.splitK == 0 || tile.blockM > kLargestSplitTileM ||
-        tile.blockN > kLargestSplitTileN)
-      continue;
-    for (int64_t parts : kSplitKParts) {
-      if (space.splitK % (parts * tile.kStep) != 0)
-        continue;
-      cost::GemmTile split = tile;
-      split.splitK = parts;
-      candidates.gemm.push_back(split);
-    }
+    // Split-K: small tiles in parts of whole k-steps of a static K.
+    if (space.splitK != 0)
+      for (const cost::GemmTile &split :
+           cost::getSplitKTiles(tile, space.splitK))
+        candidates.gemm.push_back(split);
   }
   return candidates;
 }

@@ -7,7 +7,7 @@
 //
 //   dyncc-tile-search --device h200 --gemm NxK[,NxK...] --m LO:HI
 //                     [--dtype f16|bf16|f32] [--batch B] [--cap 8]
-//                     [--target 0.03] [--svg FILE] [--bench]
+//                     [--target 0.03] [--svg FILE] [--bench] [--split-k]
 //
 // Runs the search and range partitioning for GEMMs of N x K weights over
 // M in [LO, HI] on a device of the table, and prints each GEMM's variants,
@@ -15,6 +15,8 @@
 // the achieved regret. --svg draws the predicted curves, one colour per
 // variant region. --bench also times the search and the table look-up
 // against the brute-force argmin it replaces (a ratio, same process).
+// --split-k adds each small tile's split-K versions for each GEMM's K, as
+// the compiler's search does for a kernel dyncc-split-k can split.
 //
 //===----------------------------------------------------------------------===//
 
@@ -62,7 +64,7 @@ int main(int argc, char **argv) {
   std::vector<std::pair<int64_t, int64_t>> gemms;
   int64_t lo = 1, hi = 4096, batch = 1;
   PartitionOptions options;
-  bool bench = false;
+  bool bench = false, splitK = false;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     auto value = [&]() -> const char * {
@@ -113,6 +115,8 @@ int main(int argc, char **argv) {
       svgPath = value();
     } else if (arg == "--bench") {
       bench = true;
+    } else if (arg == "--split-k") {
+      splitK = true;
     } else {
       fail("unknown argument '" + arg + "'");
     }
@@ -142,13 +146,20 @@ int main(int argc, char **argv) {
     problem.n = n;
     problem.k = k;
     problem.operandBytes = problem.outputBytes = bytes;
+    // With --split-k, each small tile's splits of this K too (the search's
+    // candidates for a kernel dyncc-split-k takes).
+    std::vector<GemmTile> all = tiles;
+    if (splitK)
+      for (const GemmTile &tile : tiles)
+        for (const GemmTile &split : getSplitKTiles(tile, k))
+          all.push_back(split);
     auto cost = [&](size_t c, int64_t m) {
       GemmProblem p = problem;
       p.m = m;
-      return predictGemm(tiles[c], p, *device).seconds;
+      return predictGemm(all[c], p, *device).seconds;
     };
     auto t0 = std::chrono::steady_clock::now();
-    Partition part = partitionRange(tiles.size(), cost, lo, hi, options);
+    Partition part = partitionRange(all.size(), cost, lo, hi, options);
     double took = seconds(t0);
     searchSeconds += took;
     std::printf("\nGEMM N=%lld K=%lld: %zu considered, %zu variants, %zu "
@@ -159,7 +170,7 @@ int main(int argc, char **argv) {
                 100 * part.maxRegret, 100 * options.targetRegret, options.cap,
                 took);
     for (size_t v = 0; v < part.chosen.size(); ++v)
-      std::printf("  v%zu  %s\n", v, tiles[part.chosen[v]].str().c_str());
+      std::printf("  v%zu  %s\n", v, all[part.chosen[v]].str().c_str());
     std::printf("  %-14s %-4s %-20s %s\n", "M", "var", "TFLOP/s (first-last)",
                 "bound");
     for (size_t i = 0; i < part.table.lower.size(); ++i) {
@@ -170,7 +181,7 @@ int main(int argc, char **argv) {
       GemmProblem a = problem, b = problem;
       a.m = from;
       b.m = to;
-      const GemmTile &tile = tiles[part.chosen[part.table.variant[i]]];
+      const GemmTile &tile = all[part.chosen[part.table.variant[i]]];
       GemmPrediction pa = predictGemm(tile, a, *device);
       GemmPrediction pb = predictGemm(tile, b, *device);
       char span[32];
@@ -202,7 +213,7 @@ int main(int argc, char **argv) {
       ps.variant.push_back(variantAt(p));
     }
     for (size_t v : part.chosen)
-      ps.variantNames.push_back(tiles[v].str());
+      ps.variantNames.push_back(all[v].str());
     series.push_back(std::move(ps));
 
     if (bench) {

@@ -357,3 +357,74 @@ TEST(GemmModel, ProductsShareTheGridAndRunInTurn) {
     EXPECT_LE(b.seconds, 3.0 * a.seconds + 1e-12) << m;
   }
 }
+
+// Split-K: small tiles only, parts of whole k-steps of K, and each split
+// tile satisfies the hard constraints and prints and parses back.
+TEST(GemmSplitK, CandidatesAreSmallTilesInWholeKSteps) {
+  const Device &h100 = *lookupDevice("h100");
+  size_t splits = 0;
+  for (int64_t bytes : {2, 4})
+    for (const GemmTile &tile : enumerateGemmTiles(bytes, h100))
+      for (int64_t k : {768, 3072, 96, 100}) {
+        std::vector<GemmTile> split = getSplitKTiles(tile, k);
+        if (tile.blockM > 16 || tile.blockN > 128) {
+          EXPECT_TRUE(split.empty()) << tile.str();
+          continue;
+        }
+        for (const GemmTile &t : split) {
+          ++splits;
+          SCOPED_TRACE(t.str() + " K=" + std::to_string(k));
+          EXPECT_GT(t.splitK, 1);
+          EXPECT_EQ(k % (t.splitK * t.kStep), 0);
+          EXPECT_FALSE(checkConstraints(t, bytes, h100).has_value());
+          std::optional<GemmTile> parsed = parseGemmTile(t.str());
+          ASSERT_TRUE(parsed.has_value());
+          EXPECT_TRUE(*parsed == t);
+          EXPECT_FALSE(*parsed == tile);
+        }
+        if (k == 100)
+          EXPECT_TRUE(split.empty()) << tile.str(); // 100 = 4 x 25
+      }
+  EXPECT_GT(splits, 1000u);
+}
+
+// Few rows of a deep K: a split beats every unsplit tile (the unsplit grid
+// leaves most SMs idle); many rows: no split applies (infinite time).
+TEST(GemmSplitK, SplitsWinForFewRowsAndDoNotApplyForMany) {
+  for (const char *name : {"a100", "h100", "h200"}) {
+    const Device &device = *lookupDevice(name);
+    std::vector<GemmTile> unsplit = enumerateGemmTiles(4, device);
+    std::vector<GemmTile> all = unsplit;
+    for (const GemmTile &tile : unsplit)
+      for (const GemmTile &split : getSplitKTiles(tile, 3072))
+        all.push_back(split);
+    GemmProblem few;
+    few.m = 4;
+    few.n = 768;
+    few.k = 3072;
+    const GemmTile &best = bestTile(all, few, device);
+    SCOPED_TRACE(std::string(name) + ": " + best.str());
+    EXPECT_GT(best.splitK, 1);
+    double split = predictGemm(best, few, device).seconds;
+    double whole =
+        predictGemm(bestTile(unsplit, few, device), few, device).seconds;
+    EXPECT_LT(split, whole);
+    // The split's blocks: the unsplit grid's times the parts.
+    GemmTile one = best;
+    one.splitK = 1;
+    EXPECT_EQ(predictGemm(best, few, device).blocks,
+              predictGemm(one, few, device).blocks * best.splitK);
+
+    GemmProblem many = few;
+    many.m = 4096;
+    for (const GemmTile &tile : all) {
+      GemmPrediction p = predictGemm(tile, many, device);
+      if (tile.splitK > 1) {
+        EXPECT_TRUE(std::isinf(p.seconds)) << tile.str();
+        EXPECT_STREQ(p.bound, "split");
+      } else {
+        EXPECT_TRUE(std::isfinite(p.seconds)) << tile.str();
+      }
+    }
+  }
+}

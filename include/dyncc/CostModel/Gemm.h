@@ -117,6 +117,15 @@ std::vector<GemmTile> enumerateGemmTiles(int64_t operandBytes,
                                          const Device &device);
 
 /// The model's account of one tile at one problem size.
+/// Split-K candidates of `tile` for a GEMM of static depth `k`: its split
+/// into each of kSplitKParts parts of whole k-steps, for tiles of at most
+/// 16 x 128 (small problems: predictGemm takes a split only where the
+/// unsplit grid has fewer blocks than SMs). More choices of parts (2 to
+/// 16) took so many of a table's variants for small M that the regret at
+/// large M rose several-fold.
+constexpr int64_t kSplitKParts[] = {4, 16};
+std::vector<GemmTile> getSplitKTiles(const GemmTile &tile, int64_t k);
+
 struct GemmPrediction {
   double seconds = 0;
   int64_t blocks = 0;
