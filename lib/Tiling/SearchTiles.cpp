@@ -751,15 +751,29 @@ LogicalResult dyncc::refineVariantSelections(
           symbol ? symbols.lookup<func::FuncOp>(symbol.getValue()) : nullptr;
       std::optional<std::string> config =
           variant ? getConfigText(variant) : std::nullopt;
+      // A split-K variant's function describes its kernels: the part's
+      // resources are the tile's, and a spill in either drops it.
+      func::FuncOp lead = variant;
+      std::optional<CompiledKernel> sumReport;
+      if (auto split = variant ? variant->getAttrOfType<DictionaryAttr>(
+                                     getSplitKAttrName())
+                               : nullptr) {
+        auto part = split.getAs<FlatSymbolRefAttr>("part");
+        auto sum = split.getAs<FlatSymbolRefAttr>("sum");
+        lead = part ? symbols.lookup<func::FuncOp>(part.getValue()) : nullptr;
+        if (sum)
+          sumReport = compiled(sum.getValue());
+      }
       std::optional<CompiledKernel> report =
-          config ? compiled(symbol.getValue()) : std::nullopt;
-      if (report && report->spillBytes > 0) {
+          config && lead ? compiled(lead.getSymName()) : std::nullopt;
+      if ((report && report->spillBytes > 0) ||
+          (sumReport && sumReport->spillBytes > 0)) {
         ++dropped;
         continue;
       }
       int64_t sharedBytes = 0;
-      if (report && variant)
-        if (auto dynamic = variant->getAttrOfType<IntegerAttr>(
+      if (report && lead)
+        if (auto dynamic = lead->getAttrOfType<IntegerAttr>(
                 getDynamicSharedBytesAttrName()))
           sharedBytes = report->sharedBytes + dynamic.getInt();
       if (!config ||

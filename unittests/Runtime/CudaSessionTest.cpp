@@ -301,32 +301,12 @@ TEST(CudaSessionTest, LinearModelMatchesReference) {
 // at the sizes that choose it.
 TEST(CudaSessionTest, SplitVariantLaunchesBothKernels) {
   FakeSetting arch("DYNCC_FAKE_CUDA_ARCH", "86"); // PTX: capturable
-  std::string manifest = gpuManifest();
-  auto replace = [&](const std::string &from, const std::string &to) {
-    size_t at = manifest.find(from);
-    ASSERT_NE(at, std::string::npos) << from;
-    manifest.replace(at, from.size(), to);
+  auto code = [](const std::string &entry) {
+    return R"(, "gpu": {"sm_80": {"section": "ptx.sm_80", "entry": ")" +
+           entry + R"("}})";
   };
-  replace(R"j({"id": 5, "kind": "output", "dtype": "f32", "shape": ["B", "8"]})j",
-          R"j({"id": 5, "kind": "output", "dtype": "f32", "shape": ["B", "8"]},
-    {"id": 6, "kind": "workspace", "dtype": "f32", "shape": ["2", "B", "8"],
-     "live": [0, 0]})j");
-  replace(R"j({"name": "add1_relu",)j",
-          R"j({"name": "matmul_part",
-     "params": [{"buffer": 0}, {"buffer": 1}, {"buffer": 6}, {"expr": "4"}],
-     "grid": ["ceildiv(B, 4)", "2", "1"], "block": [32, 1, 1], "shared_bytes": 0,
-     "cpu": {"section": "cpu.so", "symbol": "test_matmul_part"},
-     "gpu": {"sm_80": {"section": "ptx.sm_80", "entry": "test_matmul_part"}}},
-    {"name": "sum_parts",
-     "params": [{"buffer": 6}, {"buffer": 2}],
-     "grid": ["ceildiv(B*8, 64)", "1", "1"], "block": [64, 1, 1], "shared_bytes": 0,
-     "cpu": {"section": "cpu.so", "symbol": "test_sum_parts"},
-     "gpu": {"sm_80": {"section": "ptx.sm_80", "entry": "test_sum_parts"}}},
-    {"name": "add1_relu",)j");
-  replace(R"j({"kernel": 2, "when": []})j", R"j({"kernel": 4, "when": []})j");
-  replace(R"j({"kernel": 0, "when": [{"symbol": "B", "min": 1, "max": 16}]})j",
-          R"j({"kernel": 2, "then": [3],
-       "when": [{"symbol": "B", "min": 1, "max": 16}]})j");
+  std::string manifest = splitManifest(
+      gpuManifest(), code("test_matmul_part"), code("test_sum_parts"));
   std::string bytes = gpuArtifact(manifest);
   RuntimeError error;
   auto model = Model::loadMemory(bytes.data(), bytes.size(), "split.dyncc",

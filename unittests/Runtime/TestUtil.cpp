@@ -146,8 +146,10 @@ std::string dyncc::test::linearManifest() {
 })json";
 }
 
-std::string dyncc::test::splitManifest() {
-  std::string manifest = linearManifest();
+std::string dyncc::test::splitManifest(const std::string &base,
+                                       const std::string &partCode,
+                                       const std::string &sumCode) {
+  std::string manifest = base;
   auto replace = [&](const std::string &from, const std::string &to) {
     size_t at = manifest.find(from);
     if (at == std::string::npos)
@@ -161,12 +163,14 @@ std::string dyncc::test::splitManifest() {
   replace(R"j({"name": "add1_relu",)j",
           R"j({"name": "matmul_part",
      "params": [{"buffer": 0}, {"buffer": 1}, {"buffer": 6}, {"expr": "4"}],
-     "grid": ["ceildiv(B, 4)", "2", "1"], "block": [1, 1, 1], "shared_bytes": 0,
-     "cpu": {"section": "cpu.so", "symbol": "test_matmul_part"}},
+     "grid": ["ceildiv(B, 4)", "2", "1"], "block": [32, 1, 1], "shared_bytes": 0,
+     "cpu": {"section": "cpu.so", "symbol": "test_matmul_part"})j" +
+              partCode + R"j(},
     {"name": "sum_parts",
      "params": [{"buffer": 6}, {"buffer": 2}],
      "grid": ["ceildiv(B*8, 64)", "1", "1"], "block": [64, 1, 1], "shared_bytes": 0,
-     "cpu": {"section": "cpu.so", "symbol": "test_sum_parts"}},
+     "cpu": {"section": "cpu.so", "symbol": "test_sum_parts"})j" +
+              sumCode + R"j(},
     {"name": "add1_relu",)j");
   replace(R"j({"kernel": 2, "when": []})j", R"j({"kernel": 4, "when": []})j");
   replace(R"j({"kernel": 0, "when": [{"symbol": "B", "min": 1, "max": 16}]})j",

@@ -55,9 +55,13 @@ std::vector<float> linearWeights();
 /// X: f32[B, 16], with two matmul variants (B <= 16, B >= 17).
 std::string linearManifest();
 
-/// linearManifest with a split-K variant for B <= 16: matmul_part over two
-/// halves of K into a workspace, then sum_parts into the temp.
-std::string splitManifest();
+/// `base` (linearManifest or its GPU version) with a split-K variant for
+/// B <= 16: matmul_part over two halves of K into a workspace, then
+/// sum_parts into the temp. `partCode` and `sumCode` are added to the two
+/// kernels' objects (`, "gpu": {...}`).
+std::string splitManifest(const std::string &base = linearManifest(),
+                          const std::string &partCode = "",
+                          const std::string &sumCode = "");
 /// A model whose kernels record the ABI they see; input P: f32[A, 1, C],
 /// output Q: i64[16].
 std::string probeManifest();
