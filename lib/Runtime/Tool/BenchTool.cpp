@@ -46,6 +46,9 @@ struct BenchOptions {
   std::string artifact;
   /// Per symbol name: a value (lo == hi) or a range to sweep.
   std::vector<std::pair<std::string, SymbolSweep>> dims;
+  /// Inputs held at a file's data at every point (NAME, FILE.npy): sizes
+  /// read from data, token ids.
+  std::vector<std::pair<std::string, std::string>> inputs;
   int64_t points = 6;
   int64_t repeat = 20;
   uint64_t seed = 0;
@@ -72,8 +75,9 @@ private:
     std::fprintf(stderr, "%s: error: %s\n", name, message.c_str());
     std::fprintf(stderr,
                  "usage: %s bench OUT.dyncc [--dim NAME=LO:HI|NAME=VALUE ...] "
-                 "[--points N] [--repeat N] [--seed N] [--device cpu|cuda:N] "
-                 "[--plot FILE.svg] [--quiet]\n",
+                 "[--input NAME=FILE.npy ...] [--points N] [--repeat N] "
+                 "[--seed N] [--device cpu|cuda:N] [--plot FILE.svg] "
+                 "[--quiet]\n",
                  name);
     return 2;
   }
@@ -107,8 +111,8 @@ int BenchTool::parseArgs(const std::vector<std::string> &args,
     }
     std::string option, value, problem;
     if (!readOption(args, i,
-                    {"--dim", "--points", "--repeat", "--seed", "--device",
-                     "--plot"},
+                    {"--dim", "--input", "--points", "--repeat", "--seed",
+                     "--device", "--plot"},
                     option, value, problem))
       return usageError(problem);
     if (option == "--dim") {
@@ -120,6 +124,17 @@ int BenchTool::parseArgs(const std::vector<std::string> &args,
         if (known.first == key)
           return usageError("--dim " + key + " given twice");
       options.dims.emplace_back(key, sweep);
+    } else if (option == "--input") {
+      size_t split = value.find('=');
+      if (split == std::string::npos || split == 0 ||
+          split + 1 == value.size())
+        return usageError("--input expects NAME=FILE.npy, got '" + value +
+                          "'");
+      std::string key = value.substr(0, split);
+      for (const auto &known : options.inputs)
+        if (known.first == key)
+          return usageError("--input " + key + " given twice");
+      options.inputs.emplace_back(key, value.substr(split + 1));
     } else if (option == "--points" || option == "--repeat") {
       int64_t &slot = option == "--points" ? options.points : options.repeat;
       if (!parseInt64(value, slot) || slot < 1 || slot > 100000)
@@ -151,11 +166,45 @@ int BenchTool::run(const BenchOptions &options) {
   size_t numSymbols = artifact.numSymbols();
   std::vector<std::string> names = symbolNames(artifact);
 
+  size_t numInputs = artifact.numInputs();
+  std::vector<std::vector<ShapeExpr>> inputDims;
+  std::string message;
+  if (!parseInputDims(artifact, names, inputDims, message))
+    return error(message);
+
   // Each symbol's values: --dim's, else its minimum; with no range given,
-  // the symbol of the widest range is swept over all of it.
+  // the symbol of the widest range is swept over all of it. An input given
+  // by --input holds the symbols its dimensions are.
   std::vector<SymbolSweep> sweeps(numSymbols);
   for (size_t s = 0; s < numSymbols; ++s)
     sweeps[s].lo = sweeps[s].hi = artifact.symbolMin(s);
+  std::vector<NpyArray> given(numInputs);
+  std::vector<bool> fromFile(numInputs, false);
+  std::vector<bool> held(numSymbols, false);
+  for (const auto &[inputName, path] : options.inputs) {
+    size_t index;
+    NpyArray array;
+    if (!readInputNpy(artifact, inputDims, inputName, path, index, array,
+                      message))
+      return error(message);
+    for (size_t d = 0; d < inputDims[index].size(); ++d) {
+      const ShapeExpr &dim = inputDims[index][d];
+      if (!dim.isSymbol())
+        continue;
+      size_t s = dim.symbolSlot();
+      for (const auto &[key, sweep] : options.dims)
+        if (key == names[s] && (sweep.swept || sweep.lo != array.shape[d]))
+          return error("--input " + inputName + ": " + path + " holds " +
+                       key + " at " + std::to_string(array.shape[d]) +
+                       ", but --dim gives " + key + "=" +
+                       std::to_string(sweep.lo) +
+                       (sweep.swept ? ":" + std::to_string(sweep.hi) : ""));
+      sweeps[s].lo = sweeps[s].hi = array.shape[d];
+      held[s] = true;
+    }
+    given[index] = std::move(array);
+    fromFile[index] = true;
+  }
   bool anySwept = false;
   for (const auto &[key, sweep] : options.dims) {
     size_t s = std::find(names.begin(), names.end(), key) - names.begin();
@@ -185,7 +234,7 @@ int BenchTool::run(const BenchOptions &options) {
       double ratio = static_cast<double>(artifact.symbolMax(s) + 1) /
                      static_cast<double>(artifact.symbolMin(s) + 1);
       bool fromData = !artifact.symbolSource(s).empty();
-      if (!given && !fromData && ratio > widestRatio) {
+      if (!given && !held[s] && !fromData && ratio > widestRatio) {
         widest = s;
         widestRatio = ratio;
       }
@@ -218,11 +267,12 @@ int BenchTool::run(const BenchOptions &options) {
   if (options.descending)
     std::reverse(points.begin(), points.end());
 
-  size_t numInputs = artifact.numInputs();
-  std::vector<std::vector<ShapeExpr>> inputDims;
-  std::string message;
-  if (!parseInputDims(artifact, names, inputDims, message))
-    return error(message);
+  // A symbol has a column where it is swept, or where there are few; not
+  // one read from data (its value is the run's, not the point's).
+  auto column = [&](size_t s) {
+    return (sweeps[s].swept || numSymbols <= 3) &&
+           artifact.symbolSource(s).empty();
+  };
   std::vector<DType> inputTypes(numInputs);
   for (size_t i = 0; i < numInputs; ++i)
     parseDType(artifact.inputDType(i), inputTypes[i]);
@@ -241,7 +291,7 @@ int BenchTool::run(const BenchOptions &options) {
                 points.size(), static_cast<long long>(options.repeat));
     std::string header;
     for (size_t s = 0; s < numSymbols; ++s)
-      if (sweeps[s].swept || numSymbols <= 3)
+      if (column(s))
         header += names[s] + "\t";
     header += "launches\tcold ms\tmedian ms\tmin ms\t";
     if (onGpu)
@@ -266,20 +316,37 @@ int BenchTool::run(const BenchOptions &options) {
       xSymbol = s;
   int failures = 0;
   std::vector<std::vector<uint8_t>> data(numInputs);
+  // Random values are rarely valid sizes: where sizes come from data and
+  // no input was given, a failure says how to give them.
+  std::string dataHint;
+  for (size_t s = 0; s < numSymbols && options.inputs.empty(); ++s)
+    if (!artifact.symbolSource(s).empty())
+      dataHint = " (sizes of this model are read from input values, which "
+                 "are random here: give them with --input NAME=FILE.npy)";
   for (const std::vector<int64_t> &point : points) {
     std::string prefix;
     for (size_t s = 0; s < numSymbols; ++s)
-      if (sweeps[s].swept || numSymbols <= 3)
+      if (column(s))
         prefix += std::to_string(point[s]) + "\t";
     auto fail = [&](const std::string &message) {
       ++failures;
-      std::printf("%serror: %s\n", prefix.c_str(), message.c_str());
+      std::printf("%serror: %s%s\n", prefix.c_str(), message.c_str(),
+                  dataHint.c_str());
     };
     if (bindRandomInputs(session, artifact, inputDims, inputTypes, point,
                          names, options.seed, data, message) != DYNCC_OK) {
       fail(message);
       continue;
     }
+    bool bound = true;
+    for (size_t i = 0; i < numInputs && bound; ++i)
+      if (fromFile[i] && session.setInput(i, given[i].data.data(),
+                                          given[i].shape) != DYNCC_OK) {
+        fail(dyncc::lastError());
+        bound = false;
+      }
+    if (!bound)
+      continue;
     bool ok = true;
     auto start = Clock::now();
     if (session.enqueue() != DYNCC_OK) {
@@ -391,6 +458,9 @@ int BenchTool::main(const std::vector<std::string> &args) {
         "  --dim NAME=VALUE       hold NAME at VALUE (others: their minimum;"
         " with\n"
         "                         no range given, the widest symbol is swept)\n"
+        "  --input NAME=FILE.npy  hold input NAME at the file's data (and the\n"
+        "                         symbols its shape gives) at every point;\n"
+        "                         the other inputs are random\n"
         "  --points N             values per swept symbol (default 6)\n"
         "  --repeat N             warm runs per shape (default 20)\n"
         "  --seed N               seed of the random inputs (default 0)\n"

@@ -243,32 +243,13 @@ int Tool::run(const Options &options) {
 
   // Inputs read from files; their bare-symbol dimensions give values.
   for (const auto &[inputName, path] : options.inputs) {
-    size_t index = 0;
-    while (index < numInputs && artifact.inputName(index) != inputName)
-      ++index;
-    if (index == numInputs) {
-      std::string list;
-      for (size_t i = 0; i < numInputs; ++i)
-        list += (i ? ", " : "") + artifact.inputName(i);
-      return error("unknown input '" + inputName + "' in --input (inputs: " +
-                   (list.empty() ? "none" : list) + ")");
-    }
-    NpyArray &array = data[index];
-    if (!readNpy(path, array, message))
+    size_t index;
+    NpyArray array;
+    if (!readInputNpy(artifact, inputDims, inputName, path, index, array,
+                      message))
       return error(message);
     std::string label = "input '" + inputName + "'";
-    DType expected;
-    parseDType(artifact.inputDType(index), expected);
-    bool bitsForBf16 = expected == DType::BF16 && array.dtype == DType::U16;
-    if (array.dtype != expected && !bitsForBf16)
-      return error(label + ": " + path + " has dtype " +
-                   dtypeName(array.dtype) + ", expected " +
-                   dtypeName(expected));
     const std::vector<ShapeExpr> &dims = inputDims[index];
-    if (array.shape.size() != dims.size())
-      return error(label + ": " + path + " has rank " +
-                   std::to_string(array.shape.size()) + ", expected rank " +
-                   std::to_string(dims.size()));
     for (size_t d = 0; d < dims.size(); ++d) {
       if (!dims[d].isSymbol())
         continue;
@@ -284,6 +265,7 @@ int Tool::run(const Options &options) {
         known[slot] = true;
       }
     }
+    data[index] = std::move(array);
     fromFile[index] = true;
   }
 

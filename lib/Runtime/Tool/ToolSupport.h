@@ -15,6 +15,7 @@
 #define DYNCC_LIB_RUNTIME_TOOL_TOOLSUPPORT_H
 
 #include "dyncc/Runtime/DType.h"
+#include "dyncc/Runtime/Npy.h"
 #include "dyncc/Runtime/Runtime.hpp"
 #include "dyncc/Runtime/ShapeExpr.h"
 
@@ -284,6 +285,45 @@ inline bool parseDimRange(const std::string &value, std::string &name,
 /// inputRandom(seed, i), into `data[i]`) of its shape at `symbols`. On
 /// failure, `error` says why and the status is DYNCC_ERROR_SHAPE where a
 /// shape cannot be evaluated, else the run-time's refusal of the input.
+/// Reads `path` as the data of input `inputName` (`--input NAME=FILE.npy`):
+/// sets `index` to the input's and checks the dtype (bf16 also as u16 bits)
+/// and the rank against the artifact's. False with `error` otherwise.
+inline bool readInputNpy(const dyncc::Artifact &artifact,
+                         const std::vector<std::vector<ShapeExpr>> &dims,
+                         const std::string &inputName, const std::string &path,
+                         size_t &index, NpyArray &array, std::string &error) {
+  size_t numInputs = artifact.numInputs();
+  index = 0;
+  while (index < numInputs && artifact.inputName(index) != inputName)
+    ++index;
+  if (index == numInputs) {
+    std::string list;
+    for (size_t i = 0; i < numInputs; ++i)
+      list += (i ? ", " : "") + artifact.inputName(i);
+    error = "unknown input '" + inputName + "' in --input (inputs: " +
+            (list.empty() ? "none" : list) + ")";
+    return false;
+  }
+  if (!readNpy(path, array, error))
+    return false;
+  std::string label = "input '" + inputName + "'";
+  DType expected;
+  parseDType(artifact.inputDType(index), expected);
+  bool bitsForBf16 = expected == DType::BF16 && array.dtype == DType::U16;
+  if (array.dtype != expected && !bitsForBf16) {
+    error = label + ": " + path + " has dtype " + dtypeName(array.dtype) +
+            ", expected " + dtypeName(expected);
+    return false;
+  }
+  if (array.shape.size() != dims[index].size()) {
+    error = label + ": " + path + " has rank " +
+            std::to_string(array.shape.size()) + ", expected rank " +
+            std::to_string(dims[index].size());
+    return false;
+  }
+  return true;
+}
+
 inline dyncc_status bindRandomInputs(dyncc::Session &session,
                              const dyncc::Artifact &artifact,
                              const std::vector<std::vector<ShapeExpr>> &dims,
