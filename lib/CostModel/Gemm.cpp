@@ -279,8 +279,9 @@ static BlockTime blockTime(const GemmTile &tile, const GemmProblem &problem,
   // A split's partial sums are f32.
   work.storeBytes = double(tile.blockM) * tile.blockN *
                     (tile.splitK > 1 ? 4 : problem.outputBytes);
-  work.peak = tile.tensorCores ? device.mmaSyncHalfFlopsPerSecond
-                               : device.simtFp32FlopsPerSecond;
+  work.peak = tile.tensorCores
+                  ? device.mmaSyncHalfFlopsPerSecond * kMmaSyncEfficiency
+                  : device.simtFp32FlopsPerSecond;
   work.warpsToFeed = tile.tensorCores ? 4.0 : 8.0;
   return getBlockTime(work, device, perSm, resident);
 }

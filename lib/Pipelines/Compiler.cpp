@@ -152,10 +152,10 @@ public:
       givenKinds.push_back(config.split('=').first.str());
     if (!runStage("searched", *graph,
                   [&](OpPassManager &pm) {
-                    return buildSearchPipeline(pm, device->name,
-                                               options.variantCap,
-                                               options.regretTarget,
-                                               givenKinds);
+                    return buildSearchPipeline(
+                        pm, device->name, options.variantCap,
+                        options.regretTarget, givenKinds,
+                        getSharedBytesBudget(options.targets));
                   }) ||
         stopped)
       return !failedFlag;

@@ -92,12 +92,14 @@ LogicalResult dyncc::buildOutlinePipeline(OpPassManager &pm,
 LogicalResult dyncc::buildSearchPipeline(OpPassManager &pm,
                                          const std::string &device,
                                          int64_t cap, double targetRegret,
-                                         ArrayRef<std::string> givenKinds) {
+                                         ArrayRef<std::string> givenKinds,
+                                         int64_t sharedBytes) {
   SearchTilesPassOptions options;
   options.device = device;
   options.cap = cap;
   options.targetRegret = targetRegret;
   options.givenKinds = llvm::to_vector(givenKinds);
+  options.sharedBytes = sharedBytes;
   pm.addPass(createSearchTilesPass(options));
   pm.addPass(createSplitKPass());
   return success();

@@ -50,6 +50,10 @@ constexpr const char *kRowDims[] = {"batch", "rows", "length"};
 /// The problem's dimensions, in the order of dyncc.conv_problem.
 constexpr const char *kConvDims[] = {"batch", "out_c", "out_h", "out_w"};
 
+/// The static shared bytes of the dynamic-shared symbol, which the search's
+/// constraints count and getSharedBytesBudget leaves out.
+constexpr int64_t kDynamicSymbolBytes = 16;
+
 /// Key ranges are clamped to this (an unbounded symbol's product).
 constexpr int64_t kLargestKey = int64_t(1) << 40;
 
@@ -587,13 +591,21 @@ struct SearchTiles final
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    const cost::Device *target = cost::lookupDevice(device);
-    if (!target) {
+    const cost::Device *described = cost::lookupDevice(device);
+    if (!described) {
       module.emitError("unknown device '")
           << device
           << "' (expected a100, rtx3090, h100, h200, sm_80, sm_86 or sm_90)";
       return signalPassFailure();
     }
+    // Candidates fit every target: code generation promotes a block's
+    // tiles to shared memory within the least of the targets' limits, and a
+    // tile over it would not compile as the model describes it.
+    cost::Device limited = *described;
+    if (sharedBytes > 0)
+      limited.maxSharedBytesPerBlock = std::min<int64_t>(
+          limited.maxSharedBytesPerBlock, sharedBytes + kDynamicSymbolBytes);
+    const cost::Device *target = &limited;
     if (cap < 1) {
       module.emitError("the variant cap must be at least 1, got ") << cap;
       return signalPassFailure();

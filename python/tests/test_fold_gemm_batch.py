@@ -59,15 +59,15 @@ def gelu_case(path, rng):
 
 
 def residual_case(path, rng):
-    """Y = Relu(X @ W + b) + X, X [B, S, 32], W [32, 32]."""
+    """Y = Relu(X @ W + b) + X, X [B, S, 48], W [48, 48]."""
     nodes = [helper.make_node("MatMul", ["X", "W"], ["P"]),
              helper.make_node("Add", ["P", "b"], ["A"]),
              helper.make_node("Relu", ["A"], ["R"]),
              helper.make_node("Add", ["R", "X"], ["Y"])]
-    _save(path, nodes, [helper.make_tensor_value_info("X", F, ["B", "S", 32])],
-          [helper.make_tensor_value_info("Y", F, ["B", "S", 32])],
-          _weights(rng, 32, 32))
-    return {"X": (32,)}
+    _save(path, nodes, [helper.make_tensor_value_info("X", F, ["B", "S", 48])],
+          [helper.make_tensor_value_info("Y", F, ["B", "S", 48])],
+          _weights(rng, 48, 48))
+    return {"X": (48,)}
 
 
 def rank4_case(path, rng):

@@ -31,6 +31,7 @@
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cmath>
 #include <map>
 
 using namespace dyncc;
@@ -81,18 +82,21 @@ const char *getRateName(const VariantSelection &s) {
 
 /// The predicted rate (getRateName) of variant `v` of `group` at keys
 /// (a, b), or < 0.
-double predictRate(const Manifest &manifest, const GroupInfo &group,
-                   const cost::Device *device, size_t v, int64_t a,
-                   int64_t b) {
+/// The model's time of variant `v` of `group` at keys (a, b), and its work
+/// there (FLOP, or bytes moved for row-wise groups); false where the model
+/// cannot say (no device, a config it does not parse).
+bool predict(const Manifest &manifest, const GroupInfo &group,
+             const cost::Device *device, size_t v, int64_t a, int64_t b,
+             double &seconds, double &work) {
   const VariantSelection &s = group.select;
   std::optional<std::vector<int64_t>> dims = getDims(s, a, b);
   const std::string &config = manifest.kernels[group.variants[v].kernel].config;
   if (!device || !dims)
-    return -1;
+    return false;
   if (s.model == "rows") {
     std::optional<cost::RowTile> tile = cost::parseRowTile(config);
     if (!tile || s.elementBytes < 1 || s.bytesPerElement < 1)
-      return -1;
+      return false;
     cost::RowProblem p;
     p.batch = (*dims)[0];
     p.rows = (*dims)[1];
@@ -100,26 +104,29 @@ double predictRate(const Manifest &manifest, const GroupInfo &group,
     p.elementBytes = s.elementBytes;
     p.bytesPerElement = s.bytesPerElement;
     p.reduction = s.reduction != 0;
-    double bytes =
+    work =
         double(p.batch) * double(p.rows) * double(p.length) * p.bytesPerElement;
-    return bytes / cost::predictRows(*tile, p, *device).seconds / 1e9;
+    seconds = cost::predictRows(*tile, p, *device).seconds;
+    return true;
   }
   if (s.model == "conv") {
     std::optional<cost::ConvTile> tile = cost::parseConvTile(config);
     cost::ConvProblem p;
     if (!tile || !p.setWindow(s.window.data(), s.window.size()) ||
         s.elementBytes < 1)
-      return -1;
+      return false;
     p.batch = (*dims)[0];
     p.outC = (*dims)[1];
     p.outH = (*dims)[2];
     p.outW = (*dims)[3];
     p.elementBytes = s.elementBytes;
-    return p.flops() / cost::predictConv(*tile, p, *device).seconds / 1e12;
+    work = p.flops();
+    seconds = cost::predictConv(*tile, p, *device).seconds;
+    return true;
   }
   std::optional<cost::GemmTile> tile = cost::parseGemmTile(config);
   if (!tile || !group.problem.present)
-    return -1;
+    return false;
   cost::GemmProblem p;
   p.batch = (*dims)[0];
   p.m = (*dims)[1];
@@ -128,7 +135,79 @@ double predictRate(const Manifest &manifest, const GroupInfo &group,
   p.operandBytes = group.problem.operandBytes;
   p.outputBytes = group.problem.outputBytes;
   p.products = group.problem.products;
-  return p.flops() / cost::predictGemm(*tile, p, *device).seconds / 1e12;
+  work = p.flops();
+  seconds = cost::predictGemm(*tile, p, *device).seconds;
+  return true;
+}
+
+/// predict's rate: TFLOP/s, or GB/s for row-wise groups; -1 where it has
+/// none.
+double predictRate(const Manifest &manifest, const GroupInfo &group,
+                   const cost::Device *device, size_t v, int64_t a,
+                   int64_t b) {
+  double seconds, work;
+  if (!predict(manifest, group, device, v, a, b, seconds, work) ||
+      !(seconds > 0))
+    return -1;
+  return work / seconds / (group.select.model == "rows" ? 1e9 : 1e12);
+}
+
+/// How the model compares with `measured` (dyncc tune's samples of the
+/// group's variants): the geometric mean and log rms of predicted over
+/// measured times, and at each binding measured, the measured time of the
+/// variant the model would pick among those measured over the fastest
+/// (geometric mean and worst). False where the model predicts none.
+struct ModelCheck {
+  size_t samples = 0, bindings = 0;
+  double meanRatio = 0, logRms = 0, pickGeomean = 0, pickWorst = 0;
+};
+bool checkModel(const Manifest &manifest, const GroupInfo &group,
+                const cost::Device *device, const GroupCalibration &measured,
+                ModelCheck &check) {
+  const VariantSelection &s = group.select;
+  // Per binding (the symbols' values): (predicted, measured) per variant.
+  std::map<std::vector<int64_t>, std::vector<std::pair<double, double>>>
+      byBinding;
+  double sumLog = 0, sumSquares = 0;
+  std::vector<int64_t> symbols(manifest.symbols.size(), 0);
+  for (const VariantCalibration &variant : measured.variants)
+    for (const CalibrationSample &sample : variant.samples) {
+      for (size_t i = 0; i < sample.at.size(); ++i)
+        symbols[measured.symbolSlots[i]] = sample.at[i];
+      int64_t keys[2] = {1, 1};
+      bool ok = true;
+      for (size_t k = 0; k < s.keys.size() && k < 2; ++k)
+        ok &= s.keys[k].evaluate(symbols.data(), keys[k]) ==
+              ShapeExpr::EvalStatus::Ok;
+      double seconds, work;
+      if (!ok || !(sample.ms > 0) ||
+          !predict(manifest, group, device, variant.variant, keys[0],
+                   keys[1], seconds, work) ||
+          !(seconds > 0) || std::isinf(seconds))
+        continue;
+      double log = std::log(seconds * 1e3 / sample.ms);
+      sumLog += log;
+      sumSquares += log * log;
+      ++check.samples;
+      byBinding[sample.at].push_back({seconds, sample.ms});
+    }
+  if (check.samples == 0)
+    return false;
+  check.meanRatio = std::exp(sumLog / check.samples);
+  check.logRms = std::sqrt(sumSquares / check.samples);
+  double sumPick = 0;
+  for (const auto &[at, times] : byBinding) {
+    auto pick = std::min_element(times.begin(), times.end());
+    double fastest = times[0].second;
+    for (const auto &t : times)
+      fastest = std::min(fastest, t.second);
+    double regret = pick->second / fastest;
+    sumPick += std::log(regret);
+    check.pickWorst = std::max(check.pickWorst, regret);
+    ++check.bindings;
+  }
+  check.pickGeomean = std::exp(sumPick / check.bindings);
+  return true;
 }
 
 std::string formatRate(double t) {
@@ -383,6 +462,19 @@ int dyncc::explainMain(llvm::ArrayRef<std::string> args) {
              << llvm::format("%.4g", hi);
         os << "\n";
       }
+      ModelCheck check;
+      if (s.present &&
+          checkModel(manifest, group, cost::lookupDevice(s.device),
+                     *measured, check))
+        os << "  the model (" << s.device << ") against them: predicted "
+           << llvm::format("%.2f", check.meanRatio)
+           << "x the measured time (geometric mean, log rms "
+           << llvm::format("%.2f", check.logRms) << ", " << check.samples
+           << " samples); its pick among the measured variants takes "
+           << llvm::format("%.3f", check.pickGeomean)
+           << "x the fastest's time (geometric mean), "
+           << llvm::format("%.3f", check.pickWorst) << "x at worst, over "
+           << check.bindings << " bindings\n";
     }
     if (!s.present)
       continue;

@@ -235,21 +235,30 @@ TEST(GemmModel, SmallMPrefersSimtOrSmallTiles) {
 
 // Large M, N and K: tensor-core tiles of 128x128 or more. (At 4096^3 the
 // A100's 1024 blocks of 128x128 leave a tenth of a wave, and 64x128 tiles
-// tie; the model prefers them there.)
+// tie; the model prefers them there.) Compute-bound at the calibrated
+// mma.sync rate, the stages hardly matter there: the best pipelined tile
+// is within 2% of the best.
 TEST(GemmModel, LargeProblemsPreferLargeTensorCoreTiles) {
   for (const char *name : {"a100", "h100", "h200"}) {
     const Device &device = *lookupDevice(name);
     std::vector<GemmTile> tiles = enumerateGemmTiles(2, device);
-    const GemmTile &best = bestTile(tiles, half(8192, 4096, 4096), device);
+    GemmProblem p = half(8192, 4096, 4096);
+    const GemmTile &best = bestTile(tiles, p, device);
     SCOPED_TRACE(std::string(name) + ": " + best.str());
     EXPECT_TRUE(best.tensorCores);
     EXPECT_GE(best.blockM * best.blockN, 128 * 128);
-    EXPECT_GT(best.stages, 1);
+    double pipelined = 1e30;
+    for (const GemmTile &t : tiles)
+      if (t.stages > 1)
+        pipelined = std::min(pipelined, predictGemm(t, p, device).seconds);
+    EXPECT_LT(pipelined, 1.02 * predictGemm(best, p, device).seconds);
   }
 }
 
 // f32 operands never get tensor cores; a tensor-core tile beats every SIMT
-// tile on a large f16 problem by more than the peak-rate ratio allows SIMT.
+// tile on a large f16 problem by more than 2x (the peak rates differ 16x;
+// code generation's mma.sync kernels reach a fifth of theirs, as measured,
+// kMmaSyncEfficiency).
 TEST(GemmModel, TensorCoresBeatSimtWhenComputeBound) {
   const Device &a100 = *lookupDevice("a100");
   for (const GemmTile &t : enumerateGemmTiles(4, a100))
@@ -262,7 +271,7 @@ TEST(GemmModel, TensorCoresBeatSimtWhenComputeBound) {
     double &best = t.tensorCores ? bestTc : bestSimt;
     best = std::min(best, s);
   }
-  EXPECT_LT(bestTc * 4, bestSimt);
+  EXPECT_LT(bestTc * 2, bestSimt);
   // And the best is within reach of the peak (not above it).
   EXPECT_GT(bestTc, p.flops() / a100.mmaSyncHalfFlopsPerSecond);
 }

@@ -41,11 +41,14 @@ buildOutlinePipeline(mlir::OpPassManager &pm,
                      llvm::ArrayRef<std::string> tileConfigs = {});
 /// Graph module: the tile search, cloning each GEMM and row-wise kernel per
 /// variant chosen for `device` (SearchTilesPass), except kernels of the
-/// `givenKinds`, whose configuration the user gave.
+/// `givenKinds`, whose configuration the user gave; then dyncc-split-k.
+/// Candidates take at most `sharedBytes` of shared memory per block (the
+/// targets' budget, getSharedBytesBudget; 0: the device's limit).
 mlir::LogicalResult
 buildSearchPipeline(mlir::OpPassManager &pm, const std::string &device,
                     int64_t cap, double targetRegret,
-                    llvm::ArrayRef<std::string> givenKinds = {});
+                    llvm::ArrayRef<std::string> givenKinds = {},
+                    int64_t sharedBytes = 0);
 /// Kernel module: block/thread tiling with producer fusion, promoting to at
 /// most `sharedBytes` of shared memory per block (getSharedBytesBudget).
 mlir::LogicalResult buildTilingPipeline(mlir::OpPassManager &pm,

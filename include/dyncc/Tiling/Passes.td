@@ -118,7 +118,10 @@ def SearchTilesPass : Pass<"dyncc-search-tiles", "mlir::ModuleOp"> {
            "the predicted regret the variants aim for at every point">,
     ListOption<"givenKinds", "given-kinds", "std::string",
                "kernel kinds whose configuration was given (--tile-config): "
-               "not searched">
+               "not searched">,
+    Option<"sharedBytes", "shared-bytes", "int64_t", "0",
+           "the shared memory a block may take on every compile target "
+           "(code generation's budget); 0: the device's own limit">
   ];
 }
 
