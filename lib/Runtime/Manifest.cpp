@@ -865,6 +865,19 @@ bool ManifestReader::checkLifetimes() {
                       " is out of range (" +
                       std::to_string(manifest.steps.size()) + " steps)");
   }
+  // A workspace is one launch's scratch: live at that step alone.
+  for (size_t b = 0; b < manifest.buffers.size(); ++b) {
+    const BufferInfo &info = manifest.buffers[b];
+    if (!info.workspace)
+      continue;
+    std::string path = element("buffers", b);
+    if (info.firstStep != info.lastStep ||
+        manifest.steps[info.firstStep].op != StepInfo::Op::Launch)
+      return fail(member(path, "live"),
+                  "a workspace lives in one launch step, not [" +
+                      std::to_string(info.firstStep) + ", " +
+                      std::to_string(info.lastStep) + "]");
+  }
   for (size_t i = 0; i < manifest.steps.size(); ++i) {
     const StepInfo &step = manifest.steps[i];
     if (step.op == StepInfo::Op::Copy) {
@@ -883,31 +896,8 @@ bool ManifestReader::checkLifetimes() {
           if (param.isBuffer && !check(i, param.buffer))
             return false;
   }
-  // A workspace is one launch's scratch: live at that step alone, and used
-  // by nothing else.
-  for (size_t b = 0; b < manifest.buffers.size(); ++b) {
-    const BufferInfo &info = manifest.buffers[b];
-    if (!info.workspace)
-      continue;
-    std::string path = element("buffers", b);
-    if (info.firstStep != info.lastStep ||
-        manifest.steps[info.firstStep].op != StepInfo::Op::Launch)
-      return fail(member(path, "live"),
-                  "a workspace lives in one launch step, not [" +
-                      std::to_string(info.firstStep) + ", " +
-                      std::to_string(info.lastStep) + "]");
-  }
-  for (size_t i = 0; i < manifest.steps.size(); ++i) {
-    const StepInfo &step = manifest.steps[i];
-    if (step.op == StepInfo::Op::Launch)
-      continue;
-    for (size_t b : {step.src, step.dst})
-      if (manifest.buffers[b].workspace)
-        return fail(element("steps", i),
-                    "uses workspace buffer " +
-                        std::to_string(manifest.buffers[b].id) +
-                        ", which only kernels may use");
-  }
+  // A copy or bind step is never a workspace's launch step, so the
+  // lifetimes keep them off every workspace.
   return true;
 }
 

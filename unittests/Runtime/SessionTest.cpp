@@ -154,9 +154,16 @@ TEST(SessionTest, SplitVariantErrors) {
   expectError(edit(R"({"kernel": 1, "when")", R"({"kernel": 2, "when")"),
               "manifest: groups[0].variants[1]: kernel 'matmul_part' leads "
               "another variant with a 'then'");
+  expectError(edit(R"({"kernel": 1, "when")",
+                   R"({"kernel": 2, "then": [4], "when")"),
+              "manifest: groups[0].variants[1].then: kernel 'matmul_part' "
+              "leads another variant with a different 'then'");
   expectError(edit(R"("live": [0, 0])", R"("live": [0, 1])"),
               "manifest: buffers[5].live: a workspace lives in one launch "
               "step, not [0, 1]");
+  expectError(edit(R"("live": [0, 0])", R"("live": [2, 2])"),
+              "manifest: buffers[5].live: a workspace lives in one launch "
+              "step, not [2, 2]");
   expectError(edit(R"({"op": "copy", "src": 2, "dst": 5})",
                    R"({"op": "copy", "src": 6, "dst": 5})"),
               "manifest: steps[2]: uses temp buffer 6 outside its lifetime "
