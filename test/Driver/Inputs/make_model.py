@@ -20,6 +20,12 @@ elif kind == "unsorted":
     nodes = [helper.make_node("Relu", ["T"], ["Y"], name="relu"),
              helper.make_node("MatMul", ["X", "W"], ["T"], name="matmul")]
     inits = [numpy_helper.from_array(w, "W")]
+elif kind == "prologue":
+    # A Relu fused before the MatMul: an operand computed in the kernel.
+    w = np.arange(64, dtype=np.float32).reshape(8, 8) / 64
+    nodes = [helper.make_node("Relu", ["X"], ["R"], name="relu"),
+             helper.make_node("MatMul", ["R", "W"], ["Y"], name="matmul")]
+    inits = [numpy_helper.from_array(w, "W")]
 elif kind == "kmismatch":
     w = np.ones((9, 8), dtype=np.float32)
     nodes = [helper.make_node("MatMul", ["X", "W"], ["Y"], name="bad_matmul")]
