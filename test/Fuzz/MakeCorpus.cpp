@@ -44,7 +44,8 @@ const char *kManifest = R"json({
     {"id": 4, "kind": "temp", "dtype": "f32", "shape": ["B", "64"], "live": [0, 1]},
     {"id": 3, "kind": "output", "dtype": "f32", "shape": ["B", "64"]},
     {"id": 5, "kind": "input", "dtype": "i64", "shape": ["B", "S"]},
-    {"id": 6, "kind": "input", "dtype": "bf16", "shape": ["2*S"]}
+    {"id": 6, "kind": "input", "dtype": "bf16", "shape": ["2*S"]},
+    {"id": 7, "kind": "workspace", "dtype": "f32", "shape": ["2", "B", "64"], "live": [0, 0]}
   ],
   "kernels": [
     {"name": "g0_v0", "params": [{"buffer": 0}, {"buffer": 1}, {"buffer": 4}, {"expr": "B"}],
@@ -54,12 +55,19 @@ const char *kManifest = R"json({
      "config": "tile 32x64"},
     {"name": "g0_v1", "params": [{"buffer": 0}, {"buffer": 1}, {"buffer": 4}, {"expr": "floordiv(B, 2) + mod(B, 3)*max(S, 1)"}],
      "grid": ["ceildiv(B,128)", "min(S, 4)", "1"], "block": [128, 1, 1], "shared_bytes": 4096,
-     "cpu": {"section": "cpu.so", "symbol": "g0_v1_cpu"}}
+     "cpu": {"section": "cpu.so", "symbol": "g0_v1_cpu"}},
+    {"name": "g0_v2_part", "params": [{"buffer": 0}, {"buffer": 1}, {"buffer": 7}],
+     "grid": ["ceildiv(B,32)", "2", "2"], "block": [32, 1, 1], "shared_bytes": 0,
+     "cpu": {"section": "cpu.so", "symbol": "g0_v2_part_cpu"}, "config": "split_k 2"},
+    {"name": "g0_v2_sum", "params": [{"buffer": 7}, {"buffer": 4}],
+     "grid": ["ceildiv(B*64,128)", "1", "1"], "block": [128, 1, 1], "shared_bytes": 0,
+     "cpu": {"section": "cpu.so", "symbol": "g0_v2_sum_cpu"}}
   ],
   "groups": [{"name": "fused_matmul_add_relu", "kind": "gemm",
               "variants": [{"kernel": 0, "when": [{"symbol": "B", "min": 1, "max": 64}]},
                            {"kernel": 1, "when": [{"symbol": "B", "min": 65, "max": 8192},
-                                                  {"symbol": "S", "min": 2, "max": 64}]}]}],
+                                                  {"symbol": "S", "min": 2, "max": 64}]},
+                           {"kernel": 2, "then": [3], "when": [{"symbol": "B", "min": 1, "max": 16}]}]}],
   "steps": [{"op": "launch", "group": 0}, {"op": "copy", "src": 4, "dst": 3}]
 })json";
 
