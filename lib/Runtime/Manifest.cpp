@@ -481,6 +481,15 @@ bool ManifestReader::readGroups(const JsonValue &root) {
   if (!getArray(root, "", "groups", groups))
     return false;
   manifest.groups.resize(groups->size());
+  // An index into `kernels`, at `indexPath`.
+  auto checkKernelIndex = [&](int64_t index, const std::string &indexPath) {
+    if (index >= 0 && static_cast<uint64_t>(index) < manifest.kernels.size())
+      return true;
+    return fail(indexPath, "kernel index " + std::to_string(index) +
+                               " is out of range (" +
+                               std::to_string(manifest.kernels.size()) +
+                               " kernels)");
+  };
   // Whether a kernel leads a variant read so far (true the first time).
   std::vector<uint8_t> leads(manifest.kernels.size(), 0);
   auto firstLead = [&](size_t kernel) {
@@ -512,12 +521,8 @@ bool ManifestReader::readGroups(const JsonValue &root) {
           !getInt(variantValue, variantPath, "kernel", kernel) ||
           !getArray(variantValue, variantPath, "when", when))
         return false;
-      if (kernel < 0 ||
-          static_cast<uint64_t>(kernel) >= manifest.kernels.size())
-        return fail(member(variantPath, "kernel"),
-                    "kernel index " + std::to_string(kernel) +
-                        " is out of range (" +
-                        std::to_string(manifest.kernels.size()) + " kernels)");
+      if (!checkKernelIndex(kernel, member(variantPath, "kernel")))
+        return false;
       variant.kernel = static_cast<size_t>(kernel);
       if (const JsonValue *then = variantValue.find("then")) {
         std::string thenPath = member(variantPath, "then");
@@ -525,15 +530,9 @@ bool ManifestReader::readGroups(const JsonValue &root) {
           return fail(thenPath, "expected an array of kernel indices");
         for (size_t t = 0; t < then->size(); ++t) {
           int64_t next;
-          if (!readInt((*then)[t], element(thenPath, t), next))
+          if (!readInt((*then)[t], element(thenPath, t), next) ||
+              !checkKernelIndex(next, element(thenPath, t)))
             return false;
-          if (next < 0 ||
-              static_cast<uint64_t>(next) >= manifest.kernels.size())
-            return fail(element(thenPath, t),
-                        "kernel index " + std::to_string(next) +
-                            " is out of range (" +
-                            std::to_string(manifest.kernels.size()) +
-                            " kernels)");
           variant.then.push_back(static_cast<size_t>(next));
         }
         // A kernel leads its variants with one `then`: the run-time
