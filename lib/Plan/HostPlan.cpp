@@ -14,6 +14,7 @@
 #include "dyncc/Runtime/Manifest.h"
 #include "dyncc/Target/HostObject.h"
 #include "dyncc/Tiling/KernelShapes.h"
+#include "dyncc/Tiling/SplitK.h"
 #include "dyncc/Tiling/TileConfig.h"
 #include "dyncc/Tiling/TileSearch.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -447,10 +448,9 @@ private:
     }
     json::Array variantList;
     for (func::FuncOp variant : variants) {
-      if (auto split = variant->getAttrOfType<DictionaryAttr>(
-              getSplitKAttrName())) {
+      if (variant->hasAttr(getSplitKAttrName())) {
         FailureOr<json::Object> entry =
-            addSplitVariant(dispatch, variant, split, params, kernels, steps);
+            addSplitVariant(dispatch, variant, params, kernels, steps);
         if (failed(entry))
           return failure();
         (*entry)["when"] = json::Array(when);
@@ -580,25 +580,19 @@ private:
   /// step alone.
   FailureOr<json::Object> addSplitVariant(dg::DispatchOp dispatch,
                                           func::FuncOp variant,
-                                          DictionaryAttr split,
                                           const json::Array &params,
                                           json::Array &kernels,
                                           const json::Array &steps) {
-    auto partRef = split.getAs<FlatSymbolRefAttr>("part");
-    auto sumRef = split.getAs<FlatSymbolRefAttr>("sum");
-    auto parts = split.getAs<IntegerAttr>("parts");
-    auto part = partRef ? module.lookupSymbol<func::FuncOp>(partRef)
-                        : func::FuncOp();
-    auto sum =
-        sumRef ? module.lookupSymbol<func::FuncOp>(sumRef) : func::FuncOp();
-    if (!part || !sum || !parts || dispatch.getResults().size() != 1)
+    std::optional<SplitKernels> split = getSplitKernels(variant);
+    if (!split || dispatch.getResults().size() != 1)
       return variant.emitOpError("has a malformed ")
-             << getSplitKAttrName() << " " << split;
+             << getSplitKAttrName() << " "
+             << variant->getAttr(getSplitKAttrName());
     Buffer workspace;
     workspace.id = buffers.size();
     workspace.kind = "workspace";
     workspace.dtype = "f32";
-    workspace.shape.push_back(DimExpr(parts.getInt()));
+    workspace.shape.push_back(DimExpr(split->parts));
     llvm::append_range(workspace.shape,
                        buffers[bufferOf.lookup(dispatch.getResult(0))].shape);
     workspace.firstStep = workspace.lastStep = steps.size();
@@ -607,11 +601,11 @@ private:
     withWorkspace.push_back(json::Object{{"buffer", workspace.id}});
     SmallVector<SmallVector<DimExpr>> extra{workspace.shape};
     FailureOr<int64_t> partIndex =
-        addKernel(dispatch, part, withWorkspace, kernels, extra);
+        addKernel(dispatch, split->part, withWorkspace, kernels, extra);
     if (failed(partIndex))
       return failure();
     FailureOr<int64_t> sumIndex =
-        addKernel(dispatch, sum, withWorkspace, kernels, extra);
+        addKernel(dispatch, split->sum, withWorkspace, kernels, extra);
     if (failed(sumIndex))
       return failure();
     return json::Object{{"kernel", *partIndex},

@@ -767,14 +767,10 @@ LogicalResult dyncc::refineVariantSelections(
       // resources are the tile's, and a spill in either drops it.
       func::FuncOp lead = variant;
       std::optional<CompiledKernel> sumReport;
-      if (auto split = variant ? variant->getAttrOfType<DictionaryAttr>(
-                                     getSplitKAttrName())
-                               : nullptr) {
-        auto part = split.getAs<FlatSymbolRefAttr>("part");
-        auto sum = split.getAs<FlatSymbolRefAttr>("sum");
-        lead = part ? symbols.lookup<func::FuncOp>(part.getValue()) : nullptr;
-        if (sum)
-          sumReport = compiled(sum.getValue());
+      if (std::optional<SplitKernels> split =
+              variant ? getSplitKernels(variant) : std::nullopt) {
+        lead = split->part;
+        sumReport = compiled(split->sum.getSymName());
       }
       std::optional<CompiledKernel> report =
           config && lead ? compiled(lead.getSymName()) : std::nullopt;

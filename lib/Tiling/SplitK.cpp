@@ -53,6 +53,9 @@ struct SplitPlan {
   /// by `collapse` where that is not empty.
   BlockArgument destination;
   SmallVector<ReassociationIndices> collapse;
+  /// The ops the contraction's operands come through from the arguments
+  /// (isOperandPath), which the part kernel clones.
+  SetVector<Operation *> operandPath;
 };
 
 /// The ops a contraction's operands may come through from the arguments:
@@ -118,7 +121,8 @@ FailureOr<SplitPlan> analyze(func::FuncOp kernel, int64_t parts,
               def->getName().getStringRef().str() + ")";
         return failure();
       }
-      llvm::append_range(work, def->getOperands());
+      if (plan.operandPath.insert(def))
+        llvm::append_range(work, def->getOperands());
     }
   }
   // The accumulator: zeros in the destination, or in its collapse, or in
@@ -213,18 +217,10 @@ func::FuncOp buildPart(func::FuncOp kernel, const SplitPlan &plan,
     mapping.map(from, to);
   Value workspace = entry->getArguments().back();
 
-  // The operands' paths from the arguments, in order.
+  // The operands' paths from the arguments, in the kernel's order.
   linalg::LinalgOp op = plan.contraction;
-  SetVector<Operation *> path;
-  SmallVector<Value> work(op.getDpsInputs());
-  while (!work.empty()) {
-    Operation *def = work.pop_back_val().getDefiningOp();
-    if (!def || !path.insert(def))
-      continue;
-    llvm::append_range(work, def->getOperands());
-  }
   kernel.walk([&](Operation *inner) {
-    if (path.contains(inner))
+    if (plan.operandPath.contains(inner))
       b.clone(*inner, mapping);
   });
 
@@ -293,14 +289,8 @@ func::FuncOp buildPart(func::FuncOp kernel, const SplitPlan &plan,
   func::ReturnOp::create(b, loc, result);
 
   // Its tiles: one part per block along the new outermost dimension.
-  TileConfig partConfig = config;
-  partConfig.blockTile.insert(partConfig.blockTile.begin(), 1);
-  partConfig.threadTile.insert(partConfig.threadTile.begin(), 1);
-  if (!partConfig.warpTile.empty())
-    partConfig.warpTile.insert(partConfig.warpTile.begin(), 1);
+  TileConfig partConfig = config.fitToRank(config.blockTile.size() + 1);
   part->setAttr(TileConfig::getAttrName(), partConfig.toAttr(context));
-  part->setAttr("dyncc.kind", b.getStringAttr("gemm"));
-  part->removeAttr("dyncc.split_k");
   return part;
 }
 
@@ -310,7 +300,8 @@ func::FuncOp buildSum(func::FuncOp kernel, const SplitPlan &plan,
                       int64_t parts) {
   OpBuilder b(kernel);
   b.setInsertionPointAfter(kernel);
-  auto sum = cast<func::FuncOp>(b.clone(*kernel));
+  IRMapping cloned;
+  auto sum = cast<func::FuncOp>(b.clone(*kernel, cloned));
   sum.setSymName(kernel.getSymName().str() + "_sum");
   RankedTensorType workspaceType = getWorkspaceType(plan, parts);
   SmallVector<Type> inputs(kernel.getArgumentTypes());
@@ -319,12 +310,9 @@ func::FuncOp buildSum(func::FuncOp kernel, const SplitPlan &plan,
   Block &entry = sum.getBody().front();
   Value workspace = entry.addArgument(workspaceType, kernel.getLoc());
 
-  // The clone's contraction: the one reduction.
-  linalg::LinalgOp op;
-  sum.walk([&](linalg::LinalgOp candidate) {
-    if (candidate.getNumReductionLoops() > 0)
-      op = candidate;
-  });
+  // The clone's contraction.
+  auto op = cast<linalg::LinalgOp>(
+      cloned.lookup(static_cast<Operation *>(plan.contraction)));
   Location loc = op.getLoc();
   b.setInsertionPoint(op);
   Value view = viewWorkspace(b, loc, workspace, plan);
@@ -404,6 +392,24 @@ struct SplitKPass final : dyncc::impl::SplitKPassBase<SplitKPass> {
 };
 
 } // namespace
+
+std::optional<SplitKernels> dyncc::getSplitKernels(func::FuncOp variant) {
+  auto split = variant->getAttrOfType<DictionaryAttr>(getSplitKAttrName());
+  if (!split)
+    return std::nullopt;
+  auto lookup = [&](StringRef key) {
+    auto ref = split.getAs<FlatSymbolRefAttr>(key);
+    return ref ? SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(variant,
+                                                                     ref)
+               : func::FuncOp();
+  };
+  SplitKernels kernels{lookup("part"), lookup("sum")};
+  auto parts = split.getAs<IntegerAttr>("parts");
+  if (!kernels.part || !kernels.sum || !parts)
+    return std::nullopt;
+  kernels.parts = parts.getInt();
+  return kernels;
+}
 
 std::optional<std::string> dyncc::whyNoSplitK(func::FuncOp kernel) {
   std::string why;

@@ -21,6 +21,17 @@ namespace dyncc {
 /// the destination's shape starting at zero.
 std::optional<std::string> whyNoSplitK(mlir::func::FuncOp kernel);
 
+/// The two kernels dyncc-split-k made of a split variant, as its function's
+/// `dyncc.split_k` names them.
+struct SplitKernels {
+  mlir::func::FuncOp part, sum;
+  int64_t parts = 0;
+};
+
+/// `variant`'s split kernels; nullopt where it has no `dyncc.split_k`, or
+/// one that does not name two functions of its module and the parts.
+std::optional<SplitKernels> getSplitKernels(mlir::func::FuncOp variant);
+
 } // namespace dyncc
 
 #endif // DYNCC_TILING_SPLITK_H
