@@ -241,8 +241,6 @@ std::vector<GemmTile> dyncc::cost::enumerateGemmTiles(int64_t operandBytes,
   return tiles;
 }
 
-/// The time of one block of `tile` when `perSm` blocks share its SM and
-/// `resident` blocks share the device.
 std::vector<GemmTile> dyncc::cost::getSplitKTiles(const GemmTile &tile,
                                                   int64_t k) {
   std::vector<GemmTile> split;
@@ -258,12 +256,14 @@ std::vector<GemmTile> dyncc::cost::getSplitKTiles(const GemmTile &tile,
   return split;
 }
 
+/// The time of one block of `tile` when `perSm` blocks share its SM and
+/// `resident` blocks share the device.
 static BlockTime blockTime(const GemmTile &tile, const GemmProblem &problem,
                            const Device &device, int64_t perSm,
                            int64_t resident) {
   int64_t ob = problem.operandBytes;
   BlockSteps work;
-  work.steps = ceilDiv(problem.k / tile.splitK, tile.kStep);
+  work.steps = ceilDiv(ceilDiv(problem.k, tile.splitK), tile.kStep);
   work.stages = tile.stages;
   work.flops = 2.0 * tile.blockM * tile.blockN * tile.kStep;
   work.loadBytes = double(tile.blockM + tile.blockN) * tile.kStep * ob;
@@ -292,11 +292,11 @@ GemmPrediction dyncc::cost::predictGemm(const GemmTile &tile,
   GemmPrediction p;
   int64_t blocksM = ceilDiv(problem.m, tile.blockM);
   int64_t blocksN = ceilDiv(problem.n, tile.blockN);
-  p.blocks = problem.batch * blocksM * blocksN * tile.splitK;
+  int64_t unsplit = problem.batch * blocksM * blocksN;
+  p.blocks = unsplit * tile.splitK;
   // Split-K is for grids of fewer blocks than SMs, split into at most two
   // waves of one block per SM: elsewhere the partial sums' traffic and the
   // second kernel buy nothing, and the tile does not apply.
-  int64_t unsplit = problem.batch * blocksM * blocksN;
   if (tile.splitK > 1 &&
       (unsplit >= device.sms || p.blocks > 2 * device.sms)) {
     p.seconds = std::numeric_limits<double>::infinity();

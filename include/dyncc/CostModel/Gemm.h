@@ -116,7 +116,6 @@ std::optional<std::string> checkConstraints(const GemmTile &tile,
 std::vector<GemmTile> enumerateGemmTiles(int64_t operandBytes,
                                          const Device &device);
 
-/// The model's account of one tile at one problem size.
 /// Split-K candidates of `tile` for a GEMM of static depth `k`: its split
 /// into each of kSplitKParts parts of whole k-steps, for tiles of at most
 /// 16 x 128 (small problems: predictGemm takes a split only where the
@@ -126,6 +125,7 @@ std::vector<GemmTile> enumerateGemmTiles(int64_t operandBytes,
 constexpr int64_t kSplitKParts[] = {4, 16};
 std::vector<GemmTile> getSplitKTiles(const GemmTile &tile, int64_t k);
 
+/// The model's account of one tile at one problem size.
 struct GemmPrediction {
   double seconds = 0;
   int64_t blocks = 0;
