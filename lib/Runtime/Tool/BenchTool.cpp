@@ -125,16 +125,8 @@ int BenchTool::parseArgs(const std::vector<std::string> &args,
           return usageError("--dim " + key + " given twice");
       options.dims.emplace_back(key, sweep);
     } else if (option == "--input") {
-      size_t split = value.find('=');
-      if (split == std::string::npos || split == 0 ||
-          split + 1 == value.size())
-        return usageError("--input expects NAME=FILE.npy, got '" + value +
-                          "'");
-      std::string key = value.substr(0, split);
-      for (const auto &known : options.inputs)
-        if (known.first == key)
-          return usageError("--input " + key + " given twice");
-      options.inputs.emplace_back(key, value.substr(split + 1));
+      if (!addInputOption(value, options.inputs, problem))
+        return usageError(problem);
     } else if (option == "--points" || option == "--repeat") {
       int64_t &slot = option == "--points" ? options.points : options.repeat;
       if (!parseInt64(value, slot) || slot < 1 || slot > 100000)
@@ -334,7 +326,8 @@ int BenchTool::run(const BenchOptions &options) {
                   dataHint.c_str());
     };
     if (bindRandomInputs(session, artifact, inputDims, inputTypes, point,
-                         names, options.seed, data, message) != DYNCC_OK) {
+                         names, options.seed, data, message,
+                         &fromFile) != DYNCC_OK) {
       fail(message);
       continue;
     }

@@ -122,34 +122,25 @@ int Tool::parseArgs(const std::vector<std::string> &args, Options &options) {
                      "--repeat"},
                     option, value, problem))
       return usageError(problem);
-    if (option == "--dim" || option == "--input") {
+    if (option == "--input") {
+      if (!addInputOption(value, options.inputs, problem))
+        return usageError(problem);
+    } else if (option == "--dim") {
       size_t split = value.find('=');
       if (split == std::string::npos || split == 0)
-        return usageError(option + " expects NAME=" +
-                          (option == "--dim" ? "VALUE" : "FILE.npy") +
-                          ", got '" + value + "'");
+        return usageError("--dim expects NAME=VALUE, got '" + value + "'");
       std::string key = value.substr(0, split);
       std::string rest = value.substr(split + 1);
-      if (option == "--dim") {
-        int64_t dim;
-        if (!parseInt64(rest, dim) || dim < 0)
+      int64_t dim;
+      if (!parseInt64(rest, dim) || dim < 0)
+        return usageError("--dim " + key +
+                          ": expected a non-negative integer, got '" + rest +
+                          "'");
+      for (const auto &[known, knownValue] : options.dims)
+        if (known == key && knownValue != dim)
           return usageError("--dim " + key +
-                            ": expected a non-negative integer, got '" + rest +
-                            "'");
-        for (const auto &[known, knownValue] : options.dims)
-          if (known == key && knownValue != dim)
-            return usageError("--dim " + key +
-                              " given twice with different "
-                              "values");
-        options.dims.emplace_back(key, dim);
-      } else {
-        if (rest.empty())
-          return usageError("--input " + key + ": empty file name");
-        for (const auto &known : options.inputs)
-          if (known.first == key)
-            return usageError("--input " + key + " given twice");
-        options.inputs.emplace_back(key, rest);
-      }
+                            " given twice with different values");
+      options.dims.emplace_back(key, dim);
     } else if (option == "--seed") {
       if (!parseUInt64(value, options.seed))
         return usageError("--seed: expected a non-negative integer, got '" +

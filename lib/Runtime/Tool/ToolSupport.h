@@ -285,6 +285,32 @@ inline bool parseDimRange(const std::string &value, std::string &name,
 /// inputRandom(seed, i), into `data[i]`) of its shape at `symbols`. On
 /// failure, `error` says why and the status is DYNCC_ERROR_SHAPE where a
 /// shape cannot be evaluated, else the run-time's refusal of the input.
+/// Adds `--input NAME=FILE.npy`'s `value` to `inputs`; false with
+/// `problem` for a malformed value or a NAME given twice.
+inline bool
+addInputOption(const std::string &value,
+               std::vector<std::pair<std::string, std::string>> &inputs,
+               std::string &problem) {
+  size_t split = value.find('=');
+  if (split == std::string::npos || split == 0) {
+    problem = "--input expects NAME=FILE.npy, got '" + value + "'";
+    return false;
+  }
+  std::string key = value.substr(0, split);
+  std::string path = value.substr(split + 1);
+  if (path.empty()) {
+    problem = "--input " + key + ": empty file name";
+    return false;
+  }
+  for (const auto &known : inputs)
+    if (known.first == key) {
+      problem = "--input " + key + " given twice";
+      return false;
+    }
+  inputs.emplace_back(key, path);
+  return true;
+}
+
 /// Reads `path` as the data of input `inputName` (`--input NAME=FILE.npy`):
 /// sets `index` to the input's and checks the dtype (bf16 also as u16 bits)
 /// and the rank against the artifact's. False with `error` otherwise.
@@ -324,6 +350,8 @@ inline bool readInputNpy(const dyncc::Artifact &artifact,
   return true;
 }
 
+/// Binds random data (`seed`), shaped by `symbols`, to every input of
+/// `session` but those `skip` marks (bound by the caller).
 inline dyncc_status bindRandomInputs(dyncc::Session &session,
                              const dyncc::Artifact &artifact,
                              const std::vector<std::vector<ShapeExpr>> &dims,
@@ -332,8 +360,11 @@ inline dyncc_status bindRandomInputs(dyncc::Session &session,
                              const std::vector<std::string> &names,
                              uint64_t seed,
                              std::vector<std::vector<uint8_t>> &data,
-                             std::string &error) {
+                             std::string &error,
+                             const std::vector<bool> *skip = nullptr) {
   for (size_t i = 0; i < artifact.numInputs(); ++i) {
+    if (skip && (*skip)[i])
+      continue;
     std::vector<int64_t> shape;
     uint64_t count;
     if (!evaluateInputShape(artifact.inputName(i), dims[i], symbols, nullptr,
