@@ -10,6 +10,7 @@ The last line is `N passed, N failed`; skips are counted on the line before
 and each skip's reason is printed.
 """
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -23,6 +24,10 @@ RESULTS = BUILD / "test-results"
 JOBS = os.environ.get("DYNCC_JOBS", "2")
 IN_CI = os.environ.get("CI") == "true"
 FUZZ_SECONDS = int(os.environ.get("DYNCC_FUZZ_SECONDS", "30"))
+# libFuzzer's seed: fixed, so that a commit's fuzzing tries the same inputs in
+# every run and a CI failure reproduces; exploring further is by hand
+# (test/Fuzz/Importer/README.md) or with another DYNCC_FUZZ_SEED.
+FUZZ_SEED = os.environ.get("DYNCC_FUZZ_SEED", "1")
 LIT = "/usr/lib/llvm-22/bin/lit"
 
 # Budgets in seconds on the 2-core reference machine (docs/Testing.md).
@@ -144,21 +149,47 @@ def sanitizer_suite(suite):
     suite.add_junit(out, prefix="asan/")
 
 
-def run_fuzzer(suite, fuzzer, kind, options, seed_dirs, tail_lines):
+def run_fuzzer(suite, fuzzer, kind, options, seed_dirs):
     """Runs libFuzzer binary `fuzzer` on corpus RESULTS/corpus/KIND plus
-    `seed_dirs`; a crash, hang or sanitizer report fails the suite with the
-    last lines of its output."""
+    `seed_dirs`; a crash, hang or sanitizer report fails the suite. Its whole
+    output is kept in RESULTS/KIND-fuzz.log; the failure names the report,
+    its first stack frames and the input libFuzzer wrote."""
     corpus = RESULTS / "corpus" / kind
     corpus.mkdir(parents=True, exist_ok=True)
-    r = run([fuzzer, *options, "-print_final_stats=0",
+    r = run([fuzzer, *options, f"-seed={FUZZ_SEED}", "-print_final_stats=0",
              f"-artifact_prefix={RESULTS}/{kind}-", corpus, *seed_dirs],
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    log = RESULTS / f"{kind}-fuzz.log"
+    log.write_text(r.stderr or "")
     if r.returncode == 0:
         suite.passed += 1
-    else:
-        suite.failed += 1
-        tail = (r.stderr or "").strip().splitlines()[-tail_lines:]
-        suite.failures.append(f"{Path(fuzzer).name}: " + " | ".join(tail))
+        return
+    suite.failed += 1
+    suite.failures.append(f"{Path(fuzzer).name}: " + " | ".join(
+        fuzzer_report(r.stderr or "")) + f" | seed {FUZZ_SEED}; whole output: {log}")
+
+
+def fuzzer_report(output, frames=8):
+    """The lines of a failed libFuzzer run that say what failed: the
+    sanitizer's or finding's header, the first `frames` frames of the first
+    stack, libFuzzer's summary and the test unit it wrote."""
+    lines = output.strip().splitlines()
+    keep = [l for l in lines
+            if re.search(r"ERROR:|FINDING|runtime error|SUMMARY|terminate called|"
+                         r"Test unit written|deadly signal|ALARM|"
+                         r"out-of-memory|Assertion", l)]
+    stack = []
+    for l in lines:
+        m = re.match(r"\s*#(\d+) ", l)
+        if m:
+            if int(m.group(1)) == 0 and stack:
+                break
+            stack.append(l.strip())
+    # libFuzzer's own frames (the signal handler) come first; skip them.
+    own = ("__sanitizer", "fuzzer::", "libc.so", "__interceptor",
+           "libFuzzer", "sigaction", "__restore_rt", "ubsan", "__asan")
+    user = [l for l in stack if not any(o in l for o in own)]
+    return (keep[:2] + user[:frames] + keep[2:]) or lines[-8:]
 
 
 def fuzz_suite(suite):
@@ -185,7 +216,7 @@ def fuzz_suite(suite):
     for fuzzer in fuzzers:
         kind = fuzzer.name.replace("dyncc-fuzz-", "")
         run_fuzzer(suite, fuzzer, kind, [f"-max_total_time={FUZZ_SECONDS}"],
-                   [seeds / kind], tail_lines=5)
+                   [seeds / kind])
 
 
 def importer_fuzz_suite(suite):
@@ -208,8 +239,7 @@ def importer_fuzz_suite(suite):
     run_fuzzer(suite, build / "bin" / "dyncc-fuzz-importer", "importer",
                [f"-max_total_time={IMPORTER_FUZZ_SECONDS}", "-rss_limit_mb=4096",
                 "-timeout=25"],
-               [seeds, ROOT / "test" / "Fuzz" / "Importer" / "regressions"],
-               tail_lines=8)
+               [seeds, ROOT / "test" / "Fuzz" / "Importer" / "regressions"])
 
 
 def main():
