@@ -198,7 +198,14 @@ FailureOr<Value> Importer::importTensor(onnx::TensorProto &tensor,
   } else if ((converted = typedBytes(tensor, width))) {
     data = ArrayRef<char>(converted->data(), converted->size());
   }
-  if (data.size() != (size_t)count * width) {
+  // The byte count must not wrap: 2^62 f32 elements are 2^64 bytes, which
+  // wrapped to 0 and passed an empty tensor as one of that shape.
+  if (count > INT64_MAX / static_cast<int64_t>(width)) {
+    error = what + " has " + std::to_string(count) + " elements of " +
+            std::to_string(width) + " bytes, more than a tensor can hold";
+    return failure();
+  }
+  if (data.size() != static_cast<size_t>(count) * width) {
     error = what + " holds " + std::to_string(data.size()) +
             " bytes of data, expected " + std::to_string(count * width);
     return failure();

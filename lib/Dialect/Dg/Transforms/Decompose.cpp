@@ -263,7 +263,9 @@ std::optional<std::vector<double>> readFloats(Value value) {
     return std::nullopt;
   ArrayRef<char> data = blob->getData();
   size_t width = et.isF32() ? 4 : 8;
-  if (data.size() != (size_t)type.getNumElements() * width)
+  // Divided, not multiplied: a product of the element count can wrap.
+  if (data.size() % width != 0 ||
+      data.size() / width != static_cast<size_t>(type.getNumElements()))
     return std::nullopt;
   values.resize(type.getNumElements());
   for (size_t i = 0; i < values.size(); ++i) {
