@@ -7,14 +7,15 @@
 //
 // The input is the bytes of an ONNX model. Each run imports it as
 // `dyncc compile` does (importOnnxModel, verify) and, when that succeeds,
-// runs buildShapePipeline on the module, in a fresh MLIRContext.
+// runs buildShapePipeline, then buildFusionPipeline, on the module, in a
+// fresh MLIRContext.
 //
 // Besides crashes, sanitizer reports, timeouts and leaks, these are findings
 // (the run aborts naming them):
 //  * an import that fails with an empty error string, or one that spans
 //    lines when no name in the model does;
-//  * verification or the shape pipeline failing without an error diagnostic
-//    (a silent failure).
+//  * verification, the shape pipeline or the fusion pipeline failing
+//    without an error diagnostic (a silent failure).
 //
 // The importer reads a path, so the bytes go to a memfd first. A custom
 // mutator edits the parsed ModelProto (attributes, dims, op types, edges,
@@ -64,7 +65,7 @@ struct FuzzState {
   bool verbose = false;
   std::vector<std::string> opTypes;
   /// Outcome counts, printed at exit.
-  uint64_t runs = 0, imported = 0, verified = 0, shaped = 0;
+  uint64_t runs = 0, imported = 0, verified = 0, shaped = 0, fused = 0;
 };
 
 FuzzState *state = nullptr;
@@ -81,9 +82,10 @@ void printStats() {
     fprintf(
         stderr,
         "dyncc-fuzz-importer: %llu runs, %llu imported, %llu verified, "
-        "%llu through the shape pipeline\n",
+        "%llu through the shape pipeline, %llu through fusion\n",
         (unsigned long long)state->runs, (unsigned long long)state->imported,
-        (unsigned long long)state->verified, (unsigned long long)state->shaped);
+        (unsigned long long)state->verified, (unsigned long long)state->shaped,
+        (unsigned long long)state->fused);
 }
 
 /// True if a name in `data` (a model) holds a newline: then an error that
@@ -492,8 +494,16 @@ extern "C" int LLVMFuzzerInitialize(int *argc, char ***argv) {
   state->registry.insert<func::FuncDialect, dyncc::dg::DgDialect,
                          dyncc::sym::SymDialect>();
   state->opTypes = dyncc::getSupportedOnnxOps();
-  // Protobuf logs nothing useful here; the importer reports parse failures.
-  google::protobuf::SetLogHandler(nullptr);
+  // Protobuf's errors and warnings say nothing the importer does not report
+  // (parse failures); a FATAL one is a failed CHECK that aborts next, and
+  // is printed so that the crash says which.
+  google::protobuf::SetLogHandler([](google::protobuf::LogLevel level,
+                                     const char *file, int line,
+                                     const std::string &message) {
+    if (level == google::protobuf::LOGLEVEL_FATAL)
+      fprintf(stderr, "==dyncc-fuzz-importer== protobuf FATAL %s:%d: %s\n",
+              file, line, message.c_str());
+  });
 
   state->fd = memfd_create("dyncc-fuzz-importer.onnx", MFD_CLOEXEC);
   if (state->fd < 0) {
@@ -570,5 +580,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     return 0;
   }
   ++state->shaped;
+
+  // Graph optimizations and fusion, which read the model's constants too
+  // (a BatchNormalization folded into a Conv reads its statistics).
+  PassManager fusion(&context);
+  if (failed(dyncc::buildFusionPipeline(fusion)))
+    finding("buildFusionPipeline failed", "");
+  before = errors;
+  if (failed(fusion.run(*module))) {
+    if (errors == before)
+      finding("the fusion pipeline failed without an error diagnostic", "");
+    return 0;
+  }
+  ++state->fused;
   return 0;
 }
