@@ -646,3 +646,31 @@ func.func @trilu_rank(%x: tensor<8xf32>) -> tensor<*xf32> {
   %0 = dg.trilu %x : tensor<8xf32> -> tensor<*xf32>
   return %0 : tensor<*xf32>
 }
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// BatchNorm: one statistic per channel
+//===----------------------------------------------------------------------===//
+
+func.func @batch_norm_rank(%x: tensor<4xf32>, %s: tensor<4xf32>) -> tensor<*xf32> {
+  // expected-error @+1 {{'dg.batch_norm' op expects an input of rank at least 2 (N x C x ...), got rank 1}}
+  %0 = dg.batch_norm %x, %s, %s, %s, %s : (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<*xf32>
+  return %0 : tensor<*xf32>
+}
+
+// -----
+
+func.func @batch_norm_stat_rank(%x: tensor<2x3x5xf32>, %s: tensor<3xf32>, %v: tensor<1x3xf32>) -> tensor<*xf32> {
+  // expected-error @+1 {{'dg.batch_norm' op variance must have rank 1 (one value per channel), got rank 2}}
+  %0 = dg.batch_norm %x, %s, %s, %s, %v : (tensor<2x3x5xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<1x3xf32>) -> tensor<*xf32>
+  return %0 : tensor<*xf32>
+}
+
+// -----
+
+func.func @batch_norm_stat_length(%x: tensor<2x3x5xf32>, %s: tensor<3xf32>, %m: tensor<4xf32>) -> tensor<*xf32> {
+  // expected-error @+1 {{'dg.batch_norm' op requires mean's length and the channels to be equal, but they are 4 and 3}}
+  %0 = dg.batch_norm %x, %s, %s, %m, %s : (tensor<2x3x5xf32>, tensor<3xf32>, tensor<3xf32>, tensor<4xf32>, tensor<3xf32>) -> tensor<*xf32>
+  return %0 : tensor<*xf32>
+}

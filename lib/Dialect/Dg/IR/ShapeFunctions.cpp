@@ -326,7 +326,6 @@ DYNCC_SAME_SHAPE(NotOp)
 DYNCC_SAME_SHAPE(LeakyReluOp)
 DYNCC_SAME_SHAPE(ClipOp)
 
-DYNCC_SAME_SHAPE(BatchNormOp)
 #undef DYNCC_SAME_SHAPE
 
 LogicalResult TriluOp::inferSymbolicShapes(ShapeInferenceContext &ctx,
@@ -1038,6 +1037,30 @@ LogicalResult ResizeOp::inferSymbolicShapes(ShapeInferenceContext &ctx,
 //===----------------------------------------------------------------------===//
 // Compute and normalization
 //===----------------------------------------------------------------------===//
+
+LogicalResult
+BatchNormOp::inferSymbolicShapes(ShapeInferenceContext &ctx,
+                                 SmallVectorImpl<SymShape> &results) {
+  const SymShape &in = ctx.operandShapes[0];
+  if (in.size() < 2)
+    return emitOpError("expects an input of rank at least 2 (N x C x ...), "
+                       "got rank ")
+           << in.size();
+  // Scale, bias, mean and variance: one value per channel each.
+  static const char *names[] = {"scale", "bias", "mean", "variance"};
+  for (unsigned i = 0; i < 4; ++i) {
+    const SymShape &stat = ctx.operandShapes[1 + i];
+    if (stat.size() != 1)
+      return emitOpError() << names[i] << " must have rank 1 (one value per "
+                           << "channel), got rank " << stat.size();
+    if (failed(ctx.constraints.requireEqual(
+            stat[0], in[1], getOperation(),
+            llvm::Twine(names[i]) + "'s length and the channels")))
+      return failure();
+  }
+  results.push_back(ctx.constraints.resolve(in));
+  return success();
+}
 
 LogicalResult MatMulOp::inferSymbolicShapes(ShapeInferenceContext &ctx,
                                             SmallVectorImpl<SymShape> &results) {

@@ -241,6 +241,9 @@ Value decomposeGemm(PrimitiveBuilder &h, GemmOp op) {
   return y;
 }
 
+/// The most elements of a splat constant readFloats expands.
+constexpr int64_t kMaxSplatValues = int64_t(1) << 24;
+
 /// The values of a constant f32/f64 tensor, whether inline or a resource.
 std::optional<std::vector<double>> readFloats(Value value) {
   auto constant = value.getDefiningOp<ConstantOp>();
@@ -252,6 +255,11 @@ std::optional<std::vector<double>> readFloats(Value value) {
     return std::nullopt;
   std::vector<double> values;
   if (auto dense = dyn_cast<DenseElementsAttr>(constant.getValue())) {
+    // A splat (a folded ConstantOfShape or Expand) may have any shape: one
+    // of 2^40 elements would take hours to expand and terabytes to hold.
+    // Folds read weights of the sizes real layers have.
+    if (dense.isSplat() && type.getNumElements() > kMaxSplatValues)
+      return std::nullopt;
     for (const APFloat &v : dense.getValues<APFloat>())
       values.push_back(v.convertToDouble());
     return values;
@@ -307,7 +315,14 @@ Value makeFloats(OpBuilder &b, Location loc, RankedTensorType type,
 struct ChannelAffine {
   std::vector<double> s, t;
 };
-std::optional<ChannelAffine> channelAffine(BatchNormOp bn) {
+std::optional<ChannelAffine> channelAffine(BatchNormOp bn, int64_t channels) {
+  // The statistics are `channels` values each; checked on their types
+  // before any is read.
+  for (Value v : {bn.getScale(), bn.getBias(), bn.getMean(), bn.getVariance()}) {
+    auto type = dyn_cast<RankedTensorType>(v.getType());
+    if (!type || !type.hasStaticShape() || type.getNumElements() != channels)
+      return std::nullopt;
+  }
   auto scale = readFloats(bn.getScale()), bias = readFloats(bn.getBias());
   auto mean = readFloats(bn.getMean()), var = readFloats(bn.getVariance());
   if (!scale || !bias || !mean || !var || scale->size() != bias->size() ||
@@ -331,14 +346,16 @@ FailureOr<Value> foldIntoConv(RewriterBase &rewriter, BatchNormOp bn,
   auto conv = bn.getInput().getDefiningOp<ConvOp>();
   if (!conv || !conv->hasOneUse())
     return failure();
-  std::optional<ChannelAffine> a = channelAffine(bn);
-  std::optional<std::vector<double>> w = readFloats(conv.getWeight());
-  auto wType = cast<RankedTensorType>(conv.getWeight().getType());
-  if (!a || !w ||
+  auto wType = dyn_cast<RankedTensorType>(conv.getWeight().getType());
+  if (!wType || !wType.hasStaticShape() || wType.getRank() == 0 ||
       wType.getElementType() != getElementTypeOrSelf(bn.getScale().getType()))
     return failure();
   int64_t out = wType.getDimSize(0);
-  if ((int64_t)a->s.size() != out)
+  std::optional<ChannelAffine> a = channelAffine(bn, out);
+  if (!a)
+    return failure();
+  std::optional<std::vector<double>> w = readFloats(conv.getWeight());
+  if (!w || (int64_t)a->s.size() != out || out == 0)
     return failure();
   std::vector<double> b(out, 0.0);
   if (conv.getBias()) {
