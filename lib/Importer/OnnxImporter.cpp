@@ -123,6 +123,17 @@ Importer::rawData(const onnx::TensorProto &tensor) const {
   return std::nullopt;
 }
 
+/// How errors name `node`: `node 'NAME' (OpType)`, or for an unnamed node
+/// `unnamed node producing 'OUTPUT' (OpType)`.
+static std::string nodeLabel(const onnx::NodeProto &node) {
+  std::string label =
+      !node.name().empty() ? "node '" + node.name() + "'"
+      : node.output_size() > 0
+          ? "unnamed node producing '" + node.output(0) + "'"
+          : std::string("unnamed node");
+  return label + " (" + node.op_type() + ")";
+}
+
 /// The little-endian bytes of a tensor from its typed fields (the caller
 /// reads raw_data in place).
 static std::optional<std::string> typedBytes(const onnx::TensorProto &tensor,
@@ -308,14 +319,13 @@ FailureOr<Value> Importer::lookup(const std::string &name,
                      /*takeData=*/true);
     if (failed(value)) {
       if (node)
-        error = "node '" + node->name() + "' (" + node->op_type() + "): " + error;
+        error = nodeLabel(*node) + ": " + error;
       return failure();
     }
     values[name] = *value;
     return *value;
   }
-  std::string where =
-      node ? "node '" + node->name() + "' (" + node->op_type() + "): " : "";
+  std::string where = node ? nodeLabel(*node) + ": " : "";
   error = where + "'" + name +
           "' is not defined by any node, graph input or initializer";
   return failure();
@@ -442,8 +452,7 @@ Importer::sortNodes(SmallVectorImpl<const onnx::NodeProto *> &order) {
   }
   for (int i = 0; i < nodes.size(); ++i)
     if (pending[i] > 0) {
-      error = "node '" + nodes[i].name() + "' (" + nodes[i].op_type() +
-              "): the graph has a cycle through this node";
+      error = nodeLabel(nodes[i]) + ": the graph has a cycle through this node";
       return failure();
     }
   return success();
@@ -598,12 +607,7 @@ FailureOr<ImportResult> Importer::run() {
 //===----------------------------------------------------------------------===//
 
 LogicalResult NodeContext::fail(const std::string &message) {
-  std::string label =
-      !node.name().empty() ? "node '" + node.name() + "'"
-      : node.output_size() > 0
-          ? "unnamed node producing '" + node.output(0) + "'"
-          : std::string("unnamed node");
-  importer.error = label + " (" + node.op_type() + "): " + message;
+  importer.error = nodeLabel(node) + ": " + message;
   return failure();
 }
 
