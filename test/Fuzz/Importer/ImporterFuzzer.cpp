@@ -570,28 +570,25 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   }
   ++state->verified;
 
-  PassManager pm(&context);
-  if (failed(dyncc::buildShapePipeline(pm)))
-    finding("buildShapePipeline failed", "");
-  unsigned before = errors;
-  if (failed(pm.run(*module))) {
-    if (errors == before)
-      finding("the shape pipeline failed without an error diagnostic", "");
-    return 0;
-  }
-  ++state->shaped;
-
-  // Graph optimizations and fusion, which read the model's constants too
-  // (a BatchNormalization folded into a Conv reads its statistics).
-  PassManager fusion(&context);
-  if (failed(dyncc::buildFusionPipeline(fusion)))
-    finding("buildFusionPipeline failed", "");
-  before = errors;
-  if (failed(fusion.run(*module))) {
-    if (errors == before)
-      finding("the fusion pipeline failed without an error diagnostic", "");
-    return 0;
-  }
-  ++state->fused;
+  // Runs one compile stage's pipeline; false where it failed (with a
+  // diagnostic, else that is a finding).
+  auto runStage = [&](LogicalResult (*build)(OpPassManager &),
+                      const char *stage, uint64_t &passed) {
+    PassManager pm(&context);
+    if (failed(build(pm)))
+      finding("building a pipeline failed", stage);
+    unsigned before = errors;
+    if (failed(pm.run(*module))) {
+      if (errors == before)
+        finding("a pipeline failed without an error diagnostic", stage);
+      return false;
+    }
+    ++passed;
+    return true;
+  };
+  // Then graph optimizations and fusion, which read the model's constants
+  // too (a BatchNormalization folded into a Conv reads its statistics).
+  if (runStage(dyncc::buildShapePipeline, "shape pipeline", state->shaped))
+    runStage(dyncc::buildFusionPipeline, "fusion pipeline", state->fused);
   return 0;
 }
