@@ -244,7 +244,8 @@ Value decomposeGemm(PrimitiveBuilder &h, GemmOp op) {
 /// The most elements of a splat constant readFloats expands.
 constexpr int64_t kMaxSplatValues = int64_t(1) << 24;
 
-/// The values of a constant f32/f64 tensor, whether inline or a resource.
+/// The values of a constant f32/f64 tensor, whether inline or a resource:
+/// as many as its type has elements.
 std::optional<std::vector<double>> readFloats(Value value) {
   auto constant = value.getDefiningOp<ConstantOp>();
   if (!constant)
@@ -325,8 +326,7 @@ std::optional<ChannelAffine> channelAffine(BatchNormOp bn, int64_t channels) {
   }
   auto scale = readFloats(bn.getScale()), bias = readFloats(bn.getBias());
   auto mean = readFloats(bn.getMean()), var = readFloats(bn.getVariance());
-  if (!scale || !bias || !mean || !var || scale->size() != bias->size() ||
-      scale->size() != mean->size() || scale->size() != var->size())
+  if (!scale || !bias || !mean || !var)
     return std::nullopt;
   ChannelAffine a;
   double eps = bn.getEpsilon().convertToFloat();
@@ -348,14 +348,16 @@ FailureOr<Value> foldIntoConv(RewriterBase &rewriter, BatchNormOp bn,
     return failure();
   auto wType = dyn_cast<RankedTensorType>(conv.getWeight().getType());
   if (!wType || !wType.hasStaticShape() || wType.getRank() == 0 ||
+      wType.getDimSize(0) == 0 ||
       wType.getElementType() != getElementTypeOrSelf(bn.getScale().getType()))
     return failure();
   int64_t out = wType.getDimSize(0);
+  // Each statistic and the weight have as many values as their types say.
   std::optional<ChannelAffine> a = channelAffine(bn, out);
   if (!a)
     return failure();
   std::optional<std::vector<double>> w = readFloats(conv.getWeight());
-  if (!w || (int64_t)a->s.size() != out || out == 0)
+  if (!w)
     return failure();
   std::vector<double> b(out, 0.0);
   if (conv.getBias()) {
