@@ -28,7 +28,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <limits>
+#include <map>
 
 using namespace dyncc::cost;
 
@@ -434,66 +436,147 @@ Partition dyncc::cost::partitionRange(
   return result;
 }
 
-const IntervalTable &DecisionTable::getInner(int64_t a) const {
-  return inner[findInterval(lower, a)];
+DecisionTable DecisionTable::fromIntervals(IntervalTable table) {
+  DecisionTable result;
+  result.nodes.push_back(std::move(table));
+  return result;
 }
 
-uint32_t DecisionTable::lookup(int64_t a, int64_t b) const {
-  return getInner(a).lookup(b);
+const IntervalTable &DecisionTable::getNode(const int64_t *values,
+                                            size_t depth) const {
+  const IntervalTable *node = &nodes[0];
+  for (size_t d = 0; d < depth; ++d)
+    node = &nodes[node->lookup(values[d])];
+  return *node;
 }
 
-Partition2D dyncc::cost::partitionRange2D(
-    size_t count,
-    const std::function<double(size_t, int64_t, int64_t)> &cost,
-    int64_t aLo, int64_t aHi, int64_t bLo, int64_t bHi,
+uint32_t DecisionTable::lookup(const int64_t *values) const {
+  return getNode(values, keys - 1).lookup(values[keys - 1]);
+}
+
+int64_t dyncc::cost::getGridPointsPerDimension(size_t dimensions) {
+  return dimensions <= 2 ? 32 : dimensions == 3 ? 16 : 8;
+}
+
+/// The coarse sweep's points per dimension (pruneCandidates'), for
+/// `dimensions` dynamic dimensions.
+static int64_t getCoarsePointsPerDimension(size_t dimensions) {
+  return dimensions <= 2 ? 12 : dimensions == 3 ? 5 : 3;
+}
+
+/// At most `count` of `points`, evenly spaced by index, both ends kept
+/// (getGridPoints adds the tiles' edges to its count; beyond two
+/// dimensions the grid's product is what bounds a search's time).
+static std::vector<int64_t> thin(std::vector<int64_t> points, size_t count) {
+  if (points.size() <= count || count < 2)
+    return points;
+  std::vector<int64_t> kept;
+  for (size_t i = 0; i < count; ++i)
+    kept.push_back(points[(i * (points.size() - 1) + (count - 1) / 2) /
+                          (count - 1)]);
+  kept.erase(std::unique(kept.begin(), kept.end()), kept.end());
+  return kept;
+}
+
+namespace {
+/// A grid's points, in row-major order over the dimensions: the values of
+/// point p.
+class Grid {
+public:
+  explicit Grid(std::vector<std::vector<int64_t>> axes)
+      : axes(std::move(axes)) {
+    size = 1;
+    for (const std::vector<int64_t> &axis : this->axes)
+      size *= axis.size();
+  }
+  void at(size_t p, int64_t *values) const {
+    for (size_t d = axes.size(); d-- > 0;) {
+      values[d] = axes[d][p % axes[d].size()];
+      p /= axes[d].size();
+    }
+  }
+  std::vector<std::vector<int64_t>> axes;
+  size_t size;
+};
+} // namespace
+
+PartitionGrid dyncc::cost::partitionGrid(
+    size_t count, const std::function<double(size_t, const int64_t *)> &cost,
+    const std::vector<std::pair<int64_t, int64_t>> &ranges,
     const PartitionOptions &options, int64_t pointsPerDimension) {
-  Partition2D result;
-  result.pointsA = getGridPoints(aLo, aHi, pointsPerDimension);
-  result.pointsB = getGridPoints(bLo, bHi, pointsPerDimension);
-  size_t na = result.pointsA.size(), nb = result.pointsB.size();
-  if (count == 0 || na == 0 || nb == 0)
+  PartitionGrid result;
+  size_t dims = ranges.size();
+  if (dims == 0 || dims > DecisionTable::kMaxKeys)
     return result;
-  auto at = [&](size_t p) {
-    return std::pair<int64_t, int64_t>{result.pointsA[p / nb],
-                                       result.pointsB[p % nb]};
-  };
-  std::vector<int64_t> coarseA = getGridPoints(aLo, aHi, 12);
-  std::vector<int64_t> coarseB = getGridPoints(bLo, bHi, 12);
+  if (pointsPerDimension <= 0)
+    pointsPerDimension = getGridPointsPerDimension(dims);
+  int64_t coarseCount = getCoarsePointsPerDimension(dims);
+  std::vector<std::vector<int64_t>> fineAxes, coarseAxes;
+  for (auto [lo, hi] : ranges) {
+    std::vector<int64_t> fine = getGridPoints(lo, hi, pointsPerDimension);
+    std::vector<int64_t> coarse = getGridPoints(lo, hi, coarseCount);
+    if (dims > 2) {
+      fine = thin(std::move(fine), size_t(pointsPerDimension));
+      coarse = thin(std::move(coarse), size_t(coarseCount));
+    }
+    fineAxes.push_back(std::move(fine));
+    coarseAxes.push_back(std::move(coarse));
+  }
+  Grid grid(fineAxes), coarse(coarseAxes);
+  result.points = fineAxes;
+  if (count == 0 || grid.size == 0)
+    return result;
+  int64_t values[DecisionTable::kMaxKeys];
   std::vector<size_t> kept = pruneCandidates(
-      count, coarseA.size() * coarseB.size(),
+      count, coarse.size,
       [&](size_t c, size_t p) {
-        return cost(c, coarseA[p / coarseB.size()], coarseB[p % coarseB.size()]);
+        coarse.at(p, values);
+        return cost(c, values);
       },
       options.pruneFactor, options.keepPerPoint);
   result.considered = kept.size();
   std::vector<double> best;
   Times times = evaluate(
-      kept, na * nb,
+      kept, grid.size,
       [&](size_t c, size_t p) {
-        auto [a, b] = at(p);
-        return cost(c, a, b);
+        grid.at(p, values);
+        return cost(c, values);
       },
       best);
   std::vector<size_t> chosen = chooseCover(times, best, options);
 
-  // Per value of a, the interval table over b; equal neighbours merge.
+  // The tree, built depth first: a node per grid row of its dimension,
+  // where runs of equal children merge into one interval and equal nodes
+  // of a depth are one node. nodes[0], the root, is filled last.
   VariantNumbers numbers(chosen.size(), result.chosen);
-  for (size_t ia = 0; ia < na; ++ia) {
-    IntervalTable inner;
-    for (size_t ib = 0; ib < nb; ++ib) {
-      size_t p = ia * nb + ib;
-      size_t j = fastestAt(times, chosen, p);
-      result.maxRegret =
-          std::max(result.maxRegret, times[chosen[j]][p] / best[p] - 1);
-      appendInterval(inner, result.pointsB[ib],
-                     numbers.get(j, kept[chosen[j]]));
+  DecisionTable &table = result.table;
+  table.keys = dims;
+  table.nodes.resize(1);
+  std::map<std::pair<size_t, std::vector<int64_t>>, uint32_t> byContent;
+  std::function<IntervalTable(size_t, size_t)> build = [&](size_t depth,
+                                                           size_t prefix) {
+    IntervalTable node;
+    const std::vector<int64_t> &axis = fineAxes[depth];
+    for (size_t i = 0; i < axis.size(); ++i) {
+      size_t p = prefix * axis.size() + i;
+      if (depth + 1 == dims) {
+        size_t j = fastestAt(times, chosen, p);
+        result.maxRegret =
+            std::max(result.maxRegret, times[chosen[j]][p] / best[p] - 1);
+        appendInterval(node, axis[i], numbers.get(j, kept[chosen[j]]));
+        continue;
+      }
+      IntervalTable child = build(depth + 1, p);
+      std::vector<int64_t> content = child.lower;
+      content.insert(content.end(), child.variant.begin(), child.variant.end());
+      auto [it, inserted] = byContent.insert(
+          {{depth + 1, std::move(content)}, uint32_t(table.nodes.size())});
+      if (inserted)
+        table.nodes.push_back(std::move(child));
+      appendInterval(node, axis[i], it->second);
     }
-    DecisionTable &table = result.table;
-    if (!table.inner.empty() && table.inner.back().lower == inner.lower &&
-        table.inner.back().variant == inner.variant)
-      continue;
-    table.lower.push_back(result.pointsA[ia]);
-    table.inner.push_back(std::move(inner));
-  }
+    return node;
+  };
+  table.nodes[0] = build(0, 0);
   return result;
 }

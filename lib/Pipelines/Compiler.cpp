@@ -150,14 +150,16 @@ public:
     std::vector<std::string> givenKinds;
     for (StringRef config : options.tileConfigs)
       givenKinds.push_back(config.split('=').first.str());
-    if (!runStage("searched", *graph,
-                  [&](OpPassManager &pm) {
-                    return buildSearchPipeline(
-                        pm, device->name, options.variantCap,
-                        options.regretTarget, givenKinds,
-                        getSharedBytesBudget(options.targets));
-                  }) ||
-        stopped)
+    // The searches of distinct problems run in parallel (parallelFor over
+    // the context's threads); the other stages keep one thread.
+    context.enableMultithreading(true);
+    bool searched = runStage("searched", *graph, [&](OpPassManager &pm) {
+      return buildSearchPipeline(pm, device->name, options.variantCap,
+                                 options.regretTarget, givenKinds,
+                                 getSharedBytesBudget(options.targets));
+    });
+    context.enableMultithreading(false);
+    if (!searched || stopped)
       return !failedFlag;
 
     // The host plan reads the graph; kernels continue in their own module.

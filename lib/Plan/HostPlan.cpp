@@ -506,6 +506,36 @@ private:
     return success();
   }
 
+  /// A decision table's `inner` nodes (dyncc.variant_select's), each
+  /// `lower` with `variant` (over the last key) or with `inner` (over
+  /// another, nested); nullopt where one is neither.
+  template <typename Ints>
+  static std::optional<json::Array> getInner(Attribute value, Ints ints) {
+    auto tables = dyn_cast<ArrayAttr>(value);
+    if (!tables)
+      return std::nullopt;
+    json::Array inner;
+    for (Attribute table : tables) {
+      auto dict = dyn_cast<DictionaryAttr>(table);
+      auto lower = dict ? dict.getAs<DenseI64ArrayAttr>("lower") : nullptr;
+      if (!lower)
+        return std::nullopt;
+      json::Object node{{"lower", ints(lower)}};
+      if (auto variant = dict.getAs<DenseI64ArrayAttr>("variant")) {
+        node["variant"] = ints(variant);
+      } else if (Attribute nested = dict.get("inner")) {
+        std::optional<json::Array> next = getInner(nested, ints);
+        if (!next)
+          return std::nullopt;
+        node["inner"] = std::move(*next);
+      } else {
+        return std::nullopt;
+      }
+      inner.push_back(std::move(node));
+    }
+    return inner;
+  }
+
   /// The manifest's `select` of a group: its keys, table and what the
   /// search recorded (docs/ArtifactFormat.md), from `dyncc.variant_select`.
   FailureOr<json::Object> getSelection(dg::DispatchOp dispatch,
@@ -553,18 +583,10 @@ private:
         }
         out[name] = std::move(keys);
       } else if (name == "inner") {
-        json::Array inner;
-        for (Attribute table : cast<ArrayAttr>(value)) {
-          auto dict = dyn_cast<DictionaryAttr>(table);
-          auto lower = dict ? dict.getAs<DenseI64ArrayAttr>("lower") : nullptr;
-          auto variant =
-              dict ? dict.getAs<DenseI64ArrayAttr>("variant") : nullptr;
-          if (!lower || !variant)
-            return malformed();
-          inner.push_back(json::Object{{"lower", ints(lower)},
-                                       {"variant", ints(variant)}});
-        }
-        out[name] = std::move(inner);
+        std::optional<json::Array> inner = getInner(value, ints);
+        if (!inner)
+          return malformed();
+        out[name] = std::move(*inner);
       } else {
         return malformed();
       }

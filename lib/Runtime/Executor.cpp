@@ -163,11 +163,10 @@ std::shared_ptr<const Model> Model::finish(std::unique_ptr<ArtifactFile> file,
     if (select.present) {
       for (const ShapeExpr &key : select.keys)
         signature += key.text() + '\0';
-      addAll(select.table.lower);
-      add(static_cast<int64_t>(select.table.inner.size()));
-      for (const cost::IntervalTable &inner : select.table.inner) {
-        addAll(inner.lower);
-        addAll(inner.variant);
+      add(static_cast<int64_t>(select.table.nodes.size()));
+      for (const cost::IntervalTable &node : select.table.nodes) {
+        addAll(node.lower);
+        addAll(node.variant);
       }
     }
     model->classes[g] = firstOf.emplace(std::move(signature), g).first->second;
@@ -517,20 +516,15 @@ const char *Session::groupReason(size_t groupIndex) const {
                   formatMilliseconds(predicted[v]) + " ms";
   } else if (select.present && select.lookup(symbols.data(), picked) &&
              picked == chosen) {
-    int64_t values[2] = {0, 0};
-    for (size_t k = 0; k < select.keys.size(); ++k)
-      select.keys[k].evaluate(symbols.data(), values[k]);
+    int64_t values[dyncc::cost::DecisionTable::kMaxKeys];
+    select.evaluateKeys(symbols.data(), values);
     reason = "the tile search's table";
     if (select.keys.empty())
       reason += " (a static problem)";
-    if (select.keys.size() >= 1)
-      reason += ": " + select.keyTexts[0] + " = " + str(values[0]) + " in " +
-                interval(select.keys.size() < 2 ? select.table.inner[0].lower
-                                                : select.table.lower,
-                         0, values[0]);
-    if (select.keys.size() == 2)
-      reason += ", " + select.keyTexts[1] + " = " + str(values[1]) + " in " +
-                interval(select.table.getInner(values[0]).lower, 1, values[1]);
+    for (size_t k = 0; k < select.keys.size(); ++k)
+      reason += (k ? ", " : ": ") + select.keyTexts[k] + " = " +
+                str(values[k]) + " in " +
+                interval(select.table.getNode(values, k).lower, k, values[k]);
   } else if (group.variants.size() == 1) {
     reason = "the group's one variant";
   } else {

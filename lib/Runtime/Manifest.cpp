@@ -136,6 +136,8 @@ private:
                      GroupInfo &group);
   bool readIntervals(const JsonValue &object, const std::string &path,
                      size_t variants, cost::IntervalTable &table);
+  bool readNode(const JsonValue &object, const std::string &path,
+                size_t depth, size_t variants, cost::DecisionTable &table);
   bool readSteps(const JsonValue &root);
   bool checkLifetimes();
   bool bindSymbols();
@@ -639,6 +641,42 @@ bool ManifestReader::readIntervals(const JsonValue &object,
   return true;
 }
 
+/// Reads the decision table's node at `object`, over key `depth`, into a
+/// new node of `table` (the one after those there): over the last key,
+/// intervals and variants; over another, intervals and the `inner` nodes
+/// over the next key.
+bool ManifestReader::readNode(const JsonValue &object, const std::string &path,
+                              size_t depth, size_t variants,
+                              cost::DecisionTable &table) {
+  size_t index = table.nodes.size();
+  table.nodes.emplace_back();
+  if (depth + 1 >= table.keys)
+    return readIntervals(object, path, variants, table.nodes[index]);
+  const JsonValue *lower, *inner;
+  if (!getArray(object, path, "lower", lower) ||
+      !getArray(object, path, "inner", inner))
+    return false;
+  if (lower->size() == 0 || lower->size() != inner->size())
+    return fail(member(path, "inner"),
+                "needs one table per interval, and at least one interval");
+  for (size_t i = 0; i < lower->size(); ++i) {
+    int64_t bound;
+    std::string at = element(member(path, "inner"), i);
+    if (!readInt((*lower)[i], element(member(path, "lower"), i), bound))
+      return false;
+    if (i && bound <= table.nodes[index].lower.back())
+      return fail(element(member(path, "lower"), i),
+                  "interval bounds must ascend");
+    size_t child = table.nodes.size();
+    if (!expectObject((*inner)[i], at) ||
+        !readNode((*inner)[i], at, depth + 1, variants, table))
+      return false;
+    table.nodes[index].lower.push_back(bound);
+    table.nodes[index].variant.push_back(static_cast<uint32_t>(child));
+  }
+  return true;
+}
+
 bool ManifestReader::readSelection(const JsonValue &value,
                                    const std::string &path, GroupInfo &group) {
   VariantSelection &select = group.select;
@@ -649,9 +687,10 @@ bool ManifestReader::readSelection(const JsonValue &value,
   const JsonValue *keys;
   if (!getArray(value, path, "keys", keys))
     return false;
-  if (keys->size() > 2)
-    return fail(member(path, "keys"), "at most two keys, got " +
-                                          std::to_string(keys->size()));
+  if (keys->size() > cost::DecisionTable::kMaxKeys)
+    return fail(member(path, "keys"),
+                "at most " + std::to_string(cost::DecisionTable::kMaxKeys) +
+                    " keys, got " + std::to_string(keys->size()));
   for (size_t i = 0; i < keys->size(); ++i) {
     ShapeExpr key;
     if (!readExpr((*keys)[i], element(member(path, "keys"), i), key))
@@ -663,34 +702,9 @@ bool ManifestReader::readSelection(const JsonValue &value,
       group.addKeySymbol(slot);
     select.keys.push_back(std::move(key));
   }
-  size_t variants = group.variants.size();
-  if (keys->size() < 2) {
-    select.table.inner.resize(1);
-    if (!readIntervals(value, path, variants, select.table.inner[0]))
-      return false;
-    select.table.lower = {select.table.inner[0].lower.front()};
-  } else {
-    const JsonValue *lower, *inner;
-    if (!getArray(value, path, "lower", lower) ||
-        !getArray(value, path, "inner", inner))
-      return false;
-    if (lower->size() == 0 || lower->size() != inner->size())
-      return fail(member(path, "inner"),
-                  "needs one table per interval, and at least one interval");
-    select.table.inner.resize(inner->size());
-    for (size_t i = 0; i < lower->size(); ++i) {
-      int64_t bound;
-      std::string at = element(member(path, "inner"), i);
-      if (!readInt((*lower)[i], element(member(path, "lower"), i), bound) ||
-          !expectObject((*inner)[i], at) ||
-          !readIntervals((*inner)[i], at, variants, select.table.inner[i]))
-        return false;
-      if (i && bound <= select.table.lower.back())
-        return fail(element(member(path, "lower"), i),
-                    "interval bounds must ascend");
-      select.table.lower.push_back(bound);
-    }
-  }
+  select.table.keys = std::max<size_t>(1, keys->size());
+  if (!readNode(value, path, 0, group.variants.size(), select.table))
+    return false;
   // What the search recorded: optional, for explain.
   auto number = [&](const char *key, double &out) {
     const JsonValue *v = value.find(key);
@@ -1147,12 +1161,21 @@ bool dyncc::runtime::checkManifestSections(const Manifest &manifest,
   return true;
 }
 
-bool dyncc::runtime::VariantSelection::lookup(const int64_t *symbols, size_t &variant) const {
-  int64_t values[2] = {0, 0};
+bool dyncc::runtime::VariantSelection::evaluateKeys(
+    const int64_t *symbols, int64_t (&values)[cost::DecisionTable::kMaxKeys])
+    const {
+  std::fill(std::begin(values), std::end(values), 0);
   for (size_t i = 0; i < keys.size(); ++i)
     if (keys[i].evaluate(symbols, values[i]) != ShapeExpr::EvalStatus::Ok)
       return false;
-  variant = keys.size() < 2 ? table.inner[0].lookup(values[0])
-                            : table.lookup(values[0], values[1]);
+  return true;
+}
+
+bool dyncc::runtime::VariantSelection::lookup(const int64_t *symbols,
+                                              size_t &variant) const {
+  int64_t values[cost::DecisionTable::kMaxKeys];
+  if (!evaluateKeys(symbols, values))
+    return false;
+  variant = table.lookup(values);
   return true;
 }

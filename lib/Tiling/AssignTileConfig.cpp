@@ -76,6 +76,10 @@ struct AssignTileConfig final
         error = "unknown kernel kind '" + kind.str() +
                 "' (expected gemm, conv, reduce, elementwise or "
                 "data_movement)";
+      } else if (text == "default") {
+        // The kind's default config, which the tile search then leaves
+        // alone (the driver passes the kind as given).
+        continue;
       } else if (std::optional<TileConfig> config =
                      TileConfig::parse(text, error)) {
         byKind[kind] = *config;

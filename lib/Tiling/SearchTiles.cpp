@@ -28,9 +28,11 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/SymbolTable.h"
+#include "mlir/IR/Threading.h"
 #include "llvm/ADT/MapVector.h"
 
 #include <array>
+#include <functional>
 
 namespace dyncc {
 #define GEN_PASS_DEF_SEARCHTILESPASS
@@ -61,14 +63,17 @@ constexpr int64_t kLargestKey = int64_t(1) << 40;
 /// kernels and row reductions), or conv tiles.
 enum class Model { Gemm, Rows, Conv };
 
-/// One dispatch's problem: its dynamic dimensions as keys (at most two),
-/// the rest constant.
+/// Key values, one per key (DecisionTable::kMaxKeys at most).
+using KeyValues = std::array<int64_t, cost::DecisionTable::kMaxKeys>;
+
+/// One dispatch's problem: its distinct dynamic dimensions as keys, the
+/// rest constant.
 struct SearchSpace {
   Model model = Model::Gemm;
-  SmallVector<DimExpr, 2> keys;
-  SmallVector<std::pair<int64_t, int64_t>, 2> ranges;
+  SmallVector<DimExpr, 4> keys;
+  SmallVector<std::pair<int64_t, int64_t>, 4> ranges;
   /// Every value of each key is a multiple of this (12 for `12*batch`).
-  SmallVector<int64_t, 2> divisors;
+  SmallVector<int64_t, 4> divisors;
   /// Per problem dimension (GEMM: batch, M, N, K; rows: batch, rows,
   /// length): the key it is, or -1 for `constant`.
   SmallVector<int, 4> keyOf;
@@ -99,16 +104,15 @@ struct SearchSpace {
   /// f32 result to SIMT).
   bool tensorCores() const { return operandBytes == 2 && outputBytes == 2; }
 
-  /// The problem's dimensions at key values `a` (the first key) and `b`.
-  SmallVector<int64_t, 4> at(int64_t a, int64_t b) const {
-    int64_t keyValues[2] = {a, b};
+  /// The problem's dimensions at `keyValues` (one per key).
+  SmallVector<int64_t, 4> at(const KeyValues &keyValues) const {
     SmallVector<int64_t, 4> v;
     for (auto [key, value] : llvm::zip(keyOf, constant))
       v.push_back(key < 0 ? value : keyValues[key]);
     return v;
   }
-  cost::GemmProblem gemmAt(int64_t a, int64_t b) const {
-    SmallVector<int64_t, 4> v = at(a, b);
+  cost::GemmProblem gemmAt(const KeyValues &keys) const {
+    SmallVector<int64_t, 4> v = at(keys);
     cost::GemmProblem p;
     p.batch = v[0];
     p.m = v[1];
@@ -119,8 +123,8 @@ struct SearchSpace {
     p.products = products;
     return p;
   }
-  cost::RowProblem rowsAt(int64_t a, int64_t b) const {
-    SmallVector<int64_t, 4> v = at(a, b);
+  cost::RowProblem rowsAt(const KeyValues &keys) const {
+    SmallVector<int64_t, 4> v = at(keys);
     cost::RowProblem p;
     p.batch = v[0];
     p.rows = v[1];
@@ -131,8 +135,8 @@ struct SearchSpace {
     return p;
   }
 
-  cost::ConvProblem convAt(int64_t a, int64_t b) const {
-    SmallVector<int64_t, 4> v = at(a, b);
+  cost::ConvProblem convAt(const KeyValues &keys) const {
+    SmallVector<int64_t, 4> v = at(keys);
     cost::ConvProblem p = conv;
     p.batch = v[0];
     p.outC = v[1];
@@ -187,15 +191,15 @@ struct Candidates {
            : model == Model::Rows ? rows[c].str()
                                   : conv[c].str();
   }
-  double predict(size_t c, const SearchSpace &space, int64_t a, int64_t b,
+  double predict(size_t c, const SearchSpace &space, const KeyValues &keys,
                  const cost::Device &device) const {
     switch (model) {
     case Model::Gemm:
-      return cost::predictGemm(gemm[c], space.gemmAt(a, b), device).seconds;
+      return cost::predictGemm(gemm[c], space.gemmAt(keys), device).seconds;
     case Model::Rows:
-      return cost::predictRows(rows[c], space.rowsAt(a, b), device).seconds;
+      return cost::predictRows(rows[c], space.rowsAt(keys), device).seconds;
     case Model::Conv:
-      return cost::predictConv(conv[c], space.convAt(a, b), device).seconds;
+      return cost::predictConv(conv[c], space.convAt(keys), device).seconds;
     }
     return 0;
   }
@@ -345,10 +349,9 @@ FailureOr<SearchSpace> getSearchSpace(dg::DispatchOp dispatch,
     }
     auto found = llvm::find(space.keys, value);
     if (found == space.keys.end()) {
-      if (space.keys.size() == 2) {
-        why = "more than two distinct dynamic problem dimensions";
-        return failure();
-      }
+      // A problem has at most four dimensions; a table takes as many.
+      static_assert(std::size(kGemmDims) <= cost::DecisionTable::kMaxKeys &&
+                    std::size(kConvDims) <= cost::DecisionTable::kMaxKeys);
       space.keys.push_back(value);
       auto [lo, hi] = value.bounds(facts);
       int64_t divisor = std::max<int64_t>(1, knownDivisor(value, facts));
@@ -411,7 +414,7 @@ FailureOr<SearchSpace> getSearchSpace(dg::DispatchOp dispatch,
 }
 
 /// Chosen tiles and the table that picks among them; with fewer than two
-/// keys the table has one outer interval.
+/// keys the table is one interval table.
 struct Selection {
   std::vector<size_t> chosen;
   cost::DecisionTable table;
@@ -424,37 +427,51 @@ Selection select(const SearchSpace &space, const Candidates &tiles,
                  const cost::PartitionOptions &options) {
   // Partitions run over the keys' multiples of their divisors (values in
   // between never occur); bounds are scaled back after.
-  int64_t da = space.divisors.size() > 0 ? space.divisors[0] : 1;
-  int64_t db = space.divisors.size() > 1 ? space.divisors[1] : 1;
-  auto predict = [&](size_t c, int64_t a, int64_t b) {
-    return tiles.predict(c, space, a * da, b * db, device);
-  };
-  auto scale = [](std::vector<int64_t> &bounds, int64_t divisor) {
-    for (int64_t &bound : bounds)
-      bound *= divisor;
+  size_t keys = space.keys.size();
+  auto predict = [&](size_t c, const int64_t *values) {
+    KeyValues scaled{};
+    for (size_t k = 0; k < keys; ++k)
+      scaled[k] = values[k] * space.divisors[k];
+    return tiles.predict(c, space, scaled, device);
   };
   Selection selection;
-  if (space.keys.size() < 2) {
-    auto [lo, hi] = space.keys.empty() ? std::pair<int64_t, int64_t>{1, 1}
-                                       : space.ranges[0];
+  if (keys < 2) {
+    int64_t divisor = keys ? space.divisors[0] : 1;
+    auto [lo, hi] =
+        keys ? space.ranges[0] : std::pair<int64_t, int64_t>{1, 1};
     cost::Partition part = cost::partitionRange(
-        tiles.size(), [&](size_t c, int64_t v) { return predict(c, v, 0); },
-        lo / da, hi / da, options);
-    scale(part.table.lower, da);
+        tiles.size(), [&](size_t c, int64_t v) { return predict(c, &v); },
+        lo / divisor, hi / divisor, options);
+    for (int64_t &bound : part.table.lower)
+      bound *= divisor;
     selection.chosen = part.chosen;
-    selection.table.lower = {part.table.lower.front()};
-    selection.table.inner = {part.table};
+    selection.table = cost::DecisionTable::fromIntervals(part.table);
     selection.maxRegret = part.maxRegret;
     selection.considered = part.considered;
     return selection;
   }
-  auto [aLo, aHi] = space.ranges[0];
-  auto [bLo, bHi] = space.ranges[1];
-  cost::Partition2D part = cost::partitionRange2D(
-      tiles.size(), predict, aLo / da, aHi / da, bLo / db, bHi / db, options);
-  scale(part.table.lower, da);
-  for (cost::IntervalTable &inner : part.table.inner)
-    scale(inner.lower, db);
+  std::vector<std::pair<int64_t, int64_t>> ranges;
+  for (size_t k = 0; k < keys; ++k)
+    ranges.push_back({space.ranges[k].first / space.divisors[k],
+                      space.ranges[k].second / space.divisors[k]});
+  cost::PartitionGrid part =
+      cost::partitionGrid(tiles.size(), predict, ranges, options);
+  // A node's depth is its key's: scale each node's bounds by its divisor,
+  // once (nodes are shared).
+  std::vector<char> scaled(part.table.nodes.size(), 0);
+  SmallVector<std::pair<uint32_t, size_t>> stack = {{0, 0}};
+  while (!stack.empty()) {
+    auto [n, depth] = stack.pop_back_val();
+    if (scaled[n])
+      continue;
+    scaled[n] = 1;
+    cost::IntervalTable &node = part.table.nodes[n];
+    if (depth + 1 < keys)
+      for (uint32_t child : node.variant)
+        stack.push_back({child, depth + 1});
+    for (int64_t &bound : node.lower)
+      bound *= space.divisors[depth];
+  }
   selection.chosen = part.chosen;
   selection.table = part.table;
   selection.maxRegret = part.maxRegret;
@@ -521,26 +538,31 @@ DictionaryAttr buildSelectAttr(MLIRContext *context, const SearchInfo &info,
   entries.push_back(
       b.getNamedAttr("key_ranges", b.getDenseI64ArrayAttr(ranges)));
   entries.push_back(b.getNamedAttr("variants", b.getArrayAttr(variants)));
-  auto table = [&](const cost::IntervalTable &t) {
-    SmallVector<int64_t> variant(t.variant.begin(), t.variant.end());
-    return std::make_pair(
-        b.getNamedAttr("lower", b.getDenseI64ArrayAttr(t.lower)),
-        b.getNamedAttr("variant", b.getDenseI64ArrayAttr(variant)));
-  };
-  if (space.keys.size() < 2) {
-    auto [lower, variant] = table(selection.table.inner.front());
-    entries.push_back(lower);
-    entries.push_back(variant);
-  } else {
-    SmallVector<Attribute> inner;
-    for (const cost::IntervalTable &t : selection.table.inner) {
-      auto [lower, variant] = table(t);
-      inner.push_back(b.getDictionaryAttr({lower, variant}));
-    }
-    entries.push_back(b.getNamedAttr(
-        "lower", b.getDenseI64ArrayAttr(selection.table.lower)));
-    entries.push_back(b.getNamedAttr("inner", b.getArrayAttr(inner)));
-  }
+  // The table's nodes, nested: a node over the last key has `lower` and
+  // `variant`, one over another `lower` and `inner`, the nodes over the
+  // next key per interval.
+  const cost::DecisionTable &decision = selection.table;
+  std::function<void(uint32_t, size_t, SmallVectorImpl<NamedAttribute> &)>
+      addNode = [&](uint32_t n, size_t depth,
+                    SmallVectorImpl<NamedAttribute> &out) {
+        const cost::IntervalTable &node = decision.nodes[n];
+        out.push_back(
+            b.getNamedAttr("lower", b.getDenseI64ArrayAttr(node.lower)));
+        SmallVector<int64_t> next(node.variant.begin(), node.variant.end());
+        if (depth + 1 >= decision.keys) {
+          out.push_back(
+              b.getNamedAttr("variant", b.getDenseI64ArrayAttr(next)));
+          return;
+        }
+        SmallVector<Attribute> inner;
+        for (uint32_t child : node.variant) {
+          SmallVector<NamedAttribute> fields;
+          addNode(child, depth + 1, fields);
+          inner.push_back(b.getDictionaryAttr(fields));
+        }
+        out.push_back(b.getNamedAttr("inner", b.getArrayAttr(inner)));
+      };
+  addNode(0, 0, entries);
   llvm::append_range(entries, extra);
   return b.getDictionaryAttr(entries);
 }
@@ -619,25 +641,29 @@ struct SearchTiles final
     // Candidates per getCandidatesKey.
     std::map<std::string, Candidates> candidates;
 
+    // First the searches: each distinct problem once (a model's repeated
+    // layers share one), in parallel; they are pure C++ over the cost
+    // model. Then, per kernel, its variants and its dispatches' tables.
+    struct Search {
+      SearchSpace space;
+      const Candidates *tiles;
+      Selection selection;
+    };
+    std::vector<Search> searches;
+    std::map<std::string, size_t> searchOf;
+    struct Pending {
+      dg::DispatchOp dispatch;
+      size_t search;
+    };
+    std::vector<std::pair<func::FuncOp, std::vector<Pending>>> pending;
     for (auto &[kernel, dispatches] :
          getSearchedDispatches(module, symbols, givenKinds)) {
       auto outType =
           dyn_cast<RankedTensorType>(kernel.getFunctionType().getResult(0));
       if (!outType || outType.getRank() < 1)
         continue;
-      // The kernel's variants: the configs chosen for any of its
-      // dispatches.
-      std::vector<std::string> variantConfigs;
-      struct Chosen {
-        dg::DispatchOp dispatch;
-        SearchSpace space;
-        Selection selection;
-        SearchInfo info;
-      };
-      std::vector<Chosen> searched;
-      // Dispatches with the same problem (a model's repeated layers) share
-      // one search.
-      std::map<std::string, size_t> byProblem;
+      std::vector<Pending> &kernelPending =
+          pending.emplace_back(kernel, std::vector<Pending>()).second;
       for (dg::DispatchOp dispatch : dispatches) {
         std::string why;
         FailureOr<SearchSpace> space =
@@ -646,9 +672,8 @@ struct SearchTiles final
           setReason(dispatch, why);
           continue;
         }
-        if (auto it = byProblem.find(space->str()); it != byProblem.end()) {
-          searched.push_back(searched[it->second]);
-          searched.back().dispatch = dispatch;
+        if (auto it = searchOf.find(space->str()); it != searchOf.end()) {
+          kernelPending.push_back({dispatch, it->second});
           continue;
         }
         Candidates &tiles = candidates[getCandidatesKey(*space)];
@@ -662,20 +687,56 @@ struct SearchTiles final
                                   : "no candidate tile");
           continue;
         }
-        byProblem.insert({space->str(), searched.size()});
-        Selection selection = select(*space, tiles, *target, options);
-        SearchInfo info{target->name,   int64_t(tiles.size()),
-                        int64_t(selection.considered), selection.maxRegret,
-                        cap,            targetRegret};
+        searchOf.insert({space->str(), searches.size()});
+        kernelPending.push_back({dispatch, searches.size()});
+        searches.push_back({*space, &tiles, Selection()});
+      }
+    }
+    parallelFor(context, 0, searches.size(), [&](size_t i) {
+      Search &search = searches[i];
+      search.selection =
+          select(search.space, *search.tiles, *target, options);
+    });
+
+    for (auto &[kernel, dispatches] : pending) {
+      auto outType =
+          cast<RankedTensorType>(kernel.getFunctionType().getResult(0));
+      // The kernel's variants: the configs chosen for any of its
+      // dispatches.
+      std::vector<std::string> variantConfigs;
+      struct Chosen {
+        dg::DispatchOp dispatch;
+        SearchSpace space;
+        Selection selection;
+        SearchInfo info;
+      };
+      std::vector<Chosen> searched;
+      // The kernel's dispatches of one search share its entry.
+      std::map<size_t, size_t> bySearch;
+      for (auto [dispatch, index] : dispatches) {
+        if (auto it = bySearch.find(index); it != bySearch.end()) {
+          searched.push_back(searched[it->second]);
+          searched.back().dispatch = dispatch;
+          continue;
+        }
+        bySearch.insert({index, searched.size()});
+        const Search &search = searches[index];
+        Selection selection = search.selection;
+        SearchInfo info{target->name,
+                        int64_t(search.tiles->size()),
+                        int64_t(selection.considered),
+                        selection.maxRegret,
+                        cap,
+                        targetRegret};
         // Chosen indices become indices into the kernel's variants.
         for (size_t &c : selection.chosen) {
-          std::string config = tiles.str(c);
+          std::string config = search.tiles->str(c);
           auto found = llvm::find(variantConfigs, config);
           c = found - variantConfigs.begin();
           if (found == variantConfigs.end())
             variantConfigs.push_back(config);
         }
-        searched.push_back({dispatch, *space, selection, info});
+        searched.push_back({dispatch, search.space, selection, info});
       }
       if (variantConfigs.empty())
         continue;

@@ -132,12 +132,13 @@ def table_variant(plan, group, symbols):
         def interval(lower, value):
             return max(bisect.bisect_right(lower, value) - 1, 0)
 
-        if len(keys) < 2:
-            index = select["variant"][interval(select["lower"],
-                                               keys[0] if keys else 0)]
-        else:
-            inner = select["inner"][interval(select["lower"], keys[0])]
-            index = inner["variant"][interval(inner["lower"], keys[1])]
+        # A node per key: intervals, then the next key's nodes ("inner")
+        # or, at the last key, the variants.
+        node = select
+        for key in keys[:-1]:
+            node = node["inner"][interval(node["lower"], key)]
+        index = node["variant"][interval(node["lower"],
+                                         keys[-1] if keys else 0)]
     return plan["kernels"][g["variants"][index]["kernel"]]["name"]
 
 

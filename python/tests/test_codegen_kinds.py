@@ -631,9 +631,10 @@ def test_tensor_core_variant_matches_reference(tmp_path, config, batched):
     dims = {"M": (1, 512), "K": (1, 512), "N": (1, 512)}
     if batched:
         dims["B"] = (1, 8)
+    # The default config, the search kept off (M, K and N are its keys).
+    tile_configs = {"gemm": config or "default"}
     art_path = dyncc.compile(path, tmp_path / "gemm_f16.dyncc", targets=["cpu"],
-                             dims=dims,
-                             tile_configs={"gemm": config} if config else None)
+                             dims=dims, tile_configs=tile_configs)
     want_config = config or "block 64x64 warp 32x32 thread 4x8 k 32 mma 16x8x16 stages 3"
     if batched:
         want_config = " ".join(
@@ -643,7 +644,7 @@ def test_tensor_core_variant_matches_reference(tmp_path, config, batched):
     # The product is on tensor cores, a batch of one per block included
     # (the unit batch dimension dropped from the warps' tiles).
     tiled = dyncc.compile(path, None, targets=["cpu"], dims=dims, emit="tiled",
-                          tile_configs={"gemm": config} if config else None)
+                          tile_configs=tile_configs)
     assert re.search(r"linalg\.matmul \{dyncc\.mma = array<i64: 16, 8, 16>\} "
                      r"ins\(.*: tensor<\d+x\d+xf16>, tensor<\d+x\d+xf16>\)", tiled)
     session = dyncc.load(art_path).session("cpu")
@@ -685,7 +686,8 @@ def test_pipelined_tensor_core_variant_matches_reference(tmp_path, config, divis
     dims = {"M": (1, 512), "K": (divisor, 512, divisor), "N": (divisor, 512, divisor)}
     if lead:
         dims["B"] = (1, 4)
-    tile_configs = {"gemm": config} if config else None
+    # The default config, the search kept off (M, K and N are its keys).
+    tile_configs = {"gemm": config or "default"}
     stages = int(config.split("stages ")[1]) if config and "stages" in config else (
         1 if config else 3)
     cpu_ir = dyncc.compile(path, None, targets=["cpu"], dims=dims,

@@ -241,18 +241,20 @@ def make_rows(path):
 
 
 def key_points(select, his):
-    """Per key, both ends of every interval of its tables and a prime
-    inside: points where every variant of `select` is picked."""
+    """Per key, both ends of every interval of its tables (at any node of
+    its level) and, for the last key, a prime inside: points where every
+    variant of `select` is picked, taken as their product."""
     keys = select["keys"]
-    if len(keys) < 2:
-        return [[p for lo, hi in intervals(select["lower"], his[0])
-                 for p in probe_points(lo, hi)]]
-    outer = sorted({p for lo, hi in intervals(select["lower"], his[0])
-                    for p in (lo, hi)})
-    inner = sorted({p for t in select["inner"]
-                    for lo, hi in intervals(t["lower"], his[1])
-                    for p in probe_points(lo, hi)})
-    return [outer, inner]
+    levels = max(len(keys), 1)
+    points = [set() for _ in range(levels)]
+    nodes = [select]
+    for depth in range(levels):
+        for node in nodes:
+            for lo, hi in intervals(node["lower"], his[depth]):
+                points[depth].update(probe_points(lo, hi)
+                                     if depth == levels - 1 else (lo, hi))
+        nodes = [child for node in nodes for child in node.get("inner", [])]
+    return [sorted(p) for p in points]
 
 
 def test_every_variant_of_row_wise_kernels(tmp_path):
@@ -397,6 +399,72 @@ def test_every_variant_of_conv(tmp_path, channels, out_channels, taps, stride,
             assert sess.variants == [table_variant(plan, 0, {"B": batch,
                                                              "S": s})]
             ran.add(sess.variants[0])
+    names = {plan["kernels"][v["kernel"]]["name"] for v in group["variants"]}
+    assert ran == names
+
+
+def test_every_variant_of_three_key_conv(tmp_path):
+    """Relu(Conv(X[B, 6, H, W])) with the image's rows and columns two
+    symbols: the conv's problem has three dynamic dimensions (the batch,
+    the output's rows and its columns), and the table is a decision tree
+    with a level per key. At the ends of every interval of each level
+    (a prime inside for the last), the run-time picks what the tree says
+    and every variant matches numpy."""
+    channels, out_channels, taps, stride, pad = 6, 16, 3, 2, 1
+    rng = np.random.default_rng(3)
+    w = rng.uniform(-1, 1, (out_channels, channels, taps, taps)).astype(np.float32)
+    b = rng.uniform(-1, 1, (out_channels,)).astype(np.float32)
+    graph = helper.make_graph(
+        [helper.make_node("Conv", ["X", "W", "b"], ["C"],
+                          kernel_shape=[taps, taps], pads=[pad] * 4,
+                          strides=[stride, stride]),
+         helper.make_node("Relu", ["C"], ["Y"])], "conv",
+        [helper.make_tensor_value_info("X", TensorProto.FLOAT,
+                                       ["B", channels, "H", "W"])],
+        [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)],
+        [numpy_helper.from_array(w, "W"), numpy_helper.from_array(b, "b")])
+    onnx_model = helper.make_model(graph,
+                                   opset_imports=[helper.make_opsetid("", 17)])
+    onnx_model.ir_version = 8
+    model = tmp_path / "conv3.onnx"
+    onnx.save(onnx_model, model)
+    h_max, w_max = 40, 64
+    dims = {"B": (1, 3), "H": (1, h_max), "W": (1, w_max)}
+    options = dict(dims=dims, targets=["cpu"], device="h200",
+                   regret_target=0.005)
+    plan = json.loads(dyncc.compile(model, None, emit="plan", **options))
+    group = plan["groups"][0]
+    select = group["select"]
+    assert select["model"] == "conv" and len(select["keys"]) == 3
+    assert len(group["variants"]) >= 2
+    # Nested: a node over the rows per interval of the batch, a table over
+    # the columns per interval of the rows.
+    assert "variant" in select["inner"][0]["inner"][0]
+    art = tmp_path / "conv3.dyncc"
+    dyncc.compile(model, art, **options)
+    sess = dyncc.load(art).session()
+
+    def size_of(s):
+        return (s + 2 * pad - (taps - 1) - 1) // stride + 1
+
+    def input_of(size, s_max):
+        return next(s for s in range(1, s_max + 1) if size_of(s) == size)
+
+    batches, rows, columns = key_points(
+        select, [3, size_of(h_max), size_of(w_max)])
+    ran = set()
+    for batch in batches:
+        for oh in rows:
+            for ow in columns:
+                h, wd = input_of(oh, h_max), input_of(ow, w_max)
+                x = rng.uniform(-1, 1, (batch, channels, h, wd)).astype(np.float32)
+                y = sess.run({"X": x})["Y"]
+                np.testing.assert_allclose(
+                    y, conv_reference(x, w, b, stride, pad, 1),
+                    rtol=1e-4, atol=1e-4)
+                assert sess.variants == [table_variant(
+                    plan, 0, {"B": batch, "H": h, "W": wd})], (batch, h, wd)
+                ran.add(sess.variants[0])
     names = {plan["kernels"][v["kernel"]]["name"] for v in group["variants"]}
     assert ran == names
 

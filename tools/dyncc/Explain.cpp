@@ -31,7 +31,9 @@
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <array>
 #include <cmath>
+#include <functional>
 #include <map>
 
 using namespace dyncc;
@@ -56,18 +58,20 @@ std::string getGroupKey(const Manifest &manifest, const GroupInfo &group) {
   return key;
 }
 
-/// The problem's dimensions of a searched group at key values `a` and `b`
+/// Key values, one per key of a group's table.
+using KeyValues = std::array<int64_t, cost::DecisionTable::kMaxKeys>;
+
+/// The problem's dimensions of a searched group at key values `keys`
 /// (GEMM: batch, M, N, K; rows: batch, rows, length; conv: batch, output
 /// channels, rows, columns).
 std::optional<std::vector<int64_t>> getDims(const VariantSelection &s,
-                                            int64_t a, int64_t b) {
+                                            const KeyValues &keys) {
   size_t count = s.model == "rows" ? 3 : 4;
   if (s.dimKeys.size() != count || s.dimValues.size() != count)
     return std::nullopt;
-  int64_t keys[2] = {a, b};
   std::vector<int64_t> v;
   for (size_t d = 0; d < count; ++d) {
-    if (s.dimKeys[d] >= 2)
+    if (s.dimKeys[d] >= static_cast<int64_t>(keys.size()))
       return std::nullopt;
     v.push_back(s.dimKeys[d] < 0 ? s.dimValues[d] : keys[s.dimKeys[d]]);
   }
@@ -80,16 +84,14 @@ const char *getRateName(const VariantSelection &s) {
   return s.model == "rows" ? "predicted GB/s" : "predicted TFLOP/s";
 }
 
-/// The predicted rate (getRateName) of variant `v` of `group` at keys
-/// (a, b), or < 0.
-/// The model's time of variant `v` of `group` at keys (a, b), and its work
+/// The model's time of variant `v` of `group` at `keys`, and its work
 /// there (FLOP, or bytes moved for row-wise groups); false where the model
 /// cannot say (no device, a config it does not parse).
 bool predict(const Manifest &manifest, const GroupInfo &group,
-             const cost::Device *device, size_t v, int64_t a, int64_t b,
+             const cost::Device *device, size_t v, const KeyValues &keys,
              double &seconds, double &work) {
   const VariantSelection &s = group.select;
-  std::optional<std::vector<int64_t>> dims = getDims(s, a, b);
+  std::optional<std::vector<int64_t>> dims = getDims(s, keys);
   const std::string &config = manifest.kernels[group.variants[v].kernel].config;
   if (!device || !dims)
     return false;
@@ -143,10 +145,10 @@ bool predict(const Manifest &manifest, const GroupInfo &group,
 /// predict's rate: TFLOP/s, or GB/s for row-wise groups; -1 where it has
 /// none.
 double predictRate(const Manifest &manifest, const GroupInfo &group,
-                   const cost::Device *device, size_t v, int64_t a,
-                   int64_t b) {
+                   const cost::Device *device, size_t v,
+                   const KeyValues &keys) {
   double seconds, work;
-  if (!predict(manifest, group, device, v, a, b, seconds, work) ||
+  if (!predict(manifest, group, device, v, keys, seconds, work) ||
       !(seconds > 0))
     return -1;
   return work / seconds / (group.select.model == "rows" ? 1e9 : 1e12);
@@ -174,15 +176,16 @@ bool checkModel(const Manifest &manifest, const GroupInfo &group,
     for (const CalibrationSample &sample : variant.samples) {
       for (size_t i = 0; i < sample.at.size(); ++i)
         symbols[measured.symbolSlots[i]] = sample.at[i];
-      int64_t keys[2] = {1, 1};
+      KeyValues keys;
+      keys.fill(1);
       bool ok = true;
-      for (size_t k = 0; k < s.keys.size() && k < 2; ++k)
+      for (size_t k = 0; k < s.keys.size() && k < keys.size(); ++k)
         ok &= s.keys[k].evaluate(symbols.data(), keys[k]) ==
               ShapeExpr::EvalStatus::Ok;
       double seconds, work;
       if (!ok || !(sample.ms > 0) ||
-          !predict(manifest, group, device, variant.variant, keys[0],
-                   keys[1], seconds, work) ||
+          !predict(manifest, group, device, variant.variant, keys, seconds,
+                   work) ||
           !(seconds > 0) || std::isinf(seconds))
         continue;
       double log = std::log(seconds * 1e3 / sample.ms);
@@ -256,22 +259,24 @@ void printVariants(llvm::raw_ostream &os, const Manifest &manifest,
   }
 }
 
-/// One table's rows: the key's intervals, the variant, TFLOP/s at both
-/// ends and, in `series`, the curve across it.
+/// One table's rows, over key `depth` with the keys before it at `outer`:
+/// the key's intervals, the variant, the rate at both ends.
 void printTable(llvm::raw_ostream &os, const Manifest &manifest,
                 const GroupInfo &group, const cost::Device *device,
-                const cost::IntervalTable &table, int64_t hi, int64_t outer,
+                const cost::IntervalTable &table, int64_t hi,
+                const KeyValues &outer, size_t depth,
                 const std::string &indent) {
   const VariantSelection &s = group.select;
-  std::string keyName = s.keyTexts.empty() ? "(static)" : s.keyTexts.back();
+  std::string keyName =
+      depth < s.keyTexts.size() ? s.keyTexts[depth] : "(static)";
   os << indent << llvm::left_justify(keyName, 16) << " variant  "
      << getRateName(s) << " (first - last)\n";
   for (auto [i, range] : llvm::enumerate(getIntervals(table.lower, hi))) {
     uint32_t v = table.variant[i];
     auto at = [&](int64_t value) {
-      return s.keys.size() < 2
-                 ? predictRate(manifest, group, device, v, value, 0)
-                 : predictRate(manifest, group, device, v, outer, value);
+      KeyValues keys = outer;
+      keys[depth] = value;
+      return predictRate(manifest, group, device, v, keys);
     };
     std::string span = std::to_string(range.first) + "-" +
                        std::to_string(range.second);
@@ -282,21 +287,21 @@ void printTable(llvm::raw_ostream &os, const Manifest &manifest,
   }
 }
 
-/// The curve of `group` along its last key (at `outer` for the first of
-/// two), about 300 log-spaced points.
+/// The curve of `group` along key `depth` (the last) over [lo, hi], the
+/// keys before it at `outer`, about 300 log-spaced points.
 cost::PlotSeries getCurve(const Manifest &manifest, const GroupInfo &group,
                           const cost::Device *device,
                           const cost::IntervalTable &table, int64_t lo,
-                          int64_t hi, int64_t outer,
+                          int64_t hi, const KeyValues &outer, size_t depth,
                           const std::string &title) {
   cost::PlotSeries series;
   series.title = title;
   const VariantSelection &s = group.select;
   for (int64_t x : cost::getGridPoints(lo, hi, 300)) {
     uint32_t v = table.lookup(x);
-    double t = s.keys.size() < 2
-                   ? predictRate(manifest, group, device, v, x, 0)
-                   : predictRate(manifest, group, device, v, outer, x);
+    KeyValues keys = outer;
+    keys[depth] = x;
+    double t = predictRate(manifest, group, device, v, keys);
     if (t < 0)
       continue;
     series.x.push_back(x);
@@ -486,36 +491,62 @@ int dyncc::explainMain(llvm::ArrayRef<std::string> args) {
     std::string title = group.name + (count > 1 ? " x" + std::to_string(count)
                                                 : std::string()) +
                         " on " + s.device;
+    KeyValues keys;
+    keys.fill(1);
+    size_t last = s.table.keys - 1;
     if (s.keys.size() < 2) {
       auto [lo, hi] = range(0);
       os << "  chosen by " << (s.keys.empty() ? "nothing (static)" : "key")
          << ":\n";
-      printTable(os, manifest, group, device, s.table.inner[0], hi, 0,
+      printTable(os, manifest, group, device, s.table.nodes[0], hi, keys, 0,
                  "    ");
       if (!s.keys.empty())
-        curves.push_back(getCurve(manifest, group, device, s.table.inner[0],
-                                  lo, hi, 0,
+        curves.push_back(getCurve(manifest, group, device, s.table.nodes[0],
+                                  lo, hi, keys, 0,
                                   title + ", " + s.keyTexts[0]));
       continue;
     }
-    auto [aLo, aHi] = range(0);
-    auto [bLo, bHi] = range(1);
-    auto outer = getIntervals(s.table.lower, aHi);
-    for (size_t i = 0; i < outer.size(); ++i) {
-      os << "  " << s.keyTexts[0] << " in " << outer[i].first << "-"
-         << outer[i].second << ":\n";
-      printTable(os, manifest, group, device, s.table.inner[i], bHi,
-                 outer[i].first, "    ");
+    // Per interval of each key but the last, the intervals of the next,
+    // nested; the last key's table under each.
+    std::function<void(const cost::IntervalTable &, size_t,
+                       const std::string &)>
+        printNode = [&](const cost::IntervalTable &node, size_t depth,
+                        const std::string &indent) {
+          if (depth == last) {
+            printTable(os, manifest, group, device, node, range(depth).second,
+                       keys, depth, indent);
+            return;
+          }
+          auto intervals = getIntervals(node.lower, range(depth).second);
+          for (size_t i = 0; i < intervals.size(); ++i) {
+            os << indent << s.keyTexts[depth] << " in " << intervals[i].first
+               << "-" << intervals[i].second << ":\n";
+            keys[depth] = intervals[i].first;
+            printNode(s.table.nodes[node.variant[i]], depth + 1,
+                      indent + "  ");
+          }
+        };
+    printNode(s.table.nodes[0], 0, "  ");
+    // The curve along the last key where the others take their smallest
+    // values, and where they take their largest.
+    for (bool largest : {false, true}) {
+      std::string where;
+      bool fixed = true;
+      for (size_t k = 0; k < last; ++k) {
+        auto [lo, hi] = range(k);
+        keys[k] = largest ? hi : lo;
+        fixed &= lo == hi;
+        where += ", " + s.keyTexts[k] + " = " + std::to_string(keys[k]);
+      }
+      if (largest && fixed)
+        break;
+      auto [lo, hi] = range(last);
+      curves.push_back(getCurve(manifest, group, device,
+                                s.table.getNode(keys.data(), last), lo, hi,
+                                keys, last,
+                                title + where + ", along " +
+                                    s.keyTexts[last]));
     }
-    // The curve along the second key at the first key's smallest and
-    // largest values.
-    for (int64_t a : aLo == aHi ? std::vector<int64_t>{aLo}
-                                : std::vector<int64_t>{aLo, aHi})
-      curves.push_back(getCurve(manifest, group, device, s.table.getInner(a),
-                                bLo, bHi, a,
-                                title + ", " + s.keyTexts[0] + " = " +
-                                    std::to_string(a) + ", along " +
-                                    s.keyTexts[1]));
   }
   if (!plotPath.empty()) {
     if (curves.empty())

@@ -5,12 +5,14 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "dyncc/CostModel/Conv.h"
 #include "dyncc/CostModel/Gemm.h"
 #include "dyncc/CostModel/Partition.h"
 
 #include "gtest/gtest.h"
 
 #include <cmath>
+#include <functional>
 
 using namespace dyncc::cost;
 
@@ -171,68 +173,218 @@ TEST(Partition, LargeRangesAreSweptAtLogSpacedPoints) {
 
 namespace {
 
+/// The brute-force argmin of `cost` over `p`'s chosen set at `values`.
+template <typename Cost>
+size_t getArgmin(const PartitionGrid &p, const Cost &cost,
+                 const int64_t *values) {
+  size_t argmin = 0;
+  for (size_t j = 1; j < p.chosen.size(); ++j)
+    if (cost(p.chosen[j], values) < cost(p.chosen[argmin], values))
+      argmin = j;
+  return argmin;
+}
+
+/// Calls `f(values)` at every point of `p`'s grid.
+template <typename F> void forEachGridPoint(const PartitionGrid &p, F f) {
+  std::vector<size_t> index(p.points.size(), 0);
+  std::vector<int64_t> values(p.points.size());
+  while (true) {
+    for (size_t d = 0; d < p.points.size(); ++d)
+      values[d] = p.points[d][index[d]];
+    f(values.data());
+    size_t d = p.points.size();
+    while (d > 0 && ++index[d - 1] == p.points[d - 1].size())
+      index[--d] = 0;
+    if (d == 0)
+      return;
+  }
+}
+
+/// Checks `p`'s tree: every path has `keys` levels, bounds ascend, leaves
+/// name chosen variants, inner nodes existing nodes.
+void expectWellFormed(const PartitionGrid &p, size_t keys) {
+  ASSERT_EQ(p.table.keys, keys);
+  ASSERT_FALSE(p.table.nodes.empty());
+  std::function<void(uint32_t, size_t)> visit = [&](uint32_t n, size_t d) {
+    ASSERT_LT(n, p.table.nodes.size());
+    const IntervalTable &node = p.table.nodes[n];
+    ASSERT_FALSE(node.lower.empty());
+    ASSERT_EQ(node.lower.size(), node.variant.size());
+    ASSERT_TRUE(std::is_sorted(node.lower.begin(), node.lower.end()));
+    for (uint32_t next : node.variant) {
+      if (d + 1 == keys)
+        ASSERT_LT(next, p.chosen.size());
+      else
+        visit(next, d + 1);
+    }
+  };
+  visit(0, 0);
+}
+
 // Attention's batched products: two dynamic dimensions, the batch (B x 12
 // heads) and the sequence S; Q K^T is [S x 64] x [64 x S] per head. The
 // decision table returns the brute-force argmin of the chosen set at every
 // grid point, with several variants.
-TEST(Partition2D, AttentionScoresOverBatchAndSequence) {
+TEST(PartitionGrid, AttentionScoresOverBatchAndSequence) {
   const Device &h200 = *lookupDevice("h200");
   std::vector<GemmTile> tiles = enumerateGemmTiles(2, h200);
-  auto cost = [&](size_t c, int64_t batch, int64_t seq) {
+  auto cost = [&](size_t c, const int64_t *v) {
     GemmProblem p;
-    p.batch = batch;
-    p.m = seq;
-    p.n = seq;
+    p.batch = v[0];
+    p.m = v[1];
+    p.n = v[1];
     p.k = 64;
     p.batchedB = true;
     p.operandBytes = p.outputBytes = 2;
     return predictGemm(tiles[c], p, h200).seconds;
   };
-  Partition2D p =
-      partitionRange2D(tiles.size(), cost, 12, 12 * 32, 1, 512, {}, 24);
+  PartitionGrid p =
+      partitionGrid(tiles.size(), cost, {{12, 12 * 32}, {1, 512}}, {}, 24);
   ASSERT_GE(p.chosen.size(), 2u);
   ASSERT_LE(p.chosen.size(), 8u);
+  expectWellFormed(p, 2);
   bool differs = false;
-  for (int64_t a : p.pointsA)
-    for (int64_t b : p.pointsB) {
-      size_t argmin = 0;
-      for (size_t j = 1; j < p.chosen.size(); ++j)
-        if (cost(p.chosen[j], a, b) < cost(p.chosen[argmin], a, b))
-          argmin = j;
-      // The argmin, or a variant predicted exactly as fast (a tie).
-      uint32_t picked = p.table.lookup(a, b);
-      ASSERT_EQ(cost(p.chosen[picked], a, b), cost(p.chosen[argmin], a, b))
-          << a << " x " << b;
-      differs |= picked != p.table.lookup(p.pointsA.front(), b);
-    }
+  forEachGridPoint(p, [&](const int64_t *v) {
+    size_t argmin = getArgmin(p, cost, v);
+    // The argmin, or a variant predicted exactly as fast (a tie).
+    uint32_t picked = p.table.lookup(v);
+    ASSERT_EQ(cost(p.chosen[picked], v), cost(p.chosen[argmin], v))
+        << v[0] << " x " << v[1];
+    int64_t first[2] = {p.points[0].front(), v[1]};
+    differs |= picked != p.table.lookup(first);
+  });
   // The batch changes the choice somewhere: a decision on both dimensions.
   EXPECT_TRUE(differs);
-  EXPECT_GE(p.table.lower.size(), 2u);
+  EXPECT_GE(p.table.nodes[0].lower.size(), 2u);
 }
 
 // A small grid is swept whole: exact at every (a, b).
-TEST(Partition2D, SmallRangesAreExactEverywhere) {
+TEST(PartitionGrid, SmallRangesAreExactEverywhere) {
   // Three candidates: best for small a, for small b, and otherwise.
   // No two are ever equal at integer points.
-  auto cost = [](size_t c, int64_t a, int64_t b) {
+  auto cost = [](size_t c, const int64_t *v) {
+    int64_t a = v[0], b = v[1];
     if (c == 0)
       return 1.0 + a * 0.5 + b;
     if (c == 1)
       return 1.01 + a + b * 0.5;
     return 4.003 + 0.6 * (a + b);
   };
-  Partition2D p = partitionRange2D(3, cost, 1, 20, 1, 30);
-  ASSERT_EQ(p.pointsA.size(), 20u);
-  ASSERT_EQ(p.pointsB.size(), 30u);
+  PartitionGrid p = partitionGrid(3, cost, {{1, 20}, {1, 30}});
+  ASSERT_EQ(p.points[0].size(), 20u);
+  ASSERT_EQ(p.points[1].size(), 30u);
   for (int64_t a = 1; a <= 20; ++a)
     for (int64_t b = 1; b <= 30; ++b) {
       size_t want = 0;
+      int64_t v[2] = {a, b};
       for (size_t c = 1; c < 3; ++c)
-        if (cost(c, a, b) < cost(want, a, b))
+        if (cost(c, v) < cost(want, v))
           want = c;
-      ASSERT_EQ(p.chosen[p.table.lookup(a, b)], want) << a << " x " << b;
+      ASSERT_EQ(p.chosen[p.table.lookup(v)], want) << a << " x " << b;
     }
   EXPECT_DOUBLE_EQ(p.maxRegret, 0);
+}
+
+// Three small dimensions are swept whole: the tree is exact at every
+// (a, b, c), and the choice turns on each of the three.
+TEST(PartitionGrid, ThreeSmallRangesAreExactEverywhere) {
+  // Four candidates: each of three best where its dimension is the
+  // largest by far, the fourth where they are alike.
+  auto cost = [](size_t c, const int64_t *v) {
+    double a = double(v[0]), b = double(v[1]), d = double(v[2]);
+    switch (c) {
+    case 0:
+      return 1.0 + a * 0.3 + b + d;
+    case 1:
+      return 1.01 + a + b * 0.3 + d;
+    case 2:
+      return 1.02 + a + b + d * 0.3;
+    default:
+      return 2.003 + 0.5 * (a + b + d);
+    }
+  };
+  PartitionGrid p = partitionGrid(4, cost, {{1, 9}, {2, 13}, {1, 7}});
+  expectWellFormed(p, 3);
+  ASSERT_EQ(p.points[0].size(), 9u);
+  ASSERT_EQ(p.points[1].size(), 12u);
+  ASSERT_EQ(p.points[2].size(), 7u);
+  EXPECT_EQ(p.chosen.size(), 4u);
+  for (int64_t a = 1; a <= 9; ++a)
+    for (int64_t b = 2; b <= 13; ++b)
+      for (int64_t d = 1; d <= 7; ++d) {
+        int64_t v[3] = {a, b, d};
+        size_t want = 0;
+        for (size_t c = 1; c < 4; ++c)
+          if (cost(c, v) < cost(want, v))
+            want = c;
+        ASSERT_EQ(p.chosen[p.table.lookup(v)], want)
+            << a << " x " << b << " x " << d;
+      }
+  EXPECT_DOUBLE_EQ(p.maxRegret, 0);
+}
+
+// Subtrees that decide alike are one node: where the first dimension does
+// not matter, the root has one interval and the tree one node per distinct
+// table below it.
+TEST(PartitionGrid, EqualSubtreesAreOneNode) {
+  auto cost = [](size_t c, const int64_t *v) {
+    double b = double(v[1]), d = double(v[2]);
+    return c == 0 ? 1.0 + b + 0.3 * d : 1.01 + 0.3 * b + d;
+  };
+  PartitionGrid p = partitionGrid(2, cost, {{1, 50}, {1, 10}, {1, 10}});
+  expectWellFormed(p, 3);
+  EXPECT_EQ(p.table.nodes[0].lower.size(), 1u);
+  // The root, the node over b, and one table over d per distinct split of
+  // d (b's intervals each have their own, and adjacent equal ones merged).
+  const IntervalTable &overB = p.table.nodes[p.table.nodes[0].variant[0]];
+  EXPECT_GE(overB.lower.size(), 2u);
+  EXPECT_EQ(p.table.nodes.size(), 2 + overB.lower.size());
+}
+
+// A conv over the batch, the output's rows and its columns (ResNet's 3x3
+// layers with the image size dynamic): the tree returns the brute-force
+// argmin of the chosen set at every grid point, and its choice turns on
+// the image's size.
+TEST(PartitionGrid, ConvOverBatchRowsAndColumns) {
+  const Device &h200 = *lookupDevice("h200");
+  ConvProblem problem;
+  problem.inC = 64;
+  problem.outC = 64;
+  problem.kh = problem.kw = 3;
+  std::vector<ConvTile> tiles = enumerateConvTiles(problem, h200);
+  ASSERT_GT(tiles.size(), 100u);
+  auto cost = [&](size_t c, const int64_t *v) {
+    ConvProblem at = problem;
+    at.batch = v[0];
+    at.outH = v[1];
+    at.outW = v[2];
+    return predictConv(tiles[c], at, h200).seconds;
+  };
+  PartitionGrid p =
+      partitionGrid(tiles.size(), cost, {{1, 8}, {8, 56}, {8, 56}});
+  expectWellFormed(p, 3);
+  ASSERT_GE(p.chosen.size(), 2u);
+  ASSERT_LE(p.chosen.size(), 8u);
+  EXPECT_LE(p.points[1].size(), 16u);
+  bool overImage = false;
+  forEachGridPoint(p, [&](const int64_t *v) {
+    size_t argmin = getArgmin(p, cost, v);
+    uint32_t picked = p.table.lookup(v);
+    ASSERT_EQ(cost(p.chosen[picked], v), cost(p.chosen[argmin], v))
+        << v[0] << " x " << v[1] << " x " << v[2];
+    int64_t smallest[3] = {v[0], p.points[1].front(), p.points[2].front()};
+    overImage |= picked != p.table.lookup(smallest);
+  });
+  EXPECT_TRUE(overImage);
+}
+
+// More dimensions than a table takes: nothing is chosen.
+TEST(PartitionGrid, TooManyDimensions) {
+  auto cost = [](size_t, const int64_t *) { return 1.0; };
+  PartitionGrid p = partitionGrid(
+      2, cost, std::vector<std::pair<int64_t, int64_t>>(5, {1, 4}));
+  EXPECT_TRUE(p.chosen.empty());
+  EXPECT_TRUE(p.table.nodes.empty());
 }
 
 } // namespace

@@ -364,6 +364,26 @@ TEST(ManifestTest, ReadsVariantSelection) {
   ASSERT_TRUE(two.groups[0].select.lookup(&b, variant));
   EXPECT_EQ(variant, 1u);
 
+  // Three keys: per interval of the first, a node over the second; per
+  // interval of that, a table over the third. Key values: B, B + 1, 2*B.
+  Manifest three;
+  ASSERT_TRUE(parseManifest(
+      selectManifest(
+          "{\"keys\": [\"B\", \"B + 1\", \"2*B\"], \"lower\": [1, 10], "
+          "\"inner\": [{\"lower\": [2, 5], \"inner\": [{\"lower\": [2], "
+          "\"variant\": [0]}, {\"lower\": [2, 14], \"variant\": [0, 1]}]}, "
+          "{\"lower\": [2], \"inner\": [{\"lower\": [2, 30], \"variant\": "
+          "[1, 0]}]}]}"),
+      three, error))
+      << error;
+  const VariantSelection &t = three.groups[0].select;
+  EXPECT_EQ(t.table.keys, 3u);
+  for (int64_t b = 1; b <= 40; ++b) {
+    size_t want = b < 4 ? 0 : b < 7 ? 0 : b < 10 ? 1 : b < 15 ? 1 : 0;
+    ASSERT_TRUE(t.lookup(&b, variant));
+    EXPECT_EQ(variant, want) << "B = " << b;
+  }
+
   // A row-wise group's record.
   Manifest rows;
   ASSERT_TRUE(parseManifest(
@@ -411,8 +431,23 @@ TEST(ManifestTest, RejectsBadVariantSelection) {
       {"{\"keys\": [\"B\"], \"lower\": [1], \"variant\": [2]}",
        "manifest: groups[0].select.variant[0]: variant 2 is out of range (2 "
        "variants)"},
-      {"{\"keys\": [\"B\", \"B\", \"B\"], \"lower\": [1], \"variant\": [0]}",
-       "manifest: groups[0].select.keys: at most two keys, got 3"},
+      {"{\"keys\": [\"B\", \"B\", \"B\", \"B\", \"B\"], \"lower\": [1], "
+       "\"variant\": [0]}",
+       "manifest: groups[0].select.keys: at most 4 keys, got 5"},
+      // Three keys: a node over the second key is not a leaf.
+      {"{\"keys\": [\"B\", \"2\", \"3\"], \"lower\": [1], \"inner\": "
+       "[{\"lower\": [1], \"variant\": [0]}]}",
+       "manifest: groups[0].select.inner[0]: missing field 'inner'"},
+      {"{\"keys\": [\"B\", \"2\", \"3\"], \"lower\": [1], \"inner\": "
+       "[{\"lower\": [1], \"inner\": [{\"lower\": [4, 2], \"variant\": [0, "
+       "1]}]}]}",
+       "manifest: groups[0].select.inner[0].inner[0].lower[1]: interval "
+       "bounds must ascend"},
+      {"{\"keys\": [\"B\", \"2\", \"3\"], \"lower\": [1], \"inner\": "
+       "[{\"lower\": [1], \"inner\": [{\"lower\": [1], \"variant\": "
+       "[2]}]}]}",
+       "manifest: groups[0].select.inner[0].inner[0].variant[0]: variant 2 is "
+       "out of range (2 variants)"},
       {"{\"keys\": [\"B\", \"2\"], \"lower\": [1, 2], \"inner\": "
        "[{\"lower\": [1], \"variant\": [0]}]}",
        "manifest: groups[0].select.inner: needs one table per interval, and "

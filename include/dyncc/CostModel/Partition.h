@@ -6,11 +6,12 @@
 //===----------------------------------------------------------------------===//
 //
 // Range partitioning: over the values a group's dynamic problem dimension
-// takes (M = batch x sequence for a transformer's dense layers), or two of
-// them, choose a few candidates such that at every value the best of them
-// is predicted within a target of the best of all, and an interval table
-// (a two-level one for two dimensions) that picks, in O(log n), the best
-// of the chosen at each value.
+// takes (M = batch x sequence for a transformer's dense layers), or over
+// several of them (a conv's batch, output rows and columns), choose a few
+// candidates such that at every value the best of them is predicted within
+// a target of the best of all, and an interval table (a tree of them, one
+// level per dimension, for several) that picks, in O(log n) per dimension,
+// the best of the chosen at each value.
 //
 //===----------------------------------------------------------------------===//
 
@@ -29,6 +30,8 @@ namespace dyncc::cost {
 struct IntervalTable {
   /// Ascending; the first is the range's minimum.
   std::vector<int64_t> lower;
+  /// Per interval, a variant (in a DecisionTable's nodes above the last
+  /// dimension: the index of the node over the next).
   std::vector<uint32_t> variant;
   /// The variant of the interval holding `value` (values below the first
   /// bound take the first). Binary search: O(log intervals).
@@ -89,35 +92,55 @@ Partition partitionRange(size_t count,
                          int64_t lo, int64_t hi,
                          const PartitionOptions &options = {});
 
-/// For two dynamic dimensions (attention's batched products: the batch
-/// B x H and the sequence): intervals of the first, each with an interval
-/// table over the second. Look-up: two binary searches.
+/// For several dynamic dimensions (attention's batched products: the batch
+/// B x H and the sequence; a conv's batch, output rows and columns): a tree
+/// of interval tables, one level per dimension. A node splits its
+/// dimension into intervals; at the last dimension each interval names a
+/// variant, at the others the node (its index) over the next dimension.
+/// Look-up: one binary search per dimension. Equal subtrees are one node.
 struct DecisionTable {
-  std::vector<int64_t> lower;
-  std::vector<IntervalTable> inner;
-  /// The table over the second dimension where the first is `a`.
-  const IntervalTable &getInner(int64_t a) const;
-  uint32_t lookup(int64_t a, int64_t b) const;
+  /// The most dimensions a table is keyed on (a problem's: GEMMs' batch, M,
+  /// N and K; convs' batch, channels, rows and columns).
+  static constexpr size_t kMaxKeys = 4;
+  /// nodes[0] is the root, over the first dimension.
+  std::vector<IntervalTable> nodes;
+  /// Dimensions: the depth of every path (at least 1).
+  size_t keys = 1;
+
+  /// A table over one dimension.
+  static DecisionTable fromIntervals(IntervalTable table);
+  /// The node over dimension `depth` where the dimensions before it take
+  /// `values` (its first `depth`).
+  const IntervalTable &getNode(const int64_t *values, size_t depth) const;
+  /// The variant at `values`, one per dimension.
+  uint32_t lookup(const int64_t *values) const;
 };
 
-struct Partition2D {
+struct PartitionGrid {
   std::vector<size_t> chosen;
   DecisionTable table;
-  /// The grid the set was chosen on (getGridPoints per dimension).
-  std::vector<int64_t> pointsA, pointsB;
+  /// The grid the set was chosen on, per dimension (getGridPoints).
+  std::vector<std::vector<int64_t>> points;
   /// Over the grid.
   double maxRegret = 0;
   size_t considered = 0;
 };
 
-/// Chooses variants as partitionRange does, over [aLo, aHi] x [bLo, bHi],
-/// with `cost(candidate, a, b)`.
-Partition2D
-partitionRange2D(size_t count,
-                 const std::function<double(size_t, int64_t, int64_t)> &cost,
-                 int64_t aLo, int64_t aHi, int64_t bLo, int64_t bHi,
-                 const PartitionOptions &options = {},
-                 int64_t pointsPerDimension = 32);
+/// The grid points per dimension a partition over `dimensions` dynamic
+/// dimensions uses (getGridPoints' count), and the coarse sweep's that
+/// prunes the candidates: 32 and 12 for two, fewer for more, which keeps
+/// a search's evaluations near those of two.
+int64_t getGridPointsPerDimension(size_t dimensions);
+
+/// Chooses variants as partitionRange does, over the box
+/// [ranges[d].first, ranges[d].second] of each dimension d (at most
+/// DecisionTable::kMaxKeys), with `cost(candidate, values)`, values one
+/// per dimension. `pointsPerDimension` 0 takes
+/// getGridPointsPerDimension's.
+PartitionGrid partitionGrid(
+    size_t count, const std::function<double(size_t, const int64_t *)> &cost,
+    const std::vector<std::pair<int64_t, int64_t>> &ranges,
+    const PartitionOptions &options = {}, int64_t pointsPerDimension = 0);
 
 } // namespace dyncc::cost
 

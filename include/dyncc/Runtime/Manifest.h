@@ -181,14 +181,14 @@ struct GemmProblemInfo {
 
 /// How a searched group picks its variant (the tile search's table,
 /// docs/CostModel.md): the keys, expressions of the symbols (none for a
-/// static problem, else M, or the batch and M, ...), and an interval table
-/// per key, the second's per interval of the first. Plus what the search
-/// recorded, for `dyncc explain`.
+/// static problem, else M, or the batch and M, ...), and a decision table
+/// with a level per key: the second's interval tables per interval of the
+/// first, and so on. Plus what the search recorded, for `dyncc explain`.
 struct VariantSelection {
   bool present = false;
   std::vector<ShapeExpr> keys;
   std::vector<std::string> keyTexts;
-  /// Fewer than two keys: one outer interval.
+  /// A level per key (one for a static problem).
   cost::DecisionTable table;
   std::string device;
   int64_t candidates = 0;
@@ -223,6 +223,10 @@ struct VariantSelection {
   /// The variant at `symbols` (values by slot); false if a key cannot be
   /// evaluated.
   bool lookup(const int64_t *symbols, size_t &variant) const;
+  /// The keys' values at `symbols` (0 past the keys); false if one cannot
+  /// be evaluated.
+  bool evaluateKeys(const int64_t *symbols,
+                    int64_t (&values)[cost::DecisionTable::kMaxKeys]) const;
 };
 
 struct GroupInfo {

@@ -70,7 +70,9 @@ def AssignTileConfigPass : Pass<"dyncc-assign-tile-config", "mlir::ModuleOp"> {
     for example `gemm=block 16x8 thread 2x2 k 5`. Sizes apply to the
     innermost output dimensions (outer ones get 1). The driver's
     `--tile-config` sets it: for testing variants the search will emit, and
-    for trying a configuration by hand.
+    for trying a configuration by hand. `KIND=default` keeps the kind's
+    default configuration (the driver then keeps the search off KIND's
+    kernels too).
   }];
   let options = [
     ListOption<"overrides", "override", "std::string",
@@ -92,21 +94,23 @@ def SearchTilesPass : Pass<"dyncc-search-tiles", "mlir::ModuleOp"> {
     dispatch's selection: none (a static problem), one (M = `seq`, or
     `batch*seq` for a dense layer whose batch was folded into M) or two
     (the batch and `seq` of a batched product: attention's `12*batch` and
-    `seq`). Over the keys' ranges (from the symbols' facts)
+    `seq`), or three (a conv's batch, output rows and output columns), up
+    to four. Over the keys' ranges (from the symbols' facts)
     the analytical model predicts every candidate tile of the device
     (dyncc/CostModel), and range partitioning chooses at most `cap`
     variants, aiming for `target-regret`, with an interval table (one key)
-    or a decision table (two) that picks among them.
+    or a decision table (a level per key) that picks among them.
 
     The kernel function becomes the first variant (its tile config
     replaced) and is cloned, as `<name>_v<i>`, for the others, across all
     of its dispatches. Each dispatch gets `dyncc.variant_select`: the
     device, the candidate counts, the achieved regret, the keys (DimExpr
     text over the symbols), its variants (kernel symbols) and the table
-    (`lower` and `variant`; two keys: `lower` of the first and one `inner`
-    table per interval). A problem with more than two distinct dynamic
-    dimensions keeps its kernel's configuration, and its dispatches record
-    why (`reason`).
+    (`lower` and `variant`; several keys: `lower` of the first and one
+    `inner` node per interval, nested a level per key, the last key's
+    nodes with `lower` and `variant`). A dispatch whose problem the search
+    cannot express keeps its kernel's configuration, and records why
+    (`reason`).
   }];
   let options = [
     Option<"device", "device", "std::string", "\"h100\"",
