@@ -643,10 +643,18 @@ FailureOr<ConvProblemExprs> dyncc::getConvProblem(func::FuncOp kernel) {
       return failure();
     *dim = *extent;
   }
+  // The operands and the result of one element type; f16 and bf16 convs
+  // accumulate in an f32 temporary (the conv's init), rounded into the
+  // result once, as their GEMMs do.
   problem.elementBytes = getElementBytes(kernel.getResultTypes()[0]);
-  for (OpOperand &operand : op->getOpOperands())
-    if (getElementBytes(operand.get().getType()) != problem.elementBytes)
+  for (OpOperand *operand : op.getDpsInputOperands())
+    if (getElementBytes(operand->get().getType()) != problem.elementBytes)
       return failure();
+  Type accumulator = getElementTypeOrSelf(op.getDpsInitOperand(0)->get());
+  Type element = getElementTypeOrSelf(kernel.getResultTypes()[0]);
+  if (accumulator != element &&
+      !(isa<Float16Type, BFloat16Type>(element) && accumulator.isF32()))
+    return failure();
   auto result = dyn_cast<RankedTensorType>(kernel.getResultTypes()[0]);
   if (problem.elementBytes == 0 || !result || result.getRank() != 4)
     return failure();

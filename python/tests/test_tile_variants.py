@@ -330,30 +330,35 @@ def conv_reference(x, w, b, stride, pad, dilation):
     return np.maximum(out + b.astype(np.float64)[None, :, None, None], 0)
 
 
-@pytest.mark.parametrize("channels,out_channels,taps,stride,pad,dilation", [
-    (20, 16, 3, 1, 1, 1),
-    (5, 12, 5, 2, 2, 1),
-    (16, 8, 3, 1, 2, 2),
+@pytest.mark.parametrize("channels,out_channels,taps,stride,pad,dilation,dtype", [
+    (20, 16, 3, 1, 1, 1, np.float32),
+    (5, 12, 5, 2, 2, 1, np.float32),
+    (16, 8, 3, 1, 2, 2, np.float32),
+    (12, 16, 3, 1, 1, 1, np.float16),
 ])
 def test_every_variant_of_conv(tmp_path, channels, out_channels, taps, stride,
-                               pad, dilation):
+                               pad, dilation, dtype):
     """Relu(Conv(X[B, C, S, S])): 2-D convs are searched with the conv
     model, keyed on the batch and the output's size (rows and columns are
     one expression of S). At both ends of every interval of both keys and a
     prime inside, the run-time picks what the table says and every variant
     matches numpy: 20 channels in k-steps of 8 (a partial step), a 5x5
-    window at stride 2 over 5 channels, dilation 2."""
+    window at stride 2 over 5 channels, dilation 2, and an f16 conv (f16
+    operands, an f32 accumulator, the result rounded once)."""
     rng = np.random.default_rng(channels * 100 + taps)
-    w = rng.uniform(-1, 1, (out_channels, channels, taps, taps)).astype(np.float32)
-    b = rng.uniform(-1, 1, (out_channels,)).astype(np.float32)
+    w = rng.uniform(-1, 1, (out_channels, channels, taps, taps)).astype(dtype)
+    b = rng.uniform(-1, 1, (out_channels,)).astype(dtype)
+    elem = TensorProto.FLOAT16 if dtype == np.float16 else TensorProto.FLOAT
+    # f16: the reference in float64 from the same f16 values, against one
+    # rounding of the result (2^-11 relative) and the f32 sums.
+    tolerance = 2e-3 if dtype == np.float16 else 1e-4
     attrs = dict(kernel_shape=[taps, taps], pads=[pad] * 4,
                  strides=[stride, stride], dilations=[dilation, dilation])
     graph = helper.make_graph(
         [helper.make_node("Conv", ["X", "W", "b"], ["C"], **attrs),
          helper.make_node("Relu", ["C"], ["Y"])], "conv",
-        [helper.make_tensor_value_info("X", TensorProto.FLOAT,
-                                       ["B", channels, "S", "S"])],
-        [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)],
+        [helper.make_tensor_value_info("X", elem, ["B", channels, "S", "S"])],
+        [helper.make_tensor_value_info("Y", elem, None)],
         [numpy_helper.from_array(w, "W"), numpy_helper.from_array(b, "b")])
     onnx_model = helper.make_model(graph,
                                    opset_imports=[helper.make_opsetid("", 17)])
@@ -372,6 +377,7 @@ def test_every_variant_of_conv(tmp_path, channels, out_channels, taps, stride,
     assert select["model"] == "conv" and len(select["keys"]) == 2
     assert select["window"] == [channels, taps, taps, stride, stride,
                                 dilation, dilation]
+    assert select["element_bytes"] == np.dtype(dtype).itemsize
     assert len(group["variants"]) >= 2
     art = tmp_path / "conv.dyncc"
     dyncc.compile(model, art, **options)
@@ -391,11 +397,13 @@ def test_every_variant_of_conv(tmp_path, channels, out_channels, taps, stride,
             s = sizes.get(size)
             if s is None:
                 continue
-            x = rng.uniform(-1, 1, (batch, channels, s, s)).astype(np.float32)
+            x = rng.uniform(-1, 1, (batch, channels, s, s)).astype(dtype)
             y = sess.run({"X": x})["Y"]
+            assert y.dtype == dtype
+            want = conv_reference(x, w, b, stride, pad, dilation)
             np.testing.assert_allclose(
-                y, conv_reference(x, w, b, stride, pad, dilation),
-                rtol=1e-4, atol=1e-4)
+                y.astype(np.float64), want, rtol=tolerance,
+                atol=tolerance * max(1.0, float(np.abs(want).max())))
             assert sess.variants == [table_variant(plan, 0, {"B": batch,
                                                              "S": s})]
             ran.add(sess.variants[0])

@@ -161,7 +161,8 @@ struct ConvProblemExprs {
 /// [n, oc, oh, ow] and reductions [ic, kh, kw], reading the input at [n,
 /// ic, oh * sh + kh * dh, ow * sw + kw * dw] and the weights at [oc, ic, kh,
 /// kw], writing [n, oc, oh, ow] as the kernel's result, every operand of
-/// one element type. Fails for every other kernel (grouped, 1-D or 3-D
+/// one element type (an f16 or bf16 conv's accumulator may be f32: the
+/// problem's element bytes are the operands'). Fails for every other kernel (grouped, 1-D or 3-D
 /// convs, several convs, dynamic channels or windows).
 mlir::FailureOr<ConvProblemExprs> getConvProblem(mlir::func::FuncOp kernel);
 
