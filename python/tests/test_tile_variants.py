@@ -331,10 +331,11 @@ def conv_reference(x, w, b, stride, pad, dilation):
 
 
 @pytest.mark.parametrize("channels,out_channels,taps,stride,pad,dilation,dtype", [
-    (20, 16, 3, 1, 1, 1, np.float32),
-    (5, 12, 5, 2, 2, 1, np.float32),
-    (16, 8, 3, 1, 2, 2, np.float32),
-    (12, 16, 3, 1, 1, 1, np.float16),
+    (20, 16, 3, 1, 1, 1, "f32"),
+    (5, 12, 5, 2, 2, 1, "f32"),
+    (16, 8, 3, 1, 2, 2, "f32"),
+    (12, 16, 3, 1, 1, 1, "f16"),
+    (7, 16, 3, 2, 1, 1, "bf16"),
 ])
 def test_every_variant_of_conv(tmp_path, channels, out_channels, taps, stride,
                                pad, dilation, dtype):
@@ -343,15 +344,27 @@ def test_every_variant_of_conv(tmp_path, channels, out_channels, taps, stride,
     one expression of S). At both ends of every interval of both keys and a
     prime inside, the run-time picks what the table says and every variant
     matches numpy: 20 channels in k-steps of 8 (a partial step), a 5x5
-    window at stride 2 over 5 channels, dilation 2, and an f16 conv (f16
-    operands, an f32 accumulator, the result rounded once)."""
+    window at stride 2 over 5 channels, dilation 2, and f16 and bf16 convs
+    (16-bit operands, an f32 accumulator, the result rounded once)."""
+    if dtype == "bf16":
+        np_type = pytest.importorskip("ml_dtypes").bfloat16
+    else:
+        np_type = {"f32": np.float32, "f16": np.float16}[dtype]
+    elem = {"f32": TensorProto.FLOAT, "f16": TensorProto.FLOAT16,
+            "bf16": TensorProto.BFLOAT16}[dtype]
+    # 16-bit types: the reference in float64 from the same values, against
+    # one rounding of the result (2^-11 relative for f16, 2^-8 for bf16)
+    # and the f32 sums.
+    tolerance = {"f32": 1e-4, "f16": 2e-3, "bf16": 1e-2}[dtype]
     rng = np.random.default_rng(channels * 100 + taps)
-    w = rng.uniform(-1, 1, (out_channels, channels, taps, taps)).astype(dtype)
-    b = rng.uniform(-1, 1, (out_channels,)).astype(dtype)
-    elem = TensorProto.FLOAT16 if dtype == np.float16 else TensorProto.FLOAT
-    # f16: the reference in float64 from the same f16 values, against one
-    # rounding of the result (2^-11 relative) and the f32 sums.
-    tolerance = 2e-3 if dtype == np.float16 else 1e-4
+    w = rng.uniform(-1, 1, (out_channels, channels, taps, taps)).astype(np_type)
+    b = rng.uniform(-1, 1, (out_channels,)).astype(np_type)
+
+    def initializer(name, array):
+        # Raw bytes: numpy_helper does not take ml_dtypes' bfloat16.
+        return helper.make_tensor(name, elem, array.shape, array.tobytes(),
+                                  raw=True)
+
     attrs = dict(kernel_shape=[taps, taps], pads=[pad] * 4,
                  strides=[stride, stride], dilations=[dilation, dilation])
     graph = helper.make_graph(
@@ -359,7 +372,7 @@ def test_every_variant_of_conv(tmp_path, channels, out_channels, taps, stride,
          helper.make_node("Relu", ["C"], ["Y"])], "conv",
         [helper.make_tensor_value_info("X", elem, ["B", channels, "S", "S"])],
         [helper.make_tensor_value_info("Y", elem, None)],
-        [numpy_helper.from_array(w, "W"), numpy_helper.from_array(b, "b")])
+        [initializer("W", w), initializer("b", b)])
     onnx_model = helper.make_model(graph,
                                    opset_imports=[helper.make_opsetid("", 17)])
     onnx_model.ir_version = 8
@@ -377,7 +390,7 @@ def test_every_variant_of_conv(tmp_path, channels, out_channels, taps, stride,
     assert select["model"] == "conv" and len(select["keys"]) == 2
     assert select["window"] == [channels, taps, taps, stride, stride,
                                 dilation, dilation]
-    assert select["element_bytes"] == np.dtype(dtype).itemsize
+    assert select["element_bytes"] == np.dtype(np_type).itemsize
     assert len(group["variants"]) >= 2
     art = tmp_path / "conv.dyncc"
     dyncc.compile(model, art, **options)
@@ -397,10 +410,11 @@ def test_every_variant_of_conv(tmp_path, channels, out_channels, taps, stride,
             s = sizes.get(size)
             if s is None:
                 continue
-            x = rng.uniform(-1, 1, (batch, channels, s, s)).astype(dtype)
+            x = rng.uniform(-1, 1, (batch, channels, s, s)).astype(np_type)
             y = sess.run({"X": x})["Y"]
-            assert y.dtype == dtype
-            want = conv_reference(x, w, b, stride, pad, dilation)
+            assert y.dtype == np_type
+            want = conv_reference(x.astype(np.float64), w.astype(np.float64),
+                                  b.astype(np.float64), stride, pad, dilation)
             np.testing.assert_allclose(
                 y.astype(np.float64), want, rtol=tolerance,
                 atol=tolerance * max(1.0, float(np.abs(want).max())))
