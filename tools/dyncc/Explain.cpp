@@ -29,6 +29,7 @@
 #include "dyncc/Runtime/Manifest.h"
 
 #include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <array>
@@ -314,13 +315,76 @@ cost::PlotSeries getCurve(const Manifest &manifest, const GroupInfo &group,
   return series;
 }
 
+/// For a table of three or more keys: its size, and per variant the share
+/// of the keys' box (the searched ranges, by value) where the tree picks
+/// it, with its rate at the box's smallest and largest corner.
+void printTreeSummary(llvm::raw_ostream &os, const Manifest &manifest,
+                      const GroupInfo &group, const cost::Device *device,
+                      size_t maxKeys) {
+  const VariantSelection &s = group.select;
+  size_t keys = s.table.keys;
+  if (keys > maxKeys || s.keyRanges.size() < 2 * keys)
+    return;
+  std::vector<double> share(group.variants.size(), 0);
+  size_t leaves = 0;
+  // The share of the box below node `n` over key `depth`, `weight` the
+  // share of the box its interval of the keys before it holds.
+  std::function<void(uint32_t, size_t, double)> visit =
+      [&](uint32_t n, size_t depth, double weight) {
+        const cost::IntervalTable &node = s.table.nodes[n];
+        int64_t lo = s.keyRanges[2 * depth], hi = s.keyRanges[2 * depth + 1];
+        double width = double(hi - lo + 1);
+        for (size_t i = 0; i < node.lower.size(); ++i) {
+          int64_t first = std::max(lo, node.lower[i]);
+          int64_t last = i + 1 < node.lower.size()
+                             ? std::min(hi, node.lower[i + 1] - 1)
+                             : hi;
+          if (last < first)
+            continue;
+          double part = weight * double(last - first + 1) / width;
+          if (depth + 1 < keys) {
+            visit(node.variant[i], depth + 1, part);
+          } else {
+            ++leaves;
+            if (node.variant[i] < share.size())
+              share[node.variant[i]] += part;
+          }
+        }
+      };
+  visit(0, 0, 1.0);
+  os << "  decision tree over " << keys << " keys: " << s.table.nodes.size()
+     << " nodes, " << leaves << " intervals of " << s.keyTexts[keys - 1]
+     << "\n";
+  KeyValues smallest, largest;
+  smallest.fill(1);
+  largest.fill(1);
+  for (size_t k = 0; k < keys; ++k) {
+    smallest[k] = s.keyRanges[2 * k];
+    largest[k] = s.keyRanges[2 * k + 1];
+  }
+  os << "  variant  share of the keys' box  " << getRateName(s)
+     << " (smallest - largest keys)\n";
+  for (size_t v = 0; v < share.size(); ++v)
+    os << "  v" << llvm::left_justify(std::to_string(v), 7) << " "
+       << llvm::left_justify(
+              (llvm::formatv("{0:F1}%", 100 * share[v])).str(), 22)
+       << " "
+       << formatRate(predictRate(manifest, group, device, v, smallest))
+       << " - "
+       << formatRate(predictRate(manifest, group, device, v, largest))
+       << "\n";
+}
+
 } // namespace
 
 int dyncc::explainMain(llvm::ArrayRef<std::string> args) {
   std::string path, plotPath;
+  bool wholeTree = false;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string &arg = args[i];
-    if (arg == "--plot" || arg.rfind("--plot=", 0) == 0) {
+    if (arg == "--tree") {
+      wholeTree = true;
+    } else if (arg == "--plot" || arg.rfind("--plot=", 0) == 0) {
       if (arg == "--plot") {
         if (i + 1 >= args.size())
           return fail("--plot needs a file name (FILE.svg)");
@@ -526,7 +590,15 @@ int dyncc::explainMain(llvm::ArrayRef<std::string> args) {
                       indent + "  ");
           }
         };
-    printNode(s.table.nodes[0], 0, "  ");
+    // Two keys: the tree (an outer interval a few lines). More: a summary,
+    // unless --tree asks for the whole tree (thousands of lines for a
+    // conv over the batch, rows and columns).
+    if (s.keys.size() == 2 || wholeTree) {
+      printNode(s.table.nodes[0], 0, "  ");
+    } else {
+      printTreeSummary(os, manifest, group, device, keys.size());
+      os << "  (the whole tree: dyncc explain --tree)\n";
+    }
     // The curve along the last key where the others take their smallest
     // values, and where they take their largest.
     for (bool largest : {false, true}) {
