@@ -519,19 +519,23 @@ private:
       detail = std::to_string(groups) + " groups";
     }
     if (name == "searched") {
-      std::set<std::string> gemms, rows, variants;
+      std::set<std::string> gemms, convs, rows, variants;
       module.walk([&](dg::DispatchOp dispatch) {
         auto select = dispatch->getAttrOfType<DictionaryAttr>(
             getVariantSelectAttrName());
         auto refs = select ? select.getAs<ArrayAttr>("variants") : nullptr;
         if (!refs)
           return;
-        (select.get("model") ? rows : gemms)
+        auto model = select.getAs<StringAttr>("model");
+        (!model                      ? gemms
+         : model.getValue() == "conv" ? convs
+                                      : rows)
             .insert(dispatch.getCallee().str());
         for (Attribute ref : refs)
           variants.insert(cast<FlatSymbolRefAttr>(ref).getValue().str());
       });
-      detail = std::to_string(gemms.size()) + " GEMM and " +
+      detail = std::to_string(gemms.size()) + " GEMM, " +
+               std::to_string(convs.size()) + " conv and " +
                std::to_string(rows.size()) + " row-wise kernels, " +
                std::to_string(variants.size()) + " variants for " +
                device->name;

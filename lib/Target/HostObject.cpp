@@ -10,6 +10,8 @@
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/Target/LLVMIR/Export.h"
 #include "llvm/ADT/ScopeExit.h"
+#include "llvm/Bitcode/BitcodeReader.h"
+#include "llvm/Bitcode/BitcodeWriter.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/InstIterator.h"
 #include "llvm/IR/LegacyPassManager.h"
@@ -19,10 +21,13 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
+#include "llvm/Support/ThreadPool.h"
+#include "llvm/Support/Threading.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/TargetParser/Host.h"
+#include "llvm/Transforms/Utils/SplitModule.h"
 
 using namespace mlir;
 using namespace dyncc;
@@ -119,6 +124,60 @@ static std::string findLinker() {
   return "";
 }
 
+/// Partitions the host module is split into, each optimized and compiled
+/// to an object on a thread of its own, then linked into one shared
+/// object. A fixed count, so that the object does not depend on the
+/// compiling machine's cores (threads: at most this, and the cores).
+constexpr unsigned kHostPartitions = 4;
+
+/// The portable x86-64 baseline (SSE4.2) target machine: the artifact runs
+/// on any machine that can run the run-time, not only the one that
+/// compiled it.
+static std::unique_ptr<llvm::TargetMachine>
+createHostMachine(std::string &error) {
+  llvm::Triple triple(llvm::sys::getDefaultTargetTriple());
+  std::string lookupError;
+  const llvm::Target *target =
+      llvm::TargetRegistry::lookupTarget(triple, lookupError);
+  if (!target) {
+    error = "no LLVM target for " + triple.str() + ": " + lookupError;
+    return nullptr;
+  }
+  StringRef cpu = triple.isX86() ? "x86-64-v2" : "generic";
+  llvm::TargetOptions targetOptions;
+  return std::unique_ptr<llvm::TargetMachine>(target->createTargetMachine(
+      triple, cpu, "", targetOptions, llvm::Reloc::PIC_));
+}
+
+/// Optimizes `module` (O3) and writes its object code to `path`.
+static bool emitObject(llvm::Module &module, StringRef path,
+                       std::string &error) {
+  std::unique_ptr<llvm::TargetMachine> machine = createHostMachine(error);
+  if (!machine)
+    return false;
+  module.setDataLayout(machine->createDataLayout());
+  module.setTargetTriple(machine->getTargetTriple());
+  if (llvm::Error e =
+          makeOptimizingTransformer(3, 0, machine.get())(&module)) {
+    error = "LLVM optimization failed: " + llvm::toString(std::move(e));
+    return false;
+  }
+  std::error_code ec;
+  llvm::raw_fd_ostream os(path, ec);
+  if (ec) {
+    error = "cannot write " + path.str() + ": " + ec.message();
+    return false;
+  }
+  llvm::legacy::PassManager codegen;
+  if (machine->addPassesToEmitFile(codegen, os, nullptr,
+                                   llvm::CodeGenFileType::ObjectFile)) {
+    error = "the host target cannot emit object files";
+    return false;
+  }
+  codegen.run(module);
+  return true;
+}
+
 std::optional<std::string>
 dyncc::emitHostSharedObject(ModuleOp module,
                             const std::vector<std::string> &kernels,
@@ -139,53 +198,73 @@ dyncc::emitHostSharedObject(ModuleOp module,
   if (usesBFloat16(*llvmModule))
     addBFloat16Truncation(*llvmModule);
 
-  // A portable x86-64 baseline (SSE4.2): the artifact runs on any machine
-  // that can run the run-time, not only the one that compiled it.
-  llvm::Triple triple(llvm::sys::getDefaultTargetTriple());
-  std::string lookupError;
-  const llvm::Target *target =
-      llvm::TargetRegistry::lookupTarget(triple, lookupError);
-  if (!target) {
-    error = "no LLVM target for " + triple.str() + ": " + lookupError;
-    return std::nullopt;
-  }
-  StringRef cpu = triple.isX86() ? "x86-64-v2" : "generic";
-  llvm::TargetOptions targetOptions;
-  std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
-      triple, cpu, "", targetOptions, llvm::Reloc::PIC_));
-  llvmModule->setDataLayout(machine->createDataLayout());
-  llvmModule->setTargetTriple(triple);
-  if (llvm::Error e =
-          makeOptimizingTransformer(3, 0, machine.get())(llvmModule.get())) {
-    error = "LLVM optimization failed: " + llvm::toString(std::move(e));
+  // The partitions, as bitcode: each thread reads its own into a context
+  // of its own (an LLVMContext is not shared between threads). Kernels are
+  // independent functions, so a partition loses nothing to optimize; names
+  // a partition needs from another are linked by name.
+  std::vector<SmallVector<char, 0>> parts;
+  auto keep = [&](std::unique_ptr<llvm::Module> part) {
+    bool defines = llvm::any_of(*part, [](const llvm::Function &f) {
+      return !f.isDeclaration();
+    });
+    if (!defines)
+      return;
+    SmallVector<char, 0> &bitcode = parts.emplace_back();
+    llvm::raw_svector_ostream os(bitcode);
+    llvm::WriteBitcodeToFile(*part, os);
+  };
+  if (kernels.size() > 1)
+    llvm::SplitModule(*llvmModule, kHostPartitions, keep);
+  else
+    keep(std::move(llvmModule));
+  if (parts.empty()) {
+    error = "the host module has no kernel to compile";
     return std::nullopt;
   }
 
-  SmallString<128> objectPath, sharedPath;
-  if (llvm::sys::fs::createTemporaryFile("dyncc-host", "o", objectPath) ||
-      llvm::sys::fs::createTemporaryFile("dyncc-host", "so", sharedPath)) {
+  SmallString<128> sharedPath;
+  std::vector<SmallString<128>> objectPaths(parts.size());
+  llvm::scope_exit cleanup([&] {
+    for (const SmallString<128> &path : objectPaths)
+      if (!path.empty())
+        llvm::sys::fs::remove(path);
+    if (!sharedPath.empty())
+      llvm::sys::fs::remove(sharedPath);
+  });
+  for (SmallString<128> &path : objectPaths)
+    if (llvm::sys::fs::createTemporaryFile("dyncc-host", "o", path)) {
+      error = "cannot create temporary files for the host object";
+      return std::nullopt;
+    }
+  if (llvm::sys::fs::createTemporaryFile("dyncc-host", "so", sharedPath)) {
     error = "cannot create temporary files for the host object";
     return std::nullopt;
   }
-  llvm::scope_exit cleanup([&] {
-    llvm::sys::fs::remove(objectPath);
-    llvm::sys::fs::remove(sharedPath);
-  });
+  std::vector<std::string> errors(parts.size());
   {
-    std::error_code ec;
-    llvm::raw_fd_ostream os(objectPath, ec);
-    if (ec) {
-      error = "cannot write " + objectPath.str().str() + ": " + ec.message();
-      return std::nullopt;
-    }
-    llvm::legacy::PassManager codegen;
-    if (machine->addPassesToEmitFile(codegen, os, nullptr,
-                                     llvm::CodeGenFileType::ObjectFile)) {
-      error = "the host target cannot emit object files";
-      return std::nullopt;
-    }
-    codegen.run(*llvmModule);
+    llvm::DefaultThreadPool pool(llvm::optimal_concurrency(parts.size()));
+    for (size_t i = 0; i < parts.size(); ++i)
+      pool.async([&, i] {
+        llvm::LLVMContext context;
+        llvm::Expected<std::unique_ptr<llvm::Module>> part =
+            llvm::parseBitcodeFile(
+                llvm::MemoryBufferRef(
+                    StringRef(parts[i].data(), parts[i].size()), "part"),
+                context);
+        if (!part) {
+          errors[i] = "cannot read a host partition back: " +
+                      llvm::toString(part.takeError());
+          return;
+        }
+        emitObject(**part, objectPaths[i], errors[i]);
+      });
+    pool.wait();
   }
+  for (std::string &partError : errors)
+    if (!partError.empty()) {
+      error = std::move(partError);
+      return std::nullopt;
+    }
 
   std::string linker = findLinker();
   if (linker.empty()) {
@@ -193,8 +272,10 @@ dyncc::emitHostSharedObject(ModuleOp module,
     return std::nullopt;
   }
   std::string errorMessage;
-  SmallVector<StringRef> argv{linker, "-shared",  "--no-undefined-version",
-                              "-o",   sharedPath, objectPath};
+  SmallVector<StringRef> argv{linker, "-shared", "--no-undefined-version",
+                              "-o", sharedPath};
+  for (const SmallString<128> &path : objectPaths)
+    argv.push_back(path);
   int rc = llvm::sys::ExecuteAndWait(linker, argv, std::nullopt, {}, 0, 0,
                                      &errorMessage);
   if (rc != 0) {
