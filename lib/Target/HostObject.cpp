@@ -202,25 +202,24 @@ dyncc::emitHostSharedObject(ModuleOp module,
   // of its own (an LLVMContext is not shared between threads). Kernels are
   // independent functions, so a partition loses nothing to optimize; names
   // a partition needs from another are linked by name.
+  // A model with no kernel (an Identity) still gets its (empty) object.
   std::vector<SmallVector<char, 0>> parts;
-  auto keep = [&](std::unique_ptr<llvm::Module> part) {
-    bool defines = llvm::any_of(*part, [](const llvm::Function &f) {
-      return !f.isDeclaration();
-    });
-    if (!defines)
-      return;
+  auto keep = [&](const llvm::Module &part) {
     SmallVector<char, 0> &bitcode = parts.emplace_back();
     llvm::raw_svector_ostream os(bitcode);
-    llvm::WriteBitcodeToFile(*part, os);
+    llvm::WriteBitcodeToFile(part, os);
   };
   if (kernels.size() > 1)
-    llvm::SplitModule(*llvmModule, kHostPartitions, keep);
+    llvm::SplitModule(*llvmModule, kHostPartitions,
+                      [&](std::unique_ptr<llvm::Module> part) {
+                        // Partitions the hash left without a function.
+                        if (llvm::any_of(*part, [](const llvm::Function &f) {
+                              return !f.isDeclaration();
+                            }))
+                          keep(*part);
+                      });
   else
-    keep(std::move(llvmModule));
-  if (parts.empty()) {
-    error = "the host module has no kernel to compile";
-    return std::nullopt;
-  }
+    keep(*llvmModule);
 
   SmallString<128> sharedPath;
   std::vector<SmallString<128>> objectPaths(parts.size());
