@@ -29,6 +29,8 @@
 #include "llvm/TargetParser/Host.h"
 #include "llvm/Transforms/Utils/SplitModule.h"
 
+#include <algorithm>
+
 using namespace mlir;
 using namespace dyncc;
 
@@ -124,11 +126,15 @@ static std::string findLinker() {
   return "";
 }
 
-/// Partitions the host module is split into, each optimized and compiled
-/// to an object on a thread of its own, then linked into one shared
-/// object. A fixed count, so that the object does not depend on the
-/// compiling machine's cores (threads: at most this, and the cores).
+/// The most partitions the host module is split into, each optimized and
+/// compiled to an object on a thread of its own, then linked into one
+/// shared object; and the kernels a partition takes at least (a small
+/// module compiles faster whole than split: each partition pays for a
+/// pipeline, a target machine and an object). Counts from the module, not
+/// the compiling machine's cores, so that the object is the same wherever
+/// it is compiled (threads: at most the partitions, and the cores).
 constexpr unsigned kHostPartitions = 4;
+constexpr size_t kKernelsPerPartition = 8;
 
 /// The portable x86-64 baseline (SSE4.2) target machine: the artifact runs
 /// on any machine that can run the run-time, not only the one that
@@ -201,16 +207,19 @@ dyncc::emitHostSharedObject(ModuleOp module,
   // The partitions, as bitcode: each thread reads its own into a context
   // of its own (an LLVMContext is not shared between threads). Kernels are
   // independent functions, so a partition loses nothing to optimize; names
-  // a partition needs from another are linked by name.
-  // A model with no kernel (an Identity) still gets its (empty) object.
+  // a partition needs from another are linked by name. With one partition
+  // (small modules, and one with no kernel: an Identity, whose object is
+  // empty) the module is compiled as it is.
+  unsigned partitions = unsigned(std::clamp<size_t>(
+      kernels.size() / kKernelsPerPartition, 1, kHostPartitions));
   std::vector<SmallVector<char, 0>> parts;
   auto keep = [&](const llvm::Module &part) {
     SmallVector<char, 0> &bitcode = parts.emplace_back();
     llvm::raw_svector_ostream os(bitcode);
     llvm::WriteBitcodeToFile(part, os);
   };
-  if (kernels.size() > 1)
-    llvm::SplitModule(*llvmModule, kHostPartitions,
+  if (partitions > 1)
+    llvm::SplitModule(*llvmModule, partitions,
                       [&](std::unique_ptr<llvm::Module> part) {
                         // Partitions the hash left without a function.
                         if (llvm::any_of(*part, [](const llvm::Function &f) {
@@ -218,11 +227,9 @@ dyncc::emitHostSharedObject(ModuleOp module,
                             }))
                           keep(*part);
                       });
-  else
-    keep(*llvmModule);
 
   SmallString<128> sharedPath;
-  std::vector<SmallString<128>> objectPaths(parts.size());
+  std::vector<SmallString<128>> objectPaths(std::max<size_t>(parts.size(), 1));
   llvm::scope_exit cleanup([&] {
     for (const SmallString<128> &path : objectPaths)
       if (!path.empty())
@@ -240,7 +247,10 @@ dyncc::emitHostSharedObject(ModuleOp module,
     return std::nullopt;
   }
   std::vector<std::string> errors(parts.size());
-  {
+  if (parts.empty()) {
+    if (!emitObject(*llvmModule, objectPaths[0], error))
+      return std::nullopt;
+  } else {
     llvm::DefaultThreadPool pool(llvm::optimal_concurrency(parts.size()));
     for (size_t i = 0; i < parts.size(); ++i)
       pool.async([&, i] {
