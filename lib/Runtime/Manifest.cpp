@@ -134,8 +134,6 @@ private:
   bool readGroups(const JsonValue &root);
   bool readSelection(const JsonValue &value, const std::string &path,
                      GroupInfo &group);
-  bool readIntervals(const JsonValue &object, const std::string &path,
-                     size_t variants, cost::IntervalTable &table);
   bool readNode(const JsonValue &object, const std::string &path,
                 size_t depth, size_t variants, cost::DecisionTable &table);
   bool readSteps(const JsonValue &root);
@@ -613,66 +611,49 @@ bool ManifestReader::readGroups(const JsonValue &root) {
   return true;
 }
 
-bool ManifestReader::readIntervals(const JsonValue &object,
-                                   const std::string &path, size_t variants,
-                                   cost::IntervalTable &table) {
-  const JsonValue *lower, *variant;
-  if (!getArray(object, path, "lower", lower) ||
-      !getArray(object, path, "variant", variant))
-    return false;
-  if (lower->size() == 0 || lower->size() != variant->size())
-    return fail(member(path, "variant"),
-                "needs one variant per interval, and at least one interval");
-  for (size_t i = 0; i < lower->size(); ++i) {
-    int64_t bound, index;
-    if (!readInt((*lower)[i], element(member(path, "lower"), i), bound) ||
-        !readInt((*variant)[i], element(member(path, "variant"), i), index))
-      return false;
-    if (i && bound <= table.lower.back())
-      return fail(element(member(path, "lower"), i),
-                  "interval bounds must ascend");
-    if (index < 0 || static_cast<uint64_t>(index) >= variants)
-      return fail(element(member(path, "variant"), i),
-                  "variant " + std::to_string(index) + " is out of range (" +
-                      std::to_string(variants) + " variants)");
-    table.lower.push_back(bound);
-    table.variant.push_back(static_cast<uint32_t>(index));
-  }
-  return true;
-}
-
 /// Reads the decision table's node at `object`, over key `depth`, into a
-/// new node of `table` (the one after those there): over the last key,
-/// intervals and variants; over another, intervals and the `inner` nodes
-/// over the next key.
+/// new node of `table` (the one after those there): ascending `lower`
+/// bounds and, per interval, over the last key a `variant`, over another
+/// the `inner` node over the next key.
 bool ManifestReader::readNode(const JsonValue &object, const std::string &path,
                               size_t depth, size_t variants,
                               cost::DecisionTable &table) {
   size_t index = table.nodes.size();
   table.nodes.emplace_back();
-  if (depth + 1 >= table.keys)
-    return readIntervals(object, path, variants, table.nodes[index]);
-  const JsonValue *lower, *inner;
+  bool last = depth + 1 >= table.keys;
+  const char *field = last ? "variant" : "inner";
+  const JsonValue *lower, *next;
   if (!getArray(object, path, "lower", lower) ||
-      !getArray(object, path, "inner", inner))
+      !getArray(object, path, field, next))
     return false;
-  if (lower->size() == 0 || lower->size() != inner->size())
-    return fail(member(path, "inner"),
-                "needs one table per interval, and at least one interval");
+  if (lower->size() == 0 || lower->size() != next->size())
+    return fail(member(path, field),
+                last ? "needs one variant per interval, and at least one "
+                       "interval"
+                     : "needs one table per interval, and at least one "
+                       "interval");
   for (size_t i = 0; i < lower->size(); ++i) {
-    int64_t bound;
-    std::string at = element(member(path, "inner"), i);
-    if (!readInt((*lower)[i], element(member(path, "lower"), i), bound))
+    std::string at = element(member(path, field), i);
+    int64_t bound, variant = 0;
+    if (!readInt((*lower)[i], element(member(path, "lower"), i), bound) ||
+        (last && !readInt((*next)[i], at, variant)))
       return false;
     if (i && bound <= table.nodes[index].lower.back())
       return fail(element(member(path, "lower"), i),
                   "interval bounds must ascend");
-    size_t child = table.nodes.size();
-    if (!expectObject((*inner)[i], at) ||
-        !readNode((*inner)[i], at, depth + 1, variants, table))
-      return false;
+    if (last && (variant < 0 || static_cast<uint64_t>(variant) >= variants))
+      return fail(at, "variant " + std::to_string(variant) +
+                          " is out of range (" + std::to_string(variants) +
+                          " variants)");
+    // Over another key: the node over the next, read after those there.
+    if (!last) {
+      variant = static_cast<int64_t>(table.nodes.size());
+      if (!expectObject((*next)[i], at) ||
+          !readNode((*next)[i], at, depth + 1, variants, table))
+        return false;
+    }
     table.nodes[index].lower.push_back(bound);
-    table.nodes[index].variant.push_back(static_cast<uint32_t>(child));
+    table.nodes[index].variant.push_back(static_cast<uint32_t>(variant));
   }
   return true;
 }

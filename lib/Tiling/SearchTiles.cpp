@@ -672,7 +672,8 @@ struct SearchTiles final
           setReason(dispatch, why);
           continue;
         }
-        if (auto it = searchOf.find(space->str()); it != searchOf.end()) {
+        std::string problem = space->str();
+        if (auto it = searchOf.find(problem); it != searchOf.end()) {
           kernelPending.push_back({dispatch, it->second});
           continue;
         }
@@ -687,7 +688,7 @@ struct SearchTiles final
                                   : "no candidate tile");
           continue;
         }
-        searchOf.insert({space->str(), searches.size()});
+        searchOf.insert({std::move(problem), searches.size()});
         kernelPending.push_back({dispatch, searches.size()});
         searches.push_back({*space, &tiles, Selection()});
       }

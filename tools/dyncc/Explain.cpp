@@ -319,11 +319,10 @@ cost::PlotSeries getCurve(const Manifest &manifest, const GroupInfo &group,
 /// of the keys' box (the searched ranges, by value) where the tree picks
 /// it, with its rate at the box's smallest and largest corner.
 void printTreeSummary(llvm::raw_ostream &os, const Manifest &manifest,
-                      const GroupInfo &group, const cost::Device *device,
-                      size_t maxKeys) {
+                      const GroupInfo &group, const cost::Device *device) {
   const VariantSelection &s = group.select;
   size_t keys = s.table.keys;
-  if (keys > maxKeys || s.keyRanges.size() < 2 * keys)
+  if (s.keyRanges.size() < 2 * keys)
     return;
   std::vector<double> share(group.variants.size(), 0);
   size_t leaves = 0;
@@ -334,11 +333,9 @@ void printTreeSummary(llvm::raw_ostream &os, const Manifest &manifest,
         const cost::IntervalTable &node = s.table.nodes[n];
         int64_t lo = s.keyRanges[2 * depth], hi = s.keyRanges[2 * depth + 1];
         double width = double(hi - lo + 1);
-        for (size_t i = 0; i < node.lower.size(); ++i) {
-          int64_t first = std::max(lo, node.lower[i]);
-          int64_t last = i + 1 < node.lower.size()
-                             ? std::min(hi, node.lower[i + 1] - 1)
-                             : hi;
+        for (auto [i, range] : llvm::enumerate(getIntervals(node.lower, hi))) {
+          int64_t first = std::max(lo, range.first);
+          int64_t last = std::min(hi, range.second);
           if (last < first)
             continue;
           double part = weight * double(last - first + 1) / width;
@@ -596,7 +593,7 @@ int dyncc::explainMain(llvm::ArrayRef<std::string> args) {
     if (s.keys.size() == 2 || wholeTree) {
       printNode(s.table.nodes[0], 0, "  ");
     } else {
-      printTreeSummary(os, manifest, group, device, keys.size());
+      printTreeSummary(os, manifest, group, device);
       os << "  (the whole tree: dyncc explain --tree)\n";
     }
     // The curve along the last key where the others take their smallest
