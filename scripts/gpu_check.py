@@ -3,29 +3,33 @@
 # SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """The GPU check, run from a bundle that scripts/gpu_bundle.py packed:
 
-    python3 check.py [--out DIR] [--runtime-build DIR] [--fake-driver LIB]
+    python3 check.py [--out DIR] [--budget SECONDS] [--runtime-build DIR]
+                     [--fake-driver LIB]
 
 1. Builds the run-time alone from src/ (CMake, -DDYNCC_RUNTIME_ONLY=ON), or
-   uses --runtime-build's.
+   uses --runtime-build's, and measures the device's two ceilings (a
+   device-to-device copy, a bf16 8192^3 torch.matmul).
 2. For each model of bundle.json, at each dynamic size: runs its artifact on
    cuda:0 and on the cpu, and onnxruntime on the ONNX file, on the same
    inputs (dyncc_models.reference), and compares within issue 8's
-   tolerances: CUDA against onnxruntime, CUDA against the CPU session.
-3. Where torch sees a GPU: hands the inputs over as torch CUDA tensors
-   (DLPack, no copy) and takes the outputs back with torch.from_dlpack.
-4. Times a shape sweep of each artifact (`dyncc-run bench`) and tunes the
-   models marked `tune` (`dyncc-run tune`: the selection regret). Entries
-   marked `gpu` (H100, H200: searched for that device's description) are
-   checked only on that GPU, where torch names it.
-5. Measures the device's two ceilings (a device-to-device copy, a bf16
-   8192^3 torch.matmul) and times the models marked `versus_torch` against
-   the same matmuls through torch (cuBLAS) at each M listed: the ratio
-   t_cublas / t_dyncc, side by side in one process.
-6. Runs each packed ONNX node test (static and --force-dynamic, those that
+   tolerances: CUDA against onnxruntime, CUDA against the CPU session, a
+   replayed CUDA graph against the CPU session. Where torch sees a GPU:
+   hands the inputs over as torch CUDA tensors (DLPack, no copy) and takes
+   the outputs back with torch.from_dlpack. Entries marked `gpu` (H100,
+   H200: searched for that device's description) are checked only on that
+   GPU, where torch names it.
+3. Times the models marked `versus_torch` against the same matmuls through
+   torch (cuBLAS) at each M listed: the ratio t_cublas / t_dyncc, side by
+   side in one process.
+4. Tunes the models marked `tune` (`dyncc-run tune`: the selection regret)
+   and times a shape sweep of each artifact (`dyncc-run bench`).
+5. Runs each packed ONNX node test (static and --force-dynamic, those that
    pass on the CPU where the bundle was made) on cuda:0 against its
    expected outputs, with the same tolerances (issue 8).
-7. Writes results.json and results.md to --out and prints the table. Exits 1
-   if any comparison failed.
+6. Writes results.json and results.md to --out after every stage (a run
+   the lease stops leaves what it measured) and prints the table. With
+   --budget, a stage not begun in time is skipped and named as skipped.
+   Exits 1 if any comparison failed.
 
 --fake-driver runs it all without a GPU on the test suite's fake driver
 (which runs each launch with the artifact's host code): how the tests check
@@ -267,11 +271,55 @@ def versus_svg(rows, title):
     return "\n".join(out) + "\n"
 
 
+def write_results(out, state):
+    """results.json and results.md from what has run so far: written after
+    every stage, so a run stopped by the lease's limit leaves its tables."""
+    rows, versus, logs = state["rows"], state["versus"], state["logs"]
+    node_results, environment = state["nodes"], state["environment"]
+    node_failures = [(label, p) for label, p in node_results if p]
+    (out / "results.json").write_text(json.dumps(
+        {"device": state["device"], "environment": environment, "rows": rows,
+         "versus_torch": versus, "logs": logs,
+         "nodes": [{"test": label, "problem": p} for label, p in node_results],
+         "skipped": state["skipped"]}, indent=1))
+    lines = [f"device: {state['device']}", "",
+             "| model | dynamic | ok | device ms | detail |",
+             "|---|---|---|---|---|"]
+    lines += [f"| {r['model']} | {r['dynamic']} | {'yes' if r['ok'] else 'NO'}"
+              f" | {r.get('device_ms', 0):.4f} | {r['detail']} |" for r in rows]
+    if environment:
+        lines += ["", f"ceilings: copy {environment['copy_TBps']:.2f} TB/s, "
+                  f"bf16 matmul {environment['bf16_matmul_TFLOPs']:.0f} "
+                  f"TFLOP/s (torch {environment['torch']})"]
+    if versus:
+        lines += ["", "| model | M | dyncc ms | TFLOP/s | torch ms | TFLOP/s "
+                  "| t_cublas/t_dyncc |", "|---|---|---|---|---|---|---|"]
+        lines += [f"| {v['model']} | {v['M']} | {v['dyncc_ms']:.4f} | "
+                  f"{v['dyncc_TFLOPs']:.1f} | {v['torch_ms']:.4f} | "
+                  f"{v['torch_TFLOPs']:.1f} | {v['ratio']:.3f} |"
+                  for v in versus]
+    if node_results:
+        lines += ["", f"node tests on cuda:0: {len(node_results) - len(node_failures)}"
+                  f" of {len(node_results)} pass"]
+        lines += [f"- FAIL {label}: {p}" for label, p in node_failures]
+    if state["skipped"]:
+        lines += ["", "skipped (past the time budget): " +
+                  ", ".join(state["skipped"])]
+    for title, text in logs.items():
+        lines += ["", f"## {title}", "", "```", text.rstrip(), "```"]
+    (out / "results.md").write_text("\n".join(lines) + "\n")
+    return lines
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--out", type=Path, default=HERE / "results")
     parser.add_argument("--runtime-build", type=Path)
     parser.add_argument("--fake-driver", type=Path)
+    parser.add_argument("--budget", type=float, default=0, metavar="SECONDS",
+                        help="stages not begun this long after the start "
+                        "are skipped, and reported as skipped (0: no limit); "
+                        "tool runs stop at the budget plus a minute")
     parser.add_argument("--plot-from", type=Path, metavar="RESULTS_JSON",
                         help="only draw versus_torch.svg (into --out) from "
                         "a results.json")
@@ -283,22 +331,38 @@ def main():
             results["versus_torch"], "dyncc vs torch.matmul (cuBLAS) on "
             f"{results['environment'].get('gpu', '?')}"))
         return 0
+    started = time.time()
+    state = {"device": "", "environment": {}, "rows": [], "versus": [],
+             "logs": {}, "nodes": [], "skipped": []}
+
+    def past_budget(what):
+        if args.budget and time.time() - started > args.budget:
+            state["skipped"].append(what)
+            print(f"SKIP {what}: past the {args.budget:.0f} s budget",
+                  flush=True)
+            return True
+        return False
+
+    def tool_timeout():
+        if not args.budget:
+            return 240
+        return max(30, min(240, args.budget + 60 - (time.time() - started)))
+
     build = args.runtime_build or (HERE / "build")
     if not args.runtime_build:
         start = time.time()
         build_runtime(build)
-        print(f"built the run-time in {time.time() - start:.0f} s")
+        print(f"built the run-time in {time.time() - start:.0f} s", flush=True)
     os.environ["DYNCC_RUNTIME_LIB"] = str(build / "lib" /
                                           "libdyncc_runtime.so")
     if args.fake_driver:
         os.environ["DYNCC_CUDA_DRIVER"] = str(args.fake_driver)
     sys.path.insert(0, str(HERE / "python"))
-    import numpy as np
     import dyncc
     from dyncc_models import reference
 
     bundle = json.loads((HERE / "bundle.json").read_text())
-    rows, failures = [], 0
+    rows, failures = state["rows"], 0
     torch = None
     if not args.fake_driver:
         try:
@@ -308,10 +372,10 @@ def main():
         except ImportError:
             pass
     gpu_name = torch.cuda.get_device_name() if torch is not None else ""
-    environment = {}
+    environment = state["environment"]
     if torch is not None:
-        environment = {"torch": torch.__version__, "gpu": gpu_name,
-                       "copy_TBps": 0.0, "bf16_matmul_TFLOPs": 0.0}
+        environment.update({"torch": torch.__version__, "gpu": gpu_name,
+                            "copy_TBps": 0.0, "bf16_matmul_TFLOPs": 0.0})
         try:
             environment.update(ceilings(torch))
         except Exception as error:  # measured where torch can, else zeros
@@ -322,7 +386,11 @@ def main():
     # Entries searched for another GPU's description are left out.
     models = [e for e in bundle["models"]
               if not (gpu_name and e.get("gpu") and e["gpu"] not in gpu_name)]
+
+    # 1. Each model on cuda:0 against the CPU session and onnxruntime.
     for entry in models:
+        if past_budget(f"compare {entry['name']}"):
+            continue
         model = HERE / entry["model"]
         artifact = HERE / entry["artifact"]
         if args.fake_driver:
@@ -330,6 +398,7 @@ def main():
                 host_code(artifact, args.out / f"{entry['name']}.so"))
         art = dyncc.load(str(artifact))
         cpu, gpu = art.session("cpu"), art.session("cuda:0")
+        state["device"] = state["device"] or gpu.device
         try:
             ort = reference.onnxruntime_session(model)
         except ImportError:
@@ -380,18 +449,32 @@ def main():
             print(f"{'ok  ' if row['ok'] else 'FAIL'} {entry['name']} "
                   f"dynamic={dynamic} device {row.get('device_ms', 0):.4f} ms: "
                   f"{row['detail']}", flush=True)
+        gpu.close()
+        cpu.close()
+        art.close()
+    write_results(args.out, state)
 
-    node_results = run_node_tests(bundle.get("nodes", []), dyncc, args.out,
-                                  args.fake_driver)
-    node_failures = [(label, p) for label, p in node_results if p]
-    failures += len(node_failures)
-    if node_results:
-        print(f"node tests on cuda:0: {len(node_results) - len(node_failures)}"
-              f" of {len(node_results)} pass", flush=True)
+    # 2. The dense layers against the same matmuls through torch (cuBLAS).
+    for entry in models:
+        if torch is None or not entry.get("versus_torch"):
+            continue
+        if past_budget(f"versus torch {entry['name']}"):
+            continue
+        art = dyncc.load(str(HERE / entry["artifact"]))
+        try:
+            state["versus"] += versus_torch(entry, art, torch, reference)
+        except Exception as error:  # one line per failure, then go on
+            failures += 1
+            print(f"FAIL versus torch {entry['name']}: {error}")
+        art.close()
+    if state["versus"]:
+        (args.out / "versus_torch.svg").write_text(versus_svg(
+            state["versus"], f"dyncc vs torch.matmul (cuBLAS) on {gpu_name}"))
+    write_results(args.out, state)
 
-    # Timings and tuning through the run-time-only tool.
+    # 3. Timings and tuning through the run-time-only tool.
     tool = build / "bin" / "dyncc-run"
-    logs = {}
+    logs = state["logs"]
     for entry in models:
         artifact = HERE / entry["artifact"]
         if args.fake_driver:
@@ -404,77 +487,55 @@ def main():
         repeat = "3" if args.fake_driver else "20"
         sweep = [str(tool), "bench", str(artifact), "--device", "cuda:0",
                  "--repeat", repeat, *entry.get("bench_args", [])]
-        bench = run_tool(sweep)
-        logs[f"bench {entry['name']}"] = bench.stdout + bench.stderr
-        if bench.returncode != 0:
-            failures += 1
-            print(f"FAIL bench {entry['name']}: {bench.stderr.strip()}")
-        if entry.get("graphs_ab") and not args.fake_driver:
-            # The same sweep launching kernel by kernel: what graphs save.
-            bench = run_tool(sweep, env=dict(os.environ,
-                                             DYNCC_CUDA_GRAPHS="0"))
-            logs[f"bench {entry['name']} (graphs off)"] = (bench.stdout +
-                                                           bench.stderr)
-        if entry.get("tune"):
+        if entry.get("tune") and not past_budget(f"tune {entry['name']}"):
             tune = run_tool(
                 [str(tool), "tune", str(artifact), "-o",
                  str(args.out / f"{entry['name']}.tuned.dyncc"), "--repeat",
                  "2" if args.fake_driver else "10",
-                 *entry.get("tune_args", [])])
+                 *entry.get("tune_args", [])], timeout=tool_timeout())
             logs[f"tune {entry['name']}"] = tune.stdout + tune.stderr
             if tune.returncode != 0:
                 failures += 1
                 print(f"FAIL tune {entry['name']}: {tune.stderr.strip()}")
             else:
-                print(tune.stdout.strip().splitlines()[-1])
-
-    versus = []
-    for entry in models:
-        if torch is not None and entry.get("versus_torch"):
-            art = dyncc.load(str(HERE / entry["artifact"]))
-            try:
-                versus += versus_torch(entry, art, torch, reference)
-            except Exception as error:  # one line per failure, then go on
+                print(tune.stdout.strip().splitlines()[-1], flush=True)
+            write_results(args.out, state)
+        if entry.get("bench", True) and not past_budget(
+                f"bench {entry['name']}"):
+            bench = run_tool(sweep, timeout=tool_timeout())
+            logs[f"bench {entry['name']}"] = bench.stdout + bench.stderr
+            if bench.returncode != 0:
                 failures += 1
-                print(f"FAIL versus torch {entry['name']}: {error}")
-            art.close()
+                print(f"FAIL bench {entry['name']}: {bench.stderr.strip()}")
+            if entry.get("graphs_ab") and not args.fake_driver:
+                # The same sweep launching kernel by kernel: what graphs save.
+                bench = run_tool(sweep, timeout=tool_timeout(),
+                                 env=dict(os.environ, DYNCC_CUDA_GRAPHS="0"))
+                logs[f"bench {entry['name']} (graphs off)"] = (bench.stdout +
+                                                               bench.stderr)
+            write_results(args.out, state)
 
-    if versus:
-        (args.out / "versus_torch.svg").write_text(versus_svg(
-            versus, f"dyncc vs torch.matmul (cuBLAS) on {gpu_name}"))
-    (args.out / "results.json").write_text(json.dumps(
-        {"device": gpu.device, "environment": environment, "rows": rows,
-         "versus_torch": versus, "logs": logs,
-         "nodes": [{"test": label, "problem": p} for label, p in node_results]},
-        indent=1))
-    lines = [f"device: {gpu.device}", "",
-             "| model | dynamic | ok | device ms | detail |",
-             "|---|---|---|---|---|"]
-    lines += [f"| {r['model']} | {r['dynamic']} | {'yes' if r['ok'] else 'NO'}"
-              f" | {r.get('device_ms', 0):.4f} | {r['detail']} |" for r in rows]
-    if environment:
-        lines += ["", f"ceilings: copy {environment['copy_TBps']:.2f} TB/s, "
-                  f"bf16 matmul {environment['bf16_matmul_TFLOPs']:.0f} "
-                  f"TFLOP/s (torch {environment['torch']})"]
-    if versus:
-        lines += ["", "| model | M | dyncc ms | TFLOP/s | torch ms | TFLOP/s "
-                  "| t_cublas/t_dyncc |", "|---|---|---|---|---|---|---|"]
-        lines += [f"| {v['model']} | {v['M']} | {v['dyncc_ms']:.4f} | "
-                  f"{v['dyncc_TFLOPs']:.1f} | {v['torch_ms']:.4f} | "
-                  f"{v['torch_TFLOPs']:.1f} | {v['ratio']:.3f} |"
-                  for v in versus]
-    if node_results:
-        lines += ["", f"node tests on cuda:0: {len(node_results) - len(node_failures)}"
-                  f" of {len(node_results)} pass"]
-        lines += [f"- FAIL {label}: {p}" for label, p in node_failures]
-    for title, text in logs.items():
-        lines += ["", f"## {title}", "", "```", text.rstrip(), "```"]
-    (args.out / "results.md").write_text("\n".join(lines) + "\n")
+    # 4. The ONNX node tests on cuda:0.
+    nodes = bundle.get("nodes", [])
+    if nodes and not past_budget(f"{len(nodes)} node tests"):
+        state["nodes"] = run_node_tests(nodes, dyncc, args.out,
+                                        args.fake_driver)
+    node_failures = [(label, p) for label, p in state["nodes"] if p]
+    failures += len(node_failures)
+    if state["nodes"]:
+        print(f"node tests on cuda:0: "
+              f"{len(state['nodes']) - len(node_failures)} of "
+              f"{len(state['nodes'])} pass", flush=True)
+
+    lines = write_results(args.out, state)
     for line in lines:
         if line.startswith("| bert") or line.startswith("ceilings"):
             print(line)
+    skipped = (f", {len(state['skipped'])} stages skipped (budget)"
+               if state["skipped"] else "")
     print(f"{len(rows) - sum(not r['ok'] for r in rows)} of {len(rows)} "
-          f"comparisons passed, {failures} failures; results in {args.out}")
+          f"comparisons passed, {failures} failures{skipped}; results in "
+          f"{args.out} after {time.time() - started:.0f} s")
     return 1 if failures else 0
 
 
