@@ -1617,6 +1617,23 @@ static bool isMultipleOf(Value v, int64_t n, unsigned depth) {
     return allResultsMultipleOf(
         apply.getAffineMap(), apply.getMapOperands(), n,
         [&](Value operand) { return isMultipleOf(operand, n, depth + 1); });
+  // Split-K's k offset: part * (K / parts) + k, linearized. Each index
+  // times its stride (the product of the basis after it) is a multiple.
+  if (auto linearize = v.getDefiningOp<affine::AffineLinearizeIndexOp>()) {
+    SmallVector<OpFoldResult> basis = linearize.getPaddedBasis();
+    ValueRange indices = linearize.getMultiIndex();
+    std::optional<int64_t> stride = 1;
+    for (int64_t i = static_cast<int64_t>(indices.size()) - 1; i >= 0; --i) {
+      if (!(stride && *stride % n == 0) &&
+          !isMultipleOf(indices[i], n, depth + 1))
+        return false;
+      std::optional<int64_t> bound =
+          basis[i] ? getConstantIntValue(basis[i]) : std::nullopt;
+      stride = stride && bound ? std::optional<int64_t>(*stride * *bound)
+                               : std::nullopt;
+    }
+    return true;
+  }
   if (auto mul = v.getDefiningOp<arith::MulIOp>())
     return isMultipleOf(mul.getLhs(), n, depth + 1) ||
            isMultipleOf(mul.getRhs(), n, depth + 1);
@@ -1646,7 +1663,13 @@ static bool isAlignedArgumentSlice(Value tensor, int64_t n,
         return false;
       tensor = slice.getSource();
     } else if (auto expand = dyn_cast<tensor::ExpandShapeOp>(def)) {
-      if (expand.getReassociationIndices().back().size() != 1)
+      // Splitting the innermost dimension (split-K's [M, K] -> [M, parts,
+      // K / parts]) keeps every vector at a multiple of `n` aligned where
+      // the new innermost extent is a multiple of `n`: an element's offset
+      // in the source row is a sum of multiples of it.
+      int64_t innermost = expand.getResultType().getShape().back();
+      if (expand.getReassociationIndices().back().size() != 1 &&
+          (ShapedType::isDynamic(innermost) || innermost % n != 0))
         return false;
       tensor = expand.getSrc();
     } else if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(def)) {
