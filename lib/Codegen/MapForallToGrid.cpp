@@ -131,21 +131,27 @@ struct SharedAccess {
   }
 };
 
+/// The workgroup-memory reads and writes of `op` itself.
+static SharedAccess getOwnSharedAccess(MemoryEffectOpInterface op) {
+  SharedAccess access;
+  SmallVector<MemoryEffects::EffectInstance> effects;
+  op.getEffects(effects);
+  for (const MemoryEffects::EffectInstance &effect : effects) {
+    Value value = effect.getValue();
+    auto type = value ? dyn_cast<MemRefType>(value.getType()) : MemRefType();
+    if (!type || !isWorkgroupMemory(type))
+      continue;
+    access.reads |= isa<MemoryEffects::Read>(effect.getEffect());
+    access.writes |= isa<MemoryEffects::Write>(effect.getEffect());
+  }
+  return access;
+}
+
 /// The workgroup-memory reads and writes of the ops in `forall`.
 static SharedAccess getSharedAccess(scf::ForallOp forall) {
   SharedAccess access;
-  forall.getBody()->walk([&](MemoryEffectOpInterface op) {
-    SmallVector<MemoryEffects::EffectInstance> effects;
-    op.getEffects(effects);
-    for (const MemoryEffects::EffectInstance &effect : effects) {
-      Value value = effect.getValue();
-      auto type = value ? dyn_cast<MemRefType>(value.getType()) : MemRefType();
-      if (!type || !isWorkgroupMemory(type))
-        continue;
-      access.reads |= isa<MemoryEffects::Read>(effect.getEffect());
-      access.writes |= isa<MemoryEffects::Write>(effect.getEffect());
-    }
-  });
+  forall.getBody()->walk(
+      [&](MemoryEffectOpInterface op) { access |= getOwnSharedAccess(op); });
   return access;
 }
 
@@ -187,24 +193,32 @@ static FailureOr<SharedAccess> placeBarriers(RewriterBase &rewriter,
     SharedAccess access;
     if (isThreadForall(&op)) {
       access = getSharedAccess(cast<scf::ForallOp>(op));
-    } else if (op.getNumRegions() != 0) {
+    } else {
+      // An op of the whole block (every thread runs it whole) that reads or
+      // writes shared memory is ordered like a thread forall.
+      if (auto effects = dyn_cast<MemoryEffectOpInterface>(&op))
+        access = getOwnSharedAccess(effects);
+    }
+    if (!isThreadForall(&op) && op.getNumRegions() != 0) {
+      SharedAccess regions;
       for (Region &region : op.getRegions())
         for (Block &inner : region) {
           FailureOr<SharedAccess> innerAccess =
               placeBarriers(rewriter, inner, isa<scf::ForOp, scf::WhileOp>(op));
           if (failed(innerAccess))
             return failure();
-          access |= *innerAccess;
+          regions |= *innerAccess;
         }
       // Only block-uniform control flow may hold barriers: the block
       // forall's body, k-step loops, and conditions outside thread foralls
       // (no thread id exists before mapping, so all threads agree on them:
       // the skipped copies of a pipeline's steps past the end).
-      if (access.any() && !isMappedForall<gpu::GPUBlockMappingAttr>(&op) &&
+      if (regions.any() && !isMappedForall<gpu::GPUBlockMappingAttr>(&op) &&
           !isa<scf::ForOp, scf::IfOp>(op))
         return op.emitOpError("holds shared-memory accesses of threads "
                               "under control flow that may diverge within a "
                               "block; no barrier can be placed");
+      access |= regions;
     }
     if (access.any())
       accesses.push_back({&op, access});

@@ -2415,6 +2415,19 @@ static bool padForStaticProducts(RewriterBase &rewriter, Operation *blockLoop,
     result = tensor::ExpandShapeOp::create(rewriter, loc, accType, result,
                                            groups, sizes);
   }
+  // With no epilogue (the product was the root: an f32 GEMM, a split-K
+  // part), the block's part of the accumulator is written out by an
+  // explicit copy into the output's tile, the new root, which the block's
+  // threads share like an epilogue. Left implicit, the insertion into the
+  // output became a block-level copy that every thread ran whole, after no
+  // barrier: on an H200 a 128x256 f32 block spent most of its time there,
+  // each thread storing all 32768 elements.
+  if (op->hasAttr(kRootMark)) {
+    auto copy = linalg::CopyOp::create(rewriter, loc, result,
+                                       fill.getOutputs()[0]);
+    copy->setAttr(kRootMark, rewriter.getUnitAttr());
+    result = copy.getResult(0);
+  }
   rewriter.replaceOp(op, result);
   return true;
 }

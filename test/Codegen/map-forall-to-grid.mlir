@@ -245,3 +245,28 @@ func.func @dynamic_shared(%x: memref<?xf32>) attributes {dyncc.kernel} {
   } {mapping = [#gpu.thread<x>]}
   return
 }
+
+// -----
+
+// An op of the whole block (every thread runs it whole) that reads what the
+// threads wrote to shared memory is ordered after them by a barrier, as a
+// thread forall is.
+// GPU-LABEL: gpu.func @block_level_read
+//       GPU:   scf.for
+//       GPU:     memref.store
+//       GPU:   gpu.barrier
+//  GPU-NEXT:   linalg.copy
+// CPU-LABEL: func.func @block_level_read
+//   CPU-NOT:   gpu.barrier
+func.func @block_level_read(%n: index, %out: memref<?x128xf32>) attributes {dyncc.kernel} {
+  %one = arith.constant 1.0 : f32
+  %tile = memref.alloc() : memref<128xf32, #gpu.address_space<workgroup>>
+  scf.forall (%b) in (%n) {
+    scf.forall (%i) in (128) {
+      memref.store %one, %tile[%i] : memref<128xf32, #gpu.address_space<workgroup>>
+    } {mapping = [#gpu.thread<x>]}
+    %row = memref.subview %out[%b, 0] [1, 128] [1, 1] : memref<?x128xf32> to memref<128xf32, strided<[1], offset: ?>>
+    linalg.copy ins(%tile : memref<128xf32, #gpu.address_space<workgroup>>) outs(%row : memref<128xf32, strided<[1], offset: ?>>)
+  } {mapping = [#gpu.block<x>]}
+  return
+}

@@ -26,6 +26,12 @@ elif kind == "prologue":
     nodes = [helper.make_node("Relu", ["X"], ["R"], name="relu"),
              helper.make_node("MatMul", ["R", "W"], ["Y"], name="matmul")]
     inits = [numpy_helper.from_array(w, "W")]
+elif kind == "matmul":
+    # A product with nothing fused after it: the block's accumulator is
+    # the result.
+    w = np.arange(64, dtype=np.float32).reshape(8, 8) / 64
+    nodes = [helper.make_node("MatMul", ["X", "W"], ["Y"], name="matmul")]
+    inits = [numpy_helper.from_array(w, "W")]
 elif kind == "kmismatch":
     w = np.ones((9, 8), dtype=np.float32)
     nodes = [helper.make_node("MatMul", ["X", "W"], ["Y"], name="bad_matmul")]
