@@ -198,8 +198,7 @@ static FailureOr<SharedAccess> placeBarriers(RewriterBase &rewriter,
       // writes shared memory is ordered like a thread forall.
       if (auto effects = dyn_cast<MemoryEffectOpInterface>(&op))
         access = getOwnSharedAccess(effects);
-    }
-    if (!isThreadForall(&op) && op.getNumRegions() != 0) {
+      // A region op counts as the accesses of the thread foralls it holds.
       SharedAccess regions;
       for (Region &region : op.getRegions())
         for (Block &inner : region) {

@@ -1644,7 +1644,8 @@ static bool isMultipleOf(Value v, int64_t n, unsigned depth) {
 }
 
 /// True if `tensor` is a kernel argument (global memory), or a view of one
-/// (unit-stride slices and reshapes that keep its innermost dimension), in
+/// (unit-stride slices, reshapes that keep its innermost dimension, and
+/// expansions that split it into an innermost extent that `n` divides), in
 /// which every vector of `n` elements along the innermost dimension
 /// starting at a multiple of `n` is aligned to its size: the argument's
 /// innermost extent and every slice's innermost offset are multiples of
