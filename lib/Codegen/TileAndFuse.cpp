@@ -976,7 +976,7 @@ static FailureOr<TilingInterface>
 tileLevel(RewriterBase &rewriter, TilingInterface root, ArrayRef<int64_t> sizes,
           bool threads, bool deferPads, bool fuseDestinations = true,
           bool fusePads = true, bool warps = false,
-          ArrayRef<int64_t> order = {}) {
+          ArrayRef<int64_t> order = {}, bool linear = false) {
   MLIRContext *ctx = rewriter.getContext();
   size_t numLoops = root.getLoopIteratorTypes().size();
   SmallVector<int64_t> allSizes(sizes.begin(), sizes.end());
@@ -990,7 +990,13 @@ tileLevel(RewriterBase &rewriter, TilingInterface root, ArrayRef<int64_t> sizes,
   // The forall's mapping, per tiled loop in loop order.
   SmallVector<int64_t> gridLoops = getGridLoops(allSizes, order);
   SmallVector<Attribute> mapping;
-  for (int64_t loop : getGridLoops(allSizes, {})) {
+  // One loop over all the block's threads as one linear dimension.
+  if (linear && threads && tiled == 1)
+    mapping.push_back(
+        gpu::GPUThreadMappingAttr::get(ctx, gpu::MappingId::LinearDim0));
+  for (int64_t loop : linear && threads && tiled == 1
+                          ? SmallVector<int64_t>{}
+                          : getGridLoops(allSizes, {})) {
     gpu::MappingId id =
         getMappingId(llvm::find(gridLoops, loop) - gridLoops.begin(), tiled);
     mapping.push_back(warps ? Attribute(gpu::GPUWarpMappingAttr::get(ctx, id))
@@ -2019,6 +2025,34 @@ promoteOperands(RewriterBase &rewriter, linalg::LinalgOp op, int64_t &budget,
 /// Thread tile sizes for an op writing a shared tile of `bounds` (static
 /// upper bounds): the innermost three dimensions are spread over the
 /// block's threads along x, y and z (`threads`, innermost first).
+/// Where a shared tile has one dimension past 1 and the thread axes
+/// (`threads`, innermost first, along its three innermost dimensions) give
+/// it at most half the block's threads, that dimension alone, one element
+/// per iteration of a loop over all the block's threads as one linear
+/// dimension: a conv's filter tap `[64 x 1 x 1 x 1]`, which the axes would
+/// leave to one thread. Otherwise nothing (getSharingSizes).
+static std::optional<SmallVector<int64_t>>
+getLinearSharingSizes(ArrayRef<int64_t> bounds, ArrayRef<int64_t> threads) {
+  int64_t rank = bounds.size();
+  SmallVector<int64_t> wide;
+  for (int64_t d = 0; d < rank; ++d)
+    if (bounds[d] > 1)
+      wide.push_back(d);
+  if (wide.size() != 1)
+    return std::nullopt;
+  int64_t axis = rank - 1 - wide.front();
+  int64_t along = axis < 3 && axis < static_cast<int64_t>(threads.size())
+                      ? threads[axis]
+                      : 1;
+  int64_t all = std::accumulate(threads.begin(), threads.end(), int64_t{1},
+                                std::multiplies<>());
+  if (2 * along > all)
+    return std::nullopt;
+  SmallVector<int64_t> sizes(rank, 0);
+  sizes[wide.front()] = 1;
+  return sizes;
+}
+
 static SmallVector<int64_t> getSharingSizes(ArrayRef<int64_t> bounds,
                                             ArrayRef<int64_t> threads) {
   int64_t rank = bounds.size();
@@ -2481,10 +2515,13 @@ static LogicalResult tileGemmBlock(RewriterBase &rewriter,
         rewriter, step, budget, staticProduct ? &chunked : nullptr);
     if (succeeded(shared)) {
       for (auto &[op, bounds] : *shared) {
+        std::optional<SmallVector<int64_t>> linear =
+            getLinearSharingSizes(bounds, threads);
         FailureOr<TilingInterface> tiled = tileLevel(
-            rewriter, op, getSharingSizes(bounds, threads), /*threads=*/true,
-            /*deferPads=*/false, /*fuseDestinations=*/true,
-            /*fusePads=*/false);
+            rewriter, op, linear ? *linear : getSharingSizes(bounds, threads),
+            /*threads=*/true, /*deferPads=*/false, /*fuseDestinations=*/true,
+            /*fusePads=*/false, /*warps=*/false, /*order=*/{},
+            /*linear=*/linear.has_value());
         if (failed(tiled))
           return failure();
         // A padded input (a conv's) is read through a slice of a slice of
