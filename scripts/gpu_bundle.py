@@ -30,7 +30,8 @@ The bundle, a directory and its archive OUT.tar.gz (what travels: at most
               session, hands CUDA tensors over by DLPack (torch), times a
               shape sweep (`dyncc-run bench`) and tunes (`dyncc-run tune`);
               then runs each node test on the CUDA session against its
-              expected outputs.
+              expected outputs, and profiles the kernels of the entries
+              marked `profile` with ncu where it is there.
 
 There: `tar -xzf gpu-bundle.tar.gz && python3 gpu-bundle/check.py --out $OUT`.
 """
@@ -210,6 +211,7 @@ def main():
             entry["tune"] = True
             entry["tune_args"] = ["--dim", "gpu_0_data_0_d0=1:64",
                                   "--points", "8"]
+            entry["profile"] = [["--dim", "gpu_0_data_0_d0=17"]]
     # The stem again with the batch, the height and the width dynamic: its
     # convs are searched over three keys (decision trees, CostModel.md);
     # every dynamic size takes one value in a run of the check.
@@ -246,6 +248,8 @@ def main():
                             "artifact": f"artifacts/{name}.dyncc",
                             "dynamic": [1, 7, 300], "gpu": device.upper(),
                             "tune": True, "tune_args": ["--points", "12"],
+                            "profile": [["--dim", "M=30"],
+                                        ["--dim", "M=2807"]],
                             "versus_torch": [1, 5, 16, 43, 128, 344, 512,
                                              1000, 2048, 4096]})
     linear = ROOT / "examples" / "linear_relu.onnx"

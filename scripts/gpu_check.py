@@ -23,10 +23,13 @@
    side in one process.
 4. Tunes the models marked `tune` (`dyncc-run tune`: the selection regret)
    and times a shape sweep of each artifact (`dyncc-run bench`).
-5. Runs each packed ONNX node test (static and --force-dynamic, those that
+5. Where ncu is on the PATH, profiles each kernel of the entries marked
+   `profile` at the sizes they list (time, pipe use, shared loads and
+   their bank conflicts, local memory, occupancy).
+6. Runs each packed ONNX node test (static and --force-dynamic, those that
    pass on the CPU where the bundle was made) on cuda:0 against its
    expected outputs, with the same tolerances (issue 8).
-6. Writes results.json and results.md to --out after every stage (a run
+7. Writes results.json and results.md to --out after every stage (a run
    the lease stops leaves what it measured) and prints the table. With
    --budget, a stage not begun in time is skipped and named as skipped.
    Exits 1 if any comparison failed.
@@ -38,6 +41,7 @@ this script.
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -141,6 +145,21 @@ def run_node_tests(cases, dyncc, out, fake_driver):
         if problem:
             print(f"FAIL {label}: {problem}", flush=True)
     return results
+
+
+# What the check's ncu profiles read (`ncu --query-metrics` names).
+PROFILE_METRICS = [
+    "gpu__time_duration.sum", "launch__grid_size", "launch__block_size",
+    "launch__registers_per_thread",
+    "sm__warps_active.avg.pct_of_peak_sustained_active",
+    "sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active",
+    "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active",
+    "smsp__sass_inst_executed_op_shared_ld.sum",
+    "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
+    "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum",
+    "l1tex__t_bytes_pipe_lsu_mem_local_op_ld.sum",
+    "dram__bytes_read.sum", "lts__t_sector_hit_rate.pct",
+]
 
 
 def median(values):
@@ -515,7 +534,37 @@ def main():
                                                                bench.stderr)
             write_results(args.out, state)
 
-    # 4. The ONNX node tests on cuda:0.
+    # 4. Where ncu is there: each kernel of the entries marked `profile`,
+    # at the sizes given (the model's picks), with the counters that found
+    # the write-back and split-K bugs (GpuResults.md): time, pipe use,
+    # shared loads and their bank conflicts, local memory, occupancy.
+    ncu = shutil.which("ncu")
+    for entry in models:
+        if args.fake_driver or not entry.get("profile"):
+            continue
+        if not ncu:
+            logs[f"profile {entry['name']}"] = "ncu is not on the PATH"
+            continue
+        for dims in entry["profile"]:
+            title = f"profile {entry['name']} {' '.join(dims)}"
+            if past_budget(title):
+                continue
+            try:
+                profile = run_tool(
+                    [ncu, "--clock-control", "none", "--metrics",
+                     ",".join(PROFILE_METRICS), str(tool),
+                     str(HERE / entry["artifact"]), *dims, "--device",
+                     "cuda:0", "--quiet"], timeout=tool_timeout())
+                logs[title] = "\n".join(
+                    line for line in
+                    (profile.stdout + profile.stderr).splitlines()
+                    if not line.startswith("==PROF==") and
+                    "Warning" not in line)
+            except OSError as error:  # a profile is worth no failure
+                logs[title] = f"error: {error}"
+            write_results(args.out, state)
+
+    # 5. The ONNX node tests on cuda:0.
     nodes = bundle.get("nodes", [])
     if nodes and not past_budget(f"{len(nodes)} node tests"):
         state["nodes"] = run_node_tests(nodes, dyncc, args.out,
