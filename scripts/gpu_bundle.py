@@ -41,6 +41,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tarfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -191,7 +192,8 @@ def main():
                      f"{proc.stderr.strip()}")
         return artifact
 
-    for name in [m for m in args.models.split(",") if m]:
+    names = [m for m in args.models.split(",") if m]
+    for name in names:
         model = args.shared / f"{name}.onnx"
         if not model.exists():
             sys.exit(f"gpu_bundle: error: {model} is missing")
@@ -216,7 +218,7 @@ def main():
     # convs are searched over three keys (decision trees, CostModel.md);
     # every dynamic size takes one value in a run of the check.
     import onnx
-    if stem in [m for m in args.models.split(",") if m]:
+    if stem in names:
         model = onnx.load(str(args.shared / f"{stem}.onnx"))
         dims = model.graph.input[0].type.tensor_type.shape.dim
         for axis, symbol in ((0, "batch"), (2, "height"), (3, "width")):
@@ -264,7 +266,6 @@ def main():
 
     # What travels is the archive: the artifacts and node tests compress
     # about 4x, and the directory alone passed 64 MiB.
-    import tarfile
     archive = out.parent / f"{out.name}.tar.gz"
     with tarfile.open(archive, "w:gz", compresslevel=6) as tar:
         tar.add(out, arcname=out.name)
@@ -284,6 +285,7 @@ def main():
           f"({packed / 2**20:.1f} MiB): {count} source files, {len(entries)} "
           f"model artifacts, {len(node_cases)} node tests; there: tar -xzf "
           f"{archive.name} && python3 {out.name}/check.py --out DIR")
+
 
 if __name__ == "__main__":
     main()

@@ -406,7 +406,7 @@ def main():
     models = [e for e in bundle["models"]
               if not (gpu_name and e.get("gpu") and e["gpu"] not in gpu_name)]
 
-    # 1. Each model on cuda:0 against the CPU session and onnxruntime.
+    # 2. Each model on cuda:0 against the CPU session and onnxruntime.
     for entry in models:
         if past_budget(f"compare {entry['name']}"):
             continue
@@ -473,7 +473,7 @@ def main():
         art.close()
     write_results(args.out, state)
 
-    # 2. The dense layers against the same matmuls through torch (cuBLAS).
+    # 3. The dense layers against the same matmuls through torch (cuBLAS).
     for entry in models:
         if torch is None or not entry.get("versus_torch"):
             continue
@@ -491,7 +491,7 @@ def main():
             state["versus"], f"dyncc vs torch.matmul (cuBLAS) on {gpu_name}"))
     write_results(args.out, state)
 
-    # 3. Timings and tuning through the run-time-only tool.
+    # 4. Tuning and timings through the run-time-only tool.
     tool = build / "bin" / "dyncc-run"
     logs = state["logs"]
     for entry in models:
@@ -534,7 +534,7 @@ def main():
                                                                bench.stderr)
             write_results(args.out, state)
 
-    # 4. Where ncu is there: each kernel of the entries marked `profile`,
+    # 5. Where ncu is there: each kernel of the entries marked `profile`,
     # at the sizes given (the model's picks), with the counters that found
     # the write-back and split-K bugs (GpuResults.md): time, pipe use,
     # shared loads and their bank conflicts, local memory, occupancy.
@@ -564,7 +564,7 @@ def main():
                 logs[title] = f"error: {error}"
             write_results(args.out, state)
 
-    # 5. The ONNX node tests on cuda:0.
+    # 6. The ONNX node tests on cuda:0.
     nodes = bundle.get("nodes", [])
     if nodes and not past_budget(f"{len(nodes)} node tests"):
         state["nodes"] = run_node_tests(nodes, dyncc, args.out,

@@ -990,19 +990,19 @@ tileLevel(RewriterBase &rewriter, TilingInterface root, ArrayRef<int64_t> sizes,
   // The forall's mapping, per tiled loop in loop order.
   SmallVector<int64_t> gridLoops = getGridLoops(allSizes, order);
   SmallVector<Attribute> mapping;
-  // One loop over all the block's threads as one linear dimension.
-  if (linear && threads && tiled == 1)
+  if (linear && threads && tiled == 1) {
+    // One loop over all the block's threads as one linear dimension.
     mapping.push_back(
         gpu::GPUThreadMappingAttr::get(ctx, gpu::MappingId::LinearDim0));
-  for (int64_t loop : linear && threads && tiled == 1
-                          ? SmallVector<int64_t>{}
-                          : getGridLoops(allSizes, {})) {
-    gpu::MappingId id =
-        getMappingId(llvm::find(gridLoops, loop) - gridLoops.begin(), tiled);
-    mapping.push_back(warps ? Attribute(gpu::GPUWarpMappingAttr::get(ctx, id))
-                      : threads
-                          ? Attribute(gpu::GPUThreadMappingAttr::get(ctx, id))
-                          : Attribute(gpu::GPUBlockMappingAttr::get(ctx, id)));
+  } else {
+    for (int64_t loop : getGridLoops(allSizes, {})) {
+      gpu::MappingId id =
+          getMappingId(llvm::find(gridLoops, loop) - gridLoops.begin(), tiled);
+      mapping.push_back(
+          warps     ? Attribute(gpu::GPUWarpMappingAttr::get(ctx, id))
+          : threads ? Attribute(gpu::GPUThreadMappingAttr::get(ctx, id))
+                    : Attribute(gpu::GPUBlockMappingAttr::get(ctx, id)));
+    }
   }
 
   scf::SCFTilingOptions tiling;
@@ -2022,9 +2022,6 @@ promoteOperands(RewriterBase &rewriter, linalg::LinalgOp op, int64_t &budget,
   return shared;
 }
 
-/// Thread tile sizes for an op writing a shared tile of `bounds` (static
-/// upper bounds): the innermost three dimensions are spread over the
-/// block's threads along x, y and z (`threads`, innermost first).
 /// Where a shared tile has one dimension past 1 and the thread axes
 /// (`threads`, innermost first, along its three innermost dimensions) give
 /// it at most half the block's threads, that dimension alone, one element
@@ -2053,6 +2050,9 @@ getLinearSharingSizes(ArrayRef<int64_t> bounds, ArrayRef<int64_t> threads) {
   return sizes;
 }
 
+/// Thread tile sizes for an op writing a shared tile of `bounds` (static
+/// upper bounds): the innermost three dimensions are spread over the
+/// block's threads along x, y and z (`threads`, innermost first).
 static SmallVector<int64_t> getSharingSizes(ArrayRef<int64_t> bounds,
                                             ArrayRef<int64_t> threads) {
   int64_t rank = bounds.size();
