@@ -70,3 +70,24 @@ def test_bundle_packs_and_checks_on_the_fake_driver(tmp_path):
     assert "selection regret over" in results["logs"]["tune linear_relu"]
     assert "launches" in results["logs"]["bench linear_relu"]
     assert (out / "results.md").read_text().startswith("device: cuda:0")
+    assert results["skipped"] == []
+
+    # A budget already spent: every stage is skipped, named in the results,
+    # and the results are still written.
+    spent = tmp_path / "spent"
+    checked = subprocess.run(
+        [sys.executable, str(bundle / "check.py"), "--out", str(spent),
+         "--runtime-build", str(build_dir()), "--fake-driver",
+         str(fake_driver()), "--budget", "0.001"], capture_output=True,
+        text=True, timeout=300)
+    assert checked.returncode == 0, checked.stdout[-3000:] + checked.stderr[-2000:]
+    assert "0 of 0 comparisons passed, 0 failures, 5 stages skipped" \
+        in checked.stdout, checked.stdout[-3000:]
+    results = json.loads((spent / "results.json").read_text())
+    # (The fake driver sweeps and tunes only the models marked `tune`.)
+    assert results["skipped"] == [
+        f"compare {model}", "compare linear_relu", "tune linear_relu",
+        "bench linear_relu", "10 node tests"], results["skipped"]
+    assert results["rows"] == [] and results["nodes"] == []
+    assert "skipped (past the time budget): compare " in \
+        (spent / "results.md").read_text()
