@@ -151,7 +151,8 @@ LogicalResult
 dyncc::buildNvvmLoweringPipeline(OpPassManager &pm,
                                  const std::vector<std::string> &chips) {
   if (failed(addPipeline(
-          pm, "gpu.module(gpu.func(dyncc-vectorize-mma,convert-linalg-to-loops,"
+          pm, "gpu.module(gpu.func(dyncc-private-accumulators,"
+              "dyncc-vectorize-mma,convert-linalg-to-loops,"
               "dyncc-contract-float-ops),lower-affine,"
               "expand-strided-metadata,lower-affine,convert-scf-to-cf,"
               "canonicalize,cse)")))

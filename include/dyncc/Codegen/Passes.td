@@ -108,6 +108,24 @@ def VectorizeMmaPass : Pass<"dyncc-vectorize-mma"> {
                            "::mlir::arith::ArithDialect"];
 }
 
+def PrivateAccumulatorsPass : Pass<"dyncc-private-accumulators"> {
+  let summary = "Accumulate a thread's output tile in a private buffer";
+  let description = [{
+    Run on GPU kernels after grid mapping. A static subview of a kernel
+    argument in global memory (a thread's tile of the output), through
+    which every access to that argument goes, and which a linalg op inside
+    a loop below it reads and writes (a conv's product at every k-step),
+    is replaced in those ops by a private buffer allocated at the kernel's
+    entry: copied in before the first access unless that access writes it
+    whole, and copied out once after the last. LLVM promotes the buffer to
+    registers where the unrolled products index it with constants.
+  }];
+  let options = [Option<"maxBytes", "max-bytes", "int64_t", "512",
+                        "the largest tile, in bytes, kept private">];
+  let dependentDialects = ["::mlir::memref::MemRefDialect",
+                           "::mlir::linalg::LinalgDialect"];
+}
+
 def ContractFloatOpsPass : Pass<"dyncc-contract-float-ops"> {
   let summary = "Mark float multiplies and adds contractible (fused multiply-add)";
   let description = [{

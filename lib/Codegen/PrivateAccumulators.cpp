@@ -1,0 +1,189 @@
+//===- PrivateAccumulators.cpp - Threads' output tiles in registers -------===//
+//
+// Part of dyncc, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// A conv's k-steps accumulate into the output: after bufferization each
+// thread's product reads and writes its tile of the output argument, in
+// global memory, at every step. In the ResNet-50 stem's 7x7 conv that is a
+// global load and store around every multiply-add, 147 steps over: the
+// kernel is bound by its load/store unit, not its FMA pipe. (A GEMM's
+// products accumulate in a static shared tile that dyncc-vectorize-mma
+// keeps in registers; a conv's window is no contraction of plain loop
+// dimensions, so it takes no part of that.)
+//
+// After grid mapping a thread's tile of an output is a static subview
+// whose offsets are the thread's. Where every access to the output
+// argument goes through that one subview, nothing else in the kernel can
+// see it between its first and last access, so the tile is computed in a
+// private buffer instead: allocated at the kernel's entry (where LLVM's
+// SROA promotes it to registers once the unrolled products index it with
+// constants), copied in before the first access unless that access writes
+// all of it (the bias or zero it starts from), and copied out once, after
+// the last one (the epilogue). Only tiles with an access inside a loop
+// nested below them are worth it.
+//
+// The run-time's plan never gives a kernel's output the memory of one of
+// its inputs (buffers that meet at a step do not share the arena), so the
+// output argument aliases no other argument.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dyncc/Codegen/Passes.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/Builders.h"
+
+namespace dyncc {
+#define GEN_PASS_DEF_PRIVATEACCUMULATORSPASS
+#include "dyncc/Codegen/Passes.h.inc"
+} // namespace dyncc
+
+using namespace mlir;
+
+namespace {
+
+/// Whether `type` lives in the GPU's shared memory.
+static bool isWorkgroup(MemRefType type) {
+  auto space = dyn_cast_or_null<gpu::AddressSpaceAttr>(type.getMemorySpace());
+  return space && space.getValue() == gpu::AddressSpace::Workgroup;
+}
+
+/// Whether `use` reads or writes no memory through the view (its sizes).
+static bool isMetadataUse(Operation *user) {
+  return isa<memref::DimOp, memref::ExtractStridedMetadataOp>(user);
+}
+
+/// Whether every user of `view`, transitively through views, is `only` or
+/// reads nothing of its memory: the memory behind `view` is reached through
+/// `only` alone.
+static bool isReachedOnlyThrough(Value view, Operation *only) {
+  for (Operation *user : view.getUsers()) {
+    if (user == only || isMetadataUse(user))
+      continue;
+    return false;
+  }
+  return true;
+}
+
+/// Whether `op` writes every element of `tile` and reads none of it before
+/// (the fill or bias broadcast an accumulator starts from).
+static bool overwritesWhole(linalg::LinalgOp op, Value tile) {
+  if (op.getNumDpsInits() != 1 || op.getDpsInits()[0] != tile)
+    return false;
+  if (llvm::is_contained(op.getDpsInputs(), tile))
+    return false;
+  if (op.getNumReductionLoops() != 0 || op.getNumLoops() == 0)
+    return false;
+  OpOperand *init = op.getDpsInitOperand(0);
+  return op.getMatchingIndexingMap(init).isPermutation() &&
+         !op.payloadUsesValueFromOperand(init);
+}
+
+struct PrivateAccumulatorsPass
+    : public dyncc::impl::PrivateAccumulatorsPassBase<
+          PrivateAccumulatorsPass> {
+  using Base::Base;
+
+  /// Computes `tile`'s accesses in a private buffer if it qualifies (see the
+  /// file comment); returns whether it did.
+  bool privatize(gpu::GPUFuncOp func, memref::SubViewOp tile) {
+    auto type = tile.getType();
+    if (!type.hasStaticShape() || isWorkgroup(type) ||
+        !type.getElementType().isIntOrFloat() || type.getNumElements() == 0)
+      return false;
+    int64_t bytes = type.getNumElements() *
+                    llvm::divideCeil(type.getElementTypeBitWidth(), 8);
+    if (bytes > maxBytes)
+      return false;
+    // The chain of subviews up to a kernel argument, each reached only
+    // through the next.
+    Operation *next = tile;
+    Value source = tile.getSource();
+    while (true) {
+      if (!isReachedOnlyThrough(source, next))
+        return false;
+      if (auto arg = dyn_cast<BlockArgument>(source)) {
+        if (arg.getOwner() != &func.getBody().front())
+          return false;
+        break;
+      }
+      auto parent = source.getDefiningOp<memref::SubViewOp>();
+      if (!parent)
+        return false;
+      next = parent;
+      source = parent.getSource();
+    }
+    // Its accesses: linalg ops taking the whole tile, each under an op of
+    // the tile's block, one of them inside a loop below it.
+    Block *block = tile->getBlock();
+    SmallVector<linalg::LinalgOp> accesses;
+    bool inLoop = false;
+    for (Operation *user : tile->getUsers()) {
+      if (isMetadataUse(user))
+        continue;
+      auto linalgOp = dyn_cast<linalg::LinalgOp>(user);
+      if (!linalgOp || !linalgOp.hasPureBufferSemantics())
+        return false;
+      Operation *ancestor = block->findAncestorOpInBlock(*user);
+      if (!ancestor)
+        return false;
+      for (Operation *op = user->getParentOp(); op && op != ancestor->getParentOp();
+           op = op->getParentOp())
+        inLoop |= isa<LoopLikeOpInterface>(op);
+      accesses.push_back(linalgOp);
+    }
+    if (!inLoop || accesses.size() < 2)
+      return false;
+    // The ops of the tile's block the accesses are under, first and last.
+    Operation *first = block->findAncestorOpInBlock(*accesses.front());
+    Operation *last = first;
+    for (linalg::LinalgOp access : accesses) {
+      Operation *ancestor = block->findAncestorOpInBlock(*access);
+      if (ancestor->isBeforeInBlock(first))
+        first = ancestor;
+      if (last->isBeforeInBlock(ancestor))
+        last = ancestor;
+    }
+
+    OpBuilder builder(func.getContext());
+    Location loc = tile.getLoc();
+    builder.setInsertionPointToStart(&func.getBody().front());
+    auto privateType = MemRefType::get(type.getShape(), type.getElementType());
+    Value buffer = memref::AllocaOp::create(builder, loc, privateType,
+                                            builder.getI64IntegerAttr(16));
+    // In: unless the first access is an op of the tile's block that writes
+    // all of the tile, the tile's values come in first.
+    auto firstAccess = dyn_cast<linalg::LinalgOp>(first);
+    if (!firstAccess || !llvm::is_contained(accesses, firstAccess) ||
+        !overwritesWhole(firstAccess, tile.getResult())) {
+      builder.setInsertionPoint(first);
+      linalg::CopyOp::create(builder, loc, tile.getResult(), buffer);
+    }
+    for (linalg::LinalgOp access : accesses)
+      for (OpOperand &operand : access->getOpOperands())
+        if (operand.get() == tile.getResult())
+          operand.set(buffer);
+    // Out: once, after the last access.
+    builder.setInsertionPointAfter(last);
+    linalg::CopyOp::create(builder, loc, buffer, tile.getResult());
+    return true;
+  }
+
+  void runOnOperation() override {
+    auto func = dyn_cast<gpu::GPUFuncOp>(getOperation());
+    if (!func || !func.isKernel() || func.getBody().empty())
+      return;
+    SmallVector<memref::SubViewOp> tiles;
+    func.walk([&](memref::SubViewOp tile) { tiles.push_back(tile); });
+    for (memref::SubViewOp tile : tiles)
+      privatize(func, tile);
+  }
+};
+
+} // namespace

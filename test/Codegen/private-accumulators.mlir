@@ -1,0 +1,196 @@
+// RUN: dyncc-opt %s --split-input-file --pass-pipeline='builtin.module(gpu.module(gpu.func(dyncc-private-accumulators)))' | FileCheck %s
+
+// A conv's thread tile after grid mapping: the bias broadcast writes it
+// whole, each k-step's product reads and writes it, the ReLU epilogue
+// reads and writes it. The three take a private buffer allocated at the
+// entry; nothing is copied in (the broadcast writes all of it) and the
+// tile is copied out once, after the epilogue.
+// CHECK-LABEL: gpu.func @conv_tile
+// CHECK-NEXT: %[[ACC:.*]] = memref.alloca() {alignment = 16 : i64} : memref<1x4x2x4xf32>
+// CHECK: %[[TILE:.*]] = memref.subview %[[BLOCK:.*]][0, %{{.*}}, %{{.*}}, %{{.*}}] [1, 4, 2, 4]
+// CHECK-NOT: linalg.copy
+// CHECK: linalg.generic {{.*}} ins(%{{.*}} : memref<4xf32{{.*}}>) outs(%[[ACC]] : memref<1x4x2x4xf32>)
+// CHECK: scf.for
+// CHECK: gpu.barrier
+// CHECK: linalg.generic {{.*}} outs(%[[ACC]] : memref<1x4x2x4xf32>)
+// CHECK: }
+// CHECK: linalg.generic {{.*}} outs(%[[ACC]] : memref<1x4x2x4xf32>)
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: arith.maximumf
+// CHECK-NEXT: linalg.yield
+// CHECK-NEXT: }
+// CHECK-NEXT: linalg.copy ins(%[[ACC]] : memref<1x4x2x4xf32>) outs(%[[TILE]] : {{.*}})
+// CHECK-NEXT: gpu.return
+#bias = affine_map<(d0, d1, d2, d3) -> (d1)>
+#id = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+#in = affine_map<(d0, d1, d2, d3, d4) -> (d0, d4, d2, d3)>
+#w = affine_map<(d0, d1, d2, d3, d4) -> (d1, d4)>
+#out = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3)>
+module attributes {gpu.container_module} {
+gpu.module @dyncc_kernels {
+gpu.func @conv_tile(%x: memref<?x64x56x56xf32>, %b: memref<32xf32>, %y: memref<?x32x56x56xf32>)
+  workgroup(%sx: memref<1x32x8x8xf32, #gpu.address_space<workgroup>>, %sw: memref<32x32xf32, #gpu.address_space<workgroup>>) kernel {
+  %c0 = arith.constant 0 : index
+  %c32 = arith.constant 32 : index
+  %c64 = arith.constant 64 : index
+  %zero = arith.constant 0.0 : f32
+  %n = gpu.block_id x
+  %tz = gpu.thread_id z
+  %ty = gpu.thread_id y
+  %tx = gpu.thread_id x
+  %block = memref.subview %y[%n, 0, 0, 0] [1, 32, 8, 8] [1, 1, 1, 1] : memref<?x32x56x56xf32> to memref<1x32x8x8xf32, strided<[100352, 3136, 56, 1], offset: ?>>
+  %tile = memref.subview %block[0, %tz, %ty, %tx] [1, 4, 2, 4] [1, 1, 1, 1] : memref<1x32x8x8xf32, strided<[100352, 3136, 56, 1], offset: ?>> to memref<1x4x2x4xf32, strided<[100352, 3136, 56, 1], offset: ?>>
+  %bias = memref.subview %b[%tz] [4] [1] : memref<32xf32> to memref<4xf32, strided<[1], offset: ?>>
+  linalg.generic {indexing_maps = [#bias, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%bias : memref<4xf32, strided<[1], offset: ?>>) outs(%tile : memref<1x4x2x4xf32, strided<[100352, 3136, 56, 1], offset: ?>>) {
+  ^bb0(%i: f32, %o: f32):
+    linalg.yield %i : f32
+  }
+  scf.for %k = %c0 to %c64 step %c32 {
+    gpu.barrier
+    %xs = memref.subview %sx[0, 0, %ty, %tx] [1, 32, 2, 4] [1, 1, 1, 1] : memref<1x32x8x8xf32, #gpu.address_space<workgroup>> to memref<1x32x2x4xf32, strided<[2048, 64, 8, 1], offset: ?>, #gpu.address_space<workgroup>>
+    %ws = memref.subview %sw[%tz, 0] [4, 32] [1, 1] : memref<32x32xf32, #gpu.address_space<workgroup>> to memref<4x32xf32, strided<[32, 1], offset: ?>, #gpu.address_space<workgroup>>
+    linalg.generic {indexing_maps = [#in, #w, #out], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%xs, %ws : memref<1x32x2x4xf32, strided<[2048, 64, 8, 1], offset: ?>, #gpu.address_space<workgroup>>, memref<4x32xf32, strided<[32, 1], offset: ?>, #gpu.address_space<workgroup>>) outs(%tile : memref<1x4x2x4xf32, strided<[100352, 3136, 56, 1], offset: ?>>) {
+    ^bb0(%a: f32, %w: f32, %o: f32):
+      %m = arith.mulf %a, %w : f32
+      %s = arith.addf %o, %m : f32
+      linalg.yield %s : f32
+    }
+  }
+  linalg.generic {indexing_maps = [#id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} outs(%tile : memref<1x4x2x4xf32, strided<[100352, 3136, 56, 1], offset: ?>>) {
+  ^bb0(%o: f32):
+    %r = arith.maximumf %o, %zero : f32
+    linalg.yield %r : f32
+  }
+  gpu.return
+}
+}
+}
+
+// -----
+
+// The first access reads the tile (it accumulates into what is there):
+// the tile's values are copied in before the loop it is in, and out after
+// it.
+// CHECK-LABEL: gpu.func @read_first
+// CHECK-NEXT: %[[ACC:.*]] = memref.alloca() {alignment = 16 : i64} : memref<4x4xf32>
+// CHECK: %[[TILE:.*]] = memref.subview %arg1
+// CHECK: linalg.copy ins(%[[TILE]] : {{.*}}) outs(%[[ACC]] : memref<4x4xf32>)
+// CHECK-NEXT: scf.for
+// CHECK: linalg.generic {{.*}} outs(%[[ACC]] : memref<4x4xf32>)
+// CHECK: linalg.generic {{.*}} outs(%[[ACC]] : memref<4x4xf32>)
+// CHECK: linalg.copy ins(%[[ACC]] : memref<4x4xf32>) outs(%[[TILE]] : {{.*}})
+// CHECK-NEXT: gpu.return
+#id2 = affine_map<(d0, d1) -> (d0, d1)>
+module attributes {gpu.container_module} {
+gpu.module @dyncc_kernels {
+gpu.func @read_first(%x: memref<64x64xf32>, %y: memref<64x64xf32>) kernel {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %tx = gpu.thread_id x
+  %tile = memref.subview %y[%tx, 0] [4, 4] [1, 1] : memref<64x64xf32> to memref<4x4xf32, strided<[64, 1], offset: ?>>
+  %src = memref.subview %x[%tx, 0] [4, 4] [1, 1] : memref<64x64xf32> to memref<4x4xf32, strided<[64, 1], offset: ?>>
+  scf.for %k = %c0 to %c8 step %c1 {
+    linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]} ins(%src : memref<4x4xf32, strided<[64, 1], offset: ?>>) outs(%tile : memref<4x4xf32, strided<[64, 1], offset: ?>>) {
+    ^bb0(%i: f32, %o: f32):
+      %s = arith.addf %i, %o : f32
+      linalg.yield %s : f32
+    }
+    linalg.generic {indexing_maps = [#id2], iterator_types = ["parallel", "parallel"]} outs(%tile : memref<4x4xf32, strided<[64, 1], offset: ?>>) {
+    ^bb0(%o: f32):
+      %s = arith.addf %o, %o : f32
+      linalg.yield %s : f32
+    }
+  }
+  gpu.return
+}
+}
+}
+
+// -----
+
+// Left alone: the output is reached through a second view too (another
+// thread tile of it, which could overlap this one); the tile is never
+// accessed in a loop; the tile is in shared memory; the tile is larger than
+// max-bytes (512: 256 f32 here).
+// CHECK-LABEL: gpu.func @two_views
+// CHECK-NOT: memref.alloca
+// CHECK-LABEL: gpu.func @no_loop
+// CHECK-NOT: memref.alloca
+// CHECK-LABEL: gpu.func @shared_tile
+// CHECK-NOT: memref.alloca
+// CHECK-LABEL: gpu.func @too_large
+// CHECK-NOT: memref.alloca
+#id3 = affine_map<(d0, d1) -> (d0, d1)>
+module attributes {gpu.container_module} {
+gpu.module @dyncc_kernels {
+gpu.func @two_views(%x: memref<64x64xf32>, %y: memref<64x64xf32>) kernel {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %tx = gpu.thread_id x
+  %tile = memref.subview %y[%tx, 0] [4, 4] [1, 1] : memref<64x64xf32> to memref<4x4xf32, strided<[64, 1], offset: ?>>
+  %other = memref.subview %y[0, %tx] [4, 4] [1, 1] : memref<64x64xf32> to memref<4x4xf32, strided<[64, 1], offset: ?>>
+  scf.for %k = %c0 to %c8 step %c1 {
+    linalg.generic {indexing_maps = [#id3, #id3], iterator_types = ["parallel", "parallel"]} ins(%other : memref<4x4xf32, strided<[64, 1], offset: ?>>) outs(%tile : memref<4x4xf32, strided<[64, 1], offset: ?>>) {
+    ^bb0(%i: f32, %o: f32):
+      %s = arith.addf %i, %o : f32
+      linalg.yield %s : f32
+    }
+  }
+  linalg.generic {indexing_maps = [#id3], iterator_types = ["parallel", "parallel"]} outs(%tile : memref<4x4xf32, strided<[64, 1], offset: ?>>) {
+  ^bb0(%o: f32):
+    linalg.yield %o : f32
+  }
+  gpu.return
+}
+gpu.func @no_loop(%x: memref<64x64xf32>, %y: memref<64x64xf32>) kernel {
+  %tx = gpu.thread_id x
+  %tile = memref.subview %y[%tx, 0] [4, 4] [1, 1] : memref<64x64xf32> to memref<4x4xf32, strided<[64, 1], offset: ?>>
+  %src = memref.subview %x[%tx, 0] [4, 4] [1, 1] : memref<64x64xf32> to memref<4x4xf32, strided<[64, 1], offset: ?>>
+  linalg.copy ins(%src : memref<4x4xf32, strided<[64, 1], offset: ?>>) outs(%tile : memref<4x4xf32, strided<[64, 1], offset: ?>>)
+  linalg.generic {indexing_maps = [#id3], iterator_types = ["parallel", "parallel"]} outs(%tile : memref<4x4xf32, strided<[64, 1], offset: ?>>) {
+  ^bb0(%o: f32):
+    %s = arith.addf %o, %o : f32
+    linalg.yield %s : f32
+  }
+  gpu.return
+}
+gpu.func @shared_tile(%x: memref<64x64xf32>) workgroup(%s: memref<64x64xf32, #gpu.address_space<workgroup>>) kernel {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %tx = gpu.thread_id x
+  %tile = memref.subview %s[%tx, 0] [4, 4] [1, 1] : memref<64x64xf32, #gpu.address_space<workgroup>> to memref<4x4xf32, strided<[64, 1], offset: ?>, #gpu.address_space<workgroup>>
+  %src = memref.subview %x[%tx, 0] [4, 4] [1, 1] : memref<64x64xf32> to memref<4x4xf32, strided<[64, 1], offset: ?>>
+  scf.for %k = %c0 to %c8 step %c1 {
+    linalg.generic {indexing_maps = [#id3, #id3], iterator_types = ["parallel", "parallel"]} ins(%src : memref<4x4xf32, strided<[64, 1], offset: ?>>) outs(%tile : memref<4x4xf32, strided<[64, 1], offset: ?>, #gpu.address_space<workgroup>>) {
+    ^bb0(%i: f32, %o: f32):
+      %s2 = arith.addf %i, %o : f32
+      linalg.yield %s2 : f32
+    }
+  }
+  gpu.return
+}
+gpu.func @too_large(%x: memref<64x64xf32>, %y: memref<64x64xf32>) kernel {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %tx = gpu.thread_id x
+  %tile = memref.subview %y[%tx, 0] [16, 16] [1, 1] : memref<64x64xf32> to memref<16x16xf32, strided<[64, 1], offset: ?>>
+  %src = memref.subview %x[%tx, 0] [16, 16] [1, 1] : memref<64x64xf32> to memref<16x16xf32, strided<[64, 1], offset: ?>>
+  scf.for %k = %c0 to %c8 step %c1 {
+    linalg.generic {indexing_maps = [#id3, #id3], iterator_types = ["parallel", "parallel"]} ins(%src : memref<16x16xf32, strided<[64, 1], offset: ?>>) outs(%tile : memref<16x16xf32, strided<[64, 1], offset: ?>>) {
+    ^bb0(%i: f32, %o: f32):
+      %s = arith.addf %i, %o : f32
+      linalg.yield %s : f32
+    }
+  }
+  linalg.generic {indexing_maps = [#id3], iterator_types = ["parallel", "parallel"]} outs(%tile : memref<16x16xf32, strided<[64, 1], offset: ?>>) {
+  ^bb0(%o: f32):
+    linalg.yield %o : f32
+  }
+  gpu.return
+}
+}
+}
