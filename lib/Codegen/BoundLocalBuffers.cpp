@@ -43,6 +43,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/IR/Verifier.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ValueBoundsOpInterface.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 
@@ -136,6 +137,164 @@ static LogicalResult makePrivate(RewriterBase &rewriter,
   return success();
 }
 
+/// The buffer `value` is a view of (through view-like ops).
+static Value getRootBuffer(Value value) {
+  while (auto view = value.getDefiningOp<ViewLikeOpInterface>())
+    value = view.getViewSource();
+  return value;
+}
+
+/// Whether `op` writes `target` and reads nothing through it: a linalg op
+/// with `target` among its inits only, or a copy into it.
+static bool onlyWrites(Operation *op, Value target) {
+  if (auto copy = dyn_cast<memref::CopyOp>(op))
+    return copy.getTarget() == target && copy.getSource() != target;
+  auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+  if (!linalgOp || !linalgOp.hasPureBufferSemantics() ||
+      llvm::is_contained(linalgOp.getDpsInputs(), target))
+    return false;
+  for (OpOperand &init : linalgOp.getDpsInitsMutable())
+    if (init.get() == target && linalgOp.payloadUsesValueFromOperand(&init))
+      return false;
+  return true;
+}
+
+/// A temporary whose last use copies it whole into a destination of the
+/// same sizes, and whose other uses only write it (a padded piece of a
+/// conv's window: zeros, then the part inside the input, then the copy into
+/// the shared tile), is computed in its destination: the writes go there,
+/// and the temporary and its copy go away. On the GPU the temporary was a
+/// private buffer of dynamic size, so in local memory: two stores and a
+/// load an element. Nothing else in the block may touch memory between the
+/// first write and the copy, the destination must be a view of an
+/// allocation (a shared tile, not a kernel argument) that the writes do not
+/// read, and its view must be available (or be rebuilt) before the first
+/// write. Returns whether it forwarded.
+static bool forwardToDestination(RewriterBase &rewriter,
+                                 memref::AllocOp alloc) {
+  Block *block = alloc->getBlock();
+  Value temp = alloc.getResult();
+  SmallVector<Operation *> writers;
+  SmallVector<memref::SubViewOp> pieces;
+  Operation *finalCopy = nullptr;
+  SmallVector<Operation *> deallocs;
+  Value destination;
+  for (Operation *user : temp.getUsers()) {
+    if (user->getBlock() != block)
+      return false;
+    if (isa<memref::DeallocOp>(user)) {
+      deallocs.push_back(user);
+    } else if (auto piece = dyn_cast<memref::SubViewOp>(user)) {
+      if (piece.getType().getRank() != alloc.getType().getRank())
+        return false;
+      for (Operation *pieceUser : piece->getUsers())
+        if (pieceUser->getBlock() != block ||
+            !onlyWrites(pieceUser, piece.getResult()))
+          return false;
+        else
+          writers.push_back(pieceUser);
+      pieces.push_back(piece);
+    } else if (auto copy = dyn_cast<linalg::CopyOp>(user);
+               copy && copy.getInputs()[0] == temp &&
+               copy.getOutputs()[0] != temp && copy.hasPureBufferSemantics()) {
+      if (finalCopy)
+        return false;
+      finalCopy = copy;
+      destination = copy.getOutputs()[0];
+    } else if (auto copy = dyn_cast<memref::CopyOp>(user);
+               copy && copy.getSource() == temp && copy.getTarget() != temp) {
+      if (finalCopy)
+        return false;
+      finalCopy = copy;
+      destination = copy.getTarget();
+    } else if (onlyWrites(user, temp)) {
+      writers.push_back(user);
+    } else {
+      return false;
+    }
+  }
+  if (!finalCopy || writers.empty())
+    return false;
+  for (Operation *dealloc : deallocs)
+    if (dealloc->isBeforeInBlock(finalCopy))
+      return false;
+  // The same sizes and element type.
+  auto tempType = alloc.getType();
+  auto destType = dyn_cast<MemRefType>(destination.getType());
+  if (!destType || destType.getElementType() != tempType.getElementType() ||
+      destType.getShape() != tempType.getShape())
+    return false;
+  auto destView = destination.getDefiningOp<memref::SubViewOp>();
+  if (!destView || destView.getType().getRank() != tempType.getRank())
+    return false;
+  {
+    SmallVector<OpFoldResult> destSizes = destView.getMixedSizes();
+    SmallVector<OpFoldResult> tempSizes;
+    unsigned dynamic = 0;
+    for (int64_t size : tempType.getShape())
+      tempSizes.push_back(ShapedType::isDynamic(size)
+                              ? OpFoldResult(alloc.getDynamicSizes()[dynamic++])
+                              : OpFoldResult(rewriter.getIndexAttr(size)));
+    for (auto [a, b] : llvm::zip_equal(destSizes, tempSizes))
+      if (!isEqualConstantIntOrValue(a, b))
+        return false;
+  }
+  // A view of an allocation, read by none of the writes.
+  Value destRoot = getRootBuffer(destination);
+  if (!destRoot.getDefiningOp<memref::AllocOp>())
+    return false;
+  for (Operation *writer : writers)
+    for (Value operand : writer->getOperands())
+      if (isa<MemRefType>(operand.getType()) &&
+          getRootBuffer(operand) == destRoot)
+        return false;
+  // Between the first write and the copy, nothing but the writes and the
+  // pieces touches memory.
+  Operation *first = writers.front();
+  for (Operation *writer : writers)
+    if (writer->isBeforeInBlock(first))
+      first = writer;
+  for (Operation *writer : writers)
+    if (!writer->isBeforeInBlock(finalCopy))
+      return false;
+  for (Operation *op = first; op != finalCopy; op = op->getNextNode())
+    if (!llvm::is_contained(writers, op) && !isMemoryEffectFree(op))
+      return false;
+  // The destination's view before the first write (and before the pieces).
+  Operation *start = first;
+  for (memref::SubViewOp piece : pieces)
+    if (piece->isBeforeInBlock(start))
+      start = piece;
+  Value target = destination;
+  if (destView->getBlock() == block && !destView->isBeforeInBlock(start)) {
+    for (Value operand : destView->getOperands()) {
+      Operation *def = operand.getDefiningOp();
+      if (def && def->getBlock() == block && !def->isBeforeInBlock(start))
+        return false;
+    }
+    rewriter.setInsertionPoint(start);
+    target = rewriter.clone(*destView)->getResult(0);
+  }
+  for (memref::SubViewOp piece : pieces) {
+    rewriter.setInsertionPoint(piece);
+    Value moved = memref::SubViewOp::create(
+        rewriter, piece.getLoc(), target, piece.getMixedOffsets(),
+        piece.getMixedSizes(), piece.getMixedStrides());
+    rewriter.replaceOp(piece, moved);
+  }
+  for (Operation *writer : writers)
+    rewriter.modifyOpInPlace(writer, [&] {
+      for (OpOperand &operand : writer->getOpOperands())
+        if (operand.get() == temp)
+          operand.set(target);
+    });
+  rewriter.eraseOp(finalCopy);
+  for (Operation *dealloc : deallocs)
+    rewriter.eraseOp(dealloc);
+  rewriter.eraseOp(alloc);
+  return true;
+}
+
 struct BoundLocalBuffers final
     : ::dyncc::impl::BoundLocalBuffersPassBase<BoundLocalBuffers> {
   using Base::Base;
@@ -162,6 +321,13 @@ struct BoundLocalBuffers final
     for (memref::AllocOp alloc : threadShared)
       if (failed(makePrivate(rewriter, alloc)))
         return signalPassFailure();
+    SmallVector<memref::AllocOp> temporaries;
+    func.walk([&](memref::AllocOp alloc) {
+      if (!isWorkgroupMemory(alloc.getType()))
+        temporaries.push_back(alloc);
+    });
+    for (memref::AllocOp alloc : temporaries)
+      forwardToDestination(rewriter, alloc);
     func.walk([&](Operation *op) {
       if (auto alloc = dyn_cast<memref::AllocOp>(op))
         allocs.push_back(alloc);

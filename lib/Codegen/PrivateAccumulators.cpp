@@ -35,8 +35,10 @@
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SCF/Utils/Utils.h"
 #include "mlir/IR/Builders.h"
 
 namespace dyncc {
@@ -159,11 +161,13 @@ struct PrivateAccumulatorsPass
                                             builder.getI64IntegerAttr(16));
     // In: unless the first access is an op of the tile's block that writes
     // all of the tile, the tile's values come in first.
+    SmallVector<linalg::LinalgOp> ops(accesses);
     auto firstAccess = dyn_cast<linalg::LinalgOp>(first);
     if (!firstAccess || !llvm::is_contained(accesses, firstAccess) ||
         !overwritesWhole(firstAccess, tile.getResult())) {
       builder.setInsertionPoint(first);
-      linalg::CopyOp::create(builder, loc, tile.getResult(), buffer);
+      ops.push_back(
+          linalg::CopyOp::create(builder, loc, tile.getResult(), buffer));
     }
     for (linalg::LinalgOp access : accesses)
       for (OpOperand &operand : access->getOpOperands())
@@ -171,7 +175,43 @@ struct PrivateAccumulatorsPass
           operand.set(buffer);
     // Out: once, after the last access.
     builder.setInsertionPointAfter(last);
-    linalg::CopyOp::create(builder, loc, buffer, tile.getResult());
+    ops.push_back(linalg::CopyOp::create(builder, loc, buffer, tile.getResult()));
+
+    // Every op on the buffer becomes loops, a product's reduction loops
+    // outermost, and the loops over the buffer's elements inside them are
+    // unrolled whole: every access to the buffer has constant indices, so
+    // SROA takes it. Left to LLVM, a 1x1 conv's step of 32 channels into 32
+    // outputs (1024 multiply-adds) or a copy of 128 outputs was more than
+    // it unrolls whole, and the buffer stayed in local memory. Each output
+    // still sums its reduction in the same order.
+    IRRewriter rewriter(func.getContext());
+    for (linalg::LinalgOp op : ops) {
+      int64_t reductions = op.getNumReductionLoops();
+      if (auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
+          generic && reductions != 0) {
+        SmallVector<unsigned> order;
+        for (auto [i, type] : llvm::enumerate(generic.getIteratorTypesArray()))
+          if (type == utils::IteratorType::reduction)
+            order.push_back(i);
+        for (auto [i, type] : llvm::enumerate(generic.getIteratorTypesArray()))
+          if (type == utils::IteratorType::parallel)
+            order.push_back(i);
+        rewriter.setInsertionPoint(generic);
+        if (failed(linalg::interchangeGenericOp(rewriter, generic, order)))
+          continue;
+      } else if (reductions != 0) {
+        continue;
+      }
+      rewriter.setInsertionPoint(op);
+      FailureOr<linalg::LinalgLoops> loops = linalg::linalgOpToLoops(rewriter, op);
+      if (failed(loops))
+        continue;
+      rewriter.eraseOp(op);
+      for (Operation *loop : llvm::reverse(
+               ArrayRef<Operation *>(*loops).drop_front(reductions)))
+        if (auto forOp = dyn_cast<scf::ForOp>(loop))
+          (void)loopUnrollFull(forOp);
+    }
     return true;
   }
 

@@ -158,3 +158,110 @@ func.func @thread_temporary(%out: memref<1x16x32xf32>) attributes {dyncc.kernel}
   } {mapping = [#gpu.thread<y>, #gpu.thread<x>]}
   return
 }
+
+// -----
+
+// A conv's padded piece of its window: a temporary filled with zeros,
+// written where it meets the input, then copied whole into the thread's
+// piece of the shared tile. It is computed in the shared piece instead
+// (on the GPU the temporary was local memory: two stores and a load an
+// element): zeros into the piece, the input into its part of the piece.
+// CHECK-LABEL: func.func @padded_piece(
+//   CHECK-NOT:   memref.alloca
+//       CHECK:   %[[SHARED:.+]] = memref.alloc() {alignment = 16 : i64} : memref<7x31xf32, #gpu.address_space<workgroup>>
+//       CHECK:   scf.forall
+//       CHECK:     %[[PIECE:.+]] = memref.subview %[[SHARED]][%{{.+}}, %{{.+}}] [%[[H:.+]], %[[W:.+]]] [1, 1]
+//       CHECK:     linalg.map outs(%[[PIECE]] : memref<?x?xf32, strided<[31, 1], offset: ?>, #gpu.address_space<workgroup>>)
+//       CHECK:     %[[PART:.+]] = memref.subview %[[PIECE]][%{{.+}}, %{{.+}}] [%{{.+}}, %{{.+}}] [1, 1]
+//       CHECK:     linalg.generic {{.*}} ins(%{{.+}} : memref<?x?xf32, strided<[224, 1], offset: ?>>) outs(%[[PART]] :
+//   CHECK-NOT:     linalg.copy
+//       CHECK:   } {mapping = [#gpu.thread<y>, #gpu.thread<x>]}
+#hmin = affine_map<(d0) -> (4, 7 - d0)>
+#wmin = affine_map<(d0) -> (8, 31 - d0)>
+func.func @padded_piece(%x: memref<224x224xf32>, %r: index, %c: index, %ph: index, %pw: index, %ih: index, %iw: index) attributes {dyncc.kernel} {
+  %zero = arith.constant 0.0 : f32
+  %shared = memref.alloc() : memref<7x31xf32, #gpu.address_space<workgroup>>
+  scf.forall (%i, %j) = (0, 0) to (7, 31) step (4, 8) {
+    %h = affine.min #hmin(%i)
+    %w = affine.min #wmin(%j)
+    %src = memref.subview %x[%r, %c] [%ih, %iw] [1, 1] : memref<224x224xf32> to memref<?x?xf32, strided<[224, 1], offset: ?>>
+    %t = memref.alloc(%h, %w) : memref<?x?xf32>
+    linalg.map outs(%t : memref<?x?xf32>)
+      (%init: f32) {
+      linalg.yield %zero : f32
+    }
+    %part = memref.subview %t[%ph, %pw] [%ih, %iw] [1, 1] : memref<?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+    memref.copy %src, %part : memref<?x?xf32, strided<[224, 1], offset: ?>> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+    %piece = memref.subview %shared[%i, %j] [%h, %w] [1, 1] : memref<7x31xf32, #gpu.address_space<workgroup>> to memref<?x?xf32, strided<[31, 1], offset: ?>, #gpu.address_space<workgroup>>
+    linalg.copy ins(%t : memref<?x?xf32>) outs(%piece : memref<?x?xf32, strided<[31, 1], offset: ?>, #gpu.address_space<workgroup>>)
+    memref.dealloc %t : memref<?x?xf32>
+  } {mapping = [#gpu.thread<y>, #gpu.thread<x>]}
+  return
+}
+
+// -----
+
+// Kept: the temporary's destination is a kernel argument (which the
+// writes could read); the temporary is read before its copy; something
+// else touches memory between its first write and its copy.
+// CHECK-LABEL: func.func @into_argument(
+//       CHECK:   memref.alloca() {alignment = 16 : i64} : memref<16xi8>
+// CHECK-LABEL: func.func @read_before(
+//       CHECK:   memref.alloca() {alignment = 16 : i64} : memref<16xi8>
+// CHECK-LABEL: func.func @store_between(
+//       CHECK:   memref.alloca() {alignment = 16 : i64} : memref<16xi8>
+#min4 = affine_map<(d0)[s0] -> (4, s0 - d0)>
+func.func @into_argument(%x: memref<?xf32>, %y: memref<?xf32>, %n: index) attributes {dyncc.kernel} {
+  %c0 = arith.constant 0 : index
+  %c4 = arith.constant 4 : index
+  %zero = arith.constant 0.0 : f32
+  scf.for %i = %c0 to %n step %c4 {
+    %size = affine.min #min4(%i)[%n]
+    %t = memref.alloc(%size) : memref<?xf32>
+    linalg.map outs(%t : memref<?xf32>)
+      (%init: f32) {
+      linalg.yield %zero : f32
+    }
+    %dst = memref.subview %y[%i] [%size] [1] : memref<?xf32> to memref<?xf32, strided<[1], offset: ?>>
+    linalg.copy ins(%t : memref<?xf32>) outs(%dst : memref<?xf32, strided<[1], offset: ?>>)
+  }
+  return
+}
+func.func @read_before(%x: memref<?xf32>, %n: index) attributes {dyncc.kernel} {
+  %c0 = arith.constant 0 : index
+  %c4 = arith.constant 4 : index
+  %zero = arith.constant 0.0 : f32
+  %shared = memref.alloc() : memref<4xf32, #gpu.address_space<workgroup>>
+  %other = memref.alloc() : memref<4xf32, #gpu.address_space<workgroup>>
+  scf.for %i = %c0 to %n step %c4 {
+    %size = affine.min #min4(%i)[%n]
+    %t = memref.alloc(%size) : memref<?xf32>
+    linalg.map outs(%t : memref<?xf32>)
+      (%init: f32) {
+      linalg.yield %zero : f32
+    }
+    %o = memref.subview %other[0] [%size] [1] : memref<4xf32, #gpu.address_space<workgroup>> to memref<?xf32, strided<[1]>, #gpu.address_space<workgroup>>
+    linalg.copy ins(%t : memref<?xf32>) outs(%o : memref<?xf32, strided<[1]>, #gpu.address_space<workgroup>>)
+    %dst = memref.subview %shared[0] [%size] [1] : memref<4xf32, #gpu.address_space<workgroup>> to memref<?xf32, strided<[1]>, #gpu.address_space<workgroup>>
+    linalg.copy ins(%t : memref<?xf32>) outs(%dst : memref<?xf32, strided<[1]>, #gpu.address_space<workgroup>>)
+  }
+  return
+}
+func.func @store_between(%x: memref<?xf32>, %n: index) attributes {dyncc.kernel} {
+  %c0 = arith.constant 0 : index
+  %c4 = arith.constant 4 : index
+  %zero = arith.constant 0.0 : f32
+  %shared = memref.alloc() : memref<4xf32, #gpu.address_space<workgroup>>
+  scf.for %i = %c0 to %n step %c4 {
+    %size = affine.min #min4(%i)[%n]
+    %t = memref.alloc(%size) : memref<?xf32>
+    linalg.map outs(%t : memref<?xf32>)
+      (%init: f32) {
+      linalg.yield %zero : f32
+    }
+    memref.store %zero, %shared[%c0] : memref<4xf32, #gpu.address_space<workgroup>>
+    %dst = memref.subview %shared[0] [%size] [1] : memref<4xf32, #gpu.address_space<workgroup>> to memref<?xf32, strided<[1]>, #gpu.address_space<workgroup>>
+    linalg.copy ins(%t : memref<?xf32>) outs(%dst : memref<?xf32, strided<[1]>, #gpu.address_space<workgroup>>)
+  }
+  return
+}

@@ -1,25 +1,30 @@
-// RUN: dyncc-opt %s --split-input-file --pass-pipeline='builtin.module(gpu.module(gpu.func(dyncc-private-accumulators)))' | FileCheck %s
+// RUN: dyncc-opt %s --split-input-file --pass-pipeline='builtin.module(gpu.module(gpu.func(dyncc-private-accumulators),canonicalize))' | FileCheck %s
 
 // A conv's thread tile after grid mapping: the bias broadcast writes it
 // whole, each k-step's product reads and writes it, the ReLU epilogue
 // reads and writes it. The three take a private buffer allocated at the
 // entry; nothing is copied in (the broadcast writes all of it) and the
-// tile is copied out once, after the epilogue.
+// tile is copied out once, after the epilogue. Every op on the buffer is
+// loops with the buffer's elements unrolled (the product's 32 channels a
+// loop outside its 32 outputs), so every access has constant indices.
 // CHECK-LABEL: gpu.func @conv_tile
-// CHECK-NEXT: %[[ACC:.*]] = memref.alloca() {alignment = 16 : i64} : memref<1x4x2x4xf32>
-// CHECK: %[[TILE:.*]] = memref.subview %[[BLOCK:.*]][0, %{{.*}}, %{{.*}}, %{{.*}}] [1, 4, 2, 4]
-// CHECK-NOT: linalg.copy
-// CHECK: linalg.generic {{.*}} ins(%{{.*}} : memref<4xf32{{.*}}>) outs(%[[ACC]] : memref<1x4x2x4xf32>)
+// CHECK: %[[ACC:.*]] = memref.alloca() {alignment = 16 : i64} : memref<1x4x2x4xf32>
+// CHECK: %[[TILE:.*]] = memref.subview %{{.*}}[0, %{{.*}}, %{{.*}}, %{{.*}}] [1, 4, 2, 4]
+// CHECK-NOT: %[[TILE]]{{\[| }}
+// CHECK: memref.store %{{.*}}, %[[ACC]][%c0, %c3, %c1, %c3]
+// CHECK-NOT: %[[TILE]]{{\[| }}
 // CHECK: scf.for
-// CHECK: gpu.barrier
-// CHECK: linalg.generic {{.*}} outs(%[[ACC]] : memref<1x4x2x4xf32>)
-// CHECK: }
-// CHECK: linalg.generic {{.*}} outs(%[[ACC]] : memref<1x4x2x4xf32>)
-// CHECK-NEXT: ^bb0
-// CHECK-NEXT: arith.maximumf
-// CHECK-NEXT: linalg.yield
-// CHECK-NEXT: }
-// CHECK-NEXT: linalg.copy ins(%[[ACC]] : memref<1x4x2x4xf32>) outs(%[[TILE]] : {{.*}})
+// CHECK-NEXT: gpu.barrier
+// CHECK-NOT: %[[TILE]]{{\[| }}
+// CHECK: scf.for %{{.*}} = %c0 to %c32 step %c1 {
+// CHECK-NOT: %[[TILE]]{{\[| }}
+// CHECK-COUNT-32: arith.addf
+// CHECK-NOT: %[[TILE]]{{\[| }}
+// CHECK: memref.store %{{.*}}, %[[ACC]][%c0, %c3, %c1, %c3]
+// CHECK-NOT: %[[TILE]]{{\[| }}
+// CHECK-COUNT-32: arith.maximumf
+// CHECK-NOT: %[[TILE]]{{\[| }}
+// CHECK-COUNT-32: memref.store %{{.*}}, %[[TILE]][
 // CHECK-NEXT: gpu.return
 #bias = affine_map<(d0, d1, d2, d3) -> (d1)>
 #id = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
@@ -72,13 +77,13 @@ gpu.func @conv_tile(%x: memref<?x64x56x56xf32>, %b: memref<32xf32>, %y: memref<?
 // the tile's values are copied in before the loop it is in, and out after
 // it.
 // CHECK-LABEL: gpu.func @read_first
-// CHECK-NEXT: %[[ACC:.*]] = memref.alloca() {alignment = 16 : i64} : memref<4x4xf32>
+// CHECK: %[[ACC:.*]] = memref.alloca() {alignment = 16 : i64} : memref<4x4xf32>
 // CHECK: %[[TILE:.*]] = memref.subview %arg1
-// CHECK: linalg.copy ins(%[[TILE]] : {{.*}}) outs(%[[ACC]] : memref<4x4xf32>)
-// CHECK-NEXT: scf.for
-// CHECK: linalg.generic {{.*}} outs(%[[ACC]] : memref<4x4xf32>)
-// CHECK: linalg.generic {{.*}} outs(%[[ACC]] : memref<4x4xf32>)
-// CHECK: linalg.copy ins(%[[ACC]] : memref<4x4xf32>) outs(%[[TILE]] : {{.*}})
+// CHECK-COUNT-16: memref.load %[[TILE]][
+// CHECK-NOT: %[[TILE]]{{\[| }}
+// CHECK: scf.for
+// CHECK-NOT: %[[TILE]]{{\[| }}
+// CHECK-COUNT-16: memref.store %{{.*}}, %[[TILE]][
 // CHECK-NEXT: gpu.return
 #id2 = affine_map<(d0, d1) -> (d0, d1)>
 module attributes {gpu.container_module} {

@@ -172,9 +172,10 @@ func.func @gemm_too_large(%x: tensor<?x?xf32>, %w: tensor<?x?xf32>, %out: tensor
 // f16 operands with an f32 accumulator and no instruction tile: SIMT
 // register tiles, the accumulator in shared memory as for f32. Without a
 // divisibility fact an f16 row cannot be copied in 4-byte chunks, so each
-// thread pads its piece of a step in a local buffer (a fill of zeros, the
-// part in bounds, a copy into the shared tile) and the rest of the k-step
-// is filled. Every access that conflicts is separated: the accumulator's
+// thread pads its piece of a step in the shared tile (a fill of zeros, then
+// the part in bounds; dyncc-bound-local-buffers forwards the local buffer
+// this was padded in to the shared piece it was copied into) and the rest
+// of the k-step is filled. Every access that conflicts is separated: the accumulator's
 // initialization from the first step, each step's copies from the product,
 // the product from the next step's copies, and the last step from the
 // epilogue that reads the accumulator.
@@ -193,11 +194,11 @@ func.func @gemm_too_large(%x: tensor<?x?xf32>, %w: tensor<?x?xf32>, %out: tensor
 //  GPU-NEXT:   scf.for
 //       GPU:     gpu.barrier
 //   GPU-NOT:     linalg.matmul
-//       GPU:     linalg.map
-//       GPU:     linalg.copy {{.*}} #gpu.address_space<workgroup>
+//       GPU:     linalg.map outs({{.*}} #gpu.address_space<workgroup>>)
+//       GPU:     linalg.generic {{.*}} outs({{.*}} #gpu.address_space<workgroup>>)
 //       GPU:     linalg.fill {{.*}} #gpu.address_space<workgroup>
-//       GPU:     linalg.map
-//       GPU:     linalg.copy {{.*}} #gpu.address_space<workgroup>
+//       GPU:     linalg.map outs({{.*}} #gpu.address_space<workgroup>>)
+//       GPU:     linalg.generic {{.*}} outs({{.*}} #gpu.address_space<workgroup>>)
 //       GPU:     linalg.fill {{.*}} #gpu.address_space<workgroup>
 //   GPU-NOT:     linalg.
 //       GPU:     gpu.barrier
