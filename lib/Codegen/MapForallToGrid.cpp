@@ -17,12 +17,15 @@
 #include "dyncc/Codegen/Passes.h"
 #include "dyncc/Tiling/TileConfig.h"
 
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/MemRef/Utils/MemRefUtils.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/AttrTypeSubElements.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include <numeric>
 
 namespace dyncc {
 #define GEN_PASS_DEF_MAPFORALLTOGRIDPASS
@@ -83,10 +86,12 @@ getMapping(scf::ForallOp forall) {
     } else {
       return forall.emitOpError("has an unsupported mapping ") << attr;
     }
-    // Threads may also be one linear dimension (all of the block's
-    // threads, x fastest): the chunks of a copy into shared memory.
-    bool linearThreads =
-        l == Level::Thread && id == kLinearThreads && mapping->size() == 1;
+    // Threads may also be linear dimensions (all of the block's threads
+    // as one index, x fastest, the forall's dimensions delinearized from
+    // it, linear_dim_0 fastest): the chunks of a copy into shared memory,
+    // a shared tile's elements.
+    bool linearThreads = l == Level::Thread && id >= kLinearThreads &&
+                         id < kLinearThreads + mapping->size();
     if ((l != Level::Block && id > 2 && !linearThreads) ||
         (level && *level != l) || llvm::is_contained(dims, id))
       return forall.emitOpError("mapping must be distinct x/y/z (and linear "
@@ -95,6 +100,11 @@ getMapping(scf::ForallOp forall) {
     level = l;
     dims.push_back(id);
   }
+  if (*level == Level::Thread &&
+      llvm::any_of(dims, [](uint64_t id) { return id >= kLinearThreads; }) &&
+      llvm::any_of(dims, [](uint64_t id) { return id < kLinearThreads; }))
+    return forall.emitOpError("mixes linear and x/y/z thread dimensions: ")
+           << *mapping;
   return std::make_pair(*level, dims);
 }
 
@@ -370,6 +380,70 @@ public:
       auto loop = scf::ForOp::create(rewriter, loc, start, ub, stride);
       inlineForallBody(rewriter, forall, loop.getBody()->getTerminator(),
                        loop.getInductionVar());
+      rewriter.eraseOp(forall);
+      return success();
+    }
+    if (ids.front() >= kLinearThreads) {
+      // Several linear dimensions: thread t handles the linear indices t,
+      // t + threads, ... of the forall's iterations, each delinearized
+      // over the dimensions' trip counts, linear_dim_0 fastest.
+      unsigned n = ids.size();
+      SmallVector<unsigned> slowFirst(n);
+      std::iota(slowFirst.begin(), slowFirst.end(), 0);
+      llvm::sort(slowFirst, [&](unsigned a, unsigned b) {
+        return ids[a] > ids[b];
+      });
+      AffineExpr s0 = rewriter.getAffineSymbolExpr(0),
+                 s1 = rewriter.getAffineSymbolExpr(1),
+                 s2 = rewriter.getAffineSymbolExpr(2);
+      SmallVector<OpFoldResult> trips(n), lbs(n), steps(n);
+      for (unsigned i = 0; i < n; ++i) {
+        lbs[i] = forall.getMixedLowerBound()[i];
+        steps[i] = forall.getMixedStep()[i];
+        trips[i] = affine::makeComposedFoldedAffineApply(
+            rewriter, loc,
+            AffineMap::get(0, 3, (s1 - s0).ceilDiv(s2)),
+            {lbs[i], forall.getMixedUpperBound()[i], steps[i]});
+      }
+      SmallVector<OpFoldResult> basis;
+      OpFoldResult total = rewriter.getIndexAttr(1);
+      for (unsigned i : slowFirst) {
+        basis.push_back(trips[i]);
+        total = affine::makeComposedFoldedAffineApply(
+            rewriter, loc, AffineMap::get(0, 2, s0 * s1), {total, trips[i]});
+      }
+      Value start = arith::ConstantIndexOp::create(rewriter, loc, 0);
+      Value stride = arith::ConstantIndexOp::create(rewriter, loc, 1);
+      if (gpu) {
+        Value id, count;
+        for (gpu::Dimension dim :
+             {gpu::Dimension::z, gpu::Dimension::y, gpu::Dimension::x}) {
+          Value tid = gpu::ThreadIdOp::create(rewriter, loc, dim);
+          Value bdim = gpu::BlockDimOp::create(rewriter, loc, dim);
+          id = id ? arith::AddIOp::create(
+                        rewriter, loc,
+                        arith::MulIOp::create(rewriter, loc, id, bdim), tid)
+                  : tid;
+          count =
+              count ? arith::MulIOp::create(rewriter, loc, count, bdim) : bdim;
+        }
+        start = id;
+        stride = count;
+      }
+      auto loop = scf::ForOp::create(
+          rewriter, loc, start,
+          getValueOrCreateConstantIndexOp(rewriter, loc, total), stride);
+      rewriter.setInsertionPointToStart(loop.getBody());
+      auto delinearize = affine::AffineDelinearizeIndexOp::create(
+          rewriter, loc, loop.getInductionVar(), basis, /*hasOuterBound=*/true);
+      SmallVector<Value> ivs(n);
+      for (auto [k, i] : llvm::enumerate(slowFirst))
+        ivs[i] = getValueOrCreateConstantIndexOp(
+            rewriter, loc,
+            affine::makeComposedFoldedAffineApply(
+                rewriter, loc, AffineMap::get(0, 3, s0 + s1 * s2),
+                {lbs[i], delinearize.getResult(k), steps[i]}));
+      inlineForallBody(rewriter, forall, loop.getBody()->getTerminator(), ivs);
       rewriter.eraseOp(forall);
       return success();
     }

@@ -990,10 +990,14 @@ tileLevel(RewriterBase &rewriter, TilingInterface root, ArrayRef<int64_t> sizes,
   // The forall's mapping, per tiled loop in loop order.
   SmallVector<int64_t> gridLoops = getGridLoops(allSizes, order);
   SmallVector<Attribute> mapping;
-  if (linear && threads && tiled == 1) {
-    // One loop over all the block's threads as one linear dimension.
-    mapping.push_back(
-        gpu::GPUThreadMappingAttr::get(ctx, gpu::MappingId::LinearDim0));
+  if (linear && threads) {
+    // One loop over all the block's threads as one linear index, the tiled
+    // loops delinearized from it, the innermost fastest (linear_dim_0).
+    for (size_t k = 0; k < tiled; ++k)
+      mapping.push_back(gpu::GPUThreadMappingAttr::get(
+          ctx, static_cast<gpu::MappingId>(
+                   static_cast<uint64_t>(gpu::MappingId::LinearDim0) +
+                   (tiled - 1 - k))));
   } else {
     for (int64_t loop : getGridLoops(allSizes, {})) {
       gpu::MappingId id =
@@ -2022,31 +2026,38 @@ promoteOperands(RewriterBase &rewriter, linalg::LinalgOp op, int64_t &budget,
   return shared;
 }
 
-/// Where a shared tile has one dimension past 1 and the thread axes
-/// (`threads`, innermost first, along its three innermost dimensions) give
-/// it at most half the block's threads, that dimension alone, one element
-/// per iteration of a loop over all the block's threads as one linear
-/// dimension: a conv's filter tap `[64 x 1 x 1 x 1]`, which the axes would
-/// leave to one thread. Otherwise nothing (getSharingSizes).
+/// Where the thread axes (`threads`, innermost first, along a shared tile's
+/// three innermost dimensions) give a shared tile of `bounds` at most half
+/// the block's threads, its elements one per iteration of a loop over all
+/// the block's threads, its dimensions past 1 delinearized from one linear
+/// index (`#gpu.thread<linear_dim_k>`, k = 0 innermost): a conv's filter
+/// tap `[64 x 1 x 1 x 1]`, which the axes would leave to one thread, its
+/// window `[1 x 1 x 7 x 31]` (a z axis of 8 threads over a dimension of 1:
+/// 8 of the 64 threads busy), a 1x1 conv's filter tile `[32 x 32]` (the
+/// two axes of a block of 2 x 4 x 8 threads: 8 busy, 128 elements each).
+/// Consecutive threads take consecutive elements of the innermost
+/// dimension, so the loads coalesce. Otherwise nothing (getSharingSizes).
 static std::optional<SmallVector<int64_t>>
 getLinearSharingSizes(ArrayRef<int64_t> bounds, ArrayRef<int64_t> threads) {
   int64_t rank = bounds.size();
-  SmallVector<int64_t> wide;
+  SmallVector<int64_t> sizes(rank, 0);
+  bool wide = false;
   for (int64_t d = 0; d < rank; ++d)
-    if (bounds[d] > 1)
-      wide.push_back(d);
-  if (wide.size() != 1)
+    if (bounds[d] > 1) {
+      sizes[d] = 1;
+      wide = true;
+    }
+  if (!wide || rank > 9)
     return std::nullopt;
-  int64_t axis = rank - 1 - wide.front();
-  int64_t along = axis < 3 && axis < static_cast<int64_t>(threads.size())
-                      ? threads[axis]
-                      : 1;
   int64_t all = std::accumulate(threads.begin(), threads.end(), int64_t{1},
                                 std::multiplies<>());
-  if (2 * along > all)
+  int64_t used = 1;
+  for (int64_t axis = 0; axis < 3 && axis < rank; ++axis)
+    if (axis < static_cast<int64_t>(threads.size()))
+      used *= std::min(threads[axis],
+                       std::max<int64_t>(bounds[rank - 1 - axis], 1));
+  if (2 * used > all)
     return std::nullopt;
-  SmallVector<int64_t> sizes(rank, 0);
-  sizes[wide.front()] = 1;
   return sizes;
 }
 

@@ -204,11 +204,40 @@ func.func @linear_chunks(%out: memref<128xf32>, %cond: i1) attributes {dyncc.ker
 
 // -----
 
-// A linear thread dimension is all of the block's threads: one forall
-// dimension, never beside x, y or z.
+// Several linear thread dimensions (a shared tile's elements over all the
+// block's threads): one loop over all of them as one linear index, each
+// dimension delinearized from it, linear_dim_0 fastest (here the forall's
+// second dimension: consecutive threads take consecutive columns).
+// GPU-LABEL: gpu.func @linear_tile
+//       GPU:   scf.for %[[F:.*]] = %{{.*}} to %c217 step %{{.*}} {
+//  GPU-NEXT:     %[[IJ:.*]]:2 = affine.delinearize_index %[[F]] into (7, 31)
+//  GPU-NEXT:     memref.store %{{.*}}, %{{.*}}[%[[IJ]]#0, %[[IJ]]#1]
+//       GPU:   gpu.barrier
+//       GPU:   memref.load
+// CPU-LABEL: func.func @linear_tile
+//       CPU:   scf.for %[[F:.*]] = %c0 to %c217 step %c1 {
+//  CPU-NEXT:     %[[IJ:.*]]:2 = affine.delinearize_index %[[F]] into (7, 31)
+//  CPU-NEXT:     memref.store %{{.*}}, %{{.*}}[%[[IJ]]#0, %[[IJ]]#1]
+func.func @linear_tile(%out: memref<7x31xf32>) attributes {dyncc.kernel} {
+  %one = arith.constant 1.0 : f32
+  %tile = memref.alloc() : memref<7x31xf32, #gpu.address_space<workgroup>>
+  scf.forall (%i, %j) in (7, 31) {
+    memref.store %one, %tile[%i, %j] : memref<7x31xf32, #gpu.address_space<workgroup>>
+  } {mapping = [#gpu.thread<linear_dim_1>, #gpu.thread<linear_dim_0>]}
+  scf.forall (%i, %j) in (7, 31) {
+    %v = memref.load %tile[%i, %j] : memref<7x31xf32, #gpu.address_space<workgroup>>
+    memref.store %v, %out[%i, %j] : memref<7x31xf32>
+  } {mapping = [#gpu.thread<y>, #gpu.thread<x>]}
+  return
+}
+
+// -----
+
+// A forall of linear thread dimensions takes all of the block's threads:
+// never beside x, y or z.
 func.func @linear_and_x(%out: memref<16x16xf32>) attributes {dyncc.kernel} {
   %one = arith.constant 1.0 : f32
-  // expected-error @+1 {{mapping must be distinct x/y/z (and linear block dimensions) of one level}}
+  // expected-error @+1 {{mixes linear and x/y/z thread dimensions}}
   scf.forall (%i, %j) in (16, 16) {
     memref.store %one, %out[%i, %j] : memref<16x16xf32>
   } {mapping = [#gpu.thread<linear_dim_0>, #gpu.thread<x>]}
