@@ -214,6 +214,7 @@ def main():
             entry["tune_args"] = ["--dim", "gpu_0_data_0_d0=1:64",
                                   "--points", "8"]
             entry["profile"] = [["--dim", "gpu_0_data_0_d0=17"]]
+            entry["versus_torch_graph"] = [1, 8, 32, 64]
     # The stem again with the batch, the height and the width dynamic: its
     # convs are searched over three keys (decision trees, CostModel.md);
     # every dynamic size takes one value in a run of the check.

@@ -20,7 +20,10 @@
    GPU, where torch names it.
 3. Times the models marked `versus_torch` against the same matmuls through
    torch (cuBLAS) at each M listed: the ratio t_cublas / t_dyncc, side by
-   side in one process.
+   side in one process; and the models marked `versus_torch_graph` (CNN
+   blocks) against their whole graph through torch (TorchGraph: cuDNN
+   convs, batch norms folded into them) at each batch listed, outputs
+   compared.
 4. Tunes the models marked `tune` (`dyncc-run tune`: the selection regret)
    and times a shape sweep of each artifact (`dyncc-run bench`).
 5. Where ncu is on the PATH, profiles each kernel of the entries marked
@@ -197,6 +200,18 @@ def ceilings(torch):
     return {"copy_TBps": copy, "bf16_matmul_TFLOPs": 2 * 8192**3 / ms / 1e9}
 
 
+def session_ms(session, tensors, torch, repeat=20, warmup=3):
+    """The median event-timed device time of `session`'s runs on the torch
+    CUDA `tensors`, and the last run's device outputs."""
+    torch.cuda.synchronize()
+    times = []
+    for r in range(warmup + repeat):
+        outs = session.run(tensors, device_outputs=True)
+        if r >= warmup:
+            times.append(session.device_time())
+    return median(times), outs
+
+
 def versus_torch(entry, art, torch, reference):
     """The artifact's whole run (its event-timed device time) against the
     same MatMuls through torch.matmul, at each M of the entry, on the same
@@ -211,13 +226,7 @@ def versus_torch(entry, art, torch, reference):
     for m in entry["versus_torch"]:
         feeds = reference.random_feeds(HERE / entry["model"], m)
         tensors = {k: torch.from_numpy(v).cuda() for k, v in feeds.items()}
-        torch.cuda.synchronize()
-        times = []
-        for r in range(23):
-            session.run(tensors, device_outputs=True)
-            if r >= 3:
-                times.append(session.device_time())
-        ours = median(times)
+        ours, _ = session_ms(session, tensors, torch)
         pairs = [(tensors[a], tensors[b]) for a, b in products]
         theirs = event_ms(torch, lambda: [a @ b for a, b in pairs])
         flops = sum(2 * a.shape[0] * a.shape[1] * b.shape[1] for a, b in pairs)
@@ -229,6 +238,145 @@ def versus_torch(entry, art, torch, reference):
               f"({flops / ours / 1e9:.1f} TFLOP/s), torch {theirs:.4f} ms "
               f"({flops / theirs / 1e9:.1f} TFLOP/s), t_cublas/t_dyncc "
               f"{theirs / ours:.3f}", flush=True)
+    session.close()
+    return rows
+
+
+class TorchGraph:
+    """A CNN block's ONNX graph through a torch.nn.functional-like module
+    `F` (torch's on the GPU: cuDNN), the baseline dyncc's whole run is timed
+    against. Each BatchNormalization whose input is only a Conv's output is
+    folded into that Conv's weights and bias, as inference engines do.
+    Takes Conv (symmetric pads), BatchNormalization, Relu, MaxPool
+    (symmetric pads, no ceil mode or dilation), Add and Sum; anything else
+    is an error naming the node. `tensor` turns a numpy array into one of
+    F's tensors."""
+
+    def __init__(self, model, F, tensor):
+        import numpy as np
+        from onnx import helper, numpy_helper
+        weights = {t.name: numpy_helper.to_array(t).astype(np.float64)
+                   for t in model.graph.initializer}
+        uses = {}
+        for node in model.graph.node:
+            for name in node.input:
+                uses[name] = uses.get(name, 0) + 1
+
+        def symmetric(node, pads):
+            half = len(pads) // 2
+            if list(pads[:half]) != list(pads[half:]):
+                raise ValueError(f"node {node.name or node.op_type}: "
+                                 f"asymmetric pads {list(pads)}")
+            return list(pads[:half])
+
+        steps = []
+        for node in model.graph.node:
+            attrs = {a.name: helper.get_attribute_value(a)
+                     for a in node.attribute}
+            if node.op_type == "Conv":
+                w = weights[node.input[1]]
+                b = (weights[node.input[2]] if len(node.input) > 2
+                     and node.input[2] else np.zeros(w.shape[0]))
+                steps.append({
+                    "op": "conv", "x": node.input[0], "y": node.output[0],
+                    "w": w, "b": b, "stride": list(attrs.get("strides", [1, 1])),
+                    "padding": symmetric(node, attrs.get("pads", [0] * 4)),
+                    "dilation": list(attrs.get("dilations", [1, 1])),
+                    "groups": attrs.get("group", 1)})
+            elif node.op_type == "BatchNormalization":
+                scale, shift, mean, var = (weights[n] for n in node.input[1:5])
+                scale = scale / np.sqrt(var + attrs.get("epsilon", 1e-5))
+                shift = shift - mean * scale
+                conv = next((st for st in steps if st["op"] == "conv"
+                             and st["y"] == node.input[0]), None)
+                if conv is not None and uses[node.input[0]] == 1:
+                    conv["w"] = conv["w"] * scale[:, None, None, None]
+                    conv["b"] = conv["b"] * scale + shift
+                    conv["y"] = node.output[0]
+                else:
+                    steps.append({"op": "affine", "x": node.input[0],
+                                  "y": node.output[0], "scale": scale,
+                                  "shift": shift})
+            elif node.op_type == "Relu":
+                steps.append({"op": "relu", "x": node.input[0],
+                              "y": node.output[0]})
+            elif node.op_type == "MaxPool":
+                if attrs.get("ceil_mode", 0) or any(
+                        d != 1 for d in attrs.get("dilations", [1, 1])):
+                    raise ValueError(f"node {node.name or 'MaxPool'}: ceil "
+                                     "mode or dilation")
+                kernel = list(attrs["kernel_shape"])
+                steps.append({"op": "maxpool", "x": node.input[0],
+                              "y": node.output[0], "kernel": kernel,
+                              "stride": list(attrs.get("strides", kernel)),
+                              "padding": symmetric(
+                                  node, attrs.get("pads", [0] * 4))})
+            elif node.op_type in ("Add", "Sum"):
+                steps.append({"op": "sum", "inputs": list(node.input),
+                              "y": node.output[0]})
+            else:
+                raise ValueError(f"node {node.name or node.op_type}: "
+                                 f"{node.op_type} has no torch baseline")
+        for st in steps:
+            for key in ("w", "b", "scale", "shift"):
+                if key in st:
+                    st[key] = tensor(st[key].astype(np.float32))
+        self.steps, self.F = steps, F
+        self.outputs = [o.name for o in model.graph.output]
+
+    def __call__(self, feeds):
+        env, F = dict(feeds), self.F
+        for st in self.steps:
+            if st["op"] == "conv":
+                env[st["y"]] = F.conv2d(env[st["x"]], st["w"], st["b"],
+                                        st["stride"], st["padding"],
+                                        st["dilation"], st["groups"])
+            elif st["op"] == "affine":
+                env[st["y"]] = (env[st["x"]] * st["scale"][None, :, None, None]
+                                + st["shift"][None, :, None, None])
+            elif st["op"] == "relu":
+                env[st["y"]] = F.relu(env[st["x"]])
+            elif st["op"] == "maxpool":
+                env[st["y"]] = F.max_pool2d(env[st["x"]], st["kernel"],
+                                            st["stride"], st["padding"])
+            else:
+                total = env[st["inputs"][0]]
+                for name in st["inputs"][1:]:
+                    total = total + env[name]
+                env[st["y"]] = total
+        return [env[name] for name in self.outputs]
+
+
+def versus_torch_graph(entry, art, torch, reference):
+    """The artifact's whole run (event-timed device time) against its graph
+    through torch (TorchGraph: cuDNN convs, batch norms folded, cudnn's
+    autotuner on, TF32 off so both compute in f32), at each batch of the
+    entry, on the same device tensors; the outputs are compared too.
+    Returns table rows."""
+    import onnx
+    import torch.nn.functional as F
+    model = onnx.load(str(HERE / entry["model"]))
+    torch.backends.cudnn.benchmark = True
+    torch.backends.cudnn.allow_tf32 = False
+    graph = TorchGraph(model, F, lambda a: torch.from_numpy(a).cuda())
+    session = art.session("cuda:0")
+    rows = []
+    for batch in entry["versus_torch_graph"]:
+        feeds = reference.random_feeds(HERE / entry["model"], batch)
+        tensors = {k: torch.from_numpy(v).cuda() for k, v in feeds.items()}
+        ours, outs = session_ms(session, tensors, torch)
+        with torch.no_grad():
+            theirs = event_ms(torch, lambda: graph(tensors))
+            want = graph(tensors)
+        have = [torch.from_dlpack(outs[name]) for name in graph.outputs]
+        error = max(float((h - w).abs().max() / w.abs().max().clamp_min(1e-30))
+                    for h, w in zip(have, want))
+        rows.append({"model": entry["name"], "batch": batch,
+                     "dyncc_ms": ours, "torch_ms": theirs,
+                     "ratio": theirs / ours, "max_rel_error": error})
+        print(f"{entry['name']} batch={batch}: dyncc {ours:.4f} ms, torch "
+              f"(cuDNN) {theirs:.4f} ms, t_torch/t_dyncc {theirs / ours:.3f}, "
+              f"max error {error:.2e} of the largest output", flush=True)
     session.close()
     return rows
 
@@ -298,7 +446,8 @@ def write_results(out, state):
     node_failures = [(label, p) for label, p in node_results if p]
     (out / "results.json").write_text(json.dumps(
         {"device": state["device"], "environment": environment, "rows": rows,
-         "versus_torch": versus, "logs": logs,
+         "versus_torch": versus,
+         "versus_torch_graph": state.get("versus_graph", []), "logs": logs,
          "nodes": [{"test": label, "problem": p} for label, p in node_results],
          "skipped": state["skipped"]}, indent=1))
     lines = [f"device: {state['device']}", "",
@@ -317,6 +466,12 @@ def write_results(out, state):
                   f"{v['dyncc_TFLOPs']:.1f} | {v['torch_ms']:.4f} | "
                   f"{v['torch_TFLOPs']:.1f} | {v['ratio']:.3f} |"
                   for v in versus]
+    if state.get("versus_graph"):
+        lines += ["", "| model | batch | dyncc ms | torch (cuDNN) ms | "
+                  "t_torch/t_dyncc | max rel error |", "|---|---|---|---|---|---|"]
+        lines += [f"| {v['model']} | {v['batch']} | {v['dyncc_ms']:.4f} | "
+                  f"{v['torch_ms']:.4f} | {v['ratio']:.3f} | "
+                  f"{v['max_rel_error']:.1e} |" for v in state["versus_graph"]]
     if node_results:
         lines += ["", f"node tests on cuda:0: {len(node_results) - len(node_failures)}"
                   f" of {len(node_results)} pass"]
@@ -352,7 +507,7 @@ def main():
         return 0
     started = time.time()
     state = {"device": "", "environment": {}, "rows": [], "versus": [],
-             "logs": {}, "nodes": [], "skipped": []}
+             "versus_graph": [], "logs": {}, "nodes": [], "skipped": []}
 
     def past_budget(what):
         if args.budget and time.time() - started > args.budget:
@@ -485,6 +640,20 @@ def main():
         except Exception as error:  # one line per failure, then go on
             failures += 1
             print(f"FAIL versus torch {entry['name']}: {error}")
+        art.close()
+    # The CNN blocks against their graphs through torch (cuDNN).
+    for entry in models:
+        if torch is None or not entry.get("versus_torch_graph"):
+            continue
+        if past_budget(f"versus torch graph {entry['name']}"):
+            continue
+        art = dyncc.load(str(HERE / entry["artifact"]))
+        try:
+            state["versus_graph"] += versus_torch_graph(entry, art, torch,
+                                                        reference)
+        except Exception as error:  # one line per failure, then go on
+            failures += 1
+            print(f"FAIL versus torch graph {entry['name']}: {error}")
         art.close()
     if state["versus"]:
         (args.out / "versus_torch.svg").write_text(versus_svg(

@@ -129,6 +129,24 @@ getBounds(RewriterBase &rewriter, scf::ForallOp forall, unsigned i) {
       getValueOrCreateConstantIndexOp(rewriter, loc, forall.getMixedStep()[i])};
 }
 
+/// The thread's linear id in its block (x fastest) and the block's thread
+/// count.
+static std::pair<Value, Value> getLinearThreadId(RewriterBase &rewriter,
+                                                 Location loc) {
+  Value id, count;
+  for (gpu::Dimension dim :
+       {gpu::Dimension::z, gpu::Dimension::y, gpu::Dimension::x}) {
+    Value tid = gpu::ThreadIdOp::create(rewriter, loc, dim);
+    Value bdim = gpu::BlockDimOp::create(rewriter, loc, dim);
+    id = id ? arith::AddIOp::create(
+                  rewriter, loc, arith::MulIOp::create(rewriter, loc, id, bdim),
+                  tid)
+            : tid;
+    count = count ? arith::MulIOp::create(rewriter, loc, count, bdim) : bdim;
+  }
+  return {id, count};
+}
+
 /// How a thread forall, or a region holding some, uses workgroup memory.
 struct SharedAccess {
   bool reads = false;
@@ -361,18 +379,7 @@ public:
       auto [lb, ub, step] = getBounds(rewriter, forall, 0);
       Value start = lb, stride = step;
       if (gpu) {
-        Value id, count;
-        for (gpu::Dimension dim :
-             {gpu::Dimension::z, gpu::Dimension::y, gpu::Dimension::x}) {
-          Value tid = gpu::ThreadIdOp::create(rewriter, loc, dim);
-          Value bdim = gpu::BlockDimOp::create(rewriter, loc, dim);
-          id = id ? arith::AddIOp::create(
-                        rewriter, loc,
-                        arith::MulIOp::create(rewriter, loc, id, bdim), tid)
-                  : tid;
-          count =
-              count ? arith::MulIOp::create(rewriter, loc, count, bdim) : bdim;
-        }
+        auto [id, count] = getLinearThreadId(rewriter, loc);
         start = arith::AddIOp::create(
             rewriter, loc, lb, arith::MulIOp::create(rewriter, loc, id, step));
         stride = arith::MulIOp::create(rewriter, loc, count, step);
@@ -415,18 +422,7 @@ public:
       Value start = arith::ConstantIndexOp::create(rewriter, loc, 0);
       Value stride = arith::ConstantIndexOp::create(rewriter, loc, 1);
       if (gpu) {
-        Value id, count;
-        for (gpu::Dimension dim :
-             {gpu::Dimension::z, gpu::Dimension::y, gpu::Dimension::x}) {
-          Value tid = gpu::ThreadIdOp::create(rewriter, loc, dim);
-          Value bdim = gpu::BlockDimOp::create(rewriter, loc, dim);
-          id = id ? arith::AddIOp::create(
-                        rewriter, loc,
-                        arith::MulIOp::create(rewriter, loc, id, bdim), tid)
-                  : tid;
-          count =
-              count ? arith::MulIOp::create(rewriter, loc, count, bdim) : bdim;
-        }
+        auto [id, count] = getLinearThreadId(rewriter, loc);
         start = id;
         stride = count;
       }

@@ -21,9 +21,12 @@
 // private buffer instead: allocated at the kernel's entry (where LLVM's
 // SROA promotes it to registers once the unrolled products index it with
 // constants), copied in before the first access unless that access writes
-// all of it (the bias or zero it starts from), and copied out once, after
-// the last one (the epilogue). Only tiles with an access inside a loop
-// nested below them are worth it.
+// all of it without reading it (the bias or zero it starts from), and
+// copied out once, after the last one (the epilogue). The first access must
+// be an op of the tile's own block that writes all of the tile (not one
+// under a guard or a loop), so the copies touch only elements the kernel
+// did. Only tiles with an access inside a loop nested below them are worth
+// it.
 //
 // The run-time's plan never gives a kernel's output the memory of one of
 // its inputs (buffers that meet at a step do not share the arena), so the
@@ -73,6 +76,15 @@ static bool isReachedOnlyThrough(Value view, Operation *only) {
   return true;
 }
 
+/// Whether `op` writes every element of `tile` (an init along a
+/// permutation of its loops).
+static bool writesWhole(linalg::LinalgOp op, Value tile) {
+  for (OpOperand &init : op.getDpsInitsMutable())
+    if (init.get() == tile && op.getMatchingIndexingMap(&init).isPermutation())
+      return true;
+  return false;
+}
+
 /// Whether `op` writes every element of `tile` and reads none of it before
 /// (the fill or bias broadcast an accumulator starts from).
 static bool overwritesWhole(linalg::LinalgOp op, Value tile) {
@@ -82,9 +94,8 @@ static bool overwritesWhole(linalg::LinalgOp op, Value tile) {
     return false;
   if (op.getNumReductionLoops() != 0 || op.getNumLoops() == 0)
     return false;
-  OpOperand *init = op.getDpsInitOperand(0);
-  return op.getMatchingIndexingMap(init).isPermutation() &&
-         !op.payloadUsesValueFromOperand(init);
+  return writesWhole(op, tile) &&
+         !op.payloadUsesValueFromOperand(op.getDpsInitOperand(0));
 }
 
 struct PrivateAccumulatorsPass
@@ -153,6 +164,17 @@ struct PrivateAccumulatorsPass
         last = ancestor;
     }
 
+    // The first is an access itself that writes all of the tile: the
+    // thread then reads or writes every element of its tile whatever
+    // happens after, so the copy in (if any) and the copy out touch no
+    // element the kernel did not. (Accesses all under a guard, with the
+    // tile's view above it, would otherwise be copied out unguarded, past
+    // the output's end for a thread the guard left out.)
+    auto firstAccess = dyn_cast<linalg::LinalgOp>(first);
+    if (!firstAccess || !llvm::is_contained(accesses, firstAccess) ||
+        !writesWhole(firstAccess, tile.getResult()))
+      return false;
+
     OpBuilder builder(func.getContext());
     Location loc = tile.getLoc();
     builder.setInsertionPointToStart(&func.getBody().front());
@@ -162,9 +184,7 @@ struct PrivateAccumulatorsPass
     // In: unless the first access is an op of the tile's block that writes
     // all of the tile, the tile's values come in first.
     SmallVector<linalg::LinalgOp> ops(accesses);
-    auto firstAccess = dyn_cast<linalg::LinalgOp>(first);
-    if (!firstAccess || !llvm::is_contained(accesses, firstAccess) ||
-        !overwritesWhole(firstAccess, tile.getResult())) {
+    if (!overwritesWhole(firstAccess, tile.getResult())) {
       builder.setInsertionPoint(first);
       ops.push_back(
           linalg::CopyOp::create(builder, loc, tile.getResult(), buffer));

@@ -74,8 +74,7 @@ gpu.func @conv_tile(%x: memref<?x64x56x56xf32>, %b: memref<32xf32>, %y: memref<?
 // -----
 
 // The first access reads the tile (it accumulates into what is there):
-// the tile's values are copied in before the loop it is in, and out after
-// it.
+// the tile's values are copied in before it, and out after the loop.
 // CHECK-LABEL: gpu.func @read_first
 // CHECK: %[[ACC:.*]] = memref.alloca() {alignment = 16 : i64} : memref<4x4xf32>
 // CHECK: %[[TILE:.*]] = memref.subview %arg1
@@ -95,6 +94,11 @@ gpu.func @read_first(%x: memref<64x64xf32>, %y: memref<64x64xf32>) kernel {
   %tx = gpu.thread_id x
   %tile = memref.subview %y[%tx, 0] [4, 4] [1, 1] : memref<64x64xf32> to memref<4x4xf32, strided<[64, 1], offset: ?>>
   %src = memref.subview %x[%tx, 0] [4, 4] [1, 1] : memref<64x64xf32> to memref<4x4xf32, strided<[64, 1], offset: ?>>
+  linalg.generic {indexing_maps = [#id2], iterator_types = ["parallel", "parallel"]} outs(%tile : memref<4x4xf32, strided<[64, 1], offset: ?>>) {
+  ^bb0(%o: f32):
+    %s = arith.mulf %o, %o : f32
+    linalg.yield %s : f32
+  }
   scf.for %k = %c0 to %c8 step %c1 {
     linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]} ins(%src : memref<4x4xf32, strided<[64, 1], offset: ?>>) outs(%tile : memref<4x4xf32, strided<[64, 1], offset: ?>>) {
     ^bb0(%i: f32, %o: f32):
@@ -117,12 +121,16 @@ gpu.func @read_first(%x: memref<64x64xf32>, %y: memref<64x64xf32>) kernel {
 // Left alone: the output is reached through a second view too (another
 // thread tile of it, which could overlap this one); the tile is never
 // accessed in a loop; the tile is in shared memory; the tile is larger than
-// max-bytes (512: 256 f32 here).
+// max-bytes (512: 256 f32 here); every access is under a guard (a thread
+// the guard leaves out, whose tile may lie past the output's end, would
+// copy it out).
 // CHECK-LABEL: gpu.func @two_views
 // CHECK-NOT: memref.alloca
 // CHECK-LABEL: gpu.func @no_loop
 // CHECK-NOT: memref.alloca
 // CHECK-LABEL: gpu.func @shared_tile
+// CHECK-NOT: memref.alloca
+// CHECK-LABEL: gpu.func @guarded
 // CHECK-NOT: memref.alloca
 // CHECK-LABEL: gpu.func @too_large
 // CHECK-NOT: memref.alloca
@@ -173,6 +181,26 @@ gpu.func @shared_tile(%x: memref<64x64xf32>) workgroup(%s: memref<64x64xf32, #gp
     ^bb0(%i: f32, %o: f32):
       %s2 = arith.addf %i, %o : f32
       linalg.yield %s2 : f32
+    }
+  }
+  gpu.return
+}
+gpu.func @guarded(%x: memref<64x64xf32>, %y: memref<64x64xf32>, %cond: i1) kernel {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %zero = arith.constant 0.0 : f32
+  %tx = gpu.thread_id x
+  %tile = memref.subview %y[%tx, 0] [4, 4] [1, 1] : memref<64x64xf32> to memref<4x4xf32, strided<[64, 1], offset: ?>>
+  %src = memref.subview %x[%tx, 0] [4, 4] [1, 1] : memref<64x64xf32> to memref<4x4xf32, strided<[64, 1], offset: ?>>
+  scf.if %cond {
+    linalg.fill ins(%zero : f32) outs(%tile : memref<4x4xf32, strided<[64, 1], offset: ?>>)
+    scf.for %k = %c0 to %c8 step %c1 {
+      linalg.generic {indexing_maps = [#id3, #id3], iterator_types = ["parallel", "parallel"]} ins(%src : memref<4x4xf32, strided<[64, 1], offset: ?>>) outs(%tile : memref<4x4xf32, strided<[64, 1], offset: ?>>) {
+      ^bb0(%i: f32, %o: f32):
+        %s = arith.addf %i, %o : f32
+        linalg.yield %s : f32
+      }
     }
   }
   gpu.return

@@ -117,8 +117,10 @@ def PrivateAccumulatorsPass : Pass<"dyncc-private-accumulators"> {
     a loop below it reads and writes (a conv's product at every k-step),
     is replaced in those ops by a private buffer allocated at the kernel's
     entry: copied in before the first access unless that access writes it
-    whole, and copied out once after the last. LLVM promotes the buffer to
-    registers where the unrolled products index it with constants.
+    whole, and copied out once after the last; the first access must be an
+    op of the tile's block (not under a guard or loop) writing all of it.
+    Every op on the buffer becomes loops, a product's reductions outermost,
+    the buffer's elements unrolled, so LLVM promotes it to registers.
   }];
   let options = [Option<"maxBytes", "max-bytes", "int64_t", "512",
                         "the largest tile, in bytes, kept private">];

@@ -1,0 +1,126 @@
+# Part of dyncc, under the Apache License v2.0 with LLVM Exceptions.
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+"""The GPU check's cuDNN baseline for CNN blocks (scripts/gpu_check.py
+TorchGraph): the ResNet-50 stem block's graph, its batch norms folded into
+the convs, run through a numpy stand-in for torch.nn.functional, matches
+onnxruntime. On the GPU the same program runs torch's functions; a wrong
+baseline would make the check's ratios meaningless."""
+import importlib.util
+
+import numpy as np
+import onnx
+import pytest
+
+from conftest import ROOT, SHARED_MODELS, require
+from dyncc_models import reference
+
+
+def load_check():
+    spec = importlib.util.spec_from_file_location(
+        "gpu_check", ROOT / "scripts" / "gpu_check.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+class NumpyFunctional:
+    """conv2d, relu and max_pool2d of torch.nn.functional, on NCHW numpy
+    arrays, one tap at a time."""
+
+    @staticmethod
+    def conv2d(x, w, b, stride, padding, dilation, groups):
+        assert groups == 1
+        n, c, h, wd = x.shape
+        o, _, kh, kw = w.shape
+        ph, pw = padding
+        xp = np.pad(x, ((0, 0), (0, 0), (ph, ph), (pw, pw)))
+        oh = (h + 2 * ph - dilation[0] * (kh - 1) - 1) // stride[0] + 1
+        ow = (wd + 2 * pw - dilation[1] * (kw - 1) - 1) // stride[1] + 1
+        out = np.zeros((n, o, oh, ow), np.float64)
+        for i in range(kh):
+            for j in range(kw):
+                r, s = i * dilation[0], j * dilation[1]
+                window = xp[:, :, r:r + stride[0] * (oh - 1) + 1:stride[0],
+                            s:s + stride[1] * (ow - 1) + 1:stride[1]]
+                out += np.einsum("nchw,oc->nohw", window, w[:, :, i, j])
+        return (out + b[None, :, None, None]).astype(np.float32)
+
+    @staticmethod
+    def relu(x):
+        return np.maximum(x, 0)
+
+    @staticmethod
+    def max_pool2d(x, kernel, stride, padding):
+        ph, pw = padding
+        xp = np.pad(x, ((0, 0), (0, 0), (ph, ph), (pw, pw)),
+                    constant_values=-np.inf)
+        oh = (x.shape[2] + 2 * ph - kernel[0]) // stride[0] + 1
+        ow = (x.shape[3] + 2 * pw - kernel[1]) // stride[1] + 1
+        out = np.full(x.shape[:2] + (oh, ow), -np.inf, x.dtype)
+        for i in range(kernel[0]):
+            for j in range(kernel[1]):
+                out = np.maximum(out, xp[:, :, i:i + stride[0] * (oh - 1) + 1:
+                                         stride[0],
+                                         j:j + stride[1] * (ow - 1) + 1:
+                                         stride[1]])
+        return out
+
+
+def test_stem_block_graph_matches_onnxruntime():
+    path = SHARED_MODELS / "resnet50_stem_residual_block_opset11.onnx"
+    require(path.exists(), "shared models missing")
+    check = load_check()
+    model = onnx.load(str(path))
+    graph = check.TorchGraph(model, NumpyFunctional, lambda a: a)
+    # Five convs, each batch norm folded into its conv: no affine steps.
+    ops = [step["op"] for step in graph.steps]
+    assert ops.count("conv") == 5 and "affine" not in ops
+    feeds = reference.random_feeds(path, 2)
+    (have,) = graph(feeds)
+    (want,) = reference.onnxruntime_session(path).run(None, feeds)
+    assert have.shape == want.shape
+    error = np.abs(have - want).max() / np.abs(want).max()
+    assert error < 1e-4, error
+
+
+def test_batch_norm_of_a_shared_conv_output_is_not_folded():
+    # The conv's output is read by the batch norm and by the Add: folding
+    # would change what the Add reads.
+    from onnx import TensorProto, helper, numpy_helper
+    rng = np.random.default_rng(0)
+    w = rng.standard_normal((3, 3, 3, 3)).astype(np.float32)
+    stats = [numpy_helper.from_array(
+        (rng.random(3) + 0.5).astype(np.float32), name)
+        for name in ("s", "b", "m", "v")]
+    graph = helper.make_graph(
+        [helper.make_node("Conv", ["X", "W"], ["C"], pads=[1, 1, 1, 1]),
+         helper.make_node("BatchNormalization", ["C", "s", "b", "m", "v"],
+                          ["N"]),
+         helper.make_node("Add", ["C", "N"], ["Y"])],
+        "shared", [helper.make_tensor_value_info("X", TensorProto.FLOAT,
+                                                 [1, 3, 5, 5])],
+        [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)],
+        [numpy_helper.from_array(w, "W")] + stats)
+    model = helper.make_model(graph,
+                              opset_imports=[helper.make_opsetid("", 13)])
+    check = load_check()
+    torch_graph = check.TorchGraph(model, NumpyFunctional, lambda a: a)
+    assert [s["op"] for s in torch_graph.steps] == ["conv", "affine", "sum"]
+    x = rng.standard_normal((1, 3, 5, 5)).astype(np.float32)
+    (have,) = torch_graph({"X": x})
+    import onnxruntime as ort
+    (want,) = ort.InferenceSession(model.SerializeToString()).run(
+        None, {"X": x})
+    assert np.abs(have - want).max() / np.abs(want).max() < 1e-5
+
+
+def test_an_op_with_no_baseline_is_named():
+    from onnx import TensorProto, helper
+    graph = helper.make_graph(
+        [helper.make_node("Sigmoid", ["X"], ["Y"], name="gate")], "g",
+        [helper.make_tensor_value_info("X", TensorProto.FLOAT, [1, 3])],
+        [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)])
+    model = helper.make_model(graph)
+    with pytest.raises(ValueError, match="node gate: Sigmoid has no torch "
+                                         "baseline"):
+        load_check().TorchGraph(model, NumpyFunctional, lambda a: a)
