@@ -397,9 +397,8 @@ public:
       unsigned n = ids.size();
       SmallVector<unsigned> slowFirst(n);
       std::iota(slowFirst.begin(), slowFirst.end(), 0);
-      llvm::sort(slowFirst, [&](unsigned a, unsigned b) {
-        return ids[a] > ids[b];
-      });
+      llvm::sort(slowFirst,
+                 [&](unsigned a, unsigned b) { return ids[a] > ids[b]; });
       AffineExpr s0 = rewriter.getAffineSymbolExpr(0),
                  s1 = rewriter.getAffineSymbolExpr(1),
                  s2 = rewriter.getAffineSymbolExpr(2);
@@ -408,8 +407,7 @@ public:
         lbs[i] = forall.getMixedLowerBound()[i];
         steps[i] = forall.getMixedStep()[i];
         trips[i] = affine::makeComposedFoldedAffineApply(
-            rewriter, loc,
-            AffineMap::get(0, 3, (s1 - s0).ceilDiv(s2)),
+            rewriter, loc, AffineMap::get(0, 3, (s1 - s0).ceilDiv(s2)),
             {lbs[i], forall.getMixedUpperBound()[i], steps[i]});
       }
       SmallVector<OpFoldResult> basis;

@@ -99,8 +99,7 @@ static bool overwritesWhole(linalg::LinalgOp op, Value tile) {
 }
 
 struct PrivateAccumulatorsPass
-    : public dyncc::impl::PrivateAccumulatorsPassBase<
-          PrivateAccumulatorsPass> {
+    : public dyncc::impl::PrivateAccumulatorsPassBase<PrivateAccumulatorsPass> {
   using Base::Base;
 
   /// Computes `tile`'s accesses in a private buffer if it qualifies (see the
@@ -146,10 +145,13 @@ struct PrivateAccumulatorsPass
       Operation *ancestor = block->findAncestorOpInBlock(*user);
       if (!ancestor)
         return false;
-      for (Operation *op = user->getParentOp(); op && op != ancestor->getParentOp();
-           op = op->getParentOp())
+      for (Operation *op = user->getParentOp();
+           op && op != ancestor->getParentOp(); op = op->getParentOp())
         inLoop |= isa<LoopLikeOpInterface>(op);
-      accesses.push_back(linalgOp);
+      // An op taking the tile twice (as an input and its init) is one
+      // access.
+      if (!llvm::is_contained(accesses, linalgOp))
+        accesses.push_back(linalgOp);
     }
     if (!inLoop || accesses.size() < 2)
       return false;
@@ -181,8 +183,8 @@ struct PrivateAccumulatorsPass
     auto privateType = MemRefType::get(type.getShape(), type.getElementType());
     Value buffer = memref::AllocaOp::create(builder, loc, privateType,
                                             builder.getI64IntegerAttr(16));
-    // In: unless the first access is an op of the tile's block that writes
-    // all of the tile, the tile's values come in first.
+    // In: unless the first access writes all of the tile without reading
+    // it, the tile's values come in first.
     SmallVector<linalg::LinalgOp> ops(accesses);
     if (!overwritesWhole(firstAccess, tile.getResult())) {
       builder.setInsertionPoint(first);
@@ -195,7 +197,8 @@ struct PrivateAccumulatorsPass
           operand.set(buffer);
     // Out: once, after the last access.
     builder.setInsertionPointAfter(last);
-    ops.push_back(linalg::CopyOp::create(builder, loc, buffer, tile.getResult()));
+    ops.push_back(
+        linalg::CopyOp::create(builder, loc, buffer, tile.getResult()));
 
     // Every op on the buffer becomes loops, a product's reduction loops
     // outermost, and the loops over the buffer's elements inside them are
@@ -223,12 +226,13 @@ struct PrivateAccumulatorsPass
         continue;
       }
       rewriter.setInsertionPoint(op);
-      FailureOr<linalg::LinalgLoops> loops = linalg::linalgOpToLoops(rewriter, op);
+      FailureOr<linalg::LinalgLoops> loops =
+          linalg::linalgOpToLoops(rewriter, op);
       if (failed(loops))
         continue;
       rewriter.eraseOp(op);
-      for (Operation *loop : llvm::reverse(
-               ArrayRef<Operation *>(*loops).drop_front(reductions)))
+      for (Operation *loop :
+           llvm::reverse(ArrayRef<Operation *>(*loops).drop_front(reductions)))
         if (auto forOp = dyn_cast<scf::ForOp>(loop))
           (void)loopUnrollFull(forOp);
     }
