@@ -628,33 +628,24 @@ def main():
         art.close()
     write_results(args.out, state)
 
-    # 3. The dense layers against the same matmuls through torch (cuBLAS).
-    for entry in models:
-        if torch is None or not entry.get("versus_torch"):
-            continue
-        if past_budget(f"versus torch {entry['name']}"):
-            continue
-        art = dyncc.load(str(HERE / entry["artifact"]))
-        try:
-            state["versus"] += versus_torch(entry, art, torch, reference)
-        except Exception as error:  # one line per failure, then go on
-            failures += 1
-            print(f"FAIL versus torch {entry['name']}: {error}")
-        art.close()
-    # The CNN blocks against their graphs through torch (cuDNN).
-    for entry in models:
-        if torch is None or not entry.get("versus_torch_graph"):
-            continue
-        if past_budget(f"versus torch graph {entry['name']}"):
-            continue
-        art = dyncc.load(str(HERE / entry["artifact"]))
-        try:
-            state["versus_graph"] += versus_torch_graph(entry, art, torch,
-                                                        reference)
-        except Exception as error:  # one line per failure, then go on
-            failures += 1
-            print(f"FAIL versus torch graph {entry['name']}: {error}")
-        art.close()
+    # 3. The dense layers against the same matmuls through torch (cuBLAS),
+    # then the CNN blocks against their graphs through torch (cuDNN).
+    for mark, key, versus, what in (
+            ("versus_torch", "versus", versus_torch, "versus torch"),
+            ("versus_torch_graph", "versus_graph", versus_torch_graph,
+             "versus torch graph")):
+        for entry in models:
+            if torch is None or not entry.get(mark):
+                continue
+            if past_budget(f"{what} {entry['name']}"):
+                continue
+            art = dyncc.load(str(HERE / entry["artifact"]))
+            try:
+                state[key] += versus(entry, art, torch, reference)
+            except Exception as error:  # one line per failure, then go on
+                failures += 1
+                print(f"FAIL {what} {entry['name']}: {error}")
+            art.close()
     if state["versus"]:
         (args.out / "versus_torch.svg").write_text(versus_svg(
             state["versus"], f"dyncc vs torch.matmul (cuBLAS) on {gpu_name}"))

@@ -229,12 +229,8 @@ static bool forwardToDestination(RewriterBase &rewriter,
     return false;
   {
     SmallVector<OpFoldResult> destSizes = destView.getMixedSizes();
-    SmallVector<OpFoldResult> tempSizes;
-    unsigned dynamic = 0;
-    for (int64_t size : tempType.getShape())
-      tempSizes.push_back(ShapedType::isDynamic(size)
-                              ? OpFoldResult(alloc.getDynamicSizes()[dynamic++])
-                              : OpFoldResult(rewriter.getIndexAttr(size)));
+    SmallVector<OpFoldResult> tempSizes = getMixedValues(
+        tempType.getShape(), alloc.getDynamicSizes(), rewriter);
     for (auto [a, b] : llvm::zip_equal(destSizes, tempSizes))
       if (!isEqualConstantIntOrValue(a, b))
         return false;

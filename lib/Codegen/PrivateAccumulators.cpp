@@ -34,6 +34,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Bounds.h"
 #include "dyncc/Codegen/Passes.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -52,12 +53,6 @@ namespace dyncc {
 using namespace mlir;
 
 namespace {
-
-/// Whether `type` lives in the GPU's shared memory.
-static bool isWorkgroup(MemRefType type) {
-  auto space = dyn_cast_or_null<gpu::AddressSpaceAttr>(type.getMemorySpace());
-  return space && space.getValue() == gpu::AddressSpace::Workgroup;
-}
 
 /// Whether `use` reads or writes no memory through the view (its sizes).
 static bool isMetadataUse(Operation *user) {
@@ -106,7 +101,7 @@ struct PrivateAccumulatorsPass
   /// file comment); returns whether it did.
   bool privatize(gpu::GPUFuncOp func, memref::SubViewOp tile) {
     auto type = tile.getType();
-    if (!type.hasStaticShape() || isWorkgroup(type) ||
+    if (!type.hasStaticShape() || dyncc::isWorkgroupMemory(type) ||
         !type.getElementType().isIntOrFloat() || type.getNumElements() == 0)
       return false;
     int64_t bytes = type.getNumElements() *

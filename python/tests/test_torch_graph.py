@@ -124,3 +124,27 @@ def test_an_op_with_no_baseline_is_named():
     with pytest.raises(ValueError, match="node gate: Sigmoid has no torch "
                                          "baseline"):
         load_check().TorchGraph(model, NumpyFunctional, lambda a: a)
+
+
+@pytest.mark.parametrize("node, message", [
+    (("Conv", ["X", "W"], ["Y"], "skewed", {"pads": [0, 0, 1, 1]}),
+     r"node skewed: asymmetric pads \[0, 0, 1, 1\]"),
+    (("MaxPool", ["X"], ["Y"], "ceil", {"kernel_shape": [2, 2],
+                                        "ceil_mode": 1}),
+     "node ceil: ceil mode or dilation"),
+])
+def test_a_form_with_no_baseline_is_named(node, message):
+    # torch's conv2d and max_pool2d pad symmetrically, and the baseline
+    # does not build ceil-mode or dilated pools.
+    from onnx import TensorProto, helper, numpy_helper
+    op, inputs, outputs, name, attrs = node
+    weights = [numpy_helper.from_array(np.ones((3, 3, 2, 2), np.float32),
+                                       "W")]
+    graph = helper.make_graph(
+        [helper.make_node(op, inputs, outputs, name=name, **attrs)], "g",
+        [helper.make_tensor_value_info("X", TensorProto.FLOAT, [1, 3, 5, 5])],
+        [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)],
+        weights)
+    model = helper.make_model(graph)
+    with pytest.raises(ValueError, match=message):
+        load_check().TorchGraph(model, NumpyFunctional, lambda a: a)
