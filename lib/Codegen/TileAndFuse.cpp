@@ -1060,7 +1060,8 @@ static LogicalResult mergeSlicesOfPads(
 }
 
 /// Tiles the reduction loops of every op with reductions inside `scope` (a
-/// thread forall) into sequential `scf.for` loops of `kStep` iterations,
+/// thread forall) into sequential `scf.for` loops of the config's k-step
+/// iterations (TileConfig::getKSteps: per loop where it gives them),
 /// fusing producers into each step: a temporary read by a reduction (the
 /// prologue of a GEMM, the exponentials of a softmax) then lives one step at
 /// a time, bounded by the tile sizes, however long the reduction is.
@@ -1068,7 +1069,8 @@ static LogicalResult mergeSlicesOfPads(
 /// pad per thread), pads are neither swapped nor fused: each step reads a
 /// slice of the whole padded input.
 static LogicalResult tileReductions(RewriterBase &rewriter, Operation *scope,
-                                    int64_t kStep, bool padsPerStep = true) {
+                                    const TileConfig &config,
+                                    bool padsPerStep = true) {
   // A pad deferred by tileLevel is read through a slice of a slice: merged
   // into one slice, then swapped with the pad, it pads just this thread's
   // window, and the k-step loops below fuse it (and its producers) per step.
@@ -1094,9 +1096,14 @@ static LogicalResult tileReductions(RewriterBase &rewriter, Operation *scope,
   for (TilingInterface op : llvm::reverse(reductions)) {
     if (erased.contains(op))
       continue;
+    SmallVector<utils::IteratorType> iterators = op.getLoopIteratorTypes();
+    SmallVector<int64_t, 3> steps = config.getKSteps(
+        llvm::count(iterators, utils::IteratorType::reduction));
     SmallVector<int64_t> sizes;
-    for (utils::IteratorType t : op.getLoopIteratorTypes())
-      sizes.push_back(t == utils::IteratorType::reduction ? kStep : 0);
+    size_t reduction = 0;
+    for (utils::IteratorType t : iterators)
+      sizes.push_back(t == utils::IteratorType::reduction ? steps[reduction++]
+                                                          : 0);
     scf::SCFTilingOptions tiling;
     tiling.setTileSizes(getAsIndexOpFoldResult(rewriter.getContext(), sizes));
     tiling.setLoopType(scf::SCFTilingOptions::LoopType::ForOp);
@@ -1538,10 +1545,10 @@ static int64_t getMaxIndex(AffineExpr e, ArrayRef<int64_t> loopBounds) {
 
 /// The bytes of shared memory promoting the operands of the reduction ops in
 /// `blockLoop` (before their k-steps are tiled) would take, with reduction
-/// loops of at most `kStep` iterations; kNoHi if some tile has no bound or
-/// an op cannot be promoted.
+/// loops of at most the config's k-step iterations (per loop where it gives
+/// them); kNoHi if some tile has no bound or an op cannot be promoted.
 static int64_t estimateSharedBytes(RewriterBase &rewriter, Operation *blockLoop,
-                                   int64_t kStep) {
+                                   const TileConfig &config) {
   int64_t bytes = 0;
   WalkResult result = blockLoop->walk([&](linalg::LinalgOp op) {
     if (!hasReductionLoops(op) || inThreadForall(op))
@@ -1556,22 +1563,30 @@ static int64_t estimateSharedBytes(RewriterBase &rewriter, Operation *blockLoop,
     // within one step.
     SmallVector<int64_t> extents = op.getStaticLoopRanges();
     SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+    SmallVector<int64_t, 3> reductionSteps =
+        config.getKSteps(op.getNumReductionLoops());
+    // The k-step of each loop (0 for a parallel one).
+    SmallVector<int64_t> steps;
+    size_t reduction = 0;
+    for (utils::IteratorType type : iterators)
+      steps.push_back(type == utils::IteratorType::reduction
+                          ? reductionSteps[reduction++]
+                          : 0);
     for (AffineMap map : op.getIndexingMapsArray())
       for (AffineExpr e : map.getResults()) {
         if (isa<AffineDimExpr>(e))
           continue;
-        for (auto [loop, type] : llvm::enumerate(iterators))
-          if (type == utils::IteratorType::reduction &&
-              e.isFunctionOfDim(loop) &&
+        for (auto [loop, step] : llvm::enumerate(steps))
+          if (step != 0 && e.isFunctionOfDim(loop) &&
               (ShapedType::isDynamic(extents[loop]) ||
-               (extents[loop] > kStep && extents[loop] % kStep != 0)))
+               (extents[loop] > step && extents[loop] % step != 0)))
             return WalkResult::interrupt();
       }
     rewriter.setInsertionPoint(op);
     SmallVector<int64_t> loops = getLoopBounds(rewriter, op);
-    for (auto [bound, type] : llvm::zip(loops, op.getIteratorTypesArray()))
-      if (type == utils::IteratorType::reduction)
-        bound = std::min(bound, kStep);
+    for (auto [bound, step] : llvm::zip(loops, steps))
+      if (step != 0)
+        bound = std::min(bound, step);
     for (OpOperand *operand : op.getDpsInputOperands()) {
       auto type = dyn_cast<RankedTensorType>(operand->get().getType());
       int64_t elementBytes = type ? getElementBytes(type.getElementType()) : 0;
@@ -2494,7 +2509,7 @@ static LogicalResult tileGemmBlock(RewriterBase &rewriter,
     return blockRoot->emitOpError("has no block loop to restructure");
   blockRoot->setAttr(kRootMark, rewriter.getUnitAttr());
   padForStaticProducts(rewriter, blockLoop, config, budget);
-  if (failed(tileReductions(rewriter, blockLoop, config.kStep,
+  if (failed(tileReductions(rewriter, blockLoop, config,
                             /*padsPerStep=*/false)))
     return failure();
   dropDivisibleClamps(rewriter, blockLoop, known);
@@ -3225,8 +3240,8 @@ struct TileAndFuse final : ::dyncc::impl::TileAndFusePassBase<TileAndFuse> {
       // GEMM and conv blocks share their operands through shared memory
       // where the tiles fit; otherwise each thread walks its own k-steps.
       if (gemmLike && config->kStep > 0 && getBlockLoop(*blockRoot)) {
-        int64_t needed = estimateSharedBytes(
-            rewriter, getBlockLoop(*blockRoot), config->kStep);
+        int64_t needed =
+            estimateSharedBytes(rewriter, getBlockLoop(*blockRoot), *config);
         if (needed <= sharedBudget) {
           if (failed(tileGemmBlock(rewriter, *blockRoot, *config, rank,
                                    known, sharedBudget)))
@@ -3252,7 +3267,7 @@ struct TileAndFuse final : ::dyncc::impl::TileAndFusePassBase<TileAndFuse> {
       Operation *scope = (*threadRoot)->getParentOfType<scf::ForallOp>();
       if (config->kStep > 0 &&
           failed(tileReductions(rewriter, scope ? scope : func.getOperation(),
-                                config->kStep)))
+                                *config)))
         return signalPassFailure();
       if (Operation *blockLoop = scope ? getBlockLoop(scope) : nullptr) {
         dropDivisibleClamps(rewriter, blockLoop, known);

@@ -24,7 +24,10 @@ namespace dyncc::cost::detail {
 
 struct ConfigWords {
   std::vector<int64_t> block, warp, thread, mma;
+  /// `k N`: N. `k AxBxC` (a k-step per reduction loop): the largest, and
+  /// the sizes in `kSteps`.
   int64_t kStep = 0;
+  std::vector<int64_t> kSteps;
   int64_t stages = 0;
   int64_t splitK = 0;
   std::string reduce;
@@ -56,6 +59,19 @@ inline bool parseConfigSizes(const std::string &word,
   return true;
 }
 
+/// `N` or `AxBxC`.
+inline bool parseKStep(const std::string &word, ConfigWords &out) {
+  out.kSteps.clear();
+  if (word.find('x') == std::string::npos)
+    return parseConfigNumber(word, out.kStep);
+  if (!parseConfigSizes(word, out.kSteps))
+    return false;
+  out.kStep = 0;
+  for (int64_t k : out.kSteps)
+    out.kStep = k > out.kStep ? k : out.kStep;
+  return true;
+}
+
 /// The key-value words of `text`; nullopt for an unknown key, a key with
 /// no value, or a malformed value.
 inline std::optional<ConfigWords> parseConfigWords(const std::string &text) {
@@ -73,15 +89,15 @@ inline std::optional<ConfigWords> parseConfigWords(const std::string &text) {
   ConfigWords out;
   for (size_t i = 0; i < words.size(); i += 2) {
     const std::string &key = words[i], &value = words[i + 1];
-    bool ok = key == "block"    ? parseConfigSizes(value, out.block)
-              : key == "warp"   ? parseConfigSizes(value, out.warp)
-              : key == "thread" ? parseConfigSizes(value, out.thread)
-              : key == "mma"    ? parseConfigSizes(value, out.mma)
-              : key == "k"      ? parseConfigNumber(value, out.kStep)
-              : key == "stages" ? parseConfigNumber(value, out.stages)
+    bool ok = key == "block"     ? parseConfigSizes(value, out.block)
+              : key == "warp"    ? parseConfigSizes(value, out.warp)
+              : key == "thread"  ? parseConfigSizes(value, out.thread)
+              : key == "mma"     ? parseConfigSizes(value, out.mma)
+              : key == "k"       ? parseKStep(value, out)
+              : key == "stages"  ? parseConfigNumber(value, out.stages)
               : key == "split_k" ? parseConfigNumber(value, out.splitK)
-              : key == "reduce" ? (out.reduce = value, true)
-                                : false;
+              : key == "reduce"  ? (out.reduce = value, true)
+                                 : false;
     if (!ok)
       return std::nullopt;
   }

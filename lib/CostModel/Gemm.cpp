@@ -67,7 +67,7 @@ std::optional<GemmTile> dyncc::cost::parseGemmTile(const std::string &text) {
   // Of each `AxBxC` size, the last two count.
   std::optional<detail::ConfigWords> words = detail::parseConfigWords(text);
   if (!words || !words->reduce.empty() || words->block.size() < 2 ||
-      words->thread.size() < 2 || words->kStep < 1 ||
+      words->thread.size() < 2 || words->kStep < 1 || !words->kSteps.empty() ||
       (!words->warp.empty() && words->warp.size() < 2) ||
       (!words->mma.empty() && words->mma != std::vector<int64_t>{16, 8, 16}))
     return std::nullopt;

@@ -120,6 +120,12 @@ SmallVector<int64_t, 4> TileConfig::getThreadsPerDim() const {
   return threads;
 }
 
+SmallVector<int64_t, 3> TileConfig::getKSteps(size_t numReductions) const {
+  if (kSteps.size() == numReductions)
+    return kSteps;
+  return SmallVector<int64_t, 3>(numReductions, kStep);
+}
+
 std::array<int64_t, 3> TileConfig::getBlockDims() const {
   SmallVector<int64_t, 4> threads = getThreadsPerDim();
   std::array<int64_t, 3> dims = {1, 1, 1};
@@ -145,6 +151,16 @@ std::string TileConfig::verify() const {
   }
   if (kStep < 0)
     return "k-step must not be negative, got " + std::to_string(kStep);
+  if (!kSteps.empty()) {
+    if (llvm::any_of(kSteps, [](int64_t k) { return k <= 0; }))
+      return "per-loop k-steps must be positive";
+    if (kStep != *llvm::max_element(kSteps))
+      return "k-step " + std::to_string(kStep) +
+             " is not the largest of the per-loop k-steps";
+    if (!mma.empty() || splitK != 1 || reduction != RowReduction::Thread)
+      return "per-loop k-steps are for SIMT products (no mma, split_k or "
+             "reduce)";
+  }
   if (threads > 1024)
     return std::to_string(threads) + " threads per block exceed 1024";
   if (!warpTile.empty()) {
@@ -230,6 +246,9 @@ DictionaryAttr TileConfig::toAttr(MLIRContext *context) const {
       b.getNamedAttr("block", b.getDenseI64ArrayAttr(blockTile)),
       b.getNamedAttr("thread", b.getDenseI64ArrayAttr(threadTile)),
       b.getNamedAttr("k_step", b.getI64IntegerAttr(kStep))};
+  if (!kSteps.empty())
+    entries.push_back(
+        b.getNamedAttr("k_steps", b.getDenseI64ArrayAttr(kSteps)));
   if (!warpTile.empty())
     entries.push_back(b.getNamedAttr("warp", b.getDenseI64ArrayAttr(warpTile)));
   if (!mma.empty())
@@ -257,6 +276,8 @@ FailureOr<TileConfig> TileConfig::fromAttr(DictionaryAttr attr) {
                            thread.asArrayRef().end());
   if (auto k = attr.getAs<IntegerAttr>("k_step"))
     config.kStep = k.getInt();
+  if (auto steps = attr.getAs<DenseI64ArrayAttr>("k_steps"))
+    config.kSteps.assign(steps.asArrayRef().begin(), steps.asArrayRef().end());
   if (auto warp = attr.getAs<DenseI64ArrayAttr>("warp"))
     config.warpTile.assign(warp.asArrayRef().begin(), warp.asArrayRef().end());
   if (auto mma = attr.getAs<DenseI64ArrayAttr>("mma"))
@@ -288,7 +309,8 @@ std::string TileConfig::str() const {
   std::string s = "block " + join(blockTile);
   if (!warpTile.empty())
     s += " warp " + join(warpTile);
-  s += " thread " + join(threadTile) + " k " + std::to_string(kStep);
+  s += " thread " + join(threadTile) + " k " +
+       (kSteps.empty() ? std::to_string(kStep) : join(kSteps));
   if (!mma.empty())
     s += " mma " + join(mma);
   if (stages != 1)
@@ -346,11 +368,17 @@ std::optional<TileConfig> TileConfig::parse(StringRef text,
       ok = sawReduce = true;
     } else if (key == "split_k" && !sawSplit) {
       ok = sawSplit = !value.getAsInteger(10, config.splitK);
+    } else if (key == "k" && value.contains('x')) {
+      config.kSteps.clear();
+      ok = parseSizes(value, config.kSteps) && !config.kSteps.empty();
+      if (ok)
+        config.kStep = *llvm::max_element(config.kSteps);
     } else if (key == "k") {
+      config.kSteps.clear();
       ok = !value.getAsInteger(10, config.kStep);
     } else {
       error = "unexpected '" + key.str() +
-              "' (expected 'block AxB [warp AxB] thread CxD [k N] "
+              "' (expected 'block AxB [warp AxB] thread CxD [k N|AxBxC] "
               "[mma MxNxK] [stages N] [reduce thread|warp|block] "
               "[split_k N]')";
       return std::nullopt;

@@ -435,6 +435,13 @@ GEMM_CONFIGS = [None, "block 16x8 thread 2x2 k 5", "block 8x24 thread 8x3 k 1",
                 "block 32x64 thread 4x4 k 16 stages 3"]
 OTHER_CONFIGS = [None, "block 3x5 thread 1x5 k 3", "block 2x16 thread 2x1 k 1",
                  "block 1x1 thread 1x1 k 7"]
+# Convs also take a k-step per reduction loop (input channels, filter rows,
+# filter columns): a filter row at a time over 2 channels, whole windows
+# over 4, and one column at a time, each promoted per step (the windows'
+# padding and the stride-2 conv's halo in every step).
+CONV_CONFIGS = ["block 1x8x4x32 thread 1x2x1x4 k 2x1x3",
+                "block 1x4x2x8 thread 1x2x1x2 k 4x3x3",
+                "block 1x2x3x5 thread 1x1x3x1 k 3x3x1"]
 # Row reductions (the default is a warp per row, 4 rows per block, one
 # element per lane and step): 2 and 3 rows per block, 4 and 3 elements per
 # lane and step, and a block per row of 2 and 3 warps. Kernels whose
@@ -468,6 +475,8 @@ CASES = {
 def _variants():
     for name, (_, kinds) in CASES.items():
         configs = GEMM_CONFIGS if kinds[0] in ("gemm", "conv") else OTHER_CONFIGS
+        if kinds[0] == "conv":
+            configs = configs + CONV_CONFIGS
         if "reduce" in kinds:
             configs = configs + ROW_CONFIGS
         for i, config in enumerate(configs):

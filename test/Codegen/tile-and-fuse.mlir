@@ -165,6 +165,39 @@ func.func @conv_padded_input(%x: tensor<1x32x?x?xf32>, %w: tensor<8x32x3x3xf32>,
 
 // -----
 
+// A k-step per reduction loop (`k 3x1x7`, a stem's 7x7 window over 3
+// channels): each step takes the 3 channels, one filter row and its 7
+// columns, so the block walks 7 steps (one loop over the filter's rows),
+// where one k-step for every loop steps one tap at a time (147 steps) or
+// unrolls all 147 taps. The shared window holds 3 channels x the 7 input
+// rows of 4 output rows at stride 2 x the 21 columns of 8 outputs and 7
+// taps; the weights one filter row of each channel.
+// CHECK-LABEL: func.func @conv_per_loop_steps(
+//   CHECK-NOT:   scf.for %
+//       CHECK:   scf.for %{{.*}} = %c0 to %c7 step %c1
+//   CHECK-NOT:   scf.for %
+//       CHECK:     bufferization.alloc_tensor() {memory_space = #gpu.address_space<workgroup>} : tensor<3x7x21xf32>
+//       CHECK:     bufferization.alloc_tensor() {memory_space = #gpu.address_space<workgroup>} : tensor<16x3x1x7xf32>
+//       CHECK:     linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<3x1x?xf32>, tensor<4x3x1x7xf32>)
+//   CHECK-NOT:   scf.for %
+//       CHECK:   return
+#in7 = affine_map<(n, f, oh, ow, c, kh, kw) -> (n, c, oh * 2 + kh, ow * 2 + kw)>
+#w7 = affine_map<(n, f, oh, ow, c, kh, kw) -> (f, c, kh, kw)>
+#out7 = affine_map<(n, f, oh, ow, c, kh, kw) -> (n, f, oh, ow)>
+func.func @conv_per_loop_steps(%x: tensor<1x3x?x?xf32>, %w: tensor<16x3x7x7xf32>, %out: tensor<1x16x?x?xf32>) -> tensor<1x16x?x?xf32> attributes {dyncc.kernel, dyncc.kind = "conv", dyncc.tile_config = {block = array<i64: 1, 16, 4, 8>, thread = array<i64: 1, 4, 1, 2>, k_step = 7 : i64, k_steps = array<i64: 3, 1, 7>}} {
+  %zero = arith.constant 0.0 : f32
+  %f = linalg.fill ins(%zero : f32) outs(%out : tensor<1x16x?x?xf32>) -> tensor<1x16x?x?xf32>
+  %c = linalg.generic {indexing_maps = [#in7, #w7, #out7], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]} ins(%x, %w : tensor<1x3x?x?xf32>, tensor<16x3x7x7xf32>) outs(%f : tensor<1x16x?x?xf32>) {
+  ^bb0(%i: f32, %k: f32, %o: f32):
+    %m = arith.mulf %i, %k : f32
+    %s = arith.addf %o, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<1x16x?x?xf32>
+  return %c : tensor<1x16x?x?xf32>
+}
+
+// -----
+
 // An epilogue that computes in place and reads the GEMM's result twice
 // (x * (x + 1), as GELU reads it three times) becomes one op reading it
 // once, so the GEMM is fused into the tile once, not once per reader.

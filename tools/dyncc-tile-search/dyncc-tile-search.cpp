@@ -8,6 +8,7 @@
 //   dyncc-tile-search --device h200 --gemm NxK[,NxK...] --m LO:HI
 //                     [--dtype f16|bf16|f32] [--batch B] [--cap 8]
 //                     [--target 0.03] [--svg FILE] [--bench] [--split-k]
+//   dyncc-tile-search --device h200 --conv IN:OUT:K:S:HW[,...] --m LO:HI
 //
 // Runs the search and range partitioning for GEMMs of N x K weights over
 // M in [LO, HI] on a device of the table, and prints each GEMM's variants,
@@ -18,8 +19,16 @@
 // --split-k adds each small tile's split-K versions for each GEMM's K, as
 // the compiler's search does for a kernel dyncc-split-k can split.
 //
+// --conv searches 2-D f32 convs (IN input channels, OUT output channels, a
+// KxK window at stride S, HW x HW outputs) over the batch in [LO, HI]: per
+// conv its variants, and at each power-of-two batch the predicted time of
+// the best candidate with one k-step for all three reduction loops (the
+// candidates before per-loop k-steps) over the best of all (a ratio, same
+// process).
+//
 //===----------------------------------------------------------------------===//
 
+#include "dyncc/CostModel/Conv.h"
 #include "dyncc/CostModel/Device.h"
 #include "dyncc/CostModel/Gemm.h"
 #include "dyncc/CostModel/Partition.h"
@@ -57,11 +66,66 @@ double seconds(std::chrono::steady_clock::time_point since) {
       .count();
 }
 
+/// --conv: each conv's search over the batch, and the best candidate with
+/// one k-step for every loop against the best of all.
+int searchConvs(const std::vector<ConvProblem> &convs, int64_t lo, int64_t hi,
+                const PartitionOptions &options, const Device &device) {
+  for (const ConvProblem &problem : convs) {
+    auto t0 = std::chrono::steady_clock::now();
+    std::vector<ConvTile> tiles = enumerateConvTiles(problem, device);
+    auto predict = [&](const ConvTile &tile, int64_t batch) {
+      ConvProblem p = problem;
+      p.batch = batch;
+      return predictConv(tile, p, device).seconds;
+    };
+    Partition part = partitionRange(
+        tiles.size(), [&](size_t c, int64_t b) { return predict(tiles[c], b); },
+        lo, hi, options);
+    double took = seconds(t0);
+    size_t uniform = 0;
+    for (const ConvTile &t : tiles)
+      uniform += t.kChannels == t.kRows && t.kRows == t.kColumns;
+    std::printf("\nconv %lldx%lld s%lld, %lld -> %lld channels, %lld x %lld "
+                "outputs: %zu candidates (%zu with one k-step), %zu "
+                "variants, max regret %.2f%%, %.3f s\n",
+                (long long)problem.kh, (long long)problem.kw,
+                (long long)problem.strideH, (long long)problem.inC,
+                (long long)problem.outC, (long long)problem.outH,
+                (long long)problem.outW, tiles.size(), uniform,
+                part.chosen.size(), 100 * part.maxRegret, took);
+    for (size_t v = 0; v < part.chosen.size(); ++v)
+      std::printf("  v%zu  %s\n", v, tiles[part.chosen[v]].str().c_str());
+    std::printf("  %-6s %-42s %-8s %-42s %-8s %s\n", "batch", "best", "TFLOP/s",
+                "best with one k-step", "TFLOP/s", "ratio");
+    for (int64_t batch = lo; batch <= hi; batch *= 2) {
+      const ConvTile *best = nullptr, *bestUniform = nullptr;
+      double t = 0, tu = 0;
+      for (const ConvTile &tile : tiles) {
+        double s = predict(tile, batch);
+        if (!best || s < t)
+          best = &tile, t = s;
+        if ((tile.kChannels == tile.kRows && tile.kRows == tile.kColumns) &&
+            (!bestUniform || s < tu))
+          bestUniform = &tile, tu = s;
+      }
+      ConvProblem p = problem;
+      p.batch = batch;
+      std::printf("  %-6lld %-42s %-8.2f %-42s %-8.2f %.2fx\n",
+                  (long long)batch, best->str().c_str(), p.flops() / t / 1e12,
+                  bestUniform ? bestUniform->str().c_str() : "(none)",
+                  bestUniform ? p.flops() / tu / 1e12 : 0.0,
+                  bestUniform ? tu / t : 0.0);
+    }
+  }
+  return 0;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
   std::string deviceName = "h200", dtype = "f16", svgPath;
   std::vector<std::pair<int64_t, int64_t>> gemms;
+  std::vector<ConvProblem> convs;
   int64_t lo = 1, hi = 4096, batch = 1;
   PartitionOptions options;
   bool bench = false, splitK = false;
@@ -88,6 +152,37 @@ int main(int argc, char **argv) {
             !parseInt(item.substr(x + 1).c_str(), k) || n < 1 || k < 1)
           fail("--gemm expects NxK[,NxK...], got '" + item + "'");
         gemms.push_back({n, k});
+        if (comma == std::string::npos)
+          break;
+        at = comma + 1;
+      }
+    } else if (arg == "--conv") {
+      std::string list = value();
+      size_t at = 0;
+      while (at <= list.size()) {
+        size_t comma = list.find(',', at);
+        std::string item = list.substr(at, comma - at);
+        std::vector<int64_t> v;
+        for (size_t from = 0; from <= item.size();) {
+          size_t colon = item.find(':', from);
+          int64_t n;
+          if (!parseInt(item.substr(from, colon - from).c_str(), n) || n < 1)
+            break;
+          v.push_back(n);
+          if (colon == std::string::npos)
+            break;
+          from = colon + 1;
+        }
+        if (v.size() != 5)
+          fail("--conv expects IN:OUT:K:S:HW[,...] (positive integers), got '" +
+               item + "'");
+        ConvProblem p;
+        p.inC = v[0];
+        p.outC = v[1];
+        p.kh = p.kw = v[2];
+        p.strideH = p.strideW = v[3];
+        p.outH = p.outW = v[4];
+        convs.push_back(p);
         if (comma == std::string::npos)
           break;
         at = comma + 1;
@@ -125,6 +220,8 @@ int main(int argc, char **argv) {
   if (!device)
     fail("unknown device '" + deviceName +
          "' (expected a100, rtx3090, h100, h200, sm_80, sm_86 or sm_90)");
+  if (!convs.empty())
+    return searchConvs(convs, lo, hi, options, *device);
   int64_t bytes = dtype == "f32" ? 4 : 2;
   if (dtype != "f16" && dtype != "bf16" && dtype != "f32")
     fail("--dtype expects f16, bf16 or f32");

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dyncc/CostModel/Conv.h"
+#include "dyncc/CostModel/Gemm.h"
 #include "dyncc/CostModel/Partition.h"
 
 #include "gtest/gtest.h"
@@ -38,7 +39,7 @@ ConvTile defaultTile(int64_t kStep) {
   t.threadC = 2;
   t.threadH = 1;
   t.threadW = 4;
-  t.kStep = kStep;
+  t.setKStep(kStep);
   return t;
 }
 
@@ -85,10 +86,10 @@ TEST(ConvCandidates, EveryCandidateSatisfiesEveryHardConstraint) {
         ASSERT_LE(threads, device.maxThreadsPerBlock);
         ASSERT_LE(t.blockC / t.threadC, 64);
         // No step splits a filter row or column.
-        for (int64_t taps : {p.kh, p.kw})
-          ASSERT_TRUE(taps <= t.kStep || taps % t.kStep == 0);
-        int64_t c = std::min(t.kStep, p.inC), r = std::min(t.kStep, p.kh),
-                s = std::min(t.kStep, p.kw);
+        ASSERT_TRUE(p.kh <= t.kRows || p.kh % t.kRows == 0);
+        ASSERT_TRUE(p.kw <= t.kColumns || p.kw % t.kColumns == 0);
+        int64_t c = std::min(t.kChannels, p.inC), r = std::min(t.kRows, p.kh),
+                s = std::min(t.kColumns, p.kw);
         ASSERT_LE(c * r * s, kMaxUnrolledTaps);
         ASSERT_LE(c * r * s * t.threadC * t.threadH * t.threadW,
                   kMaxUnrolledProducts);
@@ -119,14 +120,22 @@ TEST(ConvCandidates, ConstraintsRejectWhatCodeGenerationCannotPromote) {
   ASSERT_TRUE(checkConstraints(t, p, d).has_value());
   EXPECT_NE(checkConstraints(t, p, d)->find("splits a filter of 7"),
             std::string::npos);
-  t.kStep = 1;
+  t.setKStep(1);
   EXPECT_FALSE(checkConstraints(t, p, d).has_value());
+  // Two channels by one filter row by its 7 columns: nothing split.
+  t.kChannels = 2;
+  t.kColumns = 7;
+  EXPECT_FALSE(checkConstraints(t, p, d).has_value());
+  t.kColumns = 2;
+  ASSERT_TRUE(checkConstraints(t, p, d).has_value());
+  EXPECT_NE(checkConstraints(t, p, d)->find("splits a filter of 7"),
+            std::string::npos);
   // 16 channels of a 3x3 window: 144 multiply-adds per output per step.
   p = conv(1, 64, 56, 64, 3);
-  t.kStep = 16;
+  t.setKStep(16);
   ASSERT_TRUE(checkConstraints(t, p, d).has_value());
   EXPECT_NE(checkConstraints(t, p, d)->find("144"), std::string::npos);
-  t.kStep = 8;
+  t.setKStep(8);
   EXPECT_FALSE(checkConstraints(t, p, d).has_value());
   // More than 64 threads along z (channels).
   t.blockC = 128;
@@ -142,7 +151,66 @@ TEST(ConvCandidates, ParseRejectsWhatIsNotAConvTile) {
   EXPECT_FALSE(parseConvTile("block 2x8x4x32 thread 1x2x1x4 k 8"));
   EXPECT_FALSE(parseConvTile("block 1x8x4x32 thread 1x2x1x4"));
   EXPECT_FALSE(parseConvTile("block 1x8x4x32 thread 1x2x1x4 k 8 reduce warp"));
+  EXPECT_FALSE(parseConvTile("block 1x8x4x32 thread 1x2x1x4 k 8x1"));
+  EXPECT_FALSE(parseConvTile("block 1x8x4x32 thread 1x2x1x4 k 8x0x1"));
   EXPECT_TRUE(parseConvTile("block 1x8x4x32 thread 1x2x1x4 k 8"));
+  std::optional<ConvTile> perLoop =
+      parseConvTile("block 1x8x4x32 thread 1x2x1x4 k 3x1x7");
+  ASSERT_TRUE(perLoop);
+  EXPECT_EQ(perLoop->kChannels, 3);
+  EXPECT_EQ(perLoop->kRows, 1);
+  EXPECT_EQ(perLoop->kColumns, 7);
+  EXPECT_EQ(perLoop->str(), "block 1x8x4x32 thread 1x2x1x4 k 3x1x7");
+  // A GEMM takes one k-step.
+  EXPECT_FALSE(parseGemmTile("block 64x64 thread 4x4 k 16x16"));
+}
+
+// ResNet's stem: a 7x7 window over 3 channels. One k-step for all three
+// loops leaves steps of one tap (147 of them; a step of 7 would unroll 147
+// multiply-adds per output); a k-step per loop takes the channels and a
+// filter row's 7 columns per step (7 steps), and the model prefers it by
+// far: each step pays its copies' latency and barriers.
+TEST(ConvModel, StemStepsAFilterRowAtATime) {
+  const Device &d = h200();
+  ConvProblem p = conv(32, 64, 112, 3, 7, 2);
+  std::vector<ConvTile> tiles = enumerateConvTiles(p, d);
+  ConvTile b = best(tiles, p, d);
+  ConvSteps s = getConvSteps(b, p);
+  EXPECT_GT(s.taps(), 1) << b.str();
+  EXPECT_LT(s.steps, 49) << b.str();
+  std::vector<ConvTile> uniform;
+  for (const ConvTile &t : tiles)
+    if (t.kChannels == t.kRows && t.kRows == t.kColumns)
+      uniform.push_back(t);
+  ASSERT_FALSE(uniform.empty());
+  ConvTile u = best(uniform, p, d);
+  EXPECT_EQ(getConvSteps(u, p).steps, 147) << u.str();
+  EXPECT_GT(predictConv(u, p, d).seconds / predictConv(b, p, d).seconds, 1.5)
+      << b.str() << " against " << u.str();
+}
+
+// One candidate per distinct step: a 1x1 conv's per-loop forms are all its
+// uniform ones, so its candidates are as many as before per-loop steps.
+TEST(ConvCandidates, StepsAreDistinct) {
+  const Device &d = h200();
+  for (int64_t taps : {1, 3, 7}) {
+    ConvProblem p = conv(1, 64, 56, 64, taps);
+    std::vector<ConvTile> tiles = enumerateConvTiles(p, d);
+    for (size_t i = 0; i < tiles.size(); ++i)
+      for (size_t j = i + 1; j < tiles.size() && j < i + 40; ++j) {
+        ConvTile a = tiles[i], b = tiles[j];
+        ConvSteps sa = getConvSteps(a, p), sb = getConvSteps(b, p);
+        a.setKStep(0);
+        b.setKStep(0);
+        if (a == b)
+          EXPECT_FALSE(sa.channels == sb.channels && sa.rows == sb.rows &&
+                       sa.columns == sb.columns)
+              << tiles[i].str() << " and " << tiles[j].str();
+      }
+    if (taps == 1)
+      for (const ConvTile &t : tiles)
+        EXPECT_TRUE(t.kChannels == t.kRows && t.kRows == t.kColumns) << t.str();
+  }
 }
 
 // The manifest's and the attribute's `window` order, both ways; a window
@@ -204,7 +272,7 @@ TEST(ConvModel, WaveQuantizationCliff) {
   t.threadC = 4;
   t.threadH = 2;
   t.threadW = 4;
-  t.kStep = 16;
+  t.setKStep(16);
   // One block per image: batch = blocks. A 1x1 conv over 256 channels.
   ConvProblem p = conv(1, t.blockC, t.blockH, 256, 1);
   p.outW = t.blockW;

@@ -5,9 +5,10 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "dyncc/Tiling/TileConfig.h"
+#include "dyncc/CostModel/Conv.h"
 #include "dyncc/CostModel/Gemm.h"
 #include "dyncc/CostModel/Rows.h"
-#include "dyncc/Tiling/TileConfig.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/MLIRContext.h"
@@ -67,6 +68,46 @@ TEST(TileConfigTest, AttributeRoundTrip) {
   EXPECT_EQ(back->blockTile, config.blockTile);
   EXPECT_EQ(back->threadTile, config.threadTile);
   EXPECT_TRUE(mlir::failed(TileConfig::fromAttr(mlir::DictionaryAttr())));
+}
+
+// A k-step per reduction loop (a conv's channels, filter rows and columns):
+// text and attribute round trips, the largest as the k-step, ops with
+// other reduction counts taking that one, and what verify rejects.
+TEST(TileConfigTest, PerLoopKSteps) {
+  std::string error;
+  std::optional<TileConfig> config =
+      TileConfig::parse("block 1x8x4x32 thread 1x2x1x4 k 3x1x7", error);
+  ASSERT_TRUE(config.has_value()) << error;
+  EXPECT_EQ(config->kStep, 7);
+  EXPECT_EQ(config->kSteps, (llvm::SmallVector<int64_t, 3>{3, 1, 7}));
+  EXPECT_EQ(config->str(), "block 1x8x4x32 thread 1x2x1x4 k 3x1x7");
+  EXPECT_EQ(config->getKSteps(3), (llvm::SmallVector<int64_t, 3>{3, 1, 7}));
+  EXPECT_EQ(config->getKSteps(1), (llvm::SmallVector<int64_t, 3>{7}));
+  mlir::MLIRContext context;
+  mlir::FailureOr<TileConfig> back =
+      TileConfig::fromAttr(config->toAttr(&context));
+  ASSERT_TRUE(mlir::succeeded(back));
+  EXPECT_EQ(back->str(), config->str());
+  // One k-step again drops the per-loop ones.
+  config =
+      TileConfig::parse("block 1x8x4x32 thread 1x2x1x4 k 3x1x7 k 4", error);
+  ASSERT_TRUE(config.has_value()) << error;
+  EXPECT_TRUE(config->kSteps.empty());
+  EXPECT_EQ(config->getKSteps(3), (llvm::SmallVector<int64_t, 3>{4, 4, 4}));
+
+  EXPECT_FALSE(
+      TileConfig::parse("block 1x8x4x32 thread 1x2x1x4 k 3x0x7", error));
+  EXPECT_NE(error.find("positive"), std::string::npos) << error;
+  EXPECT_FALSE(
+      TileConfig::parse("block 1x8x4x32 thread 1x2x1x4 k 3xax7", error));
+  EXPECT_NE(error.find("bad sizes '3xax7'"), std::string::npos) << error;
+  EXPECT_FALSE(TileConfig::parse(
+      "block 64x64 warp 32x32 thread 4x8 k 16x32 mma 16x8x16", error));
+  EXPECT_NE(error.find("SIMT"), std::string::npos) << error;
+  TileConfig mismatched =
+      *TileConfig::parse("block 1x8x4x32 thread 1x2x1x4 k 3x1x7", error);
+  mismatched.kStep = 3;
+  EXPECT_NE(mismatched.verify().find("largest"), std::string::npos);
 }
 
 TEST(TileConfigTest, ParseRoundTripsAndRejects) {
@@ -251,6 +292,29 @@ TEST(TileConfigTest, EverySearchCandidateIsAValidConfig) {
                       config->getBlockDims()[2],
                   tile.threads());
       }
+}
+
+// So is every conv candidate, with its k-steps loop by loop.
+TEST(TileConfigTest, EveryConvCandidateIsAValidConfig) {
+  const dyncc::cost::Device &device = *dyncc::cost::lookupDevice("h200");
+  for (int64_t taps : {1, 3, 7}) {
+    dyncc::cost::ConvProblem problem;
+    problem.outC = 64;
+    problem.outH = problem.outW = 56;
+    problem.inC = taps == 7 ? 3 : 64;
+    problem.kh = problem.kw = taps;
+    for (const dyncc::cost::ConvTile &tile :
+         dyncc::cost::enumerateConvTiles(problem, device)) {
+      std::string error;
+      std::optional<TileConfig> config = TileConfig::parse(tile.str(), error);
+      ASSERT_TRUE(config.has_value()) << tile.str() << ": " << error;
+      EXPECT_EQ(config->getKSteps(3),
+                (llvm::SmallVector<int64_t, 3>{tile.kChannels, tile.kRows,
+                                               tile.kColumns}))
+          << tile.str();
+      EXPECT_EQ(config->str(), tile.str());
+    }
+  }
 }
 
 // So is every row-wise candidate (elementwise, a warp or a block per row).

@@ -56,11 +56,15 @@ struct ConvProblem {
 
 /// A block's output tile over [outC, outH, outW] (one image), each
 /// thread's register tile, and the k-step: the most iterations of each
-/// reduction loop (input channels, filter rows, filter columns) per step.
+/// reduction loop (input channels, filter rows, filter columns) per step,
+/// loop by loop. A step of a few channels by one filter row and all its
+/// columns (`k 3x1x7`) keeps a 7x7 conv over 3 channels at 7 steps where
+/// one k-step for all three loops needs 147 (7 taps split only into 1s)
+/// or unrolls 147 multiply-adds per output (a step of 7).
 struct ConvTile {
   int64_t blockC = 0, blockH = 0, blockW = 0;
   int64_t threadC = 0, threadH = 0, threadW = 0;
-  int64_t kStep = 0;
+  int64_t kChannels = 0, kRows = 0, kColumns = 0;
   /// Registers per thread as ptxas reported them for the compiled kernel;
   /// 0 until then (the model estimates them). Not part of the identity.
   int64_t registers = 0;
@@ -68,14 +72,17 @@ struct ConvTile {
   int64_t threads() const {
     return (blockC / threadC) * (blockH / threadH) * (blockW / threadW);
   }
+  /// One k-step for all three loops.
+  void setKStep(int64_t k) { kChannels = kRows = kColumns = k; }
   /// The tile config text for an NCHW output (`block 1xCxHxW thread
-  /// 1xcxhxw k K`, dyncc/Tiling/TileConfig.h).
+  /// 1xcxhxw k K`, or `k CxRxS` where the loops' steps differ;
+  /// dyncc/Tiling/TileConfig.h).
   std::string str() const;
   bool operator==(const ConvTile &o) const;
 };
 
-/// Inverts ConvTile::str: four sizes per level, the batch's 1; nullopt for
-/// text that is not a conv tile.
+/// Inverts ConvTile::str: four sizes per level, the batch's 1, one k-step or
+/// three; nullopt for text that is not a conv tile.
 std::optional<ConvTile> parseConvTile(const std::string &text);
 
 /// One k-step of `tile` on `problem`: the input channels, filter rows and

@@ -54,7 +54,13 @@ struct TileConfig {
   llvm::SmallVector<int64_t, 4> threadTile;
   /// Iterations of every reduction loop per step of the sequential
   /// reduction loops inside a thread's tile (0 keeps reductions whole).
+  /// With `kSteps`, the largest of them.
   int64_t kStep = 0;
+  /// Iterations per step of each reduction loop, outermost first, where
+  /// they differ (`k 3x1x7`: a conv's 3 input channels by one filter row by
+  /// its 7 columns); empty: `kStep` for every one. An op whose reduction
+  /// loops are not as many takes `kStep` for each. SIMT products only.
+  llvm::SmallVector<int64_t, 3> kSteps;
   /// Elements of the output per warp, per output dimension; empty when the
   /// block's product is tiled to threads (SIMT). Each divides the block
   /// tile, and the warps fill the block: 32 x warps = threads.
@@ -96,6 +102,10 @@ struct TileConfig {
   /// Threads per block along each output dimension.
   llvm::SmallVector<int64_t, 4> getThreadsPerDim() const;
 
+  /// The k-step of each of an op's `numReductions` reduction loops,
+  /// outermost first: `kSteps` where it has as many, else `kStep` for each.
+  llvm::SmallVector<int64_t, 3> getKSteps(size_t numReductions) const;
+
   /// The launch's threads along x, y and z: the innermost three tile
   /// dimensions, x innermost (1 where the tile has fewer dimensions).
   std::array<int64_t, 3> getBlockDims() const;
@@ -115,10 +125,10 @@ struct TileConfig {
   std::string str() const;
 
   /// Parses the form `str` prints (`block 32x64 thread 4x4 k 16`; `k N` may
-  /// be left out for 0; `warp`, `mma`, `stages`, `reduce thread|warp|
-  /// block` and `split_k N` are optional). Returns
-  /// nullopt and sets `error` on bad text or on a configuration `verify`
-  /// rejects.
+  /// be left out for 0, and `k AxBxC` gives each reduction loop its own;
+  /// `warp`, `mma`, `stages`, `reduce thread|warp|block` and `split_k N` are
+  /// optional). Returns nullopt and sets `error` on bad text or on a
+  /// configuration `verify` rejects.
   static std::optional<TileConfig> parse(llvm::StringRef text,
                                          std::string &error);
 
