@@ -108,8 +108,9 @@ struct PrivateAccumulatorsPass
                     llvm::divideCeil(type.getElementTypeBitWidth(), 8);
     if (bytes > maxBytes)
       return false;
-    // The chain of subviews up to a kernel argument, each reached only
-    // through the next.
+    // The chain of views up to a kernel argument (subviews, and the
+    // reshapes a unit batch dimension leaves: a reinterpret_cast, a
+    // collapse or expand), each reached only through the next.
     Operation *next = tile;
     Value source = tile.getSource();
     while (true) {
@@ -120,11 +121,13 @@ struct PrivateAccumulatorsPass
           return false;
         break;
       }
-      auto parent = source.getDefiningOp<memref::SubViewOp>();
-      if (!parent)
+      Operation *parent = source.getDefiningOp();
+      if (!isa_and_nonnull<memref::SubViewOp, memref::ReinterpretCastOp,
+                           memref::CollapseShapeOp, memref::ExpandShapeOp,
+                           memref::CastOp>(parent))
         return false;
       next = parent;
-      source = parent.getSource();
+      source = parent->getOperand(0);
     }
     // Its accesses: linalg ops taking the whole tile, each under an op of
     // the tile's block, one of them inside a loop below it.

@@ -16,6 +16,9 @@
 //             threads read of the window and weights for their register
 //             tiles, plus the step's overhead;
 //   T_block = n (L + T_load + T_inner) + T_store;
+// where a block's tile can be cut short by the output's edge, its threads'
+// outputs are loaded and stored at every step too (ConvTile::
+// accumulatesInMemory);
 // then waves at the occupancy, the DRAM floor of the unique bytes, and a
 // launch. Partial steps (a k-step over fewer channels than it takes) and
 // the grid's edges are in the tiles: a block computes its whole tile and
@@ -99,6 +102,12 @@ std::optional<ConvTile> dyncc::cost::parseConvTile(const std::string &text) {
     tile.kColumns = words->kSteps[2];
   }
   return tile;
+}
+
+bool ConvTile::accumulatesInMemory(const ConvProblem &problem) const {
+  return problem.outC % blockC != 0 || !problem.staticH ||
+         problem.outH % blockH != 0 || !problem.staticW ||
+         problem.outW % blockW != 0;
 }
 
 ConvSteps dyncc::cost::getConvSteps(const ConvTile &tile,
@@ -222,10 +231,26 @@ std::vector<ConvTile> dyncc::cost::enumerateConvTiles(const ConvProblem &problem
                 : std::array<int64_t, 3>{s.channels, s.rows, s.columns});
       }
     }
+  // Block rows and columns: powers of two, and a static map's whole size
+  // (at most 16 rows, 64 columns): ResNet's 7x7 and 14x14 maps have no
+  // power-of-two column tile that divides them, and a block tile the map's
+  // edge cannot cut keeps its threads' outputs in registers
+  // (ConvTile::accumulatesInMemory).
+  auto sizes = [](std::vector<int64_t> powers, int64_t size, bool isStatic,
+                  int64_t most) {
+    if (isStatic && size <= most &&
+        std::find(powers.begin(), powers.end(), size) == powers.end())
+      powers.push_back(size);
+    return powers;
+  };
+  std::vector<int64_t> blockRows =
+      sizes({1, 2, 4, 8, 16}, problem.outH, problem.staticH, 16);
+  std::vector<int64_t> blockColumns =
+      sizes({4, 8, 16, 32, 64}, problem.outW, problem.staticW, 64);
   std::vector<ConvTile> tiles;
   for (int64_t blockC : {4, 8, 16, 32, 64})
-    for (int64_t blockH : {1, 2, 4, 8, 16})
-      for (int64_t blockW : {4, 8, 16, 32, 64})
+    for (int64_t blockH : blockRows)
+      for (int64_t blockW : blockColumns)
         for (int64_t threadC : {1, 2, 4, 8})
           for (int64_t threadH : {1, 2, 4})
             for (int64_t threadW : {1, 2, 4})
@@ -272,6 +297,12 @@ ConvPrediction dyncc::cost::predictConv(const ConvTile &tile,
       getWindow(tile.blockH, s.rows, problem.strideH, problem.dilationH) *
       getWindow(tile.blockW, s.columns, problem.strideW, problem.dilationW);
   work.loadBytes = (window + double(tile.blockC) * s.taps()) * eb;
+  // Outputs kept in memory across steps: each step loads and stores them
+  // (through L2; ResNet's 3x3 conv over a 56x56 map with 64-column blocks
+  // has 136 global stores and 115 loads a thread where whole tiles have 64
+  // and 11).
+  if (tile.accumulatesInMemory(problem))
+    work.loadBytes += 2.0 * double(outputs) * eb;
   work.flops = 2.0 * outputs * s.taps();
   // Per tap, each thread reads its channels' weights and its positions'
   // inputs.

@@ -142,6 +142,8 @@ struct SearchSpace {
     p.outC = v[1];
     p.outH = v[2];
     p.outW = v[3];
+    p.staticH = keyOf[2] < 0;
+    p.staticW = keyOf[3] < 0;
     return p;
   }
 

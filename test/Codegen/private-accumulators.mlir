@@ -118,6 +118,68 @@ gpu.func @read_first(%x: memref<64x64xf32>, %y: memref<64x64xf32>) kernel {
 
 // -----
 
+// A batch of 1 fixed in the model: the output reaches the tile through the
+// reinterpret_cast that drops the unit dimension, then the block's and the
+// thread's subviews. The tile is private as through subviews alone. Not
+// so where the argument is reached besides the cast (a second cast).
+// CHECK-LABEL: gpu.func @unit_batch
+// CHECK: %[[ACC:.*]] = memref.alloca() {alignment = 16 : i64} : memref<2x4xf32>
+// CHECK: %[[TILE:.*]] = memref.subview
+// CHECK-NOT: %[[TILE]]{{\[| }}
+// CHECK: scf.for
+// CHECK-NOT: %[[TILE]]{{\[| }}
+// CHECK-COUNT-8: memref.store %{{.*}}, %[[TILE]][
+// CHECK-NEXT: gpu.return
+// CHECK-LABEL: gpu.func @unit_batch_second_view
+// CHECK-NOT: memref.alloca
+#id2b = affine_map<(d0, d1) -> (d0, d1)>
+module attributes {gpu.container_module} {
+gpu.module @dyncc_kernels {
+gpu.func @unit_batch(%x: memref<64x64xf32>, %y: memref<1x64x64xf32>) kernel {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %zero = arith.constant 0.0 : f32
+  %tx = gpu.thread_id x
+  %flat = memref.reinterpret_cast %y to offset: [0], sizes: [64, 64], strides: [64, 1] : memref<1x64x64xf32> to memref<64x64xf32>
+  %tile = memref.subview %flat[%tx, 0] [2, 4] [1, 1] : memref<64x64xf32> to memref<2x4xf32, strided<[64, 1], offset: ?>>
+  %src = memref.subview %x[%tx, 0] [2, 4] [1, 1] : memref<64x64xf32> to memref<2x4xf32, strided<[64, 1], offset: ?>>
+  linalg.fill ins(%zero : f32) outs(%tile : memref<2x4xf32, strided<[64, 1], offset: ?>>)
+  scf.for %k = %c0 to %c8 step %c1 {
+    linalg.generic {indexing_maps = [#id2b, #id2b], iterator_types = ["parallel", "parallel"]} ins(%src : memref<2x4xf32, strided<[64, 1], offset: ?>>) outs(%tile : memref<2x4xf32, strided<[64, 1], offset: ?>>) {
+    ^bb0(%i: f32, %o: f32):
+      %s = arith.addf %i, %o : f32
+      linalg.yield %s : f32
+    }
+  }
+  gpu.return
+}
+gpu.func @unit_batch_second_view(%x: memref<64x64xf32>, %y: memref<1x64x64xf32>) kernel {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %zero = arith.constant 0.0 : f32
+  %tx = gpu.thread_id x
+  %flat = memref.reinterpret_cast %y to offset: [0], sizes: [64, 64], strides: [64, 1] : memref<1x64x64xf32> to memref<64x64xf32>
+  %other = memref.reinterpret_cast %y to offset: [0], sizes: [4096], strides: [1] : memref<1x64x64xf32> to memref<4096xf32>
+  %tile = memref.subview %flat[%tx, 0] [2, 4] [1, 1] : memref<64x64xf32> to memref<2x4xf32, strided<[64, 1], offset: ?>>
+  %src = memref.subview %x[%tx, 0] [2, 4] [1, 1] : memref<64x64xf32> to memref<2x4xf32, strided<[64, 1], offset: ?>>
+  linalg.fill ins(%zero : f32) outs(%tile : memref<2x4xf32, strided<[64, 1], offset: ?>>)
+  scf.for %k = %c0 to %c8 step %c1 {
+    linalg.generic {indexing_maps = [#id2b, #id2b], iterator_types = ["parallel", "parallel"]} ins(%src : memref<2x4xf32, strided<[64, 1], offset: ?>>) outs(%tile : memref<2x4xf32, strided<[64, 1], offset: ?>>) {
+    ^bb0(%i: f32, %o: f32):
+      %s = arith.addf %i, %o : f32
+      linalg.yield %s : f32
+    }
+    memref.store %zero, %other[%tx] : memref<4096xf32>
+  }
+  gpu.return
+}
+}
+}
+
+// -----
+
 // Left alone: the output is reached through a second view too (another
 // thread tile of it, which could overlap this one); the tile is never
 // accessed in a loop; the tile is in shared memory; the tile is larger than

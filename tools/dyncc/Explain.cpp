@@ -122,6 +122,8 @@ bool predict(const Manifest &manifest, const GroupInfo &group,
     p.outC = (*dims)[1];
     p.outH = (*dims)[2];
     p.outW = (*dims)[3];
+    p.staticH = s.dimKeys[2] < 0;
+    p.staticW = s.dimKeys[3] < 0;
     p.elementBytes = s.elementBytes;
     work = p.flops();
     seconds = cost::predictConv(*tile, p, *device).seconds;

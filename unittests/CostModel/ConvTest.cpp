@@ -189,6 +189,37 @@ TEST(ConvModel, StemStepsAFilterRowAtATime) {
       << b.str() << " against " << u.str();
 }
 
+// A block tile the output's edge can cut short leaves its threads' tiles
+// of dynamic size, whose outputs code generation loads and stores at every
+// k-step (no registers across steps): the same blocks and steps cost more
+// where the tile does not divide the map, or where the map's size is a
+// symbol, and the search prefers tiles that divide a static map.
+TEST(ConvModel, PartialTilesAccumulateInMemory) {
+  const Device &d = h200();
+  ConvTile t = defaultTile(8);
+  t.blockW = 64;
+  t.threadW = 4;
+  t.blockC = 16;
+  ConvProblem whole = conv(32, 64, 64, 64, 3);
+  ConvProblem cut = conv(32, 64, 56, 64, 3);
+  cut.outH = 64;
+  ConvProblem symbolic = whole;
+  symbolic.staticW = false;
+  ASSERT_FALSE(checkConstraints(t, whole, d).has_value());
+  EXPECT_FALSE(t.accumulatesInMemory(whole));
+  EXPECT_TRUE(t.accumulatesInMemory(cut));
+  EXPECT_TRUE(t.accumulatesInMemory(symbolic));
+  ConvPrediction a = predictConv(t, whole, d), b = predictConv(t, cut, d),
+                 c = predictConv(t, symbolic, d);
+  ASSERT_EQ(a.blocks, b.blocks);
+  EXPECT_GT(b.seconds, a.seconds * 1.02);
+  EXPECT_NEAR(c.seconds, b.seconds, 1e-12);
+
+  ConvProblem map = conv(32, 64, 56, 64, 3);
+  ConvTile best56 = best(enumerateConvTiles(map, d), map, d);
+  EXPECT_FALSE(best56.accumulatesInMemory(map)) << best56.str();
+}
+
 // One candidate per distinct step: a 1x1 conv's per-loop forms are all its
 // uniform ones, so its candidates are as many as before per-loop steps.
 TEST(ConvCandidates, StepsAreDistinct) {

@@ -121,6 +121,9 @@ def PrivateAccumulatorsPass : Pass<"dyncc-private-accumulators"> {
     op of the tile's block (not under a guard or loop) writing all of it.
     Every op on the buffer becomes loops, a product's reductions outermost,
     the buffer's elements unrolled, so LLVM promotes it to registers.
+    The views between the tile and the argument may be subviews and the
+    reshapes a unit batch dimension leaves (reinterpret_cast, collapse,
+    expand, cast).
   }];
   let options = [Option<"maxBytes", "max-bytes", "int64_t", "512",
                         "the largest tile, in bytes, kept private">];

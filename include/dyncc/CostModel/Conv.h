@@ -40,6 +40,11 @@ struct ConvProblem {
   int64_t strideH = 1, strideW = 1;
   int64_t dilationH = 1, dilationW = 1;
   int64_t elementBytes = 4;
+  /// Whether the output's rows (columns) are a compile-time constant.
+  /// Code generation keeps a thread's outputs in registers across k-steps
+  /// only where every block's tile is whole: the block tile divides a
+  /// static size (ConvTile::accumulatesInMemory).
+  bool staticH = true, staticW = true;
 
   double flops() const {
     return 2.0 * batch * outC * outH * outW * inC * kh * kw;
@@ -74,6 +79,12 @@ struct ConvTile {
   }
   /// One k-step for all three loops.
   void setKStep(int64_t k) { kChannels = kRows = kColumns = k; }
+  /// Whether a thread's outputs go through memory at every k-step (a load
+  /// and a store each) rather than stay in registers: where a block's tile
+  /// can be cut short by the output's edge (a dynamic size, or a static one
+  /// the block tile does not divide), its threads' tiles are of dynamic
+  /// size, which dyncc-private-accumulators does not take.
+  bool accumulatesInMemory(const ConvProblem &problem) const;
   /// The tile config text for an NCHW output (`block 1xCxHxW thread
   /// 1xcxhxw k K`, or `k CxRxS` where the loops' steps differ;
   /// dyncc/Tiling/TileConfig.h).
