@@ -218,7 +218,7 @@ static bool forwardToDestination(RewriterBase &rewriter,
   for (Operation *dealloc : deallocs)
     if (dealloc->isBeforeInBlock(finalCopy))
       return false;
-  // The same sizes and element type.
+  // The same static sizes and element type.
   auto tempType = alloc.getType();
   auto destType = dyn_cast<MemRefType>(destination.getType());
   if (!destType || destType.getElementType() != tempType.getElementType() ||
@@ -227,14 +227,11 @@ static bool forwardToDestination(RewriterBase &rewriter,
   auto destView = destination.getDefiningOp<memref::SubViewOp>();
   if (!destView || destView.getType().getRank() != tempType.getRank())
     return false;
-  {
-    SmallVector<OpFoldResult> destSizes = destView.getMixedSizes();
-    SmallVector<OpFoldResult> tempSizes = getMixedValues(
-        tempType.getShape(), alloc.getDynamicSizes(), rewriter);
-    for (auto [a, b] : llvm::zip_equal(destSizes, tempSizes))
-      if (!isEqualConstantIntOrValue(a, b))
-        return false;
-  }
+  // Their dynamic sizes are equal wherever the copy runs (a copy takes
+  // operands of one shape), however they are computed: a padded window
+  // piece is sized as its low padding plus its rows in bounds, its shared
+  // tile by the tile's clamp.
+
   // A view of an allocation, read by none of the writes.
   Value destRoot = getRootBuffer(destination);
   if (!destRoot.getDefiningOp<memref::AllocOp>())

@@ -201,6 +201,47 @@ func.func @padded_piece(%x: memref<224x224xf32>, %r: index, %c: index, %ph: inde
 
 // -----
 
+// The piece sized as a padded window piece is: its low padding plus its
+// rows in bounds, where its shared tile is sized by the tile's clamp. The
+// two sizes are other values, equal wherever the copy runs (a copy takes
+// one shape): still computed in the shared tile.
+// CHECK-LABEL: func.func @padded_piece_sized_apart(
+//   CHECK-NOT:   memref.alloca
+//       CHECK:   %[[SHARED:.+]] = memref.alloc() {alignment = 16 : i64} : memref<7x9xf32, #gpu.address_space<workgroup>>
+//       CHECK:   scf.forall
+//       CHECK:     %[[PIECE:.+]] = memref.subview %[[SHARED]][%{{.+}}, 0] [%{{.+}}, 9] [1, 1]
+//       CHECK:     linalg.map outs(%[[PIECE]] : memref<?x9xf32, strided<[9, 1], offset: ?>, #gpu.address_space<workgroup>>)
+//   CHECK-NOT:     linalg.copy
+//       CHECK:   } {mapping = [#gpu.thread<y>]}
+#rows = affine_map<(d0) -> (2, 7 - d0)>
+#low = affine_map<(d0) -> (1 - d0 * 2, 0)>
+#data = affine_map<(d0)[s0] -> (s0 - d0, 2)>
+#sum = affine_map<(d0, d1) -> (d0 + d1)>
+func.func @padded_piece_sized_apart(%x: memref<56x56xf32>, %r: index) attributes {dyncc.kernel} {
+  %zero = arith.constant 0.0 : f32
+  %shared = memref.alloc() : memref<7x9xf32, #gpu.address_space<workgroup>>
+  scf.forall (%i) = (0) to (7) step (2) {
+    %h = affine.min #rows(%i)
+    %lo = affine.max #low(%i)
+    %in = affine.min #data(%lo)[%h]
+    %size = affine.apply #sum(%lo, %in)
+    %src = memref.subview %x[%r, 0] [%in, 9] [1, 1] : memref<56x56xf32> to memref<?x9xf32, strided<[56, 1], offset: ?>>
+    %t = memref.alloc(%size) : memref<?x9xf32>
+    linalg.map outs(%t : memref<?x9xf32>)
+      (%init: f32) {
+      linalg.yield %zero : f32
+    }
+    %part = memref.subview %t[%lo, 0] [%in, 9] [1, 1] : memref<?x9xf32> to memref<?x9xf32, strided<[9, 1], offset: ?>>
+    memref.copy %src, %part : memref<?x9xf32, strided<[56, 1], offset: ?>> to memref<?x9xf32, strided<[9, 1], offset: ?>>
+    %piece = memref.subview %shared[%i, 0] [%h, 9] [1, 1] : memref<7x9xf32, #gpu.address_space<workgroup>> to memref<?x9xf32, strided<[9, 1], offset: ?>, #gpu.address_space<workgroup>>
+    linalg.copy ins(%t : memref<?x9xf32>) outs(%piece : memref<?x9xf32, strided<[9, 1], offset: ?>, #gpu.address_space<workgroup>>)
+    memref.dealloc %t : memref<?x9xf32>
+  } {mapping = [#gpu.thread<y>]}
+  return
+}
+
+// -----
+
 // Kept: the temporary's destination is a kernel argument (which the
 // writes could read); the temporary is read before its copy; something
 // else touches memory between its first write and its copy.
