@@ -1059,6 +1059,22 @@ static LogicalResult mergeSlicesOfPads(
   return applyPatternsGreedily(scope, std::move(patterns));
 }
 
+/// The k-step of each loop of an op with `iterators` (TileConfig::getKSteps
+/// over its reduction loops), 0 for a parallel one.
+static SmallVector<int64_t>
+getLoopKSteps(const TileConfig &config,
+              ArrayRef<utils::IteratorType> iterators) {
+  SmallVector<int64_t, 3> reductionSteps =
+      config.getKSteps(llvm::count(iterators, utils::IteratorType::reduction));
+  SmallVector<int64_t> steps;
+  size_t reduction = 0;
+  for (utils::IteratorType type : iterators)
+    steps.push_back(type == utils::IteratorType::reduction
+                        ? reductionSteps[reduction++]
+                        : 0);
+  return steps;
+}
+
 /// Tiles the reduction loops of every op with reductions inside `scope` (a
 /// thread forall) into sequential `scf.for` loops of the config's k-step
 /// iterations (TileConfig::getKSteps: per loop where it gives them),
@@ -1096,14 +1112,8 @@ static LogicalResult tileReductions(RewriterBase &rewriter, Operation *scope,
   for (TilingInterface op : llvm::reverse(reductions)) {
     if (erased.contains(op))
       continue;
-    SmallVector<utils::IteratorType> iterators = op.getLoopIteratorTypes();
-    SmallVector<int64_t, 3> steps = config.getKSteps(
-        llvm::count(iterators, utils::IteratorType::reduction));
-    SmallVector<int64_t> sizes;
-    size_t reduction = 0;
-    for (utils::IteratorType t : iterators)
-      sizes.push_back(t == utils::IteratorType::reduction ? steps[reduction++]
-                                                          : 0);
+    SmallVector<int64_t> sizes =
+        getLoopKSteps(config, op.getLoopIteratorTypes());
     scf::SCFTilingOptions tiling;
     tiling.setTileSizes(getAsIndexOpFoldResult(rewriter.getContext(), sizes));
     tiling.setLoopType(scf::SCFTilingOptions::LoopType::ForOp);
@@ -1562,16 +1572,8 @@ static int64_t estimateSharedBytes(RewriterBase &rewriter, Operation *blockLoop,
     // meet real input (0 x inf is not 0). Taps are static and usually
     // within one step.
     SmallVector<int64_t> extents = op.getStaticLoopRanges();
-    SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
-    SmallVector<int64_t, 3> reductionSteps =
-        config.getKSteps(op.getNumReductionLoops());
-    // The k-step of each loop (0 for a parallel one).
-    SmallVector<int64_t> steps;
-    size_t reduction = 0;
-    for (utils::IteratorType type : iterators)
-      steps.push_back(type == utils::IteratorType::reduction
-                          ? reductionSteps[reduction++]
-                          : 0);
+    SmallVector<int64_t> steps =
+        getLoopKSteps(config, op.getIteratorTypesArray());
     for (AffineMap map : op.getIndexingMapsArray())
       for (AffineExpr e : map.getResults()) {
         if (isa<AffineDimExpr>(e))
