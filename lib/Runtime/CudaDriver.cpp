@@ -113,6 +113,12 @@ Loaded load() {
     d.graphExecDestroy = nullptr;
     d.graphDestroy = nullptr;
   }
+  std::string noPinned;
+  if (!resolve(library, d.memHostAlloc, {"cuMemHostAlloc"}, noPinned) ||
+      !resolve(library, d.memFreeHost, {"cuMemFreeHost"}, noPinned)) {
+    d.memHostAlloc = nullptr;
+    d.memFreeHost = nullptr;
+  }
   if (CUresult status = d.init(0); status != CUDA_SUCCESS) {
     error = d.failure("cuInit", status);
     return result;
@@ -191,6 +197,10 @@ Driver makeTimed(const Driver &driver) {
   DYNCC_TIMED(eventSynchronize);
   DYNCC_TIMED(eventElapsedTime);
   DYNCC_TIMED(occupancyMaxActiveBlocksPerMultiprocessor);
+  if (driver.hasPinnedMemory()) {
+    DYNCC_TIMED(memHostAlloc);
+    DYNCC_TIMED(memFreeHost);
+  }
   if (driver.hasGraphs()) {
     DYNCC_TIMED(streamBeginCapture);
     DYNCC_TIMED(streamEndCapture);

@@ -116,6 +116,11 @@ struct Driver {
   CUresult (*graphExecDestroy)(CUgraphExec exec);
   CUresult (*graphDestroy)(CUgraph graph);
   bool hasGraphs() const { return graphLaunch != nullptr; }
+  /// Page-locked host memory: both null where the driver lacks one, and
+  /// sessions then copy host inputs from the caller's memory.
+  CUresult (*memHostAlloc)(void **pointer, size_t bytes, unsigned flags);
+  CUresult (*memFreeHost)(void *pointer);
+  bool hasPinnedMemory() const { return memHostAlloc != nullptr; }
 
   /// The driver, loaded and initialized on first use (thread-safe); null
   /// with `error` set when it cannot be (no library, a missing entry point,

@@ -59,6 +59,52 @@ CUresult DeviceBuffer::reserve(const Driver &driver, size_t bytes) {
 }
 
 //===----------------------------------------------------------------------===//
+// PinnedBuffer
+//===----------------------------------------------------------------------===//
+
+PinnedBuffer::~PinnedBuffer() {
+  if (pointer)
+    owner->memFreeHost(pointer);
+}
+
+PinnedBuffer::PinnedBuffer(PinnedBuffer &&other) noexcept
+    : owner(other.owner), pointer(other.pointer), allocated(other.allocated) {
+  other.pointer = nullptr;
+  other.allocated = 0;
+}
+
+PinnedBuffer &PinnedBuffer::operator=(PinnedBuffer &&other) noexcept {
+  if (this != &other) {
+    if (pointer)
+      owner->memFreeHost(pointer);
+    owner = other.owner;
+    pointer = other.pointer;
+    allocated = other.allocated;
+    other.pointer = nullptr;
+    other.allocated = 0;
+  }
+  return *this;
+}
+
+CUresult PinnedBuffer::reserve(const Driver &driver, size_t bytes) {
+  bytes = std::max<size_t>(bytes, 1);
+  if (pointer && bytes <= allocated)
+    return CUDA_SUCCESS;
+  if (pointer) {
+    owner->memFreeHost(pointer);
+    pointer = nullptr;
+    allocated = 0;
+  }
+  owner = &driver;
+  if (CUresult status = driver.memHostAlloc(&pointer, bytes, 0)) {
+    pointer = nullptr;
+    return status;
+  }
+  allocated = bytes;
+  return CUDA_SUCCESS;
+}
+
+//===----------------------------------------------------------------------===//
 // Choosing the code for a device
 //===----------------------------------------------------------------------===//
 

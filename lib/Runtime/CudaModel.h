@@ -54,6 +54,29 @@ private:
   size_t allocated = 0;
 };
 
+/// Page-locked host memory of the driver's (cuMemHostAlloc), grown as
+/// needed and freed on destruction: where a session stages host inputs, so
+/// their copies to the device are asynchronous DMA.
+class PinnedBuffer {
+public:
+  PinnedBuffer() = default;
+  ~PinnedBuffer();
+  PinnedBuffer(const PinnedBuffer &) = delete;
+  PinnedBuffer &operator=(const PinnedBuffer &) = delete;
+  PinnedBuffer(PinnedBuffer &&other) noexcept;
+  PinnedBuffer &operator=(PinnedBuffer &&other) noexcept;
+
+  /// Makes room for `bytes` (at least 1); the result of the failing driver
+  /// call otherwise (the driver must have pinned memory).
+  cuda::CUresult reserve(const cuda::Driver &driver, size_t bytes);
+  void *data() const { return pointer; }
+
+private:
+  const cuda::Driver *owner = nullptr;
+  void *pointer = nullptr;
+  size_t allocated = 0;
+};
+
 /// How the code of a model's kernels was obtained on a device.
 struct CudaCodeReport {
   std::string arch;

@@ -365,7 +365,10 @@ std::unique_ptr<Session> Session::create(std::shared_ptr<const Model> model,
           !check(driver.eventCreate(&state.start, cuda::CU_EVENT_DEFAULT),
                  "cuEventCreate") ||
           !check(driver.eventCreate(&state.end, cuda::CU_EVENT_DEFAULT),
-                 "cuEventCreate"))
+                 "cuEventCreate") ||
+          !check(
+              driver.eventCreate(&state.inputsCopied, cuda::CU_EVENT_DEFAULT),
+              "cuEventCreate"))
         return nullptr;
       state.stream = state.ownStream;
       // Graphs replay a run's launches as one, where every run of the plan
@@ -380,6 +383,12 @@ std::unique_ptr<Session> Session::create(std::shared_ptr<const Model> model,
               : "";
       state.outputs.resize(manifest.outputs.size());
       state.staging.resize(manifest.inputs.size());
+      state.pinnedOffReason =
+          driver.hasPinnedMemory()
+              ? ""
+              : "the CUDA driver has no page-locked memory entry points";
+      if (state.pinnedOffReason.empty())
+        state.pinned.resize(manifest.inputs.size());
       state.hostStale.assign(manifest.outputs.size(), 0);
       if (!session->prepare(error))
         return nullptr;
@@ -430,6 +439,9 @@ Session::~Session() {
   gpu->arena = DeviceBuffer();
   gpu->outputs.clear();
   gpu->staging.clear();
+  gpu->pinned.clear();
+  if (gpu->inputsCopied)
+    driver.eventDestroy(gpu->inputsCopied);
   if (gpu->start)
     driver.eventDestroy(gpu->start);
   if (gpu->end)
@@ -1157,10 +1169,49 @@ bool Session::placeOnDevice(size_t b, RuntimeError &error) {
       return deviceFailure("cuMemAlloc of " + str(bytes) + " bytes for " +
                                what(),
                            status, error);
-    if (bytes != 0)
-      if (cuda::CUresult status = driver.memcpyHtoDAsync(
-              staging.data(), binding.data, bytes, gpu->stream))
-        return deviceFailure("cuMemcpyHtoDAsync of " + what(), status, error);
+    if (bytes == 0) {
+      bufferData[b] = address(staging.data());
+      return true;
+    }
+    // Through page-locked memory where there is some: an earlier run's
+    // copies out of it must be done before it is written again (this run's
+    // are each from a buffer of their own).
+    const void *source = binding.data;
+    auto waitForCopies = [&]() -> bool {
+      if (cuda::CUresult status = driver.eventSynchronize(gpu->inputsCopied))
+        return deviceFailure("cuEventSynchronize", status, error);
+      gpu->inputsInFlight = false;
+      return true;
+    };
+    if (!gpu->pinned.empty()) {
+      if (gpu->inputsInFlight && gpu->inFlightRun != runNumber &&
+          !waitForCopies())
+        return false;
+      PinnedBuffer &pinned = gpu->pinned[buffer.port];
+      if (cuda::CUresult status = pinned.reserve(driver, bytes)) {
+        // Copied from the caller's memory from now on; what this run copied
+        // out of pinned memory is done first.
+        if (gpu->inputsInFlight && !waitForCopies())
+          return false;
+        gpu->pinnedOffReason = driver.failure(
+            "cuMemHostAlloc of " + str(bytes) + " bytes for " + what(), status);
+        gpu->pinned.clear();
+      } else {
+        std::memcpy(pinned.data(), binding.data, bytes);
+        source = pinned.data();
+      }
+    }
+    if (cuda::CUresult status =
+            driver.memcpyHtoDAsync(staging.data(), source, bytes, gpu->stream))
+      return deviceFailure("cuMemcpyHtoDAsync of " + what(), status, error);
+    if (source != binding.data) {
+      if (cuda::CUresult status =
+              driver.eventRecord(gpu->inputsCopied, gpu->stream))
+        return deviceFailure("cuEventRecord", status, error);
+      gpu->inputsInFlight = true;
+      gpu->inFlightRun = runNumber;
+      gpu->inFlightStream = gpu->stream;
+    }
     bufferData[b] = address(staging.data());
     return true;
   }
@@ -1698,7 +1749,14 @@ bool Session::wait(RuntimeError &error) {
     ran = false;
     return deviceFailure("cuStreamSynchronize", status, error);
   }
+  streamDone();
   return true;
+}
+
+void Session::streamDone() {
+  // The copies out of pinned memory were on this stream: done too.
+  if (gpu->inputsInFlight && gpu->inFlightStream == gpu->stream)
+    gpu->inputsInFlight = false;
 }
 
 bool Session::setStream(void *stream, RuntimeError &error) {
@@ -1851,6 +1909,7 @@ const void *Session::hostOutput(size_t index, RuntimeError &error) {
       deviceFailure("cuStreamSynchronize", status, error);
       return nullptr;
     }
+    streamDone();
   }
   gpu->hostStale[index] = 0;
   return outputs[index].data();

@@ -182,6 +182,13 @@ public:
   /// graph (the second run of the same launches captures it, later ones
   /// replay it), and if not, why ("" when it does; "not CUDA" on the CPU).
   const std::string &graphsOff() const { return graphsOffReason; }
+  /// Why host inputs are copied to the device from the caller's memory
+  /// rather than through page-locked memory ("" where they are not; "not a
+  /// CUDA session" on the CPU).
+  const std::string &pinnedOff() const {
+    static const std::string cpu = "not a CUDA session";
+    return gpu ? gpu->pinnedOffReason : cpu;
+  }
   /// The runs that replayed a graph, and the graphs captured.
   uint64_t graphReplays() const { return gpu ? gpu->replays : 0; }
   uint64_t graphCaptures() const { return gpu ? gpu->captures : 0; }
@@ -366,6 +373,9 @@ private:
   /// Fails with the driver's description of `status` (CUDA sessions).
   bool deviceFailure(const std::string &what, cuda::CUresult status,
                      RuntimeError &error) const;
+  /// After the session's stream was synchronized: nothing of it is in
+  /// flight (the copies out of pinned memory included).
+  void streamDone();
 
   struct VectorHash {
     size_t operator()(const std::vector<int64_t> &key) const;
@@ -393,6 +403,21 @@ private:
     std::vector<DeviceBuffer> outputs;
     /// Device copies of the inputs bound to host memory.
     std::vector<DeviceBuffer> staging;
+    /// Their page-locked host copies: an input bound to host memory is
+    /// copied there, then to the device asynchronously (DMA at the bus's
+    /// rate; a copy from pageable memory goes through the driver's own
+    /// buffers, mostly synchronously). Empty where the driver has no pinned
+    /// memory or an allocation of it failed (`pinnedOffReason`); the
+    /// inputs are then copied from the caller's memory.
+    std::vector<PinnedBuffer> pinned;
+    std::string pinnedOffReason;
+    /// Recorded after each copy out of pinned memory; a later run's first
+    /// write to pinned memory waits for it (`inputsInFlight`, recorded in
+    /// run `inFlightRun`).
+    cuda::CUevent inputsCopied = nullptr;
+    bool inputsInFlight = false;
+    uint64_t inFlightRun = 0;
+    cuda::CUstream inFlightStream = nullptr;
     /// Per output: whether its host copy is older than the last run.
     std::vector<uint8_t> hostStale;
     /// Profiling: an event before and after each step.

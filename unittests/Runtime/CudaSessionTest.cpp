@@ -256,8 +256,9 @@ void runLinear(Session &session, int64_t rows, uint64_t seed) {
 
 /// Checks that the fake holds nothing of the run-time's.
 void expectNothingHeld() {
-  for (const char *what : {"live_allocations", "live_modules", "live_streams",
-                           "live_events", "live_graphs", "retained_contexts"})
+  for (const char *what :
+       {"live_allocations", "live_pinned", "live_modules", "live_streams",
+        "live_events", "live_graphs", "retained_contexts"})
     EXPECT_EQ(fake().count(what), 0) << what;
 }
 
@@ -707,13 +708,16 @@ TEST(CudaSessionTest, DriverTimingCountsTheRunsDriverCalls) {
   ASSERT_TRUE(session->setDriverTiming(true, error)) << error.message;
   runLinear(*session, 5, 2);
   session->lastDriverTime(microseconds, calls);
-  EXPECT_EQ(calls, 6u);
+  // The enqueue's: the input's copy and the event after it, three launches
+  // and the run's two events. No wait for the last run's input copy:
+  // runLinear read that run's outputs, which synchronized the stream.
+  EXPECT_EQ(calls, 7u);
   EXPECT_GT(microseconds, 0);
   // A shape whose buffers grow: the allocations (and the frees of the
   // smaller buffers) are driver calls too.
   runLinear(*session, 900, 3);
   session->lastDriverTime(microseconds, calls);
-  EXPECT_GT(calls, 6u);
+  EXPECT_GT(calls, 7u);
   ASSERT_TRUE(session->setDriverTiming(false, error)) << error.message;
   runLinear(*session, 5, 4);
   session->lastDriverTime(microseconds, calls);
@@ -976,6 +980,73 @@ TEST(CudaSessionTest, GraphsOffLaunchKernelByKernel) {
   auto cpu = Session::create(loadGpuModel(), "cpu", error);
   ASSERT_NE(cpu, nullptr) << error.message;
   EXPECT_EQ(cpu->graphsOff(), "not a CUDA session");
+}
+
+// Inputs bound to host memory go to the device through page-locked memory,
+// one buffer per input that grows with the largest input seen, freed with
+// the session. Where the driver cannot allocate it, the inputs are copied
+// from the caller's memory, and the session says why.
+TEST(CudaSessionTest, HostInputsGoThroughPinnedMemory) {
+  {
+    // Kernel by kernel, so that runs of one shape make the same calls.
+    setenv("DYNCC_CUDA_GRAPHS", "0", 1);
+    auto session = cudaSession(loadGpuModel());
+    unsetenv("DYNCC_CUDA_GRAPHS");
+    ASSERT_NE(session, nullptr);
+    EXPECT_EQ(session->pinnedOff(), "");
+    long copies = fake().count("copies_in_pinned");
+    long allocations = fake().count("pinned_allocations");
+    runLinear(*session, 7, 1);
+    EXPECT_EQ(fake().count("copies_in_pinned"), copies + 1);
+    EXPECT_EQ(fake().count("pinned_allocations"), allocations + 1);
+    // Smaller: the same buffer. Larger: a new one, the old freed.
+    runLinear(*session, 5, 2);
+    EXPECT_EQ(fake().count("pinned_allocations"), allocations + 1);
+    runLinear(*session, 4096, 3);
+    EXPECT_EQ(fake().count("pinned_allocations"), allocations + 2);
+    EXPECT_EQ(fake().count("live_pinned"), 1);
+    EXPECT_EQ(fake().count("copies_in_pinned"), copies + 3);
+    // Enqueued again before the last run was waited for: the first write
+    // to pinned memory waits for the last run's copy out of it (one call
+    // more, cuEventSynchronize); after a wait, it does not.
+    {
+      RuntimeError error;
+      std::vector<float> x = randomFloats(5 * 16, 6);
+      int64_t shape[2] = {5, 16};
+      ASSERT_TRUE(session->setDriverTiming(true, error)) << error.message;
+      ASSERT_TRUE(session->setInput(0, x.data(), shape, 2, error))
+          << error.message;
+      double microseconds = 0;
+      uint64_t waited = 0, notWaited = 0;
+      ASSERT_TRUE(session->enqueue(error)) << error.message;
+      ASSERT_TRUE(session->enqueue(error)) << error.message;
+      session->lastDriverTime(microseconds, waited);
+      ASSERT_TRUE(session->wait(error)) << error.message;
+      ASSERT_TRUE(session->enqueue(error)) << error.message;
+      session->lastDriverTime(microseconds, notWaited);
+      ASSERT_TRUE(session->wait(error)) << error.message;
+      EXPECT_EQ(waited, notWaited + 1);
+      ASSERT_TRUE(session->setDriverTiming(false, error)) << error.message;
+    }
+
+    auto pageable = cudaSession(loadGpuModel());
+    ASSERT_NE(pageable, nullptr);
+    {
+      FakeSetting fail("DYNCC_FAKE_CUDA_FAIL", "cuMemHostAlloc");
+      runLinear(*pageable, 17, 4);
+    }
+    EXPECT_EQ(pageable->pinnedOff(),
+              "cuMemHostAlloc of 1088 bytes for input 'X' failed: "
+              "CUDA_ERROR_OUT_OF_MEMORY (out of memory)");
+    runLinear(*pageable, 17, 5);
+    EXPECT_EQ(fake().count("copies_in_pinned"), copies + 6);
+    EXPECT_EQ(fake().count("live_pinned"), 1);
+  }
+  expectNothingHeld();
+  RuntimeError error;
+  auto cpu = Session::create(loadGpuModel(), "cpu", error);
+  ASSERT_NE(cpu, nullptr) << error.message;
+  EXPECT_EQ(cpu->pinnedOff(), "not a CUDA session");
 }
 
 TEST(CudaSessionTest, SessionsRunConcurrentlyFromThreads) {

@@ -108,6 +108,8 @@ struct State {
   bool initialized = false;
   std::map<std::string, std::string> settings;
   std::map<uintptr_t, size_t> allocations;
+  /// Page-locked host memory (cuMemHostAlloc), by address.
+  std::map<uintptr_t, size_t> pinned;
   std::set<Module *> modules;
   std::set<void *> streams;
   std::set<Event *> events;
@@ -120,7 +122,8 @@ struct State {
   // Counters, read by the tests.
   long launches = 0, blocks = 0, cubinLoads = 0, ptxLoads = 0,
        sharedRaises = 0, copiesIn = 0, copiesOut = 0, copiesOnDevice = 0,
-       graphLaunches = 0, graphsInstantiated = 0;
+       graphLaunches = 0, graphsInstantiated = 0, copiesInPinned = 0,
+       pinnedAllocations = 0;
   std::string lastLaunch;
 };
 
@@ -258,8 +261,9 @@ void fake_cuda_set(const char *key, const char *value) {
 
 /// A counter by name ("launches", "blocks", "cubin_loads", "ptx_loads",
 /// "shared_raises", "copies_in", "copies_out", "copies_on_device",
-/// "live_allocations", "live_modules", "live_streams", "live_events",
-/// "retained_contexts"), or -1.
+/// "copies_in_pinned" (copies to the device from page-locked memory),
+/// "pinned_allocations", "live_allocations", "live_pinned", "live_modules",
+/// "live_streams", "live_events", "retained_contexts"), or -1.
 long fake_cuda_count(const char *name) {
   State &s = state();
   std::lock_guard<std::mutex> lock(s.mutex);
@@ -276,7 +280,10 @@ long fake_cuda_count(const char *name) {
   if (key == "graphs_instantiated") return s.graphsInstantiated;
   if (key == "live_graphs")
     return static_cast<long>(s.graphs.size() + s.execs.size());
+  if (key == "copies_in_pinned") return s.copiesInPinned;
+  if (key == "pinned_allocations") return s.pinnedAllocations;
   if (key == "live_allocations") return static_cast<long>(s.allocations.size());
+  if (key == "live_pinned") return static_cast<long>(s.pinned.size());
   if (key == "live_modules") return static_cast<long>(s.modules.size());
   if (key == "live_streams") return static_cast<long>(s.streams.size());
   if (key == "live_events") return static_cast<long>(s.events.size());
@@ -638,6 +645,32 @@ CUresult cuMemFree_v2(uint64_t pointer) {
   return kSuccess;
 }
 
+CUresult cuMemHostAlloc(void **pointer, size_t bytes, unsigned flags) {
+  (void)flags;
+  if (!currentContext)
+    return kInvalidContext;
+  if (bytes == 0)
+    return kInvalidValue;
+  if (failing("cuMemHostAlloc"))
+    return kOutOfMemory;
+  void *memory = std::aligned_alloc(256, (bytes + 255) / 256 * 256);
+  if (!memory)
+    return kOutOfMemory;
+  std::lock_guard<std::mutex> lock(state().mutex);
+  state().pinned[reinterpret_cast<uintptr_t>(memory)] = bytes;
+  ++state().pinnedAllocations;
+  *pointer = memory;
+  return kSuccess;
+}
+
+CUresult cuMemFreeHost(void *pointer) {
+  std::lock_guard<std::mutex> lock(state().mutex);
+  if (!state().pinned.erase(reinterpret_cast<uintptr_t>(pointer)))
+    return kInvalidValue;
+  std::free(pointer);
+  return kSuccess;
+}
+
 CUresult cuMemcpyHtoDAsync_v2(uint64_t dst, const void *src, size_t bytes,
                               void *stream) {
   (void)stream;
@@ -649,6 +682,12 @@ CUresult cuMemcpyHtoDAsync_v2(uint64_t dst, const void *src, size_t bytes,
     return kInvalidValue;
   std::memcpy(reinterpret_cast<void *>(dst), src, bytes);
   ++state().copiesIn;
+  // From page-locked memory: wholly inside one of its allocations.
+  uintptr_t from = reinterpret_cast<uintptr_t>(src);
+  auto pinned = state().pinned.upper_bound(from);
+  if (pinned != state().pinned.begin() &&
+      from + bytes <= (--pinned)->first + pinned->second)
+    ++state().copiesInPinned;
   return kSuccess;
 }
 
