@@ -15,6 +15,7 @@
 #ifndef DYNCC_COSTMODEL_CONFIGTEXT_H
 #define DYNCC_COSTMODEL_CONFIGTEXT_H
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -66,9 +67,7 @@ inline bool parseKStep(const std::string &word, ConfigWords &out) {
     return parseConfigNumber(word, out.kStep);
   if (!parseConfigSizes(word, out.kSteps))
     return false;
-  out.kStep = 0;
-  for (int64_t k : out.kSteps)
-    out.kStep = k > out.kStep ? k : out.kStep;
+  out.kStep = *std::max_element(out.kSteps.begin(), out.kSteps.end());
   return true;
 }
 

@@ -207,8 +207,7 @@ std::vector<ConvTile> dyncc::cost::enumerateConvTiles(const ConvProblem &problem
   // names its step where it can). Steps of whole filter columns, one row
   // at a time, were never chosen over the rows' on ResNet-50, and would
   // add a quarter to the candidates.
-  std::vector<std::array<int64_t, 3>> kSteps;
-  std::vector<ConvSteps> seen;
+  std::vector<std::array<int64_t, 3>> kSteps, seen;
   for (int64_t k : {1, 2, 4, 8, 16, 32})
     for (std::array<int64_t, 3> step : {std::array<int64_t, 3>{k, k, k},
                                         {k, 1, 1},
@@ -219,17 +218,12 @@ std::vector<ConvTile> dyncc::cost::enumerateConvTiles(const ConvProblem &problem
       t.kRows = step[1];
       t.kColumns = step[2];
       ConvSteps s = getConvSteps(t, problem);
-      if (std::none_of(seen.begin(), seen.end(), [&](const ConvSteps &o) {
-            return o.channels == s.channels && o.rows == s.rows &&
-                   o.columns == s.columns;
-          })) {
-        seen.push_back(s);
-        // The uniform form as given; the others as the loops take them.
-        kSteps.push_back(
-            step[0] == step[1] && step[1] == step[2]
-                ? step
-                : std::array<int64_t, 3>{s.channels, s.rows, s.columns});
-      }
+      std::array<int64_t, 3> taken = {s.channels, s.rows, s.columns};
+      if (std::find(seen.begin(), seen.end(), taken) != seen.end())
+        continue;
+      seen.push_back(taken);
+      // The uniform form as given; the others as the loops take them.
+      kSteps.push_back(step[0] == step[1] && step[1] == step[2] ? step : taken);
     }
   // Block rows and columns: powers of two, and a static map's whole size
   // (at most 16 rows, 64 columns): ResNet's 7x7 and 14x14 maps have no

@@ -383,11 +383,11 @@ std::unique_ptr<Session> Session::create(std::shared_ptr<const Model> model,
               : "";
       state.outputs.resize(manifest.outputs.size());
       state.staging.resize(manifest.inputs.size());
-      state.pinnedOffReason =
+      session->pinnedOffReason =
           driver.hasPinnedMemory()
               ? ""
               : "the CUDA driver has no page-locked memory entry points";
-      if (state.pinnedOffReason.empty())
+      if (driver.hasPinnedMemory())
         state.pinned.resize(manifest.inputs.size());
       state.hostStale.assign(manifest.outputs.size(), 0);
       if (!session->prepare(error))
@@ -1193,7 +1193,7 @@ bool Session::placeOnDevice(size_t b, RuntimeError &error) {
         // out of pinned memory is done first.
         if (gpu->inputsInFlight && !waitForCopies())
           return false;
-        gpu->pinnedOffReason = driver.failure(
+        pinnedOffReason = driver.failure(
             "cuMemHostAlloc of " + str(bytes) + " bytes for " + what(), status);
         gpu->pinned.clear();
       } else {

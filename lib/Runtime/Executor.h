@@ -185,10 +185,7 @@ public:
   /// Why host inputs are copied to the device from the caller's memory
   /// rather than through page-locked memory ("" where they are not; "not a
   /// CUDA session" on the CPU).
-  const std::string &pinnedOff() const {
-    static const std::string cpu = "not a CUDA session";
-    return gpu ? gpu->pinnedOffReason : cpu;
-  }
+  const std::string &pinnedOff() const { return pinnedOffReason; }
   /// The runs that replayed a graph, and the graphs captured.
   uint64_t graphReplays() const { return gpu ? gpu->replays : 0; }
   uint64_t graphCaptures() const { return gpu ? gpu->captures : 0; }
@@ -410,7 +407,6 @@ private:
     /// memory or an allocation of it failed (`pinnedOffReason`); the
     /// inputs are then copied from the caller's memory.
     std::vector<PinnedBuffer> pinned;
-    std::string pinnedOffReason;
     /// Recorded after each copy out of pinned memory; a later run's first
     /// write to pinned memory waits for it (`inputsInFlight`, recorded in
     /// run `inFlightRun`).
@@ -465,6 +461,9 @@ private:
   };
   /// Why graphs are off for this session ("" if on).
   std::string graphsOffReason = "not a CUDA session";
+  /// Why host inputs are copied from the caller's memory ("" if through
+  /// pinned memory).
+  std::string pinnedOffReason = "not a CUDA session";
   /// Whether a step binds sizes read from data in the middle of a run (the
   /// launches after it are neither memoized nor replayed as a graph).
   bool bindsFromData = false;

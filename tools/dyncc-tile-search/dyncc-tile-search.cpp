@@ -60,6 +60,18 @@ bool parseInt(const char *text, int64_t &out) {
   return true;
 }
 
+/// `text` cut at each `separator` ("a,,b" is "a", "", "b").
+std::vector<std::string> split(const std::string &text, char separator) {
+  std::vector<std::string> parts;
+  for (size_t at = 0;;) {
+    size_t next = text.find(separator, at);
+    parts.push_back(text.substr(at, next - at));
+    if (next == std::string::npos)
+      return parts;
+    at = next + 1;
+  }
+}
+
 double seconds(std::chrono::steady_clock::time_point since) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() -
                                        since)
@@ -141,37 +153,22 @@ int main(int argc, char **argv) {
     } else if (arg == "--dtype") {
       dtype = value();
     } else if (arg == "--gemm") {
-      std::string list = value();
-      size_t at = 0;
-      while (at <= list.size()) {
-        size_t comma = list.find(',', at);
-        std::string item = list.substr(at, comma - at);
+      for (const std::string &item : split(value(), ',')) {
         size_t x = item.find('x');
         int64_t n, k;
         if (x == std::string::npos || !parseInt(item.substr(0, x).c_str(), n) ||
             !parseInt(item.substr(x + 1).c_str(), k) || n < 1 || k < 1)
           fail("--gemm expects NxK[,NxK...], got '" + item + "'");
         gemms.push_back({n, k});
-        if (comma == std::string::npos)
-          break;
-        at = comma + 1;
       }
     } else if (arg == "--conv") {
-      std::string list = value();
-      size_t at = 0;
-      while (at <= list.size()) {
-        size_t comma = list.find(',', at);
-        std::string item = list.substr(at, comma - at);
+      for (const std::string &item : split(value(), ',')) {
         std::vector<int64_t> v;
-        for (size_t from = 0; from <= item.size();) {
-          size_t colon = item.find(':', from);
+        for (const std::string &field : split(item, ':')) {
           int64_t n;
-          if (!parseInt(item.substr(from, colon - from).c_str(), n) || n < 1)
+          if (!parseInt(field.c_str(), n) || n < 1)
             break;
           v.push_back(n);
-          if (colon == std::string::npos)
-            break;
-          from = colon + 1;
         }
         if (v.size() != 5)
           fail("--conv expects IN:OUT:K:S:HW[,...] (positive integers), got '" +
@@ -183,9 +180,6 @@ int main(int argc, char **argv) {
         p.strideH = p.strideW = v[3];
         p.outH = p.outW = v[4];
         convs.push_back(p);
-        if (comma == std::string::npos)
-          break;
-        at = comma + 1;
       }
     } else if (arg == "--m") {
       std::string range = value();

@@ -233,6 +233,15 @@ std::unique_ptr<Session> cudaSession(std::shared_ptr<const Model> model,
   return session;
 }
 
+/// A session that launches kernel by kernel (DYNCC_CUDA_GRAPHS=0), so that
+/// runs of one shape make the same driver calls.
+std::unique_ptr<Session> kernelByKernelSession() {
+  setenv("DYNCC_CUDA_GRAPHS", "0", 1);
+  auto session = cudaSession(loadGpuModel());
+  unsetenv("DYNCC_CUDA_GRAPHS");
+  return session;
+}
+
 /// Runs the linear model at `rows` from host memory; checks both outputs.
 void runLinear(Session &session, int64_t rows, uint64_t seed) {
   std::vector<float> x = randomFloats(rows * 16, seed);
@@ -694,9 +703,7 @@ TEST(CudaSessionTest, MoreDriverFailuresAreErrors) {
 // CPU session refuses it.
 TEST(CudaSessionTest, DriverTimingCountsTheRunsDriverCalls) {
   // Kernel by kernel (with graphs, a warm run is one launch of its graph).
-  setenv("DYNCC_CUDA_GRAPHS", "0", 1);
-  auto session = cudaSession(loadGpuModel());
-  unsetenv("DYNCC_CUDA_GRAPHS");
+  auto session = kernelByKernelSession();
   ASSERT_NE(session, nullptr);
   RuntimeError error;
   double microseconds = -1;
@@ -953,9 +960,7 @@ TEST(CudaSessionTest, GraphsReplayRepeatedRuns) {
 // with the driver's reason; runs go on kernel by kernel, right.
 TEST(CudaSessionTest, GraphsOffLaunchKernelByKernel) {
   {
-    setenv("DYNCC_CUDA_GRAPHS", "0", 1);
-    auto session = cudaSession(loadGpuModel());
-    unsetenv("DYNCC_CUDA_GRAPHS");
+    auto session = kernelByKernelSession();
     ASSERT_NE(session, nullptr);
     EXPECT_EQ(session->graphsOff(), "DYNCC_CUDA_GRAPHS=0");
     for (uint64_t seed = 1; seed < 4; ++seed)
@@ -988,10 +993,7 @@ TEST(CudaSessionTest, GraphsOffLaunchKernelByKernel) {
 // from the caller's memory, and the session says why.
 TEST(CudaSessionTest, HostInputsGoThroughPinnedMemory) {
   {
-    // Kernel by kernel, so that runs of one shape make the same calls.
-    setenv("DYNCC_CUDA_GRAPHS", "0", 1);
-    auto session = cudaSession(loadGpuModel());
-    unsetenv("DYNCC_CUDA_GRAPHS");
+    auto session = kernelByKernelSession();
     ASSERT_NE(session, nullptr);
     EXPECT_EQ(session->pinnedOff(), "");
     long copies = fake().count("copies_in_pinned");
