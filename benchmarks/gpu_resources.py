@@ -44,7 +44,10 @@ def row(path):
     r90 = list(per["sm_90"].values())
     spill = max(max(r["spill_store_bytes"], r["spill_load_bytes"])
                 for arch in per for r in per[arch].values())
-    shared = [r["shared_bytes"] for r in r90]
+    # ptxas' static bytes plus the dynamic ones each launch passes (GEMMs'
+    # shared tiles are dynamic shared memory, which ptxas counts as 1).
+    shared = [k["gpu"]["sm_90"]["resources"]["shared_bytes"] +
+              k.get("shared_bytes", 0) for k in plan["kernels"]]
     stack = [r["stack_bytes"] for r in r90]
     return (f"| {path.stem} | {len(plan['groups'])} | {len(r90)} | "
             f"{max(r['registers'] for r in r90)} | "

@@ -331,7 +331,13 @@ struct BoundLocalBuffers final
         reshapes.push_back(op);
     });
 
-    int64_t totalBytes = 0, sharedTotal = 0;
+    // A GEMM accumulator that is to share its operand tiles' bytes
+    // (dyncc-overlap-shared-accumulators) counts only beyond them.
+    int64_t overlapped = 0;
+    if (auto attr =
+            func->getAttrOfType<IntegerAttr>(kOverlappedSharedBytesAttrName))
+      overlapped = attr.getInt();
+    int64_t totalBytes = 0, sharedTotal = -overlapped;
     for (memref::AllocOp alloc : allocs) {
       MemRefType type = alloc.getType();
       int64_t elementBytes = getElementBytes(type.getElementType());

@@ -54,6 +54,15 @@ constexpr llvm::StringLiteral kMmaAttrName = "dyncc.mma";
 /// registers across k-steps and lowers to FMAs on the GPU.
 constexpr llvm::StringLiteral kRegisterTileAttrName = "dyncc.register_tile";
 
+/// The attribute dyncc-tile-and-fuse puts on a GEMM kernel whose static
+/// product's shared accumulator is to take the bytes of its operand tiles
+/// once the k-steps are done (dyncc-overlap-shared-accumulators): the bytes
+/// they share, which dyncc-bound-local-buffers leaves out of the kernel's
+/// total. Grid mapping makes such a kernel's shared buffers views of
+/// dynamic shared memory, whose offsets the overlap can move.
+constexpr llvm::StringLiteral kOverlappedSharedBytesAttrName =
+    "dyncc.overlapped_shared_bytes";
+
 /// The attribute dyncc-tile-and-fuse puts on the generic that folds a row
 /// reduction's lane partials, which dyncc-shuffle-lane-merges turns into
 /// warp shuffles on the GPU.

@@ -777,7 +777,9 @@ struct MapForallToGrid final
     // an allocation would lower to malloc. Beyond the 48 KB of static
     // shared memory they are views of the kernel's dynamic shared memory
     // instead, at 16-byte aligned offsets, and the kernel records the bytes
-    // its launch must pass.
+    // its launch must pass. So are those of a kernel whose GEMM
+    // accumulator is to share its operand tiles' bytes
+    // (dyncc-overlap-shared-accumulators moves the views).
     SmallVector<memref::AllocOp> shared;
     // Each buffer's offset in the dynamic shared memory, were it used.
     SmallVector<int64_t> offsets;
@@ -792,7 +794,8 @@ struct MapForallToGrid final
       sharedBytes += getSharedBufferBytes(
           type.getNumElements(), getElementBytes(type.getElementType()));
     }
-    if (sharedBytes > kMaxStaticSharedBytes) {
+    if (sharedBytes > kMaxStaticSharedBytes ||
+        (!shared.empty() && gpuFunc->hasAttr(kOverlappedSharedBytesAttrName))) {
       rewriter.setInsertionPointToStart(&gpuFunc.getBody().front());
       auto bytesType = MemRefType::get(
           {ShapedType::kDynamic}, rewriter.getI8Type(),

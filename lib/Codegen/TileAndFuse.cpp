@@ -2266,12 +2266,17 @@ static Value sliceAndPadOperand(RewriterBase &rewriter, Location loc,
 /// a fill, output loops first in order, one reduction loop, a tile that is
 /// the config's block tile, operands read as they are from kernel
 /// arguments, and room in `budget` for the accumulator (which it takes)
-/// and the config's stages of one k-step of both operands. Tensor cores take
-/// f16 or bf16 operands and an f32 accumulator; SIMT register tiles take operands
-/// of one type and an accumulator of that type (or f32 for f16 and bf16
-/// operands).
+/// and the config's stages of one k-step of both operands; with `overlap`
+/// (the block's only product), of the larger of the two: on the GPU the
+/// accumulator takes the operand tiles' bytes once the k-steps are done
+/// (dyncc-overlap-shared-accumulators), and the kernel records the bytes
+/// they share. Tensor cores take
+/// f16 or bf16 operands and an f32 accumulator; SIMT register tiles take
+/// operands of one type and an accumulator of that type (or f32 for f16 and
+/// bf16 operands).
 static bool padForStaticProducts(RewriterBase &rewriter, Operation *blockLoop,
-                                 const TileConfig &config, int64_t &budget) {
+                                 const TileConfig &config, int64_t &budget,
+                                 bool overlap) {
   bool tensorCores = !config.mma.empty() && !config.warpTile.empty();
   if (config.kStep <= 0)
     return false;
@@ -2380,9 +2385,14 @@ static bool padForStaticProducts(RewriterBase &rewriter, Operation *blockLoop,
     return compressDims(map.dropResults(unitResults), unitLoops);
   };
   int64_t operandBytes = getElementBytes(a);
-  bytes += std::max<int64_t>(1, config.stages) *
-           (getSharedBufferBytes(mTile * config.kStep, operandBytes) +
-            getSharedBufferBytes(config.kStep * nTile, operandBytes));
+  int64_t operandTiles =
+      std::max<int64_t>(1, config.stages) *
+      (getSharedBufferBytes(mTile * config.kStep, operandBytes) +
+       getSharedBufferBytes(config.kStep * nTile, operandBytes));
+  // Where the accumulator is to take the operand tiles' bytes after the
+  // k-steps, the block needs the larger of the two.
+  int64_t overlapped = overlap ? std::min(accBytes, operandTiles) : 0;
+  bytes += operandTiles - overlapped;
   if (bytes > budget) {
     // A config that asks for tensor cores and does not fit is worth a word:
     // the product stays on SIMT threads.
@@ -2395,7 +2405,12 @@ static bool padForStaticProducts(RewriterBase &rewriter, Operation *blockLoop,
     return false;
   }
   // The operands' tiles take theirs when they are promoted.
-  budget -= accBytes;
+  budget -= accBytes - overlapped;
+  if (overlapped > 0) {
+    Operation *kernel = blockLoop->getParentOfType<func::FuncOp>();
+    kernel->setAttr(kOverlappedSharedBytesAttrName,
+                    rewriter.getI64IntegerAttr(overlapped));
+  }
 
   // The accumulator, whole and in shared memory.
   Location loc = op.getLoc();
@@ -2501,16 +2516,19 @@ static bool padForStaticProducts(RewriterBase &rewriter, Operation *blockLoop,
 /// threads, and every computation in the block (the accumulator's
 /// initialization, each step's product, the epilogue) is tiled to threads.
 /// Block-level temporaries (an f16 GEMM's f32 accumulator) live in shared
-/// memory too, as far as `budget` allows.
+/// memory too, as far as `budget` allows. `onlyRoot`: the kernel has no
+/// other root, so a static product's accumulator may take its operand
+/// tiles' bytes after the k-steps.
 static LogicalResult tileGemmBlock(RewriterBase &rewriter,
                                    TilingInterface blockRoot,
                                    const TileConfig &config, int64_t rank,
-                                   const ClampFacts &known, int64_t &budget) {
+                                   const ClampFacts &known, int64_t &budget,
+                                   bool onlyRoot) {
   Operation *blockLoop = getBlockLoop(blockRoot);
   if (!blockLoop)
     return blockRoot->emitOpError("has no block loop to restructure");
   blockRoot->setAttr(kRootMark, rewriter.getUnitAttr());
-  padForStaticProducts(rewriter, blockLoop, config, budget);
+  padForStaticProducts(rewriter, blockLoop, config, budget, onlyRoot);
   if (failed(tileReductions(rewriter, blockLoop, config,
                             /*padsPerStep=*/false)))
     return failure();
@@ -3245,8 +3263,9 @@ struct TileAndFuse final : ::dyncc::impl::TileAndFusePassBase<TileAndFuse> {
         int64_t needed =
             estimateSharedBytes(rewriter, getBlockLoop(*blockRoot), *config);
         if (needed <= sharedBudget) {
-          if (failed(tileGemmBlock(rewriter, *blockRoot, *config, rank,
-                                   known, sharedBudget)))
+          if (failed(tileGemmBlock(rewriter, *blockRoot, *config, rank, known,
+                                   sharedBudget,
+                                   /*onlyRoot=*/order.size() == 1)))
             return signalPassFailure();
           continue;
         }

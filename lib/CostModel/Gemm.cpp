@@ -89,18 +89,26 @@ std::optional<GemmTile> dyncc::cost::parseGemmTile(const std::string &text) {
   return tile;
 }
 
+int64_t dyncc::cost::estimateSharedBytes(const GemmTile &tile,
+                                         int64_t operandBytes,
+                                         bool overlapAccumulator) {
+  // Tensor-core operands' rows are padded (kMmaRowPaddingBytes).
+  int64_t pad = tile.tensorCores ? kMmaRowPaddingBytes : 0;
+  int64_t operands =
+      std::max<int64_t>(1, tile.stages) *
+      (sharedBufferBytes(tile.blockM * (tile.kStep * operandBytes + pad)) +
+       sharedBufferBytes(tile.kStep * (tile.blockN * operandBytes + pad)));
+  int64_t accumulator = sharedBufferBytes(tile.blockM * tile.blockN * 4);
+  return overlapAccumulator ? std::max(operands, accumulator)
+                            : operands + accumulator;
+}
+
 GemmResources dyncc::cost::estimateResources(const GemmTile &tile,
                                              int64_t operandBytes) {
   GemmResources r;
   r.threads = tile.threads();
-  // One buffer per stage per operand, and the block's f32 accumulator.
-  // Tensor-core operands' rows are padded (kMmaRowPaddingBytes).
-  int64_t pad = tile.tensorCores ? kMmaRowPaddingBytes : 0;
-  r.sharedBytes =
-      std::max<int64_t>(1, tile.stages) *
-          (sharedBufferBytes(tile.blockM * (tile.kStep * operandBytes + pad)) +
-           sharedBufferBytes(tile.kStep * (tile.blockN * operandBytes + pad))) +
-      sharedBufferBytes(tile.blockM * tile.blockN * 4);
+  r.sharedBytes = estimateSharedBytes(tile, operandBytes,
+                                      /*overlapAccumulator=*/true);
   if (tile.tensorCores) {
     // The warp's f32 fragments over its 32 lanes, one k16 slice of A
     // (4 registers per 16 rows) and B (2 per 8 columns), and addressing.

@@ -197,15 +197,16 @@ public:
       OwningOpRef<ModuleOp> gpu = kernels->clone();
       if (!runStage("gpu", *gpu, buildGpuMappingPipeline) || stopped)
         return !failedFlag;
-      // The dynamic shared memory a launch passes; the plan reads it from
-      // the graph.
-      copyKernelAttrToGraph(*gpu, *graph, getDynamicSharedBytesAttrName());
       if (!runStage("nvvm", *gpu,
                     [&](OpPassManager &pm) {
-                      return buildNvvmLoweringPipeline(pm, chips);
+                      return buildNvvmLoweringPipeline(pm, chips, sharedBytes);
                     }) ||
           stopped)
         return !failedFlag;
+      // The dynamic shared memory a launch passes (after
+      // dyncc-overlap-shared-accumulators); the plan reads it from the
+      // graph.
+      copyKernelAttrToGraph(*gpu, *graph, getDynamicSharedBytesAttrName());
       startStage("ptx");
       if (failed(runPipeline(*gpu, buildPtxPipeline)))
         return false;

@@ -149,13 +149,17 @@ LogicalResult dyncc::buildGpuMappingPipeline(OpPassManager &pm) {
 
 LogicalResult
 dyncc::buildNvvmLoweringPipeline(OpPassManager &pm,
-                                 const std::vector<std::string> &chips) {
+                                 const std::vector<std::string> &chips,
+                                 int64_t sharedBytes) {
   if (failed(addPipeline(
           pm, "gpu.module(gpu.func(dyncc-private-accumulators,"
-              "dyncc-vectorize-mma,convert-linalg-to-loops,"
-              "dyncc-contract-float-ops),lower-affine,"
-              "expand-strided-metadata,lower-affine,convert-scf-to-cf,"
-              "canonicalize,cse)")))
+              "dyncc-vectorize-mma,dyncc-overlap-shared-accumulators{"
+              "shared-bytes=" +
+                  std::to_string(sharedBytes) +
+                  "},convert-linalg-to-loops,"
+                  "dyncc-contract-float-ops),lower-affine,"
+                  "expand-strided-metadata,lower-affine,convert-scf-to-cf,"
+                  "canonicalize,cse)")))
     return failure();
   for (const std::string &chip : chips)
     if (failed(addPipeline(

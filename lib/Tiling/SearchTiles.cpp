@@ -171,8 +171,10 @@ struct SearchSpace {
 int64_t getSharedBytes(const cost::GemmTile &tile, const SearchSpace &space) {
   if (space.products == 1)
     return 0;
+  // Each product has its own buffers, none shared with another's.
   return space.products *
-         cost::estimateResources(tile, space.operandBytes).sharedBytes;
+         cost::estimateSharedBytes(tile, space.operandBytes,
+                                   /*overlapAccumulator=*/false);
 }
 
 /// The tiles a search chooses among: GEMM, row or conv tiles.

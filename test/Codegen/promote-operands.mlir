@@ -39,14 +39,24 @@
 //       TILED:     mapping = [#gpu.thread<y>, #gpu.thread<x>]
 //       TILED:   mapping = [#gpu.block<y>, #gpu.block<x>]
 
-// On the GPU the tiles are workgroup attributions, 16-byte aligned. The
+// On the GPU the tiles are views of the kernel's dynamic shared memory at
+// 16-byte aligned offsets, not workgroup attributions: the accumulator is
+// to take the operand tiles' bytes once the k-steps are done
+// (dyncc-overlap-shared-accumulators moves the views), and the kernel
+// records the bytes they share, min(8192, 4096 + 2048). The
 // accumulator's initialization and the product are one tile per thread (no
 // loop: the block has as many threads as tiles), the copies a loop over
 // the chunks. Barriers separate the threads' writes from the product's
 // reads: after the initialization, before the step's copies (the previous
 // step's readers are done), after them, and before the epilogue.
 // GPU-LABEL: gpu.func @gemm_dynamic_k(
-//  GPU-SAME:     workgroup(%{{.+}} : memref<16x64xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.+}} : memref<32x16xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.+}} : memref<32x64xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64})
+//   GPU-NOT:     workgroup(
+//  GPU-SAME:     dyncc.dynamic_shared_bytes = 14336
+//  GPU-SAME:     dyncc.overlapped_shared_bytes = 6144
+//       GPU:   %[[SHM:.+]] = gpu.dynamic_shared_memory
+//  GPU-NEXT:   memref.view %[[SHM]][%c0][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<16x64xf32, #gpu.address_space<workgroup>>
+//  GPU-NEXT:   memref.view %[[SHM]][%c4096][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<32x16xf32, #gpu.address_space<workgroup>>
+//  GPU-NEXT:   memref.view %[[SHM]][%c6144][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<32x64xf32, #gpu.address_space<workgroup>>
 //   GPU-NOT:   memref.alloc
 //   GPU-NOT:   scf.for
 //       GPU:   linalg.fill {{.*}} memref<4x4xf32, {{.*}}#gpu.address_space<workgroup>>
@@ -186,8 +196,7 @@ func.func @gemm_too_large(%x: tensor<?x?xf32>, %w: tensor<?x?xf32>, %out: tensor
 //       TILED:     bufferization.alloc_tensor() {memory_space = #gpu.address_space<workgroup>} : tensor<16x64xf16>
 //       TILED:     linalg.matmul {dyncc.register_tile} ins({{.*}} : tensor<4x16xf16>, tensor<16x4xf16>) outs({{.*}} : tensor<4x4xf32>)
 // GPU-LABEL: gpu.func @gemm_f16(
-//  GPU-SAME:     workgroup(
-//  GPU-SAME:     memref<32x64xf32, #gpu.address_space<workgroup>>
+//       GPU:   memref.view {{.*}} to memref<32x64xf32, #gpu.address_space<workgroup>>
 //       GPU:   linalg.fill {{.*}} #gpu.address_space<workgroup>
 //  GPU-NOT:    linalg.
 //       GPU:   gpu.barrier

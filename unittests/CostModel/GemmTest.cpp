@@ -86,11 +86,11 @@ TEST(GemmCandidates, EveryCandidateSatisfiesEveryHardConstraint) {
         // 16-byte rows.
         ASSERT_EQ(t.kStep * bytes % 16, 0);
         ASSERT_EQ(t.blockN * bytes % 16, 0);
-        // Shared memory: stages of both operands' tiles and the f32
-        // accumulator, within the block limit.
-        int64_t shared =
-            t.stages * (t.blockM * t.kStep + t.kStep * t.blockN) * bytes +
-            t.blockM * t.blockN * 4;
+        // Shared memory: stages of both operands' tiles, whose bytes the
+        // f32 accumulator takes after the k-steps, within the block limit.
+        int64_t shared = std::max(
+            t.stages * (t.blockM * t.kStep + t.kStep * t.blockN) * bytes,
+            t.blockM * t.blockN * 4);
         ASSERT_LE(shared, device.maxSharedBytesPerBlock);
         GemmResources r = estimateResources(t, bytes);
         ASSERT_GE(r.sharedBytes, shared);
@@ -331,7 +331,7 @@ TEST(GemmTest, MeasuredSharedMemorySetsOccupancy) {
   // estimate: fewer blocks per SM, and a block too large no longer fits.
   const Device &h200 = *lookupDevice("h200");
   std::optional<GemmTile> tile =
-      parseGemmTile("block 64x64 thread 4x4 k 16 stages 2");
+      parseGemmTile("block 64x64 thread 4x4 k 16 stages 3");
   ASSERT_TRUE(tile.has_value());
   int64_t estimated = estimateResources(*tile, 4).sharedBytes;
   int64_t blocks = getBlocksPerSm(*tile, 4, h200);
@@ -340,6 +340,28 @@ TEST(GemmTest, MeasuredSharedMemorySetsOccupancy) {
   EXPECT_LT(getBlocksPerSm(*tile, 4, h200), blocks);
   tile->sharedBytes = h200.maxSharedBytesPerBlock;
   EXPECT_TRUE(checkConstraints(*tile, 4, h200).has_value());
+}
+
+TEST(GemmTest, AccumulatorTakesTheOperandTilesBytes) {
+  // The block's f32 accumulator lives after the k-steps, its operand tiles
+  // during them: one block needs the larger (a block's only product), and
+  // products in turn the sum of each's.
+  const Device &h200 = *lookupDevice("h200");
+  std::optional<GemmTile> tile = parseGemmTile(
+      "block 128x256 warp 64x64 thread 16x8 k 64 mma 16x8x16 stages 3");
+  ASSERT_TRUE(tile.has_value());
+  // Rows padded by 16 bytes: 128 x 144 and 64 x 528 bytes per stage.
+  int64_t operands = 3 * (128 * 144 + 64 * 528);
+  int64_t accumulator = 128 * 256 * 4;
+  EXPECT_EQ(estimateSharedBytes(*tile, 2, /*overlapAccumulator=*/false),
+            operands + accumulator);
+  EXPECT_EQ(estimateSharedBytes(*tile, 2, /*overlapAccumulator=*/true),
+            operands);
+  EXPECT_EQ(estimateResources(*tile, 2).sharedBytes, operands);
+  // 153 KB fits an H200 block, where the two side by side (281 KB) did not.
+  EXPECT_FALSE(checkConstraints(*tile, 2, h200).has_value());
+  tile->stages = 1;
+  EXPECT_EQ(estimateResources(*tile, 2).sharedBytes, accumulator);
 }
 
 TEST(GemmModel, ProductsShareTheGridAndRunInTurn) {

@@ -131,6 +131,29 @@ def PrivateAccumulatorsPass : Pass<"dyncc-private-accumulators"> {
                            "::mlir::linalg::LinalgDialect"];
 }
 
+def OverlapSharedAccumulatorsPass : Pass<"dyncc-overlap-shared-accumulators"> {
+  let summary = "Give a GEMM's shared accumulator its operand tiles' bytes";
+  let description = [{
+    Run on GPU kernels after dyncc-vectorize-mma. A view of the kernel's
+    dynamic shared memory that nothing inside a k-step loop touches, and
+    that before it is only filled with one value and read (the hoisted
+    accumulator reads, one of which is an initial iteration argument of the
+    loop), is an accumulator: its reads before the loop become the fill
+    value and its fills go, so it lives only after the loop. It then shares
+    one region with every shared buffer nothing touches after the loop (the
+    operand tiles); buffers live after the loop keep their own bytes. A
+    `cp.async.wait_group 0` (where the kernel copies asynchronously) and a
+    barrier follow the loop. The kernel's `dyncc.dynamic_shared_bytes`
+    becomes the new total; above `shared-bytes` (when positive) it is an
+    error.
+  }];
+  let options = [Option<"sharedBytes", "shared-bytes", "int64_t", "0",
+                        "the shared memory a block may use (0: no limit)">];
+  let dependentDialects = ["::mlir::vector::VectorDialect",
+                           "::mlir::gpu::GPUDialect",
+                           "::mlir::NVVM::NVVMDialect"];
+}
+
 def ContractFloatOpsPass : Pass<"dyncc-contract-float-ops"> {
   let summary = "Mark float multiplies and adds contractible (fused multiply-add)";
   let description = [{

@@ -102,6 +102,14 @@ struct GemmResources {
 
 GemmResources estimateResources(const GemmTile &tile, int64_t operandBytes);
 
+/// The shared memory of `tile`'s block: one buffer per stage per operand
+/// (tensor-core rows padded) and the block's f32 accumulator. With
+/// `overlapAccumulator` (a block's only product) the larger of the two: the
+/// accumulator takes the operand tiles' bytes once the k-steps are done
+/// (dyncc-overlap-shared-accumulators); otherwise their sum.
+int64_t estimateSharedBytes(const GemmTile &tile, int64_t operandBytes,
+                            bool overlapAccumulator);
+
 /// Why `tile` cannot run on `device` for operands of `operandBytes`
 /// (shared memory, registers with headroom, threads, the multiple-of-the-
 /// level-below rule, 16-byte rows for vector and cp.async copies), or

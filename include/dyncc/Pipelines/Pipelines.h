@@ -59,10 +59,13 @@ mlir::LogicalResult buildBufferizationPipeline(mlir::OpPassManager &pm,
                                                int64_t sharedBytes);
 /// Kernel module: map the grid onto a GPU kernel in `gpu.module`.
 mlir::LogicalResult buildGpuMappingPipeline(mlir::OpPassManager &pm);
-/// GPU kernel module: lower to NVVM for each chip (LLVM dialect).
+/// GPU kernel module: lower to NVVM for each chip (LLVM dialect). A kernel
+/// left with more than `sharedBytes` of shared memory per block (when
+/// positive) is an error.
 mlir::LogicalResult
 buildNvvmLoweringPipeline(mlir::OpPassManager &pm,
-                          const std::vector<std::string> &chips);
+                          const std::vector<std::string> &chips,
+                          int64_t sharedBytes = 0);
 /// NVVM module: serialize to PTX (`gpu.binary` with one object per chip).
 mlir::LogicalResult buildPtxPipeline(mlir::OpPassManager &pm);
 /// Kernel module: map the grid onto per-block CPU entry points.
