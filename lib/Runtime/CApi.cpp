@@ -513,6 +513,19 @@ dyncc_status dyncc_session_cuda_graphs(const dyncc_session *session,
   return DYNCC_OK;
 }
 
+dyncc_status dyncc_session_pinned_inputs(const dyncc_session *session,
+                                         uint64_t *copies,
+                                         const char **off_reason) {
+  if (!session)
+    return fail(DYNCC_ERROR_INVALID_ARGUMENT,
+                "dyncc_session_pinned_inputs: null argument");
+  if (copies)
+    *copies = session->session->pinnedCopies();
+  if (off_reason)
+    *off_reason = session->session->pinnedOff().c_str();
+  return DYNCC_OK;
+}
+
 dyncc_status dyncc_session_group_time(dyncc_session *session, size_t group,
                                       double *milliseconds, uint64_t *blocks) {
   if (!session)

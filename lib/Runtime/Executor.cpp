@@ -1208,6 +1208,7 @@ bool Session::placeOnDevice(size_t b, RuntimeError &error) {
       if (cuda::CUresult status =
               driver.eventRecord(gpu->inputsCopied, gpu->stream))
         return deviceFailure("cuEventRecord", status, error);
+      ++gpu->pinnedCopies;
       gpu->inputsInFlight = true;
       gpu->inFlightRun = runNumber;
       gpu->inFlightStream = gpu->stream;

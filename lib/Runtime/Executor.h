@@ -186,6 +186,8 @@ public:
   /// rather than through page-locked memory ("" where they are not; "not a
   /// CUDA session" on the CPU).
   const std::string &pinnedOff() const { return pinnedOffReason; }
+  /// The copies of host inputs made through page-locked memory.
+  uint64_t pinnedCopies() const { return gpu ? gpu->pinnedCopies : 0; }
   /// The runs that replayed a graph, and the graphs captured.
   uint64_t graphReplays() const { return gpu ? gpu->replays : 0; }
   uint64_t graphCaptures() const { return gpu ? gpu->captures : 0; }
@@ -411,6 +413,8 @@ private:
     /// write to pinned memory waits for it (`inputsInFlight`, recorded in
     /// run `inFlightRun`).
     cuda::CUevent inputsCopied = nullptr;
+    /// The input copies made out of pinned memory, all runs together.
+    uint64_t pinnedCopies = 0;
     bool inputsInFlight = false;
     uint64_t inFlightRun = 0;
     cuda::CUstream inFlightStream = nullptr;

@@ -108,6 +108,8 @@ def _api():
         "dyncc_session_cuda_graphs": (ctypes.c_int, [
             c_void_p, ctypes.POINTER(ctypes.c_uint64), ctypes.POINTER(ctypes.c_uint64),
             ctypes.POINTER(ctypes.c_char_p)]),
+        "dyncc_session_pinned_inputs": (ctypes.c_int, [
+            c_void_p, ctypes.POINTER(ctypes.c_uint64), ctypes.POINTER(ctypes.c_char_p)]),
     }
     for name, (res, args) in sigs.items():
         fn = getattr(lib, name)
@@ -355,6 +357,16 @@ class Session:
             ctypes.byref(reason)))
         return {"replays": replays.value, "captures": captures.value,
                 "off": _str(reason.value)}
+
+    def pinned_inputs(self):
+        """Host inputs through page-locked memory: {"copies": copies to
+        the device made from it, "off": why inputs are copied from the
+        caller's memory instead, "" when they are not} (dyncc_runtime.h)."""
+        copies = ctypes.c_uint64()
+        reason = ctypes.c_char_p()
+        _check(_api().dyncc_session_pinned_inputs(
+            self._handle, ctypes.byref(copies), ctypes.byref(reason)))
+        return {"copies": copies.value, "off": _str(reason.value)}
 
     def symbol_values(self):
         api = _api()

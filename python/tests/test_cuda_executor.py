@@ -85,6 +85,10 @@ RUNNER = textwrap.dedent("""
                                        atol=1e-7, err_msg=name)
     report["graphs"] = gpu.cuda_graphs()
     report["cpu_graphs"] = cpu.cuda_graphs()["off"]
+    report["inputs"] = len(feeds)
+    report["runs_total"] = len(report["runs"]) + 3
+    report["pinned"] = gpu.pinned_inputs()
+    report["cpu_pinned"] = cpu.pinned_inputs()["off"]
     print(json.dumps(report))
 """)
 
@@ -151,3 +155,8 @@ def test_cuda_session_matches_cpu_session(tmp_path, bin_dir, name):
     graphs = report["graphs"]
     assert graphs == {"off": "", "captures": 1, "replays": 3}, graphs
     assert report["cpu_graphs"] == "not a CUDA session"
+    # Every run copied each host input through page-locked memory.
+    pinned = report["pinned"]
+    assert pinned == {"off": "", "copies": report["inputs"] *
+                      report["runs_total"]}, (pinned, report["inputs"])
+    assert report["cpu_pinned"] == "not a CUDA session"

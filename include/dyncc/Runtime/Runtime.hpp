@@ -281,6 +281,14 @@ public:
     offReason = reason ? reason : "";
     return status;
   }
+  /// Host inputs through page-locked memory: the copies made from it, and
+  /// why inputs come from the caller's memory ("" if they do not).
+  dyncc_status pinnedInputs(uint64_t &copies, std::string &offReason) const {
+    const char *reason = nullptr;
+    dyncc_status status = dyncc_session_pinned_inputs(handle, &copies, &reason);
+    offReason = reason ? reason : "";
+    return status;
+  }
   dyncc_status groupTime(size_t group, double &milliseconds,
                          uint64_t &blocks) {
     return dyncc_session_group_time(handle, group, &milliseconds, &blocks);

@@ -255,6 +255,16 @@ DYNCC_API dyncc_status dyncc_session_cuda_graphs(const dyncc_session *session,
                                                  uint64_t *replays,
                                                  uint64_t *captures,
                                                  const char **off_reason);
+/** Host inputs through page-locked memory: the copies to the device made
+ *  from it (either pointer may be null), and why inputs are copied from
+ *  the caller's memory instead ("" when they are not; "not a CUDA session"
+ *  on the cpu). A CUDA session copies each input bound to host memory into
+ *  a page-locked buffer of its own, then to the device asynchronously; it
+ *  stops where the driver has no page-locked memory or an allocation of it
+ *  fails. */
+DYNCC_API dyncc_status dyncc_session_pinned_inputs(const dyncc_session *session,
+                                                   uint64_t *copies,
+                                                   const char **off_reason);
 /** Runs variant `variant` of group `group` from the next run on, wherever
  *  its conditions hold (elsewhere the group selects as usual); -1 restores
  *  the usual selection. */

@@ -423,6 +423,15 @@ int BenchTool::run(const BenchOptions &options) {
                   static_cast<unsigned long long>(replays));
     else
       std::printf("CUDA graphs: off (%s)\n", off.c_str());
+    // Host inputs go to the device through page-locked memory.
+    uint64_t copies = 0;
+    if (session.pinnedInputs(copies, off) != DYNCC_OK)
+      off = dyncc::lastError();
+    if (off.empty())
+      std::printf("pinned inputs: %llu copies\n",
+                  static_cast<unsigned long long>(copies));
+    else
+      std::printf("pinned inputs: off (%s)\n", off.c_str());
   }
   if (!options.plot.empty()) {
     std::string svg = dyncc::cost::plotVariantRegions(
