@@ -46,8 +46,9 @@ def row(path):
                 for arch in per for r in per[arch].values())
     # ptxas' static bytes plus the dynamic ones each launch passes (GEMMs'
     # shared tiles are dynamic shared memory, which ptxas counts as 1).
-    shared = [k["gpu"]["sm_90"]["resources"]["shared_bytes"] +
-              k.get("shared_bytes", 0) for k in plan["kernels"]]
+    shared = list({k["gpu"]["sm_90"]["entry"]:
+                   k["gpu"]["sm_90"]["resources"]["shared_bytes"] +
+                   k.get("shared_bytes", 0) for k in plan["kernels"]}.values())
     stack = [r["stack_bytes"] for r in r90]
     return (f"| {path.stem} | {len(plan['groups'])} | {len(r90)} | "
             f"{max(r['registers'] for r in r90)} | "
