@@ -19,7 +19,12 @@ llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 tool_dirs = [config.dyncc_tools_dir, config.llvm_tools_dir]
 llvm_config.add_tool_substitutions(["dyncc-opt", "dyncc", "dyncc-run", "dyncc-tile-search"], tool_dirs)
 config.substitutions.append(("%python", config.python_executable))
-# The tests' CUDA driver on the host (unittests/Runtime/FakeCuda.cpp).
+# The tests' CUDA driver on the host (unittests/Runtime/FakeCuda.cpp), and
+# the same without its optional entry points (before %fake_cuda, its
+# prefix).
+config.substitutions.append(
+    ("%fake_cuda_minimal",
+     os.path.join(config.dyncc_obj_root, "lib", "libdyncc_fake_cuda_minimal.so")))
 config.substitutions.append(
     ("%fake_cuda", os.path.join(config.dyncc_obj_root, "lib", "libdyncc_fake_cuda.so")))
 config.substitutions.append(("%models", os.path.join(config.dyncc_src_root, "examples")))

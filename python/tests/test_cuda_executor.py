@@ -93,16 +93,16 @@ RUNNER = textwrap.dedent("""
 """)
 
 
-def fake_driver():
-    path = build_dir() / "lib" / "libdyncc_fake_cuda.so"
+def fake_driver(name="libdyncc_fake_cuda.so"):
+    path = build_dir() / "lib" / name
     assert path.exists(), f"build first: {path} is missing"
     return path
 
 
-def run_on_fake(tmp_path, model, artifact, arch):
+def run_on_fake(tmp_path, model, artifact, arch, driver=None):
     host_code = tmp_path / f"host-{arch}.so"
     host_code.write_bytes(sections(artifact)["cpu.so"])
-    env = dict(os.environ, DYNCC_CUDA_DRIVER=str(fake_driver()),
+    env = dict(os.environ, DYNCC_CUDA_DRIVER=str(driver or fake_driver()),
                DYNCC_FAKE_CUDA_HOST_CODE=str(host_code),
                DYNCC_FAKE_CUDA_ARCH=str(arch))
     proc = subprocess.run(
@@ -160,3 +160,24 @@ def test_cuda_session_matches_cpu_session(tmp_path, bin_dir, name):
     assert pinned == {"off": "", "copies": report["inputs"] *
                       report["runs_total"]}, (pinned, report["inputs"])
     assert report["cpu_pinned"] == "not a CUDA session"
+
+
+def test_cuda_session_without_optional_driver_entry_points(tmp_path, bin_dir):
+    # A driver with neither page-locked memory nor graphs: inputs are
+    # copied from the caller's memory and runs launch kernel by kernel,
+    # with the CPU session's results, and the session says why.
+    model = SHARED_MODELS / f"{MODELS[0]}.onnx"
+    require(model.exists(), f"{model} is missing")
+    artifact = tmp_path / "model.dyncc"
+    subprocess.run([str(bin_dir / "dyncc"), "compile", str(model), "-o",
+                    str(artifact), "--target", "cpu,sm_90", "--quiet"],
+                   check=True)
+    report = run_on_fake(tmp_path, model, artifact, 90,
+                         fake_driver("libdyncc_fake_cuda_minimal.so"))
+    assert all(run["variants"] and run["time"] for run in report["runs"])
+    assert report["graphs"] == {
+        "off": "the CUDA driver has no graph entry points", "captures": 0,
+        "replays": 0}, report["graphs"]
+    assert report["pinned"] == {
+        "off": "the CUDA driver has no page-locked memory entry points",
+        "copies": 0}, report["pinned"]

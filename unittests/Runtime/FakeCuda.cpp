@@ -22,6 +22,10 @@
 //    the device's ("compiled" at load, as the driver's JIT does);
 //  - at exit from the tests, nothing may be left allocated or loaded.
 //
+// Built twice: libdyncc_fake_cuda_minimal.so (DYNCC_FAKE_CUDA_MINIMAL)
+// lacks the optional entry points, page-locked memory and graphs, as a
+// driver might, so the run-time's fallbacks without them are tested too.
+//
 // Launches run: where $DYNCC_FAKE_CUDA_HOST_CODE names a shared object, each
 // launch calls its host entry (`ENTRY_cpu`, else `ENTRY`, with the kernel ABI
 // of docs/ArtifactFormat.md) once per block, so a CUDA session computes real
@@ -645,6 +649,7 @@ CUresult cuMemFree_v2(uint64_t pointer) {
   return kSuccess;
 }
 
+#ifndef DYNCC_FAKE_CUDA_MINIMAL
 CUresult cuMemHostAlloc(void **pointer, size_t bytes, unsigned flags) {
   (void)flags;
   if (!currentContext)
@@ -670,6 +675,7 @@ CUresult cuMemFreeHost(void *pointer) {
   std::free(pointer);
   return kSuccess;
 }
+#endif // DYNCC_FAKE_CUDA_MINIMAL
 
 CUresult cuMemcpyHtoDAsync_v2(uint64_t dst, const void *src, size_t bytes,
                               void *stream) {
@@ -802,6 +808,7 @@ CUresult cuEventElapsedTime_v2(float *milliseconds, void *start, void *end) {
   return kSuccess;
 }
 
+#ifndef DYNCC_FAKE_CUDA_MINIMAL
 /// Frees `graph` if `live` (the captured graphs, or the instantiated ones)
 /// holds it.
 static CUresult destroyGraph(std::set<Graph *> &live, void *graph) {
@@ -894,5 +901,6 @@ CUresult cuGraphExecDestroy(void *exec) {
 CUresult cuGraphDestroy(void *graph) {
   return destroyGraph(state().graphs, graph);
 }
+#endif // DYNCC_FAKE_CUDA_MINIMAL
 
 } // extern "C"
