@@ -777,9 +777,12 @@ struct MapForallToGrid final
     // an allocation would lower to malloc. Beyond the 48 KB of static
     // shared memory they are views of the kernel's dynamic shared memory
     // instead, at 16-byte aligned offsets, and the kernel records the bytes
-    // its launch must pass. So are those of a kernel whose GEMM
-    // accumulator is to share its operand tiles' bytes
-    // (dyncc-overlap-shared-accumulators moves the views).
+    // its launch must pass. So are those of a GEMM kernel with a static
+    // product, whose accumulator may take its operand tiles' bytes, and
+    // products in turn each other's (dyncc-overlap-shared-accumulators
+    // moves the views; a workgroup attribution cannot move). Not every
+    // GEMM's: a fused Q, K and V projection whose products are not static
+    // took 180 registers as views where it took 56 as attributions.
     SmallVector<memref::AllocOp> shared;
     // Each buffer's offset in the dynamic shared memory, were it used.
     SmallVector<int64_t> offsets;

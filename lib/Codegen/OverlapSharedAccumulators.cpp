@@ -25,12 +25,19 @@
 //     arguments.
 // Its reads before L become that value: they read elements the fill wrote,
 // or elements nothing wrote, which held no value to keep. The fills go.
-// A now starts living after L. Every other buffer that nothing touches
-// after L (the operand tiles) is placed in one region with A over it; the
-// buffers still live after L keep their own bytes. After L comes
-// `cp.async.wait_group 0` (where the kernel copies asynchronously) and a
-// barrier, so no thread writes the accumulator while another still reads,
-// or copies into, an operand tile.
+// A then starts living after L.
+//
+// The buffers are then laid out by liveness (`layOut`), from the kernel's
+// body down: in a block, buffers whose accesses fall in ops of the block
+// that do not meet share bytes; buffers all of whose accesses lie in the
+// then-block of one `scf.if` (a product under the block's guard) are laid
+// out there first and take part as one, so products computed in turn take
+// each other's bytes too. Where a buffer takes bytes another used before
+// it, a barrier (after `cp.async.wait_group 0` where the earlier one was
+// copied into asynchronously) goes before the later one's first op, so no
+// thread writes it while another still reads, or copies into, the earlier.
+// A block whose threads may diverge takes no barrier: the kernel is then
+// left as it is.
 //
 // dyncc-tile-and-fuse counted on this where it sized the product's tiles
 // (`dyncc.overlapped_shared_bytes` on the kernel), and grid mapping made
@@ -52,9 +59,12 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Dominance.h"
+#include "llvm/ADT/MapVector.h"
+
 #include "mlir/Interfaces/CallInterfaces.h"
 #include "mlir/Interfaces/ControlFlowInterfaces.h"
 #include "mlir/Interfaces/LoopLikeInterface.h"
+#include <numeric>
 
 namespace dyncc {
 #define GEN_PASS_DEF_OVERLAPSHAREDACCUMULATORSPASS
@@ -136,44 +146,39 @@ static Operation *ancestorIn(Block *block, Operation *op) {
   return block->findAncestorOpInBlock(*op);
 }
 
-struct Overlap {
+/// What makes a buffer an accumulator of a k-step loop: its reads before
+/// the loop, its fills, and the value they fill it with.
+struct Accumulator {
   scf::ForOp loop;
-  /// Per accumulator (an index into the buffers): its reads before the
-  /// loop and its fills.
-  SmallVector<size_t> accumulators;
   SmallVector<Operation *> reads, fills;
   Value fillValue;
 };
 
 /// Whether `buffer` is an accumulator of a k-step loop (see the file
-/// comment), filling in `overlap` (its loop must be `overlap.loop` where
-/// that is set, and its fill value `overlap.fillValue`).
-static bool matchAccumulator(const SharedBuffer &buffer, Overlap &overlap,
+/// comment); fills in `acc`.
+static bool matchAccumulator(const SharedBuffer &buffer, Accumulator &acc,
                              DominanceInfo &dominance) {
   // The loop: one whose initial iteration arguments a read gives (in the
   // read's block, after it).
-  scf::ForOp loop = overlap.loop;
-  if (!loop) {
-    for (Operation *op : buffer.accesses) {
-      if (!isReplaceableRead(op))
-        continue;
-      Block *block = op->getBlock();
-      for (Operation &candidate : *block)
-        if (auto forOp = dyn_cast<scf::ForOp>(candidate);
-            forOp && op->isBeforeInBlock(forOp) &&
-            reachesInit(op->getResult(0), forOp)) {
-          loop = forOp;
-          break;
-        }
-      if (loop)
+  scf::ForOp loop;
+  for (Operation *op : buffer.accesses) {
+    if (!isReplaceableRead(op))
+      continue;
+    for (Operation &candidate : *op->getBlock())
+      if (auto forOp = dyn_cast<scf::ForOp>(candidate);
+          forOp && op->isBeforeInBlock(forOp) &&
+          reachesInit(op->getResult(0), forOp)) {
+        loop = forOp;
         break;
-    }
-    if (!loop)
-      return false;
+      }
+    if (loop)
+      break;
   }
+  if (!loop)
+    return false;
   Block *block = loop->getBlock();
-  SmallVector<Operation *> reads, fills;
-  Value fillValue = overlap.fillValue;
+  Accumulator match;
+  match.loop = loop;
   bool feedsLoop = false;
   for (Operation *op : buffer.accesses) {
     Operation *ancestor = ancestorIn(block, op);
@@ -182,7 +187,7 @@ static bool matchAccumulator(const SharedBuffer &buffer, Overlap &overlap,
     if (loop->isBeforeInBlock(ancestor))
       continue; // After the loop: the write-back and the epilogue.
     if (isReplaceableRead(op)) {
-      reads.push_back(op);
+      match.reads.push_back(op);
       feedsLoop |= reachesInit(op->getResult(0), loop);
       continue;
     }
@@ -190,32 +195,199 @@ static bool matchAccumulator(const SharedBuffer &buffer, Overlap &overlap,
     if (!fill || !fill.hasPureBufferSemantics())
       return false;
     Value value = fill.getInputs()[0];
-    if (fillValue && value != fillValue)
+    if (match.fillValue && value != match.fillValue)
       return false;
-    fillValue = value;
-    fills.push_back(op);
+    match.fillValue = value;
+    match.fills.push_back(op);
   }
-  if (!feedsLoop)
+  if (!feedsLoop || !match.fillValue)
     return false;
   // The fill value replaces every read: it must be there before them.
-  for (Operation *read : reads)
-    if (!fillValue || !dominance.properlyDominates(fillValue, read))
+  for (Operation *read : match.reads)
+    if (!dominance.properlyDominates(match.fillValue, read))
       return false;
-  overlap.loop = loop;
-  overlap.fillValue = fillValue;
-  llvm::append_range(overlap.reads, reads);
-  llvm::append_range(overlap.fills, fills);
+  acc = std::move(match);
   return true;
 }
 
-/// Whether nothing touches `buffer` after `loop` (every access is before
-/// it or inside it, in its block).
-static bool isDeadAfter(const SharedBuffer &buffer, scf::ForOp loop) {
-  Block *block = loop->getBlock();
-  return llvm::all_of(buffer.accesses, [&](Operation *op) {
-    Operation *ancestor = ancestorIn(block, op);
-    return ancestor && !loop->isBeforeInBlock(ancestor);
+/// Whether `value` may differ between the threads of a block: it depends
+/// on a thread or lane id (or on a value this cannot follow).
+static bool isPerThread(Value value, int depth = 0) {
+  if (depth > 32)
+    return true;
+  Operation *def = value.getDefiningOp();
+  if (!def)
+    return !isa<gpu::GPUFuncOp>(
+        cast<BlockArgument>(value).getOwner()->getParentOp());
+  if (isa<gpu::ThreadIdOp, gpu::LaneIdOp>(def))
+    return true;
+  if (!isMemoryEffectFree(def) || def->getNumRegions() != 0)
+    return true;
+  return llvm::any_of(def->getOperands(), [&](Value operand) {
+    return isPerThread(operand, depth + 1);
   });
+}
+
+/// Whether every thread of a block runs `block`'s ops together, so that a
+/// barrier may go there: it is the kernel's body or nested only in
+/// conditions and loops whose operands are the same for every thread.
+static bool isBlockUniform(Block *block) {
+  for (Operation *parent = block->getParentOp();
+       parent && !isa<gpu::GPUFuncOp>(parent); parent = parent->getParentOp()) {
+    if (!isa<scf::IfOp, scf::ForOp>(parent))
+      return false;
+    if (llvm::any_of(parent->getOperands(),
+                     [](Value v) { return isPerThread(v); }))
+      return false;
+  }
+  return true;
+}
+
+/// A layout of some buffers, relative to a base: their offsets, the bytes
+/// they take together, and the barriers (with a `cp.async.wait_group 0`
+/// where asked) to insert before ops so that no buffer is written before
+/// every thread is done with the one whose bytes it takes.
+struct Layout {
+  SmallVector<std::pair<size_t, int64_t>> offsets;
+  int64_t bytes = 0;
+  SmallVector<std::pair<Operation *, bool>> barriers;
+  bool copies = false;
+};
+
+/// Lays out `which` of `buffers` (their accesses, `accesses`, as they
+/// will be) within `block`, which holds them all: buffers whose accesses
+/// fall in different ops of the block, with no op between them touching
+/// both, share bytes. Buffers all of whose accesses lie in the then-block
+/// of one `scf.if` of the block are laid out there first and take part as
+/// one. Fails where an access is not in `block`, or a barrier would be
+/// needed where threads may diverge.
+static FailureOr<Layout> layOut(Block *block, ArrayRef<size_t> which,
+                                ArrayRef<SmallVector<Operation *>> accesses,
+                                ArrayRef<SharedBuffer> buffers) {
+  DenseMap<Operation *, int64_t> position;
+  SmallVector<Operation *> ops;
+  for (Operation &op : *block) {
+    position[&op] = static_cast<int64_t>(ops.size());
+    ops.push_back(&op);
+  }
+  // One item per buffer, or per group laid out inside an scf.if.
+  struct Item {
+    Layout layout;
+    int64_t first = INT64_MAX, last = -1;
+  };
+  SmallVector<Item> items;
+  llvm::MapVector<Operation *, SmallVector<size_t>> byIf;
+  for (size_t b : which) {
+    Item item;
+    bool copies = false;
+    for (Operation *op : accesses[b]) {
+      Operation *ancestor = block->findAncestorOpInBlock(*op);
+      if (!ancestor)
+        return failure();
+      int64_t at = position.lookup(ancestor);
+      item.first = std::min(item.first, at);
+      item.last = std::max(item.last, at);
+      copies |= isa<nvgpu::DeviceAsyncCopyOp>(op);
+    }
+    if (item.first == item.last) {
+      if (auto ifOp = dyn_cast<scf::IfOp>(ops[item.first]);
+          ifOp && llvm::all_of(accesses[b], [&](Operation *op) {
+            return ifOp.getThenRegion().isAncestor(op->getParentRegion());
+          })) {
+        byIf[ifOp].push_back(b);
+        continue;
+      }
+    }
+    item.layout.offsets.push_back({b, 0});
+    item.layout.bytes = buffers[b].bytes;
+    item.layout.copies = copies;
+    items.push_back(std::move(item));
+  }
+  for (auto &[op, group] : byIf) {
+    auto ifOp = cast<scf::IfOp>(op);
+    Item item;
+    item.first = item.last = position.lookup(op);
+    FailureOr<Layout> inner =
+        group.size() > 1 ? layOut(ifOp.thenBlock(), group, accesses, buffers)
+                         : FailureOr<Layout>(failure());
+    if (succeeded(inner)) {
+      item.layout = std::move(*inner);
+    } else {
+      // Side by side.
+      for (size_t b : group) {
+        item.layout.offsets.push_back({b, item.layout.bytes});
+        item.layout.bytes += buffers[b].bytes;
+        item.layout.copies |= llvm::any_of(accesses[b], [](Operation *op) {
+          return isa<nvgpu::DeviceAsyncCopyOp>(op);
+        });
+      }
+    }
+    items.push_back(std::move(item));
+  }
+
+  // Largest first, each at the lowest offset clear of the items placed
+  // whose ops meet its own.
+  SmallVector<size_t> order(items.size());
+  std::iota(order.begin(), order.end(), 0);
+  llvm::sort(order, [&](size_t a, size_t b) {
+    if (items[a].layout.bytes != items[b].layout.bytes)
+      return items[a].layout.bytes > items[b].layout.bytes;
+    return a < b;
+  });
+  SmallVector<int64_t> at(items.size(), -1);
+  auto meet = [&](size_t a, size_t b) {
+    return !(items[a].last < items[b].first || items[b].last < items[a].first);
+  };
+  Layout result;
+  for (size_t i : order) {
+    SmallVector<std::pair<int64_t, int64_t>> taken;
+    for (size_t j = 0; j < items.size(); ++j)
+      if (at[j] >= 0 && meet(i, j))
+        taken.push_back({at[j], items[j].layout.bytes});
+    llvm::sort(taken);
+    int64_t offset = 0;
+    for (auto [start, bytes] : taken) {
+      if (offset + items[i].layout.bytes <= start)
+        break;
+      offset = std::max(offset, start + bytes);
+    }
+    at[i] = offset;
+    result.bytes = std::max(result.bytes, offset + items[i].layout.bytes);
+  }
+
+  // Where two items share bytes, the later's first op waits for every
+  // thread to be done with the earlier (a barrier between them, unless
+  // one is already there).
+  DenseMap<Operation *, bool> barriers;
+  for (size_t i = 0; i < items.size(); ++i)
+    for (size_t j = 0; j < items.size(); ++j) {
+      const Item &early = items[i], &late = items[j];
+      // A buffer nothing touches needs no barrier either way.
+      if (i == j || early.last < 0 || late.last < 0 ||
+          early.last >= late.first ||
+          at[i] + early.layout.bytes <= at[j] ||
+          at[j] + late.layout.bytes <= at[i])
+        continue;
+      // A barrier there already will do, unless copies into the earlier
+      // may still be in flight.
+      bool present = false;
+      for (int64_t k = early.last + 1; k < late.first && !present; ++k)
+        present = isa<gpu::BarrierOp>(ops[k]);
+      if (present && !early.layout.copies)
+        continue;
+      barriers[ops[late.first]] |= early.layout.copies;
+    }
+  if (!barriers.empty() && !isBlockUniform(block))
+    return failure();
+  for (auto [i, item] : llvm::enumerate(items)) {
+    for (auto [b, offset] : item.layout.offsets)
+      result.offsets.push_back({b, at[i] + offset});
+    llvm::append_range(result.barriers, item.layout.barriers);
+    result.copies |= item.layout.copies;
+  }
+  for (auto [op, wait] : barriers)
+    result.barriers.push_back({op, wait});
+  return result;
 }
 
 struct OverlapSharedAccumulators final
@@ -227,16 +399,17 @@ struct OverlapSharedAccumulators final
     auto func = dyn_cast<gpu::GPUFuncOp>(getOperation());
     if (!func || !func.isKernel())
       return;
-    if (failed(overlap(func)))
-      return signalPassFailure();
+    overlap(func);
     auto bytes = func->getAttrOfType<IntegerAttr>(
         dyncc::getDynamicSharedBytesAttrName());
+    auto overlapped =
+        func->getAttrOfType<IntegerAttr>(kOverlappedSharedBytesAttrName);
     if (sharedBytes > 0 && bytes && bytes.getInt() > sharedBytes) {
       func.emitOpError("needs ")
           << bytes.getInt() << " bytes of shared memory per block, more than "
           << static_cast<int64_t>(sharedBytes)
           << " a block may use on the targets"
-          << (func->hasAttr(kOverlappedSharedBytesAttrName)
+          << (overlapped && overlapped.getInt() > 0
                   ? ": its accumulator could not share the operand tiles' "
                     "bytes"
                   : "");
@@ -244,11 +417,11 @@ struct OverlapSharedAccumulators final
     }
   }
 
-  LogicalResult overlap(gpu::GPUFuncOp func) {
+  void overlap(gpu::GPUFuncOp func) {
     SmallVector<gpu::DynamicSharedMemoryOp> memories;
     func.walk([&](gpu::DynamicSharedMemoryOp op) { memories.push_back(op); });
     if (memories.size() != 1)
-      return success();
+      return;
     // The buffers: constant, 16-byte aligned views at the kernel's entry.
     SmallVector<SharedBuffer> buffers;
     for (Operation *user : memories.front()->getUsers()) {
@@ -259,93 +432,77 @@ struct OverlapSharedAccumulators final
       if (!view || !shift || *shift % 16 != 0 || !type.hasStaticShape() ||
           !type.getLayout().isIdentity() ||
           getElementBytes(type.getElementType()) == 0)
-        return success();
+        return;
       SharedBuffer buffer;
       buffer.view = view;
       buffer.offset = *shift;
       buffer.bytes = getSharedBufferBytes(
           type.getNumElements(), getElementBytes(type.getElementType()));
       if (!collectAccesses(view.getResult(), buffer.accesses))
-        return success();
+        return;
       buffers.push_back(std::move(buffer));
     }
     llvm::sort(buffers, [](const SharedBuffer &a, const SharedBuffer &b) {
       return a.offset < b.offset;
     });
 
-    // The accumulators, all of one loop.
+    // The accumulators, and every buffer's accesses as they will be once
+    // the accumulators' reads before their loops are the fill value.
     DominanceInfo dominance(func);
-    Overlap overlap;
-    for (size_t i = 0; i < buffers.size(); ++i) {
-      Overlap attempt = overlap;
-      if (matchAccumulator(buffers[i], attempt, dominance)) {
-        overlap = std::move(attempt);
-        overlap.accumulators.push_back(i);
+    SmallVector<Accumulator> accumulators;
+    SmallVector<SmallVector<Operation *>> accesses;
+    int64_t before = 0;
+    for (const SharedBuffer &buffer : buffers) {
+      before = std::max(before, buffer.offset + buffer.bytes);
+      Accumulator acc;
+      accesses.emplace_back();
+      if (matchAccumulator(buffer, acc, dominance)) {
+        for (Operation *op : buffer.accesses)
+          if (!llvm::is_contained(acc.reads, op) &&
+              !llvm::is_contained(acc.fills, op))
+            accesses.back().push_back(op);
+        accumulators.push_back(std::move(acc));
+      } else {
+        accesses.back() = buffer.accesses;
       }
     }
-    if (overlap.accumulators.empty())
-      return success();
+    SmallVector<size_t> all(buffers.size());
+    std::iota(all.begin(), all.end(), 0);
+    FailureOr<Layout> layout =
+        layOut(&func.getBody().front(), all, accesses, buffers);
+    if (failed(layout) || layout->bytes >= before)
+      return;
 
-    // The layout: the buffers live after the loop first, then one region
-    // holding the accumulators and, over them, the buffers dead after it.
-    SmallVector<int64_t> offsets(buffers.size(), 0);
-    int64_t kept = 0, accumulated = 0, dead = 0, before = 0;
-    SmallVector<size_t> deadBuffers;
-    for (auto [i, buffer] : llvm::enumerate(buffers)) {
-      before += buffer.bytes;
-      if (llvm::is_contained(overlap.accumulators, i))
-        continue;
-      if (isDeadAfter(buffer, overlap.loop)) {
-        deadBuffers.push_back(i);
-        continue;
-      }
-      offsets[i] = kept;
-      kept += buffer.bytes;
-    }
-    for (size_t i : overlap.accumulators) {
-      offsets[i] = kept + accumulated;
-      accumulated += buffers[i].bytes;
-    }
-    for (size_t i : deadBuffers) {
-      offsets[i] = kept + dead;
-      dead += buffers[i].bytes;
-    }
-    int64_t total = kept + std::max(accumulated, dead);
-    if (total >= before)
-      return success();
-
-    // The accumulators start living after the loop.
     IRRewriter rewriter(func.getContext());
-    for (Operation *read : overlap.reads) {
-      rewriter.setInsertionPoint(read);
-      Type type = read->getResult(0).getType();
-      Value value = overlap.fillValue;
-      if (isa<VectorType>(type))
-        value =
-            vector::BroadcastOp::create(rewriter, read->getLoc(), type, value);
-      rewriter.replaceOp(read, value);
+    for (Accumulator &acc : accumulators) {
+      for (Operation *read : acc.reads) {
+        rewriter.setInsertionPoint(read);
+        Type type = read->getResult(0).getType();
+        Value value = acc.fillValue;
+        if (isa<VectorType>(type))
+          value = vector::BroadcastOp::create(rewriter, read->getLoc(), type,
+                                              value);
+        rewriter.replaceOp(read, value);
+      }
+      for (Operation *fill : acc.fills)
+        rewriter.eraseOp(fill);
     }
-    for (Operation *fill : overlap.fills)
-      rewriter.eraseOp(fill);
-    for (auto [i, buffer] : llvm::enumerate(buffers)) {
-      memref::ViewOp view = buffer.view;
+    for (auto [b, offset] : layout->offsets) {
+      memref::ViewOp view = buffers[b].view;
       rewriter.setInsertionPoint(view);
       Value at =
-          arith::ConstantIndexOp::create(rewriter, view.getLoc(), offsets[i]);
+          arith::ConstantIndexOp::create(rewriter, view.getLoc(), offset);
       rewriter.modifyOpInPlace(view,
                                [&] { view.getByteShiftMutable().assign(at); });
     }
-    // No thread writes an accumulator before every thread is done with
-    // (and every copy is done into) the operand tiles.
-    rewriter.setInsertionPointAfter(overlap.loop);
-    bool copies = false;
-    func.walk([&](nvgpu::DeviceAsyncCopyOp) { copies = true; });
-    if (copies)
-      NVVM::CpAsyncWaitGroupOp::create(rewriter, overlap.loop.getLoc(), 0);
-    gpu::BarrierOp::create(rewriter, overlap.loop.getLoc());
+    for (auto [op, wait] : layout->barriers) {
+      rewriter.setInsertionPoint(op);
+      if (wait)
+        NVVM::CpAsyncWaitGroupOp::create(rewriter, op->getLoc(), 0);
+      gpu::BarrierOp::create(rewriter, op->getLoc());
+    }
     func->setAttr(dyncc::getDynamicSharedBytesAttrName(),
-                  rewriter.getI64IntegerAttr(total));
-    return success();
+                  rewriter.getI64IntegerAttr(layout->bytes));
   }
 };
 

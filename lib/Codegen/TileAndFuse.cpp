@@ -2406,11 +2406,12 @@ static bool padForStaticProducts(RewriterBase &rewriter, Operation *blockLoop,
   }
   // The operands' tiles take theirs when they are promoted.
   budget -= accBytes - overlapped;
-  if (overlapped > 0) {
-    Operation *kernel = blockLoop->getParentOfType<func::FuncOp>();
-    kernel->setAttr(kOverlappedSharedBytesAttrName,
-                    rewriter.getI64IntegerAttr(overlapped));
-  }
+  // Recorded for every static product: the kernel's shared buffers are
+  // then laid out by liveness (products in turn share bytes too), which
+  // the budget does not count on beyond `overlapped`.
+  Operation *kernel = blockLoop->getParentOfType<func::FuncOp>();
+  kernel->setAttr(kOverlappedSharedBytesAttrName,
+                  rewriter.getI64IntegerAttr(overlapped));
 
   // The accumulator, whole and in shared memory.
   Location loc = op.getLoc();

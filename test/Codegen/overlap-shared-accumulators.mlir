@@ -23,9 +23,9 @@
 //       CHECK:   vector.insert %[[INIT]]
 //       CHECK:   %[[LOOP:.+]] = scf.for
 //       CHECK:   }
+//  CHECK-NEXT:   vector.extract %[[LOOP]]
 //  CHECK-NEXT:   nvvm.cp.async.wait.group 0
 //  CHECK-NEXT:   gpu.barrier
-//  CHECK-NEXT:   vector.extract %[[LOOP]]
 //  CHECK-NEXT:   vector.store %{{.+}}, %[[ACC]]
 //       CHECK:   gpu.barrier
 //       CHECK:   memref.load %[[ACC]]
@@ -71,13 +71,13 @@ module attributes {gpu.container_module} {
 
 // -----
 
-// An operand tile read after the loop keeps bytes of its own, before the
-// region the accumulator shares with the other tile.
+// An operand tile read after the loop keeps bytes of its own, beside the
+// accumulator, which takes the other tile's.
 // CHECK-LABEL: gpu.func @read_after(
 //  CHECK-SAME:     dyncc.dynamic_shared_bytes = 20480
-//       CHECK:   memref.view %{{.+}}[%c4096{{(_[0-9]+)?}}][] : {{.*}} to memref<2x32x32xf32, #gpu.address_space<workgroup>>
-//       CHECK:   memref.view %{{.+}}[%c0{{(_[0-9]+)?}}][] : {{.*}} to memref<32x32xf32, #gpu.address_space<workgroup>>
-//       CHECK:   memref.view %{{.+}}[%c4096{{(_[0-9]+)?}}][] : {{.*}} to memref<64x64xf32, #gpu.address_space<workgroup>>
+//       CHECK:   memref.view %{{.+}}[%c0{{(_[0-9]+)?}}][] : {{.*}} to memref<2x32x32xf32, #gpu.address_space<workgroup>>
+//       CHECK:   memref.view %{{.+}}[%c16384{{(_[0-9]+)?}}][] : {{.*}} to memref<32x32xf32, #gpu.address_space<workgroup>>
+//       CHECK:   memref.view %{{.+}}[%c0{{(_[0-9]+)?}}][] : {{.*}} to memref<64x64xf32, #gpu.address_space<workgroup>>
 module attributes {gpu.container_module} {
   gpu.module @kernels {
     gpu.func @read_after(%out: memref<?xf32>, %k: index) kernel attributes {dyncc.dynamic_shared_bytes = 28672 : i64} {
@@ -114,6 +114,101 @@ module attributes {gpu.container_module} {
 
 // -----
 
+// Two products in turn (Q and K of a fused projection), each under the
+// block's guard: each one's accumulator takes its operand tiles' bytes,
+// and the second product takes the first one's, 16 KB where the six
+// buffers took 56. Between the two, a wait for the first's copies and a
+// barrier.
+// CHECK-LABEL: gpu.func @in_turn(
+//  CHECK-SAME:     dyncc.dynamic_shared_bytes = 16384
+//   CHECK-COUNT-6:   memref.view %{{.+}}[%c{{0|8192}}{{(_[0-9]+)?}}][]
+//       CHECK:   scf.if
+//   CHECK-NOT:     linalg.fill
+//       CHECK:     vector.broadcast
+//       CHECK:     scf.for
+//       CHECK:     nvvm.cp.async.wait.group 0
+//  CHECK-NEXT:     nvvm.cp.async.wait.group 0
+//  CHECK-NEXT:     gpu.barrier
+//  CHECK-NEXT:     vector.store
+//       CHECK:   }
+//  CHECK-NEXT:   nvvm.cp.async.wait.group 0
+//  CHECK-NEXT:   gpu.barrier
+//  CHECK-NEXT:   scf.if
+//   CHECK-NOT:     linalg.fill
+//       CHECK:     vector.broadcast
+//       CHECK:     scf.for
+//       CHECK:     nvvm.cp.async.wait.group 0
+//  CHECK-NEXT:     nvvm.cp.async.wait.group 0
+//  CHECK-NEXT:     gpu.barrier
+//  CHECK-NEXT:     vector.store
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @in_turn(%in: memref<?xf32>, %out: memref<?xf32>, %k: index, %n: index) kernel attributes {dyncc.dynamic_shared_bytes = 57344 : i64} {
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %c8192 = arith.constant 8192 : index
+      %c12288 = arith.constant 12288 : index
+      %c28672 = arith.constant 28672 : index
+      %c36864 = arith.constant 36864 : index
+      %c40960 = arith.constant 40960 : index
+      %zero = arith.constant 0.0 : f32
+      %shm = gpu.dynamic_shared_memory : memref<?xi8, #gpu.address_space<workgroup>>
+      %a1 = memref.view %shm[%c0][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<2x32x32xf32, #gpu.address_space<workgroup>>
+      %b1 = memref.view %shm[%c8192][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<32x32xf32, #gpu.address_space<workgroup>>
+      %acc1 = memref.view %shm[%c12288][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<64x64xf32, #gpu.address_space<workgroup>>
+      %a2 = memref.view %shm[%c28672][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<2x32x32xf32, #gpu.address_space<workgroup>>
+      %b2 = memref.view %shm[%c36864][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<32x32xf32, #gpu.address_space<workgroup>>
+      %acc2 = memref.view %shm[%c40960][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<64x64xf32, #gpu.address_space<workgroup>>
+      %bid = gpu.block_id x
+      %inside = arith.cmpi slt, %bid, %n : index
+      %tid = gpu.thread_id x
+      scf.if %inside {
+        linalg.fill ins(%zero : f32) outs(%acc1 : memref<64x64xf32, #gpu.address_space<workgroup>>)
+        %copy1 = nvgpu.device_async_copy %in[%c0], %a1[%c0, %tid, %c0], 4 : memref<?xf32> to memref<2x32x32xf32, #gpu.address_space<workgroup>>
+        nvvm.cp.async.commit.group
+        gpu.barrier
+        %init1 = vector.load %acc1[%tid, %c0] : memref<64x64xf32, #gpu.address_space<workgroup>>, vector<4xf32>
+        %sum1 = scf.for %i = %c0 to %k step %c1 iter_args(%arg = %init1) -> (vector<4xf32>) {
+          %x = vector.load %a1[%c0, %tid, %c0] : memref<2x32x32xf32, #gpu.address_space<workgroup>>, vector<4xf32>
+          %y = vector.load %b1[%tid, %c0] : memref<32x32xf32, #gpu.address_space<workgroup>>, vector<4xf32>
+          %p = arith.mulf %x, %y : vector<4xf32>
+          %s = arith.addf %arg, %p : vector<4xf32>
+          scf.yield %s : vector<4xf32>
+        }
+        nvvm.cp.async.commit.group
+        nvvm.cp.async.wait.group 0
+        vector.store %sum1, %acc1[%tid, %c0] : memref<64x64xf32, #gpu.address_space<workgroup>>, vector<4xf32>
+        gpu.barrier
+        %v1 = memref.load %acc1[%tid, %c0] : memref<64x64xf32, #gpu.address_space<workgroup>>
+        memref.store %v1, %out[%tid] : memref<?xf32>
+      }
+      scf.if %inside {
+        linalg.fill ins(%zero : f32) outs(%acc2 : memref<64x64xf32, #gpu.address_space<workgroup>>)
+        %copy2 = nvgpu.device_async_copy %in[%c0], %a2[%c0, %tid, %c0], 4 : memref<?xf32> to memref<2x32x32xf32, #gpu.address_space<workgroup>>
+        nvvm.cp.async.commit.group
+        gpu.barrier
+        %init2 = vector.load %acc2[%tid, %c0] : memref<64x64xf32, #gpu.address_space<workgroup>>, vector<4xf32>
+        %sum2 = scf.for %i = %c0 to %k step %c1 iter_args(%arg = %init2) -> (vector<4xf32>) {
+          %x = vector.load %a2[%c0, %tid, %c0] : memref<2x32x32xf32, #gpu.address_space<workgroup>>, vector<4xf32>
+          %y = vector.load %b2[%tid, %c0] : memref<32x32xf32, #gpu.address_space<workgroup>>, vector<4xf32>
+          %p = arith.mulf %x, %y : vector<4xf32>
+          %s = arith.addf %arg, %p : vector<4xf32>
+          scf.yield %s : vector<4xf32>
+        }
+        nvvm.cp.async.commit.group
+        nvvm.cp.async.wait.group 0
+        vector.store %sum2, %acc2[%tid, %c0] : memref<64x64xf32, #gpu.address_space<workgroup>>, vector<4xf32>
+        gpu.barrier
+        %v2 = memref.load %acc2[%tid, %c0] : memref<64x64xf32, #gpu.address_space<workgroup>>
+        memref.store %v2, %out[%tid] : memref<?xf32>
+      }
+      gpu.return
+    }
+  }
+}
+
+// -----
+
 // Left alone: the accumulator is read inside the loop (not kept in
 // registers), or written before it by something other than a fill (its
 // values before the loop are not one known value).
@@ -143,7 +238,9 @@ module attributes {gpu.container_module} {
       %sum = scf.for %i = %c0 to %k step %c1 iter_args(%arg = %init) -> (vector<4xf32>) {
         %x = vector.load %a[%c0, %tid, %c0] : memref<2x32x32xf32, #gpu.address_space<workgroup>>, vector<4xf32>
         %y = vector.load %acc[%i, %c0] : memref<64x64xf32, #gpu.address_space<workgroup>>, vector<4xf32>
-        %p = arith.mulf %x, %y : vector<4xf32>
+        %z = vector.load %b[%tid, %c0] : memref<32x32xf32, #gpu.address_space<workgroup>>, vector<4xf32>
+        %q = arith.mulf %x, %z : vector<4xf32>
+        %p = arith.mulf %q, %y : vector<4xf32>
         %s = arith.addf %arg, %p : vector<4xf32>
         scf.yield %s : vector<4xf32>
       }

@@ -132,18 +132,20 @@ def PrivateAccumulatorsPass : Pass<"dyncc-private-accumulators"> {
 }
 
 def OverlapSharedAccumulatorsPass : Pass<"dyncc-overlap-shared-accumulators"> {
-  let summary = "Give a GEMM's shared accumulator its operand tiles' bytes";
+  let summary = "Lay a GPU kernel's shared buffers out by liveness";
   let description = [{
     Run on GPU kernels after dyncc-vectorize-mma. A view of the kernel's
     dynamic shared memory that nothing inside a k-step loop touches, and
     that before it is only filled with one value and read (the hoisted
     accumulator reads, one of which is an initial iteration argument of the
     loop), is an accumulator: its reads before the loop become the fill
-    value and its fills go, so it lives only after the loop. It then shares
-    one region with every shared buffer nothing touches after the loop (the
-    operand tiles); buffers live after the loop keep their own bytes. A
-    `cp.async.wait_group 0` (where the kernel copies asynchronously) and a
-    barrier follow the loop. The kernel's `dyncc.dynamic_shared_bytes`
+    value and its fills go, so it lives only after the loop. The views are
+    then laid out by liveness: in a block, views whose accesses fall in ops
+    that do not meet share bytes, those all inside one `scf.if`'s then-block
+    laid out there first (products computed in turn share too). A barrier
+    (after `cp.async.wait_group 0` where the earlier view was copied into
+    asynchronously) goes before the first op of a view that takes another's
+    bytes, unless one is there. The kernel's `dyncc.dynamic_shared_bytes`
     becomes the new total; above `shared-bytes` (when positive) it is an
     error.
   }];
