@@ -307,6 +307,8 @@ int BenchTool::run(const BenchOptions &options) {
     if (sweeps[s].swept)
       xSymbol = s;
   int failures = 0;
+  // The run-time's own host time of each shape's first run (CUDA).
+  std::vector<double> coldOwn;
   std::vector<std::vector<uint8_t>> data(numInputs);
   // Random values are rarely valid sizes: where sizes come from data and
   // no input was given, a failure says how to give them.
@@ -389,12 +391,14 @@ int BenchTool::run(const BenchOptions &options) {
     // On the CPU the enqueue is the whole run: its kernels included.
     line += onGpu && launches ? formatNumber(medianOf(host) * 1000 / launches)
                               : std::string("-");
-    if (onGpu)
+    if (onGpu) {
       line += "\t" +
               (launches ? formatNumber(medianOf(own) / launches)
                         : std::string("-")) +
               "\t" + formatNumber(coldHost * 1000) + "\t" +
               formatNumber(coldHost * 1000 - coldDriver);
+      coldOwn.push_back(coldHost * 1000 - coldDriver);
+    }
     if (!options.quiet)
       std::printf("%s\n", line.c_str());
     if (xSymbol != numSymbols) {
@@ -410,6 +414,14 @@ int BenchTool::run(const BenchOptions &options) {
       series.y.push_back(median);
       series.variant.push_back(it->second);
     }
+  }
+  if (onGpu && !options.quiet && !coldOwn.empty()) {
+    // The first run at a new shape: the run-time's own share of its
+    // enqueue (issue 7's cold target), over the sweep.
+    std::printf("cold own us over %zu shapes: median %s, max %s\n",
+                coldOwn.size(), formatNumber(medianOf(coldOwn)).c_str(),
+                formatNumber(*std::max_element(coldOwn.begin(), coldOwn.end()))
+                    .c_str());
   }
   if (onGpu && !options.quiet) {
     // Warm runs after the first of a shape replay its CUDA graph.
