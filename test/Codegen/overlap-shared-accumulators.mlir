@@ -277,6 +277,43 @@ module attributes {gpu.container_module} {
 
 // -----
 
+// Two phases under a condition on the thread id: threads may be in
+// different phases at once, so the second phase's buffer may not take the
+// first one's bytes (a barrier there would not be reached by every
+// thread). Left alone.
+// CHECK-LABEL: gpu.func @divergent(
+//  CHECK-SAME:     dyncc.dynamic_shared_bytes = 8192
+//       CHECK:   memref.view %{{.+}}[%c0{{(_[0-9]+)?}}][]
+//       CHECK:   memref.view %{{.+}}[%c4096{{(_[0-9]+)?}}][]
+//   CHECK-NOT:   gpu.barrier
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @divergent(%out: memref<?xf32>, %n: index) kernel attributes {dyncc.dynamic_shared_bytes = 8192 : i64} {
+      %c0 = arith.constant 0 : index
+      %c4096 = arith.constant 4096 : index
+      %one = arith.constant 1.0 : f32
+      %shm = gpu.dynamic_shared_memory : memref<?xi8, #gpu.address_space<workgroup>>
+      %a = memref.view %shm[%c0][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<32x32xf32, #gpu.address_space<workgroup>>
+      %b = memref.view %shm[%c4096][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<32x32xf32, #gpu.address_space<workgroup>>
+      %tid = gpu.thread_id x
+      %low = arith.cmpi slt, %tid, %n : index
+      scf.if %low {
+        memref.store %one, %a[%tid, %c0] : memref<32x32xf32, #gpu.address_space<workgroup>>
+        %v = memref.load %a[%c0, %tid] : memref<32x32xf32, #gpu.address_space<workgroup>>
+        memref.store %v, %out[%tid] : memref<?xf32>
+        scf.if %low {
+          memref.store %one, %b[%tid, %c0] : memref<32x32xf32, #gpu.address_space<workgroup>>
+          %w = memref.load %b[%c0, %tid] : memref<32x32xf32, #gpu.address_space<workgroup>>
+          memref.store %w, %out[%tid] : memref<?xf32>
+        }
+      }
+      gpu.return
+    }
+  }
+}
+
+// -----
+
 // A kernel left above the limit is an error, naming why where its
 // accumulator was to share the operand tiles' bytes.
 module attributes {gpu.container_module} {
