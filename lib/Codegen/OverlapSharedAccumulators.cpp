@@ -87,9 +87,11 @@ struct SharedBuffer {
   SmallVector<Operation *> accesses;
 };
 
-/// The ops that access `root` through subviews, casts and reshapes; false
-/// where a use is something else that takes the buffer (its accesses are
-/// then not known).
+/// The ops that access `root` through views of it (subviews, casts,
+/// reshapes, the f16 aliases of bf16 tiles); false where a use is
+/// something else that yields or takes the buffer (an alias this does not
+/// follow, a pointer, a region's argument: its accesses are then not
+/// known).
 static bool collectAccesses(Value root, SmallVectorImpl<Operation *> &out) {
   SmallVector<Value> worklist{root};
   while (!worklist.empty()) {
@@ -98,14 +100,22 @@ static bool collectAccesses(Value root, SmallVectorImpl<Operation *> &out) {
       Operation *user = use.getOwner();
       if (isa<memref::SubViewOp, memref::CastOp, memref::ExpandShapeOp,
               memref::CollapseShapeOp, memref::ReinterpretCastOp,
-              memref::TransposeOp>(user)) {
-        worklist.push_back(user->getResult(0));
+              memref::TransposeOp, memref::MemorySpaceCastOp,
+              memref::AssumeAlignmentOp, UnrealizedConversionCastOp>(user)) {
+        llvm::append_range(worklist, user->getResults());
         continue;
       }
-      if (isa<memref::DimOp, memref::ExtractStridedMetadataOp>(user))
+      if (isa<memref::DimOp>(user))
         continue; // Sizes only.
-      if (isa<memref::ViewOp, LoopLikeOpInterface, RegionBranchOpInterface,
-              RegionBranchTerminatorOpInterface, CallOpInterface>(user))
+      if (auto metadata = dyn_cast<memref::ExtractStridedMetadataOp>(user)) {
+        worklist.push_back(metadata.getBaseBuffer());
+        continue;
+      }
+      if (isa<memref::ViewOp, memref::ExtractAlignedPointerAsIndexOp,
+              LoopLikeOpInterface, RegionBranchOpInterface,
+              RegionBranchTerminatorOpInterface, CallOpInterface>(user) ||
+          llvm::any_of(user->getResultTypes(),
+                       [](Type type) { return isa<BaseMemRefType>(type); }))
         return false;
       out.push_back(user);
     }
@@ -144,6 +154,28 @@ static bool reachesInit(Value value, scf::ForOp loop) {
 /// The ancestor of `op` in `block`, or null.
 static Operation *ancestorIn(Block *block, Operation *op) {
   return block->findAncestorOpInBlock(*op);
+}
+
+/// Whether `value` may differ between the threads of a block: only
+/// constants, the kernel's arguments, the block's id and the grid's and
+/// block's sizes are known to be the same in every thread, and values
+/// computed from those alone by ops without memory effects or regions.
+static bool isPerThread(Value value, int depth = 0) {
+  if (depth > 32)
+    return true;
+  Operation *def = value.getDefiningOp();
+  if (!def)
+    return !isa<gpu::GPUFuncOp>(
+        cast<BlockArgument>(value).getOwner()->getParentOp());
+  if (matchPattern(value, m_Constant()) ||
+      isa<gpu::BlockIdOp, gpu::BlockDimOp, gpu::GridDimOp>(def))
+    return false;
+  if (def->getNumOperands() == 0 || !isMemoryEffectFree(def) ||
+      def->getNumRegions() != 0)
+    return true;
+  return llvm::any_of(def->getOperands(), [&](Value operand) {
+    return isPerThread(operand, depth + 1);
+  });
 }
 
 /// What makes a buffer an accumulator of a k-step loop: its reads before
@@ -200,32 +232,26 @@ static bool matchAccumulator(const SharedBuffer &buffer, Accumulator &acc,
     match.fillValue = value;
     match.fills.push_back(op);
   }
-  if (!feedsLoop || !match.fillValue)
+  if (!feedsLoop || !match.fillValue ||
+      match.fillValue.getType() !=
+          cast<MemRefType>(buffer.view->getResult(0).getType())
+              .getElementType())
     return false;
-  // The fill value replaces every read: it must be there before them.
+  // The fill value replaces every read: it must be there before them, and
+  // the same in every thread (a thread reads what others filled).
   for (Operation *read : match.reads)
     if (!dominance.properlyDominates(match.fillValue, read))
       return false;
+  if (isPerThread(match.fillValue))
+    return false;
+  // Run once: inside another loop, a later iteration's reads would see the
+  // last one's write-back, not the fill.
+  for (Operation *parent = loop->getParentOp();
+       parent && !isa<gpu::GPUFuncOp>(parent); parent = parent->getParentOp())
+    if (isa<LoopLikeOpInterface>(parent))
+      return false;
   acc = std::move(match);
   return true;
-}
-
-/// Whether `value` may differ between the threads of a block: it depends
-/// on a thread or lane id (or on a value this cannot follow).
-static bool isPerThread(Value value, int depth = 0) {
-  if (depth > 32)
-    return true;
-  Operation *def = value.getDefiningOp();
-  if (!def)
-    return !isa<gpu::GPUFuncOp>(
-        cast<BlockArgument>(value).getOwner()->getParentOp());
-  if (isa<gpu::ThreadIdOp, gpu::LaneIdOp>(def))
-    return true;
-  if (!isMemoryEffectFree(def) || def->getNumRegions() != 0)
-    return true;
-  return llvm::any_of(def->getOperands(), [&](Value operand) {
-    return isPerThread(operand, depth + 1);
-  });
 }
 
 /// Whether every thread of a block runs `block`'s ops together, so that a
@@ -445,6 +471,16 @@ struct OverlapSharedAccumulators final
     llvm::sort(buffers, [](const SharedBuffer &a, const SharedBuffer &b) {
       return a.offset < b.offset;
     });
+    // Views that already share bytes (one buffer seen as two types) are
+    // left where they are.
+    for (size_t i = 1; i < buffers.size(); ++i)
+      if (buffers[i - 1].offset + buffers[i - 1].bytes > buffers[i].offset)
+        return;
+    // The write-back after an accumulator's loop covers the whole tile
+    // only where dyncc-tile-and-fuse made the product (its warps or threads
+    // cover the block's tile), which it records on the kernel; elsewhere a
+    // read after the loop could need the fill, and the fill stays.
+    bool staticProducts = func->hasAttr(kOverlappedSharedBytesAttrName);
 
     // The accumulators, and every buffer's accesses as they will be once
     // the accumulators' reads before their loops are the fill value.
@@ -456,7 +492,7 @@ struct OverlapSharedAccumulators final
       before = std::max(before, buffer.offset + buffer.bytes);
       Accumulator acc;
       accesses.emplace_back();
-      if (matchAccumulator(buffer, acc, dominance)) {
+      if (staticProducts && matchAccumulator(buffer, acc, dominance)) {
         for (Operation *op : buffer.accesses)
           if (!llvm::is_contained(acc.reads, op) &&
               !llvm::is_contained(acc.fills, op))
@@ -497,8 +533,11 @@ struct OverlapSharedAccumulators final
     }
     for (auto [op, wait] : layout->barriers) {
       rewriter.setInsertionPoint(op);
-      if (wait)
+      if (wait) {
+        // Every copy this thread issued, committed or not.
+        NVVM::CpAsyncCommitGroupOp::create(rewriter, op->getLoc());
         NVVM::CpAsyncWaitGroupOp::create(rewriter, op->getLoc(), 0);
+      }
       gpu::BarrierOp::create(rewriter, op->getLoc());
     }
     func->setAttr(dyncc::getDynamicSharedBytesAttrName(),

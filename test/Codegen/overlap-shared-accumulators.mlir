@@ -24,6 +24,7 @@
 //       CHECK:   %[[LOOP:.+]] = scf.for
 //       CHECK:   }
 //  CHECK-NEXT:   vector.extract %[[LOOP]]
+//  CHECK-NEXT:   nvvm.cp.async.commit.group
 //  CHECK-NEXT:   nvvm.cp.async.wait.group 0
 //  CHECK-NEXT:   gpu.barrier
 //  CHECK-NEXT:   vector.store %{{.+}}, %[[ACC]]
@@ -80,7 +81,7 @@ module attributes {gpu.container_module} {
 //       CHECK:   memref.view %{{.+}}[%c0{{(_[0-9]+)?}}][] : {{.*}} to memref<64x64xf32, #gpu.address_space<workgroup>>
 module attributes {gpu.container_module} {
   gpu.module @kernels {
-    gpu.func @read_after(%out: memref<?xf32>, %k: index) kernel attributes {dyncc.dynamic_shared_bytes = 28672 : i64} {
+    gpu.func @read_after(%out: memref<?xf32>, %k: index) kernel attributes {dyncc.dynamic_shared_bytes = 28672 : i64, dyncc.overlapped_shared_bytes = 12288 : i64} {
       %c0 = arith.constant 0 : index
       %c1 = arith.constant 1 : index
       %c8192 = arith.constant 8192 : index
@@ -114,6 +115,51 @@ module attributes {gpu.container_module} {
 
 // -----
 
+// Without dyncc-tile-and-fuse's record of a static product, nothing says
+// the write-back after the loop covers the tile (a read after the loop
+// could need the fill): the accumulator keeps its fill and reads, and its
+// bytes.
+// CHECK-LABEL: gpu.func @no_static_product(
+//  CHECK-SAME:     dyncc.dynamic_shared_bytes = 28672
+//       CHECK:   linalg.fill
+//       CHECK:   vector.load
+//       CHECK:   scf.for
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @no_static_product(%out: memref<?xf32>, %k: index) kernel attributes {dyncc.dynamic_shared_bytes = 28672 : i64} {
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %c8192 = arith.constant 8192 : index
+      %c12288 = arith.constant 12288 : index
+      %zero = arith.constant 0.0 : f32
+      %shm = gpu.dynamic_shared_memory : memref<?xi8, #gpu.address_space<workgroup>>
+      %a = memref.view %shm[%c0][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<2x32x32xf32, #gpu.address_space<workgroup>>
+      %b = memref.view %shm[%c8192][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<32x32xf32, #gpu.address_space<workgroup>>
+      %acc = memref.view %shm[%c12288][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<64x64xf32, #gpu.address_space<workgroup>>
+      %tid = gpu.thread_id x
+      linalg.fill ins(%zero : f32) outs(%acc : memref<64x64xf32, #gpu.address_space<workgroup>>)
+      gpu.barrier
+      %init = vector.load %acc[%tid, %c0] : memref<64x64xf32, #gpu.address_space<workgroup>>, vector<4xf32>
+      %sum = scf.for %i = %c0 to %k step %c1 iter_args(%arg = %init) -> (vector<4xf32>) {
+        %x = vector.load %a[%c0, %tid, %c0] : memref<2x32x32xf32, #gpu.address_space<workgroup>>, vector<4xf32>
+        %y = vector.load %b[%tid, %c0] : memref<32x32xf32, #gpu.address_space<workgroup>>, vector<4xf32>
+        %p = arith.mulf %x, %y : vector<4xf32>
+        %s = arith.addf %arg, %p : vector<4xf32>
+        scf.yield %s : vector<4xf32>
+      }
+      vector.store %sum, %acc[%tid, %c0] : memref<64x64xf32, #gpu.address_space<workgroup>>, vector<4xf32>
+      gpu.barrier
+      %v = memref.load %acc[%tid, %c0] : memref<64x64xf32, #gpu.address_space<workgroup>>
+      %w = memref.load %acc[%tid, %c1] : memref<64x64xf32, #gpu.address_space<workgroup>>
+      %r = arith.addf %v, %w : f32
+      memref.store %r, %out[%tid] : memref<?xf32>
+      gpu.return
+    }
+  }
+}
+
+// -----
+
 // Two products in turn (Q and K of a fused projection), each under the
 // block's guard: each one's accumulator takes its operand tiles' bytes,
 // and the second product takes the first one's, 16 KB where the six
@@ -127,10 +173,12 @@ module attributes {gpu.container_module} {
 //       CHECK:     vector.broadcast
 //       CHECK:     scf.for
 //       CHECK:     nvvm.cp.async.wait.group 0
+//  CHECK-NEXT:     nvvm.cp.async.commit.group
 //  CHECK-NEXT:     nvvm.cp.async.wait.group 0
 //  CHECK-NEXT:     gpu.barrier
 //  CHECK-NEXT:     vector.store
 //       CHECK:   }
+//  CHECK-NEXT:   nvvm.cp.async.commit.group
 //  CHECK-NEXT:   nvvm.cp.async.wait.group 0
 //  CHECK-NEXT:   gpu.barrier
 //  CHECK-NEXT:   scf.if
@@ -138,12 +186,13 @@ module attributes {gpu.container_module} {
 //       CHECK:     vector.broadcast
 //       CHECK:     scf.for
 //       CHECK:     nvvm.cp.async.wait.group 0
+//  CHECK-NEXT:     nvvm.cp.async.commit.group
 //  CHECK-NEXT:     nvvm.cp.async.wait.group 0
 //  CHECK-NEXT:     gpu.barrier
 //  CHECK-NEXT:     vector.store
 module attributes {gpu.container_module} {
   gpu.module @kernels {
-    gpu.func @in_turn(%in: memref<?xf32>, %out: memref<?xf32>, %k: index, %n: index) kernel attributes {dyncc.dynamic_shared_bytes = 57344 : i64} {
+    gpu.func @in_turn(%in: memref<?xf32>, %out: memref<?xf32>, %k: index, %n: index) kernel attributes {dyncc.dynamic_shared_bytes = 57344 : i64, dyncc.overlapped_shared_bytes = 0 : i64} {
       %c0 = arith.constant 0 : index
       %c1 = arith.constant 1 : index
       %c8192 = arith.constant 8192 : index
