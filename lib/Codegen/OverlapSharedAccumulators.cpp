@@ -123,6 +123,14 @@ static bool collectAccesses(Value root, SmallVectorImpl<Operation *> &out) {
   return true;
 }
 
+/// Whether any of `accesses` copies into the buffer asynchronously
+/// (`cp.async`, which a barrier alone does not wait for).
+static bool copiesAsynchronously(ArrayRef<Operation *> accesses) {
+  return llvm::any_of(accesses, [](Operation *op) {
+    return isa<nvgpu::DeviceAsyncCopyOp>(op);
+  });
+}
+
 /// Whether `op` reads the buffer whole into a value (a hoisted
 /// accumulator read) that may be replaced by the value the buffer was
 /// filled with.
@@ -149,11 +157,6 @@ static bool reachesInit(Value value, scf::ForOp loop) {
     }
   }
   return false;
-}
-
-/// The ancestor of `op` in `block`, or null.
-static Operation *ancestorIn(Block *block, Operation *op) {
-  return block->findAncestorOpInBlock(*op);
 }
 
 /// Whether `value` may differ between the threads of a block: only
@@ -213,7 +216,7 @@ static bool matchAccumulator(const SharedBuffer &buffer, Accumulator &acc,
   match.loop = loop;
   bool feedsLoop = false;
   for (Operation *op : buffer.accesses) {
-    Operation *ancestor = ancestorIn(block, op);
+    Operation *ancestor = block->findAncestorOpInBlock(*op);
     if (!ancestor || ancestor == loop.getOperation())
       return false;
     if (loop->isBeforeInBlock(ancestor))
@@ -305,7 +308,6 @@ static FailureOr<Layout> layOut(Block *block, ArrayRef<size_t> which,
   llvm::MapVector<Operation *, SmallVector<size_t>> byIf;
   for (size_t b : which) {
     Item item;
-    bool copies = false;
     for (Operation *op : accesses[b]) {
       Operation *ancestor = block->findAncestorOpInBlock(*op);
       if (!ancestor)
@@ -313,7 +315,6 @@ static FailureOr<Layout> layOut(Block *block, ArrayRef<size_t> which,
       int64_t at = position.lookup(ancestor);
       item.first = std::min(item.first, at);
       item.last = std::max(item.last, at);
-      copies |= isa<nvgpu::DeviceAsyncCopyOp>(op);
     }
     if (item.first == item.last) {
       if (auto ifOp = dyn_cast<scf::IfOp>(ops[item.first]);
@@ -326,7 +327,7 @@ static FailureOr<Layout> layOut(Block *block, ArrayRef<size_t> which,
     }
     item.layout.offsets.push_back({b, 0});
     item.layout.bytes = buffers[b].bytes;
-    item.layout.copies = copies;
+    item.layout.copies = copiesAsynchronously(accesses[b]);
     items.push_back(std::move(item));
   }
   for (auto &[op, group] : byIf) {
@@ -343,9 +344,7 @@ static FailureOr<Layout> layOut(Block *block, ArrayRef<size_t> which,
       for (size_t b : group) {
         item.layout.offsets.push_back({b, item.layout.bytes});
         item.layout.bytes += buffers[b].bytes;
-        item.layout.copies |= llvm::any_of(accesses[b], [](Operation *op) {
-          return isa<nvgpu::DeviceAsyncCopyOp>(op);
-        });
+        item.layout.copies |= copiesAsynchronously(accesses[b]);
       }
     }
     items.push_back(std::move(item));

@@ -99,6 +99,15 @@ def fake_driver(name="libdyncc_fake_cuda.so"):
     return path
 
 
+def compile_model(bin_dir, name, artifact, *options):
+    """The shared model `name` compiled to `artifact`; its path."""
+    model = SHARED_MODELS / f"{name}.onnx"
+    require(model.exists(), f"{model} is missing")
+    subprocess.run([str(bin_dir / "dyncc"), "compile", str(model), "-o",
+                    str(artifact), *options, "--quiet"], check=True)
+    return model
+
+
 def run_on_fake(tmp_path, model, artifact, arch, driver=None):
     host_code = tmp_path / f"host-{arch}.so"
     host_code.write_bytes(sections(artifact)["cpu.so"])
@@ -114,12 +123,9 @@ def run_on_fake(tmp_path, model, artifact, arch, driver=None):
 
 @pytest.mark.parametrize("name", MODELS)
 def test_cuda_session_matches_cpu_session(tmp_path, bin_dir, name):
-    model = SHARED_MODELS / f"{name}.onnx"
-    require(model.exists(), f"{model} is missing")
     artifact = tmp_path / "model.dyncc"
-    subprocess.run([str(bin_dir / "dyncc"), "compile", str(model), "-o",
-                    str(artifact), "--target", "cpu,sm_80,sm_90", "--quiet"],
-                   check=True)
+    model = compile_model(bin_dir, name, artifact, "--target",
+                          "cpu,sm_80,sm_90")
     kernels = len(json.loads(sections(artifact)["manifest"])["kernels"])
 
     # An sm_90: the cubin where ptxas made one (else the sm_90 PTX).
@@ -139,9 +145,8 @@ def test_cuda_session_matches_cpu_session(tmp_path, bin_dir, name):
     # An sm_89 with the cubins removed: PTX only, so every launch's pointer
     # parameters are checked against the PTX entry's.
     ptx_only = tmp_path / "ptx.dyncc"
-    subprocess.run([str(bin_dir / "dyncc"), "compile", str(model), "-o",
-                    str(ptx_only), "--target", "cpu,sm_80", "--ptxas=off",
-                    "--quiet"], check=True)
+    compile_model(bin_dir, name, ptx_only, "--target", "cpu,sm_80",
+                  "--ptxas=off")
     # (Its tile search predicted for an A100, so its variants differ.)
     kernels = len(json.loads(sections(ptx_only)["manifest"])["kernels"])
     report = run_on_fake(tmp_path, model, ptx_only, 89)
@@ -166,12 +171,8 @@ def test_cuda_session_without_optional_driver_entry_points(tmp_path, bin_dir):
     # A driver with neither page-locked memory nor graphs: inputs are
     # copied from the caller's memory and runs launch kernel by kernel,
     # with the CPU session's results, and the session says why.
-    model = SHARED_MODELS / f"{MODELS[0]}.onnx"
-    require(model.exists(), f"{model} is missing")
     artifact = tmp_path / "model.dyncc"
-    subprocess.run([str(bin_dir / "dyncc"), "compile", str(model), "-o",
-                    str(artifact), "--target", "cpu,sm_90", "--quiet"],
-                   check=True)
+    model = compile_model(bin_dir, MODELS[0], artifact, "--target", "cpu,sm_90")
     report = run_on_fake(tmp_path, model, artifact, 90,
                          fake_driver("libdyncc_fake_cuda_minimal.so"))
     assert all(run["variants"] and run["time"] for run in report["runs"])
