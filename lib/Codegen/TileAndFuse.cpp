@@ -2288,19 +2288,47 @@ static bool padForStaticProducts(RewriterBase &rewriter, Operation *blockLoop,
   if (contractions.size() != 1)
     return false;
   linalg::LinalgOp op = contractions.front();
-  // M, N and K, after leading parallel (batch) loops of one iteration per
+  // M, N and K, after the other parallel loops, each of one iteration per
   // block, which the product drops: upstream's conversion to mma.sync
-  // takes two-dimensional tiles only.
+  // takes two-dimensional tiles only. The unit loops need not lead: a
+  // product fused through a head split runs over [B, S, H, D], its block
+  // one batch and one head, M along S and N along D.
   if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
       op.getNumReductionLoops() != 1 || op.getNumParallelLoops() < 2 ||
-      !op.hasPureTensorSemantics())
+      !op.hasPureTensorSemantics() ||
+      !linalg::isReductionIterator(op.getIteratorTypesArray().back()))
     return false;
-  int64_t units = op.getNumParallelLoops() - 2;
+  int64_t parallel = op.getNumParallelLoops();
+  // The kept loops, in order: per operand, the innermost parallel loop that
+  // it indexes and the other does not.
+  SmallVector<int64_t> kept;
+  {
+    auto indexes = [&](OpOperand *input, int64_t loop) {
+      return op.getMatchingIndexingMap(input).isFunctionOfDim(loop);
+    };
+    OpOperand *lhs = op.getDpsInputOperand(0), *rhs = op.getDpsInputOperand(1);
+    int64_t lhsOnly = -1, rhsOnly = -1;
+    for (int64_t l = 0; l < parallel; ++l) {
+      if (indexes(lhs, l) && !indexes(rhs, l))
+        lhsOnly = l;
+      if (indexes(rhs, l) && !indexes(lhs, l))
+        rhsOnly = l;
+    }
+    if (lhsOnly < 0 || rhsOnly < 0)
+      return false;
+    kept = {std::min(lhsOnly, rhsOnly), std::max(lhsOnly, rhsOnly)};
+  }
+  // The product's loops without the unit ones.
+  llvm::SmallBitVector unitLoops(op.getNumLoops());
+  unitLoops.set(0, parallel);
+  for (int64_t l : kept)
+    unitLoops.reset(l);
+  int64_t units = unitLoops.count();
   {
     SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-    if (llvm::any_of(ArrayRef<int64_t>(ranges).take_front(units),
-                     [](int64_t r) { return r != 1; }))
-      return false;
+    for (int64_t l : unitLoops.set_bits())
+      if (ranges[l] != 1)
+        return false;
     // A static K of at most one k-step is one chunk of exactly K, which is
     // not padded: the instruction's K must divide it (a head size of 4 or 8
     // in a tiny model stays on SIMT).
@@ -2341,15 +2369,16 @@ static bool padForStaticProducts(RewriterBase &rewriter, Operation *blockLoop,
   for (OpOperand *input : op.getDpsInputOperands())
     if (!isReadOrElementwiseOfReads(input->get()))
       return false;
-  // Past the unit batch loops, one operand is indexed by M and K, the
-  // other by K and N (in either order): two-dimensional tiles.
+  // Past the unit loops, one operand is indexed by M and K, the other by
+  // K and N (in either order): two-dimensional tiles.
   {
     unsigned k = op.getNumLoops() - 1;
     llvm::SmallBitVector outputDims(op.getNumLoops());
     for (OpOperand *input : op.getDpsInputOperands()) {
       SmallVector<unsigned> dims;
       for (AffineExpr e : op.getMatchingIndexingMap(input).getResults())
-        if (unsigned d = cast<AffineDimExpr>(e).getPosition(); d >= units)
+        if (unsigned d = cast<AffineDimExpr>(e).getPosition();
+            !unitLoops.test(d))
           dims.push_back(d);
       if (dims.size() != 2 || !llvm::is_contained(dims, k))
         return false;
@@ -2360,27 +2389,28 @@ static bool padForStaticProducts(RewriterBase &rewriter, Operation *blockLoop,
     }
   }
   // The accumulator's sizes are bounded by the block tile, which it must
-  // be (so the warps cover it), and sized by the tile's `min`s.
+  // be (so the warps cover it), and sized by the tile's `min`s: M and N by
+  // the config's last two sizes (the GEMM view's, in the kept loops' order:
+  // the warps tile them so), the unit loops by 1.
   SmallVector<int64_t> block = alignSizes(config.blockTile, rank);
   SmallVector<OpFoldResult> sizes =
       tensor::getMixedSizes(rewriter, op.getLoc(), init->get());
-  for (int64_t d = 0; d < rank; ++d)
-    if (getSizeBound(sizes[d]) != block[d])
-      return false;
+  if (getSizeBound(sizes[kept[0]]) != block[rank - 2] ||
+      getSizeBound(sizes[kept[1]]) != block[rank - 1] ||
+      llvm::any_of(unitLoops.set_bits(),
+                   [&](unsigned l) { return getSizeBound(sizes[l]) != 1; }))
+    return false;
   int64_t accBytes = getSharedBufferBytes(
       std::accumulate(block.begin(), block.end(), int64_t{1},
                       std::multiplies<>()),
       getElementBytes(accElement));
   int64_t bytes = accBytes;
   int64_t mTile = block[rank - 2], nTile = block[rank - 1];
-  // The product's loops without the unit batch loops.
-  llvm::SmallBitVector unitLoops(op.getNumLoops());
-  unitLoops.set(0, units);
   auto dropUnits = [&](AffineMap map) {
     SmallVector<int64_t> unitResults;
     for (auto [i, e] : llvm::enumerate(map.getResults()))
       if (auto dim = dyn_cast<AffineDimExpr>(e);
-          dim && dim.getPosition() < units)
+          dim && unitLoops.test(dim.getPosition()))
         unitResults.push_back(i);
     return compressDims(map.dropResults(unitResults), unitLoops);
   };
@@ -2416,7 +2446,7 @@ static bool padForStaticProducts(RewriterBase &rewriter, Operation *blockLoop,
   // The accumulator, whole and in shared memory.
   Location loc = op.getLoc();
   rewriter.setInsertionPoint(op);
-  SmallVector<int64_t> accShape(block.begin() + units, block.end());
+  SmallVector<int64_t> accShape = {block[rank - 2], block[rank - 1]};
   auto buffer = bufferization::AllocTensorOp::create(
       rewriter, loc, RankedTensorType::get(accShape, rewriter.getF32Type()),
       ValueRange());
@@ -2434,10 +2464,10 @@ static bool padForStaticProducts(RewriterBase &rewriter, Operation *blockLoop,
     SmallVector<int64_t> target;
     for (AffineExpr e : map.getResults()) {
       unsigned loop = cast<AffineDimExpr>(e).getPosition();
-      if (loop < units)
+      if (unitLoops.test(loop))
         target.push_back(kDropDim);
-      else if (loop - units < rank - units)
-        target.push_back(accShape[loop - units]);
+      else if (loop == kept[0] || loop == kept[1])
+        target.push_back(accShape[loop == kept[1]]);
       else
         target.push_back(ShapedType::kDynamic);
     }
@@ -2453,7 +2483,9 @@ static bool padForStaticProducts(RewriterBase &rewriter, Operation *blockLoop,
     for (AffineMap map : op.getIndexingMapsArray())
       maps.push_back(dropUnits(map));
     SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
-    iterators.erase(iterators.begin(), iterators.begin() + units);
+    for (int64_t l = parallel - 1; l >= 0; --l)
+      if (unitLoops.test(l))
+        iterators.erase(iterators.begin() + l);
     auto generic = linalg::GenericOp::create(
         rewriter, loc, TypeRange{acc.getType()},
         ValueRange(operands).drop_back(), ValueRange{acc}, maps, iterators);
@@ -2478,19 +2510,17 @@ static bool padForStaticProducts(RewriterBase &rewriter, Operation *blockLoop,
     padded->setAttr(kMmaAttrName, rewriter.getDenseI64ArrayAttr(config.mma));
   else
     padded->setAttr(kRegisterTileAttrName, rewriter.getUnitAttr());
-  int64_t accRank = rank - units;
-  SmallVector<OpFoldResult> zeros(accRank, rewriter.getIndexAttr(0));
-  SmallVector<OpFoldResult> ones(accRank, rewriter.getIndexAttr(1));
-  SmallVector<OpFoldResult> accSizes(sizes.begin() + units, sizes.end());
+  SmallVector<OpFoldResult> zeros(2, rewriter.getIndexAttr(0));
+  SmallVector<OpFoldResult> ones(2, rewriter.getIndexAttr(1));
+  SmallVector<OpFoldResult> accSizes = {sizes[kept[0]], sizes[kept[1]]};
   Value result = tensor::ExtractSliceOp::create(
       rewriter, loc, padded->getResult(0), zeros, accSizes, ones);
   if (units != 0) {
-    // Back to the batch's unit dimensions, grouped with M.
-    SmallVector<ReassociationIndices> groups(1);
-    for (int64_t d = 0; d <= units; ++d)
-      groups.front().push_back(d);
-    for (int64_t d = units + 1; d < rank; ++d)
-      groups.push_back({d});
+    // Back to the unit dimensions: those before N's grouped with M, the
+    // rest with N.
+    SmallVector<ReassociationIndices> groups(2);
+    for (int64_t d = 0; d < rank; ++d)
+      groups[d >= kept[1]].push_back(d);
     result = tensor::ExpandShapeOp::create(rewriter, loc, accType, result,
                                            groups, sizes);
   }

@@ -1,7 +1,8 @@
 # Part of dyncc, under the Apache License v2.0 with LLVM Exceptions.
 # SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Writes attention's Q, K and V projections to argv[1] (H = argv[2], D =
-argv[3]; 2 and 32 by default): X[B, S, H*D] times
+argv[3]; 2 and 32 by default; argv[4] the element type, float32 by
+default, or float16): X[B, S, H*D] times
 three weights plus biases, each split into H heads of D and transposed, as
 BERT does: Q and V to [B, H, S, D], K to [B, H, D, S]. Fusion makes them one
 kernel of three products of one A. make_qkv() returns the weights, for a
@@ -10,20 +11,21 @@ import sys
 
 import numpy as np
 import onnx
-from onnx import TensorProto, helper, numpy_helper
+from onnx import helper, numpy_helper
 
 PERMS = {"Q": [0, 2, 1, 3], "K": [0, 2, 3, 1], "V": [0, 2, 1, 3]}
 
 
-def make_qkv(path, heads=2, depth=32, seed=0):
+def make_qkv(path, heads=2, depth=32, seed=0, dtype="float32"):
     rng = np.random.default_rng(seed)
+    elem = helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
     hidden = heads * depth
     nodes, inits, weights = [], [], {}
     inits.append(numpy_helper.from_array(
         np.array([0, 0, heads, depth], np.int64), "split"))
     for name, perm in PERMS.items():
-        w = rng.uniform(-1, 1, size=(hidden, hidden)).astype(np.float32)
-        b = rng.uniform(-1, 1, size=(hidden,)).astype(np.float32)
+        w = rng.uniform(-1, 1, size=(hidden, hidden)).astype(dtype)
+        b = rng.uniform(-1, 1, size=(hidden,)).astype(dtype)
         weights[name] = (w, b)
         inits += [numpy_helper.from_array(w, "W" + name),
                   numpy_helper.from_array(b, "b" + name)]
@@ -35,9 +37,9 @@ def make_qkv(path, heads=2, depth=32, seed=0):
               "V": ["B", heads, "S", depth]}
     graph = helper.make_graph(
         nodes, "qkv",
-        [helper.make_tensor_value_info("X", TensorProto.FLOAT,
+        [helper.make_tensor_value_info("X", elem,
                                        ["B", "S", hidden])],
-        [helper.make_tensor_value_info(n, TensorProto.FLOAT, shapes[n])
+        [helper.make_tensor_value_info(n, elem, shapes[n])
          for n in PERMS], inits)
     model = helper.make_model(graph,
                               opset_imports=[helper.make_opsetid("", 17)])
@@ -47,4 +49,5 @@ def make_qkv(path, heads=2, depth=32, seed=0):
 
 
 if __name__ == "__main__":
-    make_qkv(sys.argv[1], *[int(a) for a in sys.argv[2:4]])
+    make_qkv(sys.argv[1], *[int(a) for a in sys.argv[2:4]],
+             dtype=sys.argv[4] if len(sys.argv) > 4 else "float32")
