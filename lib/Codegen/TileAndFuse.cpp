@@ -567,10 +567,12 @@ static LogicalResult prepareKernel(func::FuncOp func) {
            llvm::all_of(linalgOp.getStaticLoopRanges(),
                         [](int64_t extent) { return extent == 1; });
   };
-  // A GEMM whose batch was folded into M (dyncc-fold-gemm-batch) keeps
-  // its results' expansions back to [B, S, N] where they are, at the end:
-  // folded into the epilogue, they would split M again.
-  bool foldedBatch = func->hasAttr(getFoldedBatchAttrName());
+  // A GEMM whose batch was folded into M (dyncc-fold-gemm-batch), or whose
+  // image was folded into N (dyncc-pointwise-conv-as-gemm), keeps its
+  // results' expansions back to [B, S, N] or [N, F, H, W] where they are,
+  // at the end: folded into the epilogue, they would split M or N again.
+  bool foldedBatch = func->hasAttr(getFoldedBatchAttrName()) ||
+                     func->hasAttr(getFoldedImageAttrName());
   auto expandsResult = [](Operation *op) {
     return isa<tensor::ExpandShapeOp>(op) &&
            llvm::any_of(op->getUsers(), llvm::IsaPred<func::ReturnOp>);
@@ -1671,8 +1673,8 @@ static bool isMultipleOf(Value v, int64_t n, unsigned depth) {
 }
 
 /// True if `tensor` is a kernel argument (global memory), or a view of one
-/// (unit-stride slices, reshapes that keep its innermost dimension, and
-/// expansions that split it into an innermost extent that `n` divides), in
+/// (unit-stride slices, collapses, and expansions that keep its innermost
+/// dimension or split it into an innermost extent that `n` divides), in
 /// which every vector of `n` elements along the innermost dimension
 /// starting at a multiple of `n` is aligned to its size: the argument's
 /// innermost extent and every slice's innermost offset are multiples of
@@ -1701,8 +1703,10 @@ static bool isAlignedArgumentSlice(Value tensor, int64_t n,
         return false;
       tensor = expand.getSrc();
     } else if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(def)) {
-      if (collapse.getReassociationIndices().back().size() != 1)
-        return false;
+      // Merging the innermost dimension with outer ones (a one-pixel conv's
+      // [N, C, H, W] image as [N, C, H*W]) keeps every vector at a multiple
+      // of `n` aligned where the source's innermost extent is a multiple of
+      // `n`, which is checked below: the merged extent is then one too.
       tensor = collapse.getSrc();
     } else {
       break;

@@ -80,6 +80,7 @@ LogicalResult dyncc::buildFusionPipeline(OpPassManager &pm) {
 LogicalResult dyncc::buildOutlinePipeline(OpPassManager &pm,
                                           ArrayRef<std::string> tileConfigs) {
   pm.addPass(dg::createOutlineGroupsPass());
+  pm.addPass(createPointwiseConvAsGemmPass());
   pm.addPass(createFoldGemmBatchPass());
   AssignTileConfigPassOptions options;
   options.overrides.assign(tileConfigs.begin(), tileConfigs.end());

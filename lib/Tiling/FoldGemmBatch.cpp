@@ -20,9 +20,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
-#include "mlir/Dialect/Tensor/Transforms/Transforms.h"
 #include "mlir/IR/BuiltinOps.h"
-#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace dyncc {
 #define GEN_PASS_DEF_FOLDGEMMBATCHPASS
@@ -138,34 +136,10 @@ static LogicalResult foldBatch(func::FuncOp func) {
   if (failed(folded))
     return contraction.emitOpError("could not fold its batch into M");
   rewriter.replaceOp(contraction, folded->results);
-  for (linalg::LinalgOp op : others) {
-    rewriter.setInsertionPoint(op);
-    if (auto fill = dyn_cast<linalg::FillOp>(op.getOperation())) {
-      Location loc = fill.getLoc();
-      Value init = tensor::CollapseShapeOp::create(
-          rewriter, loc, fill.getOutputs()[0], groups);
-      Value value =
-          linalg::FillOp::create(rewriter, loc, fill.getInputs(), init)
-              .getResult(0);
-      rewriter.replaceOpWithNewOp<tensor::ExpandShapeOp>(
-          fill, fill.getResultTypes()[0], value, groups,
-          tensor::getMixedSizes(rewriter, loc, fill.getOutputs()[0]));
-      continue;
-    }
-    FailureOr<linalg::CollapseResult> collapsed =
-        linalg::collapseOpIterationDims(op, {groups.front()}, rewriter);
-    if (failed(collapsed))
-      return op->emitOpError("could not fold its batch with the GEMM's");
-    rewriter.replaceOp(op, collapsed->results);
-  }
-
-  RewritePatternSet patterns(func.getContext());
-  tensor::CollapseShapeOp::getCanonicalizationPatterns(patterns,
-                                                       func.getContext());
-  tensor::ExpandShapeOp::getCanonicalizationPatterns(patterns,
-                                                     func.getContext());
-  tensor::populateFoldTensorEmptyPatterns(patterns);
-  (void)applyPatternsGreedily(func, std::move(patterns));
+  if (failed(collapseKernelLoops(rewriter, others, groups.front(), groups,
+                                 "fold its batch with the GEMM's")))
+    return failure();
+  foldKernelReshapes(func);
   func->setAttr(getFoldedBatchAttrName(), rewriter.getUnitAttr());
   return success();
 }

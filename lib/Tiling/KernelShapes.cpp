@@ -15,8 +15,12 @@
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/MemRef/Transforms/Transforms.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Tensor/Transforms/Transforms.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 using namespace mlir;
 using namespace dyncc;
@@ -712,4 +716,41 @@ dyncc::resolveDispatchExpr(Operation *dispatch, Attribute attr,
   if (!expr)
     return failure();
   return resolveDispatchExpr(dispatch, *expr, extra);
+}
+
+LogicalResult dyncc::collapseKernelLoops(
+    RewriterBase &rewriter, ArrayRef<linalg::LinalgOp> ops,
+    const ReassociationIndices &loops,
+    ArrayRef<ReassociationIndices> outputGroups, StringRef what) {
+  for (linalg::LinalgOp op : ops) {
+    rewriter.setInsertionPoint(op);
+    if (auto fill = dyn_cast<linalg::FillOp>(op.getOperation())) {
+      Location loc = fill.getLoc();
+      Value target = tensor::CollapseShapeOp::create(
+          rewriter, loc, fill.getOutputs()[0], outputGroups);
+      Value value =
+          linalg::FillOp::create(rewriter, loc, fill.getInputs(), target)
+              .getResult(0);
+      rewriter.replaceOpWithNewOp<tensor::ExpandShapeOp>(
+          fill, fill.getResultTypes()[0], value, outputGroups,
+          tensor::getMixedSizes(rewriter, loc, fill.getOutputs()[0]));
+      continue;
+    }
+    FailureOr<linalg::CollapseResult> collapsed =
+        linalg::collapseOpIterationDims(op, {loops}, rewriter);
+    if (failed(collapsed))
+      return op->emitOpError("could not ") << what;
+    rewriter.replaceOp(op, collapsed->results);
+  }
+  return success();
+}
+
+void dyncc::foldKernelReshapes(func::FuncOp kernel) {
+  MLIRContext *ctx = kernel.getContext();
+  RewritePatternSet patterns(ctx);
+  tensor::CollapseShapeOp::getCanonicalizationPatterns(patterns, ctx);
+  tensor::ExpandShapeOp::getCanonicalizationPatterns(patterns, ctx);
+  tensor::populateFoldTensorEmptyPatterns(patterns);
+  memref::populateResolveRankedShapedTypeResultDimsPatterns(patterns);
+  (void)applyPatternsGreedily(kernel, std::move(patterns));
 }

@@ -520,11 +520,13 @@ def test_every_variant_of_fused_products(tmp_path, dtype, depth):
     group = plan["groups"][0]
     assert group["problem"]["products"] == 3
     assert len(group["variants"]) >= 2
-    # Every variant's three products are static: tensor cores in f16, SIMT
-    # register tiles in f32.
+    # Every variant's three products are static: tensor cores (f16 only)
+    # or SIMT register tiles.
     tiled = dyncc.compile(model, None, emit="tiled", **options)
-    mark = "dyncc.mma = " if dtype == "float16" else "dyncc.register_tile"
-    assert tiled.count(mark) == 3 * len(group["variants"])
+    mma = tiled.count("dyncc.mma = ")
+    assert mma + tiled.count("dyncc.register_tile") == \
+        3 * len(group["variants"])
+    assert (mma > 0) == (dtype == "float16")
     art = tmp_path / "qkv.dyncc"
     dyncc.compile(model, art, **options)
     sess = dyncc.load(art).session()
@@ -547,3 +549,152 @@ def test_every_variant_of_fused_products(tmp_path, dtype, depth):
             ran.update(sess.variants)
     names = {plan["kernels"][v["kernel"]]["name"] for v in group["variants"]}
     assert ran == names
+
+
+def load_make_pointwise_conv():
+    """make_pointwise_conv() of the lit tests' input script."""
+    import importlib.util
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[2]
+    path = root / "test" / "Driver" / "Inputs" / "make_pointwise_conv.py"
+    spec = importlib.util.spec_from_file_location("make_pointwise_conv", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.make_pointwise_conv
+
+
+def image_of(pixels, h_max, w_max, w_div):
+    """Rows and columns of an image of `pixels` pixels within the ranges,
+    the columns a multiple of `w_div`, the squarest there is; None where
+    there is none."""
+    for h in range(int(pixels ** 0.5), 0, -1):
+        if pixels % h == 0:
+            w = pixels // h
+            for rows, cols in ((h, w), (w, h)):
+                if rows <= h_max and cols <= w_max and cols % w_div == 0:
+                    return rows, cols
+    return None
+
+
+@pytest.mark.parametrize("channels,out_channels,dtype,variant,w_div,side", [
+    (20, 12, "float32", "", 1, 40),
+    (40, 24, "float32", "residual", 1, 40),
+    (64, 48, "float16", "residual", 1, 40),
+    # Columns a multiple of 8: the image's rows of H*W halves are 16-byte
+    # aligned, so the k-steps copy it in 16-byte chunks (cp.async on the
+    # GPU), through the collapse of its [H, W].
+    (32, 40, "float16", "", 8, 40),
+    # Many channels over small images (ResNet's last stage): too few blocks
+    # for the SMs, so the variants split K (part and sum kernels).
+    (1024, 64, "float32", "residual", 1, 8),
+])
+def test_every_variant_of_pointwise_conv(tmp_path, channels, out_channels,
+                                         dtype, variant, w_div, side):
+    """Relu(Conv1x1(X[B, C, H, W]) (+ R)): a one-pixel conv is a GEMM of
+    the [F, C] filter and each image's [C, H*W] pixels
+    (dyncc-pointwise-conv-as-gemm), searched with GEMM candidates keyed on
+    the batch and H*W, its products static (SIMT register tiles; tensor
+    cores in f16). At both ends of every interval and a prime inside (where
+    an image within the ranges has that many pixels; else the nearest count
+    the same variant takes), the run-time picks what the table says and
+    every variant matches numpy."""
+    make_pointwise_conv = load_make_pointwise_conv()
+    model = tmp_path / "pointwise.onnx"
+    w, b = make_pointwise_conv(model, channels, out_channels, dtype, variant,
+                               seed=channels)
+    h_max, w_max = side, side
+    dims = {"B": (1, 3), "H": (1, h_max), "W": (w_div, w_max, w_div)}
+    options = dict(dims=dims, targets=["cpu"], device="h200",
+                   regret_target=0.005)
+    plan = json.loads(dyncc.compile(model, None, emit="plan", **options))
+    assert len(plan["groups"]) == 1
+    group = plan["groups"][0]
+    assert group["kind"] == "gemm"
+    split = ["then" in v for v in group["variants"]]
+    assert any(split) == (channels == 1024)
+    assert group["problem"]["m"] == str(out_channels)
+    assert group["problem"]["k"] == str(channels)
+    assert len(group["variants"]) >= 2
+    # Every variant's product is static: tensor cores (f16 only) or SIMT
+    # register tiles (the search's SIMT candidates for f16 too).
+    tiled = dyncc.compile(model, None, emit="tiled", **options)
+    mma = tiled.count("dyncc.mma = ")
+    assert mma + tiled.count("dyncc.register_tile") == len(group["variants"])
+    assert (mma > 0) == (dtype == "float16")
+    assert "dyncc.conv_problem" not in tiled
+    # Chunked copies of the image (vector reads of 8 halves) exactly where
+    # its rows are known to be aligned.
+    chunks = "vector<1x8xf16>" in tiled
+    assert chunks == (w_div == 8)
+    art = tmp_path / "pointwise.dyncc"
+    dyncc.compile(model, art, **options)
+    sess = dyncc.load(art).session()
+    tol = 1e-4 if dtype == "float32" else 2e-3
+    rng = np.random.default_rng(3)
+    w64 = w.astype(np.float64)[:, :, 0, 0]
+    ran = set()
+    outer, inner = key_points(group["select"], [3, h_max * w_max])
+    for batch in outer:
+        for pixels in inner:
+            want = table_variant(plan, 0, {"B": batch, "H": pixels, "W": 1})
+            image = None
+            for near in sorted(range(1, h_max * w_max + 1),
+                               key=lambda n: abs(n - pixels)):
+                image = image_of(near, h_max, w_max, w_div)
+                if image and table_variant(
+                        plan, 0, {"B": batch, "H": near, "W": 1}) == want:
+                    break
+            rows, cols = image
+            x = rng.uniform(-1, 1, (batch, channels, rows, cols)).astype(dtype)
+            inputs = {"X": x}
+            ref = np.einsum("fc,bchw->bfhw", w64, x.astype(np.float64))
+            ref += b.astype(np.float64)[None, :, None, None]
+            if variant == "residual":
+                r = rng.uniform(-1, 1, (batch, out_channels, rows, cols))
+                inputs["R"] = r.astype(dtype)
+                ref += inputs["R"].astype(np.float64)
+            y = sess.run(inputs)["Y"]
+            np.testing.assert_allclose(
+                y.astype(np.float64), np.maximum(ref, 0), rtol=tol,
+                atol=tol * max(1.0, float(np.abs(ref).max())))
+            assert sess.variants == [table_variant(
+                plan, 0, {"B": batch, "H": rows, "W": cols})]
+            ran.add(sess.variants[0])
+    names = {plan["kernels"][v["kernel"]]["name"] for v in group["variants"]}
+    assert ran == names
+
+
+def test_one_dimensional_pointwise_conv(tmp_path):
+    """A 1-D one-pixel conv (X[B, C, L]) is a GEMM over L directly: at L =
+    1, a prime and the range's end, every variant the table picks matches
+    numpy."""
+    rng = np.random.default_rng(5)
+    w = rng.uniform(-1, 1, (24, 16, 1)).astype(np.float32)
+    b = rng.uniform(-1, 1, (24,)).astype(np.float32)
+    graph = helper.make_graph(
+        [helper.make_node("Conv", ["X", "W", "b"], ["Y"], kernel_shape=[1])],
+        "conv1d",
+        [helper.make_tensor_value_info("X", TensorProto.FLOAT, ["B", 16, "L"])],
+        [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)],
+        [numpy_helper.from_array(w, "W"), numpy_helper.from_array(b, "b")])
+    onnx_model = helper.make_model(graph,
+                                   opset_imports=[helper.make_opsetid("", 17)])
+    onnx_model.ir_version = 8
+    model = tmp_path / "conv1d.onnx"
+    onnx.save(onnx_model, model)
+    options = dict(dims={"B": (1, 3), "L": (1, 300)}, targets=["cpu"],
+                   device="h200")
+    plan = json.loads(dyncc.compile(model, None, emit="plan", **options))
+    group = plan["groups"][0]
+    assert group["kind"] == "gemm" and group["problem"]["k"] == "16"
+    art = tmp_path / "conv1d.dyncc"
+    dyncc.compile(model, art, **options)
+    sess = dyncc.load(art).session()
+    for batch, length in [(1, 1), (2, 97), (3, 300)]:
+        x = rng.uniform(-1, 1, (batch, 16, length)).astype(np.float32)
+        y = sess.run({"X": x})["Y"]
+        ref = np.einsum("fc,bcl->bfl", w[:, :, 0].astype(np.float64), x)
+        np.testing.assert_allclose(y, ref + b[None, :, None], rtol=1e-4,
+                                   atol=1e-4)
+        assert sess.variants == [table_variant(plan, 0, {"B": batch,
+                                                         "L": length})]

@@ -20,6 +20,7 @@
 #include "dyncc/Support/DimExpr.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/Block.h"
 #include "mlir/IR/OpDefinition.h"
 
@@ -112,6 +113,14 @@ constexpr llvm::StringLiteral getFoldedBatchAttrName() {
   return "dyncc.folded_batch";
 }
 
+/// The unit attribute of a GEMM kernel that was a one-pixel convolution
+/// (dyncc-pointwise-conv-as-gemm): it computes on [N, F, H*W] and expands
+/// its results to [N, F, H, W] only at the end, which code generation
+/// keeps.
+constexpr llvm::StringLiteral getFoldedImageAttrName() {
+  return "dyncc.folded_image";
+}
+
 /// `value` traced back through tensor.expand_shape, tensor.collapse_shape
 /// and tensor.cast to the value they reshape (a kernel result to its root).
 mlir::Value getReshapedSource(mlir::Value value);
@@ -180,6 +189,25 @@ resolveDispatchExpr(mlir::Operation *dispatch, const DimExpr &expr,
 mlir::FailureOr<DimExpr>
 resolveDispatchExpr(mlir::Operation *dispatch, mlir::Attribute attr,
                     llvm::ArrayRef<llvm::SmallVector<DimExpr>> extra = {});
+
+/// Collapses `loops` of each op of `ops` into one loop (a kernel's epilogue
+/// after its contraction's loops were collapsed alike): each op is
+/// rewritten by linalg::collapseOpIterationDims on its operands collapsed,
+/// its results expanded back; a fill on its output collapsed by
+/// `outputGroups`. Fails with an error on an op that does not collapse,
+/// saying it could not `what`.
+mlir::LogicalResult
+collapseKernelLoops(mlir::RewriterBase &rewriter,
+                    llvm::ArrayRef<mlir::linalg::LinalgOp> ops,
+                    const mlir::ReassociationIndices &loops,
+                    llvm::ArrayRef<mlir::ReassociationIndices> outputGroups,
+                    llvm::StringRef what);
+
+/// Cancels the reshapes that collapseKernelLoops leaves between the ops of
+/// `kernel` (an expansion collapsed again), folds empty tensors through
+/// them, and reads the expansions' dimensions from their operands, so that
+/// only the reshapes at the kernel's boundary remain.
+void foldKernelReshapes(mlir::func::FuncOp kernel);
 
 } // namespace dyncc
 

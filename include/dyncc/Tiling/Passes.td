@@ -31,6 +31,31 @@ def FoldGemmBatchPass : Pass<"dyncc-fold-gemm-batch", "mlir::ModuleOp"> {
   }];
 }
 
+def PointwiseConvAsGemmPass
+    : Pass<"dyncc-pointwise-conv-as-gemm", "mlir::ModuleOp"> {
+  let summary = "Compute a one-pixel convolution as a GEMM over the image's pixels";
+  let description = [{
+    A conv kernel whose convolution has a window of one pixel, stride 1
+    and no padding (its image read at the output's pixel) and one group
+    computes `out[n, f, p] = sum_c W[f, c] * X[n, c, p]` over the pixels
+    `p` of the image: per image, the `[F, C]` filter times the `[C, H*W]`
+    pixels. The kernel is rewritten to compute it so: the conv becomes a
+    contraction of the filter (A, collapsed to `[F, C]`) and the image (B),
+    accumulating from zero, its bias (the conv's initial value) added by an
+    epilogue op after it; every op has its image loops collapsed into one
+    (`linalg::collapseOpIterationDims`), the kernel's inputs collapsed and
+    its results expanded back at its boundary only. The kernel becomes a
+    `gemm` one, with `dyncc.folded_image` (code generation keeps that
+    expansion at the end), so the problem recorded next is `N x [F x C] x
+    [C x H*W]` and the tile search and code generation treat it as a GEMM.
+
+    A kernel with any other op (a pad, a reshape, a reduction), an
+    epilogue that does not run along the output with the image contiguous,
+    or a conv of any other window, stride, padding or grouping, stays a
+    conv kernel.
+  }];
+}
+
 def SplitKPass : Pass<"dyncc-split-k", "mlir::ModuleOp"> {
   let summary = "Split a GEMM variant's K over blocks: partial sums, then their sum";
   let description = [{

@@ -1,0 +1,305 @@
+//===- PointwiseConvAsGemm.cpp - A one-pixel convolution as a GEMM --------===//
+//
+// Part of dyncc, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// A convolution whose window is one pixel, with stride 1 and no padding
+// (ResNet's bottleneck reductions and expansions, MobileNet's pointwise
+// convolutions), computes out[n, f, p] = sum_c W[f, c] * X[n, c, p] over
+// the image's pixels p: per image, the [F, C] filter times the [C, H*W]
+// pixels. This pass rewrites such a conv kernel into a GEMM kernel that
+// computes it so, before its problem is recorded: the tile search then
+// builds GEMM candidates for it, and code generation gives it the static
+// products (SIMT register tiles, tensor cores in f16) that direct
+// convolutions do not have.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dyncc/Tiling/KernelShapes.h"
+#include "dyncc/Tiling/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/IRMapping.h"
+
+namespace dyncc {
+#define GEN_PASS_DEF_POINTWISECONVASGEMMPASS
+#include "dyncc/Tiling/Passes.h.inc"
+} // namespace dyncc
+
+using namespace mlir;
+using namespace dyncc;
+
+namespace {
+
+/// A one-pixel convolution's loops: the output's [N, F, image...] in order,
+/// then the input channel (and the unit window loops).
+struct PointwiseConv {
+  int64_t batch, outChannel, inChannel;
+  SmallVector<int64_t> image;
+};
+
+/// `op` as a one-pixel convolution of its input 0 (the image, NC...) and
+/// input 1 (the filter, FC1...), its output in NF... order along its
+/// leading loops; failure otherwise (a wider window, a stride, a group, a
+/// padded or dilated image: the image is read at the output's pixel).
+static FailureOr<PointwiseConv> matchPointwiseConv(linalg::GenericOp op) {
+  if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
+      !op.hasPureTensorSemantics())
+    return failure();
+  FailureOr<linalg::ConvolutionDimensions> dims =
+      linalg::inferConvolutionDims(op);
+  if (failed(dims) || dims->batch.size() != 1 ||
+      dims->outputChannel.size() != 1 || dims->inputChannel.size() != 1 ||
+      !dims->depth.empty() || dims->outputImage.empty() ||
+      dims->filterLoop.size() != dims->outputImage.size())
+    return failure();
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  for (unsigned loop : dims->filterLoop)
+    if (ranges[loop] != 1)
+      return failure();
+  PointwiseConv conv{
+      dims->batch.front(), dims->outputChannel.front(),
+      dims->inputChannel.front(),
+      SmallVector<int64_t>(dims->outputImage.begin(), dims->outputImage.end())};
+  // The maps with the window's loops at 0, against the maps of a product.
+  MLIRContext *ctx = op.getContext();
+  unsigned loops = op.getNumLoops();
+  SmallVector<AffineExpr> dimsOrZero;
+  for (unsigned l = 0; l < loops; ++l)
+    dimsOrZero.push_back(llvm::is_contained(dims->filterLoop, l)
+                             ? getAffineConstantExpr(0, ctx)
+                             : getAffineDimExpr(l, ctx));
+  auto atZero = [&](AffineMap map) {
+    return simplifyAffineMap(
+        map.replaceDimsAndSymbols(dimsOrZero, {}, loops, 0));
+  };
+  auto dim = [&](int64_t l) { return getAffineDimExpr(l, ctx); };
+  SmallVector<AffineExpr> image = {dim(conv.batch), dim(conv.inChannel)};
+  SmallVector<AffineExpr> filter = {dim(conv.outChannel), dim(conv.inChannel)};
+  SmallVector<AffineExpr> output = {dim(conv.batch), dim(conv.outChannel)};
+  for (int64_t l : conv.image) {
+    image.push_back(dim(l));
+    filter.push_back(getAffineConstantExpr(0, ctx));
+    output.push_back(dim(l));
+  }
+  auto expected = [&](ArrayRef<AffineExpr> results) {
+    return AffineMap::get(loops, 0, results, ctx);
+  };
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  if (atZero(maps[0]) != expected(image) ||
+      atZero(maps[1]) != expected(filter) || maps[2] != expected(output))
+    return failure();
+  // The output's dimensions are the leading loops, in order.
+  for (auto [i, e] : llvm::enumerate(output))
+    if (cast<AffineDimExpr>(e).getPosition() != i)
+      return failure();
+  return conv;
+}
+
+/// The bias a conv's accumulator starts from: `init` computed by a generic
+/// from one input alone, elementwise along it (dg.conv's bias broadcast
+/// over the output, extended to an f32 accumulator for 16-bit types).
+/// Null where the init is anything else.
+static linalg::GenericOp getBiasBroadcast(Value init) {
+  auto generic = init.getDefiningOp<linalg::GenericOp>();
+  if (!generic || generic.getNumDpsInputs() != 1 ||
+      generic.getNumDpsInits() != 1 || generic.getNumReductionLoops() != 0 ||
+      generic.hasIndexSemantics() ||
+      !generic.getMatchingIndexingMap(generic.getDpsInitOperand(0))
+           .isIdentity() ||
+      generic.payloadUsesValueFromOperand(generic.getDpsInitOperand(0)))
+    return nullptr;
+  return generic;
+}
+
+/// Whether `op`, an op of the kernel besides the conv, computes on the
+/// conv's output space with the image dimensions (`imageLoops`) contiguous
+/// in every operand, so that they collapse into one.
+static bool collapsesAlong(linalg::LinalgOp op, int64_t rank,
+                           const ReassociationIndices &imageLoops) {
+  if (!isa<linalg::GenericOp, linalg::FillOp>(op) ||
+      op.getNumLoops() != static_cast<unsigned>(rank) ||
+      op.getNumReductionLoops() != 0)
+    return false;
+  for (OpOperand &init : op.getDpsInitsMutable())
+    if (!op.getMatchingIndexingMap(&init).isIdentity())
+      return false;
+  return linalg::areDimSequencesPreserved(op.getIndexingMapsArray(),
+                                          {imageLoops});
+}
+
+/// Rewrites kernel `func`'s one-pixel conv, and every other op, over the
+/// image's pixels collapsed into one loop, the conv as a product of the
+/// [F, C] filter and the [N, C, P] image (filter first, A; the image B),
+/// accumulating from zero with the bias added after. Leaves any other
+/// kernel as it is; fails only where a rewrite the checks allowed did not
+/// apply.
+static LogicalResult rewriteKernel(func::FuncOp func) {
+  Block &entry = func.getBody().front();
+  linalg::GenericOp conv;
+  SmallVector<linalg::LinalgOp> others;
+  for (Operation &op : entry) {
+    if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op)) {
+      if (linalgOp.getNumReductionLoops() != 0) {
+        auto generic = dyn_cast<linalg::GenericOp>(op);
+        if (conv || !generic)
+          return success();
+        conv = generic;
+      } else {
+        others.push_back(linalgOp);
+      }
+      continue;
+    }
+    if (!isa<tensor::EmptyOp, tensor::DimOp, arith::ConstantOp, func::ReturnOp>(
+            op))
+      return success();
+  }
+  if (!conv)
+    return success();
+  FailureOr<PointwiseConv> match = matchPointwiseConv(conv);
+  if (failed(match))
+    return success();
+  Value init = conv.getDpsInits()[0];
+  linalg::GenericOp bias = getBiasBroadcast(init);
+  if (bias && !init.hasOneUse())
+    return success();
+  if (!bias && !init.getDefiningOp<linalg::FillOp>())
+    return success();
+  auto outType = cast<RankedTensorType>(init.getType());
+  int64_t rank = outType.getRank();
+  Type element = outType.getElementType();
+  if (bias && !isa<FloatType>(element))
+    return success();
+  ReassociationIndices imageLoops(match->image.begin(), match->image.end());
+  // The image loops follow N and F (matchPointwiseConv), in order.
+  if (imageLoops.front() != 2 || imageLoops.back() != rank - 1)
+    return success();
+  for (linalg::LinalgOp op : others)
+    if (op != bias.getOperation() && !collapsesAlong(op, rank, imageLoops))
+      return success();
+  for (Value result : entry.getTerminator()->getOperands())
+    if (!isa_and_nonnull<linalg::LinalgOp>(result.getDefiningOp()))
+      return success();
+
+  IRRewriter rewriter(func.getContext());
+  MLIRContext *ctx = func.getContext();
+  Location loc = conv.getLoc();
+  rewriter.setInsertionPoint(conv);
+  // The filter as [F, C].
+  Value filter = conv.getDpsInputs()[1];
+  auto filterType = cast<RankedTensorType>(filter.getType());
+  SmallVector<ReassociationIndices> filterGroups = {{0}, {}};
+  for (int64_t d = 1; d < filterType.getRank(); ++d)
+    filterGroups.back().push_back(d);
+  filter = tensor::CollapseShapeOp::create(rewriter, loc, filter, filterGroups);
+  // Accumulating from zero; a bias is added after the product.
+  Value start = init;
+  if (bias) {
+    Value zero =
+        arith::ConstantOp::create(rewriter, loc, rewriter.getZeroAttr(element));
+    start = linalg::FillOp::create(rewriter, loc, zero, bias.getDpsInits()[0])
+                .getResult(0);
+  }
+  // The product over [N, F, image..., C]: loops N, F, the image, then C.
+  int64_t k = rank;
+  auto dim = [&](int64_t l) { return getAffineDimExpr(l, ctx); };
+  SmallVector<AffineExpr> filterResults = {dim(1), dim(k)};
+  SmallVector<AffineExpr> imageResults = {dim(0), dim(k)};
+  for (int64_t l = 2; l < rank; ++l)
+    imageResults.push_back(dim(l));
+  SmallVector<AffineMap> maps = {
+      AffineMap::get(rank + 1, 0, filterResults, ctx),
+      AffineMap::get(rank + 1, 0, imageResults, ctx),
+      AffineMap::getMultiDimIdentityMap(rank + 1, ctx).getMajorSubMap(rank)};
+  SmallVector<utils::IteratorType> iterators(rank,
+                                             utils::IteratorType::parallel);
+  iterators.push_back(utils::IteratorType::reduction);
+  Block &body = conv.getRegion().front();
+  auto product = linalg::GenericOp::create(
+      rewriter, loc, TypeRange{outType},
+      ValueRange{filter, conv.getDpsInputs()[0]}, ValueRange{start}, maps,
+      iterators, [&](OpBuilder &b, Location, ValueRange args) {
+        // The conv's body with its operands swapped.
+        IRMapping mapping;
+        mapping.map(body.getArgument(0), args[1]);
+        mapping.map(body.getArgument(1), args[0]);
+        mapping.map(body.getArgument(2), args[2]);
+        for (Operation &op : body)
+          b.clone(op, mapping);
+      });
+  Value result = product.getResult(0);
+  if (bias) {
+    OpOperand *input = bias.getDpsInputOperand(0);
+    auto add = linalg::GenericOp::create(
+        rewriter, loc, TypeRange{outType}, ValueRange{input->get()},
+        ValueRange{result},
+        {bias.getMatchingIndexingMap(input),
+         AffineMap::getMultiDimIdentityMap(rank, ctx)},
+        SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
+        [&](OpBuilder &b, Location loc, ValueRange args) {
+          // The broadcast's value, then the sum.
+          Block &body = bias.getRegion().front();
+          IRMapping mapping;
+          mapping.map(body.getArgument(0), args[0]);
+          for (Operation &op : body.without_terminator())
+            b.clone(op, mapping);
+          Value value =
+              mapping.lookupOrDefault(body.getTerminator()->getOperand(0));
+          Value sum = arith::AddFOp::create(b, loc, args[1], value);
+          linalg::YieldOp::create(b, loc, sum);
+        });
+    result = add.getResult(0);
+    others.push_back(cast<linalg::LinalgOp>(add.getOperation()));
+  }
+  rewriter.replaceOp(conv, result);
+  if (bias) {
+    llvm::erase(others, cast<linalg::LinalgOp>(bias.getOperation()));
+    rewriter.eraseOp(bias);
+  }
+  if (auto fill = start.getDefiningOp<linalg::FillOp>())
+    if (!llvm::is_contained(others,
+                            cast<linalg::LinalgOp>(fill.getOperation())))
+      others.push_back(cast<linalg::LinalgOp>(fill.getOperation()));
+
+  func->setAttr("dyncc.kind", rewriter.getStringAttr("gemm"));
+  // A 1-D image is one loop already.
+  if (imageLoops.size() == 1)
+    return success();
+  // Each op on the image collapsed, its results expanded back; the reshapes
+  // between two collapsed ops cancel below.
+  rewriter.setInsertionPoint(product);
+  FailureOr<linalg::CollapseResult> collapsed =
+      linalg::collapseOpIterationDims(product, {imageLoops}, rewriter);
+  if (failed(collapsed))
+    return product.emitOpError("could not collapse the conv's image");
+  rewriter.replaceOp(product, collapsed->results);
+  SmallVector<ReassociationIndices> groups = {{0}, {1}, imageLoops};
+  if (failed(collapseKernelLoops(rewriter, others, imageLoops, groups,
+                                 "collapse the image with the conv's")))
+    return failure();
+  foldKernelReshapes(func);
+  func->setAttr(getFoldedImageAttrName(), rewriter.getUnitAttr());
+  return success();
+}
+
+struct PointwiseConvAsGemm final
+    : ::dyncc::impl::PointwiseConvAsGemmPassBase<PointwiseConvAsGemm> {
+  void runOnOperation() override {
+    for (auto func : getOperation().getOps<func::FuncOp>()) {
+      auto kind = func->getAttrOfType<StringAttr>("dyncc.kind");
+      if (!func->hasAttr("dyncc.kernel") || !kind ||
+          kind.getValue() != "conv" || func.isExternal())
+        continue;
+      if (failed(rewriteKernel(func)))
+        return signalPassFailure();
+    }
+  }
+};
+
+} // namespace
