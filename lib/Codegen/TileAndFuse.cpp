@@ -2440,12 +2440,17 @@ static bool padForStaticProducts(RewriterBase &rewriter, Operation *blockLoop,
   }
   // The operands' tiles take theirs when they are promoted.
   budget -= accBytes - overlapped;
-  // Recorded for every static product: the kernel's shared buffers are
-  // then laid out by liveness (products in turn share bytes too), which
-  // the budget does not count on beyond `overlapped`.
+  // Recorded for every static product, added up over a kernel's roots: the
+  // kernel's shared buffers are then laid out by liveness, which the
+  // budget counts on for `overlapped` (and, across roots computed in turn,
+  // for what dyncc-tile-and-fuse adds after them).
   Operation *kernel = blockLoop->getParentOfType<func::FuncOp>();
+  int64_t recorded = 0;
+  if (auto attr =
+          kernel->getAttrOfType<IntegerAttr>(kOverlappedSharedBytesAttrName))
+    recorded = attr.getInt();
   kernel->setAttr(kOverlappedSharedBytesAttrName,
-                  rewriter.getI64IntegerAttr(overlapped));
+                  rewriter.getI64IntegerAttr(recorded + overlapped));
 
   // The accumulator, whole and in shared memory.
   Location loc = op.getLoc();
@@ -2551,19 +2556,17 @@ static bool padForStaticProducts(RewriterBase &rewriter, Operation *blockLoop,
 /// threads, and every computation in the block (the accumulator's
 /// initialization, each step's product, the epilogue) is tiled to threads.
 /// Block-level temporaries (an f16 GEMM's f32 accumulator) live in shared
-/// memory too, as far as `budget` allows. `onlyRoot`: the kernel has no
-/// other root, so a static product's accumulator may take its operand
-/// tiles' bytes after the k-steps.
+/// memory too, as far as `budget` allows; a static product's accumulator
+/// takes its operand tiles' bytes after the k-steps.
 static LogicalResult tileGemmBlock(RewriterBase &rewriter,
                                    TilingInterface blockRoot,
                                    const TileConfig &config, int64_t rank,
-                                   const ClampFacts &known, int64_t &budget,
-                                   bool onlyRoot) {
+                                   const ClampFacts &known, int64_t &budget) {
   Operation *blockLoop = getBlockLoop(blockRoot);
   if (!blockLoop)
     return blockRoot->emitOpError("has no block loop to restructure");
   blockRoot->setAttr(kRootMark, rewriter.getUnitAttr());
-  padForStaticProducts(rewriter, blockLoop, config, budget, onlyRoot);
+  padForStaticProducts(rewriter, blockLoop, config, budget, /*overlap=*/true);
   if (failed(tileReductions(rewriter, blockLoop, config,
                             /*padsPerStep=*/false)))
     return failure();
@@ -3198,6 +3201,8 @@ struct TileAndFuse final : ::dyncc::impl::TileAndFusePassBase<TileAndFuse> {
     bool gemmLike =
         kind && (kind.getValue() == "gemm" || kind.getValue() == "conv");
     int64_t sharedBudget = sharedBytes;
+    // The shared bytes the GEMM roots' blocks take, in all and at most.
+    int64_t usedTotal = 0, usedMost = 0;
     // Per grid axis (x, y, z), the distinct block counts of the roots; the
     // grid is their maximum.
     std::set<DimExpr> grid[3];
@@ -3295,13 +3300,20 @@ struct TileAndFuse final : ::dyncc::impl::TileAndFusePassBase<TileAndFuse> {
       // GEMM and conv blocks share their operands through shared memory
       // where the tiles fit; otherwise each thread walks its own k-steps.
       if (gemmLike && config->kStep > 0 && getBlockLoop(*blockRoot)) {
+        // Roots computed in turn (fused Q, K and V projections) share their
+        // buffers' bytes where the kernel's are laid out by liveness (once
+        // a root's product is static): each then has the whole budget.
+        if (func->hasAttr(kOverlappedSharedBytesAttrName))
+          sharedBudget = sharedBytes;
         int64_t needed =
             estimateSharedBytes(rewriter, getBlockLoop(*blockRoot), *config);
         if (needed <= sharedBudget) {
+          int64_t before = sharedBudget;
           if (failed(tileGemmBlock(rewriter, *blockRoot, *config, rank, known,
-                                   sharedBudget,
-                                   /*onlyRoot=*/order.size() == 1)))
+                                   sharedBudget)))
             return signalPassFailure();
+          usedTotal += before - sharedBudget;
+          usedMost = std::max(usedMost, before - sharedBudget);
           continue;
         }
         // Tiles too large for the targets are worth a word; tiles that
@@ -3330,6 +3342,14 @@ struct TileAndFuse final : ::dyncc::impl::TileAndFusePassBase<TileAndFuse> {
         vectorizeThreadTiles(rewriter, blockLoop, known);
       }
     }
+    // The roots' blocks run in turn and their buffers share bytes (laid out
+    // by liveness: dyncc-overlap-shared-accumulators), so the kernel needs
+    // its largest root's only; the rest counts as overlapped.
+    if (auto attr =
+            func->getAttrOfType<IntegerAttr>(kOverlappedSharedBytesAttrName))
+      func->setAttr(
+          kOverlappedSharedBytesAttrName,
+          rewriter.getI64IntegerAttr(attr.getInt() + usedTotal - usedMost));
     // Loop bounds read dimensions of whole tensors (a padded input's); in
     // terms of the kernel's arguments instead, so nothing outside the tile
     // loops keeps a whole intermediate alive.

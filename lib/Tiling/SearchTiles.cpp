@@ -165,18 +165,6 @@ struct SearchSpace {
   }
 };
 
-/// The shared memory a block of `tile` takes for `space` where it is not the
-/// estimate's (GemmTile::sharedBytes): each product a block computes in turn
-/// has buffers of its own. 0 for one product.
-int64_t getSharedBytes(const cost::GemmTile &tile, const SearchSpace &space) {
-  if (space.products == 1)
-    return 0;
-  // Each product has its own buffers, none shared with another's.
-  return space.products *
-         cost::estimateSharedBytes(tile, space.operandBytes,
-                                   /*overlapAccumulator=*/false);
-}
-
 /// The tiles a search chooses among: GEMM, row or conv tiles.
 struct Candidates {
   Model model = Model::Gemm;
@@ -218,8 +206,7 @@ struct Candidates {
         return false;
       if (registers > 0)
         tile->registers = registers;
-      tile->sharedBytes =
-          sharedBytes > 0 ? sharedBytes : getSharedBytes(*tile, space);
+      tile->sharedBytes = sharedBytes;
       gemm.push_back(*tile);
       return true;
     }
@@ -285,10 +272,6 @@ Candidates getCandidates(const SearchSpace &space, const cost::Device &device) {
        cost::enumerateGemmTiles(space.operandBytes, device)) {
     if ((!space.tensorCores() && tile.tensorCores) ||
         (space.nSplit != 0 && space.nSplit % tile.blockN != 0))
-      continue;
-    tile.sharedBytes = getSharedBytes(tile, space);
-    if (tile.sharedBytes && cost::checkConstraints(tile, space.operandBytes,
-                                                   device))
       continue;
     candidates.gemm.push_back(tile);
     // Split-K: small tiles in parts of whole k-steps of a static K.

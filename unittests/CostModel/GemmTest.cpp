@@ -327,7 +327,7 @@ TEST(GemmTest, MeasuredRegistersSetOccupancy) {
 
 
 TEST(GemmTest, MeasuredSharedMemorySetsOccupancy) {
-  // A known shared size (ptxas', or three products' buffers) replaces the
+  // A known shared size (ptxas' report of the compiled kernel) replaces the
   // estimate: fewer blocks per SM, and a block too large no longer fits.
   const Device &h200 = *lookupDevice("h200");
   std::optional<GemmTile> tile =

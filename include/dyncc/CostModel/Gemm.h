@@ -75,9 +75,9 @@ struct GemmTile {
   /// identity.
   int64_t registers = 0;
   /// Shared memory per block where it is known better than the estimate:
-  /// ptxas' static bytes plus the kernel's dynamic ones once compiled, or
-  /// the estimate times the products a block computes in turn (each has
-  /// its own buffers); 0: estimateResources'. Not part of the identity.
+  /// ptxas' static bytes plus the kernel's dynamic ones once compiled; 0:
+  /// estimateResources' (also for products a block computes in turn, which
+  /// share their buffers' bytes). Not part of the identity.
   int64_t sharedBytes = 0;
 
   int64_t threads() const { return (blockM / threadM) * (blockN / threadN); }
