@@ -19,7 +19,8 @@ The bundle, a directory and its archive OUT.tar.gz (what travels: at most
               layers (examples/make_bert_dense.py, f32 and f16) over
               M = 1..4096, searched for the H100 and the H200, to tune and
               to time against torch.matmul (--no-bert-dense leaves them
-              out);
+              out), and BERT-base's fused Q, K and V projection and a
+              one-pixel conv, in f16 (--no-fused-products leaves them out);
   nodes/      the ONNX node tests that pass on the CPU here, each mode
               (static, --force-dynamic) compiled for cpu and sm_90 with its
               data sets' inputs and expected outputs (--nodes REGEX picks
@@ -159,6 +160,11 @@ def main():
                         action=argparse.BooleanOptionalAction,
                         help="BERT-base's dense layers over M = 1..4096, "
                         "tuned and timed against torch.matmul there")
+    parser.add_argument("--fused-products", default=True,
+                        action=argparse.BooleanOptionalAction,
+                        help="BERT-base's fused Q, K and V projection and a "
+                        "one-pixel conv with a residual, both in f16 (their "
+                        "products on tensor cores)")
     parser.add_argument("-j", "--jobs", type=int, default=2)
     args = parser.parse_args()
     if not args.dyncc.exists():
@@ -255,6 +261,33 @@ def main():
                                         ["--dim", "M=2807"]],
                             "versus_torch": [1, 5, 16, 43, 128, 344, 512,
                                              1000, 2048, 4096]})
+    # Products whose loops are not a plain GEMM's until code generation
+    # makes them so, in f16 on mma.sync: BERT-base's Q, K and V projection
+    # fused through its head split (three products in turn, sharing their
+    # shared memory), and a ResNet bottleneck's one-pixel conv with its
+    # residual (a GEMM over the image's pixels, 16-byte cp.async of rows
+    # with W a multiple of 8). Checked against onnxruntime and the CPU.
+    sys.path.insert(0, str(ROOT / "test" / "Driver" / "Inputs"))
+    from make_qkv import make_qkv
+    from make_pointwise_conv import make_pointwise_conv
+    if args.fused_products:
+        model = out / "models" / "qkv_f16.onnx"
+        make_qkv(model, 12, 64, seed=3, dtype="float16")
+        compile_model("qkv_f16", model,
+                      ["--dim", "B=1:64", "--dim", "S=1:512"])
+        entries.append({"name": "qkv_f16", "model": "models/qkv_f16.onnx",
+                        "artifact": "artifacts/qkv_f16.dyncc",
+                        "dynamic": [1, 7, 61], "dynamic_gpu": [64]})
+        model = out / "models" / "pointwise_conv_f16.onnx"
+        make_pointwise_conv(model, 256, 64, "float16", "residual", seed=3)
+        compile_model("pointwise_conv_f16", model,
+                      ["--dim", "B=1:64", "--dim", "H=1:64",
+                       "--dim", "W=8:64:8"])
+        entries.append({"name": "pointwise_conv_f16",
+                        "model": "models/pointwise_conv_f16.onnx",
+                        "artifact": "artifacts/pointwise_conv_f16.dyncc",
+                        "dynamic": [8, 24, 56], "dynamic_gpu": [64],
+                        "versus_torch_graph": [8, 16, 32, 64]})
     linear = ROOT / "examples" / "linear_relu.onnx"
     shutil.copy2(linear, out / "models" / linear.name)
     compile_model("linear_relu", linear, ["--dim", "B=1:4096"])

@@ -317,10 +317,17 @@ class TorchGraph:
             else:
                 raise ValueError(f"node {node.name or node.op_type}: "
                                  f"{node.op_type} has no torch baseline")
+        # The weights in the graph's element type (an f16 model's convs run
+        # on cuDNN's f16 tensor-core kernels, as dyncc's do).
+        elem = model.graph.input[0].type.tensor_type.elem_type
+        dtype = np.dtype(helper.tensor_dtype_to_np_dtype(elem))
+        if dtype not in (np.float16, np.float32):
+            raise ValueError(f"input {model.graph.input[0].name}: {dtype} "
+                             "has no torch baseline")
         for st in steps:
             for key in ("w", "b", "scale", "shift"):
                 if key in st:
-                    st[key] = tensor(st[key].astype(np.float32))
+                    st[key] = tensor(st[key].astype(dtype))
         self.steps, self.F = steps, F
         self.outputs = [o.name for o in model.graph.output]
 

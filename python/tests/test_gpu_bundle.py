@@ -30,7 +30,8 @@ def test_bundle_packs_and_checks_on_the_fake_driver(tmp_path):
     packed = subprocess.run(
         [sys.executable, str(ROOT / "scripts" / "gpu_bundle.py"), "-o",
          str(bundle), "--models", model, "--shared", str(SHARED_MODELS),
-         "--nodes", "^(" + "|".join(node_tests) + ")$", "--no-bert-dense"],
+         "--nodes", "^(" + "|".join(node_tests) + ")$", "--no-bert-dense",
+         "--no-fused-products"],
         capture_output=True, text=True, timeout=300)
     assert packed.returncode == 0, packed.stderr
     archive = tmp_path / "bundle.tar.gz"

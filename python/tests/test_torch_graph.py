@@ -83,6 +83,27 @@ def test_stem_block_graph_matches_onnxruntime():
     assert error < 1e-4, error
 
 
+def test_half_graph_keeps_half_weights(tmp_path):
+    # An f16 model (a one-pixel conv with a residual): the baseline's
+    # weights are f16 like its inputs, so torch runs cuDNN's f16 convs.
+    spec = importlib.util.spec_from_file_location(
+        "make_pointwise_conv",
+        ROOT / "test" / "Driver" / "Inputs" / "make_pointwise_conv.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    path = tmp_path / "pointwise.onnx"
+    module.make_pointwise_conv(path, 16, 8, "float16", "residual")
+    graph = load_check().TorchGraph(onnx.load(str(path)), NumpyFunctional,
+                                    lambda a: a)
+    assert [s["op"] for s in graph.steps] == ["conv", "sum", "relu"]
+    assert graph.steps[0]["w"].dtype == np.float16
+    feeds = reference.random_feeds(path, 3)
+    (have,) = graph(feeds)
+    (want,) = reference.onnxruntime_session(path).run(None, feeds)
+    error = np.abs(have - want.astype(np.float32)).max() / np.abs(want).max()
+    assert error < 2e-3, error
+
+
 def test_batch_norm_of_a_shared_conv_output_is_not_folded():
     # The conv's output is read by the batch norm and by the Add: folding
     # would change what the Add reads.
