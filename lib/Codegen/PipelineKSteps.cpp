@@ -115,7 +115,8 @@ static LogicalResult convertToAsyncCopies(RewriterBase &rewriter,
         llvm::any_of(vectorType.getShape().drop_back(),
                      [](int64_t d) { return d != 1; }) ||
         !llvm::is_contained({4, 8, 16}, bytes) ||
-        !matchPattern(read.getPadding(), m_AnyZeroFloat()) ||
+        !(matchPattern(read.getPadding(), m_AnyZeroFloat()) ||
+          matchPattern(read.getPadding(), m_Zero())) ||
         llvm::is_contained(write.getInBoundsValues(), false))
       return write.emitOpError("is not a copy of one vector of 4, 8 or 16 "
                                "bytes padded with zeros: no cp.async");

@@ -2457,8 +2457,7 @@ static bool padForStaticProducts(RewriterBase &rewriter, Operation *blockLoop,
   rewriter.setInsertionPoint(op);
   SmallVector<int64_t> accShape = {block[rank - 2], block[rank - 1]};
   auto buffer = bufferization::AllocTensorOp::create(
-      rewriter, loc, RankedTensorType::get(accShape, rewriter.getF32Type()),
-      ValueRange());
+      rewriter, loc, RankedTensorType::get(accShape, accElement), ValueRange());
   buffer.setMemorySpaceAttr(gpu::AddressSpaceAttr::get(
       rewriter.getContext(), gpu::AddressSpace::Workgroup));
   Value acc = linalg::FillOp::create(rewriter, loc, fill.getInputs()[0],

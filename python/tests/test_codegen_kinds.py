@@ -999,3 +999,38 @@ def test_scalar_input_through_python_api(tmp_path):
         np.testing.assert_array_equal(session.run({"X": x, "s": s})["Y"], x * np.float32(2.5))
     with pytest.raises(dyncc.DynccError, match="input 's': expected rank 0, got 1"):
         session.run({"X": x, "s": np.array([2.5], np.float32)})
+
+
+@pytest.mark.parametrize("elem,np_type", [
+    (TensorProto.DOUBLE, np.float64), (TensorProto.INT32, np.int32),
+    (TensorProto.INT64, np.int64)])
+def test_gemm_of_other_element_types(tmp_path, elem, np_type):
+    """MatMul in f64, i32 and i64: the static product's shared accumulator
+    is of the product's element type (it was f32, which failed to compile
+    every such GEMM), and on the GPU its operand rows are copied by
+    cp.async with integer zeros past the edge. Exact (integers) or to f64
+    rounding, at M = 1, a prime and the range's end, every variant the
+    search picks."""
+    rng = np.random.default_rng(11)
+    w = rng.integers(-5, 5, (64, 48)).astype(np_type)
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["X", "W"], ["Y"])], "matmul",
+        [helper.make_tensor_value_info("X", elem, ["M", 64])],
+        [helper.make_tensor_value_info("Y", elem, None)],
+        [numpy_helper.from_array(w, "W")])
+    onnx_model = helper.make_model(graph,
+                                   opset_imports=[helper.make_opsetid("", 17)])
+    onnx_model.ir_version = 8
+    model = tmp_path / "matmul.onnx"
+    onnx.save(onnx_model, model)
+    art = tmp_path / "matmul.dyncc"
+    tiled = dyncc.compile(model, None, dims={"M": (1, 300)},
+                          targets=["cpu"], emit="tiled")
+    assert "dyncc.register_tile" in tiled
+    dyncc.compile(model, art, dims={"M": (1, 300)}, targets=["cpu", "sm_90"])
+    sess = dyncc.load(art).session()
+    for m in (1, 37, 300):
+        x = rng.integers(-5, 5, (m, 64)).astype(np_type)
+        y = sess.run({"X": x})["Y"]
+        assert y.dtype == np_type
+        np.testing.assert_array_equal(y, x @ w)
