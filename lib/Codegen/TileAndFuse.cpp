@@ -1706,7 +1706,16 @@ static bool isAlignedArgumentSlice(Value tensor, int64_t n,
       // Merging the innermost dimension with outer ones (a one-pixel conv's
       // [N, C, H, W] image as [N, C, H*W]) keeps every vector at a multiple
       // of `n` aligned where the source's innermost extent is a multiple of
-      // `n`, which is checked below: the merged extent is then one too.
+      // `n` (the merged extent is then one too, and no vector straddles two
+      // of the source's rows): the source's, which may be a slice of a
+      // larger innermost extent.
+      auto source = cast<RankedTensorType>(collapse.getSrcType());
+      if (collapse.getReassociationIndices().back().size() != 1) {
+        FailureOr<DimExpr> inner = getKernelDimExpr(
+            collapse.getSrc(), source.getRank() - 1, known.entry, 0);
+        if (failed(inner) || !isDivisibleBy(*inner, n, known.facts))
+          return false;
+      }
       tensor = collapse.getSrc();
     } else {
       break;
@@ -2280,7 +2289,8 @@ static Value sliceAndPadOperand(RewriterBase &rewriter, Location loc,
 /// bf16 operands).
 static bool padForStaticProducts(RewriterBase &rewriter, Operation *blockLoop,
                                  const TileConfig &config, int64_t &budget,
-                                 bool overlap) {
+                                 bool overlap, int64_t &accBytesOut,
+                                 int64_t &overlappedOut) {
   bool tensorCores = !config.mma.empty() && !config.warpTile.empty();
   if (config.kStep <= 0)
     return false;
@@ -2426,6 +2436,8 @@ static bool padForStaticProducts(RewriterBase &rewriter, Operation *blockLoop,
   // Where the accumulator is to take the operand tiles' bytes after the
   // k-steps, the block needs the larger of the two.
   int64_t overlapped = overlap ? std::min(accBytes, operandTiles) : 0;
+  accBytesOut = accBytes;
+  overlappedOut = overlapped;
   bytes += operandTiles - overlapped;
   if (bytes > budget) {
     // A config that asks for tensor cores and does not fit is worth a word:
@@ -2565,7 +2577,13 @@ static LogicalResult tileGemmBlock(RewriterBase &rewriter,
   if (!blockLoop)
     return blockRoot->emitOpError("has no block loop to restructure");
   blockRoot->setAttr(kRootMark, rewriter.getUnitAttr());
-  padForStaticProducts(rewriter, blockLoop, config, budget, /*overlap=*/true);
+  // The accumulator's bytes and those it is to share with the operand
+  // tiles, counting on the config's stages of both (made good below where
+  // promotion copies fewer).
+  int64_t accBytes = 0, overlapped = 0;
+  if (!padForStaticProducts(rewriter, blockLoop, config, budget,
+                            /*overlap=*/true, accBytes, overlapped))
+    accBytes = overlapped = 0;
   if (failed(tileReductions(rewriter, blockLoop, config,
                             /*padsPerStep=*/false)))
     return failure();
@@ -2594,8 +2612,26 @@ static LogicalResult tileGemmBlock(RewriterBase &rewriter,
                              step->hasAttr(kMmaAttrName)};
     bool staticProduct =
         step->hasAttr(kMmaAttrName) || step->hasAttr(kRegisterTileAttrName);
+    int64_t before = budget;
     FailureOr<SmallVector<SharedWrite>> shared = promoteOperands(
         rewriter, step, budget, staticProduct ? &chunked : nullptr);
+    // Operands copied without chunks have one stage, not the config's: the
+    // accumulator shares only the bytes they take, and the budget pays for
+    // the rest it counted as shared (never more than it started with: the
+    // block then needs the larger of the accumulator and those tiles).
+    if (staticProduct && overlapped > 0) {
+      int64_t shares = std::min(accBytes, before - budget);
+      if (shares < overlapped) {
+        budget -= overlapped - shares;
+        func::FuncOp kernel = blockLoop->getParentOfType<func::FuncOp>();
+        auto attr =
+            kernel->getAttrOfType<IntegerAttr>(kOverlappedSharedBytesAttrName);
+        kernel->setAttr(
+            kOverlappedSharedBytesAttrName,
+            rewriter.getI64IntegerAttr(attr.getInt() - overlapped + shares));
+      }
+      overlapped = 0;
+    }
     if (succeeded(shared)) {
       for (auto &[op, bounds] : *shared) {
         std::optional<SmallVector<int64_t>> linear =

@@ -81,8 +81,12 @@ static bool foldsAlong(linalg::LinalgOp op, int64_t rank) {
       return false;
   ReassociationIndices leading =
       llvm::to_vector(llvm::seq<int64_t>(0, rank - 1));
-  return linalg::areDimSequencesPreserved(op.getIndexingMapsArray(),
-                                          {leading});
+  // Upstream's collapse reads every map result as a loop: a constant (the
+  // broadcast of a unit dimension) is not one.
+  return llvm::all_of(
+             op.getIndexingMapsArray(),
+             [](AffineMap map) { return map.isProjectedPermutation(); }) &&
+         linalg::areDimSequencesPreserved(op.getIndexingMapsArray(), {leading});
 }
 
 /// The reassociation of a rank-`rank` value whose leading `rank - 1`

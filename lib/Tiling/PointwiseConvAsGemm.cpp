@@ -46,11 +46,22 @@ struct PointwiseConv {
 
 /// `op` as a one-pixel convolution of its input 0 (the image, NC...) and
 /// input 1 (the filter, FC1...), its output in NF... order along its
-/// leading loops; failure otherwise (a wider window, a stride, a group, a
-/// padded or dilated image: the image is read at the output's pixel).
+/// leading loops, accumulating products (`acc + x * w`, through casts);
+/// failure otherwise (a wider window, a stride, a group, a padded or
+/// dilated image: the image is read at the output's pixel).
 static FailureOr<PointwiseConv> matchPointwiseConv(linalg::GenericOp op) {
   if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
       !op.hasPureTensorSemantics())
+    return failure();
+  // Accumulating from zero with the bias added after relies on the body's
+  // being a sum of products.
+  if (!linalg::detail::isContractionBody(
+          *op.getBlock(), [](Operation *elementwise, Operation *reduce) {
+            return (isa<arith::MulFOp>(elementwise) &&
+                    isa<arith::AddFOp>(reduce)) ||
+                   (isa<arith::MulIOp>(elementwise) &&
+                    isa<arith::AddIOp>(reduce));
+          }))
     return failure();
   FailureOr<linalg::ConvolutionDimensions> dims =
       linalg::inferConvolutionDims(op);
@@ -130,7 +141,12 @@ static bool collapsesAlong(linalg::LinalgOp op, int64_t rank,
   for (OpOperand &init : op.getDpsInitsMutable())
     if (!op.getMatchingIndexingMap(&init).isIdentity())
       return false;
-  return linalg::areDimSequencesPreserved(op.getIndexingMapsArray(),
+  // Upstream's collapse reads every map result as a loop: a constant (the
+  // broadcast of a [F, 1, 1] operand) is not one.
+  return llvm::all_of(
+             op.getIndexingMapsArray(),
+             [](AffineMap map) { return map.isProjectedPermutation(); }) &&
+         linalg::areDimSequencesPreserved(op.getIndexingMapsArray(),
                                           {imageLoops});
 }
 
@@ -180,9 +196,26 @@ static LogicalResult rewriteKernel(func::FuncOp func) {
   // The image loops follow N and F (matchPointwiseConv), in order.
   if (imageLoops.front() != 2 || imageLoops.back() != rank - 1)
     return success();
+  // The image is as large as the output, so that its pixels are the
+  // output's row by row. No stride and no padding make it so for every conv
+  // dg.conv lowers to, whose output's shape is its image's; the conv's map
+  // alone would allow a larger image, which static sizes show. (A kernel's
+  // dynamic sizes are its arguments', which it cannot compare.)
+  auto imageType = cast<RankedTensorType>(conv.getDpsInputs()[0].getType());
+  for (int64_t d = 2; d < rank; ++d)
+    if (imageType.getDimSize(d) != outType.getDimSize(d))
+      return success();
   for (linalg::LinalgOp op : others)
     if (op != bias.getOperation() && !collapsesAlong(op, rank, imageLoops))
       return success();
+  // The bias is read by the epilogue op that adds it, collapsed like the
+  // others.
+  if (bias) {
+    AffineMap map = bias.getMatchingIndexingMap(bias.getDpsInputOperand(0));
+    if (!map.isProjectedPermutation() ||
+        !linalg::areDimSequencesPreserved({map}, {imageLoops}))
+      return success();
+  }
   for (Value result : entry.getTerminator()->getOperands())
     if (!isa_and_nonnull<linalg::LinalgOp>(result.getDefiningOp()))
       return success();

@@ -124,3 +124,35 @@ func.func @elementwise(%x: tensor<?x?x48xf32>, %out: tensor<?x?x48xf32>) -> tens
   } -> tensor<?x?x48xf32>
   return %e : tensor<?x?x48xf32>
 }
+
+// -----
+
+// An epilogue operand read through a constant index ([1, 1, 48] at
+// (0, 0, n)): upstream's collapse takes every map result for a loop, so the
+// batch is not folded.
+#a = affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>
+#w = affine_map<(d0, d1, d2, d3) -> (d3, d2)>
+#o = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
+#c = affine_map<(d0, d1, d2) -> (0, 0, d2)>
+#id = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+// CHECK-LABEL: func.func @constant_index_epilogue(
+//   CHECK-NOT:   dyncc.folded_batch
+//   CHECK-NOT:   tensor.collapse_shape
+func.func @constant_index_epilogue(%x: tensor<?x?x64xf32>, %w: tensor<64x48xf32>, %b: tensor<1x1x48xf32>, %out: tensor<?x?x48xf32>) -> tensor<?x?x48xf32> attributes {dyncc.kernel, dyncc.kind = "gemm"} {
+  %zero = arith.constant 0.0 : f32
+  %fill = linalg.fill ins(%zero : f32) outs(%out : tensor<?x?x48xf32>) -> tensor<?x?x48xf32>
+  %mm = linalg.generic {indexing_maps = [#a, #w, #o], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%x, %w : tensor<?x?x64xf32>, tensor<64x48xf32>) outs(%fill : tensor<?x?x48xf32>) {
+  ^bb0(%p: f32, %q: f32, %acc: f32):
+    %m = arith.mulf %p, %q : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<?x?x48xf32>
+  %epi = linalg.generic {indexing_maps = [#c, #id], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%b : tensor<1x1x48xf32>) outs(%mm : tensor<?x?x48xf32>) {
+  ^bb0(%p: f32, %acc: f32):
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<?x?x48xf32>
+  return %epi : tensor<?x?x48xf32>
+}

@@ -247,3 +247,84 @@ func.func @one_dimensional(%x: tensor<?x16x?xf32>, %w: tensor<24x16x1xf32>, %out
   } -> tensor<?x24x?xf32>
   return %conv : tensor<?x24x?xf32>
 }
+
+// -----
+
+// An epilogue operand broadcast through a constant index (a [48, 1, 1]
+// scale read at (f, 0, 0)): the image's loops cannot be collapsed for it
+// (upstream's collapse takes every map result for a loop), so the kernel
+// stays a conv.
+#img = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d4, d2 + d5, d3 + d6)>
+#flt = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d1, d4, d5, d6)>
+#out = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d2, d3)>
+#scale = affine_map<(d0, d1, d2, d3) -> (d1, 0, 0)>
+#id = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+// CHECK-LABEL: func.func @constant_index_epilogue(
+//  CHECK-SAME:   dyncc.kind = "conv"
+//   CHECK-NOT:   tensor.collapse_shape
+func.func @constant_index_epilogue(%x: tensor<?x64x?x?xf32>, %w: tensor<48x64x1x1xf32>, %s: tensor<48x1x1xf32>, %out: tensor<?x48x?x?xf32>) -> tensor<?x48x?x?xf32> attributes {dyncc.kernel, dyncc.kind = "conv"} {
+  %zero = arith.constant 0.0 : f32
+  %fill = linalg.fill ins(%zero : f32) outs(%out : tensor<?x48x?x?xf32>) -> tensor<?x48x?x?xf32>
+  %conv = linalg.generic {indexing_maps = [#img, #flt, #out], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}
+      ins(%x, %w : tensor<?x64x?x?xf32>, tensor<48x64x1x1xf32>) outs(%fill : tensor<?x48x?x?xf32>) {
+  ^bb0(%p: f32, %q: f32, %acc: f32):
+    %m = arith.mulf %p, %q : f32
+    %a = arith.addf %acc, %m : f32
+    linalg.yield %a : f32
+  } -> tensor<?x48x?x?xf32>
+  %scaled = linalg.generic {indexing_maps = [#scale, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%s : tensor<48x1x1xf32>) outs(%conv : tensor<?x48x?x?xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %r = arith.mulf %o, %v : f32
+    linalg.yield %r : f32
+  } -> tensor<?x48x?x?xf32>
+  return %scaled : tensor<?x48x?x?xf32>
+}
+
+// -----
+
+// An image larger than the output (which the conv's map allows; ONNX's
+// convs without padding or stride never make one): its pixels are not the
+// output's row by row, so the kernel stays a conv.
+#img = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d4, d2 + d5, d3 + d6)>
+#flt = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d1, d4, d5, d6)>
+#out = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d2, d3)>
+// CHECK-LABEL: func.func @larger_image(
+//  CHECK-SAME:   dyncc.kind = "conv"
+//   CHECK-NOT:   tensor.collapse_shape
+func.func @larger_image(%x: tensor<?x64x10x10xf32>, %w: tensor<48x64x1x1xf32>, %out: tensor<?x48x8x8xf32>) -> tensor<?x48x8x8xf32> attributes {dyncc.kernel, dyncc.kind = "conv"} {
+  %zero = arith.constant 0.0 : f32
+  %fill = linalg.fill ins(%zero : f32) outs(%out : tensor<?x48x8x8xf32>) -> tensor<?x48x8x8xf32>
+  %conv = linalg.generic {indexing_maps = [#img, #flt, #out], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}
+      ins(%x, %w : tensor<?x64x10x10xf32>, tensor<48x64x1x1xf32>) outs(%fill : tensor<?x48x8x8xf32>) {
+  ^bb0(%p: f32, %q: f32, %acc: f32):
+    %m = arith.mulf %p, %q : f32
+    %a = arith.addf %acc, %m : f32
+    linalg.yield %a : f32
+  } -> tensor<?x48x8x8xf32>
+  return %conv : tensor<?x48x8x8xf32>
+}
+
+// -----
+
+// A body that is not a sum of products (a running maximum): starting from
+// zero and adding the initial value after would change it, so the kernel
+// stays a conv.
+#img = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d4, d2 + d5, d3 + d6)>
+#flt = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d1, d4, d5, d6)>
+#out = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d2, d3)>
+// CHECK-LABEL: func.func @not_a_sum(
+//  CHECK-SAME:   dyncc.kind = "conv"
+//   CHECK-NOT:   tensor.collapse_shape
+func.func @not_a_sum(%x: tensor<?x64x?x?xf32>, %w: tensor<48x64x1x1xf32>, %out: tensor<?x48x?x?xf32>) -> tensor<?x48x?x?xf32> attributes {dyncc.kernel, dyncc.kind = "conv"} {
+  %zero = arith.constant 0.0 : f32
+  %fill = linalg.fill ins(%zero : f32) outs(%out : tensor<?x48x?x?xf32>) -> tensor<?x48x?x?xf32>
+  %conv = linalg.generic {indexing_maps = [#img, #flt, #out], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}
+      ins(%x, %w : tensor<?x64x?x?xf32>, tensor<48x64x1x1xf32>) outs(%fill : tensor<?x48x?x?xf32>) {
+  ^bb0(%p: f32, %q: f32, %acc: f32):
+    %m = arith.mulf %p, %q : f32
+    %a = arith.maximumf %acc, %m : f32
+    linalg.yield %a : f32
+  } -> tensor<?x48x?x?xf32>
+  return %conv : tensor<?x48x?x?xf32>
+}
