@@ -208,6 +208,19 @@ static LogicalResult rewriteKernel(func::FuncOp func) {
   for (linalg::LinalgOp op : others)
     if (op != bias.getOperation() && !collapsesAlong(op, rank, imageLoops))
       return success();
+  // An op that reads a computed value through two of its operands (an
+  // unfolded f16 batch norm's `ins(%x, ...) outs(%x)`) has tiling fuse the
+  // product into it twice, so it is not a static product: its tiles stay
+  // per thread, where the GEMM candidates the search would choose (128x128
+  // blocks) overflow a thread's temporaries. Such a kernel stays a conv,
+  // whose candidates are sized for that structure.
+  for (linalg::LinalgOp op : others) {
+    llvm::SmallPtrSet<Value, 4> seen;
+    for (Value operand : op->getOperands())
+      if (operand.getDefiningOp<linalg::LinalgOp>() &&
+          !seen.insert(operand).second)
+        return success();
+  }
   // The bias is read by the epilogue op that adds it, collapsed like the
   // others.
   if (bias) {

@@ -328,3 +328,36 @@ func.func @not_a_sum(%x: tensor<?x64x?x?xf32>, %w: tensor<48x64x1x1xf32>, %out: 
   } -> tensor<?x48x?x?xf32>
   return %conv : tensor<?x48x?x?xf32>
 }
+
+// -----
+
+// An epilogue op that reads a computed value through two operands (an
+// unfolded f16 batch norm: `ins(%x, ...) outs(%x)`): tiling would fuse the
+// product into it twice, so it would not be a static product; the kernel
+// stays a conv.
+#img = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d4, d2 + d5, d3 + d6)>
+#flt = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d1, d4, d5, d6)>
+#out = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d2, d3)>
+#ch = affine_map<(d0, d1, d2, d3) -> (d1)>
+#id = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+// CHECK-LABEL: func.func @twice_read(
+//  CHECK-SAME:   dyncc.kind = "conv"
+//   CHECK-NOT:   tensor.collapse_shape
+func.func @twice_read(%x: tensor<?x64x?x?xf32>, %w: tensor<48x64x1x1xf32>, %s: tensor<48xf32>, %out: tensor<?x48x?x?xf32>) -> tensor<?x48x?x?xf32> attributes {dyncc.kernel, dyncc.kind = "conv"} {
+  %zero = arith.constant 0.0 : f32
+  %fill = linalg.fill ins(%zero : f32) outs(%out : tensor<?x48x?x?xf32>) -> tensor<?x48x?x?xf32>
+  %conv = linalg.generic {indexing_maps = [#img, #flt, #out], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}
+      ins(%x, %w : tensor<?x64x?x?xf32>, tensor<48x64x1x1xf32>) outs(%fill : tensor<?x48x?x?xf32>) {
+  ^bb0(%p: f32, %q: f32, %acc: f32):
+    %m = arith.mulf %p, %q : f32
+    %a = arith.addf %acc, %m : f32
+    linalg.yield %a : f32
+  } -> tensor<?x48x?x?xf32>
+  %norm = linalg.generic {indexing_maps = [#id, #ch, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%conv, %s : tensor<?x48x?x?xf32>, tensor<48xf32>) outs(%conv : tensor<?x48x?x?xf32>) {
+  ^bb0(%v: f32, %k: f32, %o: f32):
+    %r = arith.mulf %v, %k : f32
+    linalg.yield %r : f32
+  } -> tensor<?x48x?x?xf32>
+  return %norm : tensor<?x48x?x?xf32>
+}

@@ -7,8 +7,9 @@ default, or float16). With argv[5] = residual, R[B, F, H, W] is a second
 input (a ResNet block's sum); otherwise there is no R. With argv[5] =
 stride2, padded or grouped, the conv has a stride of 2, a padding of 1 or
 2 groups instead, and no R: a conv that is not a GEMM over the image's
-pixels. make_pointwise_conv() returns the weight and bias, for a
-reference."""
+pixels. With argv[5] = batchnorm, the conv has no bias and a
+BatchNormalization follows it, before the residual's Add. make_pointwise_conv()
+returns the weight and bias, for a reference."""
 import sys
 
 import numpy as np
@@ -30,7 +31,15 @@ def make_pointwise_conv(path, channels=64, out_channels=48, dtype="float32",
     nodes = [helper.make_node("Conv", ["X", "W", "b"], ["C"], **attrs)]
     inputs = [helper.make_tensor_value_info("X", elem,
                                             ["B", channels, "H", "W"])]
-    if variant == "residual":
+    inits = [numpy_helper.from_array(w, "W"), numpy_helper.from_array(b, "b")]
+    if variant == "batchnorm":
+        nodes = [helper.make_node("Conv", ["X", "W"], ["C0"], **attrs),
+                 helper.make_node("BatchNormalization",
+                                  ["C0", "s", "b", "m", "v"], ["C"])]
+        inits += [numpy_helper.from_array(
+            rng.uniform(0.5, 1.5, (out_channels,)).astype(dtype), name)
+            for name in ("s", "m", "v")]
+    if variant in ("residual", "batchnorm"):
         nodes.append(helper.make_node("Add", ["C", "R"], ["S"]))
         inputs.append(helper.make_tensor_value_info(
             "R", elem, ["B", out_channels, "H", "W"]))
@@ -39,8 +48,7 @@ def make_pointwise_conv(path, channels=64, out_channels=48, dtype="float32",
         nodes.append(helper.make_node("Relu", ["C"], ["Y"]))
     graph = helper.make_graph(
         nodes, "pointwise_conv", inputs,
-        [helper.make_tensor_value_info("Y", elem, None)],
-        [numpy_helper.from_array(w, "W"), numpy_helper.from_array(b, "b")])
+        [helper.make_tensor_value_info("Y", elem, None)], inits)
     model = helper.make_model(graph,
                               opset_imports=[helper.make_opsetid("", 17)])
     model.ir_version = 8
