@@ -167,6 +167,31 @@ func.func @conv_batch_norm(%x: tensor<?x1x4x4xf32, #sym.shape<[N, 1, 4, 4]>>) ->
 
 // -----
 
+// In f16 too (a half-precision model's batch norm, which otherwise stays an
+// op of the conv's epilogue): the folded weights are computed in double and
+// rounded once to f16. s = [2, 2/3], t = [0, 1 - 4/3];
+// W' = [2, 4/3] rounds to [2, 1.333], b' = b * s + t = [1, -1].
+// CHECK-LABEL: func.func @conv_batch_norm_f16(
+//   CHECK-DAG:   %[[W:.+]] = dg.constant dense<{{\[\[\[\[}}2.000000e+00]]], {{\[\[\[}}1.333010e+00]]]]> : tensor<2x1x1x1xf16>
+//   CHECK-DAG:   %[[B:.+]] = dg.constant dense<[1.000000e+00, -1.000000e+00]> : tensor<2xf16>
+//       CHECK:   %[[Y:.+]] = dg.conv %{{.*}}, %[[W]], %[[B]] : tensor<2xf16>
+//   CHECK-NOT:   dg.batch_norm
+//       CHECK:   return %[[Y]]
+sym.symbol @N range [1, 8]
+func.func @conv_batch_norm_f16(%x: tensor<?x1x4x4xf16, #sym.shape<[N, 1, 4, 4]>>) -> tensor<*xf16> {
+  %w = dg.constant dense<[[[[1.0]]], [[[2.0]]]]> : tensor<2x1x1x1xf16>
+  %b = dg.constant dense<[0.5, -1.0]> : tensor<2xf16>
+  %scale = dg.constant dense<[4.0, 2.0]> : tensor<2xf16>
+  %bias = dg.constant dense<[1.0, 1.0]> : tensor<2xf16>
+  %mean = dg.constant dense<[0.5, 2.0]> : tensor<2xf16>
+  %var = dg.constant dense<[3.0, 8.0]> : tensor<2xf16>
+  %c = dg.conv %x, %w, %b : tensor<2xf16> {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : tensor<?x1x4x4xf16, #sym.shape<[N, 1, 4, 4]>>, tensor<2x1x1x1xf16> -> tensor<*xf16>
+  %y = dg.batch_norm %c, %scale, %bias, %mean, %var {epsilon = 1.0 : f32} : (tensor<*xf16>, tensor<2xf16>, tensor<2xf16>, tensor<2xf16>, tensor<2xf16>) -> tensor<*xf16>
+  return %y : tensor<*xf16>
+}
+
+// -----
+
 // Not folded: the conv result has another user, so both stay.
 // CHECK-LABEL: func.func @conv_two_users(
 //       CHECK:   dg.conv

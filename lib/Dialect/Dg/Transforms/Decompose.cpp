@@ -252,7 +252,7 @@ std::optional<std::vector<double>> readFloats(Value value) {
     return std::nullopt;
   auto type = cast<RankedTensorType>(constant.getType());
   Type et = type.getElementType();
-  if (!et.isF32() && !et.isF64())
+  if (!et.isF32() && !et.isF64() && !et.isF16() && !et.isBF16())
     return std::nullopt;
   std::vector<double> values;
   if (auto dense = dyn_cast<DenseElementsAttr>(constant.getValue())) {
@@ -271,30 +271,59 @@ std::optional<std::vector<double>> readFloats(Value value) {
   if (!blob)
     return std::nullopt;
   ArrayRef<char> data = blob->getData();
-  size_t width = et.isF32() ? 4 : 8;
+  size_t width = et.getIntOrFloatBitWidth() / 8;
   // Divided, not multiplied: a product of the element count can wrap.
   if (data.size() % width != 0 ||
       data.size() / width != static_cast<size_t>(type.getNumElements()))
     return std::nullopt;
   values.resize(type.getNumElements());
+  const llvm::fltSemantics &semantics = cast<FloatType>(et).getFloatSemantics();
   for (size_t i = 0; i < values.size(); ++i) {
     if (width == 4) {
       float f;
       std::memcpy(&f, data.data() + i * 4, 4);
       values[i] = f;
-    } else {
+    } else if (width == 8) {
       std::memcpy(&values[i], data.data() + i * 8, 8);
+    } else {
+      uint16_t bits;
+      std::memcpy(&bits, data.data() + i * 2, 2);
+      values[i] = APFloat(semantics, APInt(16, bits)).convertToDouble();
     }
   }
   return values;
 }
 
-/// A constant of `type` (f32 or f64) holding `values`: inline when small,
-/// else a resource blob like the importer's weights.
+/// A constant of `type` (f32, f64, f16 or bf16) holding `values`, each
+/// rounded to the nearest of the element type: inline when small, else a
+/// resource blob like the importer's weights.
 Value makeFloats(OpBuilder &b, Location loc, RankedTensorType type,
                  ArrayRef<double> values, StringRef name) {
   ElementsAttr attr;
-  if (type.getElementType().isF32()) {
+  Type et = type.getElementType();
+  if (et.isF16() || et.isBF16()) {
+    const llvm::fltSemantics &semantics =
+        cast<FloatType>(et).getFloatSemantics();
+    std::vector<uint16_t> bits;
+    SmallVector<APFloat> rounded;
+    for (double v : values) {
+      APFloat f(v);
+      bool lost;
+      f.convert(semantics, APFloat::rmNearestTiesToEven, &lost);
+      bits.push_back(static_cast<uint16_t>(f.bitcastToAPInt().getZExtValue()));
+      if ((int64_t)values.size() <= kMaxTrackedValues)
+        rounded.push_back(f);
+    }
+    if ((int64_t)values.size() <= kMaxTrackedValues)
+      attr = DenseElementsAttr::get(type, rounded);
+    else
+      attr = DenseResourceElementsAttr::get(
+          type, name,
+          HeapAsmResourceBlob::allocateAndCopyInferAlign(
+              ArrayRef<uint16_t>(bits)));
+    return ConstantOp::create(b, loc, type, attr);
+  }
+  if (et.isF32()) {
     std::vector<float> f(values.begin(), values.end());
     if ((int64_t)f.size() <= kMaxTrackedValues)
       attr = DenseElementsAttr::get(type, ArrayRef<float>(f));
