@@ -2279,14 +2279,15 @@ static Value sliceAndPadOperand(RewriterBase &rewriter, Location loc,
 /// a fill, output loops first in order, one reduction loop, a tile that is
 /// the config's block tile, operands read as they are from kernel
 /// arguments, and room in `budget` for the accumulator (which it takes)
-/// and the config's stages of one k-step of both operands; with `overlap`
-/// (the block's only product), of the larger of the two: on the GPU the
-/// accumulator takes the operand tiles' bytes once the k-steps are done
+/// and the config's stages of one k-step of both operands; with `overlap`,
+/// of the larger of the two: on the GPU the accumulator takes the operand
+/// tiles' bytes once the k-steps are done
 /// (dyncc-overlap-shared-accumulators), and the kernel records the bytes
-/// they share. Tensor cores take
-/// f16 or bf16 operands and an f32 accumulator; SIMT register tiles take
-/// operands of one type and an accumulator of that type (or f32 for f16 and
-/// bf16 operands).
+/// they share. Where it qualifies, `accBytesOut` and `overlappedOut` get
+/// the accumulator's bytes and those it is to share (left as they are
+/// otherwise). Tensor cores take f16 or bf16 operands and an f32
+/// accumulator; SIMT register tiles take operands of one type and an
+/// accumulator of that type (or f32 for f16 and bf16 operands).
 static bool padForStaticProducts(RewriterBase &rewriter, Operation *blockLoop,
                                  const TileConfig &config, int64_t &budget,
                                  bool overlap, int64_t &accBytesOut,
@@ -2436,8 +2437,6 @@ static bool padForStaticProducts(RewriterBase &rewriter, Operation *blockLoop,
   // Where the accumulator is to take the operand tiles' bytes after the
   // k-steps, the block needs the larger of the two.
   int64_t overlapped = overlap ? std::min(accBytes, operandTiles) : 0;
-  accBytesOut = accBytes;
-  overlappedOut = overlapped;
   bytes += operandTiles - overlapped;
   if (bytes > budget) {
     // A config that asks for tensor cores and does not fit is worth a word:
@@ -2452,6 +2451,8 @@ static bool padForStaticProducts(RewriterBase &rewriter, Operation *blockLoop,
   }
   // The operands' tiles take theirs when they are promoted.
   budget -= accBytes - overlapped;
+  accBytesOut = accBytes;
+  overlappedOut = overlapped;
   // Recorded for every static product, added up over a kernel's roots: the
   // kernel's shared buffers are then laid out by liveness, which the
   // budget counts on for `overlapped` (and, across roots computed in turn,
@@ -2581,9 +2582,8 @@ static LogicalResult tileGemmBlock(RewriterBase &rewriter,
   // tiles, counting on the config's stages of both (made good below where
   // promotion copies fewer).
   int64_t accBytes = 0, overlapped = 0;
-  if (!padForStaticProducts(rewriter, blockLoop, config, budget,
-                            /*overlap=*/true, accBytes, overlapped))
-    accBytes = overlapped = 0;
+  padForStaticProducts(rewriter, blockLoop, config, budget, /*overlap=*/true,
+                       accBytes, overlapped);
   if (failed(tileReductions(rewriter, blockLoop, config,
                             /*padsPerStep=*/false)))
     return failure();

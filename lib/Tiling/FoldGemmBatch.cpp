@@ -68,27 +68,6 @@ static ReassociationIndices getFoldedLoops(linalg::GenericOp op) {
   return loops;
 }
 
-/// Whether `op`, an op of the kernel besides the contraction, computes on
-/// the contraction's output space (`rank` parallel loops along the output's
-/// dimensions) with the leading `rank - 1` loops foldable in every operand.
-static bool foldsAlong(linalg::LinalgOp op, int64_t rank) {
-  if (!isa<linalg::GenericOp, linalg::FillOp>(op) ||
-      op.getNumLoops() != static_cast<unsigned>(rank) ||
-      op.getNumReductionLoops() != 0)
-    return false;
-  for (OpOperand &init : op.getDpsInitsMutable())
-    if (!op.getMatchingIndexingMap(&init).isIdentity())
-      return false;
-  ReassociationIndices leading =
-      llvm::to_vector(llvm::seq<int64_t>(0, rank - 1));
-  // Upstream's collapse reads every map result as a loop: a constant (the
-  // broadcast of a unit dimension) is not one.
-  return llvm::all_of(
-             op.getIndexingMapsArray(),
-             [](AffineMap map) { return map.isProjectedPermutation(); }) &&
-         linalg::areDimSequencesPreserved(op.getIndexingMapsArray(), {leading});
-}
-
 /// The reassociation of a rank-`rank` value whose leading `rank - 1`
 /// dimensions become one.
 static SmallVector<ReassociationIndices> getOutputGroups(int64_t rank) {
@@ -122,25 +101,22 @@ static LogicalResult foldBatch(func::FuncOp func) {
   if (loops.empty())
     return success();
   int64_t rank = loops.size() + 1;
-  if (!llvm::all_of(others,
-                    [&](linalg::LinalgOp op) { return foldsAlong(op, rank); }))
+  SmallVector<ReassociationIndices> groups = getOutputGroups(rank);
+  if (!llvm::all_of(others, [&](linalg::LinalgOp op) {
+        return collapsesAlong(op, rank, groups.front());
+      }))
     return success();
   for (Value result : entry.getTerminator()->getOperands())
     if (!isa_and_nonnull<linalg::LinalgOp>(result.getDefiningOp()))
       return success();
 
   IRRewriter rewriter(func.getContext());
-  SmallVector<ReassociationIndices> groups = getOutputGroups(rank);
   // The contraction's loops, then each other op's: each is rewritten on the
   // collapsed operands, its results expanded back; the reshapes between
   // two folded ops cancel below.
-  rewriter.setInsertionPoint(contraction);
-  FailureOr<linalg::CollapseResult> folded =
-      linalg::collapseOpIterationDims(contraction, {loops}, rewriter);
-  if (failed(folded))
-    return contraction.emitOpError("could not fold its batch into M");
-  rewriter.replaceOp(contraction, folded->results);
-  if (failed(collapseKernelLoops(rewriter, others, groups.front(), groups,
+  if (failed(collapseKernelLoops(rewriter, linalg::LinalgOp(contraction), loops,
+                                 groups, "fold its batch into M")) ||
+      failed(collapseKernelLoops(rewriter, others, groups.front(), groups,
                                  "fold its batch with the GEMM's")))
     return failure();
   foldKernelReshapes(func);

@@ -718,6 +718,21 @@ dyncc::resolveDispatchExpr(Operation *dispatch, Attribute attr,
   return resolveDispatchExpr(dispatch, *expr, extra);
 }
 
+bool dyncc::collapsesAlong(linalg::LinalgOp op, int64_t rank,
+                           const ReassociationIndices &loops) {
+  if (!isa<linalg::GenericOp, linalg::FillOp>(op) ||
+      op.getNumLoops() != static_cast<unsigned>(rank) ||
+      op.getNumReductionLoops() != 0)
+    return false;
+  for (OpOperand &init : op.getDpsInitsMutable())
+    if (!op.getMatchingIndexingMap(&init).isIdentity())
+      return false;
+  return llvm::all_of(
+             op.getIndexingMapsArray(),
+             [](AffineMap map) { return map.isProjectedPermutation(); }) &&
+         linalg::areDimSequencesPreserved(op.getIndexingMapsArray(), {loops});
+}
+
 LogicalResult dyncc::collapseKernelLoops(
     RewriterBase &rewriter, ArrayRef<linalg::LinalgOp> ops,
     const ReassociationIndices &loops,

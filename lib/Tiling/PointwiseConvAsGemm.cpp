@@ -129,27 +129,6 @@ static linalg::GenericOp getBiasBroadcast(Value init) {
   return generic;
 }
 
-/// Whether `op`, an op of the kernel besides the conv, computes on the
-/// conv's output space with the image dimensions (`imageLoops`) contiguous
-/// in every operand, so that they collapse into one.
-static bool collapsesAlong(linalg::LinalgOp op, int64_t rank,
-                           const ReassociationIndices &imageLoops) {
-  if (!isa<linalg::GenericOp, linalg::FillOp>(op) ||
-      op.getNumLoops() != static_cast<unsigned>(rank) ||
-      op.getNumReductionLoops() != 0)
-    return false;
-  for (OpOperand &init : op.getDpsInitsMutable())
-    if (!op.getMatchingIndexingMap(&init).isIdentity())
-      return false;
-  // Upstream's collapse reads every map result as a loop: a constant (the
-  // broadcast of a [F, 1, 1] operand) is not one.
-  return llvm::all_of(
-             op.getIndexingMapsArray(),
-             [](AffineMap map) { return map.isProjectedPermutation(); }) &&
-         linalg::areDimSequencesPreserved(op.getIndexingMapsArray(),
-                                          {imageLoops});
-}
-
 /// Rewrites kernel `func`'s one-pixel conv, and every other op, over the
 /// image's pixels collapsed into one loop, the conv as a product of the
 /// [F, C] filter and the [N, C, P] image (filter first, A; the image B),
@@ -319,14 +298,11 @@ static LogicalResult rewriteKernel(func::FuncOp func) {
     return success();
   // Each op on the image collapsed, its results expanded back; the reshapes
   // between two collapsed ops cancel below.
-  rewriter.setInsertionPoint(product);
-  FailureOr<linalg::CollapseResult> collapsed =
-      linalg::collapseOpIterationDims(product, {imageLoops}, rewriter);
-  if (failed(collapsed))
-    return product.emitOpError("could not collapse the conv's image");
-  rewriter.replaceOp(product, collapsed->results);
   SmallVector<ReassociationIndices> groups = {{0}, {1}, imageLoops};
-  if (failed(collapseKernelLoops(rewriter, others, imageLoops, groups,
+  if (failed(collapseKernelLoops(rewriter, linalg::LinalgOp(product),
+                                 imageLoops, groups,
+                                 "collapse the conv's image")) ||
+      failed(collapseKernelLoops(rewriter, others, imageLoops, groups,
                                  "collapse the image with the conv's")))
     return failure();
   foldKernelReshapes(func);

@@ -190,6 +190,15 @@ mlir::FailureOr<DimExpr>
 resolveDispatchExpr(mlir::Operation *dispatch, mlir::Attribute attr,
                     llvm::ArrayRef<llvm::SmallVector<DimExpr>> extra = {});
 
+/// Whether `op`, an op of a kernel besides its contraction, computes on the
+/// contraction's output space (`rank` parallel loops along the output's
+/// dimensions; a generic or a fill) with `loops` contiguous in every operand
+/// and every map a projected permutation (upstream's collapse reads every
+/// map result as a loop: a constant, the broadcast of a unit dimension, is
+/// not one), so that collapseKernelLoops can collapse them.
+bool collapsesAlong(mlir::linalg::LinalgOp op, int64_t rank,
+                    const mlir::ReassociationIndices &loops);
+
 /// Collapses `loops` of each op of `ops` into one loop (a kernel's epilogue
 /// after its contraction's loops were collapsed alike): each op is
 /// rewritten by linalg::collapseOpIterationDims on its operands collapsed,
