@@ -52,6 +52,10 @@ LIMIT = 64 << 20
 DEFAULT_MODELS = [
     "bert_squad_tiny_pt13_opset10",
     "bert_squad_tiny_pt13_opset11_fp16",
+    # BERT-base's self-attention in f16, its softmax in f32: the scores
+    # (Q x K^T, K read along its rows) are f16 products into f32, on
+    # mma.sync since 2026-11-29.
+    "bert_attention_nomask_fp16_pt111_opset11",
     "distilbert_tiny_seqcls_pt110_opset11",
     "gpt2_tiny_nopast_pt13_opset11",
     "cnn_mnist_pt11_opset9",

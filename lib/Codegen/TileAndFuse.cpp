@@ -2263,6 +2263,55 @@ static Value sliceAndPadOperand(RewriterBase &rewriter, Location loc,
   return rebuilt.getResult(0);
 }
 
+/// Whether `generic`'s body is `acc + extf(a) * extf(b)` of its block
+/// arguments (in either order): the body of a linalg.matmul from 16-bit
+/// float operands into f32.
+static bool isExtendedMulAdd(linalg::GenericOp generic) {
+  Block &body = generic.getRegion().front();
+  if (body.getNumArguments() != 3)
+    return false;
+  auto yield = cast<linalg::YieldOp>(body.getTerminator());
+  auto add = yield.getValues()[0].getDefiningOp<arith::AddFOp>();
+  if (!add)
+    return false;
+  Value acc = body.getArgument(2);
+  Value product = add.getLhs() == acc   ? add.getRhs()
+                  : add.getRhs() == acc ? add.getLhs()
+                                        : Value();
+  auto mul = product ? product.getDefiningOp<arith::MulFOp>() : nullptr;
+  if (!mul)
+    return false;
+  auto extended = [&](Value v) -> Value {
+    auto ext = v.getDefiningOp<arith::ExtFOp>();
+    return ext ? ext.getIn() : Value();
+  };
+  Value lhs = extended(mul.getLhs()), rhs = extended(mul.getRhs());
+  Value a = body.getArgument(0), b = body.getArgument(1);
+  return lhs && rhs && ((lhs == a && rhs == b) || (lhs == b && rhs == a)) &&
+         body.getOperations().size() == 5;
+}
+
+/// A warp's product `generic` over (M, N, K), its operands read along other
+/// maps than a plain matmul's (attention's scores read K's rows, a B of N x
+/// K), as a linalg.matmul with those maps: the named op vectorizes to one
+/// vector.contract with the maps, which the conversion to ldmatrix and
+/// mma.sync takes whatever the layouts; a generic's vectorization leaves
+/// broadcasts and transposes it does not. Returns `generic` where its body
+/// is not a matmul's.
+static Operation *asNamedMatmul(RewriterBase &rewriter,
+                                linalg::GenericOp generic) {
+  if (!isExtendedMulAdd(generic))
+    return generic;
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPoint(generic);
+  auto matmul = linalg::MatmulOp::create(
+      rewriter, generic.getLoc(), generic.getResultTypes(),
+      generic.getDpsInputs(), generic.getDpsInits());
+  matmul.setIndexingMapsAttr(generic.getIndexingMaps());
+  rewriter.replaceOp(generic, matmul->getResults());
+  return matmul;
+}
+
 /// Prepares the GEMM in `blockLoop` for static per-warp (tensor cores, a
 /// config with an instruction tile) or per-thread (SIMT register tiles)
 /// products: the accumulator becomes a static shared buffer of the whole
@@ -2527,6 +2576,9 @@ static bool padForStaticProducts(RewriterBase &rewriter, Operation *blockLoop,
           succeeded(named))
         padded = *named;
   }
+  if (auto generic = dyn_cast<linalg::GenericOp>(padded);
+      generic && tensorCores)
+    padded = asNamedMatmul(rewriter, generic);
   if (tensorCores)
     padded->setAttr(kMmaAttrName, rewriter.getDenseI64ArrayAttr(config.mma));
   else

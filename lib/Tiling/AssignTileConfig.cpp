@@ -118,11 +118,15 @@ struct AssignTileConfig final
       if (auto kindAttr = func->getAttrOfType<StringAttr>("dyncc.kind"))
         kind = kindAttr.getValue();
       auto it = byKind.find(kind);
-      // A GEMM with an f16 or bf16 result takes operands of that type
-      // (ONNX MatMul and Gemm have one type): tensor cores, accumulating in
-      // f32. Code generation falls back to SIMT where the operands differ.
-      bool tensorCore =
-          isa<Float16Type, BFloat16Type>(outType.getElementType());
+      // A GEMM's problem, for the default config, the plan and the tile
+      // search to evaluate from the dispatch's symbols.
+      FailureOr<GemmProblemExprs> problem = failure();
+      if (kind == "gemm")
+        problem = getGemmProblem(func);
+      // A GEMM whose products take f16 or bf16 operands and accumulate in
+      // f32 defaults to tensor cores, whatever its result's type (an f16
+      // attention's scores cast to f32 for the softmax).
+      bool tensorCore = succeeded(problem) && problem->tensorCores;
       TileConfig config =
           it != byKind.end()
               ? it->second.fitToRank(outType.getRank())
@@ -130,30 +134,28 @@ struct AssignTileConfig final
       if (it == byKind.end() && kind == "conv")
         config.kStep = getConvKStep(getWindowTaps(func));
       func->setAttr(TileConfig::getAttrName(), config.toAttr(&getContext()));
-      // A GEMM's problem, for the plan (and the tile search) to evaluate
-      // from the dispatch's symbols.
-      if (kind == "gemm")
-        if (FailureOr<GemmProblemExprs> problem = getGemmProblem(func);
-            succeeded(problem)) {
-          Builder b(&getContext());
-          SmallVector<NamedAttribute> entries = {
-              b.getNamedAttr("batch", b.getStringAttr(problem->batch.str())),
-              b.getNamedAttr("m", b.getStringAttr(problem->m.str())),
-              b.getNamedAttr("n", b.getStringAttr(problem->n.str())),
-              b.getNamedAttr("k", b.getStringAttr(problem->k.str())),
-              b.getNamedAttr("operand_bytes",
-                             b.getI64IntegerAttr(problem->operandBytes)),
-              b.getNamedAttr("output_bytes",
-                             b.getI64IntegerAttr(problem->outputBytes))};
-          if (problem->products != 1)
-            entries.push_back(b.getNamedAttr(
-                "products", b.getI64IntegerAttr(problem->products)));
-          if (problem->nSplit != 0)
-            entries.push_back(b.getNamedAttr(
-                "n_split", b.getI64IntegerAttr(problem->nSplit)));
-          func->setAttr(getGemmProblemAttrName(),
-                        b.getDictionaryAttr(entries));
-        }
+      if (succeeded(problem)) {
+        Builder b(&getContext());
+        SmallVector<NamedAttribute> entries = {
+            b.getNamedAttr("batch", b.getStringAttr(problem->batch.str())),
+            b.getNamedAttr("m", b.getStringAttr(problem->m.str())),
+            b.getNamedAttr("n", b.getStringAttr(problem->n.str())),
+            b.getNamedAttr("k", b.getStringAttr(problem->k.str())),
+            b.getNamedAttr("operand_bytes",
+                           b.getI64IntegerAttr(problem->operandBytes)),
+            b.getNamedAttr("output_bytes",
+                           b.getI64IntegerAttr(problem->outputBytes))};
+        if (problem->products != 1)
+          entries.push_back(b.getNamedAttr(
+              "products", b.getI64IntegerAttr(problem->products)));
+        if (problem->nSplit != 0)
+          entries.push_back(
+              b.getNamedAttr("n_split", b.getI64IntegerAttr(problem->nSplit)));
+        if (problem->tensorCores)
+          entries.push_back(
+              b.getNamedAttr("tensor_cores", b.getBoolAttr(true)));
+        func->setAttr(getGemmProblemAttrName(), b.getDictionaryAttr(entries));
+      }
       // A conv's problem, for the tile search.
       if (kind == "conv")
         if (FailureOr<ConvProblemExprs> problem = getConvProblem(func);

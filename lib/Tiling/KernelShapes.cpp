@@ -280,6 +280,11 @@ static FailureOr<GemmProblemExprs> getContractionProblem(linalg::LinalgOp op,
   problem.operandBytes = getElementBytes(op.getDpsInputs()[0].getType());
   if (problem.operandBytes == 0)
     return failure();
+  Type lhs = getElementTypeOrSelf(op.getDpsInputs()[0].getType());
+  Type rhs = getElementTypeOrSelf(op.getDpsInputs()[1].getType());
+  problem.tensorCores =
+      lhs == rhs && isa<Float16Type, BFloat16Type>(lhs) &&
+      getElementTypeOrSelf(op.getDpsInits()[0].getType()).isF32();
   return problem;
 }
 
@@ -322,13 +327,14 @@ FailureOr<GemmProblemExprs> dyncc::getGemmProblem(func::FuncOp kernel) {
     // Another product of the same problem, reading nothing of the others.
     SetVector<Operation *> slice;
     if (failed(getBackwardSlice(op.getOperation(), &slice)) ||
-        llvm::any_of(contractions, [&](linalg::LinalgOp other) {
-          return slice.contains(other);
-        }) ||
+        llvm::any_of(
+            contractions,
+            [&](linalg::LinalgOp other) { return slice.contains(other); }) ||
         own->batch != problem->batch || own->m != problem->m ||
         own->n != problem->n || own->k != problem->k ||
         own->operandBytes != problem->operandBytes ||
-        own->nSplit != problem->nSplit)
+        own->nSplit != problem->nSplit ||
+        own->tensorCores != problem->tensorCores)
       return failure();
     ++problem->products;
   }

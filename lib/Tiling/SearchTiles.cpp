@@ -99,10 +99,10 @@ struct SearchSpace {
   /// dilations, element bytes); convAt sets the rest.
   cost::ConvProblem conv;
 
-  /// Tensor-core tiles are candidates: f16/bf16 operands and result, as
-  /// for the default config (code generation takes f16 operands with an
-  /// f32 result to SIMT).
-  bool tensorCores() const { return operandBytes == 2 && outputBytes == 2; }
+  /// Tensor-core tiles are candidates: the products take f16 or bf16
+  /// operands and accumulate in f32 (the problem's `tensor_cores`), as
+  /// for the default config.
+  bool tensorCores = false;
 
   /// The problem's dimensions at `keyValues` (one per key).
   SmallVector<int64_t, 4> at(const KeyValues &keyValues) const {
@@ -156,7 +156,7 @@ struct SearchSpace {
       text += (key < 0 ? std::to_string(value) : keys[key].str()) + ";";
     for (int64_t bytes : {operandBytes, outputBytes, products, nSplit, splitK,
                           elementBytes, bytesPerElement, int64_t(reduction),
-                          int64_t(singleRow)})
+                          int64_t(singleRow), int64_t(tensorCores)})
       text += std::to_string(bytes) + ";";
     if (model == Model::Conv)
       for (int64_t v : conv.window())
@@ -239,8 +239,8 @@ std::string getCandidatesKey(const SearchSpace &space) {
   };
   switch (space.model) {
   case Model::Gemm:
-    add({space.operandBytes, space.tensorCores(), space.nSplit,
-         space.products, space.splitK});
+    add({space.operandBytes, space.tensorCores, space.nSplit, space.products,
+         space.splitK});
     break;
   case Model::Rows:
     add({space.elementBytes, space.reduction, space.singleRow});
@@ -270,7 +270,7 @@ Candidates getCandidates(const SearchSpace &space, const cost::Device &device) {
   }
   for (cost::GemmTile tile :
        cost::enumerateGemmTiles(space.operandBytes, device)) {
-    if ((!space.tensorCores() && tile.tensorCores) ||
+    if ((!space.tensorCores && tile.tensorCores) ||
         (space.nSplit != 0 && space.nSplit % tile.blockN != 0))
       continue;
     candidates.gemm.push_back(tile);
@@ -370,6 +370,8 @@ FailureOr<SearchSpace> getSearchSpace(dg::DispatchOp dispatch,
       return failure();
     if (problem.get("n_split") && !getInt("n_split", space.nSplit, 1))
       return failure();
+    if (auto tensorCores = problem.getAs<BoolAttr>("tensor_cores"))
+      space.tensorCores = tensorCores.getValue();
     // K static, one product, the kernel's structure one dyncc-split-k
     // takes.
     if (space.keyOf[3] < 0 && space.products == 1 && space.nSplit == 0 &&

@@ -491,15 +491,16 @@ def test_every_variant_of_three_key_conv(tmp_path):
     assert ran == names
 
 
-def load_make_qkv():
-    """make_qkv() of the lit tests' input script (test/Driver/Inputs)."""
+def load_input_script(name):
+    """The module of one of the lit tests' input scripts
+    (test/Driver/Inputs/NAME.py), which write the models they check."""
     import importlib.util
     from conftest import ROOT
-    path = ROOT / "test" / "Driver" / "Inputs" / "make_qkv.py"
-    spec = importlib.util.spec_from_file_location("make_qkv", path)
+    path = ROOT / "test" / "Driver" / "Inputs" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    return module.make_qkv, module.PERMS
+    return module
 
 
 @pytest.mark.parametrize("dtype, depth", [("float32", 32), ("float16", 64)])
@@ -509,7 +510,8 @@ def test_every_variant_of_fused_products(tmp_path, dtype, depth):
     where its table picks it, and Q, K and V all match numpy. In f16 the
     variants are tensor-core ones, each product static per warp although
     its loops run over [B, S, H, D] with B and H of one per block."""
-    make_qkv, perms = load_make_qkv()
+    qkv = load_input_script("make_qkv")
+    make_qkv, perms = qkv.make_qkv, qkv.PERMS
     model = tmp_path / "qkv.onnx"
     heads = 2
     weights = make_qkv(model, heads, depth, seed=7, dtype=dtype)
@@ -551,16 +553,54 @@ def test_every_variant_of_fused_products(tmp_path, dtype, depth):
     assert ran == names
 
 
-def load_make_pointwise_conv():
-    """make_pointwise_conv() of the lit tests' input script."""
-    import importlib.util
-    from pathlib import Path
-    root = Path(__file__).resolve().parents[2]
-    path = root / "test" / "Driver" / "Inputs" / "make_pointwise_conv.py"
-    spec = importlib.util.spec_from_file_location("make_pointwise_conv", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.make_pointwise_conv
+@pytest.mark.parametrize("layout", ["rows", "columns"])
+def test_every_variant_of_half_scores_into_f32(tmp_path, layout):
+    """Attention's scores in an f16 model whose softmax runs in f32: f16
+    products cast to an f32 result. Tensor-core tiles are candidates (the
+    products' operands decide, not the result's type), every tensor-core
+    variant's product is a static warp product (`dyncc.mma`), with K read along its
+    rows (B as N x K, a transposed read) or as K x N (small-M SIMT tiles
+    stay per-thread products), and every variant matches numpy where its
+    table picks it."""
+    make_scores = load_input_script("make_scores").make_scores
+    model = tmp_path / "scores.onnx"
+    heads, depth = 2, 32
+    scale = make_scores(model, heads, depth, layout)
+    dims = {"B": (1, 3), "S": (1, 200)}
+    options = dict(dims=dims, targets=["cpu"], regret_target=0.005)
+    plan = json.loads(dyncc.compile(model, None, emit="plan", **options))
+    assert len(plan["groups"]) == 1
+    group = plan["groups"][0]
+    assert group["problem"]["output_bytes"] == 4
+    assert len(group["variants"]) >= 2
+    configs = [plan["kernels"][v["kernel"]]["config"] for v in group["variants"]]
+    warp_products = sum("mma 16x8x16" in c for c in configs)
+    assert warp_products >= 1, configs
+    tiled = dyncc.compile(model, None, emit="tiled", **options)
+    assert tiled.count("dyncc.mma = ") == warp_products
+    art = tmp_path / "scores.dyncc"
+    dyncc.compile(model, art, **options)
+    sess = dyncc.load(art).session()
+    rng = np.random.default_rng(3)
+    ran = set()
+    outer, inner = key_points(group["select"], [heads * 3, 200])
+    for bh in outer:
+        b = -(-bh // heads)
+        for s in inner:
+            q = rng.uniform(-1, 1, size=(b, heads, s, depth)).astype(np.float16)
+            k = rng.uniform(-1, 1, size=(b, heads, s, depth)).astype(np.float16)
+            kt = k.transpose(0, 1, 3, 2)
+            fed = k if layout == "rows" else np.ascontiguousarray(kt)
+            out = sess.run({"Q": q, "K": fed})["Y"]
+            assert out.dtype == np.float32
+            # The product rounds to f16 before the cast, as the model says.
+            ref = (q.astype(np.float64) @ kt.astype(np.float64))
+            ref = ref.astype(np.float16).astype(np.float64) / scale
+            np.testing.assert_allclose(out, ref, rtol=2e-3, atol=2e-3)
+            assert sess.variants == [table_variant(plan, 0, {"B": b, "S": s})]
+            ran.update(sess.variants)
+    names = {plan["kernels"][v["kernel"]]["name"] for v in group["variants"]}
+    assert ran == names
 
 
 def image_of(pixels, h_max, w_max, w_div):
@@ -598,7 +638,8 @@ def test_every_variant_of_pointwise_conv(tmp_path, channels, out_channels,
     an image within the ranges has that many pixels; else the nearest count
     the same variant takes), the run-time picks what the table says and
     every variant matches numpy."""
-    make_pointwise_conv = load_make_pointwise_conv()
+    make_pointwise_conv = load_input_script(
+        "make_pointwise_conv").make_pointwise_conv
     model = tmp_path / "pointwise.onnx"
     w, b = make_pointwise_conv(model, channels, out_channels, dtype, variant,
                                seed=channels)

@@ -53,6 +53,11 @@ struct GemmProblemExprs {
   /// extent of its last part (D): a block's N tile must divide it. 0: N is
   /// not split.
   int64_t nSplit = 0;
+  /// Every product takes two operands of one 16-bit float type (f16 or
+  /// bf16) and accumulates in f32: what tensor cores compute, whatever the
+  /// epilogue makes of the result (attention's scores are often cast to
+  /// f32 for the softmax).
+  bool tensorCores = false;
 };
 
 /// The problem of the kernel's contractions: M and N are the last two
