@@ -240,7 +240,7 @@ std::string getCandidatesKey(const SearchSpace &space) {
   switch (space.model) {
   case Model::Gemm:
     add({space.operandBytes, space.tensorCores, space.nSplit, space.products,
-         space.splitK});
+         space.splitK, space.keyOf[3] < 0 ? space.constant[3] : 0});
     break;
   case Model::Rows:
     add({space.elementBytes, space.reduction, space.singleRow});
@@ -268,10 +268,17 @@ Candidates getCandidates(const SearchSpace &space, const cost::Device &device) {
     candidates.conv = cost::enumerateConvTiles(space.conv, device);
     return candidates;
   }
+  // K where it is static, else 0.
+  int64_t k = space.keyOf[3] < 0 ? space.constant[3] : 0;
   for (cost::GemmTile tile :
        cost::enumerateGemmTiles(space.operandBytes, device)) {
     if ((!space.tensorCores && tile.tensorCores) ||
         (space.nSplit != 0 && space.nSplit % tile.blockN != 0))
+      continue;
+    // Code generation keeps a static K of at most one k-step whole (one
+    // chunk, not padded), so the instruction's K must divide it; otherwise
+    // the product stays on SIMT threads, which the tile would not model.
+    if (tile.tensorCores && k != 0 && k <= tile.kStep && k % cost::kMmaK != 0)
       continue;
     candidates.gemm.push_back(tile);
     // Split-K: small tiles in parts of whole k-steps of a static K.

@@ -57,6 +57,9 @@ struct GemmProblem {
 /// of an unpadded 128x128 f16 GEMM were conflicts).
 constexpr int64_t kMmaRowPaddingBytes = 16;
 
+/// The K of the tensor-core instruction (mma.sync m16n8k16).
+constexpr int64_t kMmaK = 16;
+
 struct GemmTile {
   bool tensorCores = false;
   int64_t blockM = 0, blockN = 0;
