@@ -1034,3 +1034,39 @@ def test_gemm_of_other_element_types(tmp_path, elem, np_type):
         y = sess.run({"X": x})["Y"]
         assert y.dtype == np_type
         np.testing.assert_array_equal(y, x @ w)
+
+
+@pytest.mark.parametrize("elem,np_type,config", [
+    (TensorProto.FLOAT, np.float32, "block 32x32 thread 4x4 k 16"),
+    (TensorProto.FLOAT16, np.float16,
+     "block 32x32 warp 16x16 thread 2x4 k 32 mma 16x8x16 stages 2")])
+def test_static_extents_below_the_block_tile(tmp_path, elem, np_type, config):
+    """A product whose static M and N are below the block tile (a
+    classifier at batch 3 with 10 classes) gets static per-thread or
+    per-warp products all the same, its operands padded to the whole tile.
+    Against numpy, K a prime past several k-steps."""
+    rng = np.random.default_rng(5)
+    m, k, n = 3, 131, 10
+    w = rng.uniform(-1, 1, (k, n)).astype(np_type)
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["X", "W"], ["Y"])], "classifier",
+        [helper.make_tensor_value_info("X", elem, [m, k])],
+        [helper.make_tensor_value_info("Y", elem, [m, n])],
+        [numpy_helper.from_array(w, "W")])
+    onnx_model = helper.make_model(graph,
+                                   opset_imports=[helper.make_opsetid("", 17)])
+    onnx_model.ir_version = 8
+    model = tmp_path / "classifier.onnx"
+    onnx.save(onnx_model, model)
+    options = dict(targets=["cpu"], tile_configs={"gemm": config})
+    tiled = dyncc.compile(model, None, emit="tiled", **options)
+    marker = "dyncc.mma" if np_type == np.float16 else "dyncc.register_tile"
+    assert marker in tiled
+    art = tmp_path / "classifier.dyncc"
+    dyncc.compile(model, art, **options)
+    x = rng.uniform(-1, 1, (m, k)).astype(np_type)
+    y = dyncc.load(art).session().run({"X": x})["Y"]
+    tol = 1e-5 if np_type == np.float32 else 1e-2
+    np.testing.assert_allclose(y.astype(np.float64),
+                               x.astype(np.float64) @ w.astype(np.float64),
+                               rtol=tol, atol=tol)
