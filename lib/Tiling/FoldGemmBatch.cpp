@@ -92,7 +92,11 @@ static LogicalResult foldBatch(func::FuncOp func) {
       }
       continue;
     }
-    if (!isa<tensor::EmptyOp, arith::ConstantOp, func::ReturnOp>(op))
+    // Sizes read off the arguments (an f16 GEMM's f32 accumulator is sized
+    // from its f16 output) stay as they are: the collapse reshapes values,
+    // not the sizes of its arguments.
+    if (!isa<tensor::EmptyOp, tensor::DimOp, arith::ConstantOp, func::ReturnOp>(
+            op))
       return success();
   }
   if (!contraction)

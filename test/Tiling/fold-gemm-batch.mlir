@@ -156,3 +156,43 @@ func.func @constant_index_epilogue(%x: tensor<?x?x64xf32>, %w: tensor<64x48xf32>
   } -> tensor<?x?x48xf32>
   return %epi : tensor<?x?x48xf32>
 }
+
+// -----
+
+// An f16 dense layer: its f32 accumulator is sized from the f16 output
+// (`tensor.dim`s of an argument), then truncated. The sizes stay as they
+// are and the batch folds all the same.
+#a16 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>
+#w16 = affine_map<(d0, d1, d2, d3) -> (d3, d2)>
+#o16 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
+#id16 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+// CHECK-LABEL: func.func @dense_f16(
+//  CHECK-SAME:   dyncc.folded_batch
+//       CHECK:   linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction"]{{.*}} ins(%{{.*}}, %{{.*}} : tensor<?x64xf16>, tensor<64x48xf16>) outs(%{{.*}} : tensor<?x48xf32>)
+//       CHECK:   linalg.generic {{.*}}iterator_types = ["parallel", "parallel"]{{.*}} ins(%{{.*}} : tensor<?x48xf32>) outs(%{{.*}} : tensor<?x48xf16>)
+//       CHECK:   tensor.expand_shape {{.*}} : tensor<?x48xf16> into tensor<?x?x48xf16>
+func.func @dense_f16(%x: tensor<?x?x64xf16>, %w: tensor<64x48xf16>, %out: tensor<?x?x48xf16>) -> tensor<?x?x48xf16> attributes {dyncc.kernel, dyncc.kind = "gemm"} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %d0 = tensor.dim %out, %c0 : tensor<?x?x48xf16>
+  %d1 = tensor.dim %out, %c1 : tensor<?x?x48xf16>
+  %empty = tensor.empty(%d0, %d1) : tensor<?x?x48xf32>
+  %zero = arith.constant 0.0 : f32
+  %fill = linalg.fill ins(%zero : f32) outs(%empty : tensor<?x?x48xf32>) -> tensor<?x?x48xf32>
+  %mm = linalg.generic {indexing_maps = [#a16, #w16, #o16], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%x, %w : tensor<?x?x64xf16>, tensor<64x48xf16>) outs(%fill : tensor<?x?x48xf32>) {
+  ^bb0(%p: f16, %q: f16, %acc: f32):
+    %pe = arith.extf %p : f16 to f32
+    %qe = arith.extf %q : f16 to f32
+    %m = arith.mulf %pe, %qe : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<?x?x48xf32>
+  %t = linalg.generic {indexing_maps = [#id16, #id16], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%mm : tensor<?x?x48xf32>) outs(%out : tensor<?x?x48xf16>) {
+  ^bb0(%p: f32, %o: f16):
+    %h = arith.truncf %p : f32 to f16
+    linalg.yield %h : f16
+  } -> tensor<?x?x48xf16>
+  return %t : tensor<?x?x48xf16>
+}
