@@ -13,12 +13,12 @@ INPUT_DIMS, OPSET, make_model(config_name="tiny", seed=0, **overrides) and
 param_count(config_name).
 """
 from . import albert, bert, gpt2, resnet, vit
-from ._graph import count_parameters
+from ._graph import count_parameters, to_half
 
 FAMILIES = {"bert": bert, "albert": albert, "gpt2": gpt2, "vit": vit, "resnet": resnet}
 
 __all__ = ["FAMILIES", "albert", "bert", "count_parameters", "family", "gpt2",
-           "make_model", "param_count", "resnet", "vit"]
+           "make_model", "param_count", "resnet", "to_half", "vit"]
 
 
 def family(name):

@@ -1,6 +1,7 @@
 # Part of dyncc, under the Apache License v2.0 with LLVM Exceptions.
 # SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """python -m dyncc_models FAMILY CONFIG OUT.onnx [--seed N] [--set KEY=VALUE ...]
+    [--dtype float16]
 python -m dyncc_models --list"""
 import argparse
 import ast
@@ -9,6 +10,7 @@ import sys
 import onnx
 
 from . import FAMILIES, count_parameters, family
+from ._graph import to_half
 
 
 def _list():
@@ -30,6 +32,9 @@ def main(argv=None):
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                     help="override a config key, e.g. --set num_layers=2")
+    ap.add_argument("--dtype", choices=["float32", "float16"], default="float32",
+                    help="the weights' and float inputs' type: float16 writes "
+                         "the model as an f16 export has it")
     args = ap.parse_args(argv)
     if args.list:
         _list()
@@ -48,8 +53,11 @@ def main(argv=None):
         except (ValueError, SyntaxError):
             overrides[key] = value
     model = mod.make_model(args.config, seed=args.seed, **overrides)
+    if args.dtype == "float16":
+        to_half(model)
     onnx.save(model, args.out)
-    print(f"wrote {args.out}: {args.family} {args.config} seed {args.seed}, "
+    print(f"wrote {args.out}: {args.family} {args.config} seed {args.seed} "
+          f"{args.dtype}, "
           f"{len(model.graph.node)} nodes, {count_parameters(model) / 1e6:.2f}M float weights")
     return 0
 

@@ -264,6 +264,38 @@ class GraphBuilder:
 
 
 def count_parameters(model):
-    """Elements in all float initializers of `model`."""
+    """Elements in all float (f32 or f16) initializers of `model`."""
     return sum(int(np.prod(t.dims)) for t in model.graph.initializer
-               if t.data_type == TensorProto.FLOAT)
+               if t.data_type in (TensorProto.FLOAT, TensorProto.FLOAT16))
+
+
+def to_half(model):
+    """`model` as an f16 export has it, in place: float weights, constants
+    (Constant, ConstantOfShape), casts to float, and float inputs and
+    outputs become f16; values keep their names. Intermediate shape
+    annotations are dropped (their types changed). Returns `model`."""
+    from onnx import numpy_helper
+
+    def half(tensor):
+        tensor.CopyFrom(numpy_helper.from_array(
+            numpy_helper.to_array(tensor).astype(np.float16), tensor.name))
+
+    graph = model.graph
+    for init in graph.initializer:
+        if init.data_type == TensorProto.FLOAT:
+            half(init)
+    for value in list(graph.input) + list(graph.output):
+        if value.type.tensor_type.elem_type == TensorProto.FLOAT:
+            value.type.tensor_type.elem_type = TensorProto.FLOAT16
+    del graph.value_info[:]
+    for node in graph.node:
+        for attr in node.attribute:
+            if (node.op_type in ("Constant", "ConstantOfShape")
+                    and attr.name == "value"
+                    and attr.t.data_type == TensorProto.FLOAT):
+                half(attr.t)
+            elif (node.op_type == "Cast" and attr.name == "to"
+                  and attr.i == TensorProto.FLOAT):
+                attr.i = TensorProto.FLOAT16
+    return model
+

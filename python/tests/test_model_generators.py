@@ -567,3 +567,56 @@ def test_bert_base_full_size(tmp_path):
     onnx.save(model, str(path))
     assert 400e6 < path.stat().st_size < 2**31
     onnx.checker.check_model(str(path), full_check=True)
+
+
+@pytest.mark.parametrize("family", FAMILY_NAMES)
+def test_half_models_compile_and_match_float(tmp_path, family):
+    """`to_half` (`--dtype float16`) writes every family as an f16 export
+    has it: f16 weights, constants, casts and float inputs and outputs, a
+    model onnx's checker accepts. dyncc compiles it, and on the CPU its
+    outputs match onnxruntime's on the f32 model at the same (f16-rounded)
+    inputs, to f16's precision."""
+    import dyncc
+    ort = pytest.importorskip("onnxruntime")
+    model = dyncc_models.make_model(family, "tiny", seed=2)
+    reference = tmp_path / "f32.onnx"
+    onnx.save(model, reference)
+    half = dyncc_models.to_half(dyncc_models.make_model(family, "tiny", seed=2))
+    onnx.checker.check_model(half)
+    floats = [t for t in half.graph.initializer
+              if t.data_type == onnx.TensorProto.FLOAT]
+    assert not floats and dyncc_models.count_parameters(half) == \
+        dyncc_models.count_parameters(model)
+    path = tmp_path / "f16.onnx"
+    onnx.save(half, path)
+    art = tmp_path / "f16.dyncc"
+    dyncc.compile(path, art, targets=["cpu"])
+    sess = dyncc.load(art).session()
+    ref = ort.InferenceSession(str(reference),
+                               providers=["CPUExecutionProvider"])
+    rng = np.random.default_rng(4)
+    binding = BINDINGS[family][1]
+    feeds = _feeds(family, binding, rng, _vocab(family))
+    half_feeds = {k: v.astype(np.float16) if v.dtype == np.float32 else v
+                  for k, v in feeds.items()}
+    got = sess.run(half_feeds)
+    want = ref.run(None, {k: v.astype(np.float32) if v.dtype == np.float16
+                          else v for k, v in half_feeds.items()})
+    for out, expected in zip(ref.get_outputs(), want):
+        value = got[out.name]
+        assert value.dtype == np.float16, out.name
+        scale = max(1.0, float(np.abs(expected).max()))
+        np.testing.assert_allclose(value.astype(np.float32), expected,
+                                   rtol=0, atol=2e-2 * scale,
+                                   err_msg=f"{family} {out.name}")
+
+
+def test_cli_half(tmp_path):
+    env = dict(os.environ, PYTHONPATH=str(PYTHON_DIR))
+    path = tmp_path / "b.onnx"
+    out = subprocess.run([sys.executable, "-m", "dyncc_models", "bert", "tiny",
+                          str(path), "--dtype", "float16"], env=env,
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    expected = dyncc_models.to_half(dyncc_models.make_model("bert", "tiny"))
+    assert path.read_bytes() == expected.SerializeToString()
