@@ -17,6 +17,7 @@
 #include "dyncc/Tiling/KernelShapes.h"
 #include "dyncc/Tiling/Passes.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -92,10 +93,15 @@ static LogicalResult foldBatch(func::FuncOp func) {
       }
       continue;
     }
-    // Sizes read off the arguments (an f16 GEMM's f32 accumulator is sized
-    // from its f16 output) stay as they are: the collapse reshapes values,
-    // not the sizes of its arguments.
-    if (!isa<tensor::EmptyOp, tensor::DimOp, arith::ConstantOp, func::ReturnOp>(
+    // Sizes, read off the arguments (an f16 GEMM's f32 accumulator is sized
+    // from its f16 output) or computed from index arguments (ViT's tokens,
+    // `h / 16 * w / 16 + 1`), stay as they are: the collapse reshapes
+    // values, not the sizes they are made with.
+    bool indexArith =
+        isa<arith::ArithDialect>(op.getDialect()) &&
+        llvm::all_of(op.getResultTypes(), [](Type t) { return t.isIndex(); });
+    if (!indexArith &&
+        !isa<tensor::EmptyOp, tensor::DimOp, arith::ConstantOp, func::ReturnOp>(
             op))
       return success();
   }

@@ -20,11 +20,13 @@
 #include "dyncc/Tiling/SplitK.h"
 #include "dyncc/Tiling/TileConfig.h"
 
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -63,6 +65,69 @@ struct SplitPlan {
 bool isOperandPath(Operation *op) {
   return isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp, tensor::DimOp,
              arith::ConstantOp>(op);
+}
+
+/// Whether `size` is the product of `destination`'s sizes along `group`:
+/// the static one alone, `tensor.dim` of the one dynamic one, or an
+/// `affine.apply` multiplying the `tensor.dim`s of the dynamic ones (each
+/// once) and the static ones (a folded batch's `B*S` rows, canonicalized).
+static bool isProductOfSizes(OpFoldResult size, Value destination,
+                             const ReassociationIndices &group) {
+  auto type = cast<RankedTensorType>(destination.getType());
+  int64_t staticProduct = 1;
+  SmallVector<int64_t> dynamicDims;
+  for (int64_t d : group) {
+    if (type.isDynamicDim(d))
+      dynamicDims.push_back(d);
+    else
+      staticProduct *= type.getDimSize(d);
+  }
+  if (std::optional<int64_t> c = getConstantIntValue(size))
+    return dynamicDims.empty() && *c == staticProduct;
+  auto value = cast<Value>(size);
+  auto isDimOf = [&](Value v, int64_t d) {
+    auto dim = v.getDefiningOp<tensor::DimOp>();
+    return dim && dim.getSource() == destination && dim.getConstantIndex() == d;
+  };
+  if (dynamicDims.size() == 1 && staticProduct == 1 &&
+      isDimOf(value, dynamicDims.front()))
+    return true;
+  auto apply = value.getDefiningOp<affine::AffineApplyOp>();
+  if (!apply || apply.getNumOperands() != dynamicDims.size())
+    return false;
+  // The operands are the dynamic sizes, in any order, each once.
+  llvm::SmallBitVector seen(dynamicDims.size());
+  for (Value operand : apply.getOperands()) {
+    auto it = llvm::find_if(dynamicDims,
+                            [&](int64_t d) { return isDimOf(operand, d); });
+    if (it == dynamicDims.end() || seen.test(it - dynamicDims.begin()))
+      return false;
+    seen.set(it - dynamicDims.begin());
+  }
+  // The map is a product of its inputs, each once, and constants whose
+  // product is the static sizes'.
+  AffineMap map = apply.getAffineMap();
+  llvm::SmallBitVector inputs(map.getNumInputs());
+  int64_t constant = 1;
+  std::function<bool(AffineExpr)> walk = [&](AffineExpr e) -> bool {
+    if (auto bin = dyn_cast<AffineBinaryOpExpr>(e))
+      return e.getKind() == AffineExprKind::Mul && walk(bin.getLHS()) &&
+             walk(bin.getRHS());
+    if (auto c = dyn_cast<AffineConstantExpr>(e)) {
+      constant *= c.getValue();
+      return true;
+    }
+    unsigned position =
+        isa<AffineDimExpr>(e)
+            ? cast<AffineDimExpr>(e).getPosition()
+            : map.getNumDims() + cast<AffineSymbolExpr>(e).getPosition();
+    if (inputs.test(position))
+      return false;
+    inputs.set(position);
+    return true;
+  };
+  return map.getNumResults() == 1 && walk(map.getResult(0)) && inputs.all() &&
+         constant == staticProduct;
 }
 
 /// The split of `kernel` by `parts` (0: the structure alone), or why there
@@ -159,6 +224,20 @@ FailureOr<SplitPlan> analyze(func::FuncOp kernel, int64_t parts,
       }
     }
     plan.destination = destination;
+  } else if (std::optional<SmallVector<ReassociationIndices>> groups =
+                 getReassociationIndicesForCollapse(destinationType.getShape(),
+                                                    accumulator.getShape());
+             empty && groups &&
+             accumulator.getRank() < destinationType.getRank() &&
+             llvm::all_of(
+                 llvm::zip(empty.getMixedSizes(), *groups), [&](auto pair) {
+                   return isProductOfSizes(std::get<0>(pair), destination,
+                                           std::get<1>(pair));
+                 })) {
+    // An empty tensor of the destination's collapse (an f32 accumulator of
+    // an f16 result whose batch is folded into M).
+    plan.destination = destination;
+    plan.collapse = *groups;
   } else {
     why = "its accumulator is not of the destination's shape";
     return failure();

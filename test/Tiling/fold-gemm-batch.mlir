@@ -196,3 +196,44 @@ func.func @dense_f16(%x: tensor<?x?x64xf16>, %w: tensor<64x48xf16>, %out: tensor
   } -> tensor<?x?x48xf16>
   return %t : tensor<?x?x48xf16>
 }
+
+// -----
+
+// ViT's MLP up-projection: a LayerNorm's scale fused as a prologue over
+// rows whose count the kernel computes from index arguments (tokens =
+// h / 16 * w / 16 + 1). The index arithmetic stays; the prologue, the
+// product and its epilogue all run over the folded rows.
+#pa = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#pg = affine_map<(d0, d1, d2) -> (d2)>
+#va = affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>
+#vw = affine_map<(d0, d1, d2, d3) -> (d3, d2)>
+#vo = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
+// CHECK-LABEL: func.func @computed_rows(
+//  CHECK-SAME:   dyncc.folded_batch
+//       CHECK:   arith.floordivsi
+//       CHECK:   linalg.generic {{.*}}iterator_types = ["parallel", "parallel"]{{.*}} ins(%{{.*}}, %{{.*}} : tensor<?x64xf32>, tensor<64xf32>)
+//       CHECK:   linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction"]{{.*}} ins(%{{.*}}, %{{.*}} : tensor<?x64xf32>, tensor<64x48xf32>) outs(%{{.*}} : tensor<?x48xf32>)
+//       CHECK:   tensor.expand_shape {{.*}} : tensor<?x48xf32> into tensor<?x?x48xf32>
+func.func @computed_rows(%b: index, %h: index, %x: tensor<?x?x64xf32>, %g: tensor<64xf32>, %w: tensor<64x48xf32>, %out: tensor<?x?x48xf32>) -> tensor<?x?x48xf32> attributes {dyncc.kernel, dyncc.kind = "gemm"} {
+  %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
+  %q = arith.floordivsi %h, %c16 : index
+  %t = arith.addi %q, %c1 : index
+  %e = tensor.empty(%b, %t) : tensor<?x?x64xf32>
+  %scaled = linalg.generic {indexing_maps = [#pa, #pg, #pa], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%x, %g : tensor<?x?x64xf32>, tensor<64xf32>) outs(%e : tensor<?x?x64xf32>) {
+  ^bb0(%p: f32, %s: f32, %o: f32):
+    %m = arith.mulf %p, %s : f32
+    linalg.yield %m : f32
+  } -> tensor<?x?x64xf32>
+  %zero = arith.constant 0.0 : f32
+  %fill = linalg.fill ins(%zero : f32) outs(%out : tensor<?x?x48xf32>) -> tensor<?x?x48xf32>
+  %mm = linalg.generic {indexing_maps = [#va, #vw, #vo], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%scaled, %w : tensor<?x?x64xf32>, tensor<64x48xf32>) outs(%fill : tensor<?x?x48xf32>) {
+  ^bb0(%p: f32, %q2: f32, %acc: f32):
+    %m = arith.mulf %p, %q2 : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<?x?x48xf32>
+  return %mm : tensor<?x?x48xf32>
+}
