@@ -2296,18 +2296,36 @@ static bool isExtendedMulAdd(linalg::GenericOp generic) {
 /// K), as a linalg.matmul with those maps: the named op vectorizes to one
 /// vector.contract with the maps, which the conversion to ldmatrix and
 /// mma.sync takes whatever the layouts; a generic's vectorization leaves
-/// broadcasts and transposes it does not. Returns `generic` where its body
-/// is not a matmul's.
+/// broadcasts and transposes it does not. linalg.matmul's A reads M and K
+/// (d0, d2), its B K and N (d2, d1): where the generic's first operand is
+/// the one reading N, the operands are swapped (the product commutes, bit
+/// for bit). Returns `generic` where its body is not a matmul's or its maps
+/// fit neither way.
 static Operation *asNamedMatmul(RewriterBase &rewriter,
                                 linalg::GenericOp generic) {
-  if (!isExtendedMulAdd(generic))
+  if (!isExtendedMulAdd(generic) || generic.getNumLoops() != 3 ||
+      generic.getNumDpsInputs() != 2)
     return generic;
+  auto reads = [&](AffineMap map, unsigned a, unsigned b) {
+    return llvm::all_of(map.getResults(), [&](AffineExpr e) {
+      auto dim = dyn_cast<AffineDimExpr>(e);
+      return dim && (dim.getPosition() == a || dim.getPosition() == b);
+    });
+  };
+  SmallVector<AffineMap> maps = generic.getIndexingMapsArray();
+  SmallVector<Value> inputs = generic.getDpsInputs();
+  if (!reads(maps[0], 0, 2) || !reads(maps[1], 2, 1)) {
+    std::swap(maps[0], maps[1]);
+    std::swap(inputs[0], inputs[1]);
+    if (!reads(maps[0], 0, 2) || !reads(maps[1], 2, 1))
+      return generic;
+  }
   OpBuilder::InsertionGuard guard(rewriter);
   rewriter.setInsertionPoint(generic);
-  auto matmul = linalg::MatmulOp::create(
-      rewriter, generic.getLoc(), generic.getResultTypes(),
-      generic.getDpsInputs(), generic.getDpsInits());
-  matmul.setIndexingMapsAttr(generic.getIndexingMaps());
+  auto matmul = linalg::MatmulOp::create(rewriter, generic.getLoc(),
+                                         generic.getResultTypes(), inputs,
+                                         generic.getDpsInits());
+  matmul.setIndexingMapsAttr(rewriter.getAffineMapArrayAttr(maps));
   rewriter.replaceOp(generic, matmul->getResults());
   return matmul;
 }

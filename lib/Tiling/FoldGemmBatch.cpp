@@ -98,7 +98,7 @@ static LogicalResult foldBatch(func::FuncOp func) {
     // `h / 16 * w / 16 + 1`), stay as they are: the collapse reshapes
     // values, not the sizes they are made with.
     bool indexArith =
-        isa<arith::ArithDialect>(op.getDialect()) &&
+        isa_and_nonnull<arith::ArithDialect>(op.getDialect()) &&
         llvm::all_of(op.getResultTypes(), [](Type t) { return t.isIndex(); });
     if (!indexArith &&
         !isa<tensor::EmptyOp, tensor::DimOp, arith::ConstantOp, func::ReturnOp>(

@@ -582,7 +582,7 @@ def test_half_models_compile_and_match_float(tmp_path, family):
     reference = tmp_path / "f32.onnx"
     onnx.save(model, reference)
     half = dyncc_models.to_half(dyncc_models.make_model(family, "tiny", seed=2))
-    onnx.checker.check_model(half)
+    onnx.checker.check_model(half, full_check=True)
     floats = [t for t in half.graph.initializer
               if t.data_type == onnx.TensorProto.FLOAT]
     assert not floats and dyncc_models.count_parameters(half) == \
