@@ -81,7 +81,17 @@ static LogicalResult foldBatch(func::FuncOp func) {
   Block &entry = func.getBody().front();
   linalg::GenericOp contraction;
   SmallVector<linalg::LinalgOp> others;
+  // Ops left over and unused, with what only they use (a shape tensor of
+  // an exported Reshape's, built from index casts).
+  llvm::SmallPtrSet<Operation *, 8> dead;
+  for (Operation &op : llvm::reverse(entry))
+    if (wouldOpBeTriviallyDead(&op) &&
+        llvm::all_of(op.getUsers(),
+                     [&](Operation *user) { return dead.contains(user); }))
+      dead.insert(&op);
   for (Operation &op : entry) {
+    if (dead.contains(&op))
+      continue;
     if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op)) {
       auto generic = dyn_cast<linalg::GenericOp>(op);
       if (generic && linalg::isaContractionOpInterface(linalgOp)) {
@@ -112,6 +122,49 @@ static LogicalResult foldBatch(func::FuncOp func) {
     return success();
   int64_t rank = loops.size() + 1;
   SmallVector<ReassociationIndices> groups = getOutputGroups(rank);
+  // The weight's ops (GPT-2's LM head reads its tied embedding table
+  // through a transpose): a chain of ops, each used once, making B from the
+  // kernel's arguments alone, so it has no batch; they stay as they are.
+  llvm::SmallPtrSet<Operation *, 4> weightOps;
+  for (Value b = contraction.getDpsInputs()[1];;) {
+    auto op = b.getDefiningOp<linalg::LinalgOp>();
+    if (!op || !llvm::is_contained(others, op) || !b.hasOneUse() ||
+        op->getNumResults() != 1)
+      break;
+    // Its inputs: arguments, or (at most) one more op of the chain; its
+    // destination an empty tensor.
+    Value next;
+    bool fromArguments = llvm::all_of(op.getDpsInits(), [](Value init) {
+      return init.getDefiningOp<tensor::EmptyOp>() != nullptr;
+    });
+    for (Value input : op.getDpsInputs()) {
+      if (isa<BlockArgument>(input))
+        continue;
+      if (next || !input.getDefiningOp<linalg::LinalgOp>())
+        fromArguments = false;
+      next = input;
+    }
+    if (!fromArguments)
+      break;
+    weightOps.insert(op);
+    if (!next)
+      break;
+    b = next;
+  }
+  // A chain that does not reach the arguments is not the weight's alone:
+  // nothing folds then (its ops stay in `others`, which do not collapse).
+  if (!weightOps.empty()) {
+    bool reachesArguments = true;
+    for (Operation *op : weightOps)
+      for (Value input : cast<linalg::LinalgOp>(op).getDpsInputs())
+        if (Operation *def = input.getDefiningOp())
+          reachesArguments &= weightOps.contains(def);
+    if (!reachesArguments)
+      weightOps.clear();
+  }
+  llvm::erase_if(others, [&](linalg::LinalgOp op) {
+    return weightOps.contains(op.getOperation());
+  });
   if (!llvm::all_of(others, [&](linalg::LinalgOp op) {
         return collapsesAlong(op, rank, groups.front());
       }))

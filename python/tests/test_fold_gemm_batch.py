@@ -95,11 +95,25 @@ def per_batch_case(path, rng):
     return {"X": (16,), "C": "per_batch"}
 
 
+def tied_case(path, rng):
+    """Y = X @ E^T with E [40, 48] an embedding table (GPT-2's tied LM
+    head): the weight is transposed inside the kernel, which makes B alone
+    and stays as it is while the batch folds."""
+    nodes = [helper.make_node("Transpose", ["E"], ["Et"], perm=[1, 0]),
+             helper.make_node("MatMul", ["X", "Et"], ["Y"])]
+    table = numpy_helper.from_array(
+        rng.uniform(-0.5, 0.5, (40, 48)).astype(np.float32), "E")
+    _save(path, nodes, [helper.make_tensor_value_info("X", F, ["B", "S", 48])],
+          [helper.make_tensor_value_info("Y", F, ["B", "S", 40])], [table])
+    return {"X": (48,)}
+
+
 CASES = {
     "gelu": (gelu_case, "B*S"),
     "residual": (residual_case, "B*S"),
     "rank4": (rank4_case, "3*B*S"),
     "per_batch": (per_batch_case, None),
+    "tied": (tied_case, "B*S"),
 }
 
 

@@ -237,3 +237,67 @@ func.func @computed_rows(%b: index, %h: index, %x: tensor<?x?x64xf32>, %g: tenso
   } -> tensor<?x?x48xf32>
   return %mm : tensor<?x?x48xf32>
 }
+
+// -----
+
+// GPT-2's tied LM head: B is the embedding table transposed inside the
+// kernel, which stays as it is (it has no batch); a shape tensor left over
+// from the export (index casts into an unused from_elements) is ignored.
+#ta = affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>
+#tw = affine_map<(d0, d1, d2, d3) -> (d3, d2)>
+#to = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
+// CHECK-LABEL: func.func @tied_table(
+//  CHECK-SAME:   %{{.*}}: tensor<40x48xf32>
+//  CHECK-SAME:   dyncc.folded_batch
+//       CHECK:   %[[T:.+]] = linalg.transpose ins(%{{.*}} : tensor<40x48xf32>) outs(%{{.*}} : tensor<48x40xf32>)
+//       CHECK:   linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction"]{{.*}} ins(%{{.*}}, %[[T]] : tensor<?x48xf32>, tensor<48x40xf32>) outs(%{{.*}} : tensor<?x40xf32>)
+func.func @tied_table(%b: index, %s: index, %e: tensor<40x48xf32>, %x: tensor<?x?x48xf32>, %out: tensor<?x?x40xf32>) -> tensor<?x?x40xf32> attributes {dyncc.kernel, dyncc.kind = "gemm"} {
+  %b64 = arith.index_cast %b : index to i64
+  %s64 = arith.index_cast %s : index to i64
+  %shape = tensor.from_elements %b64, %s64 : tensor<2xi64>
+  %empty = tensor.empty() : tensor<48x40xf32>
+  %t = linalg.transpose ins(%e : tensor<40x48xf32>) outs(%empty : tensor<48x40xf32>) permutation = [1, 0]
+  %zero = arith.constant 0.0 : f32
+  %fill = linalg.fill ins(%zero : f32) outs(%out : tensor<?x?x40xf32>) -> tensor<?x?x40xf32>
+  %mm = linalg.generic {indexing_maps = [#ta, #tw, #to], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%x, %t : tensor<?x?x48xf32>, tensor<48x40xf32>) outs(%fill : tensor<?x?x40xf32>) {
+  ^bb0(%p: f32, %q: f32, %acc: f32):
+    %m = arith.mulf %p, %q : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  } -> tensor<?x?x40xf32>
+  return %mm : tensor<?x?x40xf32>
+}
+
+// -----
+
+// B made by an op that writes into an argument rather than a fresh tensor:
+// not taken for the weight's own (only ops into empty tensors, from the
+// arguments, are); it stays with the ops to collapse, which it does not,
+// so nothing folds.
+#ua = affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>
+#uw = affine_map<(d0, d1, d2, d3) -> (d3, d2)>
+#uo = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
+#ub = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-LABEL: func.func @computed_weight(
+//   CHECK-NOT:   dyncc.folded_batch
+//   CHECK-NOT:   tensor.collapse_shape
+func.func @computed_weight(%x: tensor<?x?x48xf32>, %v: tensor<48x40xf32>, %out: tensor<?x?x40xf32>) -> tensor<?x?x40xf32> attributes {dyncc.kernel, dyncc.kind = "gemm"} {
+  %empty = tensor.empty() : tensor<48x40xf32>
+  %w = linalg.generic {indexing_maps = [#ub, #ub], iterator_types = ["parallel", "parallel"]}
+      ins(%v : tensor<48x40xf32>) outs(%v : tensor<48x40xf32>) {
+  ^bb0(%p: f32, %o: f32):
+    %e = math.exp %p : f32
+    linalg.yield %e : f32
+  } -> tensor<48x40xf32>
+  %zero = arith.constant 0.0 : f32
+  %fill = linalg.fill ins(%zero : f32) outs(%out : tensor<?x?x40xf32>) -> tensor<?x?x40xf32>
+  %mm = linalg.generic {indexing_maps = [#ua, #uw, #uo], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%x, %w : tensor<?x?x48xf32>, tensor<48x40xf32>) outs(%fill : tensor<?x?x40xf32>) {
+  ^bb0(%p: f32, %q: f32, %acc: f32):
+    %m = arith.mulf %p, %q : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  } -> tensor<?x?x40xf32>
+  return %mm : tensor<?x?x40xf32>
+}
