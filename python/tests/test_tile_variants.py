@@ -603,6 +603,48 @@ def test_every_variant_of_half_scores_into_f32(tmp_path, layout):
     assert ran == names
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
+def test_strided_pointwise_conv(tmp_path, dtype):
+    """A one-pixel conv of stride 2 (ResNet's downsampling shortcut) is a
+    strided slice of the image (a data-movement kernel), then a GEMM over
+    the slice's pixels, every variant's product static. Against
+    numpy at images of 1 pixel, odd and prime sides, and the ranges' ends,
+    every variant its table picks."""
+    make_pointwise_conv = load_input_script(
+        "make_pointwise_conv").make_pointwise_conv
+    model = tmp_path / "strided.onnx"
+    w, b = make_pointwise_conv(model, 24, 40, dtype, "stride2", seed=5)
+    dims = {"B": (1, 3), "H": (1, 33), "W": (1, 33)}
+    options = dict(dims=dims, targets=["cpu"], device="h200")
+    plan = json.loads(dyncc.compile(model, None, emit="plan", **options))
+    kinds = [g["kind"] for g in plan["groups"]]
+    assert kinds == ["data_movement", "gemm"], kinds
+    gemm = plan["groups"][1]
+    tiled = dyncc.compile(model, None, emit="tiled", **options)
+    assert tiled.count("dyncc.mma = ") + tiled.count("dyncc.register_tile") \
+        == len(gemm["variants"])
+    art = tmp_path / "strided.dyncc"
+    dyncc.compile(model, art, **options)
+    sess = dyncc.load(art).session()
+    w64 = w.astype(np.float64)[:, :, 0, 0]
+    tol = 1e-4 if dtype == "float32" else 2e-3
+    rng = np.random.default_rng(9)
+    ran = set()
+    for batch, h, wd in [(1, 1, 1), (2, 2, 3), (3, 7, 5), (1, 13, 17),
+                         (2, 33, 33), (3, 32, 31), (1, 1, 33)]:
+        x = rng.uniform(-1, 1, (batch, 24, h, wd)).astype(dtype)
+        got = sess.run({"X": x})["Y"]
+        sub = x.astype(np.float64)[:, :, ::2, ::2]
+        ref = np.einsum("fc,bchw->bfhw", w64, sub) + \
+            b.astype(np.float64)[None, :, None, None]
+        ref = np.maximum(ref, 0)
+        assert got.shape == ref.shape, (got.shape, ref.shape)
+        np.testing.assert_allclose(got.astype(np.float64), ref, rtol=tol,
+                                   atol=tol * max(1, np.abs(ref).max()))
+        ran.update(v for v in sess.variants if "_gemm" in v or "conv" in v)
+    assert len(gemm["variants"]) >= 1 and ran
+
+
 def image_of(pixels, h_max, w_max, w_div):
     """Rows and columns of an image of `pixels` pixels within the ranges,
     the columns a multiple of `w_div`, the squarest there is; None where

@@ -225,3 +225,39 @@ func.func @arange_as_nonzero(%x: tensor<?xf32, #sym.shape<[L]>>) -> (tensor<*xi6
   %3 = dg.nonzero %x : tensor<?xf32, #sym.shape<[L]>> -> tensor<*xi64>
   return %2, %3 : tensor<*xi64>, tensor<*xi64>
 }
+
+// -----
+
+// A one-pixel conv with strides (ResNet's downsampling shortcut) is a
+// strided slice of the image, then the conv at stride 1 (a GEMM over the
+// pixels, later): the slice takes the conv's output sizes.
+// CHECK-LABEL: func.func @strided_pointwise_conv(
+//   CHECK-DAG:   %[[STEPS:.+]] = dg.constant dense<2> : tensor<2xi64>
+//   CHECK-DAG:   %[[AXES:.+]] = dg.constant dense<[2, 3]> : tensor<2xi64>
+//       CHECK:   %[[S:.+]] = dg.slice %{{.*}}, %{{.*}}, %{{.*}} axes %[[AXES]] : tensor<2xi64> steps %[[STEPS]] : tensor<2xi64> : tensor<?x8x?x?xf32, #sym.shape<[N, 8, H, W]>>, tensor<2xi64>, tensor<2xi64> -> tensor<?x8x?x?xf32, #sym.shape<[N, 8, floordiv(H - 1, 2) + 1, floordiv(W - 1, 2) + 1]>>
+//       CHECK:   %[[Y:.+]] = dg.conv %[[S]], {{.*}}strides = array<i64: 1, 1>{{.*}} -> tensor<?x4x?x?xf32, #sym.shape<[N, 4, floordiv(H - 1, 2) + 1, floordiv(W - 1, 2) + 1]>>
+//       CHECK:   return %[[Y]]
+// A padded one, a 3x3 window and two groups stay strided convs.
+// CHECK-LABEL: func.func @strided_convs_that_stay(
+//   CHECK-NOT:   dg.slice
+//       CHECK:   dg.conv {{.*}}strides = array<i64: 2, 2>
+//       CHECK:   dg.conv {{.*}}strides = array<i64: 2, 2>
+//       CHECK:   dg.conv {{.*}}strides = array<i64: 2, 2>
+//   CHECK-NOT:   dg.slice
+sym.symbol @N range [1, 8]
+sym.symbol @H range [1, 64]
+sym.symbol @W range [1, 64]
+func.func @strided_pointwise_conv(%x: tensor<?x8x?x?xf32, #sym.shape<[N, 8, H, W]>>) -> tensor<*xf32> {
+  %w = dg.constant dense<0.5> : tensor<4x8x1x1xf32>
+  %c = dg.conv %x, %w {strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : tensor<?x8x?x?xf32, #sym.shape<[N, 8, H, W]>>, tensor<4x8x1x1xf32> -> tensor<*xf32>
+  return %c : tensor<*xf32>
+}
+func.func @strided_convs_that_stay(%x: tensor<?x8x?x?xf32, #sym.shape<[N, 8, H, W]>>) -> (tensor<*xf32>, tensor<*xf32>, tensor<*xf32>) {
+  %w = dg.constant dense<0.5> : tensor<4x8x1x1xf32>
+  %w3 = dg.constant dense<0.5> : tensor<4x8x3x3xf32>
+  %wg = dg.constant dense<0.5> : tensor<4x4x1x1xf32>
+  %padded = dg.conv %x, %w {strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>} : tensor<?x8x?x?xf32, #sym.shape<[N, 8, H, W]>>, tensor<4x8x1x1xf32> -> tensor<*xf32>
+  %window = dg.conv %x, %w3 {strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : tensor<?x8x?x?xf32, #sym.shape<[N, 8, H, W]>>, tensor<4x8x3x3xf32> -> tensor<*xf32>
+  %grouped = dg.conv %x, %wg {strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 2 : i64} : tensor<?x8x?x?xf32, #sym.shape<[N, 8, H, W]>>, tensor<4x4x1x1xf32> -> tensor<*xf32>
+  return %padded, %window, %grouped : tensor<*xf32>, tensor<*xf32>, tensor<*xf32>
+}

@@ -7,7 +7,7 @@ default, or float16). With argv[5] = residual, R[B, F, H, W] is a second
 input (a ResNet block's sum); otherwise there is no R. With argv[5] =
 stride2, padded or grouped, the conv has a stride of 2, a padding of 1 or
 2 groups instead, and no R: a conv that is not a GEMM over the image's
-pixels. With argv[5] = batchnorm, the conv has no bias and a
+pixels (the strided one is, after a strided slice of the image). With argv[5] = batchnorm, the conv has no bias and a
 BatchNormalization follows it, before the residual's Add. make_pointwise_conv()
 returns the weight and bias, for a reference."""
 import sys

@@ -22,6 +22,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 namespace dyncc::dg {
 #define GEN_PASS_DEF_DECOMPOSEPASS
@@ -439,6 +440,62 @@ Value decomposeNonZeroOfFill(RewriterBase &b, NonZeroOp op) {
   return UnsqueezeOp::create(b, loc, type, row, b.getDenseI64ArrayAttr({0}));
 }
 
+/// A one-pixel conv with strides (a ResNet's downsampling shortcut, or its
+/// first 1x1 in caffe2's blocks) is the same conv, stride 1, of the image
+/// subsampled by a strided slice: the slice is a data-movement kernel and
+/// the conv a GEMM over the pixels (dyncc-pointwise-conv-as-gemm), where the
+/// strided conv stayed a direct one on SIMT threads. Only for one group, no
+/// padding and a static 1x1 window. The slice's type takes the conv's
+/// output sizes, which the rewrite keeps. Returns the new conv's result.
+FailureOr<Value> splitPointwiseStride(RewriterBase &rewriter, ConvOp conv) {
+  auto wType = dyn_cast<RankedTensorType>(conv.getWeight().getType());
+  auto inType = dyn_cast<RankedTensorType>(conv.getInput().getType());
+  std::optional<SmallVector<DimExpr>> inShape =
+      sym::getSymbolicShape(conv.getInput().getType());
+  std::optional<SmallVector<DimExpr>> outShape =
+      sym::getSymbolicShape(conv.getType());
+  if (!wType || !inType || !inShape || !outShape || conv.getGroup() != 1 ||
+      !wType.hasStaticShape() || wType.getRank() != inType.getRank() ||
+      inType.getRank() < 3 || outShape->size() != inShape->size() ||
+      (conv.getAutoPad() != "NOTSET" && conv.getAutoPad() != "VALID") ||
+      llvm::any_of(wType.getShape().drop_front(2),
+                   [](int64_t d) { return d != 1; }) ||
+      llvm::any_of(conv.getPads(), [](int64_t p) { return p != 0; }) ||
+      llvm::all_of(conv.getStrides(), [](int64_t s) { return s == 1; }))
+    return failure();
+  int64_t rank = inType.getRank(), spatial = rank - 2;
+  if ((int64_t)conv.getStrides().size() != spatial)
+    return failure();
+  rewriter.setInsertionPoint(conv);
+  Location loc = conv.getLoc();
+  auto indices = [&](ArrayRef<int64_t> values) -> Value {
+    auto type = RankedTensorType::get({spatial}, rewriter.getI64Type());
+    return ConstantOp::create(rewriter, loc, type,
+                              DenseElementsAttr::get(type, values));
+  };
+  SmallVector<int64_t> axes, zeros(spatial, 0),
+      ends(spatial, std::numeric_limits<int64_t>::max());
+  for (int64_t a = 2; a < rank; ++a)
+    axes.push_back(a);
+  SmallVector<DimExpr> sliced = *inShape;
+  SmallVector<int64_t> dims(inType.getShape());
+  for (int64_t a = 2; a < rank; ++a) {
+    sliced[a] = (*outShape)[a];
+    dims[a] = sliced[a].getConstant().value_or(ShapedType::kDynamic);
+  }
+  Type slicedType = sym::withSymbolicShape(
+      RankedTensorType::get(dims, inType.getElementType()), sliced);
+  Value image = SliceOp::create(rewriter, loc, slicedType, conv.getInput(),
+                                indices(zeros), indices(ends), indices(axes),
+                                indices(conv.getStrides()));
+  auto unit = ConvOp::create(
+      rewriter, loc, conv.getType(), image, conv.getWeight(), conv.getBias(),
+      rewriter.getDenseI64ArrayAttr(SmallVector<int64_t>(spatial, 1)),
+      conv.getPadsAttr(), conv.getDilationsAttr(), conv.getGroupAttr(),
+      conv.getAutoPadAttr());
+  return unit.getResult();
+}
+
 struct Decompose final : ::dyncc::dg::impl::DecomposePassBase<Decompose> {
   using Base::Base;
 
@@ -463,6 +520,17 @@ struct Decompose final : ::dyncc::dg::impl::DecomposePassBase<Decompose> {
       Operation *conv = bn.getInput().getDefiningOp();
       rewriter.replaceAllUsesWith(bn.getResult(), *folded);
       rewriter.eraseOp(bn);
+      rewriter.eraseOp(conv);
+    }
+    // Strided one-pixel convs (after the folds, which take the conv as it
+    // is) as a strided slice and a stride-1 conv.
+    SmallVector<ConvOp> strided;
+    getOperation().walk([&](ConvOp conv) { strided.push_back(conv); });
+    for (ConvOp conv : strided) {
+      FailureOr<Value> unit = splitPointwiseStride(rewriter, conv);
+      if (failed(unit))
+        continue;
+      rewriter.replaceAllUsesWith(conv.getResult(), *unit);
       rewriter.eraseOp(conv);
     }
     SmallVector<NonZeroOp> ranges;
