@@ -20,7 +20,8 @@ The bundle, a directory and its archive OUT.tar.gz (what travels: at most
               M = 1..4096, searched for the H100 and the H200, to tune and
               to time against torch.matmul (--no-bert-dense leaves them
               out), and BERT-base's fused Q, K and V projection and a
-              one-pixel conv, in f16 (--no-fused-products leaves them out);
+              one-pixel conv, in f16, and the generator's tiny ResNet and
+              GPT-2 in f16 (--no-fused-products leaves them out);
   nodes/      the ONNX node tests that pass on the CPU here, each mode
               (static, --force-dynamic) compiled for cpu and sm_90 with its
               data sets' inputs and expected outputs (--nodes REGEX picks
@@ -292,6 +293,21 @@ def main():
                         "artifact": "artifacts/pointwise_conv_f16.dyncc",
                         "dynamic": [8, 24, 56], "dynamic_gpu": [64],
                         "versus_torch_graph": [8, 16, 32, 64]})
+        # Whole f16 models from the generator (`--dtype float16`): a
+        # ResNet whose one-pixel convs (the strided shortcuts through a
+        # strided slice) are GEMMs on mma.sync, and a GPT-2 whose dense
+        # layers and tied LM head fold their batch into M.
+        import onnx
+        sys.path.insert(0, str(ROOT / "python"))
+        from dyncc_models import make_model, to_half
+        for family in ("resnet", "gpt2"):
+            name = f"{family}_tiny_f16"
+            model = out / "models" / f"{name}.onnx"
+            onnx.save(to_half(make_model(family, "tiny", seed=1)), str(model))
+            compile_model(name, model)
+            entries.append({"name": name, "model": f"models/{name}.onnx",
+                            "artifact": f"artifacts/{name}.dyncc",
+                            "dynamic": [1, 5, 17]})
     linear = ROOT / "examples" / "linear_relu.onnx"
     shutil.copy2(linear, out / "models" / linear.name)
     compile_model("linear_relu", linear, ["--dim", "B=1:4096"])
