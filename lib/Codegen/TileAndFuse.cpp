@@ -2415,8 +2415,8 @@ static bool padForStaticProducts(RewriterBase &rewriter, Operation *blockLoop,
     // not padded: the instruction's K must divide it (a head size of 4 or 8
     // in a tiny model stays on SIMT).
     int64_t k = ranges.back();
-    if (tensorCores && !ShapedType::isDynamic(k) && k <= config.kStep &&
-        k % config.mma[2] != 0)
+    if (tensorCores && !ShapedType::isDynamic(k) &&
+        !tensorCoresTakeStaticK(k, config.kStep, config.mma[2]))
       return false;
   }
   Type a = getElementTypeOrSelf(op.getDpsInputs()[0].getType());

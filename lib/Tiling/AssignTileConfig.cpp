@@ -133,12 +133,11 @@ struct AssignTileConfig final
               : TileConfig::getDefault(kind, outType.getRank(), tensorCore);
       if (it == byKind.end() && kind == "conv")
         config.kStep = getConvKStep(getWindowTaps(func));
-      // A static K of at most one k-step is one unpadded chunk, which code
-      // generation takes to tensor cores only where the instruction's K
-      // divides it (a tiny model's heads of 4 or 8): SIMT's default then.
+      // A static K code generation would take to SIMT threads with the
+      // tensor-core default (tensorCoresTakeStaticK): SIMT's default then.
       if (it == byKind.end() && !config.mma.empty())
         if (std::optional<int64_t> k = problem->k.getConstant();
-            k && *k <= config.kStep && *k % config.mma[2] != 0)
+            k && !tensorCoresTakeStaticK(*k, config.kStep, config.mma[2]))
           config = TileConfig::getDefault(kind, outType.getRank(),
                                           /*tensorCore=*/false);
       func->setAttr(TileConfig::getAttrName(), config.toAttr(&getContext()));

@@ -126,6 +126,10 @@ static LogicalResult foldBatch(func::FuncOp func) {
   // through a transpose): a chain of ops, each used once, making B from the
   // kernel's arguments alone, so it has no batch; they stay as they are.
   llvm::SmallPtrSet<Operation *, 4> weightOps;
+  // Whether the chain ends at the arguments; where it does not, it is not
+  // the weight's alone and nothing folds (its ops stay in `others`, which
+  // do not collapse).
+  bool reachesArguments = false;
   for (Value b = contraction.getDpsInputs()[1];;) {
     auto op = b.getDefiningOp<linalg::LinalgOp>();
     if (!op || !llvm::is_contained(others, op) || !b.hasOneUse() ||
@@ -147,21 +151,14 @@ static LogicalResult foldBatch(func::FuncOp func) {
     if (!fromArguments)
       break;
     weightOps.insert(op);
-    if (!next)
+    if (!next) {
+      reachesArguments = true;
       break;
+    }
     b = next;
   }
-  // A chain that does not reach the arguments is not the weight's alone:
-  // nothing folds then (its ops stay in `others`, which do not collapse).
-  if (!weightOps.empty()) {
-    bool reachesArguments = true;
-    for (Operation *op : weightOps)
-      for (Value input : cast<linalg::LinalgOp>(op).getDpsInputs())
-        if (Operation *def = input.getDefiningOp())
-          reachesArguments &= weightOps.contains(def);
-    if (!reachesArguments)
-      weightOps.clear();
-  }
+  if (!reachesArguments)
+    weightOps.clear();
   llvm::erase_if(others, [&](linalg::LinalgOp op) {
     return weightOps.contains(op.getOperation());
   });

@@ -275,10 +275,10 @@ Candidates getCandidates(const SearchSpace &space, const cost::Device &device) {
     if ((!space.tensorCores && tile.tensorCores) ||
         (space.nSplit != 0 && space.nSplit % tile.blockN != 0))
       continue;
-    // Code generation keeps a static K of at most one k-step whole (one
-    // chunk, not padded), so the instruction's K must divide it; otherwise
-    // the product stays on SIMT threads, which the tile would not model.
-    if (tile.tensorCores && k != 0 && k <= tile.kStep && k % cost::kMmaK != 0)
+    // No tensor-core tile code generation would run on SIMT threads, which
+    // the tile would not model (tensorCoresTakeStaticK).
+    if (tile.tensorCores && k != 0 &&
+        !tensorCoresTakeStaticK(k, tile.kStep, cost::kMmaK))
       continue;
     candidates.gemm.push_back(tile);
     // Split-K: small tiles in parts of whole k-steps of a static K.

@@ -212,32 +212,32 @@ FailureOr<SplitPlan> analyze(func::FuncOp kernel, int64_t parts,
              collapse && collapse.getSrc() == destination) {
     plan.destination = destination;
     plan.collapse = collapse.getReassociationIndices();
-  } else if (auto empty = init.getDefiningOp<tensor::EmptyOp>();
-             empty && accumulator.getShape() == destinationType.getShape()) {
-    for (auto [i, size] : llvm::enumerate(empty.getMixedSizes())) {
-      auto value = dyn_cast<Value>(size);
-      auto dim = value ? value.getDefiningOp<tensor::DimOp>() : nullptr;
-      std::optional<int64_t> index = dim ? dim.getConstantIndex() : std::nullopt;
-      if (value && (!dim || dim.getSource() != destination || index != i)) {
-        why = "its accumulator is not of the destination's shape";
-        return failure();
-      }
+  } else if (auto empty = init.getDefiningOp<tensor::EmptyOp>()) {
+    // An empty tensor of the destination's shape, or of its collapse (an
+    // f32 accumulator of an f16 result, whose batch may be folded into M):
+    // each size the product of the destination's along its group.
+    std::optional<SmallVector<ReassociationIndices>> groups;
+    if (accumulator.getRank() == destinationType.getRank()) {
+      if (accumulator.getShape() == destinationType.getShape())
+        groups = llvm::map_to_vector(
+            llvm::seq<int64_t>(0, accumulator.getRank()),
+            [](int64_t d) { return ReassociationIndices{d}; });
+    } else {
+      groups = getReassociationIndicesForCollapse(destinationType.getShape(),
+                                                  accumulator.getShape());
+    }
+    if (!groups || !llvm::all_of(llvm::zip(empty.getMixedSizes(), *groups),
+                                 [&](auto pair) {
+                                   return isProductOfSizes(std::get<0>(pair),
+                                                           destination,
+                                                           std::get<1>(pair));
+                                 })) {
+      why = "its accumulator is not of the destination's shape";
+      return failure();
     }
     plan.destination = destination;
-  } else if (std::optional<SmallVector<ReassociationIndices>> groups =
-                 getReassociationIndicesForCollapse(destinationType.getShape(),
-                                                    accumulator.getShape());
-             empty && groups &&
-             accumulator.getRank() < destinationType.getRank() &&
-             llvm::all_of(
-                 llvm::zip(empty.getMixedSizes(), *groups), [&](auto pair) {
-                   return isProductOfSizes(std::get<0>(pair), destination,
-                                           std::get<1>(pair));
-                 })) {
-    // An empty tensor of the destination's collapse (an f32 accumulator of
-    // an f16 result whose batch is folded into M).
-    plan.destination = destination;
-    plan.collapse = *groups;
+    if (accumulator.getRank() != destinationType.getRank())
+      plan.collapse = *groups;
   } else {
     why = "its accumulator is not of the destination's shape";
     return failure();

@@ -138,6 +138,16 @@ struct TileConfig {
   TileConfig fitToRank(int64_t rank) const;
 };
 
+/// Whether code generation takes a product whose K is static, `k`, to
+/// tensor cores with k-steps of `kStep` and an instruction K of `mmaK`: a K
+/// of at most one k-step is one chunk of exactly K, not padded, which the
+/// instruction's K must then divide (a tiny model's heads of 4 or 8 stay on
+/// SIMT threads). The tile search and the default config follow the same
+/// rule, so that no tensor-core config is one code generation runs on SIMT.
+inline bool tensorCoresTakeStaticK(int64_t k, int64_t kStep, int64_t mmaK) {
+  return k > kStep || k % mmaK == 0;
+}
+
 /// The attribute on a tiled kernel holding its launch grid: per axis (x, y,
 /// z) the block counts of its roots, whose maximum is the grid, as DimExpr
 /// text over the kernel's arguments named by getGridArgName.
