@@ -239,6 +239,16 @@ static Value clampIndex(OpBuilder &b, Location loc, Value v, Value lo,
                                 hi);
 }
 
+/// `inside` (null: nothing yet) and 0 <= i < size: whether an index of a
+/// padded read is in bounds in every dimension so far.
+static Value andInBounds(OpBuilder &b, Location loc, Value inside, Value i,
+                         Value zero, Value size) {
+  Value ok = arith::AndIOp::create(
+      b, loc, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, i, zero),
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, i, size));
+  return inside ? Value(arith::AndIOp::create(b, loc, inside, ok)) : ok;
+}
+
 /// The constant integer contents of `v` when it is an arith.constant.
 static std::optional<SmallVector<int64_t>> getConstantInts(Value v) {
   DenseIntElementsAttr attr;
@@ -461,6 +471,7 @@ private:
   Results lowerNonZero();
   Results lowerCumSum(dg::CumSumOp cumsum);
   Results lowerDepthToSpace(dg::DepthToSpaceOp d2s);
+  Results lowerIm2Col(dg::Im2ColOp im2col);
   Results lowerResize(dg::ResizeOp resize);
   Results lowerShapeOf(dg::ShapeOfOp shapeOf);
 
@@ -1653,14 +1664,7 @@ OpLowering::Results OpLowering::lowerPad(dg::PadOp pad) {
           Value i = arith::SubIOp::create(nb, l, idx[d], low[d]);
           Value last = arith::SubIOp::create(nb, l, sizes[d], one);
           if (mode == "constant") {
-            Value ok = arith::AndIOp::create(
-                nb, l,
-                arith::CmpIOp::create(nb, l, arith::CmpIPredicate::sge, i,
-                                      zero),
-                arith::CmpIOp::create(nb, l, arith::CmpIPredicate::slt, i,
-                                      sizes[d]));
-            inside =
-                inside ? Value(arith::AndIOp::create(nb, l, inside, ok)) : ok;
+            inside = andInBounds(nb, l, inside, i, zero, sizes[d]);
           } else if (mode == "edge") {
             i = clampIndex(nb, l, i, zero, last);
           } else if (mode == "wrap") {
@@ -1827,6 +1831,59 @@ OpLowering::Results OpLowering::lowerDepthToSpace(dg::DepthToSpaceOp d2s) {
                                          ValueRange{idx[0], channel, h, w});
       }));
 }
+OpLowering::Results OpLowering::lowerIm2Col(dg::Im2ColOp im2col) {
+  // out[n, (c*KH + i)*KW + j, y, x] = in[n, c, y*sh + i*dh - top,
+  // x*sw + j*dw - left], zero outside the input: the index is clamped into
+  // it and the value selected, so every read is in bounds.
+  Value input = operands[0];
+  ArrayRef<int64_t> kernel = im2col.getKernelShape();
+  ArrayRef<int64_t> strides = im2col.getStrides();
+  ArrayRef<int64_t> dilations = im2col.getDilations();
+  ArrayRef<int64_t> pads = im2col.getPads();
+  if (kernel.size() != 2 || strides.size() != 2 || dilations.size() != 2 ||
+      pads.size() != 4)
+    return fail("needs a 2-D window, strides, dilations and four pads");
+  bool padded = llvm::any_of(pads, [](int64_t p) { return p != 0; });
+  Type element = resultElement();
+  Value height = dimOf(input, 2), width = dimOf(input, 3);
+  return single(buildIndexed(
+      b, loc, destination(0),
+      [&](OpBuilder &nb, Location l, ValueRange idx, Value) -> Value {
+        auto constant = [&](int64_t v) {
+          return arith::ConstantIndexOp::create(nb, l, v);
+        };
+        Value area = constant(kernel[0] * kernel[1]);
+        Value channel = arith::DivUIOp::create(nb, l, idx[1], area);
+        Value tap = arith::RemUIOp::create(nb, l, idx[1], area);
+        Value taps[2] = {
+            arith::DivUIOp::create(nb, l, tap, constant(kernel[1])),
+            arith::RemUIOp::create(nb, l, tap, constant(kernel[1]))};
+        Value sizes[2] = {height, width};
+        Value zero = constant(0), one = constant(1);
+        SmallVector<Value> at = {idx[0], channel};
+        Value inside;
+        for (int64_t d = 0; d < 2; ++d) {
+          Value pos = arith::AddIOp::create(
+              nb, l,
+              arith::MulIOp::create(nb, l, idx[2 + d], constant(strides[d])),
+              arith::MulIOp::create(nb, l, taps[d], constant(dilations[d])));
+          if (!padded) {
+            at.push_back(pos);
+            continue;
+          }
+          pos = arith::SubIOp::create(nb, l, pos, constant(pads[d]));
+          inside = andInBounds(nb, l, inside, pos, zero, sizes[d]);
+          at.push_back(clampIndex(nb, l, pos, zero,
+                                  arith::SubIOp::create(nb, l, sizes[d], one)));
+        }
+        Value value = tensor::ExtractOp::create(nb, l, input, at);
+        if (!inside)
+          return value;
+        return arith::SelectOp::create(nb, l, inside, value,
+                                       scalarConstant(nb, l, element, 0));
+      }));
+}
+
 OpLowering::Results OpLowering::lowerResize(dg::ResizeOp resize) {
   Value input = operands[0];
   auto inType = cast<RankedTensorType>(input.getType());
@@ -2086,6 +2143,7 @@ FailureOr<SmallVector<Value>> OpLowering::lower() {
       .Case([&](dg::NonZeroOp) { return lowerNonZero(); })
       .Case([&](dg::CumSumOp c) { return lowerCumSum(c); })
       .Case([&](dg::DepthToSpaceOp d) { return lowerDepthToSpace(d); })
+      .Case([&](dg::Im2ColOp i) { return lowerIm2Col(i); })
       .Case([&](dg::ResizeOp r) { return lowerResize(r); })
       .Case([&](dg::MatMulOp) { return lowerMatMul(); })
       .Case([&](dg::ConvOp c) { return lowerConv(c); })

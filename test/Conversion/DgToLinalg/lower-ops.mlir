@@ -205,3 +205,39 @@ func.func @unsigned(%x: tensor<?xui8, #sym.shape<[N]>>, %y: tensor<?xui8, #sym.s
   } : tensor<1x?xi64, #sym.shape<[1, nz]>>
   return %g#0, %g#1, %n : tensor<?xi32, #sym.shape<[N]>>, tensor<?xi1, #sym.shape<[N]>>, tensor<1x?xi64, #sym.shape<[1, nz]>>
 }
+
+// -----
+
+// im2col writes each output element once: the channel splits into the
+// input channel and the window tap (divided by the taps, then by the
+// window's width), the input position is clamped into the image and the
+// padding reads as zero.
+// CHECK-LABEL: func.func @g0_data_movement(
+//       CHECK:   linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "parallel"]
+//       CHECK:     %[[C:.+]] = arith.divui %{{.+}}, %c9
+//       CHECK:     %[[TAP:.+]] = arith.remui %{{.+}}, %c9
+//       CHECK:     arith.divui %[[TAP]], %c3
+//       CHECK:     arith.remui %[[TAP]], %c3
+//       CHECK:     arith.cmpi sge
+//       CHECK:     arith.cmpi slt
+//       CHECK:     %[[INH:.+]] = arith.andi
+//       CHECK:     arith.maxsi
+//       CHECK:     arith.minsi
+//       CHECK:     arith.cmpi sge
+//       CHECK:     arith.cmpi slt
+//       CHECK:     %[[INW:.+]] = arith.andi
+//       CHECK:     %[[IN:.+]] = arith.andi %[[INH]], %[[INW]]
+//       CHECK:     arith.maxsi
+//       CHECK:     %[[W:.+]] = arith.minsi
+//       CHECK:     %[[X:.+]] = tensor.extract %{{.+}}[%{{.+}}, %[[C]], %{{.+}}, %[[W]]]
+//       CHECK:     %[[Y:.+]] = arith.select %[[IN]], %[[X]], %cst
+//       CHECK:     linalg.yield %[[Y]]
+sym.symbol @N range [1, 64]
+sym.symbol @H range [2, 512]
+func.func @im2col(%x: tensor<?x3x?x?xf32, #sym.shape<[N, 3, H, H]>>) -> tensor<?x27x?x?xf32, #sym.shape<[N, 27, floordiv(H - 1, 2) + 1, floordiv(H - 1, 2) + 1]>> {
+  %g = dg.fusion data_movement {
+    %0 = dg.im2col %x {kernel_shape = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>} : tensor<?x3x?x?xf32, #sym.shape<[N, 3, H, H]>> -> tensor<?x27x?x?xf32, #sym.shape<[N, 27, floordiv(H - 1, 2) + 1, floordiv(H - 1, 2) + 1]>>
+    dg.yield %0 : tensor<?x27x?x?xf32, #sym.shape<[N, 27, floordiv(H - 1, 2) + 1, floordiv(H - 1, 2) + 1]>>
+  } : tensor<?x27x?x?xf32, #sym.shape<[N, 27, floordiv(H - 1, 2) + 1, floordiv(H - 1, 2) + 1]>>
+  return %g : tensor<?x27x?x?xf32, #sym.shape<[N, 27, floordiv(H - 1, 2) + 1, floordiv(H - 1, 2) + 1]>>
+}

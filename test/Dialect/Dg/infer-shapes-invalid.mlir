@@ -492,6 +492,38 @@ func.func @global_pool_rank(%x: tensor<8xf32>) -> tensor<*xf32> {
 
 // -----
 
+func.func @im2col_window(%x: tensor<1x3x8xf32>) -> tensor<*xf32> {
+  // expected-error @+1 {{'dg.im2col' op takes a 2-D window, got 1 dimensions}}
+  %0 = dg.im2col %x {kernel_shape = array<i64: 3>, strides = array<i64: 1>, pads = array<i64: 0, 0>, dilations = array<i64: 1>} : tensor<1x3x8xf32> -> tensor<*xf32>
+  return %0 : tensor<*xf32>
+}
+
+// -----
+
+func.func @im2col_stride(%x: tensor<1x3x8x8xf32>) -> tensor<*xf32> {
+  // expected-error @+1 {{'dg.im2col' op window sizes, strides and dilations must be positive, got 0}}
+  %0 = dg.im2col %x {kernel_shape = array<i64: 3, 3>, strides = array<i64: 1, 0>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : tensor<1x3x8x8xf32> -> tensor<*xf32>
+  return %0 : tensor<*xf32>
+}
+
+// -----
+
+func.func @im2col_pads(%x: tensor<1x3x8x8xf32>) -> tensor<*xf32> {
+  // expected-error @+1 {{'dg.im2col' op pads must not be negative, got -1}}
+  %0 = dg.im2col %x {kernel_shape = array<i64: 3, 3>, strides = array<i64: 1, 1>, pads = array<i64: 0, -1, 0, 0>, dilations = array<i64: 1, 1>} : tensor<1x3x8x8xf32> -> tensor<*xf32>
+  return %0 : tensor<*xf32>
+}
+
+// -----
+
+func.func @im2col_rank(%x: tensor<3x8x8xf32>) -> tensor<*xf32> {
+  // expected-error @+1 {{'dg.im2col' op kernel has 2 dimensions for an input of rank 3}}
+  %0 = dg.im2col %x {kernel_shape = array<i64: 3, 3>, strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : tensor<3x8x8xf32> -> tensor<*xf32>
+  return %0 : tensor<*xf32>
+}
+
+// -----
+
 //===----------------------------------------------------------------------===//
 // Equalities and the symbol facts (ShapeConstraints.cpp)
 //===----------------------------------------------------------------------===//

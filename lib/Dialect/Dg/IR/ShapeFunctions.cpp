@@ -1188,6 +1188,34 @@ LogicalResult AvgPoolOp::inferSymbolicShapes(ShapeInferenceContext &ctx,
                    results);
 }
 
+LogicalResult
+Im2ColOp::inferSymbolicShapes(ShapeInferenceContext &ctx,
+                              SmallVectorImpl<SymShape> &results) {
+  ArrayRef<int64_t> kernel = getKernelShape();
+  if (kernel.size() != 2)
+    return emitOpError("takes a 2-D window, got ")
+           << kernel.size() << " dimensions";
+  int64_t area = 1;
+  for (ArrayRef<int64_t> values : {kernel, getStrides(), getDilations()})
+    for (int64_t v : values)
+      if (v <= 0)
+        return emitOpError("window sizes, strides and dilations must be "
+                           "positive, got ")
+               << v;
+  for (int64_t p : getPads())
+    if (p < 0)
+      return emitOpError("pads must not be negative, got ") << p;
+  if (llvm::MulOverflow(kernel[0], kernel[1], area))
+    return emitOpError("window ")
+           << kernel[0] << "x" << kernel[1] << " is too large";
+  if (failed(poolShape(getOperation(), ctx, kernel, getStrides(), getPads(),
+                       getDilations(), false, "NOTSET", results)))
+    return failure();
+  results.back()[1] =
+      ctx.constraints.resolve(results.back()[1] * DimExpr(area));
+  return success();
+}
+
 static LogicalResult globalPool(Operation *op, ShapeInferenceContext &ctx,
                                 SmallVectorImpl<SymShape> &results) {
   const SymShape &x = ctx.operandShapes[0];

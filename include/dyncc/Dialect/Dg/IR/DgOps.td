@@ -437,6 +437,26 @@ def Dg_ConvOp : Dg_GraphOp<"conv"> {
   }];
 }
 
+def Dg_Im2ColOp : Dg_GraphOp<"im2col"> {
+  let summary = "A 2-D convolution's windows as channels (NCHW)";
+  let description = [{
+    `[N, C, H, W] -> [N, C*KH*KW, OH, OW]` for a window of `kernel_shape`
+    `[KH, KW]` with the `strides`, `pads` and `dilations` of `dg.conv`
+    (and its output sizes): channel `c*KH*KW + i*KW + j` at pixel
+    `(y, x)` is the input's channel `c` at
+    `(y*sh + i*dh - pad_top, x*sw + j*dw - pad_left)`, zero where that
+    reads padding. A convolution of one group is then a 1x1 convolution
+    of this with its weights viewed as `[F, C*KH*KW, 1, 1]` (whose
+    layout that is): a GEMM. `dyncc-conv-im2col` makes it so where the
+    cost model predicts that faster.
+  }];
+  let arguments = (ins AnyTensor:$input, DenseI64ArrayAttr:$kernel_shape,
+                       DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$pads,
+                       DenseI64ArrayAttr:$dilations);
+  let results = (outs AnyTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+}
+
 def Dg_BatchNormOp : Dg_GraphOp<"batch_norm"> {
   let summary = "Inference batch normalization over the channel dimension";
   let arguments = (ins AnyTensor:$input, AnyTensor:$scale,
