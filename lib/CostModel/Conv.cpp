@@ -27,12 +27,16 @@
 //===----------------------------------------------------------------------===//
 
 #include "dyncc/CostModel/Conv.h"
+#include "dyncc/CostModel/Gemm.h"
+#include "dyncc/CostModel/Rows.h"
 
 #include "ConfigText.h"
 #include "Waves.h"
 
 #include <algorithm>
 #include <array>
+#include <cmath>
+#include <limits>
 
 using namespace dyncc::cost;
 using namespace dyncc::cost::detail;
@@ -327,4 +331,69 @@ ConvPrediction dyncc::cost::predictConv(const ConvTile &tile,
   p.seconds = addFloors(waves.seconds, unique / device.dramBytesPerSecond,
                         device, p.bound);
   return p;
+}
+
+std::vector<ConvFormTimes>
+dyncc::cost::predictConvForms(const std::vector<ConvProblem> &points,
+                              const Device &device) {
+  std::vector<ConvFormTimes> times;
+  if (points.empty())
+    return times;
+  const ConvProblem &first = points.front();
+  int64_t bytes = first.elementBytes;
+  int64_t taps = first.kh * first.kw, k = first.inC * taps;
+  // Candidates depend on the static parts alone.
+  std::vector<ConvTile> direct = enumerateConvTiles(first, device);
+  std::vector<GemmTile> gemm;
+  for (const GemmTile &tile : enumerateGemmTiles(bytes, device)) {
+    if (tile.tensorCores && !tensorCoresTakeStaticK(k, tile.kStep, kMmaK))
+      continue;
+    gemm.push_back(tile);
+    for (const GemmTile &split : getSplitKTiles(tile, k))
+      gemm.push_back(split);
+  }
+  std::vector<RowTile> copy = enumerateRowTiles(false, bytes, device);
+  // The copy writes each window element and reads the input once (the
+  // taps' reads of one pixel meet in the caches): per element written,
+  // its bytes and the input's share, strides*strides/taps of them.
+  int64_t readShare = (bytes * first.strideH * first.strideW + taps - 1) / taps;
+  auto best = [](const auto &tiles, auto predict) {
+    double seconds = std::numeric_limits<double>::infinity();
+    for (const auto &tile : tiles)
+      seconds = std::min(seconds, predict(tile));
+    return seconds;
+  };
+  for (const ConvProblem &p : points) {
+    ConvFormTimes &t = times.emplace_back();
+    t.direct = best(direct, [&](const ConvTile &t) {
+      return predictConv(t, p, device).seconds;
+    });
+    GemmProblem g;
+    g.batch = p.batch;
+    g.m = p.outC;
+    g.n = p.outH * p.outW;
+    g.k = k;
+    g.operandBytes = g.outputBytes = bytes;
+    t.gemm = best(gemm, [&](const GemmTile &t) {
+      return predictGemm(t, g, device).seconds;
+    });
+    RowProblem r;
+    r.rows = p.batch * k * p.outH;
+    r.length = p.outW;
+    r.elementBytes = bytes;
+    r.bytesPerElement = bytes + readShare;
+    t.copy = best(copy, [&](const RowTile &t) {
+      return predictRows(t, r, device).seconds;
+    });
+  }
+  return times;
+}
+
+double dyncc::cost::getIm2ColRatio(const std::vector<ConvFormTimes> &times) {
+  if (times.empty())
+    return 1;
+  double logs = 0;
+  for (const ConvFormTimes &t : times)
+    logs += std::log(t.im2col() / t.direct);
+  return std::exp(logs / double(times.size()));
 }

@@ -133,7 +133,18 @@ public:
       dumpSymbolTable(*graph);
     if (stopped)
       return true;
-    if (!runStage("fused", *graph, buildFusionPipeline) || stopped)
+    // A conv tile config given keeps convs direct, where it applies.
+    std::string im2col = options.im2col;
+    if (im2col == "auto" &&
+        llvm::any_of(options.tileConfigs, [](StringRef config) {
+          return config.split('=').first == "conv";
+        }))
+      im2col = "never";
+    if (!runStage("fused", *graph,
+                  [&](OpPassManager &pm) {
+                    return buildFusionPipeline(pm, device->name, im2col);
+                  }) ||
+        stopped)
       return !failedFlag;
     if (isStage("fusion-report")) {
       dg::printFusionReport(*graph, emitStream);
@@ -298,6 +309,10 @@ private:
                     "' (expected cpu, sm_80, sm_86, sm_90 or sm_90a)");
     if (options.targets.empty())
       return fail("--target is empty");
+    if (options.im2col != "auto" && options.im2col != "always" &&
+        options.im2col != "never")
+      return fail("--im2col must be auto, always or never, got '" +
+                  options.im2col + "'");
     if (options.variantCap < 1)
       return fail("--max-variants must be at least 1, got " +
                   std::to_string(options.variantCap));

@@ -16,7 +16,7 @@ def driver_path() -> Path:
 
 def compile(model, output, targets=None, dims=None, emit=None, quiet=True,
             tile_configs=None, ptxas=None, device=None, max_variants=None,
-            regret_target=None):
+            regret_target=None, im2col=None):
     """Compiles `model` (an .onnx path) to `output` (a .dyncc path).
 
     targets: list like ["cpu", "sm_90"] (default: the driver's default).
@@ -30,6 +30,9 @@ def compile(model, output, targets=None, dims=None, emit=None, quiet=True,
     device: the GPU the tile search predicts for ("h200", "a100", ...).
     max_variants: the most tile variants per searched dispatch (default 8).
     regret_target: the predicted regret the variants aim for (default 0.03).
+    im2col: "auto" (the default: windowed convs become a copy of their
+        windows and a GEMM where the cost model predicts that faster),
+        "always" or "never".
     Raises DynccError with the driver's one-line message on failure.
     """
     cmd = [str(driver_path()), "compile", str(model)]
@@ -55,6 +58,8 @@ def compile(model, output, targets=None, dims=None, emit=None, quiet=True,
         cmd += ["--max-variants", str(max_variants)]
     if regret_target is not None:
         cmd += ["--regret-target", str(regret_target)]
+    if im2col is not None:
+        cmd.append("--im2col=" + str(im2col))
     if quiet:
         cmd.append("--quiet")
     proc = subprocess.run(cmd, capture_output=True, text=True)

@@ -122,13 +122,19 @@ def table_variant(plan, group, symbols):
     """The kernel the plan's variant table of `group` picks at `symbols`
     (the run-time's look-up, written again): the last interval whose lower
     bound is at most the key, the first below them all."""
+    select = plan["groups"][group].get("select")
+    keys = [_evaluate_key(k, symbols) for k in select["keys"]] \
+        if select and "keys" in select else []
+    return table_variant_at(plan, group, keys)
+
+
+def table_variant_at(plan, group, keys):
+    """The kernel `group`'s table picks at the values of its keys."""
     g = plan["groups"][group]
     select = g.get("select")
     if not select or "keys" not in select:
         index = 0
     else:
-        keys = [_evaluate_key(k, symbols) for k in select["keys"]]
-
         def interval(lower, value):
             return max(bisect.bisect_right(lower, value) - 1, 0)
 

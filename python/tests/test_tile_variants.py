@@ -12,7 +12,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 import dyncc
-from conftest import table_variant
+from conftest import table_variant, table_variant_at
 
 
 def make_dense(path, dtype, input_dims, k, n, seed):
@@ -205,6 +205,9 @@ def test_variant_cap_and_given_config(tmp_path):
     (["--max-variants", "0"], "--max-variants must be at least 1, got 0"),
     (["--max-variants", "x"], "--max-variants needs a positive integer"),
     (["--regret-target", "-1"], "--regret-target must be in [0, 10), got"),
+    (["--im2col=sometimes"],
+     "--im2col must be auto, always or never, got 'sometimes'"),
+    (["--im2col"], "--im2col needs auto, always or never"),
 ])
 def test_search_option_errors(tmp_path, bin_dir, flag, message):
     import subprocess
@@ -313,6 +316,11 @@ def test_every_variant_of_row_wise_kernels(tmp_path):
     assert ran == names
 
 
+def output_size(size, taps, stride, pad, dilation):
+    """A conv's output size along an axis of `size` (pads on both sides)."""
+    return (size + 2 * pad - dilation * (taps - 1) - 1) // stride + 1
+
+
 def conv_reference(x, w, b, stride, pad, dilation):
     """NCHW convolution in float64, then bias and Relu."""
     n, _, h, wd = x.shape
@@ -381,8 +389,10 @@ def test_every_variant_of_conv(tmp_path, channels, out_channels, taps, stride,
     s_max = 48
     low = max(1, dilation * (taps - 1) + 1 - 2 * pad)
     dims = {"B": (1, 4), "S": (low, s_max)}
+    # The direct conv's variants (test_every_variant_of_im2col_conv covers
+    # the copy and the GEMM).
     options = dict(dims=dims, targets=["cpu"], device="h200",
-                   regret_target=0.005)
+                   regret_target=0.005, im2col="never")
     plan = json.loads(dyncc.compile(model, None, emit="plan", **options))
     group = plan["groups"][0]
     assert group["kind"] == "conv"
@@ -398,7 +408,7 @@ def test_every_variant_of_conv(tmp_path, channels, out_channels, taps, stride,
 
     # The keys are B and the output's size; find an S per output size.
     def size_of(s):
-        return (s + 2 * pad - dilation * (taps - 1) - 1) // stride + 1
+        return output_size(s, taps, stride, pad, dilation)
 
     sizes = {}
     for s in range(low, s_max + 1):
@@ -453,7 +463,7 @@ def test_every_variant_of_three_key_conv(tmp_path):
     h_max, w_max = 40, 64
     dims = {"B": (1, 3), "H": (1, h_max), "W": (1, w_max)}
     options = dict(dims=dims, targets=["cpu"], device="h200",
-                   regret_target=0.005)
+                   regret_target=0.005, im2col="never")
     plan = json.loads(dyncc.compile(model, None, emit="plan", **options))
     group = plan["groups"][0]
     select = group["select"]
@@ -467,7 +477,7 @@ def test_every_variant_of_three_key_conv(tmp_path):
     sess = dyncc.load(art).session()
 
     def size_of(s):
-        return (s + 2 * pad - (taps - 1) - 1) // stride + 1
+        return output_size(s, taps, stride, pad, 1)
 
     def input_of(size, s_max):
         return next(s for s in range(1, s_max + 1) if size_of(s) == size)
@@ -489,6 +499,153 @@ def test_every_variant_of_three_key_conv(tmp_path):
                 ran.add(sess.variants[0])
     names = {plan["kernels"][v["kernel"]]["name"] for v in group["variants"]}
     assert ran == names
+
+
+def make_conv(path, channels, out_channels, taps, stride, pad, dilation,
+              dtype, dims, seed):
+    """Relu(Conv(X) + b) with X[`dims`]; returns the weights and bias."""
+    if dtype == "bf16":
+        np_type = pytest.importorskip("ml_dtypes").bfloat16
+    else:
+        np_type = {"f32": np.float32, "f16": np.float16}[dtype]
+    elem = {"f32": TensorProto.FLOAT, "f16": TensorProto.FLOAT16,
+            "bf16": TensorProto.BFLOAT16}[dtype]
+    rng = np.random.default_rng(seed)
+    w = rng.uniform(-1, 1, (out_channels, channels, taps, taps)).astype(np_type)
+    b = rng.uniform(-1, 1, (out_channels,)).astype(np_type)
+
+    def initializer(name, array):
+        # Raw bytes: numpy_helper does not take ml_dtypes' bfloat16.
+        return helper.make_tensor(name, elem, array.shape, array.tobytes(),
+                                  raw=True)
+
+    graph = helper.make_graph(
+        [helper.make_node("Conv", ["X", "W", "b"], ["C"],
+                          kernel_shape=[taps, taps], pads=[pad] * 4,
+                          strides=[stride, stride],
+                          dilations=[dilation, dilation]),
+         helper.make_node("Relu", ["C"], ["Y"])], "conv",
+        [helper.make_tensor_value_info("X", elem, dims)],
+        [helper.make_tensor_value_info("Y", elem, None)],
+        [initializer("W", w), initializer("b", b)])
+    model = helper.make_model(graph,
+                              opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.save(model, path)
+    return w, b
+
+
+@pytest.mark.parametrize("channels,out_channels,taps,stride,pad,dilation,dtype", [
+    (20, 16, 3, 1, 1, 1, "f32"),
+    (5, 12, 5, 2, 2, 1, "f32"),
+    (16, 8, 3, 1, 2, 2, "f32"),
+    (3, 24, 7, 2, 3, 1, "f32"),
+    (16, 48, 3, 1, 1, 1, "f16"),
+    (7, 16, 3, 2, 1, 1, "bf16"),
+    # Many channels over small images: the GEMM's K is 2304 and its
+    # variants split it (part and sum kernels).
+    (256, 32, 3, 1, 1, 1, "f32"),
+])
+def test_every_variant_of_im2col_conv(tmp_path, channels, out_channels, taps,
+                                      stride, pad, dilation, dtype):
+    """Relu(Conv(X[B, C, H, W])) with --im2col=always: the windows are
+    copied into channels (dg.im2col, one kernel) and the conv is a GEMM of
+    the [F, C*KH*KW] filter and each image's copy, searched with GEMM
+    candidates keyed on the batch and the output's pixels. At both ends of
+    every interval of both keys and a prime inside (where an output within
+    the ranges has that many pixels; else the nearest count the same
+    variant takes), the run-time picks what the table says and every
+    variant matches numpy: partial k-steps, a 5x5 window at stride 2,
+    dilation 2, a 7x7 stem over 3 channels, f16 and bf16, and split K."""
+    model = tmp_path / "conv.onnx"
+    w, b = make_conv(model, channels, out_channels, taps, stride, pad,
+                     dilation, dtype, ["B", channels, "H", "W"],
+                     seed=channels * 100 + taps)
+    np_type = w.dtype
+    tolerance = {"f32": 1e-4, "f16": 2e-3, "bf16": 1e-2}[dtype]
+    side = 8 if channels == 256 else 40
+    low = max(1, dilation * (taps - 1) + 1 - 2 * pad)
+    dims = {"B": (1, 3), "H": (low, side), "W": (low, side)}
+    options = dict(dims=dims, targets=["cpu"], device="h200",
+                   regret_target=0.005, im2col="always")
+    plan = json.loads(dyncc.compile(model, None, emit="plan", **options))
+    kinds = [g["kind"] for g in plan["groups"]]
+    assert kinds == ["data_movement", "gemm"], kinds
+    group = plan["groups"][1]
+    depth = channels * taps * taps
+    assert group["problem"]["m"] == str(out_channels)
+    assert group["problem"]["k"] == str(depth)
+    assert len(group["variants"]) >= 2
+    assert any("then" in v for v in group["variants"]) == (channels == 256)
+    tiled = dyncc.compile(model, None, emit="tiled", **options)
+    assert ("dyncc.mma = " in tiled) == (dtype != "f32")
+    assert "dyncc.conv_problem" not in tiled
+    art = tmp_path / "conv.dyncc"
+    dyncc.compile(model, art, **options)
+    sess = dyncc.load(art).session()
+
+    def size_of(s):
+        return output_size(s, taps, stride, pad, dilation)
+
+    # An input size per output size, and the output images per pixel count.
+    inputs = {}
+    for s in range(low, side + 1):
+        inputs.setdefault(size_of(s), s)
+    images = {}
+    for oh in inputs:
+        for ow in inputs:
+            images.setdefault(oh * ow, (inputs[oh], inputs[ow]))
+    rng = np.random.default_rng(7)
+    ran = set()
+    outer, inner = key_points(group["select"], [3, size_of(side) ** 2])
+    for batch in outer:
+        for pixels in inner:
+            want = table_variant_at(plan, 1, [batch, pixels])
+            near = min((p for p in images
+                        if table_variant_at(plan, 1, [batch, p]) == want),
+                       key=lambda p: abs(p - pixels))
+            h, wd = images[near]
+            x = rng.uniform(-1, 1, (batch, channels, h, wd)).astype(np_type)
+            y = sess.run({"X": x})["Y"]
+            assert y.dtype == np_type
+            ref = conv_reference(x.astype(np.float64), w.astype(np.float64),
+                                 b.astype(np.float64), stride, pad, dilation)
+            np.testing.assert_allclose(
+                y.astype(np.float64), ref, rtol=tolerance,
+                atol=tolerance * max(1.0, float(np.abs(ref).max())))
+            assert sess.variants[1] == table_variant(
+                plan, 1, {"B": batch, "H": h, "W": wd}), (batch, h, wd)
+            ran.add(sess.variants[1])
+    names = {plan["kernels"][v["kernel"]]["name"] for v in group["variants"]}
+    assert ran == names
+
+
+def test_im2col_is_the_cost_models_choice(tmp_path):
+    """--im2col=auto (the default) asks the cost model per conv: a 256 ->
+    256 3x3 conv in f16 over 14x14 images is a copy and a GEMM on tensor
+    cores, an 8 -> 4 one in f32 stays a direct conv; a conv tile config
+    given keeps convs direct (it is for them), and --im2col=never does."""
+    wide, narrow = tmp_path / "wide.onnx", tmp_path / "narrow.onnx"
+    make_conv(wide, 256, 256, 3, 1, 1, 1, "f16", ["B", 256, 14, 14], seed=1)
+    make_conv(narrow, 8, 4, 3, 1, 1, 1, "f32", ["B", 8, "S", "S"], seed=2)
+    common = dict(targets=["cpu"], device="h200")
+
+    def kinds(model, dims, **options):
+        plan = json.loads(dyncc.compile(model, None, emit="plan", dims=dims,
+                                        **common, **options))
+        return [g["kind"] for g in plan["groups"]]
+
+    assert kinds(wide, {"B": (1, 32)}) == ["data_movement", "gemm"]
+    assert kinds(wide, {"B": (1, 32)}, im2col="never") == ["conv"]
+    assert kinds(wide, {"B": (1, 32)}, tile_configs={
+        "conv": "block 1x8x4x32 thread 1x2x1x4 k 8x3x3"}) == ["conv"]
+    assert kinds(narrow, {"B": (1, 8), "S": (3, 64)}) == ["conv"]
+    assert kinds(narrow, {"B": (1, 8), "S": (3, 64)},
+                 im2col="always") == ["data_movement", "gemm"]
+    # The prediction behind each choice is in the fused IR.
+    fused = dyncc.compile(wide, None, emit="fused", dims={"B": (1, 32)},
+                          **common)
+    assert "dyncc.conv_forms = {copy = " in fused
 
 
 def load_input_script(name):

@@ -34,9 +34,11 @@ static void printUsage(llvm::raw_ostream &os) {
         "...]\n"
         "            [--seed N] [--output-dir DIR] [--device cpu|cuda:N]\n"
         "            [--repeat N] [-v] [--quiet]\n"
-        "  dyncc bench OUT.dyncc [--dim NAME=LO:HI|NAME=VALUE ...] [--points N]\n"
+        "  dyncc bench OUT.dyncc [--dim NAME=LO:HI|NAME=VALUE ...] [--points "
+        "N]\n"
         "            [--repeat N] [--device cpu|cuda:N] [--plot FILE.svg]\n"
-        "            times a sweep of shapes: cold and warm runs, device time,\n"
+        "            times a sweep of shapes: cold and warm runs, device "
+        "time,\n"
         "            host time per launch\n"
         "  dyncc tune OUT.dyncc [--device cuda:N] [-o FILE] [--repeat N]\n"
         "            measures each variant on the GPU and stores the "
@@ -45,7 +47,8 @@ static void printUsage(llvm::raw_ostream &os) {
         "  dyncc explain OUT.dyncc [--plot FILE.svg] [--tree]\n"
         "            per group: its tile variants and resources, and where the "
         "tile\n"
-        "            search's table picks each, with predicted TFLOP/s; tables\n"
+        "            search's table picks each, with predicted TFLOP/s; "
+        "tables\n"
         "            of three or more keys are summarized unless --tree\n"
         "\n"
         "compile options:\n"
@@ -75,12 +78,19 @@ static void printUsage(llvm::raw_ostream &os) {
         "                          data_movement), e.g. 'gemm=block 16x8 "
         "thread 2x2 k 5',\n"
         "                          or 'gemm=default' for the kind's default;\n"
-        "                          the tile search leaves KIND's kernels alone\n"
+        "                          the tile search leaves KIND's kernels "
+        "alone\n"
         "  --device NAME           the GPU the tile search predicts for: "
         "a100,\n"
         "                          rtx3090, h100, h200 (default: the newest "
         "GPU\n"
         "                          target's; h100 for --target cpu)\n"
+        "  --im2col=auto|always|never  windowed convs as a copy of their "
+        "windows and a\n"
+        "                          GEMM: where the cost model predicts it "
+        "faster (auto,\n"
+        "                          unless --tile-config conv=... is given), "
+        "always, never\n"
         "  --max-variants N        the most tile variants per GEMM dispatch "
         "(default 8)\n"
         "  --regret-target R       the predicted regret the variants aim "
@@ -283,6 +293,10 @@ static int compileMain(llvm::ArrayRef<std::string> args) {
       if (!value(i, "--device", v) || v.empty())
         return usageError("--device needs a device name");
       options.device = v;
+    } else if (arg.starts_with("--im2col")) {
+      if (!value(i, "--im2col", v) || v.empty())
+        return usageError("--im2col needs auto, always or never");
+      options.im2col = v;
     } else if (arg.starts_with("--max-variants")) {
       if (!value(i, "--max-variants", v) ||
           !llvm::to_integer(v, options.variantCap, 10))

@@ -368,3 +368,57 @@ TEST(ConvModel, PartitionedBatchRangeLooksUpTheArgmin) {
 }
 
 } // namespace
+
+// The two forms of a windowed conv (dyncc-conv-im2col decides by them): a
+// wide 3x3 conv in f16 runs on tensor cores after the copy, several times
+// faster than on SIMT threads even with the copy's traffic, at every
+// batch; a narrow one in f32 (8 -> 4 channels) has little arithmetic for
+// the GEMM to win back and the copy writes 9 times its input, so it stays
+// direct. The copy grows with the window: its time over the input's size
+// is about the taps plus one, each written once and the input read.
+TEST(ConvForms, TensorCoresPayForTheCopyOfWideConvs) {
+  const Device &d = h200();
+  std::vector<ConvProblem> wide;
+  for (int64_t batch : {1, 8, 32}) {
+    ConvProblem p = conv(batch, 256, 14, 256, 3);
+    p.elementBytes = 2;
+    wide.push_back(p);
+  }
+  std::vector<ConvFormTimes> times = predictConvForms(wide, d);
+  ASSERT_EQ(times.size(), wide.size());
+  for (const ConvFormTimes &t : times) {
+    EXPECT_GT(t.copy, 0);
+    EXPECT_GT(t.gemm, 0);
+    EXPECT_DOUBLE_EQ(t.im2col(), t.copy + t.gemm);
+    EXPECT_LT(t.im2col(), t.direct);
+  }
+  EXPECT_LT(getIm2ColRatio(times), 0.8);
+
+  ConvProblem narrow = conv(1, 4, 56, 8, 3);
+  narrow.elementBytes = 4;
+  std::vector<ConvFormTimes> small = predictConvForms({narrow}, d);
+  ASSERT_EQ(small.size(), 1u);
+  EXPECT_GT(getIm2ColRatio(small), 1.2);
+}
+
+TEST(ConvForms, TheCopyGrowsWithTheWindow) {
+  const Device &d = h200();
+  ConvProblem three = conv(32, 64, 56, 64, 3);
+  ConvProblem seven = conv(32, 64, 56, 64, 7);
+  std::vector<ConvFormTimes> times = predictConvForms({three}, d);
+  std::vector<ConvFormTimes> larger = predictConvForms({seven}, d);
+  double ratio = larger[0].copy / times[0].copy;
+  EXPECT_GT(ratio, 4.0);
+  EXPECT_LT(ratio, 6.5);
+}
+
+// The ratio is a geometric mean: each size weighs alike, so one size where
+// im2col is 4x slower and one where it is 4x faster cancel, however long
+// each takes.
+TEST(ConvForms, RatioIsTheGeometricMean) {
+  ConvFormTimes slow{/*direct=*/1e-3, /*copy=*/2e-3, /*gemm=*/2e-3};
+  ConvFormTimes fast{/*direct=*/4e-6, /*copy=*/0.5e-6, /*gemm=*/0.5e-6};
+  EXPECT_NEAR(getIm2ColRatio({slow, fast}), 1.0, 1e-12);
+  EXPECT_NEAR(getIm2ColRatio({fast}), 0.25, 1e-12);
+  EXPECT_EQ(getIm2ColRatio({}), 1.0);
+}

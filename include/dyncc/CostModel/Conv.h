@@ -156,6 +156,29 @@ int64_t getBlocksPerSm(const ConvTile &tile, const ConvProblem &problem,
 ConvPrediction predictConv(const ConvTile &tile, const ConvProblem &problem,
                            const Device &device);
 
+/// A conv's two forms at one size: the direct conv's best predicted time,
+/// and im2col's, the copy of the windows into [batch, inC*kh*kw, outH,
+/// outW] (an elementwise kernel writing that and reading the input) plus
+/// the best GEMM over it, `batch x [M outC x K inC*kh*kw] x [K x N
+/// outH*outW]` (a 1x1 conv over the copy; split-K tiles included).
+struct ConvFormTimes {
+  double direct = 0;
+  double copy = 0;
+  double gemm = 0;
+  double im2col() const { return copy + gemm; }
+};
+
+/// The forms' times at each of `points`, sizes of one conv (channels,
+/// window, strides, dilations and element type equal; batch and image
+/// sizes free), in order.
+std::vector<ConvFormTimes>
+predictConvForms(const std::vector<ConvProblem> &points, const Device &device);
+
+/// The geometric mean over `times` of im2col's time over the direct
+/// conv's: below 1 where im2col is predicted faster, every size weighing
+/// alike (the largest sizes would otherwise decide alone).
+double getIm2ColRatio(const std::vector<ConvFormTimes> &times);
+
 } // namespace dyncc::cost
 
 #endif // DYNCC_COSTMODEL_CONV_H

@@ -60,6 +60,16 @@ constexpr int64_t kMmaRowPaddingBytes = 16;
 /// The K of the tensor-core instruction (mma.sync m16n8k16).
 constexpr int64_t kMmaK = 16;
 
+/// Whether code generation takes a product whose K is static, `k`, to
+/// tensor cores with k-steps of `kStep` and an instruction K of `mmaK`: a K
+/// of at most one k-step is one chunk of exactly K, not padded, which the
+/// instruction's K must then divide (a tiny model's heads of 4 or 8 stay on
+/// SIMT threads). The tile search and the default config follow the same
+/// rule, so that no tensor-core config is one code generation runs on SIMT.
+inline bool tensorCoresTakeStaticK(int64_t k, int64_t kStep, int64_t mmaK) {
+  return k > kStep || k % mmaK == 0;
+}
+
 struct GemmTile {
   bool tensorCores = false;
   int64_t blockM = 0, blockN = 0;

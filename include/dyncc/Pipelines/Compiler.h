@@ -38,6 +38,10 @@ struct CompileOptions {
   /// sm_80, sm_86, sm_90); empty: the newest GPU target's (h100 for a
   /// CPU-only compile, so the host runs the variants a GPU compile has).
   std::string device;
+  /// Windowed convs as im2col and a GEMM: `auto` where the cost model
+  /// predicts that faster on the device (except with a `conv` entry in
+  /// tileConfigs, which keeps convs direct), `always`, or `never`.
+  std::string im2col = "auto";
   /// The most variants per GEMM dispatch, and the predicted regret they
   /// aim for (0.03: within 3% of the best candidate at every point).
   int64_t variantCap = 8;

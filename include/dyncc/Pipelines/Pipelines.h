@@ -32,8 +32,13 @@ llvm::ArrayRef<StageInfo> getCompileStages();
 
 /// Graph module: symbolic shape propagation.
 mlir::LogicalResult buildShapePipeline(mlir::OpPassManager &pm);
-/// Graph module: prioritized fusion into `dg.fusion` groups.
-mlir::LogicalResult buildFusionPipeline(mlir::OpPassManager &pm);
+/// Graph module: clean-up, windowed convs as im2col and a GEMM where the
+/// cost model predicts that faster on `device` (`im2col`: auto, always,
+/// never; dyncc-conv-im2col), then prioritized fusion into `dg.fusion`
+/// groups.
+mlir::LogicalResult buildFusionPipeline(mlir::OpPassManager &pm,
+                                        const std::string &device = "h100",
+                                        const std::string &im2col = "auto");
 /// Graph module: outline groups to kernel functions, give them tile configs
 /// (the defaults, or `tileConfigs` entries `KIND=CONFIG` for their kinds).
 mlir::LogicalResult

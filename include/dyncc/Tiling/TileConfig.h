@@ -16,6 +16,8 @@
 #ifndef DYNCC_TILING_TILECONFIG_H
 #define DYNCC_TILING_TILECONFIG_H
 
+#include "dyncc/CostModel/Gemm.h"
+
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/Support/LLVM.h"
 #include "llvm/ADT/SmallVector.h"
@@ -138,15 +140,9 @@ struct TileConfig {
   TileConfig fitToRank(int64_t rank) const;
 };
 
-/// Whether code generation takes a product whose K is static, `k`, to
-/// tensor cores with k-steps of `kStep` and an instruction K of `mmaK`: a K
-/// of at most one k-step is one chunk of exactly K, not padded, which the
-/// instruction's K must then divide (a tiny model's heads of 4 or 8 stay on
-/// SIMT threads). The tile search and the default config follow the same
-/// rule, so that no tensor-core config is one code generation runs on SIMT.
-inline bool tensorCoresTakeStaticK(int64_t k, int64_t kStep, int64_t mmaK) {
-  return k > kStep || k % mmaK == 0;
-}
+/// The static-K rule of tensor cores (dyncc/CostModel/Gemm.h), which code
+/// generation, the default config and the tile search follow.
+using cost::tensorCoresTakeStaticK;
 
 /// The attribute on a tiled kernel holding its launch grid: per axis (x, y,
 /// z) the block counts of its roots, whose maximum is the grid, as DimExpr

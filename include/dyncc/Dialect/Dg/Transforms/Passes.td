@@ -66,6 +66,37 @@ def DecomposePass : Pass<"dyncc-decompose", "mlir::func::FuncOp"> {
   }];
 }
 
+def ConvIm2ColPass : Pass<"dyncc-conv-im2col", "mlir::ModuleOp"> {
+  let summary = "Windowed convs the cost model predicts faster as a copy and a GEMM";
+  let description = [{
+    A 2-D conv of one group with a window wider than a pixel, explicit
+    padding (or VALID) and constant weights becomes `dg.im2col` of its input
+    (every pixel's window as channels, [N, C*KH*KW, OH, OW]) and a 1x1 conv
+    of that with the weights viewed as [F, C*KH*KW, 1, 1], which
+    `dyncc-pointwise-conv-as-gemm` makes a GEMM (tensor cores in f16). In
+    `auto` mode a conv is rewritten where the cost model
+    (`cost::predictConvForms`) predicts the copy plus the GEMM faster than
+    the direct conv on `device`: at five sizes log-spaced from all symbols
+    at their lower bounds to all at their upper bounds, the geometric mean
+    of im2col's time over the direct conv's is below 1. The prediction is
+    kept on the conv as `dyncc.conv_forms` (microseconds summed over the
+    sizes, and that ratio). `always` rewrites every such conv, `never`
+    none. Runs after
+    `dyncc-decompose`, whose batch-norm folds take the conv as it is.
+
+    Before: `%y = dg.conv %x, %w {pads = [1,1,1,1], ...} : ... -> tensor<?x64x56x56xf16>`
+    After:  `%c = dg.im2col %x {kernel_shape = [3, 3], ...} -> tensor<?x576x56x56xf16>`
+            `%y = dg.conv %c, %w1 {pads = [0,0,0,0], ...}` with `%w1 : 64x576x1x1`
+  }];
+  let options = [
+    Option<"device", "device", "std::string", "\"h100\"",
+           "the device description the model predicts for "
+           "(a100, rtx3090, h100, h200, or sm_80, sm_86, sm_90)">,
+    Option<"mode", "mode", "std::string", "\"auto\"",
+           "auto (the cost model decides), always, or never">,
+  ];
+}
+
 def FuseGemmPass : Pass<"dyncc-fuse-gemm", "mlir::func::FuncOp"> {
   let summary = "GEMM-level fusion: a matmul or conv backbone with its prologue and epilogue";
   let description = [{

@@ -1,0 +1,290 @@
+//===- ConvIm2Col.cpp - Windowed convolutions as a copy and a GEMM --------===//
+//
+// Part of dyncc, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// A 2-D convolution of one group whose window is wider than a pixel (a
+// ResNet's 3x3s and its 7x7 stem) runs as a direct conv: SIMT threads, no
+// tensor cores. Copying its windows into channels (`dg.im2col`, the
+// [N, C*KH*KW, OH, OW] tensor of every pixel's window) makes it a 1x1 conv
+// of that copy with the same weights viewed as [F, C*KH*KW, 1, 1], which
+// dyncc-pointwise-conv-as-gemm turns into a GEMM (register tiles, tensor
+// cores in f16 and bf16). The copy costs a pass over KH*KW times the input.
+// Which form is faster depends on the conv and the device, so the cost
+// model decides, conv by conv: the direct conv's best predicted time
+// against the copy's plus the GEMM's at five sizes log-spaced over the
+// symbols' ranges, im2col where its time over the direct conv's is below 1
+// in geometric mean (every size weighing alike).
+//
+//===----------------------------------------------------------------------===//
+
+#include "dyncc/Analysis/ShapeConstraints.h"
+#include "dyncc/CostModel/Conv.h"
+#include "dyncc/CostModel/Device.h"
+#include "dyncc/Dialect/Dg/IR/Dg.h"
+#include "dyncc/Dialect/Dg/Transforms/Passes.h"
+#include "dyncc/Dialect/Sym/IR/Sym.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "mlir/IR/PatternMatch.h"
+
+#include <cmath>
+
+namespace dyncc::dg {
+#define GEN_PASS_DEF_CONVIM2COLPASS
+#include "dyncc/Dialect/Dg/Transforms/Passes.h.inc"
+} // namespace dyncc::dg
+
+using namespace mlir;
+using namespace dyncc;
+using namespace dyncc::dg;
+
+namespace {
+
+/// The largest value a symbol takes in the comparison (an unbounded one's
+/// range is cut here, as the tile search's keys are).
+constexpr int64_t kLargestValue = 1 << 16;
+
+/// A conv im2col can take: 2-D, NCHW, one group, a window of more than one
+/// pixel, explicit padding, constant weights, symbolic shapes, one float
+/// element type.
+struct WindowedConv {
+  ConvOp conv;
+  ConstantOp weight;
+  SmallVector<DimExpr> input, output;
+  int64_t outC, inC, kh, kw;
+};
+
+std::optional<WindowedConv> matchWindowedConv(ConvOp conv) {
+  auto wType = dyn_cast<RankedTensorType>(conv.getWeight().getType());
+  auto inType = dyn_cast<RankedTensorType>(conv.getInput().getType());
+  auto outType = dyn_cast<RankedTensorType>(conv.getType());
+  auto weight = conv.getWeight().getDefiningOp<ConstantOp>();
+  std::optional<SmallVector<DimExpr>> in =
+      sym::getSymbolicShape(conv.getInput().getType());
+  std::optional<SmallVector<DimExpr>> out =
+      sym::getSymbolicShape(conv.getType());
+  if (!wType || !inType || !outType || !weight || !in || !out ||
+      conv.getGroup() != 1 || wType.getRank() != 4 || inType.getRank() != 4 ||
+      !wType.hasStaticShape() || !isa<FloatType>(wType.getElementType()) ||
+      wType.getElementType() != inType.getElementType() ||
+      wType.getElementType() != outType.getElementType() ||
+      (conv.getAutoPad() != "NOTSET" && conv.getAutoPad() != "VALID") ||
+      conv.getStrides().size() != 2 || conv.getDilations().size() != 2 ||
+      conv.getPads().size() != 4 || !isa<ElementsAttr>(weight.getValue()))
+    return std::nullopt;
+  ArrayRef<int64_t> w = wType.getShape();
+  if (w[2] * w[3] <= 1)
+    return std::nullopt;
+  return WindowedConv{conv, weight, *in, *out, w[0], w[1], w[2], w[3]};
+}
+
+/// The pads the conv reads: none for VALID, else its pads.
+SmallVector<int64_t> getPads(ConvOp conv) {
+  if (conv.getAutoPad() == "VALID")
+    return SmallVector<int64_t>(4, 0);
+  return SmallVector<int64_t>(conv.getPads());
+}
+
+/// The number of sizes the forms are compared at.
+constexpr int kPoints = 5;
+
+/// The conv's problem at kPoints points of its symbols' ranges, log-spaced
+/// from all symbols at their lower bounds to all at their upper bounds
+/// (one point where there are no symbols). Points where a size does not
+/// evaluate to a positive value are skipped.
+std::vector<cost::ConvProblem> getPoints(WindowedConv c,
+                                         const FactsMap &facts) {
+  std::vector<std::string> names;
+  for (const DimExpr &d : {c.input[0], c.output[2], c.output[3]})
+    d.collectSymbols(names);
+  llvm::sort(names);
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  cost::ConvProblem base;
+  base.outC = c.outC;
+  base.inC = c.inC;
+  base.kh = c.kh;
+  base.kw = c.kw;
+  base.strideH = c.conv.getStrides()[0];
+  base.strideW = c.conv.getStrides()[1];
+  base.dilationH = c.conv.getDilations()[0];
+  base.dilationW = c.conv.getDilations()[1];
+  base.elementBytes =
+      cast<RankedTensorType>(c.conv.getType()).getElementTypeBitWidth() / 8;
+  base.staticH = c.output[2].isConstant();
+  base.staticW = c.output[3].isConstant();
+  std::vector<cost::ConvProblem> points;
+  int count = names.empty() ? 1 : kPoints;
+  for (int point = 0; point < count; ++point) {
+    std::map<std::string, int64_t> values;
+    for (const std::string &name : names) {
+      auto found = facts.find(name);
+      int64_t lo = 1, hi = kLargestValue;
+      if (found != facts.end()) {
+        auto [min, max] = found->second.range();
+        lo = std::clamp<int64_t>(min, 1, kLargestValue);
+        hi = std::clamp<int64_t>(max, lo, kLargestValue);
+      }
+      double t = double(point) / (kPoints - 1);
+      values[name] = std::clamp<int64_t>(
+          std::llround(std::exp((1 - t) * std::log(double(lo)) +
+                                t * std::log(double(hi)))),
+          lo, hi);
+    }
+    std::optional<int64_t> n = c.input[0].evaluate(values),
+                           h = c.output[2].evaluate(values),
+                           w = c.output[3].evaluate(values);
+    if (!n || !h || !w || *n <= 0 || *h <= 0 || *w <= 0)
+      continue;
+    cost::ConvProblem p = base;
+    p.batch = *n;
+    p.outH = *h;
+    p.outW = *w;
+    points.push_back(p);
+  }
+  return points;
+}
+
+/// The attribute recording a conv's predicted forms: microseconds summed
+/// over the points (`direct`, `copy`, `gemm`) and im2col's `ratio`
+/// (cost::getIm2ColRatio), which decides.
+constexpr llvm::StringLiteral getConvFormsAttrName() {
+  return "dyncc.conv_forms";
+}
+
+DictionaryAttr formsAttr(MLIRContext *ctx,
+                         const std::vector<cost::ConvFormTimes> &times,
+                         double ratio) {
+  cost::ConvFormTimes sum;
+  for (const cost::ConvFormTimes &t : times) {
+    sum.direct += t.direct;
+    sum.copy += t.copy;
+    sum.gemm += t.gemm;
+  }
+  Builder b(ctx);
+  auto us = [&](double seconds) { return b.getF64FloatAttr(seconds * 1e6); };
+  return b.getDictionaryAttr(
+      {b.getNamedAttr("direct", us(sum.direct)),
+       b.getNamedAttr("copy", us(sum.copy)),
+       b.getNamedAttr("gemm", us(sum.gemm)),
+       b.getNamedAttr("ratio", b.getF64FloatAttr(ratio))});
+}
+
+/// `type` with `shape`, keeping a symbolic encoding where it had one.
+RankedTensorType reshaped(RankedTensorType type, ArrayRef<int64_t> shape) {
+  auto result = RankedTensorType::get(shape, type.getElementType());
+  if (!sym::getSymbolicShape(type))
+    return result;
+  SmallVector<DimExpr> dims(shape.begin(), shape.end());
+  return sym::withSymbolicShape(result, dims);
+}
+
+/// Rewrites `c` as dg.im2col and a 1x1 conv; returns the new conv. `views`
+/// holds the weights already viewed as [F, C*KH*KW, 1, 1], by constant, so
+/// that convs sharing weights share the view.
+Value rewrite(RewriterBase &rewriter, WindowedConv c,
+              DenseMap<Operation *, Value> &views) {
+  ConvOp conv = c.conv;
+  Location loc = conv.getLoc();
+  rewriter.setInsertionPoint(conv);
+  auto inType = cast<RankedTensorType>(conv.getInput().getType());
+  int64_t depth = c.inC * c.kh * c.kw;
+  SmallVector<DimExpr> colShape = {c.input[0], DimExpr(depth), c.output[2],
+                                   c.output[3]};
+  SmallVector<int64_t> colDims;
+  for (const DimExpr &d : colShape)
+    colDims.push_back(d.getConstant().value_or(ShapedType::kDynamic));
+  Type colType = sym::withSymbolicShape(
+      RankedTensorType::get(colDims, inType.getElementType()), colShape);
+  Value col = Im2ColOp::create(
+      rewriter, loc, colType, conv.getInput(),
+      rewriter.getDenseI64ArrayAttr({c.kh, c.kw}), conv.getStridesAttr(),
+      rewriter.getDenseI64ArrayAttr(getPads(conv)), conv.getDilationsAttr());
+  // The weights [F, C, KH, KW] are [F, C*KH*KW, 1, 1] in the same order.
+  Value &weight = views[c.weight];
+  if (!weight) {
+    auto wType = cast<RankedTensorType>(c.weight.getType());
+    RankedTensorType viewType = reshaped(wType, {c.outC, depth, 1, 1});
+    ElementsAttr values;
+    if (auto dense = dyn_cast<DenseElementsAttr>(c.weight.getValue()))
+      values = dense.reshape(cast<ShapedType>(viewType));
+    else if (auto resource =
+                 dyn_cast<DenseResourceElementsAttr>(c.weight.getValue()))
+      values =
+          DenseResourceElementsAttr::get(viewType, resource.getRawHandle());
+    if (!values)
+      return Value();
+    rewriter.setInsertionPoint(c.weight);
+    weight = ConstantOp::create(rewriter, c.weight.getLoc(), viewType, values);
+    rewriter.setInsertionPoint(conv);
+  }
+  auto unit =
+      ConvOp::create(rewriter, loc, conv.getType(), col, weight, conv.getBias(),
+                     rewriter.getDenseI64ArrayAttr({1, 1}),
+                     rewriter.getDenseI64ArrayAttr({0, 0, 0, 0}),
+                     rewriter.getDenseI64ArrayAttr({1, 1}), conv.getGroupAttr(),
+                     rewriter.getStringAttr("NOTSET"));
+  if (Attribute forms = conv->getAttr(getConvFormsAttrName()))
+    unit->setAttr(getConvFormsAttrName(), forms);
+  return unit.getResult();
+}
+
+struct ConvIm2Col final : dg::impl::ConvIm2ColPassBase<ConvIm2Col> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    if (mode != "auto" && mode != "always" && mode != "never") {
+      module.emitError("dyncc-conv-im2col: unknown mode '")
+          << mode << "' (expected auto, always or never)";
+      return signalPassFailure();
+    }
+    if (mode == "never")
+      return;
+    const cost::Device *target = cost::lookupDevice(device);
+    if (!target) {
+      module.emitError("dyncc-conv-im2col: unknown device '") << device << "'";
+      return signalPassFailure();
+    }
+    ShapeConstraints constraints;
+    declareSymbolFacts(module, constraints);
+    const FactsMap &facts = constraints.getFactsMap();
+    SmallVector<WindowedConv> convs;
+    module.walk([&](ConvOp conv) {
+      if (std::optional<WindowedConv> c = matchWindowedConv(conv))
+        convs.push_back(*c);
+    });
+    IRRewriter rewriter(&getContext());
+    DenseMap<Operation *, Value> views;
+    for (WindowedConv &c : convs) {
+      if (mode == "auto") {
+        std::vector<cost::ConvProblem> points = getPoints(c, facts);
+        if (points.empty())
+          continue;
+        std::vector<cost::ConvFormTimes> times =
+            cost::predictConvForms(points, *target);
+        double ratio = cost::getIm2ColRatio(times);
+        // The prediction stays on the conv (`--emit=fused` shows it).
+        c.conv->setAttr(getConvFormsAttrName(),
+                        formsAttr(&getContext(), times, ratio));
+        if (!(ratio < 1))
+          continue;
+      }
+      Value unit = rewrite(rewriter, c, views);
+      if (!unit)
+        continue;
+      rewriter.replaceAllUsesWith(c.conv.getResult(), unit);
+      rewriter.eraseOp(c.conv);
+    }
+    // Weights left without a user (each conv's own, now viewed).
+    llvm::SmallPtrSet<Operation *, 8> erased;
+    for (WindowedConv &c : convs)
+      if (c.weight->use_empty() && erased.insert(c.weight).second)
+        rewriter.eraseOp(c.weight);
+  }
+};
+
+} // namespace

@@ -1,0 +1,121 @@
+// RUN: dyncc-opt %s --split-input-file --dyncc-infer-shapes --dyncc-conv-im2col="device=h200 mode=always" | FileCheck %s --check-prefix=ALWAYS
+// RUN: dyncc-opt %s --split-input-file --dyncc-infer-shapes --dyncc-conv-im2col="device=h200 mode=never" | FileCheck %s --check-prefix=NEVER
+// RUN: dyncc-opt %s --split-input-file --dyncc-infer-shapes --dyncc-conv-im2col="device=h200" | FileCheck %s --check-prefix=AUTO
+// RUN: not dyncc-opt %s --split-input-file --dyncc-conv-im2col="mode=sometimes" 2>&1 | FileCheck %s --check-prefix=MODE
+// RUN: not dyncc-opt %s --split-input-file --dyncc-conv-im2col="device=sm_12" 2>&1 | FileCheck %s --check-prefix=DEVICE
+
+// MODE: error: dyncc-conv-im2col: unknown mode 'sometimes' (expected auto, always or never)
+// DEVICE: error: dyncc-conv-im2col: unknown device 'sm_12'
+
+// A windowed conv becomes the copy of its windows into channels and a 1x1
+// conv of that copy with the weights viewed as [F, C*KH*KW, 1, 1]. Strides,
+// pads and dilations move to the copy; the conv keeps its bias.
+
+// ALWAYS-LABEL: func.func @strided_dilated(
+//   ALWAYS-DAG:   %[[W:.+]] = dg.constant dense<5.000000e-01> : tensor<4x72x1x1xf32>
+//       ALWAYS:   %[[C:.+]] = dg.im2col %arg0 {dilations = array<i64: 2, 2>, kernel_shape = array<i64: 3, 3>, pads = array<i64: 1, 0, 2, 1>, strides = array<i64: 2, 3>} : tensor<?x8x?x?xf32, #sym.shape<[N, 8, H, W]>> -> tensor<?x72x?x?xf32, #sym.shape<[N, 72, floordiv(H, 2), floordiv(W - 4, 3) + 1]>>
+//       ALWAYS:   %[[Y:.+]] = dg.conv %[[C]], %[[W]], %arg1 : tensor<4xf32> {dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : {{.*}} -> tensor<?x4x?x?xf32, #sym.shape<[N, 4, floordiv(H, 2), floordiv(W - 4, 3) + 1]>>
+//       ALWAYS:   return %[[Y]]
+//   ALWAYS-NOT:   tensor<4x8x3x3xf32>
+// NEVER-LABEL: func.func @strided_dilated(
+//   NEVER-NOT:   dg.im2col
+//       NEVER:   dg.conv {{.*}}tensor<4x8x3x3xf32>
+sym.symbol @N range [1, 8]
+sym.symbol @H range [5, 64]
+sym.symbol @W range [5, 64]
+func.func @strided_dilated(%x: tensor<?x8x?x?xf32, #sym.shape<[N, 8, H, W]>>, %b: tensor<4xf32>) -> tensor<*xf32> {
+  %w = dg.constant dense<0.5> : tensor<4x8x3x3xf32>
+  %c = dg.conv %x, %w, %b : tensor<4xf32> {strides = array<i64: 2, 3>, pads = array<i64: 1, 0, 2, 1>, dilations = array<i64: 2, 2>} : tensor<?x8x?x?xf32, #sym.shape<[N, 8, H, W]>>, tensor<4x8x3x3xf32> -> tensor<*xf32>
+  return %c : tensor<*xf32>
+}
+
+// -----
+
+// The weights keep their order: [F, C, KH, KW] row-major is [F, C*KH*KW]
+// with the channel outermost, as dg.im2col lays out the copy. Resource
+// weights (the ONNX importer's) keep their blob. Two convs sharing weights
+// share one view, and the original goes.
+
+// ALWAYS-LABEL: func.func @weight_order(
+//   ALWAYS-DAG:   dg.constant dense<{{\[\[\[\[}}1.000000e+00]], {{\[\[}}2.000000e+00]], {{\[\[}}3.000000e+00]], {{\[\[}}4.000000e+00]]], {{\[\[\[}}5.000000e+00]], {{\[\[}}6.000000e+00]], {{\[\[}}7.000000e+00]], {{\[\[}}8.000000e+00]]]]> : tensor<2x4x1x1xf32>
+//   ALWAYS-DAG:   dg.constant dense_resource<blob> : tensor<2x4x1x1xf32>
+//   ALWAYS-NOT:   tensor<2x1x2x2xf32>
+//        ALWAYS:  return
+// ALWAYS-LABEL: func.func @shared(
+//       ALWAYS:   %[[W:.+]] = dg.constant {{.*}} : tensor<2x4x1x1xf32>
+//   ALWAYS-NOT:   dg.constant
+//       ALWAYS:   dg.conv %{{.*}}, %[[W]]
+//       ALWAYS:   dg.conv %{{.*}}, %[[W]]
+//   ALWAYS-NOT:   tensor<2x1x2x2xf32>
+//       ALWAYS:   return
+func.func @weight_order(%x: tensor<1x1x5x7xf32>) -> (tensor<*xf32>, tensor<*xf32>) {
+  %w = dg.constant dense<[[[[1.0, 2.0], [3.0, 4.0]]], [[[5.0, 6.0], [7.0, 8.0]]]]> : tensor<2x1x2x2xf32>
+  %r = dg.constant dense_resource<blob> : tensor<2x1x2x2xf32>
+  %c = dg.conv %x, %w {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : tensor<1x1x5x7xf32>, tensor<2x1x2x2xf32> -> tensor<*xf32>
+  %d = dg.conv %x, %r {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : tensor<1x1x5x7xf32>, tensor<2x1x2x2xf32> -> tensor<*xf32>
+  return %c, %d : tensor<*xf32>, tensor<*xf32>
+}
+func.func @shared(%x: tensor<1x1x5x7xf32>) -> (tensor<*xf32>, tensor<*xf32>) {
+  %w = dg.constant dense<[[[[1.0, 2.0], [3.0, 4.0]]], [[[5.0, 6.0], [7.0, 8.0]]]]> : tensor<2x1x2x2xf32>
+  %c = dg.conv %x, %w {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : tensor<1x1x5x7xf32>, tensor<2x1x2x2xf32> -> tensor<*xf32>
+  %d = dg.conv %x, %w {strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : tensor<1x1x5x7xf32>, tensor<2x1x2x2xf32> -> tensor<*xf32>
+  return %c, %d : tensor<*xf32>, tensor<*xf32>
+}
+{-#
+  dialect_resources: {
+    builtin: {
+      blob: "0x040000000000803F0000004000004040000080400000A0400000C0400000E04000000041"
+    }
+  }
+#-}
+
+// -----
+
+// Convs im2col does not take: a one-pixel window (dyncc-pointwise-conv-as-gemm
+// takes those), two groups, weights computed at run time, SAME padding (its
+// pads depend on the size), a 1-D conv and mixed element types.
+
+// ALWAYS-LABEL: func.func @convs_that_stay(
+//   ALWAYS-NOT:   dg.im2col
+//       ALWAYS:   return
+sym.symbol @N range [1, 8]
+func.func @convs_that_stay(%x: tensor<?x8x9x9xf32, #sym.shape<[N, 8, 9, 9]>>, %wx: tensor<4x8x3x3xf32>, %x1: tensor<1x8x9xf32>, %xh: tensor<1x8x9x9xf16>) -> (tensor<*xf32>, tensor<*xf32>, tensor<*xf32>, tensor<*xf32>, tensor<*xf32>, tensor<*xf32>) {
+  %w1 = dg.constant dense<0.5> : tensor<4x8x1x1xf32>
+  %wg = dg.constant dense<0.5> : tensor<4x4x3x3xf32>
+  %w = dg.constant dense<0.5> : tensor<4x8x3x3xf32>
+  %wl = dg.constant dense<0.5> : tensor<4x8x3xf32>
+  %pointwise = dg.conv %x, %w1 {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : tensor<?x8x9x9xf32, #sym.shape<[N, 8, 9, 9]>>, tensor<4x8x1x1xf32> -> tensor<*xf32>
+  %grouped = dg.conv %x, %wg {strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, group = 2 : i64} : tensor<?x8x9x9xf32, #sym.shape<[N, 8, 9, 9]>>, tensor<4x4x3x3xf32> -> tensor<*xf32>
+  %computed = dg.conv %x, %wx {strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>} : tensor<?x8x9x9xf32, #sym.shape<[N, 8, 9, 9]>>, tensor<4x8x3x3xf32> -> tensor<*xf32>
+  %same = dg.conv %x, %w {strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, auto_pad = "SAME_UPPER"} : tensor<?x8x9x9xf32, #sym.shape<[N, 8, 9, 9]>>, tensor<4x8x3x3xf32> -> tensor<*xf32>
+  %line = dg.conv %x1, %wl {strides = array<i64: 1>, pads = array<i64: 1, 1>, dilations = array<i64: 1>} : tensor<1x8x9xf32>, tensor<4x8x3xf32> -> tensor<*xf32>
+  %mixed = dg.conv %xh, %w {strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>} : tensor<1x8x9x9xf16>, tensor<4x8x3x3xf32> -> tensor<*xf32>
+  return %pointwise, %grouped, %computed, %same, %line, %mixed : tensor<*xf32>, tensor<*xf32>, tensor<*xf32>, tensor<*xf32>, tensor<*xf32>, tensor<*xf32>
+}
+
+// -----
+
+// In auto mode the cost model decides, conv by conv, and the prediction
+// stays on the conv: a 256->256 3x3 conv in f16 over 14x14 images is a GEMM
+// on tensor cores after the copy; a 8->4 one in f32 stays direct, the copy
+// costing more than the conv.
+
+// AUTO-LABEL: func.func @big(
+//       AUTO:   dg.im2col {{.*}} -> tensor<?x2304x14x14xf16
+//       AUTO:   dg.conv {{.*}}dyncc.conv_forms = {copy = {{.*}}, direct = {{.*}}, gemm = {{.*}}, ratio = 0.{{[0-9]+}} : f64}{{.*}}tensor<256x2304x1x1xf16>
+// AUTO-LABEL: func.func @tiny(
+//   AUTO-NOT:   dg.im2col
+//       AUTO:   dg.conv {{.*}}dyncc.conv_forms = {copy = {{.*}}, direct = {{.*}}, gemm = {{.*}}, ratio = {{[1-9]}}.{{[0-9]+}} : f64}{{.*}}tensor<4x8x3x3xf32>
+sym.symbol @N range [1, 32]
+sym.symbol @H range [1, 64]
+sym.symbol @W range [1, 64]
+func.func @big(%x: tensor<?x256x14x14xf16, #sym.shape<[N, 256, 14, 14]>>) -> tensor<*xf16> {
+  %w = dg.constant dense<0.5> : tensor<256x256x3x3xf16>
+  %c = dg.conv %x, %w {strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>} : tensor<?x256x14x14xf16, #sym.shape<[N, 256, 14, 14]>>, tensor<256x256x3x3xf16> -> tensor<*xf16>
+  return %c : tensor<*xf16>
+}
+func.func @tiny(%x: tensor<?x8x?x?xf32, #sym.shape<[N, 8, H, W]>>) -> tensor<*xf32> {
+  %w = dg.constant dense<0.5> : tensor<4x8x3x3xf32>
+  %c = dg.conv %x, %w {strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>} : tensor<?x8x?x?xf32, #sym.shape<[N, 8, H, W]>>, tensor<4x8x3x3xf32> -> tensor<*xf32>
+  return %c : tensor<*xf32>
+}
