@@ -9,6 +9,7 @@
 //                     [--dtype f16|bf16|f32] [--batch B] [--cap 8]
 //                     [--target 0.03] [--svg FILE] [--bench] [--split-k]
 //   dyncc-tile-search --device h200 --conv IN:OUT:K:S:HW[,...] --m LO:HI
+//                     [--forms] [--dtype f32|f16|bf16]
 //
 // Runs the search and range partitioning for GEMMs of N x K weights over
 // M in [LO, HI] on a device of the table, and prints each GEMM's variants,
@@ -24,7 +25,13 @@
 // conv its variants, and at each power-of-two batch the predicted time of
 // the best candidate with one k-step for all three reduction loops (the
 // candidates before per-loop k-steps) over the best of all (a ratio, same
-// process).
+// process). With --forms it prints instead each conv's two forms, as
+// dyncc-conv-im2col weighs them (cost::predictConvForms): at each
+// power-of-two batch the best direct conv, the copy of the windows and the
+// best GEMM over it (microseconds and TFLOP/s), im2col's time over the
+// direct conv's, and the ratio the pass decides by (the geometric mean at
+// five batches log-spaced over [LO, HI]). --dtype sets the convs' element
+// type (f32 unless given).
 //
 //===----------------------------------------------------------------------===//
 
@@ -34,6 +41,7 @@
 #include "dyncc/CostModel/Partition.h"
 #include "dyncc/CostModel/Plot.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -132,6 +140,49 @@ int searchConvs(const std::vector<ConvProblem> &convs, int64_t lo, int64_t hi,
   return 0;
 }
 
+/// --conv --forms: each conv's direct and im2col forms over the batch.
+int printConvForms(const std::vector<ConvProblem> &convs, int64_t lo,
+                   int64_t hi, const Device &device) {
+  for (const ConvProblem &problem : convs) {
+    std::printf("\nconv %lldx%lld s%lld, %lld -> %lld channels, %lld x %lld "
+                "outputs, %lld-byte elements\n",
+                (long long)problem.kh, (long long)problem.kw,
+                (long long)problem.strideH, (long long)problem.inC,
+                (long long)problem.outC, (long long)problem.outH,
+                (long long)problem.outW, (long long)problem.elementBytes);
+    std::printf("  %-6s %10s %8s %10s %10s %8s %s\n", "batch", "direct us",
+                "TFLOP/s", "copy us", "gemm us", "TFLOP/s", "im2col/direct");
+    std::vector<ConvProblem> batches;
+    for (int64_t batch = lo; batch <= hi; batch *= 2) {
+      batches.push_back(problem);
+      batches.back().batch = batch;
+    }
+    std::vector<ConvFormTimes> times = predictConvForms(batches, device);
+    for (size_t i = 0; i < times.size(); ++i) {
+      const ConvFormTimes &t = times[i];
+      double flops = batches[i].flops();
+      std::printf("  %-6lld %10.2f %8.2f %10.2f %10.2f %8.2f %.2f\n",
+                  (long long)batches[i].batch, t.direct * 1e6,
+                  flops / t.direct / 1e12, t.copy * 1e6, t.gemm * 1e6,
+                  flops / t.im2col() / 1e12, t.im2col() / t.direct);
+    }
+    // The pass's points: five batches log-spaced over the range.
+    std::vector<ConvProblem> points;
+    for (int point = 0; point < 5; ++point) {
+      double f = point / 4.0;
+      points.push_back(problem);
+      points.back().batch = std::clamp<int64_t>(
+          std::llround(std::exp((1 - f) * std::log(double(lo)) +
+                                f * std::log(double(hi)))),
+          lo, hi);
+    }
+    double ratio = getIm2ColRatio(predictConvForms(points, device));
+    std::printf("  ratio over [%lld, %lld]: %.2f (%s)\n", (long long)lo,
+                (long long)hi, ratio, ratio < 1 ? "im2col" : "direct");
+  }
+  return 0;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -140,7 +191,7 @@ int main(int argc, char **argv) {
   std::vector<ConvProblem> convs;
   int64_t lo = 1, hi = 4096, batch = 1;
   PartitionOptions options;
-  bool bench = false, splitK = false;
+  bool bench = false, splitK = false, forms = false, dtypeGiven = false;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     auto value = [&]() -> const char * {
@@ -152,6 +203,7 @@ int main(int argc, char **argv) {
       deviceName = value();
     } else if (arg == "--dtype") {
       dtype = value();
+      dtypeGiven = true;
     } else if (arg == "--gemm") {
       for (const std::string &item : split(value(), ',')) {
         size_t x = item.find('x');
@@ -206,6 +258,8 @@ int main(int argc, char **argv) {
       bench = true;
     } else if (arg == "--split-k") {
       splitK = true;
+    } else if (arg == "--forms") {
+      forms = true;
     } else {
       fail("unknown argument '" + arg + "'");
     }
@@ -214,11 +268,18 @@ int main(int argc, char **argv) {
   if (!device)
     fail("unknown device '" + deviceName +
          "' (expected a100, rtx3090, h100, h200, sm_80, sm_86 or sm_90)");
-  if (!convs.empty())
-    return searchConvs(convs, lo, hi, options, *device);
-  int64_t bytes = dtype == "f32" ? 4 : 2;
   if (dtype != "f16" && dtype != "bf16" && dtype != "f32")
     fail("--dtype expects f16, bf16 or f32");
+  int64_t bytes = dtype == "f32" ? 4 : 2;
+  if (forms && convs.empty())
+    fail("--forms needs --conv");
+  if (!convs.empty() && forms) {
+    for (ConvProblem &p : convs)
+      p.elementBytes = dtypeGiven ? bytes : 4;
+    return printConvForms(convs, lo, hi, *device);
+  }
+  if (!convs.empty())
+    return searchConvs(convs, lo, hi, options, *device);
   if (gemms.empty())
     gemms.push_back({768, 768});
 
