@@ -185,7 +185,7 @@ struct AssignTileConfig final
                                   b.getI64IntegerAttr(problem->elementBytes))}));
         }
       // A row-wise kernel's problem, for the tile search.
-      if (kind == "elementwise" || kind == "reduce")
+      if (kind == "elementwise" || kind == "reduce" || kind == "data_movement")
         if (FailureOr<RowProblemExprs> problem = getRowProblem(func);
             succeeded(problem)) {
           Builder b(&getContext());

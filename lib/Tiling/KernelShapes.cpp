@@ -485,9 +485,17 @@ FailureOr<RowProblemExprs> dyncc::getRowProblem(func::FuncOp kernel) {
     return failure();
   auto kind = kernel->getAttrOfType<StringAttr>("dyncc.kind");
   bool reduction = kind && kind.getValue() == "reduce";
-  if (kind && !reduction && kind.getValue() != "elementwise")
+  bool movement = kind && kind.getValue() == "data_movement";
+  if (kind && !reduction && !movement && kind.getValue() != "elementwise")
     return failure();
   Block &entry = kernel.getBody().front();
+  // A data-movement kernel is row-wise where its ops are straight-line
+  // code around linalg ops (a copy, a gather, im2col's windows): no loops
+  // or conditions of its own (NonZero's scan, a Loop's body).
+  if (movement && llvm::any_of(entry, [](Operation &op) {
+        return op.getNumRegions() != 0 && !isa<linalg::LinalgOp>(op);
+      }))
+    return failure();
   // The root: the op computing the result, through reshapes and casts.
   auto root = getReshapedSource(entry.getTerminator()->getOperand(0))
                   .getDefiningOp<linalg::LinalgOp>();

@@ -324,6 +324,10 @@ FailureOr<SearchSpace> getSearchSpace(dg::DispatchOp dispatch,
           : name == "conv"
               ? "the kernel is not one 2-D NCHW conv with static channels "
                 "and window and one element type (grouped, 1-D or 3-D)"
+          : name == "data_movement"
+              ? "the kernel is not row-wise (its root is not a linalg op "
+                "of parallel loops, or it has loops or conditions of its "
+                "own)"
               : "the kernel is not row-wise (reductions not all along rows "
                 "with the same loops, or several results)";
     return failure();
@@ -583,8 +587,8 @@ std::optional<std::string> getConfigText(func::FuncOp kernel) {
 }
 
 /// The dispatches of the kernels the search takes (GEMMs, convs,
-/// elementwise and row-reduction kernels, but none of `givenKinds`), per
-/// kernel in program order.
+/// elementwise, data-movement and row-reduction kernels, but none of
+/// `givenKinds`), per kernel in program order.
 llvm::MapVector<func::FuncOp, SmallVector<dg::DispatchOp>>
 getSearchedDispatches(ModuleOp module, SymbolTable &symbols,
                       ArrayRef<std::string> givenKinds) {
@@ -596,7 +600,7 @@ getSearchedDispatches(ModuleOp module, SymbolTable &symbols,
     auto kind = kernel->getAttrOfType<StringAttr>("dyncc.kind");
     StringRef name = kind ? kind.getValue() : "elementwise";
     if ((name == "gemm" || name == "conv" || name == "elementwise" ||
-         name == "reduce") &&
+         name == "reduce" || name == "data_movement") &&
         !llvm::is_contained(givenKinds, name))
       byKernel[kernel].push_back(dispatch);
   });

@@ -145,8 +145,10 @@ struct RowProblemExprs {
 };
 
 /// The problem of an `elementwise` kernel whose root has parallel loops
-/// only, or of a `reduce` kernel whose reductions all run along rows with
-/// the same loops (isRowReduction); fails for any other kernel.
+/// only, of a `data_movement` one alike with no region but its linalg ops'
+/// (a copy, a gather, im2col's windows), or of a `reduce` kernel whose
+/// reductions all run along rows with the same loops (isRowReduction);
+/// fails for any other kernel.
 mlir::FailureOr<RowProblemExprs> getRowProblem(mlir::func::FuncOp kernel);
 
 /// The attribute holding a row-wise kernel's problem: `batch`, `rows`,

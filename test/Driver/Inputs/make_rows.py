@@ -3,7 +3,9 @@
 """Writes a model of two row-wise kernels to argv[1]: Y = Softmax(X) over
 the last axis of X[B, 4, S, S] (a row reduction) and W = Z * Sigmoid(Z)
 of Z[B, S, 96] (elementwise). With argv[2] = column: a reduction over the
-first axis of X[S, 96] instead, which is not row-wise."""
+first axis of X[S, 96] instead, which is not row-wise; with argv[2] =
+nonzero: NonZero(X[S, 96]), a data-movement kernel with a loop of its own
+(a scan), and Transpose(X), one without."""
 import sys
 
 import onnx
@@ -25,6 +27,14 @@ if sys.argv[2:] == ["column"]:
         [helper.make_tensor_value_info("X", TensorProto.FLOAT, ["S", 96])],
         [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [96])],
         [helper.make_tensor("axes", TensorProto.INT64, [1], [0])])
+if sys.argv[2:] == ["nonzero"]:
+    graph = helper.make_graph(
+        [helper.make_node("NonZero", ["X"], ["Y"]),
+         helper.make_node("Transpose", ["X"], ["T"], perm=[1, 0])],
+        "nonzero",
+        [helper.make_tensor_value_info("X", TensorProto.FLOAT, ["S", 96])],
+        [helper.make_tensor_value_info("Y", TensorProto.INT64, None),
+         helper.make_tensor_value_info("T", TensorProto.FLOAT, [96, "S"])])
 model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
 model.ir_version = 8
 onnx.save(model, sys.argv[1])

@@ -572,7 +572,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 
   // Runs one compile stage's pipeline; false where it failed (with a
   // diagnostic, else that is a finding).
-  auto runStage = [&](LogicalResult (*build)(OpPassManager &),
+  auto runStage = [&](llvm::function_ref<LogicalResult(OpPassManager &)> build,
                       const char *stage, uint64_t &passed) {
     PassManager pm(&context);
     if (failed(build(pm)))
@@ -589,6 +589,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   // Then graph optimizations and fusion, which read the model's constants
   // too (a BatchNormalization folded into a Conv reads its statistics).
   if (runStage(dyncc::buildShapePipeline, "shape pipeline", state->shaped))
-    runStage(dyncc::buildFusionPipeline, "fusion pipeline", state->fused);
+    runStage([](OpPassManager &pm) { return dyncc::buildFusionPipeline(pm); },
+             "fusion pipeline", state->fused);
   return 0;
 }
