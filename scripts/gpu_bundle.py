@@ -170,6 +170,11 @@ def main():
                         help="BERT-base's fused Q, K and V projection and a "
                         "one-pixel conv with a residual, both in f16 (their "
                         "products on tensor cores)")
+    parser.add_argument("--conv-forms", default=True,
+                        action=argparse.BooleanOptionalAction,
+                        help="3x3 convs in f16 compiled both ways (a direct "
+                        "conv, and im2col's copy and GEMM), timed against "
+                        "torch (cuDNN) at batches 1 to 64")
     parser.add_argument("-j", "--jobs", type=int, default=2)
     args = parser.parse_args()
     if not args.dyncc.exists():
@@ -308,6 +313,25 @@ def main():
             entries.append({"name": name, "model": f"models/{name}.onnx",
                             "artifact": f"artifacts/{name}.dyncc",
                             "dynamic": [1, 5, 17]})
+    # A conv's two forms (dyncc-conv-im2col, CostModel.md "Windowed convs:
+    # direct or im2col"), each forced, on ResNet-50's stage-1 and stage-3
+    # 3x3 convs in f16: the check times both against cuDNN at the same
+    # batches, so the model's choice between them meets a measurement.
+    from make_conv import make_conv
+    for channels, side in ((64, 56), (256, 14)) * args.conv_forms:
+        base = f"conv3x3_{channels}_{side}_f16"
+        model = out / "models" / f"{base}.onnx"
+        make_conv(model, channels, channels, 3, 1, 1, 1, "f16",
+                  ["B", channels, side, side], seed=channels)
+        for form in ("never", "always"):
+            name = f"{base}_im2col_{form}"
+            compile_model(name, model, ["--dim", "B=1:64",
+                                        f"--im2col={form}"])
+            entries.append({"name": name, "model": f"models/{base}.onnx",
+                            "artifact": f"artifacts/{name}.dyncc",
+                            "dynamic": [1, 5, 17], "dynamic_gpu": [64],
+                            "bench": False,
+                            "versus_torch_graph": [1, 8, 32, 64]})
     linear = ROOT / "examples" / "linear_relu.onnx"
     shutil.copy2(linear, out / "models" / linear.name)
     compile_model("linear_relu", linear, ["--dim", "B=1:4096"])

@@ -31,7 +31,7 @@ def test_bundle_packs_and_checks_on_the_fake_driver(tmp_path):
         [sys.executable, str(ROOT / "scripts" / "gpu_bundle.py"), "-o",
          str(bundle), "--models", model, "--shared", str(SHARED_MODELS),
          "--nodes", "^(" + "|".join(node_tests) + ")$", "--no-bert-dense",
-         "--no-fused-products"],
+         "--no-fused-products", "--no-conv-forms"],
         capture_output=True, text=True, timeout=300)
     assert packed.returncode == 0, packed.stderr
     archive = tmp_path / "bundle.tar.gz"
@@ -92,3 +92,30 @@ def test_bundle_packs_and_checks_on_the_fake_driver(tmp_path):
     assert results["rows"] == [] and results["nodes"] == []
     assert "skipped (past the time budget): compare " in \
         (spent / "results.md").read_text()
+
+
+def test_bundle_packs_both_forms_of_a_conv(tmp_path):
+    """--conv-forms (the default) packs ResNet's 3x3 convs in f16 twice, a
+    direct conv (--im2col=never) and im2col's copy and GEMM (always), each
+    timed against cuDNN on the GPU: the plans say which form each is."""
+    bundle = tmp_path / "bundle"
+    packed = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "gpu_bundle.py"), "-o",
+         str(bundle), "--models", "", "--nodes", "", "--no-bert-dense",
+         "--no-fused-products"], capture_output=True, text=True, timeout=300)
+    assert packed.returncode == 0, packed.stderr
+    entries = json.loads((bundle / "bundle.json").read_text())["models"]
+    forms = [e for e in entries if e["name"].startswith("conv3x3_")]
+    assert [e["name"] for e in forms] == [
+        f"conv3x3_{c}_{s}_f16_im2col_{form}"
+        for c, s in ((64, 56), (256, 14)) for form in ("never", "always")]
+    for entry in forms:
+        assert entry["versus_torch_graph"] == [1, 8, 32, 64]
+        # The manifest's groups (the artifact's JSON section).
+        data = (bundle / entry["artifact"]).read_bytes()
+        kinds = {kind: data.count(b'"kind": "%s"' % kind.encode())
+                 for kind in ("conv", "gemm", "data_movement")}
+        direct = entry["name"].endswith("never")
+        assert (kinds["conv"] > 0) == direct, (entry["name"], kinds)
+        assert (kinds["gemm"] > 0) != direct, (entry["name"], kinds)
+        assert (kinds["data_movement"] > 0) != direct, (entry["name"], kinds)

@@ -501,38 +501,11 @@ def test_every_variant_of_three_key_conv(tmp_path):
     assert ran == names
 
 
-def make_conv(path, channels, out_channels, taps, stride, pad, dilation,
-              dtype, dims, seed):
-    """Relu(Conv(X) + b) with X[`dims`]; returns the weights and bias."""
-    if dtype == "bf16":
-        np_type = pytest.importorskip("ml_dtypes").bfloat16
-    else:
-        np_type = {"f32": np.float32, "f16": np.float16}[dtype]
-    elem = {"f32": TensorProto.FLOAT, "f16": TensorProto.FLOAT16,
-            "bf16": TensorProto.BFLOAT16}[dtype]
-    rng = np.random.default_rng(seed)
-    w = rng.uniform(-1, 1, (out_channels, channels, taps, taps)).astype(np_type)
-    b = rng.uniform(-1, 1, (out_channels,)).astype(np_type)
-
-    def initializer(name, array):
-        # Raw bytes: numpy_helper does not take ml_dtypes' bfloat16.
-        return helper.make_tensor(name, elem, array.shape, array.tobytes(),
-                                  raw=True)
-
-    graph = helper.make_graph(
-        [helper.make_node("Conv", ["X", "W", "b"], ["C"],
-                          kernel_shape=[taps, taps], pads=[pad] * 4,
-                          strides=[stride, stride],
-                          dilations=[dilation, dilation]),
-         helper.make_node("Relu", ["C"], ["Y"])], "conv",
-        [helper.make_tensor_value_info("X", elem, dims)],
-        [helper.make_tensor_value_info("Y", elem, None)],
-        [initializer("W", w), initializer("b", b)])
-    model = helper.make_model(graph,
-                              opset_imports=[helper.make_opsetid("", 17)])
-    model.ir_version = 8
-    onnx.save(model, path)
-    return w, b
+def make_conv(*args, **kwargs):
+    """test/Driver/Inputs/make_conv.py's make_conv (bf16 needs ml_dtypes)."""
+    if kwargs.get("dtype", args[7] if len(args) > 7 else None) == "bf16":
+        pytest.importorskip("ml_dtypes")
+    return load_input_script("make_conv").make_conv(*args, **kwargs)
 
 
 @pytest.mark.parametrize("channels,out_channels,taps,stride,pad,dilation,dtype", [

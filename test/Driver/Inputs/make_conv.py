@@ -3,28 +3,70 @@
 """Writes a conv model to argv[1]: Y = Relu(Conv(X[B, 6, H, W])), 16
 output channels, a 3x3 window at stride 2 with dilation 1 along rows and
 2 along columns, padding 1. With argv[2] = grouped: the conv has 2 groups,
-which the conv model does not take; with argv[2] = f16: in f16."""
+which the conv model does not take; with argv[2] = f16: in f16.
+make_conv() writes Relu(Conv(X) + b) of any window, stride, padding,
+dilation and element type, and returns the weights and bias."""
 import sys
 
 import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-groups = 2 if sys.argv[2:] == ["grouped"] else 1
-half = sys.argv[2:] == ["f16"]
-elem = TensorProto.FLOAT16 if half else TensorProto.FLOAT
-rng = np.random.default_rng(0)
-w = rng.uniform(-1, 1, (16, 6 // groups, 3, 3)).astype(
-    np.float16 if half else np.float32)
-graph = helper.make_graph(
-    [helper.make_node("Conv", ["X", "W"], ["C"], kernel_shape=[3, 3],
-                      pads=[1, 1, 1, 1], strides=[2, 2], dilations=[1, 2],
-                      group=groups),
-     helper.make_node("Relu", ["C"], ["Y"])],
-    "conv",
-    [helper.make_tensor_value_info("X", elem, ["B", 6, "H", "W"])],
-    [helper.make_tensor_value_info("Y", elem, None)],
-    [numpy_helper.from_array(w, "W")])
-model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-model.ir_version = 8
-onnx.save(model, sys.argv[1])
+
+def make_conv(path, channels, out_channels, taps, stride, pad, dilation,
+              dtype, dims, seed):
+    """Relu(Conv(X) + b) with X[`dims`] (symbols as strings), a square
+    window of `taps`, `pad` on every side, in `dtype` (f32, f16 or bf16:
+    bf16 takes ml_dtypes); returns the weights and the bias."""
+    if dtype == "bf16":
+        import ml_dtypes
+        np_type = ml_dtypes.bfloat16
+    else:
+        np_type = {"f32": np.float32, "f16": np.float16}[dtype]
+    elem = {"f32": TensorProto.FLOAT, "f16": TensorProto.FLOAT16,
+            "bf16": TensorProto.BFLOAT16}[dtype]
+    rng = np.random.default_rng(seed)
+    w = rng.uniform(-1, 1, (out_channels, channels, taps, taps)).astype(np_type)
+    b = rng.uniform(-1, 1, (out_channels,)).astype(np_type)
+
+    def initializer(name, array):
+        # Raw bytes: numpy_helper does not take ml_dtypes' bfloat16.
+        return helper.make_tensor(name, elem, array.shape, array.tobytes(),
+                                  raw=True)
+
+    graph = helper.make_graph(
+        [helper.make_node("Conv", ["X", "W", "b"], ["C"],
+                          kernel_shape=[taps, taps], pads=[pad] * 4,
+                          strides=[stride, stride],
+                          dilations=[dilation, dilation]),
+         helper.make_node("Relu", ["C"], ["Y"])], "conv",
+        [helper.make_tensor_value_info("X", elem, dims)],
+        [helper.make_tensor_value_info("Y", elem, None)],
+        [initializer("W", w), initializer("b", b)])
+    model = helper.make_model(graph,
+                              opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.save(model, path)
+    return w, b
+
+
+if __name__ == "__main__":
+    groups = 2 if sys.argv[2:] == ["grouped"] else 1
+    half = sys.argv[2:] == ["f16"]
+    elem = TensorProto.FLOAT16 if half else TensorProto.FLOAT
+    rng = np.random.default_rng(0)
+    w = rng.uniform(-1, 1, (16, 6 // groups, 3, 3)).astype(
+        np.float16 if half else np.float32)
+    graph = helper.make_graph(
+        [helper.make_node("Conv", ["X", "W"], ["C"], kernel_shape=[3, 3],
+                          pads=[1, 1, 1, 1], strides=[2, 2], dilations=[1, 2],
+                          group=groups),
+         helper.make_node("Relu", ["C"], ["Y"])],
+        "conv",
+        [helper.make_tensor_value_info("X", elem, ["B", 6, "H", "W"])],
+        [helper.make_tensor_value_info("Y", elem, None)],
+        [numpy_helper.from_array(w, "W")])
+    model = helper.make_model(graph,
+                              opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.save(model, sys.argv[1])
