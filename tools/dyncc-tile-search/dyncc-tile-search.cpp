@@ -9,7 +9,7 @@
 //                     [--dtype f16|bf16|f32] [--batch B] [--cap 8]
 //                     [--target 0.03] [--svg FILE] [--bench] [--split-k]
 //   dyncc-tile-search --device h200 --conv IN:OUT:K:S:HW[,...] --m LO:HI
-//                     [--forms] [--dtype f32|f16|bf16]
+//                     [--forms] [--dtype f32|f16|bf16] [--svg FILE]
 //
 // Runs the search and range partitioning for GEMMs of N x K weights over
 // M in [LO, HI] on a device of the table, and prints each GEMM's variants,
@@ -31,7 +31,8 @@
 // best GEMM over it (microseconds and TFLOP/s), im2col's time over the
 // direct conv's, and the ratio the pass decides by (the geometric mean at
 // five batches log-spaced over [LO, HI]). --dtype sets the convs' element
-// type (f32 unless given).
+// type (f32 unless given); --svg draws im2col's predicted speed-up over
+// the batch, a panel per conv, coloured by the faster form.
 //
 //===----------------------------------------------------------------------===//
 
@@ -140,9 +141,14 @@ int searchConvs(const std::vector<ConvProblem> &convs, int64_t lo, int64_t hi,
   return 0;
 }
 
-/// --conv --forms: each conv's direct and im2col forms over the batch.
+/// --conv --forms: each conv's direct and im2col forms over the batch;
+/// with `svgPath`, a panel per conv of im2col's predicted speed-up over the
+/// direct conv at 24 batches log-spaced over the range, coloured by the
+/// faster form.
 int printConvForms(const std::vector<ConvProblem> &convs, int64_t lo,
-                   int64_t hi, const Device &device) {
+                   int64_t hi, const Device &device,
+                   const std::string &svgPath) {
+  std::vector<PlotSeries> series;
   for (const ConvProblem &problem : convs) {
     std::printf("\nconv %lldx%lld s%lld, %lld -> %lld channels, %lld x %lld "
                 "outputs, %lld-byte elements\n",
@@ -179,6 +185,44 @@ int printConvForms(const std::vector<ConvProblem> &convs, int64_t lo,
     double ratio = getIm2ColRatio(predictConvForms(points, device));
     std::printf("  ratio over [%lld, %lld]: %.2f (%s)\n", (long long)lo,
                 (long long)hi, ratio, ratio < 1 ? "im2col" : "direct");
+    if (svgPath.empty())
+      continue;
+    PlotSeries ps;
+    ps.title =
+        std::to_string(problem.kh) + "x" + std::to_string(problem.kw) + " s" +
+        std::to_string(problem.strideH) + ", " + std::to_string(problem.inC) +
+        "->" + std::to_string(problem.outC) + ", " +
+        std::to_string(problem.outH) + "x" + std::to_string(problem.outW) +
+        " outputs, " + (problem.elementBytes == 2 ? "16-bit" : "f32") +
+        " (ratio " + std::to_string(ratio).substr(0, 4) + ")";
+    ps.variantNames = {"direct conv faster", "im2col faster"};
+    std::vector<ConvProblem> sweep;
+    for (int point = 0; point < 24; ++point) {
+      double f = point / 23.0;
+      int64_t batch = std::clamp<int64_t>(
+          std::llround(std::exp((1 - f) * std::log(double(lo)) +
+                                f * std::log(double(hi)))),
+          lo, hi);
+      if (!sweep.empty() && sweep.back().batch == batch)
+        continue;
+      sweep.push_back(problem);
+      sweep.back().batch = batch;
+    }
+    std::vector<ConvFormTimes> swept = predictConvForms(sweep, device);
+    for (size_t i = 0; i < swept.size(); ++i) {
+      ps.x.push_back(sweep[i].batch);
+      ps.y.push_back(swept[i].direct / swept[i].im2col());
+      ps.variant.push_back(swept[i].im2col() < swept[i].direct ? 1 : 0);
+    }
+    series.push_back(ps);
+  }
+  if (!svgPath.empty()) {
+    std::string error;
+    if (!writePlotFile(
+            svgPath,
+            plotVariantRegions(series, "batch", "im2col's predicted speed-up"),
+            error))
+      fail(error);
   }
   return 0;
 }
@@ -276,7 +320,7 @@ int main(int argc, char **argv) {
   if (!convs.empty() && forms) {
     for (ConvProblem &p : convs)
       p.elementBytes = dtypeGiven ? bytes : 4;
-    return printConvForms(convs, lo, hi, *device);
+    return printConvForms(convs, lo, hi, *device, svgPath);
   }
   if (!convs.empty())
     return searchConvs(convs, lo, hi, options, *device);
