@@ -20,6 +20,7 @@ void ArenaPlanner::prepare(const std::vector<ArenaBlock> &blocks) {
            lifetimes[i].second == blocks[i].last;
   if (same)
     return;
+  bestOrder.clear();
   lifetimes.resize(n);
   steps = 0;
   for (size_t i = 0; i < n; ++i) {
@@ -38,50 +39,31 @@ void ArenaPlanner::prepare(const std::vector<ArenaBlock> &blocks) {
   meetsBegin[n] = static_cast<uint32_t>(meets.size());
 }
 
-bool ArenaPlanner::place(const std::vector<ArenaBlock> &blocks,
-                         uint64_t alignment, ArenaPlacement &out) {
+bool ArenaPlanner::placeInOrder(const std::vector<ArenaBlock> &blocks,
+                                const std::vector<size_t> &inOrder,
+                                std::vector<uint64_t> &offsets,
+                                uint64_t &size) {
   size_t n = blocks.size();
-  prepare(blocks);
-  out.offsets.assign(n, 0);
-  out.size = 0;
-  out.livePeak = 0;
-  sizes.resize(n);
-  for (size_t i = 0; i < n; ++i) {
-    uint64_t padded;
-    if (__builtin_add_overflow(blocks[i].size, alignment - 1, &padded))
-      return false;
-    sizes[i] = padded & ~(alignment - 1);
-  }
-
-  // Largest first; ties by first use, then by index, so a plan is the same
-  // on every run and every machine.
-  order.resize(n);
-  std::iota(order.begin(), order.end(), 0);
-  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    if (sizes[a] != sizes[b])
-      return sizes[a] > sizes[b];
-    if (blocks[a].first != blocks[b].first)
-      return blocks[a].first < blocks[b].first;
-    return a < b;
-  });
+  offsets.assign(n, 0);
+  size = 0;
   isPlaced.assign(n, 0);
   auto markPlaced = [&](size_t i) {
     isPlaced[i] = 1;
     uint64_t end;
-    if (__builtin_add_overflow(out.offsets[i], sizes[i], &end))
+    if (__builtin_add_overflow(offsets[i], sizes[i], &end))
       return false;
-    out.size = std::max(out.size, end);
+    size = std::max(size, end);
     return true;
   };
   // The fixed blocks first, where they are.
-  for (size_t i : order) {
+  for (size_t i : inOrder) {
     if (!blocks[i].fixed)
       continue;
-    out.offsets[i] = blocks[i].offset;
+    offsets[i] = blocks[i].offset;
     if (!markPlaced(i))
       return false;
   }
-  for (size_t i : order) {
+  for (size_t i : inOrder) {
     if (blocks[i].fixed)
       continue;
     // The placed blocks live with this one, by offset: it goes in the
@@ -90,7 +72,7 @@ bool ArenaPlanner::place(const std::vector<ArenaBlock> &blocks,
     for (uint32_t k = meetsBegin[i]; k < meetsBegin[i + 1]; ++k) {
       uint32_t j = meets[k];
       if (isPlaced[j])
-        taken.push_back({out.offsets[j], sizes[j]});
+        taken.push_back({offsets[j], sizes[j]});
     }
     std::sort(taken.begin(), taken.end());
     uint64_t offset = 0;
@@ -104,9 +86,26 @@ bool ArenaPlanner::place(const std::vector<ArenaBlock> &blocks,
         return false;
       offset = std::max(offset, end);
     }
-    out.offsets[i] = offset;
+    offsets[i] = offset;
     if (!markPlaced(i))
       return false;
+  }
+  return true;
+}
+
+bool ArenaPlanner::place(const std::vector<ArenaBlock> &blocks,
+                         uint64_t alignment, ArenaPlacement &out) {
+  size_t n = blocks.size();
+  prepare(blocks);
+  out.offsets.assign(n, 0);
+  out.size = 0;
+  out.livePeak = 0;
+  sizes.resize(n);
+  for (size_t i = 0; i < n; ++i) {
+    uint64_t padded;
+    if (__builtin_add_overflow(blocks[i].size, alignment - 1, &padded))
+      return false;
+    sizes[i] = padded & ~(alignment - 1);
   }
 
   // The live-set peak: a sweep over the steps.
@@ -124,6 +123,70 @@ bool ArenaPlanner::place(const std::vector<ArenaBlock> &blocks,
     live = live - ends[s] + starts[s];
     out.livePeak = std::max(out.livePeak, live);
   }
+
+  // Largest first; ties by first use, then by index, so a plan is the same
+  // on every run and every machine.
+  order.resize(n);
+  std::iota(order.begin(), order.end(), 0);
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    if (sizes[a] != sizes[b])
+      return sizes[a] > sizes[b];
+    if (blocks[a].first != blocks[b].first)
+      return blocks[a].first < blocks[b].first;
+    return a < b;
+  });
+  if (!placeInOrder(blocks, order, out.offsets, out.size))
+    return false;
+  if (out.size <= out.livePeak)
+    return true;
+
+  // Above the peak, largest-first can be a poor order: a stage's large,
+  // short-lived temporaries (im2col's copies) all at offset 0 push the
+  // long-lived ones (the residual stream) above each other. The order that
+  // did best for these lifetimes before (their sizes scale together with a
+  // batch), then repairs: the block reaching the top, or one it meets,
+  // placed first, kept where the arena shrinks; at most kRepairPlacements
+  // placements, deterministic.
+  auto keepIfSmaller = [&](const std::vector<size_t> &tried) {
+    uint64_t size;
+    if (!placeInOrder(blocks, tried, trialOffsets, size))
+      return false;
+    if (size >= out.size)
+      return false;
+    out.size = size;
+    out.offsets.swap(trialOffsets);
+    return true;
+  };
+  std::vector<size_t> best = order;
+  if (bestOrder.size() == n && bestOrder != order && keepIfSmaller(bestOrder))
+    best = bestOrder;
+  int budget = kRepairPlacements;
+  while (out.size > out.livePeak && budget > 0) {
+    size_t top = 0;
+    for (size_t i = 1; i < n; ++i)
+      if (out.offsets[i] + sizes[i] > out.offsets[top] + sizes[top])
+        top = i;
+    candidates.assign(1, top);
+    for (uint32_t k = meetsBegin[top]; k < meetsBegin[top + 1]; ++k)
+      candidates.push_back(meets[k]);
+    bool improved = false;
+    for (size_t c : candidates) {
+      if (blocks[c].fixed || best.front() == c || budget-- <= 0)
+        continue;
+      trialOrder.assign(1, c);
+      for (size_t i : best)
+        if (i != c)
+          trialOrder.push_back(i);
+      if (keepIfSmaller(trialOrder)) {
+        best = trialOrder;
+        improved = true;
+        break;
+      }
+    }
+    if (!improved)
+      break;
+  }
+  bestOrder = best;
   return true;
 }
 

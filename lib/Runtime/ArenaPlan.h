@@ -1,4 +1,5 @@
-//===- ArenaPlan.h - Temporaries placed in one arena by lifetime -*- C++ -*-===//
+//===- ArenaPlan.h - Temporaries placed in one arena by lifetime -*- C++
+//-*-===//
 //
 // Part of dyncc, under the Apache License v2.0 with LLVM Exceptions.
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
@@ -12,7 +13,8 @@
 // offset clear of the temporaries already placed whose lifetimes meet its
 // own (greedy by size, as TFLite's arena planner). The arena it asks for is
 // close to the live-set peak, the most bytes live at any one step, which it
-// also reports.
+// also reports; where it is above the peak, a few other orders are tried
+// (ArenaPlanner::place).
 //
 //===----------------------------------------------------------------------===//
 
@@ -56,7 +58,11 @@ public:
   /// them; false when the sizes overflow 64 bits. `alignment` is a power of
   /// two, and fixed offsets are multiples of it. Largest first (ties by
   /// first use, then index), each at the lowest offset clear of the placed
-  /// blocks it meets.
+  /// blocks it meets. Where that arena is above the live-set peak, the
+  /// order that did best for the same lifetimes last time is tried, then
+  /// repairs (the block at the top, or one it meets, placed first), at most
+  /// kRepairPlacements placements more; the smallest arena wins.
+  /// Deterministic for a sequence of calls.
   bool place(const std::vector<ArenaBlock> &blocks, uint64_t alignment,
              ArenaPlacement &out);
 
@@ -65,7 +71,17 @@ public:
   /// temporaries, ahead of its first run).
   void prepare(const std::vector<ArenaBlock> &blocks);
 
+  /// The most placements a call tries beyond largest-first.
+  static constexpr int kRepairPlacements = 24;
+
 private:
+  /// Places the blocks in `inOrder` (the fixed ones where they are), each
+  /// at the lowest offset clear of the placed blocks it meets; false on
+  /// overflow.
+  bool placeInOrder(const std::vector<ArenaBlock> &blocks,
+                    const std::vector<size_t> &inOrder,
+                    std::vector<uint64_t> &offsets, uint64_t &size);
+
   std::vector<std::pair<size_t, size_t>> lifetimes;
   /// Per block, the blocks live at some step with it (CSR).
   std::vector<uint32_t> meetsBegin, meets;
@@ -76,6 +92,10 @@ private:
   std::vector<uint8_t> isPlaced;
   std::vector<std::pair<uint64_t, uint64_t>> taken;
   std::vector<uint64_t> starts, ends;
+  std::vector<uint64_t> trialOffsets;
+  std::vector<size_t> trialOrder, candidates;
+  /// The order of the smallest arena the last call found (empty: none yet).
+  std::vector<size_t> bestOrder;
 };
 
 /// One placement with a planner of its own.

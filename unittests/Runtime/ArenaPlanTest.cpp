@@ -170,14 +170,87 @@ TEST(ArenaPlanTest, ReusedPlannerMatchesTheQuadraticRule) {
       }
       ArenaPlacement p;
       ASSERT_TRUE(planner.place(blocks, 64, p));
-      EXPECT_EQ(p.offsets, referenceOffsets(blocks, 64))
-          << "plan " << plan << " run " << run;
+      // Largest first where that reaches the live-set peak; elsewhere the
+      // repairs' arena, never larger than largest-first's.
+      std::vector<uint64_t> reference = referenceOffsets(blocks, 64);
+      uint64_t referenceSize = 0;
+      for (size_t i = 0; i < n; ++i)
+        referenceSize =
+            std::max(referenceSize,
+                     reference[i] + ((blocks[i].size + 63) & ~uint64_t(63)));
+      if (referenceSize <= p.livePeak)
+        EXPECT_EQ(p.offsets, reference) << "plan " << plan << " run " << run;
+      else
+        EXPECT_LE(p.size, referenceSize) << "plan " << plan << " run " << run;
       bool anyFixed = std::any_of(blocks.begin(), blocks.end(),
                                   [](const ArenaBlock &b) { return b.fixed; });
       if (!anyFixed)
         expectValid(blocks, p, 64);
     }
   }
+}
+
+TEST(ArenaPlanTest, RepairsReachThePeakWhereLargestFirstDoesNot) {
+  // Two ResNet bottlenecks with im2col (the generator's f16 ResNet-50's
+  // stage 1, in units of 64 bytes): the residual stream (4, long-lived),
+  // each 3x3's copy of the windows (9, two steps) and the small
+  // temporaries around them (1). Largest first puts both copies at 0 and
+  // the second residual above the first: 18 units for a live-set peak of
+  // 14. Placing the block at the top, or one it meets, first reaches 14.
+  std::vector<ArenaBlock> blocks = {
+      {4 * 64, 5, 6},   {4 * 64, 6, 10},  {1 * 64, 7, 8},
+      {9 * 64, 8, 9},   {1 * 64, 9, 10},  {4 * 64, 10, 14},
+      {1 * 64, 11, 12}, {9 * 64, 12, 13}, {1 * 64, 13, 14}};
+  std::vector<uint64_t> reference = referenceOffsets(blocks, 64);
+  uint64_t referenceSize = 0;
+  for (size_t i = 0; i < blocks.size(); ++i)
+    referenceSize = std::max(referenceSize, reference[i] + blocks[i].size);
+  EXPECT_EQ(referenceSize, 18u * 64);
+  ArenaPlanner planner;
+  ArenaPlacement p;
+  ASSERT_TRUE(planner.place(blocks, 64, p));
+  expectValid(blocks, p, 64);
+  EXPECT_EQ(p.livePeak, 14u * 64);
+  EXPECT_EQ(p.size, 14u * 64);
+  // The sizes scaled together (a larger batch): the order found last time
+  // reaches the peak at once, and the placement is the same, scaled.
+  for (ArenaBlock &b : blocks)
+    b.size *= 8;
+  ArenaPlacement scaled;
+  ASSERT_TRUE(planner.place(blocks, 64, scaled));
+  expectValid(blocks, scaled, 64);
+  EXPECT_EQ(scaled.size, 14u * 64 * 8);
+  for (size_t i = 0; i < blocks.size(); ++i)
+    EXPECT_EQ(scaled.offsets[i], p.offsets[i] * 8) << i;
+}
+
+TEST(ArenaPlanTest, RepairsNeverGrowTheArena) {
+  // Random plans: never above largest-first, always valid, and the same
+  // placement from a fresh planner (deterministic).
+  std::mt19937_64 rng(29);
+  int improved = 0;
+  for (int plan = 0; plan < 300; ++plan) {
+    size_t n = 2 + rng() % 40, steps = 2 + rng() % 30;
+    std::vector<ArenaBlock> blocks(n);
+    for (ArenaBlock &b : blocks) {
+      b.first = rng() % steps;
+      b.last = b.first + rng() % std::min<size_t>(steps - b.first, 6);
+      b.size = 64 * (1 + rng() % 16);
+    }
+    std::vector<uint64_t> reference = referenceOffsets(blocks, 64);
+    uint64_t referenceSize = 0;
+    for (size_t i = 0; i < n; ++i)
+      referenceSize = std::max(referenceSize, reference[i] + blocks[i].size);
+    ArenaPlacement p, again;
+    ASSERT_TRUE(placeInArena(blocks, 64, p));
+    ASSERT_TRUE(placeInArena(blocks, 64, again));
+    expectValid(blocks, p, 64);
+    EXPECT_LE(p.size, referenceSize) << plan;
+    EXPECT_EQ(p.offsets, again.offsets) << plan;
+    improved += p.size < referenceSize;
+  }
+  // The repairs find smaller arenas in some of them.
+  EXPECT_GT(improved, 0);
 }
 
 TEST(ArenaPlanTest, FixedBlocksKeepTheirOffsets) {
