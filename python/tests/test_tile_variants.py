@@ -593,6 +593,52 @@ def test_every_variant_of_im2col_conv(tmp_path, channels, out_channels, taps,
     assert ran == names
 
 
+@pytest.mark.parametrize("auto_pad", ["SAME_UPPER", "SAME_LOWER"])
+def test_same_padded_im2col_conv(tmp_path, auto_pad):
+    """SAME padding over a static image (tf2onnx's convs): im2col takes its
+    pads from the sizes, the odd one at the end for SAME_UPPER and at the
+    start for SAME_LOWER, and matches numpy at batch 1, 2 and 3 with a
+    3x3 window at stride 2 over 9 x 10 (an odd total padding each way) and
+    a 4x4 one at stride 1 (3 rows and columns of padding)."""
+    rng = np.random.default_rng(11)
+    for taps, stride in ((3, 2), (4, 1)):
+        w = rng.uniform(-1, 1, (6, 5, taps, taps)).astype(np.float32)
+        b = rng.uniform(-1, 1, (6,)).astype(np.float32)
+        graph = helper.make_graph(
+            [helper.make_node("Conv", ["X", "W", "b"], ["C"],
+                              kernel_shape=[taps, taps],
+                              strides=[stride, stride], auto_pad=auto_pad),
+             helper.make_node("Relu", ["C"], ["Y"])], "same",
+            [helper.make_tensor_value_info("X", TensorProto.FLOAT,
+                                           ["B", 5, 9, 10])],
+            [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)],
+            [numpy_helper.from_array(w, "W"), numpy_helper.from_array(b, "b")])
+        model = helper.make_model(graph,
+                                  opset_imports=[helper.make_opsetid("", 17)])
+        model.ir_version = 8
+        path = tmp_path / f"same{taps}.onnx"
+        onnx.save(model, path)
+        art = tmp_path / f"same{taps}.dyncc"
+        options = dict(dims={"B": (1, 3)}, targets=["cpu"], device="h200",
+                       im2col="always")
+        plan = json.loads(dyncc.compile(path, None, emit="plan", **options))
+        assert [g["kind"] for g in plan["groups"]] == ["data_movement", "gemm"]
+        dyncc.compile(path, art, **options)
+        sess = dyncc.load(art).session()
+        pads = []
+        for size in (9, 10):
+            out = -(-size // stride)
+            total = max(0, (out - 1) * stride + taps - size)
+            low = total // 2 if auto_pad == "SAME_UPPER" else total - total // 2
+            pads.append((low, total - low))
+        for batch in (1, 2, 3):
+            x = rng.uniform(-1, 1, (batch, 5, 9, 10)).astype(np.float32)
+            padded = np.pad(x, ((0, 0), (0, 0), pads[0], pads[1]))
+            want = conv_reference(padded, w, b, stride, 0, 1)
+            np.testing.assert_allclose(sess.run({"X": x})["Y"], want,
+                                       rtol=1e-4, atol=1e-4)
+
+
 def test_im2col_is_the_cost_models_choice(tmp_path):
     """--im2col=auto (the default) asks the cost model per conv: a 256 ->
     256 3x3 conv in f16 over 14x14 images is a copy and a GEMM on tensor

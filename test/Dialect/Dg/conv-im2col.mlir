@@ -72,14 +72,16 @@ func.func @shared(%x: tensor<1x1x5x7xf32>) -> (tensor<*xf32>, tensor<*xf32>) {
 // -----
 
 // Convs im2col does not take: a one-pixel window (dyncc-pointwise-conv-as-gemm
-// takes those), two groups, weights computed at run time, SAME padding (its
-// pads depend on the size), a 1-D conv and mixed element types.
+// takes those), two groups, weights computed at run time, SAME padding over
+// a dynamic image (its pads depend on the size), a 1-D conv and mixed
+// element types.
 
 // ALWAYS-LABEL: func.func @convs_that_stay(
 //   ALWAYS-NOT:   dg.im2col
 //       ALWAYS:   return
 sym.symbol @N range [1, 8]
-func.func @convs_that_stay(%x: tensor<?x8x9x9xf32, #sym.shape<[N, 8, 9, 9]>>, %wx: tensor<4x8x3x3xf32>, %x1: tensor<1x8x9xf32>, %xh: tensor<1x8x9x9xf16>) -> (tensor<*xf32>, tensor<*xf32>, tensor<*xf32>, tensor<*xf32>, tensor<*xf32>, tensor<*xf32>) {
+sym.symbol @H range [1, 64]
+func.func @convs_that_stay(%x: tensor<?x8x9x9xf32, #sym.shape<[N, 8, 9, 9]>>, %xd: tensor<?x8x?x?xf32, #sym.shape<[N, 8, H, H]>>, %wx: tensor<4x8x3x3xf32>, %x1: tensor<1x8x9xf32>, %xh: tensor<1x8x9x9xf16>) -> (tensor<*xf32>, tensor<*xf32>, tensor<*xf32>, tensor<*xf32>, tensor<*xf32>, tensor<*xf32>) {
   %w1 = dg.constant dense<0.5> : tensor<4x8x1x1xf32>
   %wg = dg.constant dense<0.5> : tensor<4x4x3x3xf32>
   %w = dg.constant dense<0.5> : tensor<4x8x3x3xf32>
@@ -87,10 +89,27 @@ func.func @convs_that_stay(%x: tensor<?x8x9x9xf32, #sym.shape<[N, 8, 9, 9]>>, %w
   %pointwise = dg.conv %x, %w1 {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : tensor<?x8x9x9xf32, #sym.shape<[N, 8, 9, 9]>>, tensor<4x8x1x1xf32> -> tensor<*xf32>
   %grouped = dg.conv %x, %wg {strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, group = 2 : i64} : tensor<?x8x9x9xf32, #sym.shape<[N, 8, 9, 9]>>, tensor<4x4x3x3xf32> -> tensor<*xf32>
   %computed = dg.conv %x, %wx {strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>} : tensor<?x8x9x9xf32, #sym.shape<[N, 8, 9, 9]>>, tensor<4x8x3x3xf32> -> tensor<*xf32>
-  %same = dg.conv %x, %w {strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, auto_pad = "SAME_UPPER"} : tensor<?x8x9x9xf32, #sym.shape<[N, 8, 9, 9]>>, tensor<4x8x3x3xf32> -> tensor<*xf32>
+  %same = dg.conv %xd, %w {strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, auto_pad = "SAME_UPPER"} : tensor<?x8x?x?xf32, #sym.shape<[N, 8, H, H]>>, tensor<4x8x3x3xf32> -> tensor<*xf32>
   %line = dg.conv %x1, %wl {strides = array<i64: 1>, pads = array<i64: 1, 1>, dilations = array<i64: 1>} : tensor<1x8x9xf32>, tensor<4x8x3xf32> -> tensor<*xf32>
   %mixed = dg.conv %xh, %w {strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>} : tensor<1x8x9x9xf16>, tensor<4x8x3x3xf32> -> tensor<*xf32>
   return %pointwise, %grouped, %computed, %same, %line, %mixed : tensor<*xf32>, tensor<*xf32>, tensor<*xf32>, tensor<*xf32>, tensor<*xf32>, tensor<*xf32>
+}
+
+// -----
+
+// SAME padding over a static image is explicit on the copy: 9 rows at
+// stride 2 take 5 windows of 3, reaching 11, so 2 rows of padding, split
+// 1 and 1; 10 columns reach 11, 1 column, at the end for SAME_UPPER and at
+// the start for SAME_LOWER.
+
+// ALWAYS-LABEL: func.func @same(
+//       ALWAYS:   dg.im2col %arg0 {{{.*}}pads = array<i64: 1, 0, 1, 1>, strides = array<i64: 2, 2>} : tensor<1x8x9x10xf32> -> tensor<1x72x5x5xf32>
+//       ALWAYS:   dg.im2col %arg0 {{{.*}}pads = array<i64: 1, 1, 1, 0>, strides = array<i64: 2, 2>} : tensor<1x8x9x10xf32> -> tensor<1x72x5x5xf32>
+func.func @same(%x: tensor<1x8x9x10xf32>) -> (tensor<*xf32>, tensor<*xf32>) {
+  %w = dg.constant dense<0.5> : tensor<4x8x3x3xf32>
+  %upper = dg.conv %x, %w {strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, auto_pad = "SAME_UPPER"} : tensor<1x8x9x10xf32>, tensor<4x8x3x3xf32> -> tensor<*xf32>
+  %lower = dg.conv %x, %w {strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, auto_pad = "SAME_LOWER"} : tensor<1x8x9x10xf32>, tensor<4x8x3x3xf32> -> tensor<*xf32>
+  return %upper, %lower : tensor<*xf32>, tensor<*xf32>
 }
 
 // -----

@@ -72,21 +72,46 @@ std::optional<WindowedConv> matchWindowedConv(ConvOp conv) {
       !wType.hasStaticShape() || !isa<FloatType>(wType.getElementType()) ||
       wType.getElementType() != inType.getElementType() ||
       wType.getElementType() != outType.getElementType() ||
-      (conv.getAutoPad() != "NOTSET" && conv.getAutoPad() != "VALID") ||
+      (conv.getAutoPad() != "NOTSET" && conv.getAutoPad() != "VALID" &&
+       !conv.getAutoPad().starts_with("SAME")) ||
       conv.getStrides().size() != 2 || conv.getDilations().size() != 2 ||
       conv.getPads().size() != 4 || !isa<ElementsAttr>(weight.getValue()))
     return std::nullopt;
   ArrayRef<int64_t> w = wType.getShape();
   if (w[2] * w[3] <= 1)
     return std::nullopt;
+  // SAME padding is explicit where the image's size is static.
+  if (conv.getAutoPad().starts_with("SAME") &&
+      !llvm::all_of(ArrayRef<DimExpr>{(*in)[2], (*in)[3], (*out)[2], (*out)[3]},
+                    [](const DimExpr &d) { return d.isConstant(); }))
+    return std::nullopt;
   return WindowedConv{conv, weight, *in, *out, w[0], w[1], w[2], w[3]};
 }
 
-/// The pads the conv reads: none for VALID, else its pads.
-SmallVector<int64_t> getPads(ConvOp conv) {
+/// The pads the conv reads, [top, left, bottom, right]: none for VALID,
+/// SAME's from the static sizes (what the windows reach beyond the image,
+/// the odd one at the end for SAME_UPPER, at the start for SAME_LOWER, as
+/// the conv's lowering splits it), else its pads.
+SmallVector<int64_t> getPads(const WindowedConv &c) {
+  ConvOp conv = c.conv;
   if (conv.getAutoPad() == "VALID")
     return SmallVector<int64_t>(4, 0);
-  return SmallVector<int64_t>(conv.getPads());
+  if (!conv.getAutoPad().starts_with("SAME"))
+    return SmallVector<int64_t>(conv.getPads());
+  SmallVector<int64_t> pads(4, 0);
+  int64_t window[2] = {c.kh, c.kw};
+  for (int d = 0; d < 2; ++d) {
+    int64_t in = *c.input[2 + d].getConstant();
+    int64_t out = *c.output[2 + d].getConstant();
+    int64_t reach = (out - 1) * conv.getStrides()[d] +
+                    (window[d] - 1) * conv.getDilations()[d] + 1;
+    int64_t total = std::max<int64_t>(0, reach - in);
+    int64_t low =
+        conv.getAutoPad() == "SAME_UPPER" ? total / 2 : total - total / 2;
+    pads[d] = low;
+    pads[d + 2] = total - low;
+  }
+  return pads;
 }
 
 /// The number of sizes the forms are compared at.
@@ -202,7 +227,7 @@ Value rewrite(RewriterBase &rewriter, WindowedConv c,
   Value col = Im2ColOp::create(
       rewriter, loc, colType, conv.getInput(),
       rewriter.getDenseI64ArrayAttr({c.kh, c.kw}), conv.getStridesAttr(),
-      rewriter.getDenseI64ArrayAttr(getPads(conv)), conv.getDilationsAttr());
+      rewriter.getDenseI64ArrayAttr(getPads(c)), conv.getDilationsAttr());
   // The weights [F, C, KH, KW] are [F, C*KH*KW, 1, 1] in the same order.
   Value &weight = views[c.weight];
   if (!weight) {
