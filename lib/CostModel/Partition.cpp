@@ -44,6 +44,15 @@ uint32_t IntervalTable::lookup(int64_t value) const {
   return variant[findInterval(lower, value)];
 }
 
+int64_t dyncc::cost::getLogSpacedValue(int64_t lo, int64_t hi, int64_t i,
+                                       int64_t count) {
+  double a = std::log(double(std::max<int64_t>(lo, 1)));
+  double b = std::log(double(std::max<int64_t>(hi, 1)));
+  return std::clamp<int64_t>(
+      std::llround(std::exp(a + (b - a) * double(i) / double(count - 1))), lo,
+      hi);
+}
+
 /// Every value of [lo, hi] where there are at most `count`; else `count`
 /// log-spaced values, those `addEdges(points)` appends (where tiles' edges
 /// fall), and both ends, within [lo, hi], sorted and unique.
@@ -58,12 +67,8 @@ static std::vector<int64_t> getPoints(int64_t lo, int64_t hi, int64_t count,
       points.push_back(v);
     return points;
   }
-  double a = std::log(double(std::max<int64_t>(lo, 1)));
-  double b = std::log(double(hi));
   for (int64_t i = 0; i < count; ++i)
-    points.push_back(std::clamp<int64_t>(
-        std::llround(std::exp(a + (b - a) * double(i) / double(count - 1))),
-        lo, hi));
+    points.push_back(getLogSpacedValue(lo, hi, i, count));
   addEdges(points);
   points.push_back(lo);
   points.push_back(hi);

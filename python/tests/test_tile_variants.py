@@ -321,6 +321,15 @@ def output_size(size, taps, stride, pad, dilation):
     return (size + 2 * pad - dilation * (taps - 1) - 1) // stride + 1
 
 
+def input_sizes(low, high, taps, stride, pad, dilation):
+    """Per output size a conv's inputs of [low, high] give, the smallest
+    input size that gives it."""
+    sizes = {}
+    for size in range(low, high + 1):
+        sizes.setdefault(output_size(size, taps, stride, pad, dilation), size)
+    return sizes
+
+
 def conv_reference(x, w, b, stride, pad, dilation):
     """NCHW convolution in float64, then bias and Relu."""
     n, _, h, wd = x.shape
@@ -410,9 +419,7 @@ def test_every_variant_of_conv(tmp_path, channels, out_channels, taps, stride,
     def size_of(s):
         return output_size(s, taps, stride, pad, dilation)
 
-    sizes = {}
-    for s in range(low, s_max + 1):
-        sizes.setdefault(size_of(s), s)
+    sizes = input_sizes(low, s_max, taps, stride, pad, dilation)
     ran = set()
     outer, inner = key_points(select, [4, size_of(s_max)])
     for batch in outer:
@@ -557,20 +564,16 @@ def test_every_variant_of_im2col_conv(tmp_path, channels, out_channels, taps,
     dyncc.compile(model, art, **options)
     sess = dyncc.load(art).session()
 
-    def size_of(s):
-        return output_size(s, taps, stride, pad, dilation)
-
     # An input size per output size, and the output images per pixel count.
-    inputs = {}
-    for s in range(low, side + 1):
-        inputs.setdefault(size_of(s), s)
+    inputs = input_sizes(low, side, taps, stride, pad, dilation)
     images = {}
     for oh in inputs:
         for ow in inputs:
             images.setdefault(oh * ow, (inputs[oh], inputs[ow]))
     rng = np.random.default_rng(7)
     ran = set()
-    outer, inner = key_points(group["select"], [3, size_of(side) ** 2])
+    largest = output_size(side, taps, stride, pad, dilation)
+    outer, inner = key_points(group["select"], [3, largest ** 2])
     for batch in outer:
         for pixels in inner:
             want = table_variant_at(plan, 1, [batch, pixels])

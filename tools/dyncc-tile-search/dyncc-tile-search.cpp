@@ -172,17 +172,16 @@ int printConvForms(const std::vector<ConvProblem> &convs, int64_t lo,
                   flops / t.direct / 1e12, t.copy * 1e6, t.gemm * 1e6,
                   flops / t.im2col() / 1e12, t.im2col() / t.direct);
     }
-    // The pass's points: five batches log-spaced over the range.
-    std::vector<ConvProblem> points;
-    for (int point = 0; point < 5; ++point) {
-      double f = point / 4.0;
-      points.push_back(problem);
-      points.back().batch = std::clamp<int64_t>(
-          std::llround(std::exp((1 - f) * std::log(double(lo)) +
-                                f * std::log(double(hi)))),
-          lo, hi);
-    }
-    double ratio = getIm2ColRatio(predictConvForms(points, device));
+    // `count` batches log-spaced over the range.
+    auto logSpaced = [&](int64_t count) {
+      std::vector<ConvProblem> points(count, problem);
+      for (int64_t i = 0; i < count; ++i)
+        points[i].batch = getLogSpacedValue(lo, hi, i, count);
+      return points;
+    };
+    // The pass's points.
+    double ratio =
+        getIm2ColRatio(predictConvForms(logSpaced(kConvFormPoints), device));
     std::printf("  ratio over [%lld, %lld]: %.2f (%s)\n", (long long)lo,
                 (long long)hi, ratio, ratio < 1 ? "im2col" : "direct");
     if (svgPath.empty())
@@ -196,18 +195,12 @@ int printConvForms(const std::vector<ConvProblem> &convs, int64_t lo,
         " outputs, " + (problem.elementBytes == 2 ? "16-bit" : "f32") +
         " (ratio " + std::to_string(ratio).substr(0, 4) + ")";
     ps.variantNames = {"direct conv faster", "im2col faster"};
-    std::vector<ConvProblem> sweep;
-    for (int point = 0; point < 24; ++point) {
-      double f = point / 23.0;
-      int64_t batch = std::clamp<int64_t>(
-          std::llround(std::exp((1 - f) * std::log(double(lo)) +
-                                f * std::log(double(hi)))),
-          lo, hi);
-      if (!sweep.empty() && sweep.back().batch == batch)
-        continue;
-      sweep.push_back(problem);
-      sweep.back().batch = batch;
-    }
+    std::vector<ConvProblem> sweep = logSpaced(24);
+    sweep.erase(std::unique(sweep.begin(), sweep.end(),
+                            [](const ConvProblem &a, const ConvProblem &b) {
+                              return a.batch == b.batch;
+                            }),
+                sweep.end());
     std::vector<ConvFormTimes> swept = predictConvForms(sweep, device);
     for (size_t i = 0; i < swept.size(); ++i) {
       ps.x.push_back(sweep[i].batch);

@@ -174,6 +174,11 @@ struct ConvFormTimes {
 std::vector<ConvFormTimes>
 predictConvForms(const std::vector<ConvProblem> &points, const Device &device);
 
+/// The number of sizes dyncc-conv-im2col compares a conv's forms at:
+/// log-spaced from every symbol at its lower bound to every one at its
+/// upper bound (getLogSpacedValue).
+constexpr int kConvFormPoints = 5;
+
 /// The geometric mean over `times` of im2col's time over the direct
 /// conv's: below 1 where im2col is predicted faster, every size weighing
 /// alike (the largest sizes would otherwise decide alone).

@@ -75,6 +75,11 @@ struct Partition {
   size_t considered = 0;
 };
 
+/// Point `i` of `count` (at least 2) spaced evenly over [lo, hi] on a log
+/// scale (lo below 1 counted as 1), rounded and clamped to [lo, hi]: lo
+/// first, hi last.
+int64_t getLogSpacedValue(int64_t lo, int64_t hi, int64_t i, int64_t count);
+
 /// The values of [lo, hi] a partition is computed on.
 std::vector<int64_t> getSweepPoints(int64_t lo, int64_t hi,
                                     int64_t exhaustiveLimit);

@@ -869,10 +869,9 @@ OpLowering::getWindow(ArrayRef<DimExpr> kernel, ArrayRef<int64_t> strides,
                     DimExpr(1);
     DimExpr low(0);
     if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
-      DimExpr total = DimExpr::max(DimExpr(0), reach - inDim);
-      low = autoPad == "SAME_UPPER"
-                ? DimExpr::floorDiv(total, DimExpr(2))
-                : total - DimExpr::floorDiv(total, DimExpr(2));
+      low = dg::getSamePadding(inDim, outDim, kernel[i], w.strides[i],
+                               w.dilations[i], autoPad == "SAME_UPPER")
+                .first;
     } else if (autoPad != "VALID" && i < pads.size()) {
       low = DimExpr(pads[i]);
     }

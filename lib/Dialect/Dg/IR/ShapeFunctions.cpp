@@ -199,6 +199,18 @@ LogicalResult sameShape(ShapeInferenceContext &ctx,
 // Traits
 //===----------------------------------------------------------------------===//
 
+std::pair<DimExpr, DimExpr>
+dg::getSamePadding(const DimExpr &in, const DimExpr &out, const DimExpr &kernel,
+                   int64_t stride, int64_t dilation, bool upper) {
+  // The extent the windows read: (out-1)*stride + (kernel-1)*dilation + 1.
+  DimExpr reach = (out - DimExpr(1)) * DimExpr(stride) +
+                  (kernel - DimExpr(1)) * DimExpr(dilation) + DimExpr(1);
+  DimExpr total = DimExpr::max(DimExpr(0), reach - in);
+  DimExpr low = upper ? DimExpr::floorDiv(total, DimExpr(2))
+                      : total - DimExpr::floorDiv(total, DimExpr(2));
+  return {low, total - low};
+}
+
 LogicalResult dg::verifyBroadcastingOp(Operation *op) {
   unsigned n = op->getNumOperands();
   Type a = getElementTypeOrSelf(op->getOperand(n - 2).getType());

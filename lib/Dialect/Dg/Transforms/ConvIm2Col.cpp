@@ -23,6 +23,7 @@
 #include "dyncc/Analysis/ShapeConstraints.h"
 #include "dyncc/CostModel/Conv.h"
 #include "dyncc/CostModel/Device.h"
+#include "dyncc/CostModel/Partition.h"
 #include "dyncc/Dialect/Dg/IR/Dg.h"
 #include "dyncc/Dialect/Dg/Transforms/Passes.h"
 #include "dyncc/Dialect/Sym/IR/Sym.h"
@@ -30,8 +31,6 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/PatternMatch.h"
-
-#include <cmath>
 
 namespace dyncc::dg {
 #define GEN_PASS_DEF_CONVIM2COLPASS
@@ -89,9 +88,8 @@ std::optional<WindowedConv> matchWindowedConv(ConvOp conv) {
 }
 
 /// The pads the conv reads, [top, left, bottom, right]: none for VALID,
-/// SAME's from the static sizes (what the windows reach beyond the image,
-/// the odd one at the end for SAME_UPPER, at the start for SAME_LOWER, as
-/// the conv's lowering splits it), else its pads.
+/// SAME's from the static sizes (getSamePadding, the conv lowering's rule),
+/// else its pads.
 SmallVector<int64_t> getPads(const WindowedConv &c) {
   ConvOp conv = c.conv;
   if (conv.getAutoPad() == "VALID")
@@ -101,23 +99,18 @@ SmallVector<int64_t> getPads(const WindowedConv &c) {
   SmallVector<int64_t> pads(4, 0);
   int64_t window[2] = {c.kh, c.kw};
   for (int d = 0; d < 2; ++d) {
-    int64_t in = *c.input[2 + d].getConstant();
-    int64_t out = *c.output[2 + d].getConstant();
-    int64_t reach = (out - 1) * conv.getStrides()[d] +
-                    (window[d] - 1) * conv.getDilations()[d] + 1;
-    int64_t total = std::max<int64_t>(0, reach - in);
-    int64_t low =
-        conv.getAutoPad() == "SAME_UPPER" ? total / 2 : total - total / 2;
-    pads[d] = low;
-    pads[d + 2] = total - low;
+    auto [low, high] =
+        getSamePadding(c.input[2 + d], c.output[2 + d], DimExpr(window[d]),
+                       conv.getStrides()[d], conv.getDilations()[d],
+                       conv.getAutoPad() == "SAME_UPPER");
+    pads[d] = *low.getConstant();
+    pads[d + 2] = *high.getConstant();
   }
   return pads;
 }
 
-/// The number of sizes the forms are compared at.
-constexpr int kPoints = 5;
-
-/// The conv's problem at kPoints points of its symbols' ranges, log-spaced
+/// The conv's problem at kConvFormPoints points of its symbols' ranges,
+/// log-spaced
 /// from all symbols at their lower bounds to all at their upper bounds
 /// (one point where there are no symbols). Points where a size does not
 /// evaluate to a positive value are skipped.
@@ -142,7 +135,7 @@ std::vector<cost::ConvProblem> getPoints(WindowedConv c,
   base.staticH = c.output[2].isConstant();
   base.staticW = c.output[3].isConstant();
   std::vector<cost::ConvProblem> points;
-  int count = names.empty() ? 1 : kPoints;
+  int count = names.empty() ? 1 : cost::kConvFormPoints;
   for (int point = 0; point < count; ++point) {
     std::map<std::string, int64_t> values;
     for (const std::string &name : names) {
@@ -153,11 +146,8 @@ std::vector<cost::ConvProblem> getPoints(WindowedConv c,
         lo = std::clamp<int64_t>(min, 1, kLargestValue);
         hi = std::clamp<int64_t>(max, lo, kLargestValue);
       }
-      double t = double(point) / (kPoints - 1);
-      values[name] = std::clamp<int64_t>(
-          std::llround(std::exp((1 - t) * std::log(double(lo)) +
-                                t * std::log(double(hi)))),
-          lo, hi);
+      values[name] =
+          cost::getLogSpacedValue(lo, hi, point, cost::kConvFormPoints);
     }
     std::optional<int64_t> n = c.input[0].evaluate(values),
                            h = c.output[2].evaluate(values),

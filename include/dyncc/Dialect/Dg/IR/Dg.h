@@ -35,6 +35,15 @@ namespace dyncc::dg {
 /// `constraints`, each with its source for the messages.
 void declareSymbolFacts(mlir::ModuleOp module, ShapeConstraints &constraints);
 
+/// The padding SAME puts before and after a spatial dimension of `in`
+/// elements whose `out` windows, `kernel` taps `dilation` apart, start
+/// `stride` apart: what the windows reach beyond the input, its odd
+/// element after it for SAME_UPPER (`upper`) and before it for SAME_LOWER.
+/// The conv's lowering and dyncc-conv-im2col place SAME's padding by it.
+std::pair<DimExpr, DimExpr>
+getSamePadding(const DimExpr &in, const DimExpr &out, const DimExpr &kernel,
+               int64_t stride, int64_t dilation, bool upper);
+
 } // namespace dyncc::dg
 
 #endif // DYNCC_DIALECT_DG_IR_DG_H
