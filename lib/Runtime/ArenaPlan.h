@@ -61,8 +61,10 @@ public:
   /// blocks it meets. Where that arena is above the live-set peak, the
   /// order that did best for the same lifetimes last time is tried, then
   /// repairs (the block at the top, or one it meets, placed first), at most
-  /// kRepairPlacements placements more; the smallest arena wins.
-  /// Deterministic for a sequence of calls.
+  /// kRepairPlacements placements more; the smallest arena wins. Where
+  /// they have found nothing in kFruitlessRepairCalls calls for these
+  /// lifetimes and never anything before, they are not tried again until
+  /// the lifetimes change. Deterministic for a sequence of calls.
   bool place(const std::vector<ArenaBlock> &blocks, uint64_t alignment,
              ArenaPlacement &out);
 
@@ -71,8 +73,15 @@ public:
   /// temporaries, ahead of its first run).
   void prepare(const std::vector<ArenaBlock> &blocks);
 
-  /// The most placements a call tries beyond largest-first.
-  static constexpr int kRepairPlacements = 24;
+  /// The most placements a call tries beyond largest-first: the im2col
+  /// ResNets' plans (light_resnet50, the generator's f16 ResNet-50) reach
+  /// the peak in two.
+  static constexpr int kRepairPlacements = 4;
+  /// The calls above the peak whose repairs find nothing before they stop.
+  static constexpr int kFruitlessRepairCalls = 2;
+
+  /// The placements the last call made (1 for largest-first alone).
+  int lastPlacements() const { return placements; }
 
 private:
   /// Places the blocks in `inOrder` (the fixed ones where they are), each
@@ -96,6 +105,11 @@ private:
   std::vector<size_t> trialOrder, candidates;
   /// The order of the smallest arena the last call found (empty: none yet).
   std::vector<size_t> bestOrder;
+  /// Whether an order other than largest-first ever shrank the arena for
+  /// these lifetimes, and the calls whose repairs did not.
+  bool repairsFound = false;
+  int fruitlessRepairs = 0;
+  int placements = 0;
 };
 
 /// One placement with a planner of its own.

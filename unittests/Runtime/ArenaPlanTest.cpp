@@ -253,6 +253,53 @@ TEST(ArenaPlanTest, RepairsNeverGrowTheArena) {
   EXPECT_GT(improved, 0);
 }
 
+TEST(ArenaPlanTest, RepairsStopWhereTheyFindNothing) {
+  // One planner over runs of new sizes, as a session's: the repairs run
+  // where largest-first is above the peak, until two calls found nothing
+  // and none ever did; then largest-first alone (one placement a run).
+  std::mt19937_64 rng(31);
+  int stopped = 0, kept = 0;
+  for (int plan = 0; plan < 300; ++plan) {
+    size_t n = 2 + rng() % 40, steps = 2 + rng() % 30;
+    std::vector<ArenaBlock> blocks(n);
+    for (ArenaBlock &b : blocks) {
+      b.first = rng() % steps;
+      b.last = b.first + rng() % std::min<size_t>(steps - b.first, 6);
+    }
+    ArenaPlanner planner;
+    int fruitless = 0;
+    bool found = false;
+    for (int run = 0; run < 6; ++run) {
+      for (ArenaBlock &b : blocks)
+        b.size = 64 * (1 + rng() % 16);
+      std::vector<uint64_t> reference = referenceOffsets(blocks, 64);
+      uint64_t referenceSize = 0;
+      for (size_t i = 0; i < n; ++i)
+        referenceSize = std::max(referenceSize, reference[i] + blocks[i].size);
+      ArenaPlacement p;
+      ASSERT_TRUE(planner.place(blocks, 64, p));
+      expectValid(blocks, p, 64);
+      if (referenceSize <= p.livePeak ||
+          (!found && fruitless >= ArenaPlanner::kFruitlessRepairCalls)) {
+        EXPECT_EQ(planner.lastPlacements(), 1) << plan << " " << run;
+        EXPECT_EQ(p.offsets, reference) << plan << " " << run;
+        stopped += referenceSize > p.livePeak;
+        continue;
+      }
+      EXPECT_GT(planner.lastPlacements(), 1) << plan << " " << run;
+      if (p.size < referenceSize)
+        found = true;
+      else
+        ++fruitless;
+      kept += fruitless >= ArenaPlanner::kFruitlessRepairCalls;
+    }
+  }
+  // Both happen: plans whose repairs stopped, and plans whose repairs
+  // found something once and go on past two fruitless calls.
+  EXPECT_GT(stopped, 0);
+  EXPECT_GT(kept, 0);
+}
+
 TEST(ArenaPlanTest, FixedBlocksKeepTheirOffsets) {
   // Mid-run placement after sizes bound from data: the temps written
   // before keep their offsets, the others are placed around them.
