@@ -252,7 +252,7 @@ std::vector<GemmTile> dyncc::cost::enumerateGemmTiles(int64_t operandBytes,
 std::vector<GemmTile> dyncc::cost::getSplitKTiles(const GemmTile &tile,
                                                   int64_t k) {
   std::vector<GemmTile> split;
-  if (tile.splitK != 1 || tile.blockM > 16 || tile.blockN > 128)
+  if (tile.splitK != 1)
     return split;
   for (int64_t parts : kSplitKParts) {
     if (k % (parts * tile.kStep) != 0)

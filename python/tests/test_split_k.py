@@ -46,11 +46,13 @@ def reference(x, w, b):
 
 
 def test_searched_split_variants(tmp_path):
-    """A 768 -> 256 layer on the H100: the search splits K for small M and
-    not for large M; every variant runs where its table picks it."""
+    """A 768 -> 256 layer on the H100: the search splits K where the unsplit
+    grid of the variant's tile leaves SMs idle (for this narrow layer, up to
+    thousands of rows with 128-row tiles), and somewhere it does not split;
+    every variant runs where its table picks it."""
     model = tmp_path / "dense.onnx"
     w, b = make_dense(model, TensorProto.FLOAT, ["M"], 768, 256, seed=7)
-    dims = {"M": (1, 2048)}
+    dims = {"M": (1, 8192)}
     plan = json.loads(dyncc.compile(model, None, dims=dims, targets=["cpu"],
                                     device="h100", emit="plan"))
     group = plan["groups"][0]
@@ -66,15 +68,26 @@ def test_searched_split_variants(tmp_path):
         assert workspace["kind"] == "workspace"
         assert workspace["dtype"] == "f32"
         assert workspace["shape"][1:] == ["M", "256"]
-    # The largest M runs unsplit.
-    assert "then" not in group["variants"][
-        group["select"]["variant"][-1]]
+    # A split only where its tile's unsplit grid has fewer blocks than the
+    # H100's 132 SMs (the model's rule), and not everywhere.
+    unsplit = 0
+    for (lo, hi), v in zip(intervals(group["select"]["lower"], 8192),
+                           group["select"]["variant"]):
+        variant = group["variants"][v]
+        if "then" not in variant:
+            unsplit += 1
+            continue
+        config = plan["kernels"][variant["kernel"]]["config"].split()
+        block = [int(d) for d in config[config.index("block") + 1].split("x")]
+        rows, cols = block[-2], block[-1]
+        assert -(-hi // rows) * -(-256 // cols) < 132, (lo, hi, config)
+    assert unsplit > 0
 
     art = tmp_path / "dense.dyncc"
     dyncc.compile(model, art, dims=dims, targets=["cpu"], device="h100")
     sess = dyncc.load(art).session()
     ran = set()
-    for lo, hi in intervals(group["select"]["lower"], 2048):
+    for lo, hi in intervals(group["select"]["lower"], 8192):
         for m in probe_points(lo, min(hi, 600)) if lo <= 600 else [lo]:
             rng = np.random.default_rng(m)
             x = rng.uniform(-1, 1, size=(m, 768)).astype(np.float32)

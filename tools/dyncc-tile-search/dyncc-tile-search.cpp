@@ -358,6 +358,18 @@ int main(int argc, char **argv) {
                 part.chosen.size(), part.table.lower.size(),
                 100 * part.maxRegret, 100 * options.targetRegret, options.cap,
                 took);
+    // The set's rate over the sweep: its geometric mean (each point
+    // weighs alike), which the candidates' changes are compared by.
+    double logRate = 0;
+    for (size_t p = 0; p < part.points.size(); ++p) {
+      GemmProblem at = problem;
+      at.m = part.points[p];
+      logRate += std::log(at.flops() / part.picked[p] / 1e12);
+    }
+    std::printf("  predicted TFLOP/s over the %zu points: geometric mean "
+                "%.2f\n",
+                part.points.size(),
+                std::exp(logRate / double(part.points.size())));
     for (size_t v = 0; v < part.chosen.size(); ++v)
       std::printf("  v%zu  %s\n", v, all[part.chosen[v]].str().c_str());
     std::printf("  %-14s %-4s %-20s %s\n", "M", "var", "TFLOP/s (first-last)",

@@ -138,12 +138,15 @@ std::vector<GemmTile> enumerateGemmTiles(int64_t operandBytes,
                                          const Device &device);
 
 /// Split-K candidates of `tile` for a GEMM of static depth `k`: its split
-/// into each of kSplitKParts parts of whole k-steps, for tiles of at most
-/// 16 x 128 (small problems: predictGemm takes a split only where the
-/// unsplit grid has fewer blocks than SMs). More choices of parts (2 to
-/// 16) took so many of a table's variants for small M that the regret at
-/// large M rose several-fold.
-constexpr int64_t kSplitKParts[] = {4, 16};
+/// into each of kSplitKParts parts of whole k-steps (predictGemm takes a
+/// split only where the unsplit grid has fewer blocks than SMs). Every
+/// tile splits: limited to tiles of at most 16 x 128, the search had no
+/// split where M grew past 16 rows a block, and a GEMM's predicted rate
+/// fell 2.4x from one row to the next (f32 N = 256, K = 2304: 15.3
+/// TFLOP/s at M = 528, 6.3 at 529). Splits of 2 and 8 fill grids that a
+/// split of 4 or 16 takes past two waves (an im2col 512 -> 512 conv's
+/// GEMM at batch 8: 64 us where 4 and 16 alone gave 98).
+constexpr int64_t kSplitKParts[] = {2, 4, 8, 16};
 std::vector<GemmTile> getSplitKTiles(const GemmTile &tile, int64_t k);
 
 /// The model's account of one tile at one problem size.
