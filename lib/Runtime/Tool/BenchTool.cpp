@@ -15,7 +15,10 @@
 // placed, buffers grown). On CUDA each is also given without the time
 // spent inside driver calls (`own`): the run-time's own work. `--plot`
 // draws the median against the swept symbol, one colour per set of
-// variants chosen.
+// variants chosen. `--sessions N` then runs the points once each in N
+// fresh sessions (random orders, the first session keeping the model
+// loaded): the run-time's own time of a session's first run and of shapes
+// new to a session, over many sessions rather than one.
 //
 //===----------------------------------------------------------------------===//
 
@@ -31,6 +34,8 @@
 #include <chrono>
 #include <cmath>
 #include <map>
+#include <numeric>
+#include <random>
 
 using namespace dyncc::runtime;
 using namespace dyncc::runtime::tool;
@@ -59,6 +64,9 @@ struct BenchOptions {
   /// Largest shape first: the later shapes are new to the session but
   /// need no larger buffers (a server's steady state).
   bool descending = false;
+  /// Fresh sessions that each run the sweep's shapes once, in a random
+  /// order, for the run-time's own time of shapes new to a session (CUDA).
+  int64_t sessions = 0;
 };
 
 class BenchTool {
@@ -77,7 +85,7 @@ private:
                  "usage: %s bench OUT.dyncc [--dim NAME=LO:HI|NAME=VALUE ...] "
                  "[--input NAME=FILE.npy ...] [--points N] [--repeat N] "
                  "[--seed N] [--device cpu|cuda:N] [--plot FILE.svg] "
-                 "[--quiet]\n",
+                 "[--sessions N] [--quiet]\n",
                  name);
     return 2;
   }
@@ -112,7 +120,7 @@ int BenchTool::parseArgs(const std::vector<std::string> &args,
     std::string option, value, problem;
     if (!readOption(args, i,
                     {"--dim", "--input", "--points", "--repeat", "--seed",
-                     "--device", "--plot"},
+                     "--device", "--plot", "--sessions"},
                     option, value, problem))
       return usageError(problem);
     if (option == "--dim") {
@@ -127,6 +135,11 @@ int BenchTool::parseArgs(const std::vector<std::string> &args,
     } else if (option == "--input") {
       if (!addInputOption(value, options.inputs, problem))
         return usageError(problem);
+    } else if (option == "--sessions") {
+      if (!parseInt64(value, options.sessions) || options.sessions < 1 ||
+          options.sessions > 100000)
+        return usageError("--sessions: expected a count of 1 to 100000, got '" +
+                          value + "'");
     } else if (option == "--points" || option == "--repeat") {
       int64_t &slot = option == "--points" ? options.points : options.repeat;
       if (!parseInt64(value, slot) || slot < 1 || slot > 100000)
@@ -148,6 +161,9 @@ int BenchTool::parseArgs(const std::vector<std::string> &args,
     return 0;
   if (options.artifact.empty())
     return usageError("no artifact given");
+  if (options.sessions && options.device == "cpu")
+    return usageError("--sessions needs a CUDA device (on the cpu a run's "
+                      "host time is its kernels' too)");
   return 0;
 }
 
@@ -317,6 +333,21 @@ int BenchTool::run(const BenchOptions &options) {
     if (!artifact.symbolSource(s).empty())
       dataHint = " (sizes of this model are read from input values, which "
                  "are random here: give them with --input NAME=FILE.npy)";
+  // Binds `point`'s inputs on `target`: random data of its shapes, and the
+  // inputs --input holds.
+  auto bindPoint = [&](dyncc::Session &target,
+                       const std::vector<int64_t> &point) {
+    if (bindRandomInputs(target, artifact, inputDims, inputTypes, point, names,
+                         options.seed, data, message, &fromFile) != DYNCC_OK)
+      return false;
+    for (size_t i = 0; i < numInputs; ++i)
+      if (fromFile[i] && target.setInput(i, given[i].data.data(),
+                                         given[i].shape) != DYNCC_OK) {
+        message = dyncc::lastError();
+        return false;
+      }
+    return true;
+  };
   for (const std::vector<int64_t> &point : points) {
     std::string prefix;
     for (size_t s = 0; s < numSymbols; ++s)
@@ -327,21 +358,10 @@ int BenchTool::run(const BenchOptions &options) {
       std::printf("%serror: %s%s\n", prefix.c_str(), message.c_str(),
                   dataHint.c_str());
     };
-    if (bindRandomInputs(session, artifact, inputDims, inputTypes, point,
-                         names, options.seed, data, message,
-                         &fromFile) != DYNCC_OK) {
+    if (!bindPoint(session, point)) {
       fail(message);
       continue;
     }
-    bool bound = true;
-    for (size_t i = 0; i < numInputs && bound; ++i)
-      if (fromFile[i] && session.setInput(i, given[i].data.data(),
-                                          given[i].shape) != DYNCC_OK) {
-        fail(dyncc::lastError());
-        bound = false;
-      }
-    if (!bound)
-      continue;
     bool ok = true;
     auto start = Clock::now();
     if (session.enqueue() != DYNCC_OK) {
@@ -423,6 +443,53 @@ int BenchTool::run(const BenchOptions &options) {
                 formatNumber(*std::max_element(coldOwn.begin(), coldOwn.end()))
                     .c_str());
   }
+  if (options.sessions && !coldOwn.empty()) {
+    // Shapes new to a session, over fresh sessions while `session` keeps
+    // the model loaded: each runs every point once, in its own random
+    // order. A session's first run and its later ones apart: the first
+    // pays for the session's memory being touched the first time.
+    std::vector<double> firstRuns, later;
+    std::mt19937_64 rng(options.seed);
+    std::vector<size_t> order(points.size());
+    for (int64_t k = 0; k < options.sessions; ++k) {
+      dyncc::Session fresh;
+      if (fresh.create(artifact, options.device) != DYNCC_OK ||
+          fresh.setDriverTiming(true) != DYNCC_OK)
+        return error(dyncc::lastError());
+      std::iota(order.begin(), order.end(), 0);
+      std::shuffle(order.begin(), order.end(), rng);
+      for (size_t p : order) {
+        if (!bindPoint(fresh, points[p]))
+          return error(message);
+        auto start = Clock::now();
+        if (fresh.enqueue() != DYNCC_OK)
+          return error(dyncc::lastError());
+        double host = msSince(start) * 1000, driver = 0;
+        uint64_t calls = 0;
+        fresh.driverTime(driver, calls);
+        if (fresh.synchronize() != DYNCC_OK)
+          return error(dyncc::lastError());
+        (p == order.front() ? firstRuns : later).push_back(host - driver);
+      }
+    }
+    auto p90 = [](std::vector<double> values) {
+      std::sort(values.begin(), values.end());
+      return values[values.size() * 9 / 10];
+    };
+    if (!options.quiet) {
+      std::printf("cold own us over %lld sessions, each the %zu shapes once "
+                  "in a random order: a session's first run median %s, "
+                  "p90 %s",
+                  static_cast<long long>(options.sessions), points.size(),
+                  formatNumber(medianOf(firstRuns)).c_str(),
+                  formatNumber(p90(firstRuns)).c_str());
+      if (!later.empty())
+        std::printf("; a new shape on a session median %s, p90 %s",
+                    formatNumber(medianOf(later)).c_str(),
+                    formatNumber(p90(later)).c_str());
+      std::printf("\n");
+    }
+  }
   if (onGpu && !options.quiet) {
     // Warm runs after the first of a shape replay its CUDA graph.
     uint64_t replays = 0, captures = 0;
@@ -484,6 +551,11 @@ int BenchTool::main(const std::vector<std::string> &args) {
         "  --descending           the largest shape first (later cold runs "
         "then\n"
         "                         need no larger buffers)\n"
+        "  --sessions N           then N fresh sessions, each running the "
+        "shapes\n"
+        "                         once in a random order: the run-time's own "
+        "time\n"
+        "                         of shapes new to a session (CUDA only)\n"
         "  --quiet                print nothing but errors\n",
         name);
     return 0;
