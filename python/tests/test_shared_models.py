@@ -126,18 +126,18 @@ def test_outlines(bin_dir, model):
     assert not re.search(r"\bdg\.|#sym\.", kernel_text)
 
 
-def test_im2col_arena_within_target():
+def test_im2col_arena_repaired():
     """light_resnet50 with its windowed convs as im2col's copies and GEMMs
     (the default, the cost model's choice: 13 of 17), most of them split-K
     (f32 partial sums in workspaces): the copies are the largest
     temporaries, short-lived, beside a long-lived residual stream.
-    Largest-first placement needs 1.13x the live-set peak there, as do the
-    planner's 4 repairs (ArenaPlanner::place; 16 would reach 1.03x, a
-    search of 3,000 orders offline 1.00x); the arena stays within issue
-    7's 1.25x. (Before the large tiles' splits, the plan had no
-    workspaces, largest-first needed 1.22x and two repairs reached the
-    peak; ArenaPlanTest.RepairsReachThePeakWhereLargestFirstDoesNot keeps
-    that case.)"""
+    Largest-first placement needs 1.13x the live-set peak there; the
+    planner's 4 repairs (ArenaPlanner::place, the top block's neighbours
+    from the highest down) reach 1.03x (a search of 3,000 orders offline,
+    1.00x). Issue 7's bound is 1.25x. (Before the large tiles' splits, the
+    plan had no workspaces, largest-first needed 1.22x and two repairs
+    reached the peak; ArenaPlanTest.RepairsReachThePeakWhereLargestFirstDoesNot
+    keeps that case.)"""
     import numpy as np
     import dyncc
     model = SHARED_MODELS / "light_resnet50_opset9.onnx"
@@ -152,4 +152,4 @@ def test_im2col_arena_within_target():
         session.run({"gpu_0/data_0": x})
         memory = session.memory()
     assert memory["live_peak_bytes"] > 0
-    assert memory["arena_bytes"] <= 1.25 * memory["live_peak_bytes"], memory
+    assert memory["arena_bytes"] <= 1.05 * memory["live_peak_bytes"], memory
