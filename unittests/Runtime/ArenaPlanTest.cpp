@@ -88,6 +88,29 @@ std::vector<uint64_t> referenceOffsets(const std::vector<ArenaBlock> &blocks,
   return offsets;
 }
 
+/// The arena `offsets` need: the largest offset plus its block's size,
+/// rounded to `alignment`.
+uint64_t arenaEnd(const std::vector<ArenaBlock> &blocks,
+                  const std::vector<uint64_t> &offsets, uint64_t alignment) {
+  uint64_t end = 0;
+  for (size_t i = 0; i < blocks.size(); ++i)
+    end = std::max(end, offsets[i] + ((blocks[i].size + alignment - 1) &
+                                      ~(alignment - 1)));
+  return end;
+}
+
+/// `n` blocks of random lifetimes over `steps` steps, each at most
+/// `longest` steps long; sizes left 0.
+std::vector<ArenaBlock> randomLifetimes(std::mt19937_64 &rng, size_t n,
+                                        size_t steps, size_t longest) {
+  std::vector<ArenaBlock> blocks(n);
+  for (ArenaBlock &b : blocks) {
+    b.first = rng() % steps;
+    b.last = b.first + rng() % std::min<size_t>(steps - b.first, longest);
+  }
+  return blocks;
+}
+
 TEST(ArenaPlanTest, DisjointLifetimesShareBytes) {
   std::vector<ArenaBlock> blocks = {{1000, 0, 1}, {640, 2, 3}, {64, 4, 4}};
   ArenaPlacement p;
@@ -157,11 +180,7 @@ TEST(ArenaPlanTest, ReusedPlannerMatchesTheQuadraticRule) {
   ArenaPlanner planner;
   for (int plan = 0; plan < 40; ++plan) {
     size_t n = rng() % 60, steps = 1 + rng() % 40;
-    std::vector<ArenaBlock> blocks(n);
-    for (ArenaBlock &b : blocks) {
-      b.first = rng() % steps;
-      b.last = b.first + rng() % std::min<size_t>(steps - b.first, 4);
-    }
+    std::vector<ArenaBlock> blocks = randomLifetimes(rng, n, steps, 4);
     for (int run = 0; run < 10; ++run) {
       for (ArenaBlock &b : blocks) {
         b.size = rng() % 7 == 0 ? 0 : rng() % 100000;
@@ -173,11 +192,7 @@ TEST(ArenaPlanTest, ReusedPlannerMatchesTheQuadraticRule) {
       // Largest first where that reaches the live-set peak; elsewhere the
       // repairs' arena, never larger than largest-first's.
       std::vector<uint64_t> reference = referenceOffsets(blocks, 64);
-      uint64_t referenceSize = 0;
-      for (size_t i = 0; i < n; ++i)
-        referenceSize =
-            std::max(referenceSize,
-                     reference[i] + ((blocks[i].size + 63) & ~uint64_t(63)));
+      uint64_t referenceSize = arenaEnd(blocks, reference, 64);
       if (referenceSize <= p.livePeak)
         EXPECT_EQ(p.offsets, reference) << "plan " << plan << " run " << run;
       else
@@ -201,11 +216,7 @@ TEST(ArenaPlanTest, RepairsReachThePeakWhereLargestFirstDoesNot) {
       {4 * 64, 5, 6},   {4 * 64, 6, 10},  {1 * 64, 7, 8},
       {9 * 64, 8, 9},   {1 * 64, 9, 10},  {4 * 64, 10, 14},
       {1 * 64, 11, 12}, {9 * 64, 12, 13}, {1 * 64, 13, 14}};
-  std::vector<uint64_t> reference = referenceOffsets(blocks, 64);
-  uint64_t referenceSize = 0;
-  for (size_t i = 0; i < blocks.size(); ++i)
-    referenceSize = std::max(referenceSize, reference[i] + blocks[i].size);
-  EXPECT_EQ(referenceSize, 18u * 64);
+  EXPECT_EQ(arenaEnd(blocks, referenceOffsets(blocks, 64), 64), 18u * 64);
   ArenaPlanner planner;
   ArenaPlacement p;
   ASSERT_TRUE(planner.place(blocks, 64, p));
@@ -237,10 +248,7 @@ TEST(ArenaPlanTest, RepairsNeverGrowTheArena) {
       b.last = b.first + rng() % std::min<size_t>(steps - b.first, 6);
       b.size = 64 * (1 + rng() % 16);
     }
-    std::vector<uint64_t> reference = referenceOffsets(blocks, 64);
-    uint64_t referenceSize = 0;
-    for (size_t i = 0; i < n; ++i)
-      referenceSize = std::max(referenceSize, reference[i] + blocks[i].size);
+    uint64_t referenceSize = arenaEnd(blocks, referenceOffsets(blocks, 64), 64);
     ArenaPlacement p, again;
     ASSERT_TRUE(placeInArena(blocks, 64, p));
     ASSERT_TRUE(placeInArena(blocks, 64, again));
@@ -261,11 +269,7 @@ TEST(ArenaPlanTest, RepairsStopWhereTheyFindNothing) {
   int stopped = 0, kept = 0;
   for (int plan = 0; plan < 300; ++plan) {
     size_t n = 2 + rng() % 40, steps = 2 + rng() % 30;
-    std::vector<ArenaBlock> blocks(n);
-    for (ArenaBlock &b : blocks) {
-      b.first = rng() % steps;
-      b.last = b.first + rng() % std::min<size_t>(steps - b.first, 6);
-    }
+    std::vector<ArenaBlock> blocks = randomLifetimes(rng, n, steps, 6);
     ArenaPlanner planner;
     int fruitless = 0;
     bool found = false;
@@ -273,9 +277,7 @@ TEST(ArenaPlanTest, RepairsStopWhereTheyFindNothing) {
       for (ArenaBlock &b : blocks)
         b.size = 64 * (1 + rng() % 16);
       std::vector<uint64_t> reference = referenceOffsets(blocks, 64);
-      uint64_t referenceSize = 0;
-      for (size_t i = 0; i < n; ++i)
-        referenceSize = std::max(referenceSize, reference[i] + blocks[i].size);
+      uint64_t referenceSize = arenaEnd(blocks, reference, 64);
       ArenaPlacement p;
       ASSERT_TRUE(planner.place(blocks, 64, p));
       expectValid(blocks, p, 64);

@@ -348,6 +348,25 @@ int BenchTool::run(const BenchOptions &options) {
       }
     return true;
   };
+  // A cold run on `target`: the enqueue's host time, the driver's share of
+  // it (CUDA), and the time to its end; false on failure (the error is
+  // dyncc::lastError()).
+  struct ColdRun {
+    double hostMs = 0, driverUs = 0, wallMs = 0;
+  };
+  auto runCold = [&](dyncc::Session &target, ColdRun &run) {
+    auto start = Clock::now();
+    if (target.enqueue() != DYNCC_OK)
+      return false;
+    run.hostMs = msSince(start);
+    uint64_t calls = 0;
+    if (onGpu)
+      target.driverTime(run.driverUs, calls);
+    if (target.synchronize() != DYNCC_OK)
+      return false;
+    run.wallMs = msSince(start);
+    return true;
+  };
   for (const std::vector<int64_t> &point : points) {
     std::string prefix;
     for (size_t s = 0; s < numSymbols; ++s)
@@ -363,24 +382,18 @@ int BenchTool::run(const BenchOptions &options) {
       continue;
     }
     bool ok = true;
-    auto start = Clock::now();
-    if (session.enqueue() != DYNCC_OK) {
+    ColdRun coldRun;
+    if (!runCold(session, coldRun)) {
       fail(dyncc::lastError());
       continue;
     }
-    double coldHost = msSince(start);
-    double coldDriver = 0, driver = 0;
+    double coldHost = coldRun.hostMs, coldDriver = coldRun.driverUs;
+    double cold = coldRun.wallMs;
+    double driver = 0;
     uint64_t calls = 0;
-    if (onGpu)
-      session.driverTime(coldDriver, calls);
-    if (session.synchronize() != DYNCC_OK) {
-      fail(dyncc::lastError());
-      continue;
-    }
-    double cold = msSince(start);
     std::vector<double> wall, device, host, own;
     for (int64_t r = 0; r < options.repeat && ok; ++r) {
-      start = Clock::now();
+      auto start = Clock::now();
       ok = session.enqueue() == DYNCC_OK;
       double enqueued = msSince(start);
       ok = ok && session.synchronize() == DYNCC_OK;
@@ -461,15 +474,11 @@ int BenchTool::run(const BenchOptions &options) {
       for (size_t p : order) {
         if (!bindPoint(fresh, points[p]))
           return error(message);
-        auto start = Clock::now();
-        if (fresh.enqueue() != DYNCC_OK)
+        ColdRun run;
+        if (!runCold(fresh, run))
           return error(dyncc::lastError());
-        double host = msSince(start) * 1000, driver = 0;
-        uint64_t calls = 0;
-        fresh.driverTime(driver, calls);
-        if (fresh.synchronize() != DYNCC_OK)
-          return error(dyncc::lastError());
-        (p == order.front() ? firstRuns : later).push_back(host - driver);
+        (p == order.front() ? firstRuns : later)
+            .push_back(run.hostMs * 1000 - run.driverUs);
       }
     }
     auto p90 = [](std::vector<double> values) {
