@@ -59,8 +59,7 @@ Loaded load() {
       resolve(library, d.deviceGetCount, {"cuDeviceGetCount"}, error) &&
       resolve(library, d.deviceGet, {"cuDeviceGet"}, error) &&
       resolve(library, d.deviceGetName, {"cuDeviceGetName"}, error) &&
-      resolve(library, d.deviceGetAttribute, {"cuDeviceGetAttribute"},
-              error) &&
+      resolve(library, d.deviceGetAttribute, {"cuDeviceGetAttribute"}, error) &&
       resolve(library, d.primaryCtxRetain, {"cuDevicePrimaryCtxRetain"},
               error) &&
       resolve(library, d.primaryCtxRelease,
@@ -70,6 +69,7 @@ Loaded load() {
       resolve(library, d.moduleLoadDataEx, {"cuModuleLoadDataEx"}, error) &&
       resolve(library, d.moduleUnload, {"cuModuleUnload"}, error) &&
       resolve(library, d.moduleGetFunction, {"cuModuleGetFunction"}, error) &&
+      resolve(library, d.funcGetAttribute, {"cuFuncGetAttribute"}, error) &&
       resolve(library, d.funcSetAttribute, {"cuFuncSetAttribute"}, error) &&
       resolve(library, d.launchKernel, {"cuLaunchKernel"}, error) &&
       resolve(library, d.memAlloc, {"cuMemAlloc_v2"}, error) &&
@@ -181,6 +181,7 @@ Driver makeTimed(const Driver &driver) {
   DYNCC_TIMED(moduleLoadDataEx);
   DYNCC_TIMED(moduleUnload);
   DYNCC_TIMED(moduleGetFunction);
+  DYNCC_TIMED(funcGetAttribute);
   DYNCC_TIMED(funcSetAttribute);
   DYNCC_TIMED(launchKernel);
   DYNCC_TIMED(memAlloc);

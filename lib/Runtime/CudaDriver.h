@@ -41,6 +41,7 @@ constexpr int CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16;
 constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75;
 constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76;
 constexpr int CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = 97;
+constexpr int CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES = 1;
 constexpr int CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8;
 constexpr int CU_JIT_ERROR_LOG_BUFFER = 5;
 constexpr int CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6;
@@ -49,7 +50,8 @@ constexpr unsigned CU_EVENT_DEFAULT = 0;
 /// Capture only the calling thread's work (another thread's sessions run
 /// on as before).
 constexpr int CU_STREAM_CAPTURE_MODE_THREAD_LOCAL = 1;
-/// The static shared memory every block may use without opting in.
+/// The shared memory, static and dynamic together, every block may use
+/// without opting in.
 constexpr long long kDefaultSharedLimit = 48 * 1024;
 
 /// The host time a thread spent in the driver's entry points through the
@@ -80,6 +82,7 @@ struct Driver {
   CUresult (*moduleUnload)(CUmodule module);
   CUresult (*moduleGetFunction)(CUfunction *function, CUmodule module,
                                 const char *name);
+  CUresult (*funcGetAttribute)(int *value, int attribute, CUfunction function);
   CUresult (*funcSetAttribute)(CUfunction function, int attribute, int value);
   CUresult (*launchKernel)(CUfunction function, unsigned gridX, unsigned gridY,
                            unsigned gridZ, unsigned blockX, unsigned blockY,

@@ -362,7 +362,18 @@ bool CudaModel::loadCode(const Model &model, int major, int minor,
                             quoted(code->entry) + " of section " +
                             quoted(sectionName) + ": " +
                             api->failure("cuModuleGetFunction", status));
-    if (kernel.sharedBytes > kDefaultSharedLimit) {
+    // A block's static shared memory (ptxas counts the dynamic region's
+    // symbol as static bytes) and its dynamic bytes share the 48 KB every
+    // block gets; past that the dynamic limit is raised, as far as the
+    // device's opt-in limit less the static bytes.
+    int staticBytes = 0;
+    if (CUresult status = api->funcGetAttribute(
+            &staticBytes, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, function))
+      return error.fail(DYNCC_ERROR_DEVICE,
+                        label + ": kernel " + quoted(kernel.name) + ": " +
+                            api->failure("cuFuncGetAttribute", status));
+    long long blockBytes = kernel.sharedBytes + staticBytes;
+    if (blockBytes > kDefaultSharedLimit) {
       int limit = 0;
       if (CUresult status = api->deviceGetAttribute(
               &limit, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
@@ -370,12 +381,14 @@ bool CudaModel::loadCode(const Model &model, int major, int minor,
         return error.fail(DYNCC_ERROR_DEVICE,
                           label + ": " + api->failure("cuDeviceGetAttribute",
                                                       status));
-      if (kernel.sharedBytes > limit)
+      if (blockBytes > limit)
         return error.fail(DYNCC_ERROR_UNSUPPORTED,
                           label + ": kernel " + quoted(kernel.name) +
-                              " needs " + std::to_string(kernel.sharedBytes) +
-                              " bytes of shared memory per block; " +
-                              report.arch + " allows " +
+                              " needs " + std::to_string(blockBytes) +
+                              " bytes of shared memory per block (" +
+                              std::to_string(staticBytes) + " static, " +
+                              std::to_string(kernel.sharedBytes) +
+                              " dynamic); " + report.arch + " allows " +
                               std::to_string(limit));
       if (CUresult status = api->funcSetAttribute(
               function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,

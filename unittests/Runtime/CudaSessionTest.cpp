@@ -100,10 +100,13 @@ std::string ptxEntry(const std::string &name, int memrefs, int ints,
   return text + "\n)\n{\n\tret;\n}\n";
 }
 
+/// A PTX module of the test entries, with the one byte of static shared
+/// memory dyncc's kernels declare (the dynamic region's symbol).
 std::string ptxModule(int arch) {
   return "//\n.version 8.0\n.target sm_" + std::to_string(arch) +
-         "\n.address_size 64\n\n" + ptxEntry("test_matmul", 3, 1) +
-         ptxEntry("test_add1_relu", 2, 1) + ptxEntry("test_fill", 1, 1, 1) +
+         "\n.address_size 64\n\n.shared .align 16 .b8 __dynamic_shmem__0;\n\n" +
+         ptxEntry("test_matmul", 3, 1) + ptxEntry("test_add1_relu", 2, 1) +
+         ptxEntry("test_fill", 1, 1, 1) +
          // Split-K: X, W and a rank-3 workspace (9 slots) then rows per
          // block; the workspace and the rank-2 sum.
          ptxEntry("test_matmul_part", 2, 9 + 1) +
@@ -111,10 +114,14 @@ std::string ptxModule(int arch) {
 }
 
 /// An ELF for EM_CUDA of architecture `arch` (ELF ABI version 8 keeps it
-/// in bits 8-15 of e_flags, as ptxas writes) naming the entries.
+/// in bits 8-15 of e_flags, as ptxas writes) naming the entries, with two
+/// section headers: the names, and test_add1_relu's static shared memory
+/// (`.nv.shared.test_add1_relu`, one byte, as ptxas gives dyncc's kernels).
 std::string cubinModule(int arch) {
   std::string names = std::string("test_matmul") + '\0' + "test_add1_relu" +
                       '\0' + "test_fill" + '\0';
+  uint32_t sharedName = names.size();
+  names += std::string(".nv.shared.test_add1_relu") + '\0';
   std::string elf(64, '\0');
   std::memcpy(&elf[0], "\x7f" "ELF", 4);
   elf[4] = 2; // 64-bit
@@ -127,9 +134,22 @@ std::string cubinModule(int arch) {
   std::memcpy(&elf[40], &sectionHeaders, 8);
   uint32_t flags = static_cast<uint32_t>(arch) << 8;
   std::memcpy(&elf[48], &flags, 4);
-  uint16_t entrySize = 64;
+  uint16_t entrySize = 64, entries = 2, namesIndex = 0;
   std::memcpy(&elf[58], &entrySize, 2);
-  return elf + names;
+  std::memcpy(&elf[60], &entries, 2);
+  std::memcpy(&elf[62], &namesIndex, 2);
+  // Section 0: the string table (sh_type 3) over `names`; section 1: the
+  // shared memory (sh_type 8, NOBITS) of one byte.
+  std::string headers(2 * entrySize, '\0');
+  uint32_t stringTable = 3, noBits = 8;
+  uint64_t namesOffset = 64, namesSize = names.size(), sharedSize = 1;
+  std::memcpy(&headers[4], &stringTable, 4);
+  std::memcpy(&headers[24], &namesOffset, 8);
+  std::memcpy(&headers[32], &namesSize, 8);
+  std::memcpy(&headers[64], &sharedName, 4);
+  std::memcpy(&headers[64 + 4], &noBits, 4);
+  std::memcpy(&headers[64 + 32], &sharedSize, 8);
+  return elf + names + headers;
 }
 
 /// The linear model of TestUtil with GPU code: sm_90 as PTX and cubin,
@@ -432,8 +452,29 @@ TEST(CudaSessionTest, DynamicSharedMemoryAbove48KBIsOptedInto) {
   EXPECT_EQ(Session::create(loadGpuModel(100 * 1024), "cuda:0", error),
             nullptr);
   EXPECT_EQ(error.code, DYNCC_ERROR_UNSUPPORTED);
-  EXPECT_EQ(error.message, "cuda:0: kernel 'add1_relu' needs 102400 bytes of "
-                           "shared memory per block; sm_90 allows 65536");
+  EXPECT_EQ(error.message,
+            "cuda:0: kernel 'add1_relu' needs 102401 bytes of shared memory "
+            "per block (1 static, 102400 dynamic); sm_90 allows 65536");
+  expectNothingHeld();
+}
+
+// A kernel's static shared memory counts toward the 48 KB a block gets
+// without opting in: 48 KB of dynamic shared memory beside dyncc's one
+// static byte needs the limit raised, from the cubin (sm_90) and from the
+// PTX (sm_80) alike. (On the H200 such kernels failed to launch with
+// CUDA_ERROR_INVALID_VALUE when only the dynamic bytes were compared.)
+TEST(CudaSessionTest, StaticSharedMemoryCountsTowards48KB) {
+  for (const char *arch : {"90", "80"}) {
+    SCOPED_TRACE(arch);
+    FakeSetting device("DYNCC_FAKE_CUDA_ARCH", arch);
+    long raises = fake().count("shared_raises");
+    auto session = cudaSession(loadGpuModel(48 * 1024));
+    ASSERT_NE(session, nullptr);
+    EXPECT_EQ(fake().count("shared_raises"), raises + 1);
+    runLinear(*session, 9, 3);
+    EXPECT_EQ(std::string(fake().lastLaunch()),
+              "test_add1_relu grid 2 1 1 block 64 1 1 shared 49152");
+  }
   expectNothingHeld();
 }
 

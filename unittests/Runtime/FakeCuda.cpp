@@ -16,7 +16,9 @@
 //    in a live allocation; frees must name one;
 //  - a launch needs the context current on the calling thread, a loaded
 //    function, a grid and block of at least 1, and a dynamic shared size
-//    over 48 KB only after cuFuncSetAttribute raised the limit that far;
+//    that with the function's static shared memory passes 48 KB only after
+//    cuFuncSetAttribute raised the limit that far (static bytes: the PTX
+//    module's `.shared` variables, or a cubin's `.nv.shared.NAME` section);
 //  - a cubin must be an ELF for EM_CUDA whose architecture the device runs
 //    (same major version, minor not above); PTX must target one not above
 //    the device's ("compiled" at load, as the driver's JIT does);
@@ -74,6 +76,9 @@ struct Function {
   /// unchecked) for cubins.
   std::vector<bool> pointers;
   bool known = false;
+  /// Static shared memory, and the dynamic bytes a launch may ask for
+  /// (48 KB less the static bytes until cuFuncSetAttribute raises it).
+  int staticShared = 0;
   int maxDynamicShared = 48 * 1024;
 };
 
@@ -219,6 +224,57 @@ bool parsePtxEntry(const std::string &ptx, const std::string &name,
     pos += 6;
   }
   return true;
+}
+
+/// The static shared memory of a PTX module's kernels: the bytes of its
+/// module-scope `.shared` variables (not `.extern` ones), each counted for
+/// every kernel, as a kernel using them all would have.
+int ptxStaticShared(const std::string &ptx) {
+  int bytes = 0;
+  size_t at = 0;
+  while ((at = ptx.find("\n.shared ", at)) != std::string::npos) {
+    size_t end = ptx.find(';', at);
+    std::string decl = ptx.substr(at + 1, end - at - 1);
+    at = end;
+    size_t width = decl.find(" .b");
+    if (width == std::string::npos)
+      continue;
+    int elementBytes = std::atoi(decl.c_str() + width + 3) / 8;
+    size_t open = decl.find('[');
+    bytes +=
+        elementBytes *
+        (open == std::string::npos ? 1 : std::atoi(decl.c_str() + open + 1));
+  }
+  return bytes;
+}
+
+/// The size of a cubin's `.nv.shared.NAME` section (its static shared
+/// memory), or 0 where it has none.
+int cubinStaticShared(const std::string &elf, const std::string &name) {
+  uint64_t headers;
+  uint16_t entrySize, entries, names;
+  std::memcpy(&headers, &elf[40], 8);
+  std::memcpy(&entrySize, &elf[58], 2);
+  std::memcpy(&entries, &elf[60], 2);
+  std::memcpy(&names, &elf[62], 2);
+  if (entries == 0 || names >= entries || entrySize < 40 ||
+      headers + uint64_t(entries) * entrySize > elf.size())
+    return 0;
+  auto header = [&](unsigned i) { return &elf[headers + i * entrySize]; };
+  uint64_t table;
+  std::memcpy(&table, header(names) + 24, 8);
+  std::string wanted = ".nv.shared." + name;
+  for (unsigned i = 0; i < entries; ++i) {
+    uint32_t nameAt;
+    uint64_t size;
+    std::memcpy(&nameAt, header(i), 4);
+    std::memcpy(&size, header(i) + 32, 8);
+    if (table + nameAt + wanted.size() < elf.size() &&
+        elf.compare(table + nameAt, wanted.size() + 1, wanted.c_str(),
+                    wanted.size() + 1) == 0)
+      return static_cast<int>(size);
+  }
+  return 0;
 }
 
 /// The architecture a PTX text targets (`.target sm_80` -> 80), or -1.
@@ -509,12 +565,29 @@ CUresult cuModuleGetFunction(void **function, void *module, const char *name) {
       delete fn;
       return kNotFound;
     }
+    fn->staticShared = ptxStaticShared(mod->image);
   } else if (mod->image.find(std::string(name) + '\0') == std::string::npos) {
     delete fn;
     return kNotFound;
+  } else {
+    fn->staticShared = cubinStaticShared(mod->image, name);
   }
+  fn->maxDynamicShared = 48 * 1024 - fn->staticShared;
   mod->functions.push_back(fn);
   *function = fn;
+  return kSuccess;
+}
+
+CUresult cuFuncGetAttribute(int *value, int attribute, void *function) {
+  auto *fn = static_cast<Function *>(function);
+  if (!fn || !value)
+    return kInvalidValue;
+  if (attribute == 1)
+    *value = fn->staticShared;
+  else if (attribute == 8)
+    *value = fn->maxDynamicShared;
+  else
+    return kInvalidValue;
   return kSuccess;
 }
 
@@ -524,7 +597,7 @@ CUresult cuFuncSetAttribute(void *function, int attribute, int value) {
   auto *fn = static_cast<Function *>(function);
   if (attribute != 8 || value < 0)
     return kInvalidValue;
-  if (value > sharedOptIn())
+  if (value + fn->staticShared > sharedOptIn())
     return kInvalidValue;
   fn->maxDynamicShared = value;
   std::lock_guard<std::mutex> lock(state().mutex);
