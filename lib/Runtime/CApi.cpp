@@ -498,6 +498,22 @@ dyncc_status dyncc_session_driver_time(const dyncc_session *session,
   return DYNCC_OK;
 }
 
+dyncc_status dyncc_session_input_copy_time(const dyncc_session *session,
+                                           double *microseconds,
+                                           uint64_t *bytes) {
+  if (!session)
+    return fail(DYNCC_ERROR_INVALID_ARGUMENT,
+                "dyncc_session_input_copy_time: null argument");
+  double time = 0;
+  uint64_t count = 0;
+  session->session->lastInputCopyTime(time, count);
+  if (microseconds)
+    *microseconds = time;
+  if (bytes)
+    *bytes = count;
+  return DYNCC_OK;
+}
+
 dyncc_status dyncc_session_cuda_graphs(const dyncc_session *session,
                                        uint64_t *replays, uint64_t *captures,
                                        const char **off_reason) {

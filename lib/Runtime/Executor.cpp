@@ -1197,7 +1197,16 @@ bool Session::placeOnDevice(size_t b, RuntimeError &error) {
             "cuMemHostAlloc of " + str(bytes) + " bytes for " + what(), status);
         gpu->pinned.clear();
       } else {
+        std::chrono::steady_clock::time_point start;
+        if (driverTiming)
+          start = std::chrono::steady_clock::now();
         std::memcpy(pinned.data(), binding.data, bytes);
+        if (driverTiming) {
+          inputCopyMicroseconds += std::chrono::duration<double, std::micro>(
+                                       std::chrono::steady_clock::now() - start)
+                                       .count();
+          inputCopyBytes += bytes;
+        }
         source = pinned.data();
       }
     }
@@ -1529,6 +1538,8 @@ bool Session::enqueue(RuntimeError &error) {
   launches = 0;
   driverMicroseconds = 0;
   driverCalls = 0;
+  inputCopyMicroseconds = 0;
+  inputCopyBytes = 0;
   if (gpu && !gpu->model->makeCurrent(error))
     return false;
   // The driver's share of this enqueue (driver timing): the thread's

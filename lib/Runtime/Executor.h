@@ -230,6 +230,13 @@ public:
     microseconds = driverMicroseconds;
     calls = driverCalls;
   }
+  /// The last enqueue's host time copying host inputs into page-locked
+  /// memory, and the bytes copied: data the caller handed over rather than
+  /// the run-time's own work; 0 without driver timing.
+  void lastInputCopyTime(double &microseconds, uint64_t &bytes) const {
+    microseconds = inputCopyMicroseconds;
+    bytes = inputCopyBytes;
+  }
   /// The last profiled run's time of `group`'s launches (milliseconds) and
   /// the blocks they launched (waits for the run on CUDA).
   bool groupProfile(size_t group, double &milliseconds, uint64_t &blocks,
@@ -550,6 +557,8 @@ private:
   bool driverTiming = false;
   double driverMicroseconds = 0;
   uint64_t driverCalls = 0;
+  double inputCopyMicroseconds = 0;
+  uint64_t inputCopyBytes = 0;
   /// Whether the last run was profiled; per step, its time (CPU sessions;
   /// CUDA reads its events) and blocks launched.
   bool profiled = false;

@@ -105,6 +105,8 @@ def _api():
         "dyncc_session_set_driver_timing": (ctypes.c_int, [c_void_p, ctypes.c_int]),
         "dyncc_session_driver_time": (ctypes.c_int, [
             c_void_p, ctypes.POINTER(ctypes.c_double), ctypes.POINTER(ctypes.c_uint64)]),
+        "dyncc_session_input_copy_time": (ctypes.c_int, [
+            c_void_p, ctypes.POINTER(ctypes.c_double), ctypes.POINTER(ctypes.c_uint64)]),
         "dyncc_session_cuda_graphs": (ctypes.c_int, [
             c_void_p, ctypes.POINTER(ctypes.c_uint64), ctypes.POINTER(ctypes.c_uint64),
             ctypes.POINTER(ctypes.c_char_p)]),
@@ -344,6 +346,15 @@ class Session:
         _check(_api().dyncc_session_driver_time(self._handle, ctypes.byref(us),
                                                 ctypes.byref(calls)))
         return us.value, calls.value
+
+    def input_copy_time(self):
+        """The last run's host time copying host inputs into page-locked
+        memory, in microseconds, and the bytes copied: (0.0, 0) without
+        driver timing or pinned inputs. Not part of driver_time()."""
+        us, count = ctypes.c_double(), ctypes.c_uint64()
+        _check(_api().dyncc_session_input_copy_time(
+            self._handle, ctypes.byref(us), ctypes.byref(count)))
+        return us.value, count.value
 
     def cuda_graphs(self):
         """CUDA graphs: {"replays": runs that replayed a graph, "captures":

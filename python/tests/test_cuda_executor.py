@@ -66,8 +66,11 @@ RUNNER = textwrap.dedent("""
     gpu.set_driver_timing(True)
     gpu.run(feeds)
     micro, calls = gpu.driver_time()
+    copy_us, copy_bytes = gpu.input_copy_time()
     report["driver"] = {"untimed": list(untimed), "calls": calls,
-                        "launches": len(gpu.variants), "positive": micro > 0}
+                        "launches": len(gpu.variants), "positive": micro > 0,
+                        "copy": [copy_us > 0, copy_bytes],
+                        "input_bytes": sum(v.nbytes for v in feeds.values())}
     try:
         cpu.set_driver_timing(True)
         report["driver"]["cpu"] = "accepted"
@@ -139,6 +142,8 @@ def test_cuda_session_matches_cpu_session(tmp_path, bin_dir, name):
     # Each group's launch (empty grids aside), the input copies and the
     # run's two events are driver calls.
     assert driver["calls"] >= driver["launches"] + 2, driver
+    # The host inputs' copies into page-locked memory, timed apart.
+    assert driver["copy"] == [True, driver["input_bytes"]], driver
     assert driver["cpu"] == ("driver timing needs a CUDA session; this one "
                              "runs on the cpu"), driver
 
@@ -182,3 +187,4 @@ def test_cuda_session_without_optional_driver_entry_points(tmp_path, bin_dir):
     assert report["pinned"] == {
         "off": "the CUDA driver has no page-locked memory entry points",
         "copies": 0}, report["pinned"]
+    assert report["driver"]["copy"] == [False, 0], report["driver"]

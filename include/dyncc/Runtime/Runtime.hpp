@@ -272,6 +272,9 @@ public:
   dyncc_status driverTime(double &microseconds, uint64_t &calls) const {
     return dyncc_session_driver_time(handle, &microseconds, &calls);
   }
+  dyncc_status inputCopyTime(double &microseconds, uint64_t &bytes) const {
+    return dyncc_session_input_copy_time(handle, &microseconds, &bytes);
+  }
   /// CUDA graphs: replays, captures, and why they are off ("" if on).
   dyncc_status cudaGraphs(uint64_t &replays, uint64_t &captures,
                           std::string &offReason) const {

@@ -242,6 +242,12 @@ DYNCC_API dyncc_status dyncc_session_set_driver_timing(dyncc_session *session,
 DYNCC_API dyncc_status dyncc_session_driver_time(const dyncc_session *session,
                                                  double *microseconds,
                                                  uint64_t *calls);
+/** The last enqueue's host time copying host inputs into page-locked
+ *  memory in microseconds, and the bytes it copied (either pointer may be
+ *  null): the caller's data moving, neither the run-time's own work nor
+ *  the driver's; 0 and 0 without driver timing or pinned inputs. */
+DYNCC_API dyncc_status dyncc_session_input_copy_time(
+    const dyncc_session *session, double *microseconds, uint64_t *bytes);
 /** CUDA graphs: the runs that replayed a graph and the graphs captured
  *  (either pointer may be null), and why graphs are off ("" when on; "not
  *  a CUDA session" on the cpu). A CUDA session on its own stream records a
