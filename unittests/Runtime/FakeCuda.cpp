@@ -18,7 +18,8 @@
 //    function, a grid and block of at least 1, and a dynamic shared size
 //    that with the function's static shared memory passes 48 KB only after
 //    cuFuncSetAttribute raised the limit that far (static bytes: the PTX
-//    module's `.shared` variables, or a cubin's `.nv.shared.NAME` section);
+//    module's `.shared` variables, or a cubin's `.nv.shared.NAME` section
+//    less the system's reserved KB);
 //  - a cubin must be an ELF for EM_CUDA whose architecture the device runs
 //    (same major version, minor not above); PTX must target one not above
 //    the device's ("compiled" at load, as the driver's JIT does);
@@ -41,6 +42,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
@@ -248,8 +250,10 @@ int ptxStaticShared(const std::string &ptx) {
   return bytes;
 }
 
-/// The size of a cubin's `.nv.shared.NAME` section (its static shared
-/// memory), or 0 where it has none.
+/// A cubin kernel's static shared memory: the size of its `.nv.shared.NAME`
+/// section, less the 1 KB the system reserves in every block where the
+/// cubin has a `.nv.shared.reserved.*` section (ptxas for sm_80 and later
+/// counts that KB in each kernel's section); 0 where it has none.
 int cubinStaticShared(const std::string &elf, const std::string &name) {
   uint64_t headers;
   uint16_t entrySize, entries, names;
@@ -263,18 +267,25 @@ int cubinStaticShared(const std::string &elf, const std::string &name) {
   auto header = [&](unsigned i) { return &elf[headers + i * entrySize]; };
   uint64_t table;
   std::memcpy(&table, header(names) + 24, 8);
+  auto named = [&](uint32_t at, const std::string &prefix, bool whole) {
+    size_t length = prefix.size() + (whole ? 1 : 0);
+    return table + at + length <= elf.size() &&
+           elf.compare(table + at, length, prefix.c_str(), length) == 0;
+  };
   std::string wanted = ".nv.shared." + name;
+  int64_t bytes = 0;
+  bool reserved = false;
   for (unsigned i = 0; i < entries; ++i) {
     uint32_t nameAt;
     uint64_t size;
     std::memcpy(&nameAt, header(i), 4);
     std::memcpy(&size, header(i) + 32, 8);
-    if (table + nameAt + wanted.size() < elf.size() &&
-        elf.compare(table + nameAt, wanted.size() + 1, wanted.c_str(),
-                    wanted.size() + 1) == 0)
-      return static_cast<int>(size);
+    if (named(nameAt, wanted, true))
+      bytes = static_cast<int64_t>(size);
+    reserved |= named(nameAt, ".nv.shared.reserved", false);
   }
-  return 0;
+  return static_cast<int>(reserved ? std::max<int64_t>(bytes - 1024, 0)
+                                   : bytes);
 }
 
 /// The architecture a PTX text targets (`.target sm_80` -> 80), or -1.
