@@ -307,7 +307,7 @@ ConvPrediction dyncc::cost::predictConv(const ConvTile &tile,
   work.sharedBytes = double(tile.threads()) * s.taps() *
                      (tile.threadC + tile.threadH * tile.threadW) * eb;
   work.storeBytes = double(outputs) * eb;
-  work.peak = device.simtFp32FlopsPerSecond;
+  work.peak = getSimtPeak(device, eb);
   work.warps = std::max<int64_t>(1, tile.threads() / device.warpSize);
   auto blockTime = [&](int64_t perSm, int64_t resident) {
     return getBlockTime(work, device, perSm, resident);

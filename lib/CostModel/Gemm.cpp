@@ -289,7 +289,7 @@ static BlockTime blockTime(const GemmTile &tile, const GemmProblem &problem,
                     (tile.splitK > 1 ? 4 : problem.outputBytes);
   work.peak = tile.tensorCores
                   ? device.mmaSyncHalfFlopsPerSecond * kMmaSyncEfficiency
-                  : device.simtFp32FlopsPerSecond;
+                  : getSimtPeak(device, ob);
   work.warpsToFeed = tile.tensorCores ? 4.0 : 8.0;
   return getBlockTime(work, device, perSm, resident);
 }

@@ -521,7 +521,9 @@ def make_conv(*args, **kwargs):
     (16, 8, 3, 1, 2, 2, "f32"),
     (3, 24, 7, 2, 3, 1, "f32"),
     (16, 48, 3, 1, 1, 1, "f16"),
-    (7, 16, 3, 2, 1, 1, "bf16"),
+    # (bf16 at stride 2 over 7 -> 16 channels is one tensor-core variant
+    # within the regret target since SIMT tiles pay for converting halves.)
+    (7, 48, 3, 1, 1, 1, "bf16"),
     # Many channels over small images: the GEMM's K is 2304 and its
     # variants split it (part and sum kernels).
     (256, 32, 3, 1, 1, 1, "f32"),
