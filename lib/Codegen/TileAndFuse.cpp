@@ -35,11 +35,13 @@
 #include "dyncc/Tiling/TileConfig.h"
 
 #include "mlir/Analysis/SliceAnalysis.h"
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/MemRef/Transforms/Transforms.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
 #include "mlir/Dialect/Tensor/Transforms/Transforms.h"
 #include "mlir/Dialect/Tensor/Utils/Utils.h"
@@ -651,6 +653,122 @@ static Value skipViews(Value value) {
 static Value skipReshapesAndCasts(Value value) {
   return skipViews<tensor::ExpandShapeOp, tensor::CollapseShapeOp,
                    tensor::CastOp>(value);
+}
+
+/// A reduction that reads a constant-padded input (a max pool's windows
+/// over an image padded with -inf) reads the input itself instead, each
+/// element where it is in bounds and the padding value elsewhere. Tiled,
+/// the pad was each thread's window copied into a private buffer filled
+/// with the padding value, which on the GPU lives in local memory: on an
+/// H200 the ResNet-50 stem block's max pool loaded 122 MB from local memory
+/// at batch 17 (every window element through it) and took 102 us.
+static void readPadsInPlace(func::FuncOp func) {
+  SmallVector<linalg::GenericOp> generics;
+  func.walk([&](linalg::GenericOp op) {
+    if (op.getNumReductionLoops() > 0 && op.hasPureTensorSemantics())
+      generics.push_back(op);
+  });
+  IRRewriter rewriter(func.getContext());
+  for (linalg::GenericOp op : generics) {
+    std::optional<unsigned> padded;
+    for (OpOperand *input : op.getDpsInputOperands()) {
+      auto pad = input->get().getDefiningOp<tensor::PadOp>();
+      if (!pad || !pad->hasOneUse() || !pad.getConstantPaddingValue() ||
+          pad.getNofold())
+        continue;
+      padded = input->getOperandNumber();
+      break;
+    }
+    if (!padded)
+      continue;
+    auto pad = op->getOperand(*padded).getDefiningOp<tensor::PadOp>();
+    Value source = pad.getSource();
+    Value padValue = pad.getConstantPaddingValue();
+    AffineMap map = op.getIndexingMapsArray()[*padded];
+    SmallVector<Value> inputs;
+    SmallVector<AffineMap> maps;
+    for (OpOperand *input : op.getDpsInputOperands())
+      if (input->getOperandNumber() != *padded) {
+        inputs.push_back(input->get());
+        maps.push_back(op.getMatchingIndexingMap(input));
+      }
+    for (OpOperand &init : op.getDpsInitsMutable())
+      maps.push_back(op.getMatchingIndexingMap(&init));
+    Location loc = op.getLoc();
+    rewriter.setInsertionPoint(op);
+    // Per dimension, whether it is padded, and its low padding and the
+    // source's size where it is.
+    SmallVector<Value> lows, sizes;
+    SmallVector<bool> isPadded(map.getNumResults(), false);
+    for (int64_t d = 0, e = map.getNumResults(); d < e; ++d) {
+      OpFoldResult low = pad.getMixedLowPad()[d];
+      isPadded[d] = !isConstantIntValue(low, 0) ||
+                    !isConstantIntValue(pad.getMixedHighPad()[d], 0);
+      lows.push_back(isPadded[d]
+                         ? getValueOrCreateConstantIndexOp(rewriter, loc, low)
+                         : Value());
+      sizes.push_back(
+          isPadded[d] ? Value(tensor::DimOp::create(rewriter, loc, source, d))
+                      : Value());
+    }
+    auto reading = linalg::GenericOp::create(rewriter, loc, op.getResultTypes(),
+                                             inputs, op.getDpsInits(), maps,
+                                             op.getIteratorTypesArray());
+    reading->setDiscardableAttrs(op->getDiscardableAttrDictionary());
+    Region &body = reading.getRegion();
+    rewriter.inlineRegionBefore(op.getRegion(), body, body.end());
+    Block &block = body.front();
+    rewriter.setInsertionPointToStart(&block);
+    // The element read: in bounds of the source, the source's; else the
+    // padding value.
+    SmallVector<Value> loops;
+    for (unsigned d = 0, e = op.getNumLoops(); d < e; ++d)
+      loops.push_back(linalg::IndexOp::create(rewriter, loc, d));
+    Value inBounds;
+    SmallVector<Value> indices;
+    for (int64_t d = 0, e = map.getNumResults(); d < e; ++d) {
+      Value index = affine::makeComposedAffineApply(
+                        rewriter, loc, map.getSubMap({unsigned(d)}),
+                        getAsOpFoldResult(loops))
+                        .getResult();
+      if (!isPadded[d]) {
+        indices.push_back(index);
+        continue;
+      }
+      Value shifted = arith::SubIOp::create(rewriter, loc, index, lows[d]);
+      Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
+      Value above = arith::CmpIOp::create(
+          rewriter, loc, arith::CmpIPredicate::sge, shifted, zero);
+      Value below = arith::CmpIOp::create(
+          rewriter, loc, arith::CmpIPredicate::slt, shifted, sizes[d]);
+      Value both = arith::AndIOp::create(rewriter, loc, above, below);
+      inBounds = inBounds ? arith::AndIOp::create(rewriter, loc, inBounds, both)
+                          : both;
+      indices.push_back(shifted);
+    }
+    Value element;
+    if (!inBounds) {
+      element = tensor::ExtractOp::create(rewriter, loc, source, indices);
+    } else {
+      auto branch = scf::IfOp::create(rewriter, loc,
+                                      TypeRange{padValue.getType()}, inBounds,
+                                      /*withElseRegion=*/true);
+      {
+        OpBuilder::InsertionGuard guard(rewriter);
+        rewriter.setInsertionPointToStart(branch.thenBlock());
+        Value read = tensor::ExtractOp::create(rewriter, loc, source, indices);
+        scf::YieldOp::create(rewriter, loc, read);
+        rewriter.setInsertionPointToStart(branch.elseBlock());
+        scf::YieldOp::create(rewriter, loc, padValue);
+      }
+      element = branch.getResult(0);
+    }
+    rewriter.replaceAllUsesWith(block.getArgument(*padded), element);
+    block.eraseArgument(*padded);
+    rewriter.replaceOp(op, reading->getResults());
+    if (pad->use_empty())
+      rewriter.eraseOp(pad);
+  }
 }
 
 /// Gives every kernel result computed into a `tensor.empty` its destination
@@ -3316,6 +3434,9 @@ struct TileAndFuse final : ::dyncc::impl::TileAndFusePassBase<TileAndFuse> {
     }
 
     computeResultsInPlace(func);
+    if (auto kind = func->getAttrOfType<StringAttr>("dyncc.kind");
+        kind && kind.getValue() == "reduce")
+      readPadsInPlace(func);
     copyArgumentsIntoSlices(func);
     copyArgumentsIntoResults(func);
     privatizeSharedResults(func);

@@ -32,6 +32,14 @@ elif kind == "matmul":
     w = np.arange(64, dtype=np.float32).reshape(8, 8) / 64
     nodes = [helper.make_node("MatMul", ["X", "W"], ["Y"], name="matmul")]
     inits = [numpy_helper.from_array(w, "W")]
+elif kind == "maxpool":
+    # ResNet's stem pool: 3x3 windows at stride 2 over an image padded by 1.
+    x = helper.make_tensor_value_info("X", TensorProto.FLOAT,
+                                      ["B", 4, "H", "W"])
+    y = helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)
+    nodes = [helper.make_node("MaxPool", ["X"], ["Y"], kernel_shape=[3, 3],
+                              strides=[2, 2], pads=[1, 1, 1, 1], name="pool")]
+    inits = []
 elif kind == "kmismatch":
     w = np.ones((9, 8), dtype=np.float32)
     nodes = [helper.make_node("MatMul", ["X", "W"], ["Y"], name="bad_matmul")]
