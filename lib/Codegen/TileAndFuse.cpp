@@ -72,6 +72,25 @@ namespace {
 // Preparation
 //===----------------------------------------------------------------------===//
 
+/// A generic of `inputs` into `inits` (results of `resultTypes`) with
+/// `maps` and `iterators`, at the rewriter's insertion point, that takes
+/// `op`'s body (moved, so `op` is left empty, to be replaced) and its
+/// discardable attributes: what a rewrite builds that changes a generic's
+/// operands or loops but not what it computes. Block arguments of the body
+/// that no longer match the operands are the caller's to adjust.
+static linalg::GenericOp
+moveIntoGeneric(RewriterBase &rewriter, linalg::GenericOp op,
+                TypeRange resultTypes, ValueRange inputs, ValueRange inits,
+                ArrayRef<AffineMap> maps,
+                ArrayRef<utils::IteratorType> iterators) {
+  auto generic = linalg::GenericOp::create(rewriter, op.getLoc(), resultTypes,
+                                           inputs, inits, maps, iterators);
+  generic->setDiscardableAttrs(op->getDiscardableAttrDictionary());
+  rewriter.inlineRegionBefore(op.getRegion(), generic.getRegion(),
+                              generic.getRegion().end());
+  return generic;
+}
+
 /// Fuses single-use elementwise producers into their generic consumers,
 /// keeping each consumer's destination (upstream's pattern set would also
 /// replace destinations that are not read with `tensor.empty`, which breaks
@@ -383,11 +402,8 @@ struct SinkReshapesThroughInPlaceOp final
         inputs.size() + 1, rewriter.getMultiDimIdentityMap(rank));
     SmallVector<utils::IteratorType> iterators(rank,
                                                utils::IteratorType::parallel);
-    auto sunk = linalg::GenericOp::create(rewriter, loc, source.getType(),
-                                          inputs, source, maps, iterators);
-    sunk->setDiscardableAttrs(op->getDiscardableAttrDictionary());
-    rewriter.inlineRegionBefore(op.getRegion(), sunk.getRegion(),
-                                sunk.getRegion().end());
+    auto sunk = moveIntoGeneric(rewriter, op, source.getType(), inputs, source,
+                                maps, iterators);
     // The reshapes again, now of the op's result, first to last.
     Value result = sunk.getResult(0);
     for (Operation *reshape : llvm::reverse(chain)) {
@@ -670,25 +686,25 @@ static void readPadsInPlace(func::FuncOp func) {
   });
   IRRewriter rewriter(func.getContext());
   for (linalg::GenericOp op : generics) {
-    std::optional<unsigned> padded;
+    OpOperand *padded = nullptr;
+    tensor::PadOp pad;
+    Value padValue;
     for (OpOperand *input : op.getDpsInputOperands()) {
-      auto pad = input->get().getDefiningOp<tensor::PadOp>();
-      if (!pad || !pad->hasOneUse() || !pad.getConstantPaddingValue() ||
-          pad.getNofold())
-        continue;
-      padded = input->getOperandNumber();
-      break;
+      pad = input->get().getDefiningOp<tensor::PadOp>();
+      if (pad && pad->hasOneUse() && !pad.getNofold() &&
+          (padValue = pad.getConstantPaddingValue())) {
+        padded = input;
+        break;
+      }
     }
     if (!padded)
       continue;
-    auto pad = op->getOperand(*padded).getDefiningOp<tensor::PadOp>();
     Value source = pad.getSource();
-    Value padValue = pad.getConstantPaddingValue();
-    AffineMap map = op.getIndexingMapsArray()[*padded];
+    AffineMap map = op.getMatchingIndexingMap(padded);
     SmallVector<Value> inputs;
     SmallVector<AffineMap> maps;
     for (OpOperand *input : op.getDpsInputOperands())
-      if (input->getOperandNumber() != *padded) {
+      if (input != padded) {
         inputs.push_back(input->get());
         maps.push_back(op.getMatchingIndexingMap(input));
       }
@@ -696,28 +712,24 @@ static void readPadsInPlace(func::FuncOp func) {
       maps.push_back(op.getMatchingIndexingMap(&init));
     Location loc = op.getLoc();
     rewriter.setInsertionPoint(op);
-    // Per dimension, whether it is padded, and its low padding and the
-    // source's size where it is.
+    // Per padded dimension, its low padding and the source's size (null
+    // where the dimension is not padded).
     SmallVector<Value> lows, sizes;
-    SmallVector<bool> isPadded(map.getNumResults(), false);
     for (int64_t d = 0, e = map.getNumResults(); d < e; ++d) {
       OpFoldResult low = pad.getMixedLowPad()[d];
-      isPadded[d] = !isConstantIntValue(low, 0) ||
-                    !isConstantIntValue(pad.getMixedHighPad()[d], 0);
-      lows.push_back(isPadded[d]
+      bool isPadded = !isConstantIntValue(low, 0) ||
+                      !isConstantIntValue(pad.getMixedHighPad()[d], 0);
+      lows.push_back(isPadded
                          ? getValueOrCreateConstantIndexOp(rewriter, loc, low)
                          : Value());
       sizes.push_back(
-          isPadded[d] ? Value(tensor::DimOp::create(rewriter, loc, source, d))
-                      : Value());
+          isPadded ? Value(tensor::DimOp::create(rewriter, loc, source, d))
+                   : Value());
     }
-    auto reading = linalg::GenericOp::create(rewriter, loc, op.getResultTypes(),
-                                             inputs, op.getDpsInits(), maps,
-                                             op.getIteratorTypesArray());
-    reading->setDiscardableAttrs(op->getDiscardableAttrDictionary());
-    Region &body = reading.getRegion();
-    rewriter.inlineRegionBefore(op.getRegion(), body, body.end());
-    Block &block = body.front();
+    auto reading =
+        moveIntoGeneric(rewriter, op, op.getResultTypes(), inputs,
+                        op.getDpsInits(), maps, op.getIteratorTypesArray());
+    Block &block = reading.getRegion().front();
     rewriter.setInsertionPointToStart(&block);
     // The element read: in bounds of the source, the source's; else the
     // padding value.
@@ -731,7 +743,7 @@ static void readPadsInPlace(func::FuncOp func) {
                         rewriter, loc, map.getSubMap({unsigned(d)}),
                         getAsOpFoldResult(loops))
                         .getResult();
-      if (!isPadded[d]) {
+      if (!lows[d]) {
         indices.push_back(index);
         continue;
       }
@@ -763,8 +775,9 @@ static void readPadsInPlace(func::FuncOp func) {
       }
       element = branch.getResult(0);
     }
-    rewriter.replaceAllUsesWith(block.getArgument(*padded), element);
-    block.eraseArgument(*padded);
+    unsigned argument = padded->getOperandNumber();
+    rewriter.replaceAllUsesWith(block.getArgument(argument), element);
+    block.eraseArgument(argument);
     rewriter.replaceOp(op, reading->getResults());
     if (pad->use_empty())
       rewriter.eraseOp(pad);
@@ -1563,12 +1576,8 @@ expandScalarOp(RewriterBase &rewriter, linalg::LinalgOp linalgOp,
   }
   SmallVector<utils::IteratorType> iterators{utils::IteratorType::parallel};
   llvm::append_range(iterators, op.getIteratorTypesArray());
-  auto expanded = linalg::GenericOp::create(rewriter, loc, types,
-                                            op.getDpsInputs(), inits, maps,
-                                            iterators);
-  expanded->setDiscardableAttrs(op->getDiscardableAttrDictionary());
-  rewriter.inlineRegionBefore(op.getRegion(), expanded.getRegion(),
-                              expanded.getRegion().end());
+  auto expanded = moveIntoGeneric(rewriter, op, types, op.getDpsInputs(), inits,
+                                  maps, iterators);
   expanded.getRegion().walk([&](linalg::IndexOp index) {
     rewriter.modifyOpInPlace(index,
                              [&] { index.setDim(index.getDim() + 1); });
@@ -2475,14 +2484,11 @@ static void writeEpilogueIntoDestination(RewriterBase &rewriter,
                 root.getMatchingIndexingMap(&use));
     OpBuilder::InsertionGuard guard(rewriter);
     rewriter.setInsertionPoint(root);
-    auto separate = linalg::GenericOp::create(
-        rewriter, root.getLoc(), root.getResultTypes(), inputs,
-        ValueRange{destination}, maps, root.getIteratorTypesArray());
-    separate->setDiscardableAttrs(root->getDiscardableAttrDictionary());
+    auto separate = moveIntoGeneric(rewriter, root, root.getResultTypes(),
+                                    inputs, ValueRange{destination}, maps,
+                                    root.getIteratorTypesArray());
     // The old body, its init's argument now the new input's.
-    Region &body = separate.getRegion();
-    rewriter.inlineRegionBefore(root.getRegion(), body, body.end());
-    Block &block = body.front();
+    Block &block = separate.getRegion().front();
     unsigned count = root.getNumDpsInputs();
     BlockArgument out = block.getArgument(count);
     BlockArgument in = block.insertArgument(count, out.getType(), out.getLoc());

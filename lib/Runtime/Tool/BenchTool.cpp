@@ -350,9 +350,6 @@ int BenchTool::run(const BenchOptions &options) {
       }
     return true;
   };
-  // A cold run on `target`: the enqueue's host time, the driver's share of
-  // it (CUDA), and the time to its end; false on failure (the error is
-  // dyncc::lastError()).
   // A run's own host time leaves out its driver calls and its copies of
   // host inputs into page-locked memory (the caller's data, which a large
   // input makes the larger share: 3.5 MB of weights took 0.3 ms a run).
@@ -360,6 +357,9 @@ int BenchTool::run(const BenchOptions &options) {
     double hostMs = 0, driverUs = 0, copyUs = 0, wallMs = 0;
     double ownUs() const { return hostMs * 1000 - driverUs - copyUs; }
   };
+  // A cold run on `target`: the enqueue's host time, the driver's and the
+  // input copies' shares of it (CUDA), and the time to its end; false on
+  // failure (the error is dyncc::lastError()).
   auto runCold = [&](dyncc::Session &target, ColdRun &run) {
     auto start = Clock::now();
     if (target.enqueue() != DYNCC_OK)
