@@ -288,6 +288,27 @@ TEST(GemmModel, TensorCoresBeatSimtWhenComputeBound) {
 
 } // namespace
 
+// SIMT products of 2-byte operands run at half the FP32 rate (each half is
+// converted to f32 first; kSimtHalfOperandEfficiency, measured on the
+// H200): compute-bound, a SIMT tile takes at least 1.5x longer in f16 than
+// in f32, though it moves half the bytes. Without the factor f16 was
+// predicted no slower.
+TEST(GemmModel, SimtHalfOperandsRunAtHalfRate) {
+  const Device &h200 = *lookupDevice("h200");
+  GemmTile simt;
+  simt.blockM = simt.blockN = 64;
+  simt.threadM = simt.threadN = 8;
+  simt.kStep = 32;
+  simt.stages = 2;
+  GemmProblem f16 = half(4096, 4096, 4096);
+  GemmProblem f32 = f16;
+  f32.operandBytes = f32.outputBytes = 4;
+  ASSERT_FALSE(checkConstraints(simt, 2, h200).has_value());
+  ASSERT_FALSE(checkConstraints(simt, 4, h200).has_value());
+  EXPECT_GE(predictGemm(simt, f16, h200).seconds,
+            1.5 * predictGemm(simt, f32, h200).seconds);
+}
+
 TEST(GemmTest, ParsesKernelConfigsBack) {
   // Every candidate's text parses back to the same tile, and a batched
   // kernel's config (a leading batch tile of 1) to its innermost two.

@@ -105,6 +105,28 @@ TEST(RowModel, LargeElementwiseIsBandwidthBound) {
         << t.str();
 }
 
+// Many tiny blocks are bound by the SM starting them one after another
+// (kBlockIssueCycles, fitted on the H200): im2col's copy over 14-element
+// rows, 147,456 independent slices of 14 rows at batch 64, runs in 8-row
+// blocks (the H200 measured 1.6x faster than 2-row ones), and a 2-row
+// tile's waves take at least 32 blocks per SM of 160 cycles each. Without
+// the term the search chose 2-row blocks and predicted them 5x faster than
+// measured.
+TEST(RowModel, ManyTinyBlocksAreBoundByTheirIssue) {
+  const Device &h200 = *lookupDevice("h200");
+  RowProblem copy = rows(14, 14, false);
+  copy.batch = 2304 * 64;
+  copy.bytesPerElement = 4;
+  std::vector<RowTile> tiles = enumerateRowTiles(false, 2, h200);
+  EXPECT_EQ(bestRowTile(tiles, copy, h200).rowsPerBlock, 8)
+      << bestRowTile(tiles, copy, h200).str();
+  RowPrediction two =
+      predictRows({RowStrategy::Elementwise, 2, 32, 1}, copy, h200);
+  EXPECT_STREQ(two.bound, "blocks");
+  EXPECT_GE(two.seconds,
+            double(two.waves - 1) * two.blocksPerSm * 160 / h200.clockHz);
+}
+
 // The partitioning works for these kinds too: LayerNorm rows x 768 over
 // the rows' range, look-up = argmin of the chosen at every value.
 TEST(RowModel, PartitionOverRows) {
