@@ -1806,17 +1806,27 @@ static bool isMultipleOf(Value v, int64_t n, unsigned depth) {
 /// starting at a multiple of `n` is aligned to its size: the argument's
 /// innermost extent and every slice's innermost offset are multiples of
 /// `n` (the run-time's buffers are 16-byte aligned).
+/// The innermost dimension of `type` that is not a static 1 (the last if
+/// all are): static unit dimensions after it change no element's offset,
+/// so it is the innermost in memory ([F, C, 1, 1] weights are [F, C]).
+static int64_t getInnermostNonUnitDim(RankedTensorType type) {
+  int64_t d = type.getRank() - 1;
+  while (d > 0 && type.getDimSize(d) == 1)
+    --d;
+  return d;
+}
+
 static bool isAlignedArgumentSlice(Value tensor, int64_t n,
                                    const ClampFacts &known) {
   // The innermost dimension keeps its extent through the views: slices
-  // that keep it (dropping unit dimensions elsewhere) and reshapes that
-  // leave it a group of its own; a row-major view's strides are multiples
-  // of it.
+  // that keep it (dropping unit dimensions elsewhere, and the static unit
+  // dimensions after it) and reshapes that leave it a group of its own; a
+  // row-major view's strides are multiples of it.
   while (Operation *def = tensor.getDefiningOp()) {
     if (auto slice = dyn_cast<tensor::ExtractSliceOp>(def)) {
-      int64_t last = slice.getSourceType().getRank() - 1;
+      int64_t last = getInnermostNonUnitDim(slice.getSourceType());
       if (!slice.hasUnitStride() || slice.getDroppedDims().test(last) ||
-          !isMultipleOf(slice.getMixedOffsets().back(), n))
+          !isMultipleOf(slice.getMixedOffsets()[last], n))
         return false;
       tensor = slice.getSource();
     } else if (auto expand = dyn_cast<tensor::ExpandShapeOp>(def)) {
@@ -1839,7 +1849,7 @@ static bool isAlignedArgumentSlice(Value tensor, int64_t n,
       auto source = cast<RankedTensorType>(collapse.getSrcType());
       if (collapse.getReassociationIndices().back().size() != 1) {
         FailureOr<DimExpr> inner = getKernelDimExpr(
-            collapse.getSrc(), source.getRank() - 1, known.entry, 0);
+            collapse.getSrc(), getInnermostNonUnitDim(source), known.entry, 0);
         if (failed(inner) || !isDivisibleBy(*inner, n, known.facts))
           return false;
       }
@@ -1860,7 +1870,7 @@ static bool isAlignedArgumentSlice(Value tensor, int64_t n,
   if (!arg || arg.getOwner() != &known.entry || !type || type.getRank() == 0)
     return false;
   FailureOr<DimExpr> inner =
-      getKernelDimExpr(tensor, type.getRank() - 1, known.entry, 0);
+      getKernelDimExpr(tensor, getInnermostNonUnitDim(type), known.entry, 0);
   return succeeded(inner) && isDivisibleBy(*inner, n, known.facts);
 }
 
