@@ -43,9 +43,12 @@ constexpr double kWarpReduceCycles = 5 * 30;
 constexpr double kBlockReduceCycles = 5 * 30 + 120;
 
 std::string RowTile::str() const {
-  std::string s = "block " + std::to_string(rowsPerBlock) + "x" +
-                  std::to_string(lanes * vector) + " thread 1x" +
-                  std::to_string(vector);
+  std::string s = "block ";
+  if (planesPerBlock > 1)
+    s += std::to_string(planesPerBlock) + "x";
+  s += std::to_string(rowsPerBlock) + "x" + std::to_string(lanes * vector) +
+       " thread " + (planesPerBlock > 1 ? "1x1x" : "1x") +
+       std::to_string(vector);
   if (strategy == RowStrategy::Warp)
     s += " k 64 reduce warp";
   else if (strategy == RowStrategy::Block)
@@ -61,15 +64,16 @@ std::optional<RowTile> dyncc::cost::parseRowTile(const std::string &text) {
     return std::nullopt;
   const std::vector<int64_t> &block = words->block, &thread = words->thread;
   size_t rank = block.size();
-  // Outer sizes 1, a thread per row's step: block R x (lanes x vector),
-  // thread 1 x vector.
+  // Outer sizes 1 but the planes', a thread per row's step: block P x R x
+  // (lanes x vector), thread 1 x 1 x vector.
   for (size_t i = 0; i + 2 < rank; ++i)
-    if (block[i] != 1 || thread[i] != 1)
+    if ((block[i] != 1 && i + 3 != rank) || thread[i] != 1)
       return std::nullopt;
   if ((rank >= 2 && thread[rank - 2] != 1) || block.back() % thread.back())
     return std::nullopt;
   RowTile tile;
   tile.rowsPerBlock = rank >= 2 ? block[rank - 2] : 1;
+  tile.planesPerBlock = rank >= 3 ? block[rank - 3] : 1;
   tile.vector = thread.back();
   tile.lanes = block.back() / thread.back();
   if (words->reduce == "warp")
@@ -80,14 +84,19 @@ std::optional<RowTile> dyncc::cost::parseRowTile(const std::string &text) {
     tile.strategy = RowStrategy::Elementwise;
   else
     return std::nullopt;
+  if (tile.strategy != RowStrategy::Elementwise && tile.planesPerBlock != 1)
+    return std::nullopt;
   return tile;
 }
 
 std::optional<std::string>
 dyncc::cost::checkConstraints(const RowTile &tile, int64_t elementBytes,
                               const Device &device) {
-  if (tile.rowsPerBlock < 1 || tile.lanes < 1 || tile.vector < 1)
+  if (tile.rowsPerBlock < 1 || tile.lanes < 1 || tile.vector < 1 ||
+      tile.planesPerBlock < 1)
     return std::string("tile sizes must be positive");
+  if (tile.strategy != RowStrategy::Elementwise && tile.planesPerBlock != 1)
+    return std::string("a row reduction's block takes one plane");
   if (tile.vector * elementBytes > 16)
     return "a vector of " + std::to_string(tile.vector) + " elements is wider "
            "than 16 bytes";
@@ -118,9 +127,13 @@ std::vector<RowTile> dyncc::cost::enumerateRowTiles(bool reduction,
   };
   for (int64_t vector : {1, 2, 4, 8}) {
     if (!reduction) {
-      for (int64_t rows : {1, 2, 4, 8})
-        for (int64_t lanes : {32, 64, 128, 256, 512})
-          add({RowStrategy::Elementwise, rows, lanes, vector});
+      // Short rows (at most 32 lanes) fill a block with more rows and
+      // planes. One plane first: the search keeps the first of equals.
+      for (int64_t planes : {1, 2, 4, 8})
+        for (int64_t lanes : {8, 16, 32, 64, 128, 256, 512})
+          for (int64_t rows : {1, 2, 4, 8, 16})
+            if (lanes <= 32 || (rows < 16 && planes == 1))
+              add({RowStrategy::Elementwise, rows, lanes, vector, planes});
       continue;
     }
     for (int64_t rows : {1, 2, 4, 8, 16})
@@ -142,6 +155,22 @@ static int64_t rowBlocksPerSm(const RowTile &tile, const Device &device) {
       1, std::min({device.maxBlocksPerSm, byThreads, byRegisters}));
 }
 
+double dyncc::cost::getSectorInflation(const RowTile &tile,
+                                       const RowProblem &problem) {
+  constexpr int64_t kSectorBytes = 32, kWarp = 32;
+  int64_t lanes = std::min<int64_t>(tile.lanes, kWarp);
+  int64_t rowsPerWarp = kWarp / lanes;
+  int64_t bytes = std::max<int64_t>(1, problem.elementBytes);
+  // One load instruction of the warp: per row, its lanes' span (lanes
+  // `vector` elements apart under scalar access, else vectors side by
+  // side), in whole sectors.
+  int64_t perLoad = problem.scalarAccess ? 1 : tile.vector;
+  int64_t span = lanes * tile.vector * bytes;
+  int64_t sectors = rowsPerWarp * ((span + kSectorBytes - 1) / kSectorBytes);
+  double useful = double(kWarp) * perLoad * bytes;
+  return std::max(1.0, double(sectors * kSectorBytes) / useful);
+}
+
 RowPrediction dyncc::cost::predictRows(const RowTile &tile,
                                        const RowProblem &problem,
                                        const Device &device) {
@@ -152,13 +181,18 @@ RowPrediction dyncc::cost::predictRows(const RowTile &tile,
     blocksPerRow = ceilDiv(problem.length, perRowAccess);
   else
     steps = ceilDiv(problem.length, perRowAccess);
-  p.blocks = std::max<int64_t>(1, problem.batch) *
+  int64_t planes = std::max<int64_t>(1, problem.planes);
+  p.blocks = ceilDiv(std::max<int64_t>(1, problem.batch), planes) *
+             ceilDiv(planes, tile.planesPerBlock) *
              ceilDiv(problem.rows, tile.rowsPerBlock) * blocksPerRow;
   p.blocksPerSm = rowBlocksPerSm(tile, device);
 
+  // Sectors the warps' accesses touch beyond their bytes (short rows,
+  // lanes apart under scalar access) pass through the caches all the same.
+  double inflation = getSectorInflation(tile, problem);
   auto blockTime = [&](int64_t perSm, int64_t resident) {
-    double stepBytes =
-        double(tile.threads()) * tile.vector * problem.bytesPerElement;
+    double stepBytes = double(tile.threads()) * tile.vector *
+                       problem.bytesPerElement * inflation;
     double rate = std::min(device.dramBytesPerSecond / resident,
                            device.l2BytesPerSecondPerSm / perSm);
     // The SM's other blocks' loads overlap this one's latency.

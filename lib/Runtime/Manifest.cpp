@@ -702,7 +702,8 @@ bool ManifestReader::readSelection(const JsonValue &value,
   if (!getOptionalString(value, path, "model", select.model) ||
       !integer("element_bytes", select.elementBytes) ||
       !integer("bytes_per_element", select.bytesPerElement) ||
-      !integer("reduction", select.reduction))
+      !integer("reduction", select.reduction) ||
+      !integer("scalar_access", select.scalarAccess))
     return false;
   if (!select.model.empty() && select.model != "gemm" &&
       select.model != "rows" && select.model != "conv")

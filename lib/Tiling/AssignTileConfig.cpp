@@ -192,16 +192,23 @@ struct AssignTileConfig final
           func->setAttr(
               getRowProblemAttrName(),
               b.getDictionaryAttr(
-                  {b.getNamedAttr("batch", b.getStringAttr(problem->batch.str())),
+                  {b.getNamedAttr("batch",
+                                  b.getStringAttr(problem->batch.str())),
                    b.getNamedAttr("rows", b.getStringAttr(problem->rows.str())),
                    b.getNamedAttr("length",
                                   b.getStringAttr(problem->length.str())),
+                   b.getNamedAttr("planes",
+                                  b.getStringAttr(problem->planes.str())),
                    b.getNamedAttr("element_bytes",
                                   b.getI64IntegerAttr(problem->elementBytes)),
-                   b.getNamedAttr("bytes_per_element",
-                                  b.getI64IntegerAttr(problem->bytesPerElement)),
+                   b.getNamedAttr(
+                       "bytes_per_element",
+                       b.getI64IntegerAttr(problem->bytesPerElement)),
                    b.getNamedAttr("reduction",
-                                  b.getI64IntegerAttr(problem->reduction))}));
+                                  b.getI64IntegerAttr(problem->reduction)),
+                   b.getNamedAttr(
+                       "scalar_access",
+                       b.getI64IntegerAttr(problem->scalarAccess))}));
         }
       return WalkResult::advance();
     });

@@ -531,6 +531,7 @@ FailureOr<RowProblemExprs> dyncc::getRowProblem(func::FuncOp kernel) {
   RowProblemExprs problem;
   problem.batch = DimExpr(1);
   problem.rows = DimExpr(1);
+  problem.planes = DimExpr(1);
   problem.reduction = reduction;
   for (unsigned loop = 0; loop < n; ++loop) {
     FailureOr<DimExpr> extent = getLoopExtent(loops, loop, entry);
@@ -542,6 +543,8 @@ FailureOr<RowProblemExprs> dyncc::getRowProblem(func::FuncOp kernel) {
       problem.rows = *extent;
     else
       problem.batch = problem.batch * *extent;
+    if (loop + 3 == n)
+      problem.planes = *extent;
   }
   // Bytes moved per element of the [rows x length] space: the inputs and
   // the result that span it (rank at least 2, or 1 for a 1-D problem, and
@@ -564,6 +567,15 @@ FailureOr<RowProblemExprs> dyncc::getRowProblem(func::FuncOp kernel) {
     return failure();
   problem.bytesPerElement = std::max(problem.bytesPerElement,
                                      problem.elementBytes);
+  kernel.walk([&](linalg::LinalgOp op) {
+    bool gather = false;
+    op->walk([&](tensor::ExtractOp) { gather = true; });
+    bool permuted = isa<linalg::TransposeOp>(op.getOperation()) ||
+                    llvm::any_of(op.getIndexingMapsArray(), [](AffineMap map) {
+                      return map.isPermutation() && !map.isIdentity();
+                    });
+    problem.scalarAccess |= gather || permuted;
+  });
   return problem;
 }
 

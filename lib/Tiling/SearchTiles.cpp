@@ -48,7 +48,7 @@ namespace {
 /// The problem's dimensions, in the order of dyncc.gemm_problem.
 constexpr const char *kGemmDims[] = {"batch", "m", "n", "k"};
 /// The problem's dimensions, in the order of dyncc.row_problem.
-constexpr const char *kRowDims[] = {"batch", "rows", "length"};
+constexpr const char *kRowDims[] = {"batch", "rows", "length", "planes"};
 /// The problem's dimensions, in the order of dyncc.conv_problem.
 constexpr const char *kConvDims[] = {"batch", "out_c", "out_h", "out_w"};
 
@@ -75,7 +75,7 @@ struct SearchSpace {
   /// Every value of each key is a multiple of this (12 for `12*batch`).
   SmallVector<int64_t, 4> divisors;
   /// Per problem dimension (GEMM: batch, M, N, K; rows: batch, rows,
-  /// length): the key it is, or -1 for `constant`.
+  /// length, planes): the key it is, or -1 for `constant`.
   SmallVector<int, 4> keyOf;
   SmallVector<int64_t, 4> constant;
   /// GEMMs: the bytes of an operand and of a result element.
@@ -95,6 +95,14 @@ struct SearchSpace {
   /// The kernel's output has one dimension: its config has no rows
   /// dimension, so a block takes one row.
   bool singleRow = false;
+  /// Row-wise kernels that read element by element (RowProblemExprs::
+  /// scalarAccess).
+  bool scalarAccess = false;
+  /// Row-wise kernels whose planes (the outer dimension next to the rows)
+  /// are more than one: blocks may span them.
+  bool planesTiled() const {
+    return model == Model::Rows && !(keyOf[3] < 0 && constant[3] == 1);
+  }
   /// Convs: the static parts of the problem (channels, window, strides,
   /// dilations, element bytes); convAt sets the rest.
   cost::ConvProblem conv;
@@ -129,9 +137,11 @@ struct SearchSpace {
     p.batch = v[0];
     p.rows = v[1];
     p.length = v[2];
+    p.planes = v[3];
     p.elementBytes = elementBytes;
     p.bytesPerElement = bytesPerElement;
     p.reduction = reduction;
+    p.scalarAccess = scalarAccess;
     return p;
   }
 
@@ -154,9 +164,10 @@ struct SearchSpace {
                                               : "conv;";
     for (auto [key, value] : llvm::zip(keyOf, constant))
       text += (key < 0 ? std::to_string(value) : keys[key].str()) + ";";
-    for (int64_t bytes : {operandBytes, outputBytes, products, nSplit, splitK,
-                          elementBytes, bytesPerElement, int64_t(reduction),
-                          int64_t(singleRow), int64_t(tensorCores)})
+    for (int64_t bytes :
+         {operandBytes, outputBytes, products, nSplit, splitK, elementBytes,
+          bytesPerElement, int64_t(reduction), int64_t(singleRow),
+          int64_t(tensorCores), int64_t(scalarAccess)})
       text += std::to_string(bytes) + ";";
     if (model == Model::Conv)
       for (int64_t v : conv.window())
@@ -243,7 +254,8 @@ std::string getCandidatesKey(const SearchSpace &space) {
          space.splitK, space.keyOf[3] < 0 ? space.constant[3] : 0});
     break;
   case Model::Rows:
-    add({space.elementBytes, space.reduction, space.singleRow});
+    add({space.elementBytes, space.reduction, space.singleRow,
+         space.planesTiled()});
     break;
   case Model::Conv:
     add(space.conv.window());
@@ -260,7 +272,8 @@ Candidates getCandidates(const SearchSpace &space, const cost::Device &device) {
   if (space.model == Model::Rows) {
     for (const cost::RowTile &tile :
          cost::enumerateRowTiles(space.reduction, space.elementBytes, device))
-      if (!space.singleRow || tile.rowsPerBlock == 1)
+      if ((!space.singleRow || tile.rowsPerBlock == 1) &&
+          (space.planesTiled() || tile.planesPerBlock == 1))
         candidates.rows.push_back(tile);
     return candidates;
   }
@@ -349,6 +362,7 @@ FailureOr<SearchSpace> getSearchSpace(dg::DispatchOp dispatch,
     if (found == space.keys.end()) {
       // A problem has at most four dimensions; a table takes as many.
       static_assert(std::size(kGemmDims) <= cost::DecisionTable::kMaxKeys &&
+                    std::size(kRowDims) <= cost::DecisionTable::kMaxKeys &&
                     std::size(kConvDims) <= cost::DecisionTable::kMaxKeys);
       space.keys.push_back(value);
       auto [lo, hi] = value.bounds(facts);
@@ -401,12 +415,14 @@ FailureOr<SearchSpace> getSearchSpace(dg::DispatchOp dispatch,
       return failure();
     return space;
   }
-  int64_t reduction = 0;
+  int64_t reduction = 0, scalarAccess = 0;
   if (!getInt("element_bytes", space.elementBytes, 1) ||
       !getInt("bytes_per_element", space.bytesPerElement, 1) ||
-      !getInt("reduction", reduction, 0))
+      !getInt("reduction", reduction, 0) ||
+      !getInt("scalar_access", scalarAccess, 0))
     return failure();
   space.reduction = reduction != 0;
+  space.scalarAccess = scalarAccess != 0;
   auto output =
       dyn_cast<RankedTensorType>(kernel.getFunctionType().getResult(0));
   space.singleRow = !output || output.getRank() < 2;
@@ -527,6 +543,8 @@ DictionaryAttr buildSelectAttr(MLIRContext *context, const SearchInfo &info,
         "bytes_per_element", b.getI64IntegerAttr(space.bytesPerElement)));
     entries.push_back(
         b.getNamedAttr("reduction", b.getI64IntegerAttr(space.reduction)));
+    entries.push_back(b.getNamedAttr("scalar_access",
+                                     b.getI64IntegerAttr(space.scalarAccess)));
   }
   if (space.model == Model::Conv) {
     entries.push_back(b.getNamedAttr("model", b.getStringAttr("conv")));

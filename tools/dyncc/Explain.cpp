@@ -63,12 +63,13 @@ std::string getGroupKey(const Manifest &manifest, const GroupInfo &group) {
 using KeyValues = std::array<int64_t, cost::DecisionTable::kMaxKeys>;
 
 /// The problem's dimensions of a searched group at key values `keys`
-/// (GEMM: batch, M, N, K; rows: batch, rows, length; conv: batch, output
-/// channels, rows, columns).
+/// (GEMM: batch, M, N, K; rows: batch, rows, length and, since the planes
+/// were added, planes; conv: batch, output channels, rows, columns).
 std::optional<std::vector<int64_t>> getDims(const VariantSelection &s,
                                             const KeyValues &keys) {
-  size_t count = s.model == "rows" ? 3 : 4;
-  if (s.dimKeys.size() != count || s.dimValues.size() != count)
+  size_t count = s.dimKeys.size();
+  if ((count != 4 && !(s.model == "rows" && count == 3)) ||
+      s.dimValues.size() != count)
     return std::nullopt;
   std::vector<int64_t> v;
   for (size_t d = 0; d < count; ++d) {
@@ -104,9 +105,11 @@ bool predict(const Manifest &manifest, const GroupInfo &group,
     p.batch = (*dims)[0];
     p.rows = (*dims)[1];
     p.length = (*dims)[2];
+    p.planes = dims->size() > 3 ? (*dims)[3] : 1;
     p.elementBytes = s.elementBytes;
     p.bytesPerElement = s.bytesPerElement;
     p.reduction = s.reduction != 0;
+    p.scalarAccess = s.scalarAccess != 0;
     work =
         double(p.batch) * double(p.rows) * double(p.length) * p.bytesPerElement;
     seconds = cost::predictRows(*tile, p, *device).seconds;
@@ -470,11 +473,16 @@ int dyncc::explainMain(llvm::ArrayRef<std::string> args) {
                  ? s.keyTexts[key]
                  : std::to_string(s.dimValues[d]);
     };
-    if (s.present && s.model == "rows" && s.dimKeys.size() == 3 &&
-        s.dimValues.size() == 3)
+    if (s.present && s.model == "rows" &&
+        (s.dimKeys.size() == 3 || s.dimKeys.size() == 4) &&
+        s.dimValues.size() == s.dimKeys.size())
       os << "  problem: " << dim(0) << " x [rows " << dim(1) << " x length "
-         << dim(2) << "], " << s.elementBytes << "-byte elements, "
-         << s.bytesPerElement << " bytes moved per element"
+         << dim(2) << "]"
+         << (s.dimKeys.size() == 4 && !s.reduction && dim(3) != "1"
+                 ? " (planes " + dim(3) + ")"
+                 : "")
+         << ", " << s.elementBytes << "-byte elements, " << s.bytesPerElement
+         << " bytes moved per element"
          << (s.reduction ? ", reduced along rows" : "") << "\n";
     else if (s.present && s.model == "conv" && s.dimKeys.size() == 4 &&
              s.dimValues.size() == 4 && s.window.size() == 7)

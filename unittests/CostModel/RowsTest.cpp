@@ -107,24 +107,84 @@ TEST(RowModel, LargeElementwiseIsBandwidthBound) {
 
 // Many tiny blocks are bound by the SM starting them one after another
 // (kBlockIssueCycles, fitted on the H200): im2col's copy over 14-element
-// rows, 147,456 independent slices of 14 rows at batch 64, runs in 8-row
-// blocks (the H200 measured 1.6x faster than 2-row ones), and a 2-row
-// tile's waves take at least 32 blocks per SM of 160 cycles each. Without
-// the term the search chose 2-row blocks and predicted them 5x faster than
-// measured.
+// rows, 147,456 independent slices of 14 rows at batch 64, runs in blocks
+// of at least 8 rows (the H200 measured 8-row ones 1.6x faster than 2-row
+// ones), and a 2-row tile's waves take at least 32 blocks per SM of 160
+// cycles each. Without the term the search chose 2-row blocks and
+// predicted them 5x faster than measured.
 TEST(RowModel, ManyTinyBlocksAreBoundByTheirIssue) {
   const Device &h200 = *lookupDevice("h200");
   RowProblem copy = rows(14, 14, false);
   copy.batch = 2304 * 64;
   copy.bytesPerElement = 4;
   std::vector<RowTile> tiles = enumerateRowTiles(false, 2, h200);
-  EXPECT_EQ(bestRowTile(tiles, copy, h200).rowsPerBlock, 8)
+  EXPECT_GE(bestRowTile(tiles, copy, h200).rowsPerBlock, 8)
       << bestRowTile(tiles, copy, h200).str();
   RowPrediction two =
       predictRows({RowStrategy::Elementwise, 2, 32, 1}, copy, h200);
   EXPECT_STREQ(two.bound, "blocks");
   EXPECT_GE(two.seconds,
             double(two.waves - 1) * two.blocksPerSm * 160 / h200.clockHz);
+}
+
+// Where the slices are the planes of an outer dimension (im2col's copy:
+// [batch, C x KH x KW, 14, 14]), a block takes several of them: the best
+// tile spans planes, fills at least 256 threads with rows of 14, and is
+// predicted at least 2x faster than the best tile of one plane, which the
+// blocks' issue bounds.
+TEST(RowModel, ShortRowsFillBlocksWithPlanes) {
+  const Device &h200 = *lookupDevice("h200");
+  RowProblem copy = rows(14, 14, false);
+  copy.batch = 2304 * 64;
+  copy.bytesPerElement = 4;
+  std::vector<RowTile> tiles = enumerateRowTiles(false, 2, h200);
+  std::vector<RowTile> onePlane;
+  for (const RowTile &t : tiles)
+    if (t.planesPerBlock == 1)
+      onePlane.push_back(t);
+  double flat =
+      predictRows(bestRowTile(onePlane, copy, h200), copy, h200).seconds;
+  copy.planes = 2304;
+  const RowTile &best = bestRowTile(tiles, copy, h200);
+  EXPECT_GT(best.planesPerBlock, 1) << best.str();
+  EXPECT_GE(best.threads(), 256) << best.str();
+  EXPECT_LE(best.lanes * best.vector, 16) << best.str();
+  EXPECT_LT(predictRows(best, copy, h200).seconds * 2, flat) << best.str();
+  // Planes are whole: 2304 planes in blocks of 8 are 288 a batch.
+  RowTile eight{RowStrategy::Elementwise, 4, 16, 1, 8};
+  EXPECT_EQ(predictRows(eight, copy, h200).blocks, 64 * 288 * 4);
+  // Long rows keep one plane a block.
+  RowProblem wide = rows(64, 4096, false);
+  wide.batch = wide.planes = 512;
+  EXPECT_EQ(bestRowTile(tiles, wide, h200).planesPerBlock, 1)
+      << bestRowTile(tiles, wide, h200).str();
+}
+
+// A warp's access touches whole 32-byte sectors: 8 lanes of one f16 each
+// fill half a sector per row (2x); under scalar access (a gather, a
+// transpose) lanes are `vector` elements apart, so 8 f16 a thread spread a
+// warp's 32 loads over 8 times their sectors, and the model charges those
+// bytes: the H200 ran im2col's copy of 56-element rows in such tiles (8
+// lanes of 8) 1.3x slower than in 32-lane rows of one element.
+TEST(RowModel, WarpsPayForTheSectorsTheyTouch) {
+  RowProblem p = rows(56, 56, false);
+  EXPECT_DOUBLE_EQ(getSectorInflation({RowStrategy::Elementwise, 8, 32, 1}, p),
+                   1.0);
+  EXPECT_DOUBLE_EQ(getSectorInflation({RowStrategy::Elementwise, 8, 8, 1}, p),
+                   2.0);
+  EXPECT_DOUBLE_EQ(getSectorInflation({RowStrategy::Elementwise, 8, 8, 8}, p),
+                   1.0);
+  p.scalarAccess = true;
+  EXPECT_DOUBLE_EQ(getSectorInflation({RowStrategy::Elementwise, 8, 8, 8}, p),
+                   8.0);
+  EXPECT_DOUBLE_EQ(getSectorInflation({RowStrategy::Elementwise, 8, 32, 1}, p),
+                   1.0);
+  const Device &h200 = *lookupDevice("h200");
+  p.batch = p.planes = 576 * 64;
+  p.bytesPerElement = 3;
+  const RowTile &best = bestRowTile(enumerateRowTiles(false, 2, h200), p, h200);
+  EXPECT_EQ(best.vector, 1) << best.str();
+  EXPECT_GE(best.lanes, 32) << best.str();
 }
 
 // The partitioning works for these kinds too: LayerNorm rows x 768 over
@@ -168,11 +228,17 @@ TEST(RowTiles, ParseKernelConfigsBack) {
                                                "reduce block");
   ASSERT_TRUE(single.has_value());
   EXPECT_TRUE(*single == RowTile({RowStrategy::Block, 1, 256, 2}));
-  for (const char *bad :
-       {"", "block 4x64", "block 2x4x64 thread 1x1x2", "block 4x64 thread "
-        "2x2", "block 4x64 thread 1x3", "block 4x64 thread 1x2 reduce thread",
-        "block 64x64 warp 32x32 thread 4x8 k 32 mma 16x8x16",
-        "block 4x64 thread 1x2 k 64 reduce sideways"})
+  std::optional<RowTile> planes = parseRowTile("block 1x2x4x64 thread 1x1x1x2");
+  ASSERT_TRUE(planes.has_value());
+  EXPECT_TRUE(*planes == RowTile({RowStrategy::Elementwise, 4, 32, 2, 2}));
+  for (const char *bad : {"", "block 4x64", "block 2x2x4x64 thread 1x1x1x2",
+                          "block 2x4x64 thread 2x1x2",
+                          "block 2x4x64 thread 1x1x2 k 64 reduce "
+                          "warp",
+                          "block 4x64 thread 2x2", "block 4x64 thread 1x3",
+                          "block 4x64 thread 1x2 reduce thread",
+                          "block 64x64 warp 32x32 thread 4x8 k 32 mma 16x8x16",
+                          "block 4x64 thread 1x2 k 64 reduce sideways"})
     EXPECT_FALSE(parseRowTile(bad).has_value()) << bad;
 }
 

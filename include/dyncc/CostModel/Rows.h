@@ -30,20 +30,28 @@ namespace dyncc::cost {
 /// `rows` rows of `length` elements of `elementBytes`; each element moves
 /// `bytesPerElement` to or from memory (reads plus writes).
 struct RowProblem {
-  /// Independent [rows x length] slices (outer dimensions, which code
-  /// generation tiles by 1): blocks do not span them.
+  /// Independent [rows x length] slices: the product of the outer
+  /// dimensions.
   int64_t batch = 1;
   int64_t rows = 1;
   int64_t length = 1;
+  /// The extent of the outer dimension next to the rows (a factor of
+  /// `batch`; 1 where there is none), which an elementwise block may span
+  /// (`RowTile::planesPerBlock`); code generation tiles the others by 1.
+  int64_t planes = 1;
   int64_t elementBytes = 4;
   int64_t bytesPerElement = 8;
   /// A reduction along the row (else elementwise).
   bool reduction = false;
+  /// The kernel reads element by element (a gather, a transpose: code
+  /// generation does not vectorize them): a thread's `vector` elements are
+  /// that many loads, and a warp's lanes are `vector` elements apart.
+  bool scalarAccess = false;
 };
 
 enum class RowStrategy {
-  /// Elementwise: a block is `rowsPerBlock` rows of `lanes x vector`
-  /// elements, one vector per thread.
+  /// Elementwise: a block is `planesPerBlock` slices of `rowsPerBlock`
+  /// rows of `lanes x vector` elements, one vector per thread.
   Elementwise,
   /// A warp per row: 32 lanes walk the row, `rowsPerBlock` warps a block.
   Warp,
@@ -59,17 +67,22 @@ struct RowTile {
   int64_t lanes = 32;
   /// Elements per thread and access.
   int64_t vector = 1;
+  /// Slices of the outer dimension next to the rows a block takes
+  /// (elementwise only): what fills a block where rows are short and few
+  /// (a 14 x 14 image's planes).
+  int64_t planesPerBlock = 1;
   /// ptxas' registers per thread, once known (0: an estimate of 32).
   int64_t registers = 0;
 
-  int64_t threads() const { return rowsPerBlock * lanes; }
+  int64_t threads() const { return planesPerBlock * rowsPerBlock * lanes; }
   /// The tile config text (dyncc/Tiling/TileConfig.h).
   std::string str() const;
 };
 
 inline bool operator==(const RowTile &a, const RowTile &b) {
   return a.strategy == b.strategy && a.rowsPerBlock == b.rowsPerBlock &&
-         a.lanes == b.lanes && a.vector == b.vector;
+         a.lanes == b.lanes && a.vector == b.vector &&
+         a.planesPerBlock == b.planesPerBlock;
 }
 
 /// The row tile of tile config text (`RowTile::str`'s form, with outer
@@ -84,7 +97,8 @@ std::optional<std::string> checkConstraints(const RowTile &tile,
                                             const Device &device);
 
 /// Every valid tile of the elementwise strategy, or of the two row
-/// reduction strategies.
+/// reduction strategies. Elementwise tiles of at most 32 lanes (short
+/// rows) also take 16 rows and several planes a block.
 std::vector<RowTile> enumerateRowTiles(bool reduction, int64_t elementBytes,
                                        const Device &device);
 
@@ -99,6 +113,12 @@ struct RowPrediction {
 
 RowPrediction predictRows(const RowTile &tile, const RowProblem &problem,
                           const Device &device);
+
+/// The sectors a warp's access of `tile` touches over those its useful
+/// bytes fill (at least 1): rows shorter than a 32-byte sector, and under
+/// scalar access lanes `vector` elements apart, each load spreading a
+/// warp's 32 elements over `vector` times the sectors.
+double getSectorInflation(const RowTile &tile, const RowProblem &problem);
 
 } // namespace dyncc::cost
 

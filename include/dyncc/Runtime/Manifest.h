@@ -208,11 +208,12 @@ struct VariantSelection {
   /// Convs: input channels, filter rows and columns, strides and
   /// dilations (rows, columns).
   std::vector<int64_t> window;
-  /// Row-wise groups: element bytes, bytes moved per element, and whether
-  /// the rows are reduced.
+  /// Row-wise groups: element bytes, bytes moved per element, whether the
+  /// rows are reduced, and whether the kernel reads element by element.
   int64_t elementBytes = 0;
   int64_t bytesPerElement = 0;
   int64_t reduction = 0;
+  int64_t scalarAccess = 0;
   /// "ptxas" when the table was redone with ptxas' register counts.
   std::string registers;
   /// Variants dropped after ptxas (spills).

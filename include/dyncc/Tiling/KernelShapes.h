@@ -133,15 +133,22 @@ mlir::Value getReshapedSource(mlir::Value value);
 /// What a row-wise kernel computes: `batch` independent [rows x length]
 /// spaces (the loops of its row reduction, or of its elementwise root: the
 /// innermost is the length, the next the rows, the product of the others
-/// the batch), each extent over the kernel's arguments; the bytes of an
-/// output element and the bytes moved per element of the space.
+/// the batch, the one next to the rows the planes), each extent over the
+/// kernel's arguments; the bytes of an output element and the bytes moved
+/// per element of the space.
 struct RowProblemExprs {
-  DimExpr batch, rows, length;
+  DimExpr batch, rows, length, planes;
   int64_t elementBytes = 0;
   int64_t bytesPerElement = 0;
   /// A row reduction (kind `reduce`, isRowReductionKernel), else
   /// elementwise.
   bool reduction = false;
+  /// The kernel reads element by element whatever its thread tile: a gather
+  /// (tensor.extract in a linalg body, im2col's windows) or a transpose,
+  /// which code generation does not vectorize (vectorizeThreadTiles): a
+  /// thread's run of elements spreads a warp's loads over more sectors
+  /// (cost::getSectorInflation).
+  bool scalarAccess = false;
 };
 
 /// The problem of an `elementwise` kernel whose root has parallel loops
