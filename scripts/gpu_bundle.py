@@ -313,17 +313,18 @@ def main():
             entries.append({"name": name, "model": f"models/{name}.onnx",
                             "artifact": f"artifacts/{name}.dyncc",
                             "dynamic": [1, 5, 17]})
-    # A conv's two forms (dyncc-conv-im2col, CostModel.md "Windowed convs:
-    # direct or im2col"), each forced, on ResNet-50's stage-1 and stage-3
-    # 3x3 convs in f16: the check times both against cuDNN at the same
-    # batches, so the model's choice between them meets a measurement.
+    # A conv's three forms (dyncc-conv-im2col, CostModel.md "Windowed
+    # convs: direct or im2col"): direct, im2col per image, im2col with the
+    # batch folded into the GEMM, each forced, on ResNet-50's stage-1 and
+    # stage-3 3x3 convs in f16: the check times them against cuDNN at the
+    # same batches, so the model's choices meet a measurement.
     from make_conv import make_conv
     for channels, side in ((64, 56), (256, 14)) * args.conv_forms:
         base = f"conv3x3_{channels}_{side}_f16"
         model = out / "models" / f"{base}.onnx"
         make_conv(model, channels, channels, 3, 1, 1, 1, "f16",
                   ["B", channels, side, side], seed=channels)
-        for form in ("never", "always"):
+        for form in ("never", "per-image", "folded"):
             name = f"{base}_im2col_{form}"
             compile_model(name, model, ["--dim", "B=1:64",
                                         f"--im2col={form}"])

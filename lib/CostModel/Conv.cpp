@@ -377,23 +377,61 @@ dyncc::cost::predictConvForms(const std::vector<ConvProblem> &points,
     t.gemm = best(gemm, [&](const GemmTile &t) {
       return predictGemm(t, g, device).seconds;
     });
+    auto bestRows = [&](const RowProblem &r) {
+      return best(copy, [&](const RowTile &t) {
+        return predictRows(t, r, device).seconds;
+      });
+    };
+    // The copy's [batch, k, outH, outW]: blocks may span k's planes.
     RowProblem r;
-    r.rows = p.batch * k * p.outH;
+    r.batch = p.batch * k;
+    r.planes = k;
+    r.rows = p.outH;
     r.length = p.outW;
     r.elementBytes = bytes;
     r.bytesPerElement = bytes + readShare;
-    t.copy = best(copy, [&](const RowTile &t) {
-      return predictRows(t, r, device).seconds;
+    r.scalarAccess = true; // a gather
+    t.copy = bestRows(r);
+    // Folded: [k, batch, outH, outW], blocks spanning the batch's planes;
+    // one GEMM over every image's pixels; its [outC, batch, outH, outW]
+    // read and written as NCHW (the conv's epilogue, a relu or a residual
+    // add, then runs in that pass rather than in the GEMM's).
+    r.planes = p.batch;
+    t.foldedCopy = bestRows(r);
+    GemmProblem folded = g;
+    folded.batch = 1;
+    folded.n = p.batch * p.outH * p.outW;
+    t.foldedGemm = best(gemm, [&](const GemmTile &t) {
+      return predictGemm(t, folded, device).seconds;
     });
+    RowProblem unfold;
+    unfold.batch = p.batch * p.outC;
+    unfold.planes = p.outC;
+    unfold.rows = p.outH;
+    unfold.length = p.outW;
+    unfold.elementBytes = bytes;
+    unfold.bytesPerElement = 2 * bytes;
+    unfold.scalarAccess = true; // a transpose
+    t.unfold = bestRows(unfold);
   }
   return times;
 }
 
-double dyncc::cost::getIm2ColRatio(const std::vector<ConvFormTimes> &times) {
+double dyncc::cost::getIm2ColRatio(const std::vector<ConvFormTimes> &times,
+                                   bool fold) {
   if (times.empty())
     return 1;
   double logs = 0;
   for (const ConvFormTimes &t : times)
-    logs += std::log(t.im2col() / t.direct);
+    logs += std::log(t.im2col(fold) / t.direct);
+  return std::exp(logs / double(times.size()));
+}
+
+double dyncc::cost::getFoldRatio(const std::vector<ConvFormTimes> &times) {
+  if (times.empty())
+    return 1;
+  double logs = 0;
+  for (const ConvFormTimes &t : times)
+    logs += std::log(t.folded() / t.perImage());
   return std::exp(logs / double(times.size()));
 }

@@ -310,8 +310,10 @@ private:
     if (options.targets.empty())
       return fail("--target is empty");
     if (options.im2col != "auto" && options.im2col != "always" &&
-        options.im2col != "never")
-      return fail("--im2col must be auto, always or never, got '" +
+        options.im2col != "never" && options.im2col != "per-image" &&
+        options.im2col != "folded")
+      return fail("--im2col must be auto, always, never, per-image or "
+                  "folded, got '" +
                   options.im2col + "'");
     if (options.variantCap < 1)
       return fail("--max-variants must be at least 1, got " +

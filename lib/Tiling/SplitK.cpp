@@ -383,11 +383,13 @@ func::FuncOp buildSum(func::FuncOp kernel, const SplitPlan &plan,
   auto sum = cast<func::FuncOp>(b.clone(*kernel, cloned));
   sum.setSymName(kernel.getSymName().str() + "_sum");
   RankedTensorType workspaceType = getWorkspaceType(plan, parts);
-  SmallVector<Type> inputs(kernel.getArgumentTypes());
-  inputs.push_back(workspaceType);
-  sum.setFunctionType(b.getFunctionType(inputs, kernel.getResultTypes()));
-  Block &entry = sum.getBody().front();
-  Value workspace = entry.addArgument(workspaceType, kernel.getLoc());
+  // The workspace is the last argument (with the type, the entry block and
+  // the argument attributes the kernel has, such as dyncc.dim_divisors).
+  unsigned last = sum.getNumArguments();
+  if (failed(sum.insertArgument(last, workspaceType, DictionaryAttr(),
+                                kernel.getLoc())))
+    return nullptr;
+  Value workspace = sum.getArgument(last);
 
   // The clone's contraction.
   auto op = cast<linalg::LinalgOp>(
@@ -454,6 +456,11 @@ struct SplitKPass final : dyncc::impl::SplitKPassBase<SplitKPass> {
         return signalPassFailure();
       }
       func::FuncOp sum = buildSum(kernel, *plan, parts);
+      if (!sum) {
+        kernel.emitError("kernel '")
+            << kernel.getSymName() << "': cannot add the split-K workspace";
+        return signalPassFailure();
+      }
       func::FuncOp part = buildPart(kernel, *plan, parts, *config);
       // The variant's function describes the pair from now on.
       Builder b(kernel.getContext());

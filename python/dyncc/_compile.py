@@ -32,7 +32,8 @@ def compile(model, output, targets=None, dims=None, emit=None, quiet=True,
     regret_target: the predicted regret the variants aim for (default 0.03).
     im2col: "auto" (the default: windowed convs become a copy of their
         windows and a GEMM where the cost model predicts that faster),
-        "always" or "never".
+        "always", "never", or "per-image" or "folded" (im2col with its GEMM
+        in that form; otherwise the model picks).
     Raises DynccError with the driver's one-line message on failure.
     """
     cmd = [str(driver_path()), "compile", str(model)]

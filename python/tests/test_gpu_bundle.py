@@ -95,9 +95,10 @@ def test_bundle_packs_and_checks_on_the_fake_driver(tmp_path):
 
 
 def test_bundle_packs_both_forms_of_a_conv(tmp_path):
-    """--conv-forms (the default) packs ResNet's 3x3 convs in f16 twice, a
-    direct conv (--im2col=never) and im2col's copy and GEMM (always), each
-    timed against cuDNN on the GPU: the plans say which form each is."""
+    """--conv-forms (the default) packs ResNet's 3x3 convs in f16 three
+    times, a direct conv (--im2col=never) and im2col's copy and GEMM per
+    image and with the batch folded into the GEMM, each timed against cuDNN
+    on the GPU: the plans say which form each is."""
     bundle = tmp_path / "bundle"
     packed = subprocess.run(
         [sys.executable, str(ROOT / "scripts" / "gpu_bundle.py"), "-o",
@@ -108,7 +109,8 @@ def test_bundle_packs_both_forms_of_a_conv(tmp_path):
     forms = [e for e in entries if e["name"].startswith("conv3x3_")]
     assert [e["name"] for e in forms] == [
         f"conv3x3_{c}_{s}_f16_im2col_{form}"
-        for c, s in ((64, 56), (256, 14)) for form in ("never", "always")]
+        for c, s in ((64, 56), (256, 14))
+        for form in ("never", "per-image", "folded")]
     for entry in forms:
         assert entry["versus_torch_graph"] == [1, 8, 32, 64]
         # The manifest's groups (the artifact's JSON section).
@@ -119,3 +121,9 @@ def test_bundle_packs_both_forms_of_a_conv(tmp_path):
         assert (kinds["conv"] > 0) == direct, (entry["name"], kinds)
         assert (kinds["gemm"] > 0) != direct, (entry["name"], kinds)
         assert (kinds["data_movement"] > 0) != direct, (entry["name"], kinds)
+        # Folded: the GEMM's output is transposed back to NCHW in the
+        # relu's kernel; per image the relu is the GEMM's epilogue.
+        folded = entry["name"].endswith("folded")
+        assert (kinds.get("elementwise", 0) > 0 or
+                data.count(b'"kind": "elementwise"') > 0) == folded, \
+            (entry["name"], kinds)

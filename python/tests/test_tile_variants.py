@@ -206,8 +206,9 @@ def test_variant_cap_and_given_config(tmp_path):
     (["--max-variants", "x"], "--max-variants needs a positive integer"),
     (["--regret-target", "-1"], "--regret-target must be in [0, 10), got"),
     (["--im2col=sometimes"],
-     "--im2col must be auto, always or never, got 'sometimes'"),
-    (["--im2col"], "--im2col needs auto, always or never"),
+     "--im2col must be auto, always, never, per-image or folded, got "
+     "'sometimes'"),
+    (["--im2col"], "--im2col needs auto, always, never, per-image or folded"),
 ])
 def test_search_option_errors(tmp_path, bin_dir, flag, message):
     import subprocess
@@ -967,3 +968,59 @@ def test_one_dimensional_pointwise_conv(tmp_path):
                                    atol=1e-4)
         assert sess.variants == [table_variant(plan, 0, {"B": batch,
                                                          "L": length})]
+
+
+@pytest.mark.parametrize("channels,out_channels,taps,stride,pad,side,dtype", [
+    (20, 16, 3, 1, 1, 9, "f32"),
+    (5, 12, 5, 2, 2, 11, "f32"),
+    (16, 48, 3, 1, 1, 12, "f16"),
+    # K = 2304 over 5x5 images: split-K variants (part and sum kernels).
+    (256, 32, 3, 1, 1, 5, "f32"),
+])
+def test_every_variant_of_folded_im2col_conv(tmp_path, channels, out_channels,
+                                             taps, stride, pad, side, dtype):
+    """Relu(Conv(X[B, C, side, side])) with --im2col=folded: the copy's
+    window channels are outermost ([C*KH*KW, B, OH, OW], one kernel), one
+    GEMM takes every image's pixels as its columns (N = B*OH*OW, keyed on
+    that), and the relu's kernel reads the GEMM's [F, B, OH, OW] as NCHW.
+    At every batch of the range the run-time picks what the table says, and
+    every GEMM variant runs and matches numpy: odd and prime batches,
+    images of 3x3 to 12x12 (columns off every tile), f16, split K."""
+    model = tmp_path / "conv.onnx"
+    w, b = make_conv(model, channels, out_channels, taps, stride, pad, 1,
+                     dtype, ["B", channels, side, side],
+                     seed=channels * 10 + taps)
+    np_type = w.dtype
+    tolerance = {"f32": 1e-4, "f16": 2e-3}[dtype]
+    batches = 24
+    options = dict(dims={"B": (1, batches)}, targets=["cpu"], device="h200",
+                   regret_target=0.005, im2col="folded")
+    plan = json.loads(dyncc.compile(model, None, emit="plan", **options))
+    kinds = [g["kind"] for g in plan["groups"]]
+    assert kinds == ["data_movement", "gemm", "elementwise"], kinds
+    group = plan["groups"][1]
+    pixels = output_size(side, taps, stride, pad, 1) ** 2
+    assert group["problem"]["m"] == str(out_channels)
+    assert group["problem"]["k"] == str(channels * taps * taps)
+    assert group["problem"]["n"] == f"{pixels}*B"
+    assert group["problem"]["batch"] == "1"
+    assert len(group["variants"]) >= 2
+    assert any("then" in v for v in group["variants"]) == (channels == 256)
+    art = tmp_path / "conv.dyncc"
+    dyncc.compile(model, art, **options)
+    sess = dyncc.load(art).session()
+    rng = np.random.default_rng(11)
+    ran = set()
+    for batch in range(1, batches + 1):
+        x = rng.uniform(-1, 1, (batch, channels, side, side)).astype(np_type)
+        y = sess.run({"X": x})["Y"]
+        assert y.dtype == np_type
+        ref = conv_reference(x.astype(np.float64), w.astype(np.float64),
+                             b.astype(np.float64), stride, pad, 1)
+        np.testing.assert_allclose(
+            y.astype(np.float64), ref, rtol=tolerance,
+            atol=tolerance * max(1.0, float(np.abs(ref).max())))
+        assert sess.variants[1] == table_variant(plan, 1, {"B": batch}), batch
+        ran.add(sess.variants[1])
+    names = {plan["kernels"][v["kernel"]]["name"] for v in group["variants"]}
+    assert ran == names

@@ -156,8 +156,22 @@ int printConvForms(const std::vector<ConvProblem> &convs, int64_t lo,
                 (long long)problem.strideH, (long long)problem.inC,
                 (long long)problem.outC, (long long)problem.outH,
                 (long long)problem.outW, (long long)problem.elementBytes);
-    std::printf("  %-6s %10s %8s %10s %10s %8s %s\n", "batch", "direct us",
-                "TFLOP/s", "copy us", "gemm us", "TFLOP/s", "im2col/direct");
+    // `count` batches log-spaced over the range.
+    auto logSpaced = [&](int64_t count) {
+      std::vector<ConvProblem> points(count, problem);
+      for (int64_t i = 0; i < count; ++i)
+        points[i].batch = getLogSpacedValue(lo, hi, i, count);
+      return points;
+    };
+    // The pass's points decide the form: folded where the batch is not 1
+    // and the model says so.
+    std::vector<ConvFormTimes> decided =
+        predictConvForms(logSpaced(kConvFormPoints), device);
+    bool fold = hi > 1 && getFoldRatio(decided) < 1;
+    double ratio = getIm2ColRatio(decided, fold);
+    std::printf("  %-6s %10s %8s %10s %10s %10s %8s %s\n", "batch", "direct us",
+                "TFLOP/s", "copy us", "gemm us", "folded us", "TFLOP/s",
+                "im2col/direct");
     std::vector<ConvProblem> batches;
     for (int64_t batch = lo; batch <= hi; batch *= 2) {
       batches.push_back(problem);
@@ -167,23 +181,15 @@ int printConvForms(const std::vector<ConvProblem> &convs, int64_t lo,
     for (size_t i = 0; i < times.size(); ++i) {
       const ConvFormTimes &t = times[i];
       double flops = batches[i].flops();
-      std::printf("  %-6lld %10.2f %8.2f %10.2f %10.2f %8.2f %.2f\n",
+      std::printf("  %-6lld %10.2f %8.2f %10.2f %10.2f %10.2f %8.2f %.2f\n",
                   (long long)batches[i].batch, t.direct * 1e6,
                   flops / t.direct / 1e12, t.copy * 1e6, t.gemm * 1e6,
-                  flops / t.im2col() / 1e12, t.im2col() / t.direct);
+                  t.folded() * 1e6, flops / t.im2col(fold) / 1e12,
+                  t.im2col(fold) / t.direct);
     }
-    // `count` batches log-spaced over the range.
-    auto logSpaced = [&](int64_t count) {
-      std::vector<ConvProblem> points(count, problem);
-      for (int64_t i = 0; i < count; ++i)
-        points[i].batch = getLogSpacedValue(lo, hi, i, count);
-      return points;
-    };
-    // The pass's points.
-    double ratio =
-        getIm2ColRatio(predictConvForms(logSpaced(kConvFormPoints), device));
-    std::printf("  ratio over [%lld, %lld]: %.2f (%s)\n", (long long)lo,
-                (long long)hi, ratio, ratio < 1 ? "im2col" : "direct");
+    std::printf("  ratio over [%lld, %lld]: %.2f (%s%s)\n", (long long)lo,
+                (long long)hi, ratio, ratio < 1 ? "im2col" : "direct",
+                fold ? ", batch folded" : "");
     if (svgPath.empty())
       continue;
     PlotSeries ps;
@@ -204,8 +210,8 @@ int printConvForms(const std::vector<ConvProblem> &convs, int64_t lo,
     std::vector<ConvFormTimes> swept = predictConvForms(sweep, device);
     for (size_t i = 0; i < swept.size(); ++i) {
       ps.x.push_back(sweep[i].batch);
-      ps.y.push_back(swept[i].direct / swept[i].im2col());
-      ps.variant.push_back(swept[i].im2col() < swept[i].direct ? 1 : 0);
+      ps.y.push_back(swept[i].direct / swept[i].im2col(fold));
+      ps.variant.push_back(swept[i].im2col(fold) < swept[i].direct ? 1 : 0);
     }
     series.push_back(ps);
   }

@@ -85,12 +85,17 @@ static void printUsage(llvm::raw_ostream &os) {
         "                          rtx3090, h100, h200 (default: the newest "
         "GPU\n"
         "                          target's; h100 for --target cpu)\n"
-        "  --im2col=auto|always|never  windowed convs as a copy of their "
-        "windows and a\n"
-        "                          GEMM: where the cost model predicts it "
-        "faster (auto,\n"
-        "                          unless --tile-config conv=... is given), "
-        "always, never\n"
+        "  --im2col=auto|always|never|per-image|folded  windowed convs as "
+        "a copy of\n"
+        "                          their windows and a GEMM: where the cost "
+        "model\n"
+        "                          predicts it faster (auto, unless "
+        "--tile-config\n"
+        "                          conv=... is given), always, never; the "
+        "model picks\n"
+        "                          the GEMM per image or over the batch "
+        "folded, unless\n"
+        "                          per-image or folded says\n"
         "  --max-variants N        the most tile variants per GEMM dispatch "
         "(default 8)\n"
         "  --regret-target R       the predicted regret the variants aim "
@@ -295,7 +300,8 @@ static int compileMain(llvm::ArrayRef<std::string> args) {
       options.device = v;
     } else if (arg.starts_with("--im2col")) {
       if (!value(i, "--im2col", v) || v.empty())
-        return usageError("--im2col needs auto, always or never");
+        return usageError(
+            "--im2col needs auto, always, never, per-image or folded");
       options.im2col = v;
     } else if (arg.starts_with("--max-variants")) {
       if (!value(i, "--max-variants", v) ||

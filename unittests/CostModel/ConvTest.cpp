@@ -389,16 +389,43 @@ TEST(ConvForms, TensorCoresPayForTheCopyOfWideConvs) {
   for (const ConvFormTimes &t : times) {
     EXPECT_GT(t.copy, 0);
     EXPECT_GT(t.gemm, 0);
-    EXPECT_DOUBLE_EQ(t.im2col(), t.copy + t.gemm);
-    EXPECT_LT(t.im2col(), t.direct);
+    EXPECT_DOUBLE_EQ(t.im2col(false), t.copy + t.gemm);
+    EXPECT_LT(t.im2col(false), t.direct);
   }
-  EXPECT_LT(getIm2ColRatio(times), 0.8);
+  EXPECT_LT(getIm2ColRatio(times, false), 0.8);
 
   ConvProblem narrow = conv(1, 4, 56, 8, 3);
   narrow.elementBytes = 4;
   std::vector<ConvFormTimes> small = predictConvForms({narrow}, d);
   ASSERT_EQ(small.size(), 1u);
-  EXPECT_GT(getIm2ColRatio(small), 1.2);
+  EXPECT_GT(getIm2ColRatio(small, false), 1.2);
+}
+
+// im2col's folded form is three kernels: the copy with the batch's planes,
+// one GEMM over every image's pixels (batch 1, N = batch * pixels), and the
+// transpose back to NCHW; per image and folded are each the sum of theirs,
+// and getFoldRatio is the geometric mean of folded over per image.
+TEST(ConvForms, FoldedFormIsItsThreeKernels) {
+  const Device &d = h200();
+  ConvProblem p = conv(16, 256, 14, 256, 3);
+  p.elementBytes = 2;
+  std::vector<ConvFormTimes> times = predictConvForms({p}, d);
+  ASSERT_EQ(times.size(), 1u);
+  const ConvFormTimes &t = times[0];
+  EXPECT_GT(t.foldedCopy, 0);
+  EXPECT_GT(t.foldedGemm, 0);
+  EXPECT_GT(t.unfold, 0);
+  EXPECT_DOUBLE_EQ(t.folded(), t.foldedCopy + t.foldedGemm + t.unfold);
+  EXPECT_DOUBLE_EQ(t.im2col(true), t.folded());
+  EXPECT_DOUBLE_EQ(t.im2col(false), t.perImage());
+  // The folded GEMM is one GEMM of the batch's pixels: no faster than the
+  // best tile of that problem, and the transpose moves the output twice.
+  EXPECT_LT(t.unfold, t.foldedGemm);
+  EXPECT_NEAR(getFoldRatio(times), t.folded() / t.perImage(), 1e-12);
+  ConvFormTimes slow{1, 1, 1, /*foldedCopy=*/2, 2, 0};
+  ConvFormTimes fast{1, 1, 1, 0.5, 0.5, 0};
+  EXPECT_NEAR(getFoldRatio({slow, fast}), 1.0, 1e-12);
+  EXPECT_EQ(getFoldRatio({}), 1.0);
 }
 
 TEST(ConvForms, TheCopyGrowsWithTheWindow) {
@@ -418,7 +445,7 @@ TEST(ConvForms, TheCopyGrowsWithTheWindow) {
 TEST(ConvForms, RatioIsTheGeometricMean) {
   ConvFormTimes slow{/*direct=*/1e-3, /*copy=*/2e-3, /*gemm=*/2e-3};
   ConvFormTimes fast{/*direct=*/4e-6, /*copy=*/0.5e-6, /*gemm=*/0.5e-6};
-  EXPECT_NEAR(getIm2ColRatio({slow, fast}), 1.0, 1e-12);
-  EXPECT_NEAR(getIm2ColRatio({fast}), 0.25, 1e-12);
-  EXPECT_EQ(getIm2ColRatio({}), 1.0);
+  EXPECT_NEAR(getIm2ColRatio({slow, fast}, false), 1.0, 1e-12);
+  EXPECT_NEAR(getIm2ColRatio({fast}, false), 0.25, 1e-12);
+  EXPECT_EQ(getIm2ColRatio({}, false), 1.0);
 }

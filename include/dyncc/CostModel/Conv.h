@@ -156,16 +156,26 @@ int64_t getBlocksPerSm(const ConvTile &tile, const ConvProblem &problem,
 ConvPrediction predictConv(const ConvTile &tile, const ConvProblem &problem,
                            const Device &device);
 
-/// A conv's two forms at one size: the direct conv's best predicted time,
-/// and im2col's, the copy of the windows into [batch, inC*kh*kw, outH,
-/// outW] (an elementwise kernel writing that and reading the input) plus
-/// the best GEMM over it, `batch x [M outC x K inC*kh*kw] x [K x N
-/// outH*outW]` (a 1x1 conv over the copy; split-K tiles included).
+/// A conv's forms at one size: the direct conv's best predicted time, and
+/// im2col's two:
+/// - per image: the copy of the windows into [batch, inC*kh*kw, outH,
+///   outW] (an elementwise kernel writing that and reading the input) plus
+///   the best GEMM over it, `batch x [M outC x K inC*kh*kw] x [K x N
+///   outH*outW]` (a 1x1 conv over the copy; split-K tiles included);
+/// - folded: the copy into [inC*kh*kw, batch, outH, outW], one GEMM
+///   `[M outC x K inC*kh*kw] x [K x N batch*outH*outW]`, and a pass that
+///   transposes its [outC, batch, outH, outW] to NCHW (`unfold`).
 struct ConvFormTimes {
   double direct = 0;
   double copy = 0;
   double gemm = 0;
-  double im2col() const { return copy + gemm; }
+  double foldedCopy = 0;
+  double foldedGemm = 0;
+  double unfold = 0;
+  double perImage() const { return copy + gemm; }
+  double folded() const { return foldedCopy + foldedGemm + unfold; }
+  /// im2col's time in the form chosen (getFoldRatio).
+  double im2col(bool fold) const { return fold ? folded() : perImage(); }
 };
 
 /// The forms' times at each of `points`, sizes of one conv (channels,
@@ -179,10 +189,16 @@ predictConvForms(const std::vector<ConvProblem> &points, const Device &device);
 /// upper bound (getLogSpacedValue).
 constexpr int kConvFormPoints = 5;
 
-/// The geometric mean over `times` of im2col's time over the direct
-/// conv's: below 1 where im2col is predicted faster, every size weighing
-/// alike (the largest sizes would otherwise decide alone).
-double getIm2ColRatio(const std::vector<ConvFormTimes> &times);
+/// The geometric mean over `times` of im2col's time (in the folded form,
+/// or per image) over the direct conv's: below 1 where im2col is predicted
+/// faster, every size weighing alike (the largest sizes would otherwise
+/// decide alone).
+double getIm2ColRatio(const std::vector<ConvFormTimes> &times, bool fold);
+
+/// The geometric mean over `times` of im2col's folded time over its time
+/// per image: below 1 where folding the batch into the GEMM is predicted
+/// faster.
+double getFoldRatio(const std::vector<ConvFormTimes> &times);
 
 } // namespace dyncc::cost
 

@@ -40,7 +40,9 @@ struct CompileOptions {
   std::string device;
   /// Windowed convs as im2col and a GEMM: `auto` where the cost model
   /// predicts that faster on the device (except with a `conv` entry in
-  /// tileConfigs, which keeps convs direct), `always`, or `never`.
+  /// tileConfigs, which keeps convs direct), `always`, or `never`; the
+  /// model picks im2col's GEMM per image or with the batch folded, unless
+  /// `per-image` or `folded` says (dyncc-conv-im2col).
   std::string im2col = "auto";
   /// The most variants per GEMM dispatch, and the predicted regret they
   /// aim for (0.03: within 3% of the best candidate at every point).

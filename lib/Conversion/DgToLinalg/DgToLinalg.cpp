@@ -1833,7 +1833,8 @@ OpLowering::Results OpLowering::lowerDepthToSpace(dg::DepthToSpaceOp d2s) {
 OpLowering::Results OpLowering::lowerIm2Col(dg::Im2ColOp im2col) {
   // out[n, (c*KH + i)*KW + j, y, x] = in[n, c, y*sh + i*dh - top,
   // x*sw + j*dw - left], zero outside the input: the index is clamped into
-  // it and the value selected, so every read is in bounds.
+  // it and the value selected, so every read is in bounds. With
+  // batch_inner the first two dimensions are swapped.
   Value input = operands[0];
   ArrayRef<int64_t> kernel = im2col.getKernelShape();
   ArrayRef<int64_t> strides = im2col.getStrides();
@@ -1845,6 +1846,7 @@ OpLowering::Results OpLowering::lowerIm2Col(dg::Im2ColOp im2col) {
   bool padded = llvm::any_of(pads, [](int64_t p) { return p != 0; });
   Type element = resultElement();
   Value height = dimOf(input, 2), width = dimOf(input, 3);
+  int64_t image = im2col.getBatchInner() ? 1 : 0;
   return single(buildIndexed(
       b, loc, destination(0),
       [&](OpBuilder &nb, Location l, ValueRange idx, Value) -> Value {
@@ -1852,14 +1854,15 @@ OpLowering::Results OpLowering::lowerIm2Col(dg::Im2ColOp im2col) {
           return arith::ConstantIndexOp::create(nb, l, v);
         };
         Value area = constant(kernel[0] * kernel[1]);
-        Value channel = arith::DivUIOp::create(nb, l, idx[1], area);
-        Value tap = arith::RemUIOp::create(nb, l, idx[1], area);
+        Value window = idx[1 - image];
+        Value channel = arith::DivUIOp::create(nb, l, window, area);
+        Value tap = arith::RemUIOp::create(nb, l, window, area);
         Value taps[2] = {
             arith::DivUIOp::create(nb, l, tap, constant(kernel[1])),
             arith::RemUIOp::create(nb, l, tap, constant(kernel[1]))};
         Value sizes[2] = {height, width};
         Value zero = constant(0), one = constant(1);
-        SmallVector<Value> at = {idx[0], channel};
+        SmallVector<Value> at = {idx[image], channel};
         Value inside;
         for (int64_t d = 0; d < 2; ++d) {
           Value pos = arith::AddIOp::create(

@@ -1,10 +1,11 @@
 // RUN: dyncc-opt %s --split-input-file --dyncc-infer-shapes --dyncc-conv-im2col="device=h200 mode=always" | FileCheck %s --check-prefix=ALWAYS
 // RUN: dyncc-opt %s --split-input-file --dyncc-infer-shapes --dyncc-conv-im2col="device=h200 mode=never" | FileCheck %s --check-prefix=NEVER
+// RUN: dyncc-opt %s --split-input-file --dyncc-infer-shapes --dyncc-conv-im2col="device=h200 mode=folded" | FileCheck %s --check-prefix=FOLDED
 // RUN: dyncc-opt %s --split-input-file --dyncc-infer-shapes --dyncc-conv-im2col="device=h200" | FileCheck %s --check-prefix=AUTO
 // RUN: not dyncc-opt %s --split-input-file --dyncc-conv-im2col="mode=sometimes" 2>&1 | FileCheck %s --check-prefix=MODE
 // RUN: not dyncc-opt %s --split-input-file --dyncc-conv-im2col="device=sm_12" 2>&1 | FileCheck %s --check-prefix=DEVICE
 
-// MODE: error: dyncc-conv-im2col: unknown mode 'sometimes' (expected auto, always or never)
+// MODE: error: dyncc-conv-im2col: unknown mode 'sometimes' (expected auto, always, never, per-image or folded)
 // DEVICE: error: dyncc-conv-im2col: unknown device 'sm_12'
 
 // A windowed conv becomes the copy of its windows into channels and a 1x1
@@ -14,9 +15,29 @@
 // ALWAYS-LABEL: func.func @strided_dilated(
 //   ALWAYS-DAG:   %[[W:.+]] = dg.constant dense<5.000000e-01> : tensor<4x72x1x1xf32>
 //       ALWAYS:   %[[C:.+]] = dg.im2col %arg0 {dilations = array<i64: 2, 2>, kernel_shape = array<i64: 3, 3>, pads = array<i64: 1, 0, 2, 1>, strides = array<i64: 2, 3>} : tensor<?x8x?x?xf32, #sym.shape<[N, 8, H, W]>> -> tensor<?x72x?x?xf32, #sym.shape<[N, 72, floordiv(H, 2), floordiv(W - 4, 3) + 1]>>
-//       ALWAYS:   %[[Y:.+]] = dg.conv %[[C]], %[[W]], %arg1 : tensor<4xf32> {dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : {{.*}} -> tensor<?x4x?x?xf32, #sym.shape<[N, 4, floordiv(H, 2), floordiv(W - 4, 3) + 1]>>
+//       ALWAYS:   %[[Y:.+]] = dg.conv %[[C]], %[[W]], %arg1 : tensor<4xf32> {dilations = array<i64: 1, 1>, dyncc.conv_forms = {{{.*}}fold = false{{.*}}}, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : {{.*}} -> tensor<?x4x?x?xf32, #sym.shape<[N, 4, floordiv(H, 2), floordiv(W - 4, 3) + 1]>>
 //       ALWAYS:   return %[[Y]]
 //   ALWAYS-NOT:   tensor<4x8x3x3xf32>
+
+// Folded (the batch is not the constant 1): the copy with its window
+// channels outermost, one GEMM over every image's pixels with the bias
+// along its rows, and its [F, N, OH, OW] transposed back to NCHW; the
+// reshape into images stays out of the GEMM's group (dg.not_epilogue).
+// FOLDED-LABEL: func.func @strided_dilated(
+//   FOLDED-DAG:   %[[W:.+]] = dg.constant dense<5.000000e-01> : tensor<4x72xf32>
+//       FOLDED:   %[[C:.+]] = dg.im2col %arg0 {batch_inner = true, {{.*}}} : tensor<?x8x?x?xf32, #sym.shape<[N, 8, H, W]>> -> tensor<72x?x?x?xf32, #sym.shape<[72, N, floordiv(H, 2), floordiv(W - 4, 3) + 1]>>
+//       FOLDED:   %[[F:.+]] = dg.flatten %[[C]] {axis = 1 : i64} {{.*}} -> tensor<72x?xf32
+//       FOLDED:   %[[P:.+]] = dg.matmul %[[W]], %[[F]] {{.*}} -> tensor<4x?xf32
+//       FOLDED:   %[[B:.+]] = dg.reshape %arg1, {{.*}} -> tensor<4x1xf32>
+//       FOLDED:   %[[S:.+]] = dg.add %[[P]], %[[B]]
+//       FOLDED:   %[[I:.+]] = dg.reshape %[[S]], {{.*}} {dg.not_epilogue} {{.*}} -> tensor<4x?x?x?xf32, #sym.shape<[4, N, floordiv(H, 2), floordiv(W - 4, 3) + 1]>>
+//       FOLDED:   %[[Y:.+]] = dg.transpose %[[I]] {perm = array<i64: 1, 0, 2, 3>} {{.*}} -> tensor<?x4x?x?xf32, #sym.shape<[N, 4, floordiv(H, 2), floordiv(W - 4, 3) + 1]>>
+//       FOLDED:   return %[[Y]]
+// A batch of 1 has nothing to fold: per image.
+// FOLDED-LABEL: func.func @weight_order(
+//   FOLDED-NOT:   batch_inner
+//       FOLDED:   dg.conv
+//       FOLDED:   return
 // NEVER-LABEL: func.func @strided_dilated(
 //   NEVER-NOT:   dg.im2col
 //       NEVER:   dg.conv {{.*}}tensor<4x8x3x3xf32>

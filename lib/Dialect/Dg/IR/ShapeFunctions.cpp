@@ -1225,6 +1225,8 @@ Im2ColOp::inferSymbolicShapes(ShapeInferenceContext &ctx,
     return failure();
   results.back()[1] =
       ctx.constraints.resolve(results.back()[1] * DimExpr(area));
+  if (getBatchInner())
+    std::swap(results.back()[0], results.back()[1]);
   return success();
 }
 

@@ -25,6 +25,7 @@
 #include "dyncc/CostModel/Device.h"
 #include "dyncc/CostModel/Partition.h"
 #include "dyncc/Dialect/Dg/IR/Dg.h"
+#include "dyncc/Dialect/Dg/Transforms/FusionUtils.h"
 #include "dyncc/Dialect/Dg/Transforms/Passes.h"
 #include "dyncc/Dialect/Sym/IR/Sym.h"
 
@@ -164,20 +165,24 @@ std::vector<cost::ConvProblem> getPoints(WindowedConv c,
 }
 
 /// The attribute recording a conv's predicted forms: microseconds summed
-/// over the points (`direct`, `copy`, `gemm`) and im2col's `ratio`
-/// (cost::getIm2ColRatio), which decides.
+/// over the points (`direct`; per image `copy` and `gemm`; `folded`, its
+/// three kernels), whether the batch is folded (cost::getFoldRatio), and
+/// im2col's `ratio` in that form (cost::getIm2ColRatio), which decides.
 constexpr llvm::StringLiteral getConvFormsAttrName() {
   return "dyncc.conv_forms";
 }
 
 DictionaryAttr formsAttr(MLIRContext *ctx,
                          const std::vector<cost::ConvFormTimes> &times,
-                         double ratio) {
+                         double ratio, bool fold) {
   cost::ConvFormTimes sum;
   for (const cost::ConvFormTimes &t : times) {
     sum.direct += t.direct;
     sum.copy += t.copy;
     sum.gemm += t.gemm;
+    sum.foldedCopy += t.foldedCopy;
+    sum.foldedGemm += t.foldedGemm;
+    sum.unfold += t.unfold;
   }
   Builder b(ctx);
   auto us = [&](double seconds) { return b.getF64FloatAttr(seconds * 1e6); };
@@ -185,6 +190,8 @@ DictionaryAttr formsAttr(MLIRContext *ctx,
       {b.getNamedAttr("direct", us(sum.direct)),
        b.getNamedAttr("copy", us(sum.copy)),
        b.getNamedAttr("gemm", us(sum.gemm)),
+       b.getNamedAttr("folded", us(sum.folded())),
+       b.getNamedAttr("fold", b.getBoolAttr(fold)),
        b.getNamedAttr("ratio", b.getF64FloatAttr(ratio))});
 }
 
@@ -197,11 +204,61 @@ RankedTensorType reshaped(RankedTensorType type, ArrayRef<int64_t> shape) {
   return sym::withSymbolicShape(result, dims);
 }
 
-/// Rewrites `c` as dg.im2col and a 1x1 conv; returns the new conv. `views`
+/// A tensor type of symbolic `shape` and element type `et`.
+RankedTensorType typeOf(ArrayRef<DimExpr> shape, Type et) {
+  SmallVector<int64_t> dims;
+  for (const DimExpr &d : shape)
+    dims.push_back(d.getConstant().value_or(ShapedType::kDynamic));
+  return sym::withSymbolicShape(RankedTensorType::get(dims, et), shape);
+}
+
+/// `value` reshaped to `shape`.
+Value reshape(RewriterBase &rewriter, Location loc, Value value,
+              ArrayRef<DimExpr> shape) {
+  Type et = getElementTypeOrSelf(value.getType());
+  Value dims = DimValuesOp::create(
+      rewriter, loc,
+      RankedTensorType::get({int64_t(shape.size())}, rewriter.getI64Type()),
+      sym::ShapeAttr::get(rewriter.getContext(), shape));
+  return ReshapeOp::create(rewriter, loc, typeOf(shape, et), value, dims);
+}
+
+/// Rewrites `c` with the batch folded into the GEMM's columns: the copy
+/// transposed to [C*KH*KW, N, OH, OW] (fused into im2col's kernel), one
+/// GEMM [F, C*KH*KW] x [C*KH*KW, N*OH*OW] with the bias along its rows, and
+/// its [F, N, OH, OW] transposed back to NCHW. `weight` is the weights
+/// viewed as [F, C*KH*KW].
+Value rewriteFolded(RewriterBase &rewriter, WindowedConv c, Value col,
+                    Value weight) {
+  ConvOp conv = c.conv;
+  Location loc = conv.getLoc();
+  Type et = getElementTypeOrSelf(conv.getType());
+  DimExpr depth(c.inC * c.kh * c.kw), n = c.input[0];
+  DimExpr oh = c.output[2], ow = c.output[3];
+  DimExpr pixels = n * oh * ow;
+  Value flat = FlattenOp::create(rewriter, loc, typeOf({depth, pixels}, et),
+                                 col, uint64_t(1));
+  Value product = MatMulOp::create(
+      rewriter, loc, typeOf({DimExpr(c.outC), pixels}, et), weight, flat);
+  if (Value bias = conv.getBias())
+    product = AddOp::create(
+        rewriter, loc, product.getType(), product,
+        reshape(rewriter, loc, bias, {DimExpr(c.outC), DimExpr(1)}));
+  // The GEMM writes [F, N*OH*OW]; the split into images runs with the
+  // transpose, in the kernel of the conv's consumers (FuseElementwise).
+  Value planes = reshape(rewriter, loc, product, {DimExpr(c.outC), n, oh, ow});
+  planes.getDefiningOp()->setAttr(getNotEpilogueAttrName(),
+                                  rewriter.getUnitAttr());
+  return TransposeOp::create(rewriter, loc, conv.getType(), planes,
+                             rewriter.getDenseI64ArrayAttr({1, 0, 2, 3}));
+}
+
+/// Rewrites `c` as dg.im2col and a 1x1 conv, or with `fold` as
+/// rewriteFolded's GEMM; returns the new result. `views`
 /// holds the weights already viewed as [F, C*KH*KW, 1, 1], by constant, so
 /// that convs sharing weights share the view.
-Value rewrite(RewriterBase &rewriter, WindowedConv c,
-              DenseMap<Operation *, Value> &views) {
+Value rewrite(RewriterBase &rewriter, WindowedConv c, bool fold,
+              DenseMap<std::pair<Operation *, unsigned>, Value> &views) {
   ConvOp conv = c.conv;
   Location loc = conv.getLoc();
   rewriter.setInsertionPoint(conv);
@@ -209,6 +266,8 @@ Value rewrite(RewriterBase &rewriter, WindowedConv c,
   int64_t depth = c.inC * c.kh * c.kw;
   SmallVector<DimExpr> colShape = {c.input[0], DimExpr(depth), c.output[2],
                                    c.output[3]};
+  if (fold)
+    std::swap(colShape[0], colShape[1]);
   SmallVector<int64_t> colDims;
   for (const DimExpr &d : colShape)
     colDims.push_back(d.getConstant().value_or(ShapedType::kDynamic));
@@ -217,12 +276,15 @@ Value rewrite(RewriterBase &rewriter, WindowedConv c,
   Value col = Im2ColOp::create(
       rewriter, loc, colType, conv.getInput(),
       rewriter.getDenseI64ArrayAttr({c.kh, c.kw}), conv.getStridesAttr(),
-      rewriter.getDenseI64ArrayAttr(getPads(c)), conv.getDilationsAttr());
-  // The weights [F, C, KH, KW] are [F, C*KH*KW, 1, 1] in the same order.
-  Value &weight = views[c.weight];
+      rewriter.getDenseI64ArrayAttr(getPads(c)), conv.getDilationsAttr(),
+      rewriter.getBoolAttr(fold));
+  // The weights [F, C, KH, KW] are [F, C*KH*KW, 1, 1] (or [F, C*KH*KW]
+  // folded) in the same order.
+  Value &weight = views[{c.weight, unsigned(fold)}];
   if (!weight) {
     auto wType = cast<RankedTensorType>(c.weight.getType());
-    RankedTensorType viewType = reshaped(wType, {c.outC, depth, 1, 1});
+    RankedTensorType viewType = fold ? reshaped(wType, {c.outC, depth})
+                                     : reshaped(wType, {c.outC, depth, 1, 1});
     ElementsAttr values;
     if (auto dense = dyn_cast<DenseElementsAttr>(c.weight.getValue()))
       values = dense.reshape(cast<ShapedType>(viewType));
@@ -236,6 +298,8 @@ Value rewrite(RewriterBase &rewriter, WindowedConv c,
     weight = ConstantOp::create(rewriter, c.weight.getLoc(), viewType, values);
     rewriter.setInsertionPoint(conv);
   }
+  if (fold)
+    return rewriteFolded(rewriter, c, col, weight);
   auto unit =
       ConvOp::create(rewriter, loc, conv.getType(), col, weight, conv.getBias(),
                      rewriter.getDenseI64ArrayAttr({1, 1}),
@@ -252,9 +316,10 @@ struct ConvIm2Col final : dg::impl::ConvIm2ColPassBase<ConvIm2Col> {
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    if (mode != "auto" && mode != "always" && mode != "never") {
+    if (mode != "auto" && mode != "always" && mode != "never" &&
+        mode != "per-image" && mode != "folded") {
       module.emitError("dyncc-conv-im2col: unknown mode '")
-          << mode << "' (expected auto, always or never)";
+          << mode << "' (expected auto, always, never, per-image or folded)";
       return signalPassFailure();
     }
     if (mode == "never")
@@ -273,22 +338,28 @@ struct ConvIm2Col final : dg::impl::ConvIm2ColPassBase<ConvIm2Col> {
         convs.push_back(*c);
     });
     IRRewriter rewriter(&getContext());
-    DenseMap<Operation *, Value> views;
+    DenseMap<std::pair<Operation *, unsigned>, Value> views;
     for (WindowedConv &c : convs) {
-      if (mode == "auto") {
+      // The batch folds into the GEMM where it is not the constant 1, in
+      // the form the model predicts faster unless the mode says.
+      bool batched = c.input[0] != DimExpr(1);
+      bool fold = batched && mode == "folded";
+      if (mode == "auto" || mode == "always") {
         std::vector<cost::ConvProblem> points = getPoints(c, facts);
-        if (points.empty())
+        if (points.empty() && mode == "auto")
           continue;
         std::vector<cost::ConvFormTimes> times =
             cost::predictConvForms(points, *target);
-        double ratio = cost::getIm2ColRatio(times);
+        fold = batched && !points.empty() && cost::getFoldRatio(times) < 1;
+        double ratio = cost::getIm2ColRatio(times, fold);
         // The prediction stays on the conv (`--emit=fused` shows it).
-        c.conv->setAttr(getConvFormsAttrName(),
-                        formsAttr(&getContext(), times, ratio));
-        if (!(ratio < 1))
+        if (!points.empty())
+          c.conv->setAttr(getConvFormsAttrName(),
+                          formsAttr(&getContext(), times, ratio, fold));
+        if (mode == "auto" && !(ratio < 1))
           continue;
       }
-      Value unit = rewrite(rewriter, c, views);
+      Value unit = rewrite(rewriter, c, fold, views);
       if (!unit)
         continue;
       rewriter.replaceAllUsesWith(c.conv.getResult(), unit);

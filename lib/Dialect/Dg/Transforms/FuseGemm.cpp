@@ -86,7 +86,8 @@ struct FuseGemm final : ::dyncc::dg::impl::FuseGemmPassBase<FuseGemm> {
           return;
         if (group.contains(user) || !isFusionCandidate(user) ||
             !isElementMapping(user) || user->getNumResults() != 1 ||
-            !readsInPlace(user, group))
+            !readsInPlace(user, group) ||
+            user->hasAttr(getNotEpilogueAttrName()))
           continue;
         (void)tryAddToGroup(group, user);
       }

@@ -101,6 +101,36 @@ struct FuseElementwise final
     : ::dyncc::dg::impl::FuseElementwisePassBase<FuseElementwise> {
   using Base::Base;
 
+  /// The layout producers of `value` that feed only the group, which its
+  /// kernel reads through: a transpose to the group's `space`, and the
+  /// reshapes before it that split dimensions (a view of the kernel's
+  /// argument). im2col with the batch folded transposes its GEMM's
+  /// [F, N*OH*OW] back to NCHW so: one kernel with the epilogue's
+  /// elementwise ops, not a copy for each.
+  void addLayoutPrologue(OpSet &group, Value value,
+                         const SmallVector<DimExpr> &space) {
+    Operation *def = value.getDefiningOp();
+    if (!def || group.size() >= maxGroupSize || !isFusionCandidate(def) ||
+        def->getNumResults() != 1 || def->getNumOperands() == 0)
+      return;
+    std::optional<SmallVector<DimExpr>> in = shapeOf(def->getOperand(0));
+    std::optional<SmallVector<DimExpr>> out = shapeOf(def->getResult(0));
+    if (!in || !out)
+      return;
+    bool transpose = isa<TransposeOp>(def) && *out == space;
+    bool split = isa<ReshapeOp>(def) && out->size() > in->size() &&
+                 !group.empty() && isa<TransposeOp>(group.back());
+    if (!transpose && !split)
+      return;
+    if (llvm::any_of(def->getResult(0).getUsers(),
+                     [&](Operation *user) { return !group.contains(user); }))
+      return;
+    if (!tryAddToGroup(group, def))
+      return;
+    if (transpose)
+      addLayoutPrologue(group, def->getOperand(0), space);
+  }
+
   void runOnOperation() override {
     SmallVector<Operation *> seeds;
     getOperation().walk([&](Operation *op) {
@@ -131,8 +161,28 @@ struct FuseElementwise final
               group.size() < maxGroupSize && joins(def))
             (void)tryAddToGroup(group, def);
       }
+      for (size_t i = 0, e = group.size(); i < e; ++i)
+        for (Value operand : group[i]->getOperands())
+          addLayoutPrologue(group, operand, *space);
       createFusionGroup(rewriter, group.getArrayRef(), FusionKind::Elementwise,
                         {});
+    }
+    // Transposes no elementwise op took: each with its split reshapes.
+    SmallVector<TransposeOp> transposes;
+    getOperation().walk([&](TransposeOp op) {
+      if (isFusionCandidate(op))
+        transposes.push_back(op);
+    });
+    for (TransposeOp op : transposes) {
+      std::optional<SmallVector<DimExpr>> space = shapeOf(op.getResult());
+      if (!space)
+        continue;
+      OpSet group;
+      group.insert(op);
+      addLayoutPrologue(group, op.getInput(), *space);
+      if (group.size() > 1)
+        createFusionGroup(rewriter, group.getArrayRef(),
+                          FusionKind::DataMovement, {});
     }
   }
 };

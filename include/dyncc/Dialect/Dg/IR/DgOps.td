@@ -449,10 +449,15 @@ def Dg_Im2ColOp : Dg_GraphOp<"im2col"> {
     of this with its weights viewed as `[F, C*KH*KW, 1, 1]` (whose
     layout that is): a GEMM. `dyncc-conv-im2col` makes it so where the
     cost model predicts that faster.
+
+    With `batch_inner`, the result is `[C*KH*KW, N, OH, OW]`: the window
+    channels outermost, so that `[C*KH*KW, N*OH*OW]` is one GEMM operand
+    over every image's pixels (the batch folded into the GEMM's columns).
   }];
   let arguments = (ins AnyTensor:$input, DenseI64ArrayAttr:$kernel_shape,
                        DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$pads,
-                       DenseI64ArrayAttr:$dilations);
+                       DenseI64ArrayAttr:$dilations,
+                       DefaultValuedAttr<BoolAttr, "false">:$batch_inner);
   let results = (outs AnyTensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
 }

@@ -23,6 +23,15 @@ bool isElementwise(mlir::Operation *op);
 /// may sit in a backbone's prologue or epilogue.
 bool isElementMapping(mlir::Operation *op);
 
+/// A layout op with this unit attribute stays out of backbones' epilogues
+/// (dyncc-fuse-gemm) and runs with its consumers: dyncc-conv-im2col marks
+/// the reshape that splits a folded GEMM's columns back into images, which
+/// in the GEMM's group would leave its N tiles dividing an image's pixels
+/// (no tile divides a 14 x 14 image's 196).
+constexpr llvm::StringLiteral getNotEpilogueAttrName() {
+  return "dg.not_epilogue";
+}
+
 /// Whether `op` may join a group: a top-level graph op of a function, not
 /// in a group, and not a constant (constants are group inputs).
 bool isFusionCandidate(mlir::Operation *op);

@@ -84,6 +84,18 @@ def ConvIm2ColPass : Pass<"dyncc-conv-im2col", "mlir::ModuleOp"> {
     none. Runs after
     `dyncc-decompose`, whose batch-norm folds take the conv as it is.
 
+    im2col has two forms, and in `auto` and `always` the model picks
+    between them the same way: per image (above), or with the batch folded
+    into the GEMM's columns, where the batch is not the constant 1: the
+    copy as [C*KH*KW, N, OH, OW] (`batch_inner`), one `dg.matmul` of the
+    weights viewed as [F, C*KH*KW] and that copy flattened to
+    [C*KH*KW, N*OH*OW] (the bias added along its rows), and its
+    [F, N, OH, OW] transposed back to NCHW, which dyncc-fuse-elementwise
+    runs with the conv's elementwise consumers. A per-image GEMM of a
+    small image (196 columns at 14x14) wastes most of its tiles' columns
+    and blocks; the folded one has N*OH*OW columns. `per-image` and
+    `folded` force im2col in that form.
+
     Before: `%y = dg.conv %x, %w {pads = [1,1,1,1], ...} : ... -> tensor<?x64x56x56xf16>`
     After:  `%c = dg.im2col %x {kernel_shape = [3, 3], ...} -> tensor<?x576x56x56xf16>`
             `%y = dg.conv %c, %w1 {pads = [0,0,0,0], ...}` with `%w1 : 64x576x1x1`
@@ -93,7 +105,8 @@ def ConvIm2ColPass : Pass<"dyncc-conv-im2col", "mlir::ModuleOp"> {
            "the device description the model predicts for "
            "(a100, rtx3090, h100, h200, or sm_80, sm_86, sm_90)">,
     Option<"mode", "mode", "std::string", "\"auto\"",
-           "auto (the cost model decides), always, or never">,
+           "auto (the cost model decides), always, never, or per-image or "
+           "folded (im2col in that form)">,
   ];
 }
 
