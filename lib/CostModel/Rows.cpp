@@ -6,15 +6,16 @@
 //===----------------------------------------------------------------------===//
 //
 // Per block: `steps` accesses per thread (1 for elementwise, the row over
-// the lanes' vectors for reductions), each a load whose latency is hidden
-// only by the other blocks' loads in flight on the SM; so a step takes the
-// longer of its bytes at the block's share of bandwidth and the latency
-// over the blocks resident per SM, and each block a fixed overhead (its
-// launch, indices, predicates). An SM starts and retires its blocks one
-// after another, so a wave takes at least its blocks per SM times the
-// issue cost of one (what bounds many tiny blocks). A warp's reduction adds
-// five shuffle rounds; a block's also a barrier and a pass through shared
-// memory. Then waves, a DRAM floor of all the bytes, and a launch.
+// the lanes' vectors for reductions), each a load whose latency the SM's
+// resident blocks wait out together; so a step of a wave takes the longer
+// of its bytes at the block's share of bandwidth and one latency (a
+// gather's longer chain for kernels that read element by element), and
+// each block a fixed overhead (its launch, indices, predicates). An SM starts
+// and retires its blocks one after another, so a wave takes at least its blocks
+// per SM times the issue cost of one (what bounds many tiny blocks). A warp's
+// reduction adds five shuffle rounds; a block's also a barrier and a pass
+// through shared memory. Then waves, a DRAM floor of all the bytes, and a
+// launch.
 //
 //===----------------------------------------------------------------------===//
 
@@ -39,6 +40,14 @@ constexpr double kBlockOverheadCycles = 300;
 /// size of element row: 2.55 us a wave of 32 blocks per SM, 158 cycles a
 /// block at 1.98 GHz. The model without it predicted 84-126 us.
 constexpr double kBlockIssueCycles = 160;
+/// Cycles from a thread's start to its last store in kernels that read
+/// element by element (RowProblem::scalarAccess): a gather's index
+/// arithmetic (divisions by the window, clamps, selects), its dependent
+/// load and the store. Fitted on the H200 (2026-11-30): im2col's copies ran
+/// a wave of 2048 resident threads an SM in 2200-3300 cycles whatever the
+/// tile (1 or 2 elements a thread, 256- or 512-thread blocks), so the
+/// copy's time followed the threads launched, not its bytes.
+constexpr double kScalarAccessLatencyCycles = 2700;
 constexpr double kWarpReduceCycles = 5 * 30;
 constexpr double kBlockReduceCycles = 5 * 30 + 120;
 
@@ -195,8 +204,11 @@ RowPrediction dyncc::cost::predictRows(const RowTile &tile,
                        problem.bytesPerElement * inflation;
     double rate = std::min(device.dramBytesPerSecond / resident,
                            device.l2BytesPerSecondPerSm / perSm);
-    // The SM's other blocks' loads overlap this one's latency.
-    double latency = device.memoryLatencySeconds / perSm;
+    // The SM's resident blocks wait for their loads together: a wave's
+    // step takes at least one latency (a gather's longer chain).
+    double latency = problem.scalarAccess
+                         ? kScalarAccessLatencyCycles / device.clockHz
+                         : device.memoryLatencySeconds;
     BlockTime t;
     t.seconds = steps * std::max(stepBytes / rate, latency) +
                 kBlockOverheadCycles / device.clockHz;

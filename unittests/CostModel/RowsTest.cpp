@@ -179,12 +179,50 @@ TEST(RowModel, WarpsPayForTheSectorsTheyTouch) {
                    8.0);
   EXPECT_DOUBLE_EQ(getSectorInflation({RowStrategy::Elementwise, 8, 32, 1}, p),
                    1.0);
+}
+
+// im2col's copies at batch 64 on the H200 (2026-11-29 and -30): a gather
+// whose threads each wait out index arithmetic, a dependent load and a
+// store, so its time followed the threads launched (a wave of 2048 an SM
+// took 2200-3300 cycles), not its bytes. The model (a wave waits one
+// latency, kScalarAccessLatencyCycles for gathers) puts every measured tile
+// within 1.5x of its time and each copy's fastest first; with the
+// old per-block latency (latency over the resident blocks) it predicted the
+// 56-wide copy's one-element tile at 174 us against 805 measured.
+TEST(RowModel, GatherWavesWaitTheirChain) {
   const Device &h200 = *lookupDevice("h200");
-  p.batch = p.planes = 576 * 64;
-  p.bytesPerElement = 3;
-  const RowTile &best = bestRowTile(enumerateRowTiles(false, 2, h200), p, h200);
-  EXPECT_EQ(best.vector, 1) << best.str();
-  EXPECT_GE(best.lanes, 32) << best.str();
+  RowProblem narrow = rows(14, 14, false);
+  narrow.batch = 2304 * 64;
+  narrow.planes = 2304;
+  narrow.bytesPerElement = 3;
+  narrow.scalarAccess = true;
+  RowProblem wide = narrow;
+  wide.batch = wide.planes = 576 * 64;
+  wide.planes = 576;
+  wide.rows = wide.length = 56;
+  struct Measured {
+    const RowProblem &problem;
+    RowTile tile;
+    double us;
+  };
+  std::vector<Measured> measured = {
+      {narrow, {RowStrategy::Elementwise, 16, 8, 2, 4}, 94},
+      {narrow, {RowStrategy::Elementwise, 16, 16, 1, 2}, 158},
+      {wide, {RowStrategy::Elementwise, 8, 32, 2, 1}, 398},
+      {wide, {RowStrategy::Elementwise, 8, 8, 8, 2}, 522},
+      {wide, {RowStrategy::Elementwise, 8, 64, 1, 1}, 805},
+      {wide, {RowStrategy::Elementwise, 8, 8, 1, 8}, 900}};
+  std::vector<double> us;
+  for (const Measured &m : measured) {
+    us.push_back(predictRows(m.tile, m.problem, h200).seconds * 1e6);
+    SCOPED_TRACE(m.tile.str());
+    EXPECT_LT(us.back(), 1.5 * m.us);
+    EXPECT_GT(us.back(), m.us / 1.5);
+  }
+  // Each copy's measured best is predicted fastest of its tiles.
+  EXPECT_LT(us[0], us[1]);
+  for (size_t i = 3; i < us.size(); ++i)
+    EXPECT_LT(us[2], us[i]) << measured[i].tile.str();
 }
 
 // The partitioning works for these kinds too: LayerNorm rows x 768 over
