@@ -309,6 +309,7 @@ ConvPrediction dyncc::cost::predictConv(const ConvTile &tile,
   work.storeBytes = double(outputs) * eb;
   work.peak = getSimtPeak(device, eb);
   work.warps = std::max<int64_t>(1, tile.threads() / device.warpSize);
+  work.sharedLoadsIssue = true;
   auto blockTime = [&](int64_t perSm, int64_t resident) {
     return getBlockTime(work, device, perSm, resident);
   };

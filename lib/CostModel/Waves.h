@@ -151,6 +151,10 @@ struct BlockSteps {
   /// four partitions each need a warp for tensor cores, two for SIMT FMAs).
   int64_t warps = 1;
   double warpsToFeed = 8;
+  /// SIMT products whose every operand is a shared-memory load of its own
+  /// (a direct conv's taps): the loads take issue slots beside the FMAs,
+  /// so the inner step is their sum, not the longer of the two.
+  bool sharedLoadsIssue = false;
 };
 
 /// The time of one block of `work` when `perSm` blocks share its SM and
@@ -177,8 +181,9 @@ inline BlockTime getBlockTime(const BlockSteps &work, const Device &device,
   double tShared = work.sharedBytes / sharedRate;
   // Each k-step's barriers and copy issue stall the block; an estimate for
   // calibration (dyncc tune) to replace.
-  double tInner =
-      std::max(tCompute, tShared) + kStepOverheadCycles / device.clockHz;
+  double tInner = (work.sharedLoadsIssue ? tCompute + tShared
+                                         : std::max(tCompute, tShared)) +
+                  kStepOverheadCycles / device.clockHz;
   double tLoad = work.loadBytes / l2Rate;
   double tStore = work.storeBytes / storeRate;
   double latency = device.memoryLatencySeconds;
