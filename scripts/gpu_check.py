@@ -445,6 +445,61 @@ def versus_svg(rows, title):
     return "\n".join(out) + "\n"
 
 
+def graph_svg(rows, title):
+    """A plot of t_torch / t_dyncc over the batch (log scale), one line per
+    model: the `versus_torch_graph` rows (convs against cuDNN) as SVG, with
+    a line at 1 (above it dyncc is faster)."""
+    import math
+    width, height, left, right, top, bottom = 760, 420, 60, 300, 30, 45
+    models = sorted({r["model"] for r in rows})
+    series = [(model, sorted((r["batch"], r["ratio"]) for r in rows
+                             if r["model"] == model)) for model in models]
+    xs = [x for _, points in series for x, _ in points]
+    top_y = max([1.0] + [y for _, points in series for _, y in points]) * 1.05
+    lo, hi = math.log10(min(xs)), math.log10(max(xs))
+    def px(x):
+        return left + (math.log10(x) - lo) / max(hi - lo, 1e-9) * (
+            width - left - right)
+    def py(y):
+        return height - bottom - y / top_y * (height - top - bottom)
+    colours = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e",
+               "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"]
+    x0, x1 = left, width - right
+    y0, y1 = height - bottom, top
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" '
+           f'height="{height}" font-family="sans-serif" font-size="11">',
+           f'<rect width="{width}" height="{height}" fill="white"/>',
+           f'<text x="{left}" y="18" font-size="13">{title}</text>',
+           f'<path d="M{x0},{y1} V{y0} H{x1}" stroke="black" fill="none"/>']
+    for k in range(6):
+        y = top_y * k / 5
+        out.append(f'<text x="{x0 - 6}" y="{py(y) + 4:.1f}" '
+                   f'text-anchor="end">{y:.1f}</text>')
+        out.append(f'<path d="M{x0},{py(y):.1f} H{x1}" stroke="#ddd"/>')
+    out.append(f'<path d="M{x0},{py(1):.1f} H{x1}" stroke="black" '
+               'stroke-dasharray="4,3"/>')
+    for x in sorted(set(xs)):
+        out.append(f'<text x="{px(x):.1f}" y="{y0 + 15}" '
+                   f'text-anchor="middle">{x}</text>')
+    out.append(f'<text x="{(x0 + x1) / 2}" y="{height - 8}" '
+               'text-anchor="middle">batch, log scale</text>')
+    out.append(f'<text x="14" y="{(y0 + y1) / 2}" transform="rotate(-90 '
+               f'14 {(y0 + y1) / 2})" text-anchor="middle">t_torch / t_dyncc'
+               '</text>')
+    for n, (label, points) in enumerate(series):
+        colour = colours[n % len(colours)]
+        path = " ".join(f"{'M' if i == 0 else 'L'}{px(x):.1f},{py(y):.1f}"
+                        for i, (x, y) in enumerate(points))
+        out.append(f'<path d="{path}" stroke="{colour}" stroke-width="2" '
+                   'fill="none"/>')
+        ly = top + 16 * n
+        out.append(f'<path d="M{x1 + 12},{ly} h24" stroke="{colour}" '
+                   'stroke-width="2"/>')
+        out.append(f'<text x="{x1 + 40}" y="{ly + 4}">{label}</text>')
+    out.append("</svg>")
+    return "\n".join(out) + "\n"
+
+
 def write_results(out, state):
     """results.json and results.md from what has run so far: written after
     every stage, so a run stopped by the lease's limit leaves its tables."""
@@ -508,9 +563,15 @@ def main():
     args.out.mkdir(parents=True, exist_ok=True)
     if args.plot_from:
         results = json.loads(args.plot_from.read_text())
-        (args.out / "versus_torch.svg").write_text(versus_svg(
-            results["versus_torch"], "dyncc vs torch.matmul (cuBLAS) on "
-            f"{results['environment'].get('gpu', '?')}"))
+        gpu = results["environment"].get("gpu", "?")
+        if results.get("versus_torch"):
+            (args.out / "versus_torch.svg").write_text(versus_svg(
+                results["versus_torch"],
+                f"dyncc vs torch.matmul (cuBLAS) on {gpu}"))
+        if results.get("versus_torch_graph"):
+            (args.out / "versus_torch_graph.svg").write_text(graph_svg(
+                results["versus_torch_graph"],
+                f"dyncc vs the same graph through torch (cuDNN) on {gpu}"))
         return 0
     started = time.time()
     state = {"device": "", "environment": {}, "rows": [], "versus": [],
@@ -656,6 +717,10 @@ def main():
     if state["versus"]:
         (args.out / "versus_torch.svg").write_text(versus_svg(
             state["versus"], f"dyncc vs torch.matmul (cuBLAS) on {gpu_name}"))
+    if state["versus_graph"]:
+        (args.out / "versus_torch_graph.svg").write_text(graph_svg(
+            state["versus_graph"],
+            f"dyncc vs the same graph through torch (cuDNN) on {gpu_name}"))
     write_results(args.out, state)
 
     # 4. Tuning and timings through the run-time-only tool.

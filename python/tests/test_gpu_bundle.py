@@ -127,3 +127,30 @@ def test_bundle_packs_both_forms_of_a_conv(tmp_path):
         assert (kinds.get("elementwise", 0) > 0 or
                 data.count(b'"kind": "elementwise"') > 0) == folded, \
             (entry["name"], kinds)
+
+
+def test_plot_from_draws_each_comparison_it_has(tmp_path):
+    """check.py --plot-from redraws the plots of a results.json: the dense
+    layers against cuBLAS (TFLOP/s over M) and the graphs against torch
+    (t_torch / t_dyncc over the batch, a line per model), each only where
+    the results have its rows (a run without dense layers has none)."""
+    results = {"environment": {"gpu": "NVIDIA H200"}, "versus_torch": [],
+               "versus_torch_graph": [
+                   {"model": m, "batch": b, "ratio": r, "dyncc_ms": 1.0,
+                    "torch_ms": r, "max_rel_error": 0.0}
+                   for m, points in (("conv_a", ((1, 3.5), (8, 1.1), (64, 0.3))),
+                                     ("conv_b", ((1, 2.0), (8, 0.5), (64, 0.2))))
+                   for b, r in points]}
+    path = tmp_path / "results.json"
+    path.write_text(json.dumps(results))
+    out = tmp_path / "plots"
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "gpu_check.py"),
+         "--plot-from", str(path), "--out", str(out)],
+        capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert not (out / "versus_torch.svg").exists()
+    svg = (out / "versus_torch_graph.svg").read_text()
+    assert svg.startswith("<svg") and "conv_a" in svg and "conv_b" in svg
+    assert svg.count('stroke-width="2" fill="none"') == 2
+    assert "t_torch / t_dyncc" in svg
