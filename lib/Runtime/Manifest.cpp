@@ -732,6 +732,7 @@ bool ManifestReader::readSelection(const JsonValue &value,
     return true;
   };
   if (!ints("key_ranges", select.keyRanges) ||
+      !ints("key_divisors", select.keyDivisors) ||
       !ints("dim_keys", select.dimKeys) ||
       !ints("dim_values", select.dimValues) || !ints("window", select.window))
     return false;

@@ -555,6 +555,11 @@ DictionaryAttr buildSelectAttr(MLIRContext *context, const SearchInfo &info,
   }
   entries.push_back(
       b.getNamedAttr("key_ranges", b.getDenseI64ArrayAttr(ranges)));
+  // Every value of a key is a multiple of its divisor (12 for `12*batch`):
+  // explain evaluates the table at those.
+  SmallVector<int64_t> divisors(space.divisors.begin(), space.divisors.end());
+  entries.push_back(
+      b.getNamedAttr("key_divisors", b.getDenseI64ArrayAttr(divisors)));
   entries.push_back(b.getNamedAttr("variants", b.getArrayAttr(variants)));
   // The table's nodes, nested: a node over the last key has `lower` and
   // `variant`, one over another `lower` and `inner`, the nodes over the

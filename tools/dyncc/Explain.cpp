@@ -236,6 +236,22 @@ getIntervals(const std::vector<int64_t> &lower, int64_t hi) {
   return out;
 }
 
+/// The divisor of every value key `depth` of `s` takes (1 if unknown).
+int64_t getKeyDivisor(const VariantSelection &s, size_t depth) {
+  return depth < s.keyDivisors.size()
+             ? std::max<int64_t>(1, s.keyDivisors[depth])
+             : 1;
+}
+
+/// `range` shrunk to the values a key of `divisor` takes: its first and
+/// last multiples (an empty range, last < first, where it holds none).
+std::pair<int64_t, int64_t> toMultiples(std::pair<int64_t, int64_t> range,
+                                        int64_t divisor) {
+  int64_t first = (range.first + divisor - 1) / divisor * divisor;
+  int64_t last = range.second / divisor * divisor;
+  return {first, last};
+}
+
 void printVariants(llvm::raw_ostream &os, const Manifest &manifest,
                    const GroupInfo &group) {
   for (size_t v = 0; v < group.variants.size(); ++v) {
@@ -277,7 +293,12 @@ void printTable(llvm::raw_ostream &os, const Manifest &manifest,
       depth < s.keyTexts.size() ? s.keyTexts[depth] : "(static)";
   os << indent << llvm::left_justify(keyName, 16) << " variant  "
      << getRateName(s) << " (first - last)\n";
-  for (auto [i, range] : llvm::enumerate(getIntervals(table.lower, hi))) {
+  int64_t divisor = getKeyDivisor(s, depth);
+  for (auto [i, interval] : llvm::enumerate(getIntervals(table.lower, hi))) {
+    // The values the key takes in it (multiples of its divisor).
+    std::pair<int64_t, int64_t> range = toMultiples(interval, divisor);
+    if (range.second < range.first)
+      continue;
     uint32_t v = table.variant[i];
     auto at = [&](int64_t value) {
       KeyValues keys = outer;
@@ -303,7 +324,13 @@ cost::PlotSeries getCurve(const Manifest &manifest, const GroupInfo &group,
   cost::PlotSeries series;
   series.title = title;
   const VariantSelection &s = group.select;
-  for (int64_t x : cost::getGridPoints(lo, hi, 300)) {
+  // The key's values: multiples of its divisor.
+  int64_t divisor = getKeyDivisor(s, depth);
+  auto [first, last] = toMultiples({lo, hi}, divisor);
+  if (last < first)
+    return series;
+  for (int64_t m : cost::getGridPoints(first / divisor, last / divisor, 300)) {
+    int64_t x = m * divisor;
     uint32_t v = table.lookup(x);
     KeyValues keys = outer;
     keys[depth] = x;

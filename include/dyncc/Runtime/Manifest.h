@@ -198,6 +198,8 @@ struct VariantSelection {
   double target = 0;
   /// [lo, hi] per key, as searched.
   std::vector<int64_t> keyRanges;
+  /// Per key, the divisor of every value it takes (absent: 1).
+  std::vector<int64_t> keyDivisors;
   /// "gemm" (or absent), "rows" or "conv": which model the search used.
   std::string model;
   /// The problem's dimensions (GEMM: batch, M, N, K; rows: batch, rows,
