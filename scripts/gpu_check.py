@@ -388,74 +388,16 @@ def versus_torch_graph(entry, art, torch, reference):
     return rows
 
 
-def versus_svg(rows, title):
-    """A plot of TFLOP/s over M (log scale), one line per model and baseline:
-    the `versus_torch` rows as SVG, with no plotting library."""
+def line_svg(series, title, x_label, y_label, y_format, baseline=None,
+             right=230):
+    """Lines over a log-scale x as SVG, with no plotting library: `series`
+    is (label, [(x, y)], dash, colour index) per line; `baseline` a dashed
+    horizontal line at that y."""
     import math
-    width, height, left, right, top, bottom = 720, 420, 60, 230, 30, 45
-    models = sorted({r["model"] for r in rows})
-    series = []
-    for model in models:
-        mine = sorted((r for r in rows if r["model"] == model),
-                      key=lambda r: r["M"])
-        series.append((f"{model} dyncc", [(r["M"], r["dyncc_TFLOPs"])
-                                          for r in mine], ""))
-        series.append((f"{model} torch", [(r["M"], r["torch_TFLOPs"])
-                                          for r in mine], "6,4"))
-    xs = [x for _, points, _ in series for x, _ in points]
-    top_y = max(y for _, points, _ in series for _, y in points) * 1.05
-    lo, hi = math.log10(min(xs)), math.log10(max(xs))
-    def px(x):
-        return left + (math.log10(x) - lo) / max(hi - lo, 1e-9) * (
-            width - left - right)
-    def py(y):
-        return height - bottom - y / top_y * (height - top - bottom)
-    colours = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e"]
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" '
-           f'height="{height}" font-family="sans-serif" font-size="11">',
-           f'<rect width="{width}" height="{height}" fill="white"/>',
-           f'<text x="{left}" y="18" font-size="13">{title}</text>']
-    x0, x1 = left, width - right
-    y0, y1 = height - bottom, top
-    out.append(f'<path d="M{x0},{y1} V{y0} H{x1}" stroke="black" '
-               'fill="none"/>')
-    for k in range(6):
-        y = top_y * k / 5
-        out.append(f'<text x="{x0 - 6}" y="{py(y) + 4:.1f}" '
-                   f'text-anchor="end">{y:.0f}</text>')
-        out.append(f'<path d="M{x0},{py(y):.1f} H{x1}" stroke="#ddd"/>')
-    for x in sorted(set(xs)):
-        out.append(f'<text x="{px(x):.1f}" y="{y0 + 15}" '
-                   f'text-anchor="middle">{x}</text>')
-    out.append(f'<text x="{(x0 + x1) / 2}" y="{height - 8}" '
-               'text-anchor="middle">M (rows), log scale</text>')
-    out.append(f'<text x="14" y="{(y0 + y1) / 2}" transform="rotate(-90 '
-               f'14 {(y0 + y1) / 2})" text-anchor="middle">TFLOP/s</text>')
-    for n, (label, points, dash) in enumerate(series):
-        colour = colours[(n // 2) % len(colours)]
-        path = " ".join(f"{'M' if i == 0 else 'L'}{px(x):.1f},{py(y):.1f}"
-                        for i, (x, y) in enumerate(points))
-        out.append(f'<path d="{path}" stroke="{colour}" stroke-width="2" '
-                   f'fill="none" stroke-dasharray="{dash}"/>')
-        ly = top + 16 * n
-        out.append(f'<path d="M{x1 + 12},{ly} h24" stroke="{colour}" '
-                   f'stroke-width="2" stroke-dasharray="{dash}"/>')
-        out.append(f'<text x="{x1 + 40}" y="{ly + 4}">{label}</text>')
-    out.append("</svg>")
-    return "\n".join(out) + "\n"
-
-
-def graph_svg(rows, title):
-    """A plot of t_torch / t_dyncc over the batch (log scale), one line per
-    model: the `versus_torch_graph` rows (convs against cuDNN) as SVG, with
-    a line at 1 (above it dyncc is faster)."""
-    import math
-    width, height, left, right, top, bottom = 760, 420, 60, 300, 30, 45
-    models = sorted({r["model"] for r in rows})
-    series = [(model, sorted((r["batch"], r["ratio"]) for r in rows
-                             if r["model"] == model)) for model in models]
-    xs = [x for _, points in series for x, _ in points]
-    top_y = max([1.0] + [y for _, points in series for _, y in points]) * 1.05
+    width, height, left, top, bottom = 530 + right, 420, 60, 30, 45
+    xs = [x for _, points, _, _ in series for x, _ in points]
+    ys = [y for _, points, _, _ in series for _, y in points]
+    top_y = max(ys + ([baseline] if baseline is not None else [])) * 1.05
     lo, hi = math.log10(min(xs)), math.log10(max(xs))
     def px(x):
         return left + (math.log10(x) - lo) / max(hi - lo, 1e-9) * (
@@ -474,30 +416,55 @@ def graph_svg(rows, title):
     for k in range(6):
         y = top_y * k / 5
         out.append(f'<text x="{x0 - 6}" y="{py(y) + 4:.1f}" '
-                   f'text-anchor="end">{y:.1f}</text>')
+                   f'text-anchor="end">{y:{y_format}}</text>')
         out.append(f'<path d="M{x0},{py(y):.1f} H{x1}" stroke="#ddd"/>')
-    out.append(f'<path d="M{x0},{py(1):.1f} H{x1}" stroke="black" '
-               'stroke-dasharray="4,3"/>')
+    if baseline is not None:
+        out.append(f'<path d="M{x0},{py(baseline):.1f} H{x1}" '
+                   'stroke="black" stroke-dasharray="4,3"/>')
     for x in sorted(set(xs)):
         out.append(f'<text x="{px(x):.1f}" y="{y0 + 15}" '
                    f'text-anchor="middle">{x}</text>')
     out.append(f'<text x="{(x0 + x1) / 2}" y="{height - 8}" '
-               'text-anchor="middle">batch, log scale</text>')
+               f'text-anchor="middle">{x_label}, log scale</text>')
     out.append(f'<text x="14" y="{(y0 + y1) / 2}" transform="rotate(-90 '
-               f'14 {(y0 + y1) / 2})" text-anchor="middle">t_torch / t_dyncc'
-               '</text>')
-    for n, (label, points) in enumerate(series):
-        colour = colours[n % len(colours)]
+               f'14 {(y0 + y1) / 2})" text-anchor="middle">{y_label}</text>')
+    for n, (label, points, dash, colour_index) in enumerate(series):
+        colour = colours[colour_index % len(colours)]
         path = " ".join(f"{'M' if i == 0 else 'L'}{px(x):.1f},{py(y):.1f}"
                         for i, (x, y) in enumerate(points))
         out.append(f'<path d="{path}" stroke="{colour}" stroke-width="2" '
-                   'fill="none"/>')
+                   f'fill="none" stroke-dasharray="{dash}"/>')
         ly = top + 16 * n
         out.append(f'<path d="M{x1 + 12},{ly} h24" stroke="{colour}" '
-                   'stroke-width="2"/>')
+                   f'stroke-width="2" stroke-dasharray="{dash}"/>')
         out.append(f'<text x="{x1 + 40}" y="{ly + 4}">{label}</text>')
     out.append("</svg>")
     return "\n".join(out) + "\n"
+
+
+def versus_svg(rows, title):
+    """TFLOP/s over M, a line per model and baseline (dashed): the
+    `versus_torch` rows (dense layers against cuBLAS)."""
+    series = []
+    for n, model in enumerate(sorted({r["model"] for r in rows})):
+        mine = sorted((r for r in rows if r["model"] == model),
+                      key=lambda r: r["M"])
+        series.append((f"{model} dyncc", [(r["M"], r["dyncc_TFLOPs"])
+                                          for r in mine], "", n))
+        series.append((f"{model} torch", [(r["M"], r["torch_TFLOPs"])
+                                          for r in mine], "6,4", n))
+    return line_svg(series, title, "M (rows)", "TFLOP/s", ".0f")
+
+
+def graph_svg(rows, title):
+    """t_torch / t_dyncc over the batch, a line per model, a dashed line at
+    1 (above it dyncc is faster): the `versus_torch_graph` rows (graphs
+    against the same graph through torch, convs against cuDNN)."""
+    series = [(model, sorted((r["batch"], r["ratio"]) for r in rows
+                             if r["model"] == model), "", n)
+              for n, model in enumerate(sorted({r["model"] for r in rows}))]
+    return line_svg(series, title, "batch", "t_torch / t_dyncc", ".1f",
+                    baseline=1.0, right=300)
 
 
 def write_results(out, state):

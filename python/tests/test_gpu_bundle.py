@@ -153,4 +153,17 @@ def test_plot_from_draws_each_comparison_it_has(tmp_path):
     svg = (out / "versus_torch_graph.svg").read_text()
     assert svg.startswith("<svg") and "conv_a" in svg and "conv_b" in svg
     assert svg.count('stroke-width="2" fill="none"') == 2
-    assert "t_torch / t_dyncc" in svg
+    assert "t_torch / t_dyncc" in svg and 'stroke-dasharray="4,3"' in svg
+    # With dense-layer rows: their TFLOP/s, dyncc's and torch's per model.
+    results["versus_torch"] = [
+        {"model": "dense", "M": m, "dyncc_TFLOPs": d, "torch_TFLOPs": t}
+        for m, d, t in ((1, 0.3, 0.2), (128, 10.0, 16.0), (4096, 27.0, 43.0))]
+    path.write_text(json.dumps(results))
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "gpu_check.py"),
+         "--plot-from", str(path), "--out", str(out)],
+        capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    svg = (out / "versus_torch.svg").read_text()
+    assert "dense dyncc" in svg and "dense torch" in svg and "TFLOP/s" in svg
+    assert svg.count('stroke-width="2" fill="none"') == 2

@@ -105,6 +105,15 @@ TEST(RowModel, LargeElementwiseIsBandwidthBound) {
         << t.str();
 }
 
+/// im2col's copy of a 256-channel 3x3 conv's windows over 14 x 14 images
+/// at batch 64 (2304 * 64 slices of 14 rows), its planes not given.
+RowProblem getIm2ColCopy() {
+  RowProblem copy = rows(14, 14, false);
+  copy.batch = 2304 * 64;
+  copy.bytesPerElement = 4;
+  return copy;
+}
+
 // Many tiny blocks are bound by the SM starting them one after another
 // (kBlockIssueCycles, fitted on the H200): im2col's copy over 14-element
 // rows, 147,456 independent slices of 14 rows at batch 64, runs in blocks
@@ -114,9 +123,7 @@ TEST(RowModel, LargeElementwiseIsBandwidthBound) {
 // predicted them 5x faster than measured.
 TEST(RowModel, ManyTinyBlocksAreBoundByTheirIssue) {
   const Device &h200 = *lookupDevice("h200");
-  RowProblem copy = rows(14, 14, false);
-  copy.batch = 2304 * 64;
-  copy.bytesPerElement = 4;
+  RowProblem copy = getIm2ColCopy();
   std::vector<RowTile> tiles = enumerateRowTiles(false, 2, h200);
   EXPECT_GE(bestRowTile(tiles, copy, h200).rowsPerBlock, 8)
       << bestRowTile(tiles, copy, h200).str();
@@ -134,9 +141,7 @@ TEST(RowModel, ManyTinyBlocksAreBoundByTheirIssue) {
 // blocks' issue bounds.
 TEST(RowModel, ShortRowsFillBlocksWithPlanes) {
   const Device &h200 = *lookupDevice("h200");
-  RowProblem copy = rows(14, 14, false);
-  copy.batch = 2304 * 64;
-  copy.bytesPerElement = 4;
+  RowProblem copy = getIm2ColCopy();
   std::vector<RowTile> tiles = enumerateRowTiles(false, 2, h200);
   std::vector<RowTile> onePlane;
   for (const RowTile &t : tiles)
