@@ -1799,13 +1799,6 @@ static bool isMultipleOf(Value v, int64_t n, unsigned depth) {
   return false;
 }
 
-/// True if `tensor` is a kernel argument (global memory), or a view of one
-/// (unit-stride slices, collapses, and expansions that keep its innermost
-/// dimension or split it into an innermost extent that `n` divides), in
-/// which every vector of `n` elements along the innermost dimension
-/// starting at a multiple of `n` is aligned to its size: the argument's
-/// innermost extent and every slice's innermost offset are multiples of
-/// `n` (the run-time's buffers are 16-byte aligned).
 /// The innermost dimension of `type` that is not a static 1 (the last if
 /// all are): static unit dimensions after it change no element's offset,
 /// so it is the innermost in memory ([F, C, 1, 1] weights are [F, C]).
@@ -1816,6 +1809,13 @@ static int64_t getInnermostNonUnitDim(RankedTensorType type) {
   return d;
 }
 
+/// True if `tensor` is a kernel argument (global memory), or a view of one
+/// (unit-stride slices, collapses, and expansions that keep its innermost
+/// dimension or split it into an innermost extent that `n` divides), in
+/// which every vector of `n` elements along the innermost dimension
+/// starting at a multiple of `n` is aligned to its size: the argument's
+/// innermost extent and every slice's innermost offset are multiples of
+/// `n` (the run-time's buffers are 16-byte aligned).
 static bool isAlignedArgumentSlice(Value tensor, int64_t n,
                                    const ClampFacts &known) {
   // The innermost dimension keeps its extent through the views: slices

@@ -418,21 +418,25 @@ dyncc::cost::predictConvForms(const std::vector<ConvProblem> &points,
   return times;
 }
 
-double dyncc::cost::getIm2ColRatio(const std::vector<ConvFormTimes> &times,
-                                   bool fold) {
+/// The geometric mean of `ratio` over `times` (1 for none).
+template <typename Ratio>
+static double getGeometricMean(const std::vector<ConvFormTimes> &times,
+                               Ratio ratio) {
   if (times.empty())
     return 1;
   double logs = 0;
   for (const ConvFormTimes &t : times)
-    logs += std::log(t.im2col(fold) / t.direct);
+    logs += std::log(ratio(t));
   return std::exp(logs / double(times.size()));
 }
 
+double dyncc::cost::getIm2ColRatio(const std::vector<ConvFormTimes> &times,
+                                   bool fold) {
+  return getGeometricMean(
+      times, [&](const ConvFormTimes &t) { return t.im2col(fold) / t.direct; });
+}
+
 double dyncc::cost::getFoldRatio(const std::vector<ConvFormTimes> &times) {
-  if (times.empty())
-    return 1;
-  double logs = 0;
-  for (const ConvFormTimes &t : times)
-    logs += std::log(t.folded() / t.perImage());
-  return std::exp(logs / double(times.size()));
+  return getGeometricMean(
+      times, [](const ConvFormTimes &t) { return t.folded() / t.perImage(); });
 }

@@ -567,14 +567,17 @@ FailureOr<RowProblemExprs> dyncc::getRowProblem(func::FuncOp kernel) {
     return failure();
   problem.bytesPerElement = std::max(problem.bytesPerElement,
                                      problem.elementBytes);
-  kernel.walk([&](linalg::LinalgOp op) {
-    bool gather = false;
-    op->walk([&](tensor::ExtractOp) { gather = true; });
-    bool permuted = isa<linalg::TransposeOp>(op.getOperation()) ||
-                    llvm::any_of(op.getIndexingMapsArray(), [](AffineMap map) {
-                      return map.isPermutation() && !map.isIdentity();
-                    });
-    problem.scalarAccess |= gather || permuted;
+  // Element by element: a gather (an extract in a linalg op's body) or a
+  // permuted operand (a transpose).
+  kernel.walk([&](Operation *op) {
+    if (isa<tensor::ExtractOp>(op) && op->getParentOfType<linalg::LinalgOp>())
+      problem.scalarAccess = true;
+    if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op))
+      problem.scalarAccess |=
+          isa<linalg::TransposeOp>(op) ||
+          llvm::any_of(linalgOp.getIndexingMapsArray(), [](AffineMap map) {
+            return map.isPermutation() && !map.isIdentity();
+          });
   });
   return problem;
 }

@@ -223,11 +223,11 @@ Value reshape(RewriterBase &rewriter, Location loc, Value value,
   return ReshapeOp::create(rewriter, loc, typeOf(shape, et), value, dims);
 }
 
-/// Rewrites `c` with the batch folded into the GEMM's columns: the copy
-/// transposed to [C*KH*KW, N, OH, OW] (fused into im2col's kernel), one
-/// GEMM [F, C*KH*KW] x [C*KH*KW, N*OH*OW] with the bias along its rows, and
-/// its [F, N, OH, OW] transposed back to NCHW. `weight` is the weights
-/// viewed as [F, C*KH*KW].
+/// Rewrites `c` with the batch folded into the GEMM's columns: `col` is
+/// the copy with its window channels outermost ([C*KH*KW, N, OH, OW],
+/// dg.im2col's batch_inner), one GEMM [F, C*KH*KW] x [C*KH*KW, N*OH*OW]
+/// with the bias along its rows, and its [F, N, OH, OW] transposed back to
+/// NCHW. `weight` is the weights viewed as [F, C*KH*KW].
 Value rewriteFolded(RewriterBase &rewriter, WindowedConv c, Value col,
                     Value weight) {
   ConvOp conv = c.conv;
@@ -254,9 +254,9 @@ Value rewriteFolded(RewriterBase &rewriter, WindowedConv c, Value col,
 }
 
 /// Rewrites `c` as dg.im2col and a 1x1 conv, or with `fold` as
-/// rewriteFolded's GEMM; returns the new result. `views`
-/// holds the weights already viewed as [F, C*KH*KW, 1, 1], by constant, so
-/// that convs sharing weights share the view.
+/// rewriteFolded's GEMM; returns the new result. `views` holds the weights
+/// already viewed as [F, C*KH*KW, 1, 1] (or [F, C*KH*KW] folded), by
+/// constant and form, so that convs sharing weights share the view.
 Value rewrite(RewriterBase &rewriter, WindowedConv c, bool fold,
               DenseMap<std::pair<Operation *, unsigned>, Value> &views) {
   ConvOp conv = c.conv;
@@ -268,11 +268,7 @@ Value rewrite(RewriterBase &rewriter, WindowedConv c, bool fold,
                                    c.output[3]};
   if (fold)
     std::swap(colShape[0], colShape[1]);
-  SmallVector<int64_t> colDims;
-  for (const DimExpr &d : colShape)
-    colDims.push_back(d.getConstant().value_or(ShapedType::kDynamic));
-  Type colType = sym::withSymbolicShape(
-      RankedTensorType::get(colDims, inType.getElementType()), colShape);
+  Type colType = typeOf(colShape, inType.getElementType());
   Value col = Im2ColOp::create(
       rewriter, loc, colType, conv.getInput(),
       rewriter.getDenseI64ArrayAttr({c.kh, c.kw}), conv.getStridesAttr(),

@@ -103,12 +103,13 @@ struct FuseElementwise final
 
   /// The layout producers of `value` that feed only the group, which its
   /// kernel reads through: a transpose to the group's `space`, and the
-  /// reshapes before it that split dimensions (a view of the kernel's
-  /// argument). im2col with the batch folded transposes its GEMM's
-  /// [F, N*OH*OW] back to NCHW so: one kernel with the epilogue's
-  /// elementwise ops, not a copy for each.
+  /// reshape before it (`belowTranspose`) where it splits dimensions (a
+  /// view of the kernel's argument). im2col with the batch folded
+  /// transposes its GEMM's [F, N*OH*OW] back to NCHW so: one kernel with
+  /// the epilogue's elementwise ops, not a copy for each.
   void addLayoutPrologue(OpSet &group, Value value,
-                         const SmallVector<DimExpr> &space) {
+                         const SmallVector<DimExpr> &space,
+                         bool belowTranspose = false) {
     Operation *def = value.getDefiningOp();
     if (!def || group.size() >= maxGroupSize || !isFusionCandidate(def) ||
         def->getNumResults() != 1 || def->getNumOperands() == 0)
@@ -118,8 +119,8 @@ struct FuseElementwise final
     if (!in || !out)
       return;
     bool transpose = isa<TransposeOp>(def) && *out == space;
-    bool split = isa<ReshapeOp>(def) && out->size() > in->size() &&
-                 !group.empty() && isa<TransposeOp>(group.back());
+    bool split =
+        belowTranspose && isa<ReshapeOp>(def) && out->size() > in->size();
     if (!transpose && !split)
       return;
     if (llvm::any_of(def->getResult(0).getUsers(),
@@ -128,7 +129,8 @@ struct FuseElementwise final
     if (!tryAddToGroup(group, def))
       return;
     if (transpose)
-      addLayoutPrologue(group, def->getOperand(0), space);
+      addLayoutPrologue(group, def->getOperand(0), space,
+                        /*belowTranspose=*/true);
   }
 
   void runOnOperation() override {
@@ -179,7 +181,7 @@ struct FuseElementwise final
         continue;
       OpSet group;
       group.insert(op);
-      addLayoutPrologue(group, op.getInput(), *space);
+      addLayoutPrologue(group, op.getInput(), *space, /*belowTranspose=*/true);
       if (group.size() > 1)
         createFusionGroup(rewriter, group.getArrayRef(),
                           FusionKind::DataMovement, {});
