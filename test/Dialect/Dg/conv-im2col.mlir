@@ -1,6 +1,7 @@
 // RUN: dyncc-opt %s --split-input-file --dyncc-infer-shapes --dyncc-conv-im2col="device=h200 mode=always" | FileCheck %s --check-prefix=ALWAYS
 // RUN: dyncc-opt %s --split-input-file --dyncc-infer-shapes --dyncc-conv-im2col="device=h200 mode=never" | FileCheck %s --check-prefix=NEVER
 // RUN: dyncc-opt %s --split-input-file --dyncc-infer-shapes --dyncc-conv-im2col="device=h200 mode=folded" | FileCheck %s --check-prefix=FOLDED
+// RUN: dyncc-opt %s --split-input-file --dyncc-infer-shapes --dyncc-conv-im2col="device=h200 mode=folded" --dyncc-fuse-gemm --dyncc-fuse-elementwise | FileCheck %s --check-prefix=FOLDEDFUSED
 // RUN: dyncc-opt %s --split-input-file --dyncc-infer-shapes --dyncc-conv-im2col="device=h200" | FileCheck %s --check-prefix=AUTO
 // RUN: not dyncc-opt %s --split-input-file --dyncc-conv-im2col="mode=sometimes" 2>&1 | FileCheck %s --check-prefix=MODE
 // RUN: not dyncc-opt %s --split-input-file --dyncc-conv-im2col="device=sm_12" 2>&1 | FileCheck %s --check-prefix=DEVICE
@@ -33,6 +34,18 @@
 //       FOLDED:   %[[I:.+]] = dg.reshape %[[S]], {{.*}} {dg.not_epilogue} {{.*}} -> tensor<4x?x?x?xf32, #sym.shape<[4, N, floordiv(H, 2), floordiv(W - 4, 3) + 1]>>
 //       FOLDED:   %[[Y:.+]] = dg.transpose %[[I]] {perm = array<i64: 1, 0, 2, 3>} {{.*}} -> tensor<?x4x?x?xf32, #sym.shape<[N, 4, floordiv(H, 2), floordiv(W - 4, 3) + 1]>>
 //       FOLDED:   return %[[Y]]
+// Fused: the bias is the GEMM's epilogue; the reshape (not_epilogue) and
+// the transpose back to NCHW, with no elementwise op after them, are one
+// data-movement group (dyncc-fuse-elementwise), not a copy each.
+// FOLDEDFUSED-LABEL: func.func @strided_dilated(
+//       FOLDEDFUSED:   dg.fusion gemm {
+//       FOLDEDFUSED:     dg.matmul
+//       FOLDEDFUSED:     dg.add
+//   FOLDEDFUSED-NOT:     dg.transpose
+//       FOLDEDFUSED:   dg.fusion data_movement {
+//  FOLDEDFUSED-NEXT:     dg.reshape {{.*}} {dg.not_epilogue}
+//  FOLDEDFUSED-NEXT:     dg.transpose
+//  FOLDEDFUSED-NEXT:     dg.yield
 // A batch of 1 has nothing to fold: per image.
 // FOLDED-LABEL: func.func @weight_order(
 //   FOLDED-NOT:   batch_inner
