@@ -21,6 +21,7 @@ void ArenaPlanner::prepare(const std::vector<ArenaBlock> &blocks) {
   if (same)
     return;
   bestOrder.clear();
+  remembered.clear();
   repairsFound = false;
   fruitlessRepairs = 0;
   lifetimes.resize(n);
@@ -67,7 +68,9 @@ bool ArenaPlanner::placeInOrder(const std::vector<ArenaBlock> &blocks,
       return false;
   }
   for (size_t i : inOrder) {
-    if (blocks[i].fixed)
+    // An empty block stays at 0: it overlaps nothing, and no block placed
+    // after it has to clear it.
+    if (blocks[i].fixed || sizes[i] == 0)
       continue;
     // The placed blocks live with this one, by offset: it goes in the
     // first gap that holds it.
@@ -93,6 +96,96 @@ bool ArenaPlanner::placeInOrder(const std::vector<ArenaBlock> &blocks,
     if (!markPlaced(i))
       return false;
   }
+  return true;
+}
+
+void ArenaPlanner::markEmpty() {
+  size_t n = sizes.size();
+  emptyNow.resize(n);
+  for (size_t i = 0; i < n; ++i)
+    emptyNow[i] = sizes[i] == 0;
+}
+
+void ArenaPlanner::remember(const std::vector<uint64_t> &offsets) {
+  size_t n = offsets.size();
+  // One placement per set of empty blocks, the least recently used one
+  // replaced.
+  Remembered *kept = nullptr;
+  for (Remembered &r : remembered)
+    if (r.empty == emptyNow)
+      kept = &r;
+  if (!kept && remembered.size() < kRememberedPlacements)
+    kept = &remembered.emplace_back();
+  if (!kept)
+    kept = &*std::min_element(remembered.begin(), remembered.end(),
+                              [](const Remembered &a, const Remembered &b) {
+                                return a.lastUse < b.lastUse;
+                              });
+  Remembered &r = *kept;
+  r.empty = emptyNow;
+  r.lastUse = ++calls;
+  r.order.clear();
+  for (size_t i = 0; i < n; ++i)
+    if (sizes[i] != 0)
+      r.order.push_back(static_cast<uint32_t>(i));
+  std::sort(r.order.begin(), r.order.end(),
+            [&](uint32_t a, uint32_t b) { return offsets[a] < offsets[b]; });
+  // Two non-empty blocks live together never share an offset, so the
+  // lower one is below the other.
+  r.belowBegin.assign(n + 1, 0);
+  r.below.clear();
+  for (size_t i = 0; i < n; ++i) {
+    r.belowBegin[i] = static_cast<uint32_t>(r.below.size());
+    if (sizes[i] == 0)
+      continue;
+    for (uint32_t k = meetsBegin[i]; k < meetsBegin[i + 1]; ++k) {
+      uint32_t j = meets[k];
+      if (sizes[j] != 0 && offsets[j] < offsets[i])
+        r.below.push_back(j);
+    }
+  }
+  r.belowBegin[n] = static_cast<uint32_t>(r.below.size());
+}
+
+bool ArenaPlanner::placeAsRemembered(ArenaPlacement &out) {
+  for (Remembered &r : remembered)
+    if (r.empty == emptyNow)
+      return placeAs(r, out);
+  // One where the blocks empty then are empty now, if any: the blocks
+  // empty only now keep their place and take no bytes.
+  for (Remembered &r : remembered) {
+    bool holds = true;
+    for (size_t i = 0; i < emptyNow.size() && holds; ++i)
+      holds = !r.empty[i] || emptyNow[i];
+    if (holds && placeAs(r, out))
+      return true;
+  }
+  return false;
+}
+
+bool ArenaPlanner::placeAs(Remembered &r, ArenaPlacement &out) {
+  // By the remembered offsets, lowest first: each block just above the
+  // blocks it meets that were below it. Any two non-empty blocks live
+  // together were one below the other, so they stay apart whatever the
+  // sizes; what can change is the arena.
+  uint64_t top = 0;
+  for (uint32_t i : r.order) {
+    uint64_t offset = 0;
+    for (uint32_t k = r.belowBegin[i]; k < r.belowBegin[i + 1]; ++k) {
+      uint32_t j = r.below[k];
+      offset = std::max(offset, out.offsets[j] + sizes[j]);
+    }
+    uint64_t end;
+    if (__builtin_add_overflow(offset, sizes[i], &end))
+      return false;
+    out.offsets[i] = offset;
+    top = std::max(top, end);
+    // Above the peak, the full placement may find a smaller arena.
+    if (top > out.livePeak)
+      return false;
+  }
+  out.size = top;
+  r.lastUse = ++calls;
   return true;
 }
 
@@ -128,6 +221,29 @@ bool ArenaPlanner::place(const std::vector<ArenaBlock> &blocks,
     out.livePeak = std::max(out.livePeak, live);
   }
 
+  // A placement remembered from an earlier call with the same blocks
+  // empty, where it reaches the live-set peak here (no placement does
+  // better): each block above the same blocks as then. A new shape of a
+  // plan whose sizes keep their order (a transformer's, within a range of
+  // its sequence) is placed by a walk over the pairs live together, with
+  // no sort and no search for gaps.
+  bool anyFixed = std::any_of(blocks.begin(), blocks.end(),
+                              [](const ArenaBlock &b) { return b.fixed; });
+  markEmpty();
+  if (!anyFixed && placeAsRemembered(out))
+    return true;
+  if (!placeAnew(blocks, out))
+    return false;
+  // Remembered for later calls; not with fixed blocks (a mid-run placement
+  // around the temporaries already written).
+  if (!anyFixed)
+    remember(out.offsets);
+  return true;
+}
+
+bool ArenaPlanner::placeAnew(const std::vector<ArenaBlock> &blocks,
+                             ArenaPlacement &out) {
+  size_t n = blocks.size();
   // Largest first; ties by first use, then by index, so a plan is the same
   // on every run and every machine.
   order.resize(n);

@@ -14,7 +14,10 @@
 // own (greedy by size, as TFLite's arena planner). The arena it asks for is
 // close to the live-set peak, the most bytes live at any one step, which it
 // also reports; where it is above the peak, a few other orders are tried
-// (ArenaPlanner::place).
+// (ArenaPlanner::place). A planner reused over a session's new shapes first
+// tries the placements it made before, each block just above the blocks
+// that were below it: an offset per block that is the largest end below
+// it, valid at any sizes, and taken where it reaches the peak.
 //
 //===----------------------------------------------------------------------===//
 
@@ -65,7 +68,11 @@ public:
   /// kRepairPlacements placements more; the smallest arena wins. Where
   /// they have found nothing in kFruitlessRepairCalls calls for these
   /// lifetimes and never anything before, they are not tried again until
-  /// the lifetimes change. Deterministic for a sequence of calls.
+  /// the lifetimes change. Before all that, where no block is fixed, the
+  /// placements of earlier calls (kRememberedPlacements, one per set of
+  /// empty blocks) are tried at these sizes; one that reaches the live-set
+  /// peak is taken and no placement is made. Deterministic for a sequence
+  /// of calls.
   bool place(const std::vector<ArenaBlock> &blocks, uint64_t alignment,
              ArenaPlacement &out);
 
@@ -78,13 +85,42 @@ public:
   /// ResNets' plans (light_resnet50, the generator's f16 ResNet-50) reach
   /// the peak in two.
   static constexpr int kRepairPlacements = 4;
+  /// The placements kept for later calls: BERT-base's 298 temporaries
+  /// over batch 1-8 and sequence 1-512 have 6 sets of empty workspaces.
+  static constexpr size_t kRememberedPlacements = 16;
   /// The calls above the peak whose repairs find nothing before they stop.
   static constexpr int kFruitlessRepairCalls = 2;
 
-  /// The placements the last call made (1 for largest-first alone).
+  /// The placements the last call made (1 for largest-first alone, 0
+  /// where the last call's placement held at the peak).
   int lastPlacements() const { return placements; }
 
 private:
+  /// Records which blocks are empty at `sizes` (emptyNow).
+  void markEmpty();
+
+  /// Keeps `offsets`, a placement at `sizes` with no fixed block, for
+  /// placeAsRemembered: per block, the blocks it meets below it.
+  void remember(const std::vector<uint64_t> &offsets);
+
+  struct Remembered;
+
+  /// Places the blocks at `sizes` largest first, then tries other orders
+  /// where that is above the peak (the repairs `place` describes);
+  /// `out.livePeak` is set. False on overflow.
+  bool placeAnew(const std::vector<ArenaBlock> &blocks, ArenaPlacement &out);
+
+  /// Places the blocks at `sizes` as a remembered placement: the one for
+  /// the same empty blocks, else one whose empty blocks are all empty now;
+  /// true where one reaches the peak (placeAs).
+  bool placeAsRemembered(ArenaPlacement &out);
+
+  /// Places each block just above the blocks it meets that were below it
+  /// in `r`, at `sizes`; true where the arena is at `out.livePeak`, which
+  /// no placement beats. Always valid where the blocks empty in `r` are
+  /// empty now. `out.offsets` holds a 0 per block.
+  bool placeAs(Remembered &r, ArenaPlacement &out);
+
   /// Places the blocks in `inOrder` (the fixed ones where they are), each
   /// at the lowest offset clear of the placed blocks it meets; false on
   /// overflow.
@@ -103,6 +139,19 @@ private:
   std::vector<std::pair<uint64_t, uint64_t>> taken;
   std::vector<uint64_t> starts, ends;
   std::vector<uint64_t> trialOffsets;
+  /// A placement kept for placeAsRemembered: which blocks were empty, the
+  /// others by offset, and per block the blocks below it (CSR).
+  struct Remembered {
+    std::vector<uint8_t> empty;
+    std::vector<uint32_t> order, belowBegin, below;
+    uint64_t lastUse = 0;
+  };
+  /// At most kRememberedPlacements, one per set of empty blocks (split-K
+  /// workspaces are empty where their group selects another variant);
+  /// cleared when the lifetimes change.
+  std::vector<Remembered> remembered;
+  std::vector<uint8_t> emptyNow;
+  uint64_t calls = 0;
   std::vector<size_t> trialOrder, candidates;
   /// The order of the smallest arena the last call found (empty: none yet).
   std::vector<size_t> bestOrder;
