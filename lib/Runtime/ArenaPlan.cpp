@@ -108,23 +108,9 @@ void ArenaPlanner::markEmpty() {
 
 void ArenaPlanner::remember(const std::vector<uint64_t> &offsets) {
   size_t n = offsets.size();
-  // One placement per set of empty blocks, the least recently used one
-  // replaced.
-  Remembered *kept = nullptr;
-  for (Remembered &r : remembered)
-    if (r.empty == emptyNow)
-      kept = &r;
-  if (!kept && remembered.size() < kRememberedPlacements)
-    kept = &remembered.emplace_back();
-  if (!kept)
-    kept = &*std::min_element(remembered.begin(), remembered.end(),
-                              [](const Remembered &a, const Remembered &b) {
-                                return a.lastUse < b.lastUse;
-                              });
-  Remembered &r = *kept;
+  auto made = std::make_shared<RememberedPlacement>();
+  RememberedPlacement &r = *made;
   r.empty = emptyNow;
-  r.lastUse = ++calls;
-  r.order.clear();
   for (size_t i = 0; i < n; ++i)
     if (sizes[i] != 0)
       r.order.push_back(static_cast<uint32_t>(i));
@@ -133,7 +119,6 @@ void ArenaPlanner::remember(const std::vector<uint64_t> &offsets) {
   // Two non-empty blocks live together never share an offset, so the
   // lower one is below the other.
   r.belowBegin.assign(n + 1, 0);
-  r.below.clear();
   for (size_t i = 0; i < n; ++i) {
     r.belowBegin[i] = static_cast<uint32_t>(r.below.size());
     if (sizes[i] == 0)
@@ -145,25 +130,55 @@ void ArenaPlanner::remember(const std::vector<uint64_t> &offsets) {
     }
   }
   r.belowBegin[n] = static_cast<uint32_t>(r.below.size());
+  if (shared)
+    shared->add(lifetimes, made);
+  keep(std::move(made));
+}
+
+void ArenaPlanner::keep(std::shared_ptr<const RememberedPlacement> placement) {
+  // One per set of empty blocks: a new one replaces the old.
+  Remembered *slot = nullptr;
+  for (Remembered &r : remembered)
+    if (r.placement->empty == placement->empty)
+      slot = &r;
+  if (!slot && remembered.size() < kRememberedPlacements)
+    slot = &remembered.emplace_back();
+  if (!slot)
+    slot = &*std::min_element(remembered.begin(), remembered.end(),
+                              [](const Remembered &a, const Remembered &b) {
+                                return a.lastUse < b.lastUse;
+                              });
+  slot->placement = std::move(placement);
+  slot->lastUse = ++calls;
 }
 
 bool ArenaPlanner::placeAsRemembered(ArenaPlacement &out) {
-  for (Remembered &r : remembered)
-    if (r.empty == emptyNow)
-      return placeAs(r, out);
+  for (size_t k = 0; k < remembered.size(); ++k)
+    if (remembered[k].placement->empty == emptyNow) {
+      if (!placeAs(*remembered[k].placement, out))
+        return false;
+      remembered[k].lastUse = ++calls;
+      return true;
+    }
   // One where the blocks empty then are empty now, if any: the blocks
   // empty only now keep their place and take no bytes.
-  for (Remembered &r : remembered) {
+  for (size_t k = 0; k < remembered.size(); ++k) {
+    const std::vector<uint8_t> &empty = remembered[k].placement->empty;
     bool holds = true;
     for (size_t i = 0; i < emptyNow.size() && holds; ++i)
-      holds = !r.empty[i] || emptyNow[i];
-    if (holds && placeAs(r, out))
+      holds = !empty[i] || emptyNow[i];
+    if (holds && placeAs(*remembered[k].placement, out)) {
+      remembered[k].lastUse = ++calls;
       return true;
+    }
   }
   return false;
 }
 
-bool ArenaPlanner::placeAs(Remembered &r, ArenaPlacement &out) {
+bool ArenaPlanner::placeAs(const RememberedPlacement &r, ArenaPlacement &out) {
+  if (r.empty.size() != sizes.size())
+    return false;
+  std::fill(out.offsets.begin(), out.offsets.end(), 0);
   // By the remembered offsets, lowest first: each block just above the
   // blocks it meets that were below it. Any two non-empty blocks live
   // together were one below the other, so they stay apart whatever the
@@ -185,8 +200,40 @@ bool ArenaPlanner::placeAs(Remembered &r, ArenaPlacement &out) {
       return false;
   }
   out.size = top;
-  r.lastUse = ++calls;
   return true;
+}
+
+void ArenaPlanner::share(std::shared_ptr<SharedPlacements> placements) {
+  shared = std::move(placements);
+}
+
+void SharedPlacements::collect(
+    const Lifetimes &lifetimes,
+    std::vector<std::shared_ptr<const RememberedPlacement>> &into) {
+  std::lock_guard<std::mutex> lock(mutex);
+  if (lifetimes != forLifetimes)
+    return;
+  for (const std::shared_ptr<const RememberedPlacement> &placement : placements)
+    if (std::find(into.begin(), into.end(), placement) == into.end())
+      into.push_back(placement);
+}
+
+void SharedPlacements::add(
+    const Lifetimes &lifetimes,
+    std::shared_ptr<const RememberedPlacement> placement) {
+  std::lock_guard<std::mutex> lock(mutex);
+  if (forLifetimes.empty())
+    forLifetimes = lifetimes;
+  if (lifetimes != forLifetimes)
+    return;
+  for (std::shared_ptr<const RememberedPlacement> &held : placements)
+    if (held->empty == placement->empty) {
+      held = std::move(placement);
+      return;
+    }
+  if (placements.size() == ArenaPlanner::kRememberedPlacements)
+    placements.erase(placements.begin());
+  placements.push_back(std::move(placement));
 }
 
 bool ArenaPlanner::place(const std::vector<ArenaBlock> &blocks,
@@ -232,6 +279,18 @@ bool ArenaPlanner::place(const std::vector<ArenaBlock> &blocks,
   markEmpty();
   if (!anyFixed && placeAsRemembered(out))
     return true;
+  // Then those other sessions made that this planner does not hold.
+  if (!anyFixed && shared) {
+    collected.clear();
+    for (const Remembered &r : remembered)
+      collected.push_back(r.placement);
+    size_t held = collected.size();
+    shared->collect(lifetimes, collected);
+    for (size_t k = held; k < collected.size(); ++k)
+      keep(collected[k]);
+    if (collected.size() > held && placeAsRemembered(out))
+      return true;
+  }
   if (!placeAnew(blocks, out))
     return false;
   // Remembered for later calls; not with fixed blocks (a mid-run placement

@@ -26,6 +26,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <mutex>
 #include <utility>
 #include <vector>
 
@@ -51,6 +53,35 @@ struct ArenaPlacement {
   uint64_t livePeak = 0;
 };
 
+/// A placement a planner keeps for later calls (ArenaPlanner::place): which
+/// blocks were empty, the others by offset, and per block the blocks it
+/// meets that were below it (CSR). Not changed once made.
+struct RememberedPlacement {
+  std::vector<uint8_t> empty;
+  std::vector<uint32_t> order, belowBegin, below;
+};
+
+/// Placements shared by the planners of one plan's sessions (a model's), so
+/// that a session's first runs place as earlier sessions did: at most
+/// ArenaPlanner::kRememberedPlacements, one per set of empty blocks, the
+/// oldest replaced. For the lifetimes of the first planner to share; others
+/// neither take nor give. Safe to use from several threads.
+class SharedPlacements {
+public:
+  using Lifetimes = std::vector<std::pair<size_t, size_t>>;
+  /// Appends to `into` the placements for `lifetimes` it does not hold.
+  void collect(const Lifetimes &lifetimes,
+               std::vector<std::shared_ptr<const RememberedPlacement>> &into);
+  /// Adds `placement`, made for `lifetimes`.
+  void add(const Lifetimes &lifetimes,
+           std::shared_ptr<const RememberedPlacement> placement);
+
+private:
+  std::mutex mutex;
+  Lifetimes forLifetimes;
+  std::vector<std::shared_ptr<const RememberedPlacement>> placements;
+};
+
 /// Places temporaries whose lifetimes do not change between runs (a
 /// session's): the pairs live together are found once, so a placement looks
 /// only at the blocks a block meets (a handful in a transformer's plan)
@@ -70,9 +101,10 @@ public:
   /// lifetimes and never anything before, they are not tried again until
   /// the lifetimes change. Before all that, where no block is fixed, the
   /// placements of earlier calls (kRememberedPlacements, one per set of
-  /// empty blocks) are tried at these sizes; one that reaches the live-set
-  /// peak is taken and no placement is made. Deterministic for a sequence
-  /// of calls.
+  /// empty blocks, and those of the planners sharing with this one) are
+  /// tried at these sizes; one that reaches the live-set peak is taken and
+  /// no placement is made. Deterministic for a sequence of calls (of this
+  /// planner and those it shares with).
   bool place(const std::vector<ArenaBlock> &blocks, uint64_t alignment,
              ArenaPlacement &out);
 
@@ -85,8 +117,12 @@ public:
   /// ResNets' plans (light_resnet50, the generator's f16 ResNet-50) reach
   /// the peak in two.
   static constexpr int kRepairPlacements = 4;
+  /// Shares placements with the other planners of `shared` (a model's
+  /// sessions'), from the next call on.
+  void share(std::shared_ptr<SharedPlacements> shared);
+
   /// The placements kept for later calls: BERT-base's 298 temporaries
-  /// over batch 1-8 and sequence 1-512 have 6 sets of empty workspaces.
+  /// over batch 1-8 and sequence 1-512 have 13 sets of empty workspaces.
   static constexpr size_t kRememberedPlacements = 16;
   /// The calls above the peak whose repairs find nothing before they stop.
   static constexpr int kFruitlessRepairCalls = 2;
@@ -103,8 +139,6 @@ private:
   /// placeAsRemembered: per block, the blocks it meets below it.
   void remember(const std::vector<uint64_t> &offsets);
 
-  struct Remembered;
-
   /// Places the blocks at `sizes` largest first, then tries other orders
   /// where that is above the peak (the repairs `place` describes);
   /// `out.livePeak` is set. False on overflow.
@@ -119,7 +153,11 @@ private:
   /// in `r`, at `sizes`; true where the arena is at `out.livePeak`, which
   /// no placement beats. Always valid where the blocks empty in `r` are
   /// empty now. `out.offsets` holds a 0 per block.
-  bool placeAs(Remembered &r, ArenaPlacement &out);
+  bool placeAs(const RememberedPlacement &r, ArenaPlacement &out);
+
+  /// Keeps `placement`, the least recently used one out where there are
+  /// kRememberedPlacements.
+  void keep(std::shared_ptr<const RememberedPlacement> placement);
 
   /// Places the blocks in `inOrder` (the fixed ones where they are), each
   /// at the lowest offset clear of the placed blocks it meets; false on
@@ -139,18 +177,16 @@ private:
   std::vector<std::pair<uint64_t, uint64_t>> taken;
   std::vector<uint64_t> starts, ends;
   std::vector<uint64_t> trialOffsets;
-  /// A placement kept for placeAsRemembered: which blocks were empty, the
-  /// others by offset, and per block the blocks below it (CSR).
+  /// The placements kept for placeAsRemembered, each with the call that
+  /// last used it; cleared when the lifetimes change.
   struct Remembered {
-    std::vector<uint8_t> empty;
-    std::vector<uint32_t> order, belowBegin, below;
+    std::shared_ptr<const RememberedPlacement> placement;
     uint64_t lastUse = 0;
   };
-  /// At most kRememberedPlacements, one per set of empty blocks (split-K
-  /// workspaces are empty where their group selects another variant);
-  /// cleared when the lifetimes change.
   std::vector<Remembered> remembered;
   std::vector<uint8_t> emptyNow;
+  std::shared_ptr<SharedPlacements> shared;
+  std::vector<std::shared_ptr<const RememberedPlacement>> collected;
   uint64_t calls = 0;
   std::vector<size_t> trialOrder, candidates;
   /// The order of the smallest arena the last call found (empty: none yet).

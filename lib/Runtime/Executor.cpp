@@ -300,6 +300,7 @@ Session::Session(std::shared_ptr<const Model> model, unsigned threads)
     }
   }
   outputs.resize(manifest.outputs.size());
+  planner.share(loaded->sharedPlacements());
   planner.prepare(arenaBlocks);
   for (size_t slot = 0; slot < manifest.symbols.size(); ++slot)
     if (manifest.symbols[slot].bindingStep == kAtBinding)
@@ -727,13 +728,27 @@ bool Session::checkConstraints(size_t readyAfter, RuntimeError &error) {
 
 Session::Operand Session::operandOf(const ShapeExpr &expr) {
   Operand operand;
-  if (expr.isConstant())
+  if (expr.isConstant()) {
     operand.value = expr.constantValue();
-  else if (expr.isSymbol())
-    operand = {nullptr, static_cast<int64_t>(expr.symbolSlot()), true};
-  else
+  } else if (expr.isSymbol()) {
+    operand.value = static_cast<int64_t>(expr.symbolSlot());
+    operand.symbol = true;
+  } else {
     operand.expr = &expr;
+    auto [entry, added] = expressionIndex.try_emplace(
+        expr.text(), static_cast<uint32_t>(evaluated.size()));
+    if (added)
+      evaluated.emplace_back();
+    operand.expression = entry->second;
+  }
   return operand;
+}
+
+void Session::noteSymbols() {
+  if (bindsFromData || symbols != epochSymbols) {
+    ++shapeEpoch;
+    epochSymbols = symbols;
+  }
 }
 
 /// Writes a memref descriptor's sizes and row-major strides (unsigned, so
@@ -769,6 +784,8 @@ bool Session::prepare(RuntimeError &error) {
       plan.function = gpu->model->function(k);
     int64_t *slot = slots[k].data();
     uint32_t next = 0;
+    // Values and shapes first, then addresses (kept apart below).
+    std::vector<SlotFill> addresses;
     for (size_t p = 0; p < kernel.params.size(); ++p) {
       const KernelParam &param = kernel.params[p];
       SlotFill fill;
@@ -792,7 +809,7 @@ bool Session::prepare(RuntimeError &error) {
         std::memcpy(&slot[next + 1], &data, sizeof(void *));
       } else {
         fill.kind = SlotFill::Kind::Address;
-        fills.push_back(fill);
+        addresses.push_back(fill);
       }
       slot[next + 2] = 0;
       next += 3;
@@ -806,8 +823,12 @@ bool Session::prepare(RuntimeError &error) {
       }
       next += static_cast<uint32_t>(2 * rank);
     }
+    plan.addressBegin = static_cast<uint32_t>(fills.size());
+    fills.insert(fills.end(), addresses.begin(), addresses.end());
     plan.fillEnd = static_cast<uint32_t>(fills.size());
   }
+  launchEpochs.assign(manifest.kernels.size(), 0);
+  launchGrids.assign(manifest.kernels.size(), {0, 0, 0});
   return true;
 }
 
@@ -1126,6 +1147,7 @@ bool Session::bindFromData(const StepInfo &step, size_t stepIndex,
     symbols[slot] = values[i];
     symbolBound[slot] = 1;
   }
+  noteSymbols();
   for (size_t i = 0; i < count; ++i) {
     if (step.binds[i] != kAtBinding)
       continue;
@@ -1395,7 +1417,11 @@ bool Session::launchKernel(size_t kernelIndex, RuntimeError &error) {
   auto label = [&] { return "kernel " + quoted(kernel.name); };
   const LaunchPlan &plan = launchPlans[kernelIndex];
   int64_t *slot = slots[kernelIndex].data();
-  for (uint32_t f = plan.fillBegin; f < plan.fillEnd; ++f) {
+  // Launched before in this epoch: the values, shapes and grid written
+  // then hold; the addresses may have moved (a larger arena, new inputs).
+  bool filled = launchEpochs[kernelIndex] == shapeEpoch;
+  for (uint32_t f = filled ? plan.addressBegin : plan.fillBegin;
+       f < plan.fillEnd; ++f) {
     const SlotFill &fill = fills[f];
     switch (fill.kind) {
     case SlotFill::Kind::Value:
@@ -1424,7 +1450,10 @@ bool Session::launchKernel(size_t kernelIndex, RuntimeError &error) {
   }
 
   uint64_t grid[3];
-  for (int i = 0; i < 3; ++i) {
+  std::array<uint64_t, 3> &known = launchGrids[kernelIndex];
+  for (int i = 0; i < 3 && filled; ++i)
+    grid[i] = known[i];
+  for (int i = 0; i < 3 && !filled; ++i) {
     int64_t value;
     ShapeExpr::EvalStatus status = evaluate(plan.grid[i], value);
     auto gridLabel = [&] {
@@ -1446,6 +1475,10 @@ bool Session::launchKernel(size_t kernelIndex, RuntimeError &error) {
       __builtin_mul_overflow(total, grid[2], &total))
     return error.fail(DYNCC_ERROR_SHAPE,
                       label() + ": the grid size overflows");
+  if (!filled) {
+    std::copy(grid, grid + 3, known.begin());
+    launchEpochs[kernelIndex] = shapeEpoch;
+  }
   launchedBlocks = total;
   if (total == 0)
     return true;
@@ -1549,6 +1582,7 @@ bool Session::enqueue(RuntimeError &error) {
     before = cuda::threadDriverTime();
   if (!bindSymbols(error))
     return false;
+  noteSymbols();
   const Manifest &manifest = loaded->manifest();
   // This run's selections: memoized per tuple of the symbols the inputs
   // bind. Set before the buffers are sized: a workspace is sized by the

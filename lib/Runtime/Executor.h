@@ -27,6 +27,7 @@
 #include "dyncc/Runtime/Manifest.h"
 #include "dyncc/Runtime/dyncc_runtime.h"
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -91,6 +92,10 @@ public:
     uint32_t group;
   };
   const std::vector<RunStep> &runSteps() const { return steps; }
+  /// The arena placements its sessions' planners share (ArenaPlanner).
+  std::shared_ptr<SharedPlacements> sharedPlacements() const {
+    return placements;
+  }
   /// The model's code and weights on CUDA device `ordinal`, loaded by the
   /// first session there and shared while any session on it lives.
   std::shared_ptr<const CudaModel> cudaModel(int ordinal,
@@ -112,6 +117,8 @@ private:
   std::vector<uint32_t> variantBegin, variantKernels;
   std::vector<RunStep> steps;
   bool codeLoaded = false;
+  std::shared_ptr<SharedPlacements> placements =
+      std::make_shared<SharedPlacements>();
   mutable std::mutex cudaMutex;
   mutable std::map<int, std::weak_ptr<const CudaModel>> cudaModels;
 };
@@ -280,6 +287,15 @@ private:
     const ShapeExpr *expr = nullptr;
     int64_t value = 0;
     bool symbol = false;
+    /// An expression's entry in `expressions`, shared by every operand of
+    /// the same text.
+    uint32_t expression = 0;
+  };
+  /// An expression's value, good while `epoch` is the session's
+  /// shapeEpoch.
+  struct Evaluated {
+    uint64_t epoch = 0;
+    int64_t value = 0;
   };
   /// Parameter slots a launch writes: those whose contents a shape
   /// changes. The others (constants, the weights' addresses, constant
@@ -292,10 +308,12 @@ private:
     uint32_t buffer = 0;
     Operand operand;
   };
-  /// Per kernel, its fills (fills[fillBegin, fillEnd)), grid, block,
-  /// dynamic shared memory and CUDA function.
+  /// Per kernel, its fills (fills[fillBegin, fillEnd)), those of values
+  /// and shapes first and its buffers' addresses from addressBegin, grid,
+  /// block, dynamic shared memory and CUDA function.
   struct LaunchPlan {
     uint32_t fillBegin = 0;
+    uint32_t addressBegin = 0;
     uint32_t fillEnd = 0;
     Operand grid[3];
     unsigned block[3] = {1, 1, 1};
@@ -316,15 +334,29 @@ private:
   /// Sizes and places staticBuffers (at creation), then writes the slots
   /// no run changes and plans the rest (fills, launchPlans).
   bool prepare(RuntimeError &error);
-  static Operand operandOf(const ShapeExpr &expr);
-  ShapeExpr::EvalStatus evaluate(const Operand &operand,
-                                 int64_t &value) const {
-    if (operand.expr)
-      return operand.expr->evaluate(symbols.data(), value);
+  /// `expr` as an operand; an expression's is interned by its text, so
+  /// that a run evaluates it once.
+  Operand operandOf(const ShapeExpr &expr);
+  ShapeExpr::EvalStatus evaluate(const Operand &operand, int64_t &value) {
+    if (operand.expr) {
+      Evaluated &known = evaluated[operand.expression];
+      if (known.epoch != shapeEpoch) {
+        if (ShapeExpr::EvalStatus status =
+                operand.expr->evaluate(symbols.data(), known.value);
+            status != ShapeExpr::EvalStatus::Ok)
+          return status;
+        known.epoch = shapeEpoch;
+      }
+      value = known.value;
+      return ShapeExpr::EvalStatus::Ok;
+    }
     value = operand.symbol ? symbols[static_cast<size_t>(operand.value)]
                            : operand.value;
     return ShapeExpr::EvalStatus::Ok;
   }
+  /// Starts a new shape epoch where the symbols may differ from the
+  /// epoch's (always for a plan that binds symbols from data).
+  void noteSymbols();
   /// Sizes `buffer` at the bound symbols (checking an input's against the
   /// shape it was given) and places it, unless it is a temp.
   bool computeBuffer(size_t buffer, RuntimeError &error);
@@ -545,6 +577,17 @@ private:
   std::vector<std::vector<int64_t>> slots;
   std::vector<std::vector<void *>> slotPointers;
   std::vector<SlotFill> fills;
+  /// The symbols' values are the same as long as shapeEpoch is: an
+  /// expression is evaluated once an epoch (`evaluated`, per interned
+  /// expression), and a kernel launched again in the same epoch rewrites
+  /// only its buffers' addresses, its values, shapes and grid kept
+  /// (launchEpochs, launchGrids).
+  uint64_t shapeEpoch = 1;
+  std::vector<int64_t> epochSymbols;
+  std::vector<Evaluated> evaluated;
+  std::unordered_map<std::string, uint32_t> expressionIndex;
+  std::vector<uint64_t> launchEpochs;
+  std::vector<std::array<uint64_t, 3>> launchGrids;
   std::vector<SizedBuffer> sizedBuffers;
   std::vector<Operand> bufferDims;
   std::vector<LaunchPlan> launchPlans;

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <limits>
 #include <random>
+#include <thread>
 
 using namespace dyncc::runtime;
 
@@ -152,35 +153,45 @@ TEST(ArenaPlanTest, ResidualStreamReusesLayers) {
   EXPECT_LE(p.size, p.livePeak + p.livePeak / 4);
 }
 
-TEST(ArenaPlanTest, RememberedPlacementHoldsWhereSizesScaleTogether) {
-  // BERT-base's layer: the residual stream and the attention's temporaries
-  // scale with the tokens, the scores with the tokens times the sequence,
-  // and a split-K GEMM's workspace is empty where its group selects
-  // another variant. A new shape whose sizes scale together is placed as
-  // the last one with the same blocks empty (no placement made), scaled.
+/// BERT-base's layer, four times: the residual stream and the attention's
+/// temporaries scale with the tokens, the scores with the tokens times the
+/// sequence, and a split-K GEMM's workspace is empty where its group
+/// selects another variant. Sizes 0 until sized with `at`.
+struct BertLayers {
   std::vector<ArenaBlock> blocks;
   std::vector<uint64_t> perToken, perScore;
-  for (size_t l = 0; l < 4; ++l) {
-    size_t s = l * 5;
-    blocks.push_back({0, s, s + 5});     // the stream
-    blocks.push_back({0, s + 1, s + 3}); // Q, K, V
-    blocks.push_back({0, s + 2, s + 3}); // the scores
-    blocks.push_back({0, s + 3, s + 4}); // the context
-    blocks.push_back({0, s + 4, s + 5}); // the feed-forward's wide value
-    blocks.push_back({0, s + 4, s + 4}); // its GEMM's split-K workspace
-    perToken.insert(perToken.end(), {768, 2304, 0, 768, 3072, 4 * 768});
-    perScore.insert(perScore.end(), {0, 0, 12, 0, 0, 0});
+  BertLayers() {
+    for (size_t l = 0; l < 4; ++l) {
+      size_t s = l * 5;
+      blocks.push_back({0, s, s + 5});     // the stream
+      blocks.push_back({0, s + 1, s + 3}); // Q, K, V
+      blocks.push_back({0, s + 2, s + 3}); // the scores
+      blocks.push_back({0, s + 3, s + 4}); // the context
+      blocks.push_back({0, s + 4, s + 5}); // the feed-forward's wide value
+      blocks.push_back({0, s + 4, s + 4}); // its GEMM's split-K workspace
+      perToken.insert(perToken.end(), {768, 2304, 0, 768, 3072, 4 * 768});
+      perScore.insert(perScore.end(), {0, 0, 12, 0, 0, 0});
+    }
   }
-  auto atShape = [&](uint64_t tokens, uint64_t seq, bool splitK) {
+  static bool isWorkspace(size_t i) { return i % 6 == 5; }
+  std::vector<ArenaBlock> &at(uint64_t tokens, uint64_t seq, bool splitK) {
     for (size_t i = 0; i < blocks.size(); ++i)
-      blocks[i].size = i % 6 == 5 && !splitK
+      blocks[i].size = isWorkspace(i) && !splitK
                            ? 0
                            : 4 * tokens * (perToken[i] + perScore[i] * seq);
-  };
+    return blocks;
+  }
+};
+
+TEST(ArenaPlanTest, RememberedPlacementHoldsWhereSizesScaleTogether) {
+  // A new shape whose sizes scale together is placed as the last one with
+  // the same blocks empty (no placement made), scaled.
+  BertLayers layers;
+  std::vector<ArenaBlock> &blocks = layers.blocks;
   ArenaPlanner planner;
   auto placeAt = [&](uint64_t tokens, uint64_t seq, bool splitK,
                      ArenaPlacement &p) {
-    atShape(tokens, seq, splitK);
+    layers.at(tokens, seq, splitK);
     ASSERT_TRUE(planner.place(blocks, 64, p));
     expectValid(blocks, p, 64);
     EXPECT_EQ(p.size, p.livePeak) << tokens << " " << seq << " " << splitK;
@@ -238,6 +249,75 @@ TEST(ArenaPlanTest, RememberedPlacementsAreUsedOnlyWhereValidAtThePeak) {
   }
   EXPECT_GT(kept, 0);
   EXPECT_GT(placedAgain, 0);
+}
+
+TEST(ArenaPlanTest, PlannersSharingPlacementsPlaceAsEachOther) {
+  // A model's sessions: the second session's first call places as the
+  // first session did (no placement made); a planner for other lifetimes
+  // (another model's plan) neither takes nor gives.
+  BertLayers layers;
+  auto shared = std::make_shared<SharedPlacements>();
+  ArenaPlanner first, second, other;
+  first.share(shared);
+  second.share(shared);
+  other.share(shared);
+  ArenaPlacement a, b, c;
+  ASSERT_TRUE(first.place(layers.at(64, 64, false), 64, a));
+  EXPECT_EQ(first.lastPlacements(), 1);
+  std::vector<ArenaBlock> &blocks = layers.at(5 * 64, 64, false);
+  ASSERT_TRUE(second.place(blocks, 64, b));
+  expectValid(blocks, b, 64);
+  EXPECT_EQ(second.lastPlacements(), 0);
+  EXPECT_EQ(b.size, b.livePeak);
+  for (size_t i = 0; i < blocks.size(); ++i)
+    EXPECT_EQ(b.offsets[i], 5 * a.offsets[i]) << i;
+  std::vector<ArenaBlock> shifted = blocks;
+  for (ArenaBlock &block : shifted)
+    ++block.last;
+  ASSERT_TRUE(other.place(shifted, 64, c));
+  expectValid(shifted, c, 64);
+  EXPECT_EQ(other.lastPlacements(), 1);
+}
+
+TEST(ArenaPlanTest, PlannersShareAcrossThreads) {
+  // Sessions run from several threads: each thread's planner over its own
+  // shapes, all sharing; every placement valid, and each thread reuses
+  // placements.
+  auto shared = std::make_shared<SharedPlacements>();
+  std::vector<int> reused(4, 0), invalid(4, 0);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&, t] {
+      std::mt19937_64 rng(t);
+      ArenaPlanner planner;
+      planner.share(shared);
+      BertLayers layers;
+      for (int run = 0; run < 200; ++run) {
+        std::vector<ArenaBlock> &mine =
+            layers.at(1 + rng() % 512, 1 + rng() % 512, rng() % 2);
+        ArenaPlacement p;
+        if (!planner.place(mine, 64, p)) {
+          ++invalid[t];
+          continue;
+        }
+        reused[t] += planner.lastPlacements() == 0;
+        for (size_t i = 0; i < mine.size(); ++i)
+          for (size_t j = i + 1; j < mine.size(); ++j) {
+            bool together =
+                !(mine[i].last < mine[j].first || mine[j].last < mine[i].first);
+            bool apart = p.offsets[i] + mine[i].size <= p.offsets[j] ||
+                         p.offsets[j] + mine[j].size <= p.offsets[i];
+            invalid[t] +=
+                together && !apart && mine[i].size != 0 && mine[j].size != 0;
+          }
+      }
+    });
+  for (std::thread &thread : threads)
+    thread.join();
+  for (int t = 0; t < 4; ++t) {
+    EXPECT_EQ(invalid[t], 0) << t;
+    EXPECT_GT(reused[t], 0) << t;
+  }
 }
 
 TEST(ArenaPlanTest, RandomPlansAreValid) {
