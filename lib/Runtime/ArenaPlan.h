@@ -24,6 +24,7 @@
 #ifndef DYNCC_LIB_RUNTIME_ARENAPLAN_H
 #define DYNCC_LIB_RUNTIME_ARENAPLAN_H
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -75,8 +76,12 @@ public:
   /// Adds `placement`, made for `lifetimes`.
   void add(const Lifetimes &lifetimes,
            std::shared_ptr<const RememberedPlacement> placement);
+  /// True for the first caller only: the session that plans ahead for the
+  /// others (Session::planAhead).
+  bool firstToPlanAhead() { return !plannedAhead.exchange(true); }
 
 private:
+  std::atomic<bool> plannedAhead{false};
   std::mutex mutex;
   Lifetimes forLifetimes;
   std::vector<std::shared_ptr<const RememberedPlacement>> placements;

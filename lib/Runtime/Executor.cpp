@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -21,6 +22,8 @@ namespace {
 constexpr size_t kMaxSelectionMemoEntries = 1 << 14;
 /// The CUDA graphs a session keeps (the least recently used goes first).
 constexpr size_t kMaxGraphs = 8;
+/// The shapes a model's first session places its temps at ahead of runs.
+constexpr size_t kPlanAheadShapes = 64;
 constexpr uint32_t kNotSelected = UINT32_MAX;
 
 std::string str(int64_t value) { return std::to_string(value); }
@@ -393,6 +396,8 @@ std::unique_ptr<Session> Session::create(std::shared_ptr<const Model> model,
       state.hostStale.assign(manifest.outputs.size(), 0);
       if (!session->prepare(error))
         return nullptr;
+      if (session->loaded->sharedPlacements()->firstToPlanAhead())
+        session->planAhead();
       return session;
     }
   }
@@ -424,6 +429,8 @@ std::unique_ptr<Session> Session::create(std::shared_ptr<const Model> model,
       new Session(std::move(model), ThreadPool::defaultSize()));
   if (!session->prepare(error))
     return nullptr;
+  if (session->loaded->sharedPlacements()->firstToPlanAhead())
+    session->planAhead();
   return session;
 }
 
@@ -941,14 +948,9 @@ bool Session::selectable(size_t group, size_t afterStep) const {
   return true;
 }
 
-bool Session::placeTemps(size_t afterStep, RuntimeError &error) {
-  // Temps: placed by lifetime at this run's sizes. The placement depends
-  // only on the sizes, so a run at the sizes of the last one keeps it.
-  // After a bind step, the temps written by then keep their offsets (and
-  // contents) and the rest, now sized, are placed around them.
+bool Session::sizeTemps(size_t afterStep, bool &changed, RuntimeError &error) {
   bool midRun = afterStep != kAtBinding;
   std::vector<ArenaBlock> &blocks = arenaBlocks;
-  bool changed = !arenaPlanned || midRun;
   for (size_t t = 0; t < tempBuffers.size(); ++t) {
     ArenaBlock &block = blocks[t]; // One per temp, from the constructor.
     block.fixed = midRun && block.first <= afterStep;
@@ -968,6 +970,19 @@ bool Session::placeTemps(size_t afterStep, RuntimeError &error) {
     changed |= block.size != bytes;
     block.size = bytes;
   }
+  return true;
+}
+
+bool Session::placeTemps(size_t afterStep, RuntimeError &error) {
+  // Temps: placed by lifetime at this run's sizes. The placement depends
+  // only on the sizes, so a run at the sizes of the last one keeps it.
+  // After a bind step, the temps written by then keep their offsets (and
+  // contents) and the rest, now sized, are placed around them.
+  bool midRun = afterStep != kAtBinding;
+  std::vector<ArenaBlock> &blocks = arenaBlocks;
+  bool changed = !arenaPlanned || midRun;
+  if (!sizeTemps(afterStep, changed, error))
+    return false;
   uint64_t inUse = placement.size;
   if (changed) {
     if (!planner.place(blocks, kArenaAlignment, placement))
@@ -1566,6 +1581,93 @@ bool Session::copy(const StepInfo &step, size_t stepIndex,
   return true;
 }
 
+void Session::beginSelections() {
+  // Memoized per tuple of the symbols the inputs bind.
+  selectionKey.clear();
+  for (size_t slot : inputSymbols)
+    selectionKey.push_back(symbols[slot]);
+  auto memo = selectionMemo.find(selectionKey);
+  if (memo == selectionMemo.end()) {
+    if (selectionMemo.size() >= kMaxSelectionMemoEntries)
+      selectionMemo.clear();
+    memo = selectionMemo
+               .emplace(selectionKey,
+                        std::vector<uint32_t>(loaded->manifest().groups.size(),
+                                              kNotSelected))
+               .first;
+  }
+  runSelections = &memo->second;
+  ++runNumber;
+}
+
+void Session::planAhead() {
+  const Manifest &manifest = loaded->manifest();
+  size_t count = inputSymbols.size();
+  if (count == 0 || tempBuffers.empty())
+    return;
+  // Per symbol, values log-spaced over its range (multiples of its
+  // divisor), fewer per symbol the more symbols there are.
+  size_t perSymbol = std::max<size_t>(
+      2, static_cast<size_t>(std::pow(static_cast<double>(kPlanAheadShapes),
+                                      1.0 / static_cast<double>(count))));
+  std::vector<std::vector<int64_t>> values(count);
+  for (size_t s = 0; s < count; ++s) {
+    const SymbolInfo &symbol = manifest.symbols[inputSymbols[s]];
+    int64_t divisor = std::max<int64_t>(1, symbol.divisor);
+    int64_t low = (symbol.min + divisor - 1) / divisor * divisor;
+    int64_t high = symbol.max / divisor * divisor;
+    if (low < 1 || high < low)
+      return;
+    for (size_t i = 0; i < perSymbol; ++i) {
+      double at = static_cast<double>(i) / static_cast<double>(perSymbol - 1);
+      double value = std::exp(std::log(static_cast<double>(low)) +
+                              at * (std::log(static_cast<double>(high)) -
+                                    std::log(static_cast<double>(low))));
+      int64_t rounded = std::clamp<int64_t>(
+          static_cast<int64_t>(std::llround(value / divisor)) * divisor, low,
+          high);
+      if (values[s].empty() || values[s].back() != rounded)
+        values[s].push_back(rounded);
+    }
+  }
+  // Selections in a vector of its own: runs keep their memo and counts.
+  RuntimeError ignored;
+  ArenaPlacement scratch;
+  std::vector<uint32_t> selections(manifest.groups.size());
+  uint64_t scansBefore = scans;
+  std::vector<size_t> at(count, 0);
+  for (size_t shape = 0; shape < kPlanAheadShapes; ++shape) {
+    for (size_t s = 0; s < count; ++s)
+      symbols[inputSymbols[s]] = values[s][at[s]];
+    noteSymbols();
+    bool changed = false;
+    bool sized = checkConstraints(kAtBinding, ignored);
+    if (sized) {
+      std::fill(selections.begin(), selections.end(), kNotSelected);
+      runSelections = &selections;
+      ++runNumber;
+      for (size_t b : boundBuffers)
+        if (sizedBuffers[b].kind == BufferKind::Temp)
+          sized = sized && computeBuffer(b, ignored);
+      for (size_t b : laterBuffers)
+        bufferBytes[b] = 0;
+      sized = sized && sizeTemps(kAtBinding, changed, ignored);
+    }
+    if (sized)
+      planner.place(arenaBlocks, kArenaAlignment, scratch);
+    // The next shape, odometer order; done after the last.
+    size_t s = 0;
+    while (s < count && ++at[s] == values[s].size())
+      at[s++] = 0;
+    if (s == count)
+      break;
+  }
+  // The first run sizes and places for itself.
+  runSelections = nullptr;
+  scans = scansBefore;
+  arenaPlanned = false;
+}
+
 bool Session::enqueue(RuntimeError &error) {
   ran = false;
   launches = 0;
@@ -1584,23 +1686,9 @@ bool Session::enqueue(RuntimeError &error) {
     return false;
   noteSymbols();
   const Manifest &manifest = loaded->manifest();
-  // This run's selections: memoized per tuple of the symbols the inputs
-  // bind. Set before the buffers are sized: a workspace is sized by the
-  // variant its group selects.
-  selectionKey.clear();
-  for (size_t slot : inputSymbols)
-    selectionKey.push_back(symbols[slot]);
-  auto memo = selectionMemo.find(selectionKey);
-  if (memo == selectionMemo.end()) {
-    if (selectionMemo.size() >= kMaxSelectionMemoEntries)
-      selectionMemo.clear();
-    memo = selectionMemo
-               .emplace(selectionKey, std::vector<uint32_t>(
-                                          manifest.groups.size(), kNotSelected))
-               .first;
-  }
-  runSelections = &memo->second;
-  ++runNumber;
+  // This run's selections, set before the buffers are sized: a workspace
+  // is sized by the variant its group selects.
+  beginSelections();
   if (!computeBuffers(kAtBinding, error))
     return false;
   if (gpu) {

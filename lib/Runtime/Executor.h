@@ -267,6 +267,9 @@ public:
   /// The last run's arena placement: the bytes it needs and the live-set
   /// peak at that run's shapes.
   const ArenaPlacement &arenaPlacement() const { return placement; }
+  /// The placements the arena planner made at the last change of sizes (0:
+  /// it placed as a remembered placement; ArenaPlanner::lastPlacements).
+  int arenaPlacementsMade() const { return planner.lastPlacements(); }
 
 private:
   Session(std::shared_ptr<const Model> model, unsigned threads);
@@ -360,7 +363,21 @@ private:
   /// Sizes `buffer` at the bound symbols (checking an input's against the
   /// shape it was given) and places it, unless it is a temp.
   bool computeBuffer(size_t buffer, RuntimeError &error);
+  /// Sizes the temps' arena blocks at this run's shapes (a workspace
+  /// empty where its group's selected variant does not take it); after a
+  /// bind step (`afterStep`), those written by then are fixed where they
+  /// are. Returns whether any block changed through `changed`.
+  bool sizeTemps(size_t afterStep, bool &changed, RuntimeError &error);
   bool placeTemps(size_t afterStep, RuntimeError &error);
+  /// Finds or makes this run's entry of selectionMemo (runSelections) and
+  /// starts a run number.
+  void beginSelections();
+  /// Plans ahead, for the first session of a model: the temps placed at a
+  /// few shapes over the declared ranges of the symbols the inputs bind
+  /// (kPlanAheadShapes at most, each symbol's values log-spaced), without
+  /// allocating, so that the placements shared by the model's sessions
+  /// hold one per set of empty workspaces those shapes select.
+  void planAhead();
   /// A bind step: reads its buffer back, binds and checks the sizes, then
   /// sizes and places what they determine.
   bool bindFromData(const StepInfo &step, size_t stepIndex,

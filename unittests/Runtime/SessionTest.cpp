@@ -130,6 +130,30 @@ TEST(SessionTest, SplitVariantLaunchesItsKernelsAndSizesItsWorkspace) {
   }
 }
 
+// A model's first session plans ahead: it places the temps at shapes over
+// B's range, split and unsplit, so that the first runs of every session
+// place as then (no placement made), and correctly.
+TEST(SessionTest, SessionsPlaceAsPlannedAhead) {
+  auto model = loadModel(splitManifest());
+  ASSERT_NE(model, nullptr);
+  auto first = makeSession(model);
+  auto second = makeSession(model);
+  ASSERT_NE(first, nullptr);
+  ASSERT_NE(second, nullptr);
+  EXPECT_EQ(first->selectionMemoSize(), 0u);
+  EXPECT_EQ(first->selectionScans(), 0u);
+  for (Session *session : {first.get(), second.get()})
+    for (int64_t rows : {5, 1000, 3, 999}) {
+      SCOPED_TRACE(rows);
+      runLinear(*session, rows, static_cast<uint64_t>(rows) + 5);
+      EXPECT_STREQ(session->groupVariant(0),
+                   rows <= 16 ? "matmul_part" : "matmul_large");
+      EXPECT_EQ(session->arenaPlacementsMade(), 0);
+      EXPECT_EQ(session->arenaPlacement().size,
+                session->arenaPlacement().livePeak);
+    }
+}
+
 TEST(SessionTest, SplitVariantErrors) {
   auto expectError = [](const std::string &manifest,
                         const std::string &message) {
