@@ -396,6 +396,25 @@ std::unique_ptr<Session> Session::create(std::shared_ptr<const Model> model,
       state.hostStale.assign(manifest.outputs.size(), 0);
       if (!session->prepare(error))
         return nullptr;
+      // Room for the longest run's recording (graphs): its steps' largest
+      // variants, so that recording reallocates nothing.
+      size_t longestOps = 0, longestParams = 0;
+      for (const StepInfo &step : manifest.steps) {
+        size_t ops = 1, params = 0;
+        if (step.op == StepInfo::Op::Launch)
+          for (const VariantInfo &variant :
+               manifest.groups[step.group].variants) {
+            size_t slots = 0;
+            for (size_t k : variant.kernels())
+              slots += manifest.kernels[k].numSlots;
+            ops = std::max(ops, variant.kernels().size());
+            params = std::max(params, slots);
+          }
+        longestOps += ops;
+        longestParams += params;
+      }
+      state.ops.reserve(longestOps);
+      state.params.reserve(longestParams);
       if (session->loaded->sharedPlacements()->firstToPlanAhead())
         session->planAhead();
       return session;
@@ -1765,9 +1784,11 @@ bool Session::enqueue(RuntimeError &error) {
   return true;
 }
 
-cuda::CUresult Session::issueDirect(std::string &what) {
+cuda::CUresult Session::issueDirect(const std::vector<CudaState::GraphOp> &ops,
+                                    const std::vector<int64_t> &params,
+                                    std::string &what) {
   const cuda::Driver &driver = gpu->driver();
-  for (const CudaState::GraphOp &op : gpu->ops) {
+  for (const CudaState::GraphOp &op : ops) {
     if (!op.function) {
       if (cuda::CUresult status =
               driver.memcpyDtoDAsync(op.dst, op.src, op.bytes, gpu->stream)) {
@@ -1778,7 +1799,7 @@ cuda::CUresult Session::issueDirect(std::string &what) {
     }
     gpu->paramPointers.resize(op.paramCount);
     for (uint32_t i = 0; i < op.paramCount; ++i)
-      gpu->paramPointers[i] = &gpu->params[op.paramBegin + i];
+      gpu->paramPointers[i] = const_cast<int64_t *>(&params[op.paramBegin + i]);
     if (cuda::CUresult status = driver.launchKernel(
             op.function, op.grid[0], op.grid[1], op.grid[2], op.block[0],
             op.block[1], op.block[2], op.sharedBytes, gpu->stream,
@@ -1802,7 +1823,11 @@ bool Session::issueRecorded(RuntimeError &error) {
   ++gpu->graphClock;
   if (!graph) {
     // The first run of these operations: remembered, launched one by one
-    // (capturing costs more than a run, and most shapes come again).
+    // (capturing costs more than a run, and most shapes come again). The
+    // recording moves into the list; the next run records into the
+    // storage of the graph it replaces.
+    std::vector<CudaState::GraphOp> spareOps;
+    std::vector<int64_t> spareParams;
     if (gpu->graphs.size() >= kMaxGraphs) {
       auto oldest = std::min_element(
           gpu->graphs.begin(), gpu->graphs.end(),
@@ -1811,9 +1836,19 @@ bool Session::issueRecorded(RuntimeError &error) {
           });
       if (oldest->exec)
         driver.graphExecDestroy(oldest->exec);
+      spareOps = std::move(oldest->ops);
+      spareParams = std::move(oldest->params);
       gpu->graphs.erase(oldest);
     }
-    gpu->graphs.push_back({gpu->ops, gpu->params, nullptr, gpu->graphClock});
+    spareOps.clear();
+    spareParams.clear();
+    spareOps.reserve(gpu->ops.capacity());
+    spareParams.reserve(gpu->params.capacity());
+    gpu->graphs.push_back({std::move(gpu->ops), std::move(gpu->params), nullptr,
+                           gpu->graphClock});
+    gpu->ops = std::move(spareOps);
+    gpu->params = std::move(spareParams);
+    graph = &gpu->graphs.back();
   } else {
     graph->lastUse = gpu->graphClock;
     if (!graph->exec) {
@@ -1823,7 +1858,7 @@ bool Session::issueRecorded(RuntimeError &error) {
           gpu->stream, cuda::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL);
       cuda::CUgraph captured = nullptr;
       if (status == cuda::CUDA_SUCCESS) {
-        status = issueDirect(what);
+        status = issueDirect(graph->ops, graph->params, what);
         cuda::CUresult ended =
             driver.streamEndCapture(gpu->stream, &captured);
         if (status == cuda::CUDA_SUCCESS && ended != cuda::CUDA_SUCCESS) {
@@ -1853,7 +1888,7 @@ bool Session::issueRecorded(RuntimeError &error) {
     }
   }
   std::string what;
-  if (cuda::CUresult status = issueDirect(what))
+  if (cuda::CUresult status = issueDirect(graph->ops, graph->params, what))
     return deviceFailure(what, status, error);
   return true;
 }

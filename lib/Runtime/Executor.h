@@ -400,8 +400,6 @@ private:
   /// Enqueues the run's recorded launches and copies: by the graph of the
   /// same ones (capturing it the second time they come), else one by one.
   bool issueRecorded(RuntimeError &error);
-  /// Enqueues the recorded operations one by one on the session's stream.
-  cuda::CUresult issueDirect(std::string &what);
   bool selectVariant(size_t group, size_t &kernel, RuntimeError &error);
   /// `dyncc tune`'s measurements of `group` on this session's device, or
   /// null.
@@ -513,12 +511,20 @@ private:
       uint64_t lastUse = 0;
     };
     bool recording = false;
+    /// This run's recording. A first run's is kept by moving it into
+    /// `graphs`, and these take the storage of the graph it replaces (or
+    /// new storage of the same capacity): a run copies its parameters
+    /// once, and in a session's steady state allocates nothing.
     std::vector<GraphOp> ops;
     std::vector<int64_t> params;
     std::vector<void *> paramPointers;
     std::vector<Graph> graphs;
     uint64_t graphClock = 0, replays = 0, captures = 0;
   };
+  /// Enqueues recorded operations one by one on the session's stream.
+  cuda::CUresult issueDirect(const std::vector<CudaState::GraphOp> &ops,
+                             const std::vector<int64_t> &params,
+                             std::string &what);
   /// Why graphs are off for this session ("" if on).
   std::string graphsOffReason = "not a CUDA session";
   /// Why host inputs are copied from the caller's memory ("" if through
