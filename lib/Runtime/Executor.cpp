@@ -764,7 +764,7 @@ Session::Operand Session::operandOf(const ShapeExpr &expr) {
     auto [entry, added] = expressionIndex.try_emplace(
         expr.text(), static_cast<uint32_t>(evaluated.size()));
     if (added)
-      evaluated.emplace_back();
+      evaluated.push_back({0, 0, &expr});
     operand.expression = entry->second;
   }
   return operand;
@@ -818,16 +818,23 @@ bool Session::prepare(RuntimeError &error) {
       fill.param = static_cast<uint32_t>(p);
       fill.slot = next;
       if (!param.isBuffer) {
-        fill.operand = operandOf(param.expr);
-        if (fill.operand.expr || fill.operand.symbol)
+        Operand operand = operandOf(param.expr);
+        if (operand.expr) {
+          fill.kind = SlotFill::Kind::Expression;
+          fill.index = operand.expression;
           fills.push_back(fill);
-        else
-          slot[next] = fill.operand.value;
+        } else if (operand.symbol) {
+          fill.kind = SlotFill::Kind::Symbol;
+          fill.index = static_cast<uint32_t>(operand.value);
+          fills.push_back(fill);
+        } else {
+          slot[next] = operand.value;
+        }
         ++next;
         continue;
       }
       const BufferInfo &buffer = manifest.buffers[param.buffer];
-      fill.buffer = static_cast<uint32_t>(param.buffer);
+      fill.index = static_cast<uint32_t>(param.buffer);
       // The allocated and aligned pointers, then the offset (0).
       if (buffer.kind == BufferKind::Weight) {
         void *data = bufferData[param.buffer];
@@ -852,6 +859,10 @@ bool Session::prepare(RuntimeError &error) {
     plan.addressBegin = static_cast<uint32_t>(fills.size());
     fills.insert(fills.end(), addresses.begin(), addresses.end());
     plan.fillEnd = static_cast<uint32_t>(fills.size());
+    plan.thenBegin = static_cast<uint32_t>(thenKernels.size());
+    for (size_t next : kernel.then)
+      thenKernels.push_back(static_cast<uint32_t>(next));
+    plan.thenEnd = static_cast<uint32_t>(thenKernels.size());
   }
   launchEpochs.assign(manifest.kernels.size(), 0);
   launchGrids.assign(manifest.kernels.size(), {0, 0, 0});
@@ -1437,8 +1448,9 @@ bool Session::launch(size_t groupIndex, RuntimeError &error) {
   // The step's blocks are the leading kernel's: `dyncc tune`'s wave model
   // of a variant counts its grid (the run-time predicts with the same).
   uint64_t blocks = launchedBlocks;
-  for (size_t next : loaded->manifest().kernels[kernelIndex].then)
-    if (!launchKernel(next, error))
+  const LaunchPlan &plan = launchPlans[kernelIndex];
+  for (uint32_t t = plan.thenBegin; t < plan.thenEnd; ++t)
+    if (!launchKernel(thenKernels[t], error))
       return false;
   launchedBlocks = blocks;
   return true;
@@ -1458,9 +1470,12 @@ bool Session::launchKernel(size_t kernelIndex, RuntimeError &error) {
        f < plan.fillEnd; ++f) {
     const SlotFill &fill = fills[f];
     switch (fill.kind) {
-    case SlotFill::Kind::Value:
+    case SlotFill::Kind::Symbol:
+      slot[fill.slot] = symbols[fill.index];
+      break;
+    case SlotFill::Kind::Expression:
       if (ShapeExpr::EvalStatus status =
-              evaluate(fill.operand, slot[fill.slot]);
+              evaluateExpression(fill.index, slot[fill.slot]);
           status != ShapeExpr::EvalStatus::Ok) {
         const ShapeExpr &expr = kernel.params[fill.param].expr;
         return error.fail(DYNCC_ERROR_SHAPE,
@@ -1470,13 +1485,13 @@ bool Session::launchKernel(size_t kernelIndex, RuntimeError &error) {
       }
       break;
     case SlotFill::Kind::Address: {
-      void *data = bufferData[fill.buffer];
+      void *data = bufferData[fill.index];
       std::memcpy(&slot[fill.slot], &data, sizeof(void *));     // allocated
       std::memcpy(&slot[fill.slot + 1], &data, sizeof(void *)); // aligned
       break;
     }
     case SlotFill::Kind::Shape: {
-      writeShape(bufferShape(fill.buffer), bufferRank(fill.buffer),
+      writeShape(bufferShape(fill.index), bufferRank(fill.index),
                  &slot[fill.slot]);
       break;
     }

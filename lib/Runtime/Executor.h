@@ -294,22 +294,26 @@ private:
     /// the same text.
     uint32_t expression = 0;
   };
-  /// An expression's value, good while `epoch` is the session's
-  /// shapeEpoch.
+  /// An interned expression and its value, good while `epoch` is the
+  /// session's shapeEpoch.
   struct Evaluated {
     uint64_t epoch = 0;
     int64_t value = 0;
+    const ShapeExpr *expr = nullptr;
   };
   /// Parameter slots a launch writes: those whose contents a shape
   /// changes. The others (constants, the weights' addresses, constant
   /// shapes) are written once, at creation.
+  /// 16 bytes: a launch's fills are read in order, cold on a shape's first
+  /// run.
   struct SlotFill {
-    enum class Kind : uint8_t { Value, Address, Shape };
-    Kind kind = Kind::Value;
+    enum class Kind : uint8_t { Symbol, Expression, Address, Shape };
+    Kind kind = Kind::Symbol;
     uint32_t param = 0; // The kernel's parameter, for errors.
     uint32_t slot = 0;
-    uint32_t buffer = 0;
-    Operand operand;
+    /// The symbol's slot, the expression's entry in `evaluated`, or the
+    /// buffer.
+    uint32_t index = 0;
   };
   /// Per kernel, its fills (fills[fillBegin, fillEnd)), those of values
   /// and shapes first and its buffers' addresses from addressBegin, grid,
@@ -318,6 +322,10 @@ private:
     uint32_t fillBegin = 0;
     uint32_t addressBegin = 0;
     uint32_t fillEnd = 0;
+    /// The kernels launched after it in its step (thenKernels[thenBegin,
+    /// thenEnd)), out of the manifest.
+    uint32_t thenBegin = 0;
+    uint32_t thenEnd = 0;
     Operand grid[3];
     unsigned block[3] = {1, 1, 1};
     unsigned sharedBytes = 0;
@@ -340,19 +348,22 @@ private:
   /// `expr` as an operand; an expression's is interned by its text, so
   /// that a run evaluates it once.
   Operand operandOf(const ShapeExpr &expr);
-  ShapeExpr::EvalStatus evaluate(const Operand &operand, int64_t &value) {
-    if (operand.expr) {
-      Evaluated &known = evaluated[operand.expression];
-      if (known.epoch != shapeEpoch) {
-        if (ShapeExpr::EvalStatus status =
-                operand.expr->evaluate(symbols.data(), known.value);
-            status != ShapeExpr::EvalStatus::Ok)
-          return status;
-        known.epoch = shapeEpoch;
-      }
-      value = known.value;
-      return ShapeExpr::EvalStatus::Ok;
+  ShapeExpr::EvalStatus evaluateExpression(uint32_t expression,
+                                           int64_t &value) {
+    Evaluated &known = evaluated[expression];
+    if (known.epoch != shapeEpoch) {
+      if (ShapeExpr::EvalStatus status =
+              known.expr->evaluate(symbols.data(), known.value);
+          status != ShapeExpr::EvalStatus::Ok)
+        return status;
+      known.epoch = shapeEpoch;
     }
+    value = known.value;
+    return ShapeExpr::EvalStatus::Ok;
+  }
+  ShapeExpr::EvalStatus evaluate(const Operand &operand, int64_t &value) {
+    if (operand.expr)
+      return evaluateExpression(operand.expression, value);
     value = operand.symbol ? symbols[static_cast<size_t>(operand.value)]
                            : operand.value;
     return ShapeExpr::EvalStatus::Ok;
@@ -600,6 +611,7 @@ private:
   std::vector<std::vector<int64_t>> slots;
   std::vector<std::vector<void *>> slotPointers;
   std::vector<SlotFill> fills;
+  std::vector<uint32_t> thenKernels;
   /// The symbols' values are the same as long as shapeEpoch is: an
   /// expression is evaluated once an epoch (`evaluated`, per interned
   /// expression), and a kernel launched again in the same epoch rewrites

@@ -365,6 +365,48 @@ TEST(SessionTest, BufferSizeErrorsNameTheBuffer) {
             "input 'X' dimension 0: input buffer 0 expects B + 1 (= 6), got 5");
 }
 
+TEST(SessionTest, LaunchErrorsNameTheKernel) {
+  // A kernel parameter or grid extent that cannot be evaluated, or is
+  // negative, at B = 5, in place of add1_relu's: the run fails naming it,
+  // again at the same shape (nothing of the failed launch is kept), and
+  // runs at a shape where it evaluates.
+  auto attempt = [](const std::string &from, const std::string &to,
+                    int64_t rows) {
+    auto session =
+        makeSession(loadModel(replaceOnce(linearManifest(), from, to)));
+    if (!session)
+      return std::string("no session");
+    std::vector<float> x(rows * 16, 0.5f);
+    int64_t shape[2] = {rows, 16};
+    std::string messages;
+    for (int run = 0; run < 2; ++run) {
+      RuntimeError error;
+      EXPECT_TRUE(session->setInput(0, x.data(), shape, 2, error));
+      if (session->run(error))
+        return std::string("ran");
+      EXPECT_EQ(error.code, DYNCC_ERROR_SHAPE);
+      messages += (run ? " | " : "") + error.message;
+    }
+    return messages;
+  };
+  std::string param = R"j({"expr": "B*8"})j";
+  std::string grid = R"j("grid": ["ceildiv(B*8, 64)")j";
+  EXPECT_EQ(attempt(param, R"j({"expr": "ceildiv(B*8, B - 5)"})j", 5),
+            "kernel 'add1_relu' params[2]: cannot evaluate "
+            "'ceildiv(B*8, B - 5)': division by zero | kernel 'add1_relu' "
+            "params[2]: cannot evaluate 'ceildiv(B*8, B - 5)': division by "
+            "zero");
+  EXPECT_EQ(attempt(param, R"j({"expr": "ceildiv(B*8, B - 5)"})j", 6), "ran");
+  EXPECT_EQ(attempt(grid, R"j("grid": ["ceildiv(B*8, B - 5)")j", 5),
+            "kernel 'add1_relu' grid[0]: cannot evaluate "
+            "'ceildiv(B*8, B - 5)': division by zero | kernel 'add1_relu' "
+            "grid[0]: cannot evaluate 'ceildiv(B*8, B - 5)': division by "
+            "zero");
+  EXPECT_EQ(attempt(grid, R"j("grid": ["B - 6")j", 5),
+            "kernel 'add1_relu' grid[0]: 'B - 6' = -1 is negative | kernel "
+            "'add1_relu' grid[0]: 'B - 6' = -1 is negative");
+}
+
 TEST(SessionTest, KernelAbi) {
   auto session = makeSession(loadModel(probeManifest()));
   ASSERT_NE(session, nullptr);
