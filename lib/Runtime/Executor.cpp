@@ -736,6 +736,9 @@ bool Session::checkConstraints(size_t readyAfter, RuntimeError &error) {
     ShapeExpr::EvalStatus status = constraint.lhs.evaluate(symbols.data(), lhs);
     if (status == ShapeExpr::EvalStatus::Ok)
       status = constraint.rhs.evaluate(symbols.data(), rhs);
+    if (status == ShapeExpr::EvalStatus::Ok && lhs == rhs)
+      continue;
+    // Named only where it fails: a run builds no string.
     std::string label =
         "constraint " + constraint.lhs.text() + " == " + constraint.rhs.text();
     std::string where =
@@ -744,10 +747,8 @@ bool Session::checkConstraints(size_t readyAfter, RuntimeError &error) {
       return error.fail(
           DYNCC_ERROR_SHAPE,
           label + ": cannot evaluate: " + ShapeExpr::describe(status) + where);
-    if (lhs != rhs)
-      return error.fail(DYNCC_ERROR_SHAPE, label +
-                                               " does not hold: " + str(lhs) +
-                                               " != " + str(rhs) + where);
+    return error.fail(DYNCC_ERROR_SHAPE, label + " does not hold: " + str(lhs) +
+                                             " != " + str(rhs) + where);
   }
   return true;
 }
