@@ -1622,6 +1622,7 @@ void Session::beginSelections() {
   for (size_t slot : inputSymbols)
     selectionKey.push_back(symbols[slot]);
   auto memo = selectionMemo.find(selectionKey);
+  newSelections = memo == selectionMemo.end();
   if (memo == selectionMemo.end()) {
     if (selectionMemo.size() >= kMaxSelectionMemoEntries)
       selectionMemo.clear();
@@ -1633,6 +1634,31 @@ void Session::beginSelections() {
   }
   runSelections = &memo->second;
   ++runNumber;
+}
+
+void Session::prefetchLaunches() {
+  // The run's variants first (memoized, so the launches do not select
+  // again), then what their launches read, requested before it is read:
+  // on a shape's first run it is cold, and the misses overlap here where
+  // the launch loop would wait for them one launch at a time.
+  const std::vector<Model::RunStep> &steps = loaded->runSteps();
+  RuntimeError ignored; // A failure is met again, in order, at its launch.
+  prefetched.clear();
+  for (const Model::RunStep &step : steps) {
+    size_t kernel;
+    if (step.op != StepInfo::Op::Launch || !memoizedGroup[step.group] ||
+        !selectVariant(step.group, kernel, ignored))
+      continue;
+    prefetched.push_back(static_cast<uint32_t>(kernel));
+    __builtin_prefetch(&launchPlans[kernel]);
+    __builtin_prefetch(&launchEpochs[kernel]);
+  }
+  for (uint32_t kernel : prefetched) {
+    const LaunchPlan &plan = launchPlans[kernel];
+    __builtin_prefetch(&fills[plan.fillBegin]);
+    __builtin_prefetch(&fills[plan.fillBegin] + 4);
+    __builtin_prefetch(slots[kernel].data(), 1);
+  }
 }
 
 void Session::planAhead() {
@@ -1750,6 +1776,8 @@ bool Session::enqueue(RuntimeError &error) {
   if (record)
     gpu->recording = true;
   const std::vector<Model::RunStep> &steps = loaded->runSteps();
+  if (newSelections)
+    prefetchLaunches();
   for (size_t s = 0; s < steps.size(); ++s) {
     Model::RunStep step = steps[s];
     if (profiling && gpu)

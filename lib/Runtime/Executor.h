@@ -383,6 +383,11 @@ private:
   /// Finds or makes this run's entry of selectionMemo (runSelections) and
   /// starts a run number.
   void beginSelections();
+  /// On a shape's first run: selects the run's memoized groups and
+  /// prefetches what their launches read.
+  void prefetchLaunches();
+  bool newSelections = false;
+  std::vector<uint32_t> prefetched;
   /// Plans ahead, for the first session of a model: the temps placed at a
   /// few shapes over the declared ranges of the symbols the inputs bind
   /// (kPlanAheadShapes at most, each symbol's values log-spaced), without
