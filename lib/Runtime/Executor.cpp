@@ -1655,8 +1655,10 @@ void Session::prefetchLaunches() {
   }
   for (uint32_t kernel : prefetched) {
     const LaunchPlan &plan = launchPlans[kernel];
-    __builtin_prefetch(&fills[plan.fillBegin]);
-    __builtin_prefetch(&fills[plan.fillBegin] + 4);
+    // Its first two lines of fills (4 a line), those there are.
+    for (uint32_t f = plan.fillBegin;
+         f < plan.fillEnd && f < plan.fillBegin + 8; f += 4)
+      __builtin_prefetch(fills.data() + f);
     __builtin_prefetch(slots[kernel].data(), 1);
   }
 }
