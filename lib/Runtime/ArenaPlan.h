@@ -133,7 +133,7 @@ public:
   static constexpr int kFruitlessRepairCalls = 2;
 
   /// The placements the last call made (1 for largest-first alone, 0
-  /// where the last call's placement held at the peak).
+  /// where a remembered placement held at the peak).
   int lastPlacements() const { return placements; }
 
 private:

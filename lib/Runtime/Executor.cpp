@@ -404,10 +404,11 @@ std::unique_ptr<Session> Session::create(std::shared_ptr<const Model> model,
         if (step.op == StepInfo::Op::Launch)
           for (const VariantInfo &variant :
                manifest.groups[step.group].variants) {
+            std::vector<size_t> kernels = variant.kernels();
             size_t slots = 0;
-            for (size_t k : variant.kernels())
+            for (size_t k : kernels)
               slots += manifest.kernels[k].numSlots;
-            ops = std::max(ops, variant.kernels().size());
+            ops = std::max(ops, kernels.size());
             params = std::max(params, slots);
           }
         longestOps += ops;
@@ -415,8 +416,6 @@ std::unique_ptr<Session> Session::create(std::shared_ptr<const Model> model,
       }
       state.ops.reserve(longestOps);
       state.params.reserve(longestParams);
-      if (session->loaded->sharedPlacements()->firstToPlanAhead())
-        session->planAhead();
       return session;
     }
   }
@@ -448,8 +447,6 @@ std::unique_ptr<Session> Session::create(std::shared_ptr<const Model> model,
       new Session(std::move(model), ThreadPool::defaultSize()));
   if (!session->prepare(error))
     return nullptr;
-  if (session->loaded->sharedPlacements()->firstToPlanAhead())
-    session->planAhead();
   return session;
 }
 
@@ -867,6 +864,8 @@ bool Session::prepare(RuntimeError &error) {
   }
   launchEpochs.assign(manifest.kernels.size(), 0);
   launchGrids.assign(manifest.kernels.size(), {0, 0, 0});
+  if (loaded->sharedPlacements()->firstToPlanAhead())
+    planAhead();
   return true;
 }
 
@@ -1682,15 +1681,12 @@ void Session::planAhead() {
     if (low < 1 || high < low)
       return;
     for (size_t i = 0; i < perSymbol; ++i) {
-      double at = static_cast<double>(i) / static_cast<double>(perSymbol - 1);
-      double value = std::exp(std::log(static_cast<double>(low)) +
-                              at * (std::log(static_cast<double>(high)) -
-                                    std::log(static_cast<double>(low))));
-      int64_t rounded = std::clamp<int64_t>(
-          static_cast<int64_t>(std::llround(value / divisor)) * divisor, low,
-          high);
-      if (values[s].empty() || values[s].back() != rounded)
-        values[s].push_back(rounded);
+      int64_t value = cost::getLogSpacedValue(low / divisor, high / divisor,
+                                              static_cast<int64_t>(i),
+                                              static_cast<int64_t>(perSymbol)) *
+                      divisor;
+      if (values[s].empty() || values[s].back() != value)
+        values[s].push_back(value);
     }
   }
   // Selections in a vector of its own: runs keep their memo and counts.

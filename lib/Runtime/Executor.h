@@ -290,7 +290,7 @@ private:
     const ShapeExpr *expr = nullptr;
     int64_t value = 0;
     bool symbol = false;
-    /// An expression's entry in `expressions`, shared by every operand of
+    /// An expression's entry in `evaluated`, shared by every operand of
     /// the same text.
     uint32_t expression = 0;
   };
@@ -343,7 +343,8 @@ private:
   /// Points buffer `b` (sized) at its memory, unless it is a temp.
   bool placeBuffer(size_t b, RuntimeError &error);
   /// Sizes and places staticBuffers (at creation), then writes the slots
-  /// no run changes and plans the rest (fills, launchPlans).
+  /// no run changes and plans the rest (fills, launchPlans); the model's
+  /// first session then plans its arena ahead (planAhead).
   bool prepare(RuntimeError &error);
   /// `expr` as an operand; an expression's is interned by its text, so
   /// that a run evaluates it once.
@@ -386,8 +387,6 @@ private:
   /// On a shape's first run: selects the run's memoized groups and
   /// prefetches what their launches read.
   void prefetchLaunches();
-  bool newSelections = false;
-  std::vector<uint32_t> prefetched;
   /// Plans ahead, for the first session of a model: the temps placed at a
   /// few shapes over the declared ranges of the symbols the inputs bind
   /// (kPlanAheadShapes at most, each symbol's values log-spaced), without
@@ -598,6 +597,10 @@ private:
   std::vector<uint64_t> classRun;
   uint64_t runNumber = 0;
   std::vector<int64_t> selectionKey;
+  /// Whether this run's selections are new (beginSelections), and the
+  /// kernels prefetchLaunches selected.
+  bool newSelections = false;
+  std::vector<uint32_t> prefetched;
   /// The symbols the inputs bind (the memo's key), and per group whether
   /// its selection is memoized.
   std::vector<size_t> inputSymbols;
