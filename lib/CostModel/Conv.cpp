@@ -48,13 +48,18 @@ constexpr int64_t kStaticSharedBytes = 48 * 1024;
 constexpr int64_t kMaxThreadsZ = 64;
 
 std::vector<int64_t> ConvProblem::window() const {
-  return {inC, kh, kw, strideH, strideW, dilationH, dilationW};
+  std::vector<int64_t> values = {inC,     kh,        kw,       strideH,
+                                 strideW, dilationH, dilationW};
+  if (groups > 1)
+    values.push_back(groups);
+  return values;
 }
 
 bool ConvProblem::setWindow(const int64_t *values, size_t size) {
-  if (size != 7 || std::any_of(values, values + size,
-                               [](int64_t v) { return v < 1; }))
+  if ((size != 7 && size != 8) ||
+      std::any_of(values, values + size, [](int64_t v) { return v < 1; }))
     return false;
+  groups = size == 8 ? values[7] : 1;
   inC = values[0];
   kh = values[1];
   kw = values[2];
@@ -109,7 +114,7 @@ std::optional<ConvTile> dyncc::cost::parseConvTile(const std::string &text) {
 }
 
 bool ConvTile::accumulatesInMemory(const ConvProblem &problem) const {
-  return problem.outC % blockC != 0 || !problem.staticH ||
+  return problem.blockedChannels() % blockC != 0 || !problem.staticH ||
          problem.outH % blockH != 0 || !problem.staticW ||
          problem.outW % blockW != 0;
 }
@@ -117,9 +122,13 @@ bool ConvTile::accumulatesInMemory(const ConvProblem &problem) const {
 ConvSteps dyncc::cost::getConvSteps(const ConvTile &tile,
                                     const ConvProblem &problem) {
   ConvSteps s;
-  s.channels = std::min(std::max<int64_t>(1, tile.kChannels), problem.inC);
-  s.rows = std::min(std::max<int64_t>(1, tile.kRows), problem.kh);
-  s.columns = std::min(std::max<int64_t>(1, tile.kColumns), problem.kw);
+  int64_t channels = tile.kChannels, rows = tile.kRows, columns = tile.kColumns;
+  // Unit loops dropped, the others step alike.
+  if (problem.inC == 1 || problem.kh == 1 || problem.kw == 1)
+    channels = rows = columns = std::max({channels, rows, columns});
+  s.channels = std::min(std::max<int64_t>(1, channels), problem.inC);
+  s.rows = std::min(std::max<int64_t>(1, rows), problem.kh);
+  s.columns = std::min(std::max<int64_t>(1, columns), problem.kw);
   s.steps = ceilDiv(problem.inC, s.channels) * ceilDiv(problem.kh, s.rows) *
             ceilDiv(problem.kw, s.columns);
   return s;
@@ -133,23 +142,42 @@ static int64_t getWindow(int64_t outputs, int64_t taps, int64_t stride,
   return (outputs - 1) * stride + (taps - 1) * dilation + 1;
 }
 
+/// The input channels a block's step reads into its window: the step's,
+/// shared by the block's output channels, or each output channel's own
+/// where the block spans groups.
+static int64_t getWindowChannels(const ConvTile &tile,
+                                 const ConvProblem &problem,
+                                 const ConvSteps &s) {
+  return problem.spansGroups() ? tile.blockC * s.channels : s.channels;
+}
+
+/// The input elements a thread reads per tap for its register tile: a row
+/// of positions shared by its channels, or one per channel and position
+/// where the block spans groups.
+static int64_t getThreadInputs(const ConvTile &tile,
+                               const ConvProblem &problem) {
+  int64_t positions = tile.threadH * tile.threadW;
+  return problem.spansGroups() ? tile.threadC * positions : positions;
+}
+
 ConvResources dyncc::cost::estimateResources(const ConvTile &tile,
                                              const ConvProblem &problem) {
   ConvResources r;
   r.threads = tile.threads();
   ConvSteps s = getConvSteps(tile, problem);
   int64_t window =
-      s.channels *
+      getWindowChannels(tile, problem, s) *
       getWindow(tile.blockH, s.rows, problem.strideH, problem.dilationH) *
       getWindow(tile.blockW, s.columns, problem.strideW, problem.dilationW);
   int64_t weights = tile.blockC * s.taps();
   r.sharedBytes = sharedBufferBytes(window * problem.elementBytes) +
                   sharedBufferBytes(weights * problem.elementBytes);
   // The register tile, a column of weights and a row of the window per
-  // tap, addressing (as a SIMT GEMM's).
+  // tap (a row per channel where each channel has its own input),
+  // addressing (as a SIMT GEMM's).
   int64_t outputs = tile.threadC * tile.threadH * tile.threadW;
   r.registersPerThread =
-      outputs + tile.threadC + tile.threadH * tile.threadW + 32;
+      outputs + tile.threadC + getThreadInputs(tile, problem) + 32;
   if (tile.registers > 0)
     r.registersPerThread = tile.registers;
   return r;
@@ -173,12 +201,12 @@ dyncc::cost::checkConstraints(const ConvTile &tile, const ConvProblem &problem,
            std::to_string(kMaxThreadsZ);
   // Code generation promotes a conv's operands only where no step splits a
   // filter row or column (a padded tap would meet real input).
-  for (auto [taps, step] : {std::pair(problem.kh, tile.kRows),
-                            std::pair(problem.kw, tile.kColumns)})
-    if (taps > step && taps % step)
+  ConvSteps s = getConvSteps(tile, problem);
+  for (auto [taps, step] :
+       {std::pair(problem.kh, s.rows), std::pair(problem.kw, s.columns)})
+    if (taps % step)
       return "the k-step (" + std::to_string(step) + ") splits a filter of " +
              std::to_string(taps) + " taps";
-  ConvSteps s = getConvSteps(tile, problem);
   if (s.taps() > kMaxUnrolledTaps)
     return "a step unrolls " + std::to_string(s.taps()) +
            " multiply-adds per output (at most " +
@@ -226,8 +254,14 @@ std::vector<ConvTile> dyncc::cost::enumerateConvTiles(const ConvProblem &problem
       if (std::find(seen.begin(), seen.end(), taken) != seen.end())
         continue;
       seen.push_back(taken);
-      // The uniform form as given; the others as the loops take them.
-      kSteps.push_back(step[0] == step[1] && step[1] == step[2] ? step : taken);
+      // The uniform form as given; the others as the loops take them, or
+      // as one uniform step where unit loops are dropped (getConvSteps).
+      bool uniform = step[0] == step[1] && step[1] == step[2];
+      if (!uniform && (problem.inC == 1 || problem.kh == 1 || problem.kw == 1))
+        step.fill(std::max({s.channels, s.rows, s.columns}));
+      else if (!uniform)
+        step = taken;
+      kSteps.push_back(step);
     }
   // Block rows and columns: powers of two, and a static map's whole size
   // (at most 16 rows, 64 columns): ResNet's 7x7 and 14x14 maps have no
@@ -245,8 +279,14 @@ std::vector<ConvTile> dyncc::cost::enumerateConvTiles(const ConvProblem &problem
       sizes({1, 2, 4, 8, 16}, problem.outH, problem.staticH, 16);
   std::vector<int64_t> blockColumns =
       sizes({4, 8, 16, 32, 64}, problem.outW, problem.staticW, 64);
+  // Channel tiles: powers of two, and a grouped conv's channels where
+  // they are few (ShuffleNet's 28 or 34 a group), which no power of two
+  // divides.
+  std::vector<int64_t> blockChannels = {4, 8, 16, 32, 64};
+  if (problem.groups > 1)
+    blockChannels = sizes(blockChannels, problem.blockedChannels(), true, 64);
   std::vector<ConvTile> tiles;
-  for (int64_t blockC : {4, 8, 16, 32, 64})
+  for (int64_t blockC : blockChannels)
     for (int64_t blockH : blockRows)
       for (int64_t blockW : blockColumns)
         for (int64_t threadC : {1, 2, 4, 8})
@@ -282,7 +322,8 @@ ConvPrediction dyncc::cost::predictConv(const ConvTile &tile,
   ConvPrediction p;
   ConvSteps s = getConvSteps(tile, problem);
   p.blocks = std::max<int64_t>(1, problem.batch) *
-             ceilDiv(problem.outC, tile.blockC) *
+             (problem.spansGroups() ? 1 : problem.groups) *
+             ceilDiv(problem.blockedChannels(), tile.blockC) *
              ceilDiv(problem.outH, tile.blockH) *
              ceilDiv(problem.outW, tile.blockW);
   p.blocksPerSm = getBlocksPerSm(tile, problem, device);
@@ -291,7 +332,7 @@ ConvPrediction dyncc::cost::predictConv(const ConvTile &tile,
   BlockSteps work;
   work.steps = s.steps;
   double window =
-      double(s.channels) *
+      double(getWindowChannels(tile, problem, s)) *
       getWindow(tile.blockH, s.rows, problem.strideH, problem.dilationH) *
       getWindow(tile.blockW, s.columns, problem.strideW, problem.dilationW);
   work.loadBytes = (window + double(tile.blockC) * s.taps()) * eb;
@@ -303,9 +344,9 @@ ConvPrediction dyncc::cost::predictConv(const ConvTile &tile,
     work.loadBytes += 2.0 * double(outputs) * eb;
   work.flops = 2.0 * outputs * s.taps();
   // Per tap, each thread reads its channels' weights and its positions'
-  // inputs.
+  // inputs (per channel where the block spans groups).
   work.sharedBytes = double(tile.threads()) * s.taps() *
-                     (tile.threadC + tile.threadH * tile.threadW) * eb;
+                     (tile.threadC + getThreadInputs(tile, problem)) * eb;
   work.storeBytes = double(outputs) * eb;
   work.peak = getSimtPeak(device, eb);
   work.warps = std::max<int64_t>(1, tile.threads() / device.warpSize);
@@ -324,13 +365,14 @@ ConvPrediction dyncc::cost::predictConv(const ConvTile &tile,
                          problem.dilationH);
   double inW = getWindow(problem.outW, problem.kw, problem.strideW,
                          problem.dilationW);
-  double unique =
-      double(eb) *
+  p.uniqueBytes =
+      double(eb) * double(problem.groups) *
       (batch * problem.inC * inH * inW +
        double(problem.outC) * problem.inC * problem.kh * problem.kw +
        batch * problem.outC * problem.outH * problem.outW);
-  p.seconds = addFloors(waves.seconds, unique / device.dramBytesPerSecond,
-                        device, p.bound);
+  p.seconds =
+      addFloors(waves.seconds, p.uniqueBytes / device.dramBytesPerSecond,
+                device, p.bound);
   return p;
 }
 

@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "dyncc/CostModel/Conv.h"
 #include "dyncc/Dialect/Dg/IR/Dg.h"
 #include "dyncc/Tiling/KernelShapes.h"
 #include "dyncc/Tiling/Passes.h"
@@ -168,21 +169,32 @@ struct AssignTileConfig final
         if (FailureOr<ConvProblemExprs> problem = getConvProblem(func);
             succeeded(problem)) {
           Builder b(&getContext());
+          // The static parts in the cost model's order.
+          cost::ConvProblem statics;
+          statics.inC = problem->inC;
+          statics.kh = problem->kh;
+          statics.kw = problem->kw;
+          statics.strideH = problem->strideH;
+          statics.strideW = problem->strideW;
+          statics.dilationH = problem->dilationH;
+          statics.dilationW = problem->dilationW;
+          statics.groups = problem->groups;
           func->setAttr(
               getConvProblemAttrName(),
               b.getDictionaryAttr(
-                  {b.getNamedAttr("batch", b.getStringAttr(problem->batch.str())),
-                   b.getNamedAttr("out_c", b.getStringAttr(problem->outC.str())),
-                   b.getNamedAttr("out_h", b.getStringAttr(problem->outH.str())),
-                   b.getNamedAttr("out_w", b.getStringAttr(problem->outW.str())),
+                  {b.getNamedAttr("batch",
+                                  b.getStringAttr(problem->batch.str())),
+                   b.getNamedAttr("out_c",
+                                  b.getStringAttr(problem->outC.str())),
+                   b.getNamedAttr("out_h",
+                                  b.getStringAttr(problem->outH.str())),
+                   b.getNamedAttr("out_w",
+                                  b.getStringAttr(problem->outW.str())),
+                   b.getNamedAttr("window",
+                                  b.getDenseI64ArrayAttr(statics.window())),
                    b.getNamedAttr(
-                       "window",
-                       b.getDenseI64ArrayAttr(
-                           {problem->inC, problem->kh, problem->kw,
-                            problem->strideH, problem->strideW,
-                            problem->dilationH, problem->dilationW})),
-                   b.getNamedAttr("element_bytes",
-                                  b.getI64IntegerAttr(problem->elementBytes))}));
+                       "element_bytes",
+                       b.getI64IntegerAttr(problem->elementBytes))}));
         }
       // A row-wise kernel's problem, for the tile search.
       if (kind == "elementwise" || kind == "reduce" || kind == "data_movement")

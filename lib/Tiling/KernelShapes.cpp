@@ -615,8 +615,12 @@ FailureOr<ConvProblemExprs> dyncc::getConvProblem(func::FuncOp kernel) {
   if (convs.size() != 1)
     return failure();
   linalg::LinalgOp op = convs.front();
+  // A grouped conv has a loop more (ONNX's `group` splits the channels):
+  // [n, g, oc, oh, ow] over [ic, kh, kw], its operands expanded to [n, g,
+  // ic, h, w] and [g, oc, ic, kh, kw].
+  bool grouped = op.getNumLoops() == 8;
   if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
-      op.getNumLoops() != 7)
+      (op.getNumLoops() != 7 && !grouped))
     return failure();
   SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
   auto isDim = [](AffineExpr e, unsigned &loop) {
@@ -625,30 +629,44 @@ FailureOr<ConvProblemExprs> dyncc::getConvProblem(func::FuncOp kernel) {
       loop = dim.getPosition();
     return bool(dim);
   };
-  // The output: [n, oc, oh, ow], parallel loops.
+  // The output: [n, (g,) oc, oh, ow], parallel loops.
   AffineMap out = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
   AffineMap input = op.getMatchingIndexingMap(op.getDpsInputOperand(0));
   AffineMap weights = op.getMatchingIndexingMap(op.getDpsInputOperand(1));
-  if (out.getNumResults() != 4 || input.getNumResults() != 4 ||
-      weights.getNumResults() != 4 || !out.isProjectedPermutation())
+  unsigned rank = grouped ? 5 : 4;
+  if (out.getNumResults() != rank || input.getNumResults() != rank ||
+      weights.getNumResults() != rank || !out.isProjectedPermutation())
     return failure();
+  // Positions past the group's, where there is one.
+  unsigned at = grouped ? 1 : 0;
   unsigned n, oc, oh, ow, ic, kh, kw, inN, weightOc, weightIc;
-  if (!isDim(out.getResult(0), n) || !isDim(out.getResult(1), oc) ||
-      !isDim(out.getResult(2), oh) || !isDim(out.getResult(3), ow) ||
-      !isDim(input.getResult(0), inN) || !isDim(input.getResult(1), ic) ||
-      !isDim(weights.getResult(0), weightOc) ||
-      !isDim(weights.getResult(1), weightIc) ||
-      !isDim(weights.getResult(2), kh) || !isDim(weights.getResult(3), kw) ||
-      inN != n || weightOc != oc || weightIc != ic)
+  if (!isDim(out.getResult(0), n) || !isDim(out.getResult(1 + at), oc) ||
+      !isDim(out.getResult(2 + at), oh) || !isDim(out.getResult(3 + at), ow) ||
+      !isDim(input.getResult(0), inN) || !isDim(input.getResult(1 + at), ic) ||
+      !isDim(weights.getResult(0 + at), weightOc) ||
+      !isDim(weights.getResult(1 + at), weightIc) ||
+      !isDim(weights.getResult(2 + at), kh) ||
+      !isDim(weights.getResult(3 + at), kw) || inN != n || weightOc != oc ||
+      weightIc != ic)
     return failure();
+  std::optional<unsigned> g;
+  if (grouped) {
+    unsigned outG, inG, weightG;
+    if (!isDim(out.getResult(1), outG) || !isDim(input.getResult(1), inG) ||
+        !isDim(weights.getResult(0), weightG) || inG != outG ||
+        weightG != outG || iterators[outG] != utils::IteratorType::parallel)
+      return failure();
+    g = outG;
+  }
   for (unsigned loop : {ic, kh, kw})
     if (iterators[loop] != utils::IteratorType::reduction)
       return failure();
   // The input's rows and columns: `o * stride + k * dilation`.
   ConvProblemExprs problem;
   for (auto [r, o, k, stride, dilation] :
-       {std::make_tuple(2u, oh, kh, &problem.strideH, &problem.dilationH),
-        std::make_tuple(3u, ow, kw, &problem.strideW, &problem.dilationW)}) {
+       {std::make_tuple(2 + at, oh, kh, &problem.strideH, &problem.dilationH),
+        std::make_tuple(3 + at, ow, kw, &problem.strideW,
+                        &problem.dilationW)}) {
     SmallVector<int64_t> terms(op.getNumLoops(), 0);
     if (!getLinearTerms(input.getResult(r), terms))
       return failure();
@@ -664,8 +682,10 @@ FailureOr<ConvProblemExprs> dyncc::getConvProblem(func::FuncOp kernel) {
   problem.inC = ranges[ic];
   problem.kh = ranges[kh];
   problem.kw = ranges[kw];
+  problem.groups = g ? ranges[*g] : 1;
   if (ShapedType::isDynamic(problem.inC) || ShapedType::isDynamic(problem.kh) ||
-      ShapedType::isDynamic(problem.kw))
+      ShapedType::isDynamic(problem.kw) ||
+      ShapedType::isDynamic(problem.groups))
     return failure();
   DimExpr *dims[] = {&problem.batch, &problem.outC, &problem.outH,
                      &problem.outW};

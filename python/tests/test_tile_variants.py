@@ -331,39 +331,55 @@ def input_sizes(low, high, taps, stride, pad, dilation):
     return sizes
 
 
-def conv_reference(x, w, b, stride, pad, dilation):
-    """NCHW convolution in float64, then bias and Relu."""
-    n, _, h, wd = x.shape
-    oc, _, kh, kw = w.shape
+def conv_reference(x, w, b, stride, pad, dilation, groups=1):
+    """NCHW convolution in float64 (each of `groups` output channel groups
+    reading its own input channels), then bias and Relu."""
+    n, c, h, wd = x.shape
+    oc, icg, kh, kw = w.shape
     xp = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (pad, pad), (pad, pad)))
     oh = (h + 2 * pad - dilation * (kh - 1) - 1) // stride + 1
     ow = (wd + 2 * pad - dilation * (kw - 1) - 1) // stride + 1
     out = np.zeros((n, oc, oh, ow))
+    ocg = oc // groups
     for i in range(kh):
         for j in range(kw):
             patch = xp[:, :, i * dilation:i * dilation + stride * (oh - 1) + 1:stride,
                        j * dilation:j * dilation + stride * (ow - 1) + 1:stride]
-            out += np.einsum("nchw,oc->nohw", patch,
-                             w[:, :, i, j].astype(np.float64))
+            for g in range(groups):
+                out[:, g * ocg:(g + 1) * ocg] += np.einsum(
+                    "nchw,oc->nohw", patch[:, g * icg:(g + 1) * icg],
+                    w[g * ocg:(g + 1) * ocg, :, i, j].astype(np.float64))
     return np.maximum(out + b.astype(np.float64)[None, :, None, None], 0)
 
 
-@pytest.mark.parametrize("channels,out_channels,taps,stride,pad,dilation,dtype", [
-    (20, 16, 3, 1, 1, 1, "f32"),
-    (5, 12, 5, 2, 2, 1, "f32"),
-    (16, 8, 3, 1, 2, 2, "f32"),
-    (12, 16, 3, 1, 1, 1, "f16"),
-    (7, 16, 3, 2, 1, 1, "bf16"),
-])
+@pytest.mark.parametrize(
+    "channels,out_channels,taps,stride,pad,dilation,dtype,groups", [
+        (20, 16, 3, 1, 1, 1, "f32", 1),
+        (5, 12, 5, 2, 2, 1, "f32", 1),
+        (16, 8, 3, 1, 2, 2, "f32", 1),
+        (12, 16, 3, 1, 1, 1, "f16", 1),
+        (7, 16, 3, 2, 1, 1, "bf16", 1),
+        # Depthwise: the block's channels span groups.
+        (24, 24, 3, 1, 1, 1, "f32", 24),
+        (40, 40, 5, 2, 2, 1, "f32", 40),
+        (24, 24, 3, 1, 1, 1, "f16", 24),
+        # Two outputs per input channel; groups of several channels, over a
+        # 1x1 window (ShuffleNet's) and a 3x3 one.
+        (12, 24, 3, 1, 1, 1, "f32", 12),
+        (24, 112, 1, 1, 0, 1, "f32", 4),
+        (12, 20, 3, 2, 1, 1, "f32", 2),
+    ])
 def test_every_variant_of_conv(tmp_path, channels, out_channels, taps, stride,
-                               pad, dilation, dtype):
+                               pad, dilation, dtype, groups):
     """Relu(Conv(X[B, C, S, S])): 2-D convs are searched with the conv
     model, keyed on the batch and the output's size (rows and columns are
     one expression of S). At both ends of every interval of both keys and a
     prime inside, the run-time picks what the table says and every variant
     matches numpy: 20 channels in k-steps of 8 (a partial step), a 5x5
-    window at stride 2 over 5 channels, dilation 2, and f16 and bf16 convs
-    (16-bit operands, an f32 accumulator, the result rounded once)."""
+    window at stride 2 over 5 channels, dilation 2, f16 and bf16 convs
+    (16-bit operands, an f32 accumulator, the result rounded once), and
+    grouped convs (depthwise, two outputs per input channel, groups of
+    several channels), whose window records their groups."""
     if dtype == "bf16":
         np_type = pytest.importorskip("ml_dtypes").bfloat16
     else:
@@ -375,7 +391,8 @@ def test_every_variant_of_conv(tmp_path, channels, out_channels, taps, stride,
     # and the f32 sums.
     tolerance = {"f32": 1e-4, "f16": 2e-3, "bf16": 1e-2}[dtype]
     rng = np.random.default_rng(channels * 100 + taps)
-    w = rng.uniform(-1, 1, (out_channels, channels, taps, taps)).astype(np_type)
+    w = rng.uniform(-1, 1, (out_channels, channels // groups, taps,
+                            taps)).astype(np_type)
     b = rng.uniform(-1, 1, (out_channels,)).astype(np_type)
 
     def initializer(name, array):
@@ -384,7 +401,8 @@ def test_every_variant_of_conv(tmp_path, channels, out_channels, taps, stride,
                                   raw=True)
 
     attrs = dict(kernel_shape=[taps, taps], pads=[pad] * 4,
-                 strides=[stride, stride], dilations=[dilation, dilation])
+                 strides=[stride, stride], dilations=[dilation, dilation],
+                 group=groups)
     graph = helper.make_graph(
         [helper.make_node("Conv", ["X", "W", "b"], ["C"], **attrs),
          helper.make_node("Relu", ["C"], ["Y"])], "conv",
@@ -408,8 +426,9 @@ def test_every_variant_of_conv(tmp_path, channels, out_channels, taps, stride,
     assert group["kind"] == "conv"
     select = group["select"]
     assert select["model"] == "conv" and len(select["keys"]) == 2
-    assert select["window"] == [channels, taps, taps, stride, stride,
-                                dilation, dilation]
+    assert select["window"] == [channels // groups, taps, taps, stride,
+                                stride, dilation, dilation] + (
+                                    [groups] if groups > 1 else [])
     assert select["element_bytes"] == np.dtype(np_type).itemsize
     assert len(group["variants"]) >= 2
     art = tmp_path / "conv.dyncc"
@@ -432,7 +451,8 @@ def test_every_variant_of_conv(tmp_path, channels, out_channels, taps, stride,
             y = sess.run({"X": x})["Y"]
             assert y.dtype == np_type
             want = conv_reference(x.astype(np.float64), w.astype(np.float64),
-                                  b.astype(np.float64), stride, pad, dilation)
+                                  b.astype(np.float64), stride, pad, dilation,
+                                  groups)
             np.testing.assert_allclose(
                 y.astype(np.float64), want, rtol=tolerance,
                 atol=tolerance * max(1.0, float(np.abs(want).max())))

@@ -512,17 +512,26 @@ int dyncc::explainMain(llvm::ArrayRef<std::string> args) {
          << " bytes moved per element"
          << (s.reduction ? ", reduced along rows" : "") << "\n";
     else if (s.present && s.model == "conv" && s.dimKeys.size() == 4 &&
-             s.dimValues.size() == 4 && s.window.size() == 7)
+             s.dimValues.size() == 4 &&
+             (s.window.size() == 7 || s.window.size() == 8)) {
+      // A grouped conv's channels are a group's.
+      int64_t groups = s.window.size() == 8 ? s.window[7] : 1;
+      std::string channels = std::to_string(s.window[0]) + " -> " + dim(1);
       os << "  problem: " << dim(0) << " x conv " << s.window[1] << "x"
          << s.window[2] << " stride " << s.window[3] << "x" << s.window[4]
          << (s.window[5] > 1 || s.window[6] > 1
                  ? " dilation " + std::to_string(s.window[5]) + "x" +
                        std::to_string(s.window[6])
                  : std::string())
-         << ", " << s.window[0] << " -> " << dim(1) << " channels, output "
-         << dim(2) << " x " << dim(3) << ", " << s.elementBytes
+         << ", "
+         << (groups == 1 ? channels + " channels"
+             : s.window[0] == 1 && dim(1) == "1"
+                 ? "depthwise over " + std::to_string(groups) + " channels"
+                 : std::to_string(groups) + " groups of " + channels +
+                       " channels")
+         << ", output " << dim(2) << " x " << dim(3) << ", " << s.elementBytes
          << "-byte elements\n";
-    else if (s.present && s.dimKeys.size() == 4 && s.dimValues.size() == 4)
+    } else if (s.present && s.dimKeys.size() == 4 && s.dimValues.size() == 4)
       os << "  problem: " << dim(0) << " x [M " << dim(1) << " x K "
          << dim(3) << "] x [K x N " << dim(2) << "]"
          << (group.problem.products > 1

@@ -66,11 +66,21 @@ TEST(ConvCandidates, EveryCandidateSatisfiesEveryHardConstraint) {
     std::uniform_int_distribution<size_t> d(0, values.size() - 1);
     return *(values.begin() + d(rng));
   };
-  for (int trial = 0; trial < 12; ++trial) {
+  for (int trial = 0; trial < 18; ++trial) {
     ConvProblem p = conv(pick({1, 3, 8}), pick({16, 64, 256}),
                          pick({7, 28, 56}), pick({3, 16, 64, 512}),
                          pick({1, 3, 5, 7}), pick({1, 2}));
     p.dilationH = p.dilationW = pick({1, 2});
+    // A third of the problems grouped: depthwise, or groups of a few
+    // channels (28 output channels a group, as ShuffleNet's).
+    if (trial % 3 == 1) {
+      p.groups = p.outC;
+      p.inC = p.outC = 1;
+    } else if (trial % 3 == 2) {
+      p.groups = pick({2, 4});
+      p.inC = pick({1, 6, 28});
+      p.outC = pick({1, 28, 64});
+    }
     for (const Device &device : getDevices()) {
       std::vector<ConvTile> tiles = enumerateConvTiles(p, device);
       ASSERT_GT(tiles.size(), 20u) << device.name;
@@ -85,20 +95,26 @@ TEST(ConvCandidates, EveryCandidateSatisfiesEveryHardConstraint) {
         ASSERT_EQ(threads % 32, 0);
         ASSERT_LE(threads, device.maxThreadsPerBlock);
         ASSERT_LE(t.blockC / t.threadC, 64);
+        // The loops' steps: with a unit loop dropped, the largest k-step
+        // for every loop (TileConfig::getKSteps).
+        int64_t kc = t.kChannels, kr = t.kRows, ks = t.kColumns;
+        if (p.inC == 1 || p.kh == 1 || p.kw == 1)
+          kc = kr = ks = std::max({kc, kr, ks});
+        int64_t c = std::min(kc, p.inC), r = std::min(kr, p.kh),
+                s = std::min(ks, p.kw);
         // No step splits a filter row or column.
-        ASSERT_TRUE(p.kh <= t.kRows || p.kh % t.kRows == 0);
-        ASSERT_TRUE(p.kw <= t.kColumns || p.kw % t.kColumns == 0);
-        int64_t c = std::min(t.kChannels, p.inC), r = std::min(t.kRows, p.kh),
-                s = std::min(t.kColumns, p.kw);
+        ASSERT_EQ(p.kh % r, 0);
+        ASSERT_EQ(p.kw % s, 0);
         ASSERT_LE(c * r * s, kMaxUnrolledTaps);
         ASSERT_LE(c * r * s * t.threadC * t.threadH * t.threadW,
                   kMaxUnrolledProducts);
         auto round16 = [](int64_t b) { return (b + 15) / 16 * 16; };
-        int64_t window = c *
-                         ((t.blockH - 1) * p.strideH + (r - 1) * p.dilationH +
-                          1) *
-                         ((t.blockW - 1) * p.strideW + (s - 1) * p.dilationW +
-                          1);
+        // A block spanning groups reads each channel's own inputs.
+        int64_t channels = p.groups > 1 && p.outC == 1 ? t.blockC * c : c;
+        int64_t window =
+            channels *
+            ((t.blockH - 1) * p.strideH + (r - 1) * p.dilationH + 1) *
+            ((t.blockW - 1) * p.strideW + (s - 1) * p.dilationW + 1);
         int64_t shared = round16(window * 4) + round16(t.blockC * c * r * s * 4);
         ASSERT_EQ(shared, estimateResources(t, p).sharedBytes);
         ASSERT_LE(shared, 48 * 1024);
@@ -258,6 +274,127 @@ TEST(ConvCandidates, WindowRoundTrips) {
   EXPECT_FALSE(q.setWindow(zero.data(), zero.size()));
   EXPECT_FALSE(q.setWindow(w.data(), 6));
   EXPECT_EQ(q.window(), w);
+  // Groups follow where there are several, and are 1 where not given.
+  p.groups = 4;
+  w = p.window();
+  EXPECT_EQ(w, (std::vector<int64_t>{64, 3, 3, 2, 2, 1, 2, 4}));
+  ASSERT_TRUE(q.setWindow(w.data(), w.size()));
+  EXPECT_EQ(q.groups, 4);
+  EXPECT_EQ(q.window(), w);
+  ASSERT_TRUE(q.setWindow(w.data(), 7));
+  EXPECT_EQ(q.groups, 1);
+  std::vector<int64_t> nine = {64, 3, 3, 2, 2, 1, 2, 4, 1};
+  EXPECT_FALSE(q.setWindow(nine.data(), nine.size()));
+}
+
+// A depthwise conv (one channel a group): code generation drops the unit
+// loops, so a block's channel tile runs over the groups, and each of its
+// channels reads its own input window; a grouped conv with several
+// channels a group tiles a group's output channels, one group a block,
+// all of them sharing the group's window.
+TEST(GroupedConvs, BlocksSpanGroupsOnlyWhereAGroupHasOneChannel) {
+  const Device &d = h200();
+  ConvProblem depthwise = conv(2, 1, 28, 1, 3);
+  depthwise.groups = 112;
+  ASSERT_TRUE(depthwise.spansGroups());
+  ConvTile t = defaultTile(3);
+  t.blockW = 28;
+  t.threadW = 7;
+  t.threadC = 1;
+  ASSERT_FALSE(checkConstraints(t, depthwise, d).has_value())
+      << *checkConstraints(t, depthwise, d);
+  // 2 images x 112/8 channel tiles x 28/4 rows x one tile of columns.
+  EXPECT_EQ(predictConv(t, depthwise, d).blocks, 2 * 14 * 7);
+  // Each of the 8 channels' windows: (4-1)+3 rows by (28-1)+3 columns, and
+  // its 3x3 weights.
+  EXPECT_EQ(estimateResources(t, depthwise).sharedBytes,
+            8 * 6 * 30 * 4 + 8 * 9 * 4);
+  EXPECT_NEAR(depthwise.flops(), 2.0 * 2 * 112 * 28 * 28 * 9, 1);
+
+  ConvProblem grouped = conv(2, 28, 28, 28, 1);
+  grouped.groups = 4;
+  ASSERT_FALSE(grouped.spansGroups());
+  t.setKStep(28);
+  t.blockC = 28;
+  ASSERT_FALSE(checkConstraints(t, grouped, d).has_value())
+      << *checkConstraints(t, grouped, d);
+  EXPECT_FALSE(t.accumulatesInMemory(grouped));
+  // 2 images x 4 groups x one tile of the group's 28 channels x 7 x 1.
+  EXPECT_EQ(predictConv(t, grouped, d).blocks, 2 * 4 * 7);
+  // One window of the group's 28 channels, 4 rows by 28 columns.
+  EXPECT_EQ(estimateResources(t, grouped).sharedBytes,
+            28 * 4 * 28 * 4 + 28 * 28 * 4);
+  // A channel tile that does not divide the group's 28 is cut at every
+  // group's edge.
+  t.blockC = 8;
+  t.setKStep(8);
+  EXPECT_TRUE(t.accumulatesInMemory(grouped));
+  EXPECT_EQ(predictConv(t, grouped, d).blocks, 2 * 4 * 4 * 7);
+  // The group's 28 channels are a candidate channel tile.
+  std::vector<ConvTile> tiles = enumerateConvTiles(grouped, d);
+  EXPECT_TRUE(std::any_of(tiles.begin(), tiles.end(),
+                          [](const ConvTile &c) { return c.blockC == 28; }));
+}
+
+// With a unit reduction loop dropped (one input channel a group, or a
+// filter of one row), the loops left all step by the tile's largest
+// k-step: `k 1x1x3` is one step of a depthwise conv's 3x3 window, and a
+// uniform step that splits its rows is rejected. Three loops keep their
+// own steps.
+TEST(GroupedConvs, UnitLoopsStepAlike) {
+  const Device &d = h200();
+  ConvProblem depthwise = conv(1, 1, 28, 1, 3);
+  depthwise.groups = 64;
+  ConvTile t = defaultTile(1);
+  t.threadC = 1;
+  t.kColumns = 3;
+  ConvSteps s = getConvSteps(t, depthwise);
+  EXPECT_EQ(s.rows, 3);
+  EXPECT_EQ(s.columns, 3);
+  EXPECT_EQ(s.steps, 1);
+  ConvProblem dense = conv(1, 64, 28, 8, 3);
+  s = getConvSteps(t, dense);
+  EXPECT_EQ(s.rows, 1);
+  EXPECT_EQ(s.columns, 3);
+  EXPECT_EQ(s.steps, 8 * 3);
+  ConvProblem five = conv(1, 1, 28, 1, 5);
+  five.groups = 64;
+  t.setKStep(4);
+  ASSERT_TRUE(checkConstraints(t, five, d).has_value());
+  EXPECT_NE(checkConstraints(t, five, d)->find("splits a filter of 5"),
+            std::string::npos);
+  // The candidates of a depthwise conv are uniform steps only.
+  for (const ConvTile &c : enumerateConvTiles(depthwise, d))
+    ASSERT_TRUE(c.kChannels == c.kRows && c.kRows == c.kColumns) << c.str();
+}
+
+// A grouped conv's bytes are every group's: at one 7x7 image, 64 groups of
+// 64 -> 64 channels have 9.4 MB of weights, which the model's DRAM floor
+// counts whole (one group's are 147 KB), with each group's 64 channels of
+// input (a 9x9 window, padded) and output. A depthwise conv over 256
+// channels does a 256th of the dense conv's work on the same outputs, and
+// is predicted far faster, though not 256 times: it moves as many bytes a
+// channel.
+TEST(GroupedConvs, TimesCountEveryGroup) {
+  const Device &d = h200();
+  ConvProblem grouped = conv(1, 64, 7, 64, 3);
+  grouped.groups = 64;
+  double bytes = 4.0 * 64 * (64 * 64 * 9 + 64 * 9 * 9 + 64 * 7 * 7);
+  for (const ConvTile &t : enumerateConvTiles(grouped, d)) {
+    ConvPrediction p = predictConv(t, grouped, d);
+    ASSERT_DOUBLE_EQ(p.uniqueBytes, bytes) << t.str();
+    ASSERT_GE(p.seconds, bytes / d.dramBytesPerSecond) << t.str();
+  }
+  ConvProblem depthwise = conv(32, 1, 56, 1, 3);
+  depthwise.groups = 256;
+  ConvProblem dense = conv(32, 256, 56, 256, 3);
+  double a = predictConv(best(enumerateConvTiles(depthwise, d), depthwise, d),
+                         depthwise, d)
+                 .seconds;
+  double b = predictConv(best(enumerateConvTiles(dense, d), dense, d), dense, d)
+                 .seconds;
+  EXPECT_GT(b / a, 16);
+  EXPECT_LT(b / a, 256);
 }
 
 // A 7x7 feature map (ResNet-50's last stage): the default's 4x32 positions

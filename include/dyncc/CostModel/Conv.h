@@ -29,13 +29,17 @@
 
 namespace dyncc::cost {
 
-/// A 2-D convolution: input [batch, inC, H, W] (padded), weights [outC,
-/// inC, kh, kw], output [batch, outC, outH, outW], elements of
-/// `elementBytes` (operands and result), an accumulator of that type.
+/// A 2-D convolution: input [batch, groups * inC, H, W] (padded), weights
+/// [groups * outC, inC, kh, kw], output [batch, groups * outC, outH, outW],
+/// elements of `elementBytes` (operands and result), an accumulator of that
+/// type. `inC` and `outC` are a group's: each group's outputs read only its
+/// own input channels (ONNX Conv's `group`; a depthwise conv has one input
+/// and one output channel per group).
 struct ConvProblem {
   int64_t batch = 1;
   int64_t outC = 1, outH = 1, outW = 1;
   int64_t inC = 1;
+  int64_t groups = 1;
   int64_t kh = 1, kw = 1;
   int64_t strideH = 1, strideW = 1;
   int64_t dilationH = 1, dilationW = 1;
@@ -47,15 +51,27 @@ struct ConvProblem {
   bool staticH = true, staticW = true;
 
   double flops() const {
-    return 2.0 * batch * outC * outH * outW * inC * kh * kw;
+    return 2.0 * batch * groups * outC * outH * outW * inC * kh * kw;
   }
 
+  /// Whether a block's channel tile runs over the groups: where a group has
+  /// one output channel (a depthwise conv), code generation drops that unit
+  /// loop and the output is [batch, groups, outH, outW]. Otherwise it runs
+  /// over a group's output channels, and a block is in one group (its tile
+  /// sizes align to the innermost loops, so the group's loop takes the
+  /// batch's 1).
+  bool spansGroups() const { return groups > 1 && outC == 1; }
+  /// The extent a block's channel tile runs over: the groups, or a group's
+  /// output channels (spansGroups).
+  int64_t blockedChannels() const { return spansGroups() ? groups : outC; }
+
   /// The static parts in the order of dyncc.conv_problem's and the
-  /// manifest's `window`: input channels, filter rows and columns, strides
-  /// and dilations along rows and columns.
+  /// manifest's `window`: input channels (a group's), filter rows and
+  /// columns, strides and dilations along rows and columns, and the groups
+  /// where there are several.
   std::vector<int64_t> window() const;
   /// Sets the static parts from `values` (window()'s order); false, and
-  /// nothing set, unless there are 7, all positive.
+  /// nothing set, unless there are 7 or 8, all positive.
   bool setWindow(const int64_t *values, size_t size);
 };
 
@@ -97,7 +113,12 @@ struct ConvTile {
 std::optional<ConvTile> parseConvTile(const std::string &text);
 
 /// One k-step of `tile` on `problem`: the input channels, filter rows and
-/// filter columns it covers, and the steps a block takes.
+/// filter columns it covers, and the steps a block takes. Code generation
+/// drops the reduction loops of extent 1 (one input channel per group, a
+/// filter of one row or column); where fewer than three loops remain,
+/// every one of them steps by the largest of the tile's three k-steps
+/// (TileConfig::getKSteps), so a depthwise conv's step is uniform over its
+/// filter's rows and columns.
 struct ConvSteps {
   int64_t channels = 1, rows = 1, columns = 1;
   int64_t steps = 1;
@@ -145,6 +166,9 @@ struct ConvPrediction {
   int64_t waves = 0;
   /// Useful over computed multiply-adds (the grid edge, partial steps).
   double paddingEfficiency = 1;
+  /// The bytes the conv moves at least once (every group's input, weights
+  /// and output): the DRAM floor's.
+  double uniqueBytes = 0;
   /// "compute", "shared", "l2", "dram", "launch".
   const char *bound = "";
 };

@@ -171,11 +171,12 @@ constexpr llvm::StringLiteral getRowProblemAttrName() {
 /// name that is not an argument of the dispatch or a dimension of one.
 /// What a conv kernel computes, as the tile search's conv model takes it
 /// (dyncc/CostModel/Conv.h): a 2-D convolution over NCHW, its output's
-/// dimensions in terms of the kernel's arguments, its channels, window,
-/// strides and dilations static.
+/// dimensions in terms of the kernel's arguments, its groups, channels,
+/// window, strides and dilations static. A grouped conv's `outC` and `inC`
+/// are a group's.
 struct ConvProblemExprs {
   DimExpr batch, outC, outH, outW;
-  int64_t inC = 0, kh = 0, kw = 0;
+  int64_t inC = 0, kh = 0, kw = 0, groups = 1;
   int64_t strideH = 1, strideW = 1, dilationH = 1, dilationW = 1;
   int64_t elementBytes = 0;
 };
@@ -185,8 +186,10 @@ struct ConvProblemExprs {
 /// ic, oh * sh + kh * dh, ow * sw + kw * dw] and the weights at [oc, ic, kh,
 /// kw], writing [n, oc, oh, ow] as the kernel's result, every operand of
 /// one element type (an f16 or bf16 conv's accumulator may be f32: the
-/// problem's element bytes are the operands'). Fails for every other kernel (grouped, 1-D or 3-D
-/// convs, several convs, dynamic channels or windows).
+/// problem's element bytes are the operands'); or a grouped one, with a
+/// group loop `g` after `n` in the output and input and first in the
+/// weights (DgToLinalg's expanded form). Fails for every other kernel (1-D
+/// or 3-D convs, several convs, dynamic channels, groups or windows).
 mlir::FailureOr<ConvProblemExprs> getConvProblem(mlir::func::FuncOp kernel);
 
 constexpr llvm::StringLiteral getConvProblemAttrName() {

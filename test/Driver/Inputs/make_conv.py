@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Writes a conv model to argv[1]: Y = Relu(Conv(X[B, 6, H, W])), 16
 output channels, a 3x3 window at stride 2 with dilation 1 along rows and
-2 along columns, padding 1. With argv[2] = grouped: the conv has 2 groups,
-which the conv model does not take; with argv[2] = f16: in f16.
+2 along columns, padding 1. With argv[2] = grouped: the conv has 2 groups
+(3 input and 8 output channels each); with argv[2] = depthwise: 6 groups
+of one channel each, 6 output channels; with argv[2] = f16: in f16.
 make_conv() writes Relu(Conv(X) + b) of any window, stride, padding,
 dilation and element type, and returns the weights and bias."""
 import sys
@@ -51,11 +52,13 @@ def make_conv(path, channels, out_channels, taps, stride, pad, dilation,
 
 
 if __name__ == "__main__":
-    groups = 2 if sys.argv[2:] == ["grouped"] else 1
+    form = sys.argv[2] if len(sys.argv) > 2 else ""
+    groups = {"grouped": 2, "depthwise": 6}.get(form, 1)
+    out_channels = 6 if groups == 6 else 16
     half = sys.argv[2:] == ["f16"]
     elem = TensorProto.FLOAT16 if half else TensorProto.FLOAT
     rng = np.random.default_rng(0)
-    w = rng.uniform(-1, 1, (16, 6 // groups, 3, 3)).astype(
+    w = rng.uniform(-1, 1, (out_channels, 6 // groups, 3, 3)).astype(
         np.float16 if half else np.float32)
     graph = helper.make_graph(
         [helper.make_node("Conv", ["X", "W"], ["C"], kernel_shape=[3, 3],
