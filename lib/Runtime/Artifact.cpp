@@ -30,6 +30,135 @@ uint64_t dyncc::runtime::fnv1a64(const void *data, size_t size, uint64_t hash) {
   return hash;
 }
 
+// XXH64 as the xxHash specification (doc/xxhash_spec.md, "XXH64
+// Algorithm Description") gives it: four lanes over 32-byte stripes, then
+// the remaining bytes by 8, 4 and 1, and an avalanche.
+namespace {
+constexpr uint64_t kPrime1 = 0x9E3779B185EBCA87ull;
+constexpr uint64_t kPrime2 = 0xC2B2AE3D27D4EB4Full;
+constexpr uint64_t kPrime3 = 0x165667B19E3779F9ull;
+constexpr uint64_t kPrime4 = 0x85EBCA77C2B2AE63ull;
+constexpr uint64_t kPrime5 = 0x27D4EB2F165667C5ull;
+
+uint64_t rotl(uint64_t x, int r) { return (x << r) | (x >> (64 - r)); }
+
+/// Little-endian loads (memcpy: any alignment; hosts are little-endian,
+/// which the run-time checks for weights too).
+uint64_t read64(const uint8_t *p) {
+  uint64_t v;
+  std::memcpy(&v, p, sizeof(v));
+  return v;
+}
+uint32_t read32(const uint8_t *p) {
+  uint32_t v;
+  std::memcpy(&v, p, sizeof(v));
+  return v;
+}
+
+uint64_t xxRound(uint64_t acc, uint64_t input) {
+  acc += input * kPrime2;
+  acc = rotl(acc, 31);
+  return acc * kPrime1;
+}
+
+uint64_t mergeRound(uint64_t acc, uint64_t lane) {
+  acc ^= xxRound(0, lane);
+  return acc * kPrime1 + kPrime4;
+}
+
+/// Consumes the whole stripes of `size` bytes at `p` into `lanes`; returns
+/// the bytes consumed.
+size_t consumeStripes(uint64_t (&lanes)[4], const uint8_t *p, size_t size) {
+  size_t done = 0;
+  uint64_t a = lanes[0], b = lanes[1], c = lanes[2], d = lanes[3];
+  for (; size - done >= 32; done += 32) {
+    a = xxRound(a, read64(p + done));
+    b = xxRound(b, read64(p + done + 8));
+    c = xxRound(c, read64(p + done + 16));
+    d = xxRound(d, read64(p + done + 24));
+  }
+  lanes[0] = a;
+  lanes[1] = b;
+  lanes[2] = c;
+  lanes[3] = d;
+  return done;
+}
+} // namespace
+
+Xxh64::Xxh64(uint64_t seed) : seed(seed) {
+  lanes[0] = seed + kPrime1 + kPrime2;
+  lanes[1] = seed + kPrime2;
+  lanes[2] = seed;
+  lanes[3] = seed - kPrime1;
+}
+
+void Xxh64::update(const void *data, size_t size) {
+  const uint8_t *p = static_cast<const uint8_t *>(data);
+  total += size;
+  // A stripe begun by an earlier piece.
+  if (pendingSize != 0) {
+    size_t take = std::min(size, sizeof(pending) - pendingSize);
+    std::memcpy(pending + pendingSize, p, take);
+    pendingSize += take;
+    p += take;
+    size -= take;
+    if (pendingSize < sizeof(pending))
+      return;
+    consumeStripes(lanes, pending, sizeof(pending));
+    pendingSize = 0;
+  }
+  size_t done = consumeStripes(lanes, p, size);
+  pendingSize = size - done;
+  if (pendingSize != 0)
+    std::memcpy(pending, p + done, pendingSize);
+}
+
+uint64_t Xxh64::digest() const {
+  uint64_t h;
+  if (total >= 32) {
+    h = rotl(lanes[0], 1) + rotl(lanes[1], 7) + rotl(lanes[2], 12) +
+        rotl(lanes[3], 18);
+    for (uint64_t lane : lanes)
+      h = mergeRound(h, lane);
+  } else {
+    h = seed + kPrime5;
+  }
+  h += total;
+  const uint8_t *p = pending;
+  size_t left = pendingSize;
+  for (; left >= 8; p += 8, left -= 8) {
+    h ^= xxRound(0, read64(p));
+    h = rotl(h, 27) * kPrime1 + kPrime4;
+  }
+  if (left >= 4) {
+    h ^= static_cast<uint64_t>(read32(p)) * kPrime1;
+    h = rotl(h, 23) * kPrime2 + kPrime3;
+    p += 4;
+    left -= 4;
+  }
+  for (; left > 0; ++p, --left) {
+    h ^= *p * kPrime5;
+    h = rotl(h, 11) * kPrime1;
+  }
+  h ^= h >> 33;
+  h *= kPrime2;
+  h ^= h >> 29;
+  h *= kPrime3;
+  h ^= h >> 32;
+  return h;
+}
+
+uint64_t Xxh64::hash(const void *data, size_t size, uint64_t seed) {
+  Xxh64 state(seed);
+  state.update(data, size);
+  return state.digest();
+}
+
+uint64_t dyncc::runtime::artifactChecksum(uint32_t version, const void *data,
+                                          size_t size) {
+  return version == 1 ? fnv1a64(data, size) : Xxh64::hash(data, size);
+}
+
 namespace {
 void storeU32(uint8_t *p, uint32_t v) {
   for (int i = 0; i < 4; ++i)
@@ -169,10 +298,10 @@ bool ArtifactWriter::emit(Sink &&sink, HeaderSink &&writeHeader,
   if (!layout(offsets, fileSize, error))
     return false;
 
-  uint64_t checksum = fnv1a64(nullptr, 0);
+  Xxh64 checksum;
   uint64_t position = kArtifactHeaderSize;
   auto put = [&](const void *data, size_t size) {
-    checksum = fnv1a64(data, size, checksum);
+    checksum.update(data, size);
     position += size;
     return sink(data, size);
   };
@@ -216,7 +345,7 @@ bool ArtifactWriter::emit(Sink &&sink, HeaderSink &&writeHeader,
   storeU32(header + 8, kArtifactFormatVersion);
   storeU32(header + 12, kArtifactHeaderSize);
   storeU64(header + 16, fileSize);
-  storeU64(header + 24, checksum);
+  storeU64(header + 24, checksum.digest());
   storeU32(header + 32, static_cast<uint32_t>(sections.size() + 1));
   storeU32(header + 36, 0);
   storeU64(header + 40, kArtifactHeaderSize);
@@ -410,10 +539,13 @@ bool ArtifactFile::validate(std::string &error, ArtifactError &kind) {
   if (std::memcmp(base, kArtifactMagic, sizeof(kArtifactMagic)) != 0)
     return fail(ArtifactError::Format, "not a dyncc artifact (bad magic)");
   uint32_t version = loadU32(base + 8);
-  if (version != kArtifactFormatVersion)
+  if (version < kOldestArtifactFormatVersion ||
+      version > kArtifactFormatVersion)
     return fail(ArtifactError::Version,
                 "unsupported artifact format version " +
-                    std::to_string(version) + " (this run-time reads version " +
+                    std::to_string(version) +
+                    " (this run-time reads versions " +
+                    std::to_string(kOldestArtifactFormatVersion) + " to " +
                     std::to_string(kArtifactFormatVersion) + ")");
   uint32_t headerSize = loadU32(base + 12);
   if (headerSize != kArtifactHeaderSize)
@@ -433,8 +565,8 @@ bool ArtifactFile::validate(std::string &error, ArtifactError &kind) {
                                            " (trailing data)");
   uint64_t storedChecksum = loadU64(base + 24);
   uint64_t checksum =
-      fnv1a64(base + kArtifactHeaderSize,
-              static_cast<size_t>(fileSize - kArtifactHeaderSize));
+      artifactChecksum(version, base + kArtifactHeaderSize,
+                       static_cast<size_t>(fileSize - kArtifactHeaderSize));
   if (storedChecksum != checksum)
     return fail(ArtifactError::Checksum,
                 "checksum mismatch (stored " + hex(storedChecksum) +

@@ -50,8 +50,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (size >= kArtifactHeaderSize) {
     std::string patched(reinterpret_cast<const char *>(data), size);
     uint64_t fileSize = size;
-    uint64_t checksum = fnv1a64(patched.data() + kArtifactHeaderSize,
-                                size - kArtifactHeaderSize);
+    uint64_t checksum = artifactChecksum(static_cast<uint8_t>(patched[8]),
+                                         patched.data() + kArtifactHeaderSize,
+                                         size - kArtifactHeaderSize);
     for (int i = 0; i < 8; ++i) {
       patched[16 + i] = static_cast<char>(fileSize >> (8 * i));
       patched[24 + i] = static_cast<char>(checksum >> (8 * i));

@@ -35,9 +35,11 @@ uint64_t loadU64(const std::string &bytes, size_t offset) {
   return value;
 }
 
-/// Recomputes the checksum after a test edited the body.
+/// Recomputes the checksum after a test edited the body (or the version).
 void fixChecksum(std::string &bytes) {
-  storeU64(bytes, 24, fnv1a64(bytes.data() + 64, bytes.size() - 64));
+  uint32_t version = static_cast<uint8_t>(bytes[8]);
+  storeU64(bytes, 24,
+           artifactChecksum(version, bytes.data() + 64, bytes.size() - 64));
 }
 
 /// A small artifact: manifest, w0 (1000 bytes), an empty section, w1.
@@ -112,8 +114,9 @@ TEST(ArtifactTest, RoundTripThroughFile) {
   // The header says what the file is.
   EXPECT_EQ(std::memcmp(serialized.data(), kArtifactMagic, 8), 0);
   EXPECT_EQ(loadU64(serialized, 16), serialized.size());
+  EXPECT_EQ(serialized[8], 2);
   EXPECT_EQ(loadU64(serialized, 24),
-            fnv1a64(serialized.data() + 64, serialized.size() - 64));
+            Xxh64::hash(serialized.data() + 64, serialized.size() - 64));
 }
 
 TEST(ArtifactTest, OverwritesExistingFileAtomically) {
@@ -215,11 +218,37 @@ TEST(ArtifactTest, RejectsBadMagic) {
 
 TEST(ArtifactTest, RejectsOtherVersion) {
   std::string bytes = sampleArtifact();
-  storeU32(bytes, 8, 2);
+  storeU32(bytes, 8, 3);
   expectRejected(bytes,
-                 "unsupported artifact format version 2 (this run-time reads "
-                 "version 1)",
+                 "unsupported artifact format version 3 (this run-time reads "
+                 "versions 1 to 2)",
                  ArtifactError::Version);
+  storeU32(bytes, 8, 0);
+  expectRejected(bytes,
+                 "unsupported artifact format version 0 (this run-time reads "
+                 "versions 1 to 2)",
+                 ArtifactError::Version);
+}
+
+// Version 1 (FNV-1a 64 as its checksum) is still read; its checksum is
+// not version 2's.
+TEST(ArtifactTest, ReadsVersionOne) {
+  std::string bytes = sampleArtifact();
+  storeU32(bytes, 8, 1);
+  char expected[128];
+  std::snprintf(expected, sizeof(expected),
+                "checksum mismatch (stored 0x%016llx, computed 0x%016llx)",
+                static_cast<unsigned long long>(loadU64(bytes, 24)),
+                static_cast<unsigned long long>(
+                    fnv1a64(bytes.data() + 64, bytes.size() - 64)));
+  expectRejected(bytes, expected, ArtifactError::Checksum);
+  fixChecksum(bytes);
+  EXPECT_EQ(loadU64(bytes, 24), fnv1a64(bytes.data() + 64, bytes.size() - 64));
+  std::string error;
+  std::unique_ptr<ArtifactFile> file =
+      ArtifactFile::openMemory(bytes.data(), bytes.size(), "v1", error);
+  ASSERT_NE(file, nullptr) << error;
+  EXPECT_EQ(file->findSection("w1")->bytes(), "xxx");
 }
 
 TEST(ArtifactTest, RejectsBadHeaderSize) {
@@ -279,7 +308,7 @@ TEST(ArtifactTest, RejectsChecksumMismatch) {
   std::string bytes = sampleArtifact();
   uint64_t stored = loadU64(bytes, 24);
   bytes[bytes.size() - 1] ^= 1;
-  uint64_t computed = fnv1a64(bytes.data() + 64, bytes.size() - 64);
+  uint64_t computed = Xxh64::hash(bytes.data() + 64, bytes.size() - 64);
   char expected[128];
   std::snprintf(expected, sizeof(expected),
                 "checksum mismatch (stored 0x%016llx, computed 0x%016llx)",
@@ -404,6 +433,39 @@ TEST(ArtifactTest, Fnv1aKnownValues) {
   EXPECT_EQ(fnv1a64("", 0), 0xcbf29ce484222325ull);
   EXPECT_EQ(fnv1a64("a", 1), 0xaf63dc4c8601ec8cull);
   EXPECT_EQ(fnv1a64("foobar", 6), 0x85944171f73967e8ull);
+}
+
+// XXH64 with seed 0, as the reference implementation (Python's `xxhash`
+// 3.x) gives it: the empty input, a byte, under a stripe, and two lengths
+// over 32 bytes that end with 8-, 4- and 1-byte tails.
+TEST(ArtifactTest, Xxh64KnownValues) {
+  EXPECT_EQ(Xxh64::hash("", 0), 0xef46db3751d8e999ull);
+  EXPECT_EQ(Xxh64::hash("a", 1), 0xd24ec4f1a98c6e5bull);
+  EXPECT_EQ(Xxh64::hash("abc", 3), 0x44bc2cf5ad770999ull);
+  EXPECT_EQ(Xxh64::hash("Nobody inspects the spammish repetition", 39),
+            0xfbcea83c8a378bf1ull);
+  std::string bytes;
+  for (int i = 0; i < 512; ++i)
+    bytes += static_cast<char>(i % 256);
+  EXPECT_EQ(Xxh64::hash(bytes.data(), bytes.size()), 0x7b3bfcaac0348ac0ull);
+}
+
+// Hashed in pieces of every size from 1 to 37 bytes, each prefix of a
+// 1000-byte pattern hashes as in one piece: stripes begun in one piece end
+// in the next.
+TEST(ArtifactTest, Xxh64InPiecesIsOnePiece) {
+  std::string bytes;
+  for (int i = 0; i < 1000; ++i)
+    bytes += static_cast<char>(i * 131 + 7);
+  for (size_t size : {0, 1, 7, 8, 31, 32, 33, 64, 100, 999, 1000})
+    for (size_t piece = 1; piece <= 37; ++piece) {
+      Xxh64 state;
+      for (size_t at = 0; at < size; at += piece)
+        state.update(bytes.data() + at, std::min(piece, size - at));
+      ASSERT_EQ(state.digest(), Xxh64::hash(bytes.data(), size))
+          << size << " bytes in pieces of " << piece;
+    }
+  EXPECT_EQ(Xxh64::hash(bytes.data(), 1000), 0x0bf0bdbcc82eb373ull);
 }
 
 } // namespace

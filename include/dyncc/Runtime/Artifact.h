@@ -28,8 +28,12 @@ namespace dyncc::runtime {
 /// The first eight bytes of every artifact.
 inline constexpr char kArtifactMagic[8] = {'D', 'Y',  'N',  'C',
                                            'C', '\0', '\r', '\n'};
-/// The format version this run-time writes and reads.
-inline constexpr uint32_t kArtifactFormatVersion = 1;
+/// The format version this run-time writes. It also reads version 1, whose
+/// checksum is FNV-1a 64 (version 2's is XXH64: the same layout, a hash
+/// some 25 times faster, which loading a model runs over all of its bytes).
+inline constexpr uint32_t kArtifactFormatVersion = 2;
+/// The oldest format version this run-time reads.
+inline constexpr uint32_t kOldestArtifactFormatVersion = 1;
 /// Size of the file header.
 inline constexpr uint32_t kArtifactHeaderSize = 64;
 /// Size of one section table entry.
@@ -43,9 +47,34 @@ inline constexpr size_t kMaxSectionNameLength = kSectionNameField - 1;
 /// The name of the JSON manifest section.
 inline constexpr std::string_view kManifestSectionName = "manifest";
 
-/// FNV-1a 64-bit hash of `size` bytes, continuing from `hash`.
+/// FNV-1a 64-bit hash of `size` bytes, continuing from `hash`: format
+/// version 1's checksum.
 uint64_t fnv1a64(const void *data, size_t size,
                  uint64_t hash = 0xcbf29ce484222325ull);
+
+/// XXH64, the xxHash specification's 64-bit hash, over bytes given in any
+/// number of pieces: format version 2's checksum (with seed 0).
+class Xxh64 {
+public:
+  explicit Xxh64(uint64_t seed = 0);
+  /// Adds `size` bytes at `data`.
+  void update(const void *data, size_t size);
+  /// The hash of every byte added so far.
+  uint64_t digest() const;
+  /// The hash of `size` bytes at `data`, in one piece.
+  static uint64_t hash(const void *data, size_t size, uint64_t seed = 0);
+
+private:
+  uint64_t lanes[4];
+  uint64_t seed;
+  uint64_t total = 0;
+  /// The bytes of a 32-byte stripe not yet consumed.
+  uint8_t pending[32];
+  size_t pendingSize = 0;
+};
+
+/// The checksum of format `version` (1 or 2) over `size` bytes.
+uint64_t artifactChecksum(uint32_t version, const void *data, size_t size);
 
 /// Builds an artifact and writes it atomically.
 class ArtifactWriter {
