@@ -71,8 +71,9 @@ bool ConvProblem::setWindow(const int64_t *values, size_t size) {
 }
 
 std::string ConvTile::str() const {
-  auto sizes = [](int64_t c, int64_t h, int64_t w) {
-    return "1x" + std::to_string(c) + "x" + std::to_string(h) + "x" +
+  auto sizes = [&](int64_t c, int64_t h, int64_t w) {
+    return "1x" + std::to_string(c) + "x" +
+           (spatialDims == 1 ? "" : std::to_string(h) + "x") +
            std::to_string(w);
   };
   std::string k = std::to_string(kChannels);
@@ -85,24 +86,28 @@ std::string ConvTile::str() const {
 bool ConvTile::operator==(const ConvTile &o) const {
   return blockC == o.blockC && blockH == o.blockH && blockW == o.blockW &&
          threadC == o.threadC && threadH == o.threadH && threadW == o.threadW &&
-         kChannels == o.kChannels && kRows == o.kRows && kColumns == o.kColumns;
+         kChannels == o.kChannels && kRows == o.kRows &&
+         kColumns == o.kColumns && spatialDims == o.spatialDims;
 }
 
 std::optional<ConvTile> dyncc::cost::parseConvTile(const std::string &text) {
   std::optional<ConfigWords> words = parseConfigWords(text);
-  if (!words || words->block.size() != 4 || words->thread.size() != 4 ||
-      words->block[0] != 1 || words->thread[0] != 1 || words->kStep < 1 ||
-      !words->warp.empty() || !words->mma.empty() || words->stages > 1 ||
-      !words->reduce.empty() ||
+  if (!words || (words->block.size() != 4 && words->block.size() != 3) ||
+      words->thread.size() != words->block.size() || words->block[0] != 1 ||
+      words->thread[0] != 1 || words->kStep < 1 || !words->warp.empty() ||
+      !words->mma.empty() || words->stages > 1 || !words->reduce.empty() ||
       (!words->kSteps.empty() && words->kSteps.size() != 3))
     return std::nullopt;
   ConvTile tile;
+  // A 1-D conv's tile has no rows.
+  bool rows = words->block.size() == 4;
+  tile.spatialDims = rows ? 2 : 1;
   tile.blockC = words->block[1];
-  tile.blockH = words->block[2];
-  tile.blockW = words->block[3];
+  tile.blockH = rows ? words->block[2] : 1;
+  tile.blockW = words->block.back();
   tile.threadC = words->thread[1];
-  tile.threadH = words->thread[2];
-  tile.threadW = words->thread[3];
+  tile.threadH = rows ? words->thread[2] : 1;
+  tile.threadW = words->thread.back();
   if (words->kSteps.empty()) {
     tile.setKStep(words->kStep);
   } else {
@@ -193,6 +198,11 @@ dyncc::cost::checkConstraints(const ConvTile &tile, const ConvProblem &problem,
   if (tile.blockC % tile.threadC || tile.blockH % tile.threadH ||
       tile.blockW % tile.threadW)
     return std::string("the thread tile does not divide the block tile");
+  if (tile.spatialDims != problem.spatialDims ||
+      (tile.spatialDims == 1 && (tile.blockH != 1 || tile.threadH != 1)))
+    return problem.spatialDims == 1
+               ? std::string("a 1-D conv's tile has no rows")
+               : std::string("a 2-D conv's tile has rows");
   if (std::optional<std::string> why = checkThreads(tile.threads(), device))
     return why;
   if (tile.blockC / tile.threadC > kMaxThreadsZ)
@@ -275,10 +285,18 @@ std::vector<ConvTile> dyncc::cost::enumerateConvTiles(const ConvProblem &problem
       powers.push_back(size);
     return powers;
   };
+  // A 1-D conv has no rows: one a block and a thread, and its blocks may
+  // take longer runs of columns (an audio frame's thousands).
+  bool oneD = problem.spatialDims == 1;
   std::vector<int64_t> blockRows =
-      sizes({1, 2, 4, 8, 16}, problem.outH, problem.staticH, 16);
+      oneD ? std::vector<int64_t>{1}
+           : sizes({1, 2, 4, 8, 16}, problem.outH, problem.staticH, 16);
+  std::vector<int64_t> threadRows =
+      oneD ? std::vector<int64_t>{1} : std::vector<int64_t>{1, 2, 4};
   std::vector<int64_t> blockColumns =
-      sizes({4, 8, 16, 32, 64}, problem.outW, problem.staticW, 64);
+      oneD ? sizes({4, 8, 16, 32, 64, 128, 256}, problem.outW, problem.staticW,
+                   256)
+           : sizes({4, 8, 16, 32, 64}, problem.outW, problem.staticW, 64);
   // Channel tiles: powers of two, and a grouped conv's channels where
   // they are few (ShuffleNet's 28 or 34 a group), which no power of two
   // divides.
@@ -290,7 +308,7 @@ std::vector<ConvTile> dyncc::cost::enumerateConvTiles(const ConvProblem &problem
     for (int64_t blockH : blockRows)
       for (int64_t blockW : blockColumns)
         for (int64_t threadC : {1, 2, 4, 8})
-          for (int64_t threadH : {1, 2, 4})
+          for (int64_t threadH : threadRows)
             for (int64_t threadW : {1, 2, 4})
               for (const std::array<int64_t, 3> &step : kSteps) {
                 ConvTile t;
@@ -303,6 +321,7 @@ std::vector<ConvTile> dyncc::cost::enumerateConvTiles(const ConvProblem &problem
                 t.kChannels = step[0];
                 t.kRows = step[1];
                 t.kColumns = step[2];
+                t.spatialDims = problem.spatialDims;
                 if (!checkConstraints(t, problem, device))
                   tiles.push_back(t);
               }

@@ -179,22 +179,20 @@ struct AssignTileConfig final
           statics.dilationH = problem->dilationH;
           statics.dilationW = problem->dilationW;
           statics.groups = problem->groups;
-          func->setAttr(
-              getConvProblemAttrName(),
-              b.getDictionaryAttr(
-                  {b.getNamedAttr("batch",
-                                  b.getStringAttr(problem->batch.str())),
-                   b.getNamedAttr("out_c",
-                                  b.getStringAttr(problem->outC.str())),
-                   b.getNamedAttr("out_h",
-                                  b.getStringAttr(problem->outH.str())),
-                   b.getNamedAttr("out_w",
-                                  b.getStringAttr(problem->outW.str())),
-                   b.getNamedAttr("window",
-                                  b.getDenseI64ArrayAttr(statics.window())),
-                   b.getNamedAttr(
-                       "element_bytes",
-                       b.getI64IntegerAttr(problem->elementBytes))}));
+          SmallVector<NamedAttribute> entries = {
+              b.getNamedAttr("batch", b.getStringAttr(problem->batch.str())),
+              b.getNamedAttr("out_c", b.getStringAttr(problem->outC.str())),
+              b.getNamedAttr("out_h", b.getStringAttr(problem->outH.str())),
+              b.getNamedAttr("out_w", b.getStringAttr(problem->outW.str())),
+              b.getNamedAttr("window",
+                             b.getDenseI64ArrayAttr(statics.window())),
+              b.getNamedAttr("element_bytes",
+                             b.getI64IntegerAttr(problem->elementBytes))};
+          // A 1-D conv's tiles have three sizes a level.
+          if (problem->spatialDims != 2)
+            entries.push_back(b.getNamedAttr(
+                "spatial_dims", b.getI64IntegerAttr(problem->spatialDims)));
+          func->setAttr(getConvProblemAttrName(), b.getDictionaryAttr(entries));
         }
       // A row-wise kernel's problem, for the tile search.
       if (kind == "elementwise" || kind == "reduce" || kind == "data_movement")

@@ -615,13 +615,24 @@ FailureOr<ConvProblemExprs> dyncc::getConvProblem(func::FuncOp kernel) {
   if (convs.size() != 1)
     return failure();
   linalg::LinalgOp op = convs.front();
-  // A grouped conv has a loop more (ONNX's `group` splits the channels):
-  // [n, g, oc, oh, ow] over [ic, kh, kw], its operands expanded to [n, g,
-  // ic, h, w] and [g, oc, ic, kh, kw].
-  bool grouped = op.getNumLoops() == 8;
-  if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
-      (op.getNumLoops() != 7 && !grouped))
+  if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1)
     return failure();
+  // The loops: [n, (g,) oc, (oh,) ow] over [ic, (kh,) kw]. A 1-D conv has
+  // no rows; a grouped conv has a group loop (ONNX's `group` splits the
+  // channels), its operands expanded to [n, g, ic, ...] and [g, oc, ic,
+  // ...].
+  AffineMap out = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+  AffineMap input = op.getMatchingIndexingMap(op.getDpsInputOperand(0));
+  AffineMap weights = op.getMatchingIndexingMap(op.getDpsInputOperand(1));
+  unsigned rank = out.getNumResults();
+  if (op.getNumLoops() <= rank)
+    return failure();
+  unsigned spatial = op.getNumLoops() - rank - 1;
+  if ((spatial != 1 && spatial != 2) || rank < 2 + spatial ||
+      rank > 3 + spatial || input.getNumResults() != rank ||
+      weights.getNumResults() != rank || !out.isProjectedPermutation())
+    return failure();
+  bool grouped = rank == 3 + spatial;
   SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
   auto isDim = [](AffineExpr e, unsigned &loop) {
     auto dim = dyn_cast<AffineDimExpr>(e);
@@ -629,25 +640,15 @@ FailureOr<ConvProblemExprs> dyncc::getConvProblem(func::FuncOp kernel) {
       loop = dim.getPosition();
     return bool(dim);
   };
-  // The output: [n, (g,) oc, oh, ow], parallel loops.
-  AffineMap out = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
-  AffineMap input = op.getMatchingIndexingMap(op.getDpsInputOperand(0));
-  AffineMap weights = op.getMatchingIndexingMap(op.getDpsInputOperand(1));
-  unsigned rank = grouped ? 5 : 4;
-  if (out.getNumResults() != rank || input.getNumResults() != rank ||
-      weights.getNumResults() != rank || !out.isProjectedPermutation())
-    return failure();
   // Positions past the group's, where there is one.
   unsigned at = grouped ? 1 : 0;
-  unsigned n, oc, oh, ow, ic, kh, kw, inN, weightOc, weightIc;
+  unsigned n, oc, ic, inN, weightOc, weightIc;
   if (!isDim(out.getResult(0), n) || !isDim(out.getResult(1 + at), oc) ||
-      !isDim(out.getResult(2 + at), oh) || !isDim(out.getResult(3 + at), ow) ||
       !isDim(input.getResult(0), inN) || !isDim(input.getResult(1 + at), ic) ||
       !isDim(weights.getResult(0 + at), weightOc) ||
-      !isDim(weights.getResult(1 + at), weightIc) ||
-      !isDim(weights.getResult(2 + at), kh) ||
-      !isDim(weights.getResult(3 + at), kw) || inN != n || weightOc != oc ||
-      weightIc != ic)
+      !isDim(weights.getResult(1 + at), weightIc) || inN != n ||
+      weightOc != oc || weightIc != ic ||
+      iterators[ic] != utils::IteratorType::reduction)
     return failure();
   std::optional<unsigned> g;
   if (grouped) {
@@ -658,39 +659,48 @@ FailureOr<ConvProblemExprs> dyncc::getConvProblem(func::FuncOp kernel) {
       return failure();
     g = outG;
   }
-  for (unsigned loop : {ic, kh, kw})
-    if (iterators[loop] != utils::IteratorType::reduction)
-      return failure();
-  // The input's rows and columns: `o * stride + k * dilation`.
+  // Per spatial dimension, rows then columns: the output's loop, the
+  // filter's, and the input read at `o * stride + k * dilation`.
   ConvProblemExprs problem;
-  for (auto [r, o, k, stride, dilation] :
-       {std::make_tuple(2 + at, oh, kh, &problem.strideH, &problem.dilationH),
-        std::make_tuple(3 + at, ow, kw, &problem.strideW,
-                        &problem.dilationW)}) {
+  problem.spatialDims = spatial;
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  DimExpr *outputs[] = {&problem.outH, &problem.outW};
+  int64_t *taps[] = {&problem.kh, &problem.kw};
+  int64_t *strides[] = {&problem.strideH, &problem.strideW};
+  int64_t *dilations[] = {&problem.dilationH, &problem.dilationW};
+  problem.outH = DimExpr(1);
+  problem.kh = 1;
+  for (unsigned d = 0; d < spatial; ++d) {
+    // A 1-D conv's one dimension is the columns.
+    unsigned which = d + 2 - spatial;
+    unsigned o, k;
+    if (!isDim(out.getResult(2 + at + d), o) ||
+        !isDim(weights.getResult(2 + at + d), k) ||
+        iterators[k] != utils::IteratorType::reduction)
+      return failure();
     SmallVector<int64_t> terms(op.getNumLoops(), 0);
-    if (!getLinearTerms(input.getResult(r), terms))
+    if (!getLinearTerms(input.getResult(2 + at + d), terms))
       return failure();
     for (auto [loop, coefficient] : llvm::enumerate(terms))
       if (coefficient != 0 && loop != o && loop != k)
         return failure();
     if (terms[o] < 1 || terms[k] < 1)
       return failure();
-    *stride = terms[o];
-    *dilation = terms[k];
+    *strides[which] = terms[o];
+    *dilations[which] = terms[k];
+    *taps[which] = ranges[k];
+    FailureOr<DimExpr> extent = getLoopExtent(op, o, entry);
+    if (failed(extent) || ShapedType::isDynamic(ranges[k]))
+      return failure();
+    *outputs[which] = *extent;
   }
-  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   problem.inC = ranges[ic];
-  problem.kh = ranges[kh];
-  problem.kw = ranges[kw];
   problem.groups = g ? ranges[*g] : 1;
-  if (ShapedType::isDynamic(problem.inC) || ShapedType::isDynamic(problem.kh) ||
-      ShapedType::isDynamic(problem.kw) ||
+  if (ShapedType::isDynamic(problem.inC) ||
       ShapedType::isDynamic(problem.groups))
     return failure();
-  DimExpr *dims[] = {&problem.batch, &problem.outC, &problem.outH,
-                     &problem.outW};
-  for (auto [loop, dim] : llvm::zip(std::array<unsigned, 4>{n, oc, oh, ow},
-                                    dims)) {
+  for (auto [loop, dim] :
+       {std::pair(n, &problem.batch), std::pair(oc, &problem.outC)}) {
     FailureOr<DimExpr> extent = getLoopExtent(op, loop, entry);
     if (failed(extent))
       return failure();
@@ -709,7 +719,7 @@ FailureOr<ConvProblemExprs> dyncc::getConvProblem(func::FuncOp kernel) {
       !(isa<Float16Type, BFloat16Type>(element) && accumulator.isF32()))
     return failure();
   auto result = dyn_cast<RankedTensorType>(kernel.getResultTypes()[0]);
-  if (problem.elementBytes == 0 || !result || result.getRank() != 4)
+  if (problem.elementBytes == 0 || !result || result.getRank() != 2 + spatial)
     return failure();
   return problem;
 }

@@ -169,9 +169,11 @@ struct SearchSpace {
           bytesPerElement, int64_t(reduction), int64_t(singleRow),
           int64_t(tensorCores), int64_t(scalarAccess)})
       text += std::to_string(bytes) + ";";
-    if (model == Model::Conv)
+    if (model == Model::Conv) {
       for (int64_t v : conv.window())
         text += std::to_string(v) + ";";
+      text += std::to_string(conv.spatialDims) + ";";
+    }
     return text;
   }
 };
@@ -259,7 +261,7 @@ std::string getCandidatesKey(const SearchSpace &space) {
     break;
   case Model::Conv:
     add(space.conv.window());
-    add({space.conv.elementBytes});
+    add({space.conv.elementBytes, space.conv.spatialDims});
     break;
   }
   return key;
@@ -413,6 +415,12 @@ FailureOr<SearchSpace> getSearchSpace(dg::DispatchOp dispatch,
     }
     if (!getInt("element_bytes", space.conv.elementBytes, 1))
       return failure();
+    if (problem.get("spatial_dims") &&
+        (!getInt("spatial_dims", space.conv.spatialDims, 1) ||
+         space.conv.spatialDims > 2)) {
+      why = "the kernel's problem has no spatial_dims of 1 or 2";
+      return failure();
+    }
     return space;
   }
   int64_t reduction = 0, scalarAccess = 0;

@@ -463,6 +463,92 @@ def test_every_variant_of_conv(tmp_path, channels, out_channels, taps, stride,
     assert ran == names
 
 
+def conv1d_reference(x, w, b, stride, pad, dilation, groups):
+    """NCW convolution in float64 (grouped), then bias and Relu: the 2-D
+    reference over one row."""
+    xp = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (pad, pad)))
+    y = conv_reference(xp[:, :, None, :], w[:, :, None, :], b, stride, 0,
+                       dilation, groups)
+    return y[:, :, 0, :]
+
+
+@pytest.mark.parametrize(
+    "channels,out_channels,taps,stride,pad,dilation,groups,l_max", [
+        (8, 16, 3, 1, 1, 1, 1, 700),
+        # wav2vec2's first layer's shape: one channel, a 10-tap window at
+        # stride 5 (fewer output channels here), over longer audio.
+        (1, 32, 10, 5, 0, 1, 1, 16000),
+        (12, 8, 5, 2, 4, 2, 1, 4000),
+        # Grouped and depthwise.
+        (16, 16, 7, 1, 3, 1, 4, 700),
+        (24, 24, 3, 1, 1, 1, 24, 8000),
+    ])
+def test_every_variant_of_conv1d(tmp_path, channels, out_channels, taps,
+                                 stride, pad, dilation, groups, l_max):
+    """Relu(Conv(X[B, C, L])): a 1-D conv is searched with the conv model
+    too, its tiles three sizes a level (`block 1xCxW`), which code
+    generation aligns to the output's [B, C, L]. At both ends of every
+    interval of both keys and a prime inside, the run-time picks what the
+    table says and every variant matches numpy."""
+    rng = np.random.default_rng(channels * 10 + taps)
+    w = rng.uniform(-1, 1, (out_channels, channels // groups,
+                            taps)).astype(np.float32)
+    b = rng.uniform(-1, 1, (out_channels,)).astype(np.float32)
+    graph = helper.make_graph(
+        [helper.make_node("Conv", ["X", "W", "b"], ["C"], kernel_shape=[taps],
+                          pads=[pad, pad], strides=[stride],
+                          dilations=[dilation], group=groups),
+         helper.make_node("Relu", ["C"], ["Y"])], "conv1d",
+        [helper.make_tensor_value_info("X", TensorProto.FLOAT,
+                                       ["B", channels, "L"])],
+        [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)],
+        [numpy_helper.from_array(w, "W"), numpy_helper.from_array(b, "b")])
+    onnx_model = helper.make_model(graph,
+                                   opset_imports=[helper.make_opsetid("", 17)])
+    onnx_model.ir_version = 8
+    model = tmp_path / "conv1d.onnx"
+    onnx.save(onnx_model, model)
+    low = max(1, dilation * (taps - 1) + 1 - 2 * pad)
+    options = dict(dims={"B": (1, 4), "L": (low, l_max)}, targets=["cpu"],
+                   device="h200", regret_target=0.005)
+    plan = json.loads(dyncc.compile(model, None, emit="plan", **options))
+    group = plan["groups"][0]
+    select = group["select"]
+    assert group["kind"] == "conv" and select["model"] == "conv"
+    assert select["keys"][0] == "B" and len(select["keys"]) == 2
+    assert select["window"] == [channels // groups, 1, taps, 1, stride, 1,
+                                dilation] + ([groups] if groups > 1 else [])
+    assert len(group["variants"]) >= 2
+    for v in group["variants"]:
+        config = plan["kernels"][v["kernel"]]["config"]
+        assert config.startswith("block 1x") and config.count("x") == 4, config
+    art = tmp_path / "conv1d.dyncc"
+    dyncc.compile(model, art, **options)
+    sess = dyncc.load(art).session()
+
+    sizes = input_sizes(low, l_max, taps, stride, pad, dilation)
+    ran = set()
+    outer, inner = key_points(select, [4, output_size(l_max, taps, stride,
+                                                      pad, dilation)])
+    for batch in outer:
+        for size in inner:
+            length = sizes.get(size)
+            if length is None:
+                continue
+            x = rng.uniform(-1, 1, (batch, channels, length)).astype(np.float32)
+            y = sess.run({"X": x})["Y"]
+            want = conv1d_reference(x, w.astype(np.float64),
+                                    b.astype(np.float64), stride, pad,
+                                    dilation, groups)
+            np.testing.assert_allclose(
+                y, want, rtol=1e-4, atol=1e-4 * max(1.0, float(np.abs(want).max())))
+            assert sess.variants == [table_variant(plan, 0, {"B": batch,
+                                                             "L": length})]
+            ran.add(sess.variants[0])
+    names = {plan["kernels"][v["kernel"]]["name"] for v in group["variants"]}
+    assert ran == names
+
+
 def test_every_variant_of_three_key_conv(tmp_path):
     """Relu(Conv(X[B, 6, H, W])) with the image's rows and columns two
     symbols: the conv's problem has three dynamic dimensions (the batch,

@@ -128,6 +128,8 @@ bool predict(const Manifest &manifest, const GroupInfo &group,
     p.staticH = s.dimKeys[2] < 0;
     p.staticW = s.dimKeys[3] < 0;
     p.elementBytes = s.elementBytes;
+    // A 1-D conv's tiles have no rows.
+    p.spatialDims = tile->spatialDims;
     work = p.flops();
     seconds = cost::predictConv(*tile, p, *device).seconds;
     return true;
@@ -514,14 +516,25 @@ int dyncc::explainMain(llvm::ArrayRef<std::string> args) {
     else if (s.present && s.model == "conv" && s.dimKeys.size() == 4 &&
              s.dimValues.size() == 4 &&
              (s.window.size() == 7 || s.window.size() == 8)) {
-      // A grouped conv's channels are a group's.
+      // A grouped conv's channels are a group's; a 1-D conv's tiles have
+      // no rows (nor has it).
       int64_t groups = s.window.size() == 8 ? s.window[7] : 1;
       std::string channels = std::to_string(s.window[0]) + " -> " + dim(1);
-      os << "  problem: " << dim(0) << " x conv " << s.window[1] << "x"
-         << s.window[2] << " stride " << s.window[3] << "x" << s.window[4]
+      std::optional<cost::ConvTile> first =
+          group.variants.empty()
+              ? std::nullopt
+              : cost::parseConvTile(
+                    manifest.kernels[group.variants[0].kernel].config);
+      bool oneD = first && first->spatialDims == 1;
+      auto pair = [&](int64_t rows, int64_t columns) {
+        return oneD ? std::to_string(columns)
+                    : std::to_string(rows) + "x" + std::to_string(columns);
+      };
+      os << "  problem: " << dim(0) << " x conv" << (oneD ? "1d " : " ")
+         << pair(s.window[1], s.window[2]) << " stride "
+         << pair(s.window[3], s.window[4])
          << (s.window[5] > 1 || s.window[6] > 1
-                 ? " dilation " + std::to_string(s.window[5]) + "x" +
-                       std::to_string(s.window[6])
+                 ? " dilation " + pair(s.window[5], s.window[6])
                  : std::string())
          << ", "
          << (groups == 1 ? channels + " channels"
@@ -529,8 +542,8 @@ int dyncc::explainMain(llvm::ArrayRef<std::string> args) {
                  ? "depthwise over " + std::to_string(groups) + " channels"
                  : std::to_string(groups) + " groups of " + channels +
                        " channels")
-         << ", output " << dim(2) << " x " << dim(3) << ", " << s.elementBytes
-         << "-byte elements\n";
+         << ", output " << (oneD ? dim(3) : dim(2) + " x " + dim(3)) << ", "
+         << s.elementBytes << "-byte elements\n";
     } else if (s.present && s.dimKeys.size() == 4 && s.dimValues.size() == 4)
       os << "  problem: " << dim(0) << " x [M " << dim(1) << " x K "
          << dim(3) << "] x [K x N " << dim(2) << "]"

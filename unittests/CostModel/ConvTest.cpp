@@ -81,6 +81,12 @@ TEST(ConvCandidates, EveryCandidateSatisfiesEveryHardConstraint) {
       p.inC = pick({1, 6, 28});
       p.outC = pick({1, 28, 64});
     }
+    // A sixth of them 1-D: no rows, a longer row of columns.
+    if (trial % 6 == 5 || trial % 6 == 4) {
+      p.spatialDims = 1;
+      p.outH = p.kh = p.strideH = p.dilationH = 1;
+      p.outW *= 16;
+    }
     for (const Device &device : getDevices()) {
       std::vector<ConvTile> tiles = enumerateConvTiles(p, device);
       ASSERT_GT(tiles.size(), 20u) << device.name;
@@ -123,6 +129,12 @@ TEST(ConvCandidates, EveryCandidateSatisfiesEveryHardConstraint) {
         std::optional<ConvTile> parsed = parseConvTile(t.str());
         ASSERT_TRUE(parsed.has_value());
         ASSERT_EQ(*parsed, t);
+        // A 1-D conv's tile has no rows and three sizes a level.
+        ASSERT_EQ(t.spatialDims, p.spatialDims);
+        if (p.spatialDims == 1) {
+          ASSERT_EQ(t.blockH, 1);
+          ASSERT_EQ(t.threadH, 1);
+        }
       }
     }
   }
@@ -285,6 +297,54 @@ TEST(ConvCandidates, WindowRoundTrips) {
   EXPECT_EQ(q.groups, 1);
   std::vector<int64_t> nine = {64, 3, 3, 2, 2, 1, 2, 4, 1};
   EXPECT_FALSE(q.setWindow(nine.data(), nine.size()));
+}
+
+// A 1-D conv ([N, C, L] over [C_in, K]) has tiles with no rows, written
+// with three sizes a level, which code generation aligns to [N, C, L] (a
+// 2-D tile's four sizes would put its channels on the batch). Each kind of
+// problem rejects the other's tiles.
+TEST(ConvCandidates, OneDimensionalTilesHaveNoRows) {
+  const Device &d = h200();
+  ConvProblem p = conv(4, 32, 1, 8, 1, 1);
+  p.spatialDims = 1;
+  p.outW = 4000;
+  p.kw = 5;
+  p.strideW = 2;
+  std::vector<ConvTile> tiles = enumerateConvTiles(p, d);
+  ASSERT_FALSE(tiles.empty());
+  // Longer runs of columns than a 2-D conv's 64.
+  EXPECT_TRUE(std::any_of(tiles.begin(), tiles.end(),
+                          [](const ConvTile &t) { return t.blockW == 256; }));
+  for (const ConvTile &t : tiles) {
+    ASSERT_EQ(t.spatialDims, 1);
+    ASSERT_EQ(t.blockH, 1);
+    // Two loops (input channels and taps) step alike.
+    ASSERT_TRUE(t.kChannels == t.kRows && t.kRows == t.kColumns) << t.str();
+  }
+  ConvTile t = tiles.front();
+  std::string text = t.str();
+  EXPECT_EQ(text.substr(0, 6), "block ");
+  EXPECT_EQ(std::count(text.begin(), text.end(), 'x'), 4) << text;
+  std::optional<ConvTile> parsed = parseConvTile(text);
+  ASSERT_TRUE(parsed);
+  EXPECT_EQ(*parsed, t);
+  std::optional<ConvTile> flat =
+      parseConvTile("block 1x16x128 thread 1x2x4 k 8");
+  ASSERT_TRUE(flat);
+  EXPECT_EQ(flat->spatialDims, 1);
+  EXPECT_EQ(flat->blockH, 1);
+  EXPECT_EQ(flat->blockW, 128);
+  EXPECT_EQ(flat->str(), "block 1x16x128 thread 1x2x4 k 8");
+  EXPECT_FALSE(checkConstraints(*flat, p, d).has_value());
+  // The 2-D tile of the same sizes is not one for this conv, nor the 1-D
+  // tile for a 2-D conv.
+  ConvTile square = *flat;
+  square.spatialDims = 2;
+  ASSERT_TRUE(checkConstraints(square, p, d).has_value());
+  EXPECT_NE(checkConstraints(square, p, d)->find("1-D"), std::string::npos);
+  ConvProblem image = conv(4, 32, 56, 8, 3);
+  EXPECT_TRUE(checkConstraints(*flat, image, d).has_value());
+  EXPECT_FALSE(parseConvTile("block 1x16 thread 1x2 k 8"));
 }
 
 // A depthwise conv (one channel a group): code generation drops the unit

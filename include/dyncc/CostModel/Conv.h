@@ -40,6 +40,10 @@ struct ConvProblem {
   int64_t outC = 1, outH = 1, outW = 1;
   int64_t inC = 1;
   int64_t groups = 1;
+  /// 1 for a 1-D conv: its output is [batch, groups * outC, outW], outH
+  /// and kh are 1, and its tiles have three sizes a level
+  /// (ConvTile::spatialDims).
+  int64_t spatialDims = 2;
   int64_t kh = 1, kw = 1;
   int64_t strideH = 1, strideW = 1;
   int64_t dilationH = 1, dilationW = 1;
@@ -86,6 +90,10 @@ struct ConvTile {
   int64_t blockC = 0, blockH = 0, blockW = 0;
   int64_t threadC = 0, threadH = 0, threadW = 0;
   int64_t kChannels = 0, kRows = 0, kColumns = 0;
+  /// 1 for a 1-D conv's tile: no rows (blockH and threadH are 1), and its
+  /// text has three sizes a level, which code generation aligns to the
+  /// output's [batch, channels, columns].
+  int64_t spatialDims = 2;
   /// Registers per thread as ptxas reported them for the compiled kernel;
   /// 0 until then (the model estimates them). Not part of the identity.
   int64_t registers = 0;
@@ -103,13 +111,15 @@ struct ConvTile {
   bool accumulatesInMemory(const ConvProblem &problem) const;
   /// The tile config text for an NCHW output (`block 1xCxHxW thread
   /// 1xcxhxw k K`, or `k CxRxS` where the loops' steps differ;
-  /// dyncc/Tiling/TileConfig.h).
+  /// dyncc/Tiling/TileConfig.h); for a 1-D conv's NCW output `block
+  /// 1xCxW thread 1xcxw k K`.
   std::string str() const;
   bool operator==(const ConvTile &o) const;
 };
 
-/// Inverts ConvTile::str: four sizes per level, the batch's 1, one k-step or
-/// three; nullopt for text that is not a conv tile.
+/// Inverts ConvTile::str: four sizes per level (three for a 1-D conv's),
+/// the batch's 1, one k-step or three; nullopt for text that is not a conv
+/// tile.
 std::optional<ConvTile> parseConvTile(const std::string &text);
 
 /// One k-step of `tile` on `problem`: the input channels, filter rows and

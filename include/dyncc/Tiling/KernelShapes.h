@@ -177,6 +177,8 @@ constexpr llvm::StringLiteral getRowProblemAttrName() {
 struct ConvProblemExprs {
   DimExpr batch, outC, outH, outW;
   int64_t inC = 0, kh = 0, kw = 0, groups = 1;
+  /// 1 for a 1-D conv (its outH, kh, strideH and dilationH are 1).
+  int64_t spatialDims = 2;
   int64_t strideH = 1, strideW = 1, dilationH = 1, dilationW = 1;
   int64_t elementBytes = 0;
 };
@@ -186,10 +188,11 @@ struct ConvProblemExprs {
 /// ic, oh * sh + kh * dh, ow * sw + kw * dw] and the weights at [oc, ic, kh,
 /// kw], writing [n, oc, oh, ow] as the kernel's result, every operand of
 /// one element type (an f16 or bf16 conv's accumulator may be f32: the
-/// problem's element bytes are the operands'); or a grouped one, with a
-/// group loop `g` after `n` in the output and input and first in the
-/// weights (DgToLinalg's expanded form). Fails for every other kernel (1-D
-/// or 3-D convs, several convs, dynamic channels, groups or windows).
+/// problem's element bytes are the operands'); or a 1-D one, with no
+/// rows ([n, oc, ow] over [ic, kw]); either one grouped, with a group loop
+/// `g` after `n` in the output and input and first in the weights
+/// (DgToLinalg's expanded form). Fails for every other kernel (3-D convs,
+/// several convs, dynamic channels, groups or windows).
 mlir::FailureOr<ConvProblemExprs> getConvProblem(mlir::func::FuncOp kernel);
 
 constexpr llvm::StringLiteral getConvProblemAttrName() {

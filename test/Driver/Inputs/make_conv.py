@@ -4,7 +4,9 @@
 output channels, a 3x3 window at stride 2 with dilation 1 along rows and
 2 along columns, padding 1. With argv[2] = grouped: the conv has 2 groups
 (3 input and 8 output channels each); with argv[2] = depthwise: 6 groups
-of one channel each, 6 output channels; with argv[2] = f16: in f16.
+of one channel each, 6 output channels; with argv[2] = conv1d: a 1-D conv
+over X[B, 6, W], 3 taps at stride 2 with dilation 2, padding 1; with
+argv[2] = f16: in f16.
 make_conv() writes Relu(Conv(X) + b) of any window, stride, padding,
 dilation and element type, and returns the weights and bias."""
 import sys
@@ -58,15 +60,20 @@ if __name__ == "__main__":
     half = sys.argv[2:] == ["f16"]
     elem = TensorProto.FLOAT16 if half else TensorProto.FLOAT
     rng = np.random.default_rng(0)
-    w = rng.uniform(-1, 1, (out_channels, 6 // groups, 3, 3)).astype(
+    oned = form == "conv1d"
+    w = rng.uniform(-1, 1, (out_channels, 6 // groups) +
+                    ((3,) if oned else (3, 3))).astype(
         np.float16 if half else np.float32)
+    attrs = (dict(kernel_shape=[3], pads=[1, 1], strides=[2], dilations=[2])
+             if oned else
+             dict(kernel_shape=[3, 3], pads=[1, 1, 1, 1], strides=[2, 2],
+                  dilations=[1, 2]))
     graph = helper.make_graph(
-        [helper.make_node("Conv", ["X", "W"], ["C"], kernel_shape=[3, 3],
-                          pads=[1, 1, 1, 1], strides=[2, 2], dilations=[1, 2],
-                          group=groups),
+        [helper.make_node("Conv", ["X", "W"], ["C"], group=groups, **attrs),
          helper.make_node("Relu", ["C"], ["Y"])],
         "conv",
-        [helper.make_tensor_value_info("X", elem, ["B", 6, "H", "W"])],
+        [helper.make_tensor_value_info(
+            "X", elem, ["B", 6, "W"] if oned else ["B", 6, "H", "W"])],
         [helper.make_tensor_value_info("Y", elem, None)],
         [numpy_helper.from_array(w, "W")])
     model = helper.make_model(graph,
