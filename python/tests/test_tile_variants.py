@@ -490,24 +490,11 @@ def test_every_variant_of_conv1d(tmp_path, channels, out_channels, taps,
     generation aligns to the output's [B, C, L]. At both ends of every
     interval of both keys and a prime inside, the run-time picks what the
     table says and every variant matches numpy."""
-    rng = np.random.default_rng(channels * 10 + taps)
-    w = rng.uniform(-1, 1, (out_channels, channels // groups,
-                            taps)).astype(np.float32)
-    b = rng.uniform(-1, 1, (out_channels,)).astype(np.float32)
-    graph = helper.make_graph(
-        [helper.make_node("Conv", ["X", "W", "b"], ["C"], kernel_shape=[taps],
-                          pads=[pad, pad], strides=[stride],
-                          dilations=[dilation], group=groups),
-         helper.make_node("Relu", ["C"], ["Y"])], "conv1d",
-        [helper.make_tensor_value_info("X", TensorProto.FLOAT,
-                                       ["B", channels, "L"])],
-        [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)],
-        [numpy_helper.from_array(w, "W"), numpy_helper.from_array(b, "b")])
-    onnx_model = helper.make_model(graph,
-                                   opset_imports=[helper.make_opsetid("", 17)])
-    onnx_model.ir_version = 8
     model = tmp_path / "conv1d.onnx"
-    onnx.save(onnx_model, model)
+    w, b = make_conv(model, channels, out_channels, taps, stride, pad,
+                     dilation, "f32", ["B", channels, "L"],
+                     seed=channels * 10 + taps, groups=groups)
+    rng = np.random.default_rng(taps)
     low = max(1, dilation * (taps - 1) + 1 - 2 * pad)
     options = dict(dims={"B": (1, 4), "L": (low, l_max)}, targets=["cpu"],
                    device="h200", regret_target=0.005)

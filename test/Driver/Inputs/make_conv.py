@@ -17,10 +17,11 @@ from onnx import TensorProto, helper, numpy_helper
 
 
 def make_conv(path, channels, out_channels, taps, stride, pad, dilation,
-              dtype, dims, seed):
-    """Relu(Conv(X) + b) with X[`dims`] (symbols as strings), a square
-    window of `taps`, `pad` on every side, in `dtype` (f32, f16 or bf16:
-    bf16 takes ml_dtypes); returns the weights and the bias."""
+              dtype, dims, seed, groups=1):
+    """Relu(Conv(X) + b) with X[`dims`] (symbols as strings; three for a
+    1-D conv, four for a 2-D one), a square window of `taps`, `pad` on
+    every side, in `groups` groups, in `dtype` (f32, f16 or bf16: bf16
+    takes ml_dtypes); returns the weights and the bias."""
     if dtype == "bf16":
         import ml_dtypes
         np_type = ml_dtypes.bfloat16
@@ -29,7 +30,9 @@ def make_conv(path, channels, out_channels, taps, stride, pad, dilation,
     elem = {"f32": TensorProto.FLOAT, "f16": TensorProto.FLOAT16,
             "bf16": TensorProto.BFLOAT16}[dtype]
     rng = np.random.default_rng(seed)
-    w = rng.uniform(-1, 1, (out_channels, channels, taps, taps)).astype(np_type)
+    spatial = len(dims) - 2
+    w = rng.uniform(-1, 1, (out_channels, channels // groups) +
+                    (taps,) * spatial).astype(np_type)
     b = rng.uniform(-1, 1, (out_channels,)).astype(np_type)
 
     def initializer(name, array):
@@ -39,9 +42,10 @@ def make_conv(path, channels, out_channels, taps, stride, pad, dilation,
 
     graph = helper.make_graph(
         [helper.make_node("Conv", ["X", "W", "b"], ["C"],
-                          kernel_shape=[taps, taps], pads=[pad] * 4,
-                          strides=[stride, stride],
-                          dilations=[dilation, dilation]),
+                          kernel_shape=[taps] * spatial,
+                          pads=[pad] * (2 * spatial),
+                          strides=[stride] * spatial,
+                          dilations=[dilation] * spatial, group=groups),
          helper.make_node("Relu", ["C"], ["Y"])], "conv",
         [helper.make_tensor_value_info("X", elem, dims)],
         [helper.make_tensor_value_info("Y", elem, None)],
