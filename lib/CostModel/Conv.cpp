@@ -248,9 +248,16 @@ std::vector<ConvTile> dyncc::cost::enumerateConvTiles(const ConvProblem &problem
   // candidate per distinct step (the uniform form `k K` first, so that it
   // names its step where it can). Steps of whole filter columns, one row
   // at a time, were never chosen over the rows' on ResNet-50, and would
-  // add a quarter to the candidates.
+  // add a quarter to the candidates. A grouped conv's few channels a group
+  // (ShuffleNet's 34 or 68) may also go whole into a step, which no power
+  // of two does.
+  std::vector<int64_t> channelSteps = {1, 2, 4, 8, 16, 32};
+  if (problem.groups > 1 && problem.inC <= 64 &&
+      std::find(channelSteps.begin(), channelSteps.end(), problem.inC) ==
+          channelSteps.end())
+    channelSteps.push_back(problem.inC);
   std::vector<std::array<int64_t, 3>> kSteps, seen;
-  for (int64_t k : {1, 2, 4, 8, 16, 32})
+  for (int64_t k : channelSteps)
     for (std::array<int64_t, 3> step : {std::array<int64_t, 3>{k, k, k},
                                         {k, 1, 1},
                                         {k, 1, problem.kw},

@@ -390,10 +390,18 @@ TEST(GroupedConvs, BlocksSpanGroupsOnlyWhereAGroupHasOneChannel) {
   t.setKStep(8);
   EXPECT_TRUE(t.accumulatesInMemory(grouped));
   EXPECT_EQ(predictConv(t, grouped, d).blocks, 2 * 4 * 4 * 7);
-  // The group's 28 channels are a candidate channel tile.
+  // The group's 28 channels are a candidate channel tile; 34 input
+  // channels a group (past the largest power-of-two step, 32) are a
+  // candidate step.
   std::vector<ConvTile> tiles = enumerateConvTiles(grouped, d);
   EXPECT_TRUE(std::any_of(tiles.begin(), tiles.end(),
                           [](const ConvTile &c) { return c.blockC == 28; }));
+  ConvProblem wider = conv(2, 34, 28, 34, 1);
+  wider.groups = 4;
+  tiles = enumerateConvTiles(wider, d);
+  EXPECT_TRUE(std::any_of(tiles.begin(), tiles.end(), [&](const ConvTile &c) {
+    return getConvSteps(c, wider).steps == 1 && c.blockC == 34;
+  }));
 }
 
 // With a unit reduction loop dropped (one input channel a group, or a
