@@ -21,7 +21,9 @@ The bundle, a directory and its archive OUT.tar.gz (what travels: at most
               to time against torch.matmul (--no-bert-dense leaves them
               out), and BERT-base's fused Q, K and V projection and a
               one-pixel conv, in f16, and the generator's tiny ResNet and
-              GPT-2 in f16 (--no-fused-products leaves them out);
+              GPT-2 in f16 (--no-fused-products leaves them out), and
+              depthwise, grouped and 1-D convs over a batch of 1..32 to
+              time against cuDNN (--no-grouped-convs leaves them out);
   nodes/      the ONNX node tests that pass on the CPU here, each mode
               (static, --force-dynamic) compiled for cpu and sm_90 with its
               data sets' inputs and expected outputs (--nodes REGEX picks
@@ -175,6 +177,12 @@ def main():
                         help="3x3 convs in f16 compiled both ways (a direct "
                         "conv, and im2col's copy and GEMM), timed against "
                         "torch (cuDNN) at batches 1 to 64")
+    parser.add_argument("--grouped-convs", default=True,
+                        action=argparse.BooleanOptionalAction,
+                        help="depthwise and grouped 2-D convs and 1-D convs "
+                        "(MobileNetV2's, ShuffleNet's, wav2vec2's first two "
+                        "layers), searched with the conv model, timed "
+                        "against torch (cuDNN) at batches 1 to 32")
     parser.add_argument("-j", "--jobs", type=int, default=2)
     args = parser.parse_args()
     if not args.dyncc.exists():
@@ -333,6 +341,29 @@ def main():
                             "dynamic": [1, 5, 17], "dynamic_gpu": [64],
                             "bench": False,
                             "versus_torch_graph": [1, 8, 32, 64]})
+    # Grouped, depthwise and 1-D convs (CostModel.md, "Grouped and
+    # depthwise convs", "1-D convs"): no GPU has run their variants; the
+    # check times each against cuDNN, every dynamic batch one tuned table.
+    grouped = [
+        # name, in and out channels, taps, stride, pad, groups, dtype, dims
+        ("depthwise3x3_144_56", 144, 144, 3, 1, 1, 144, "f32", [56, 56]),
+        ("depthwise3x3_144_56_f16", 144, 144, 3, 1, 1, 144, "f16", [56, 56]),
+        ("depthwise3x3_s2_96_112", 96, 96, 3, 2, 1, 96, "f32", [112, 112]),
+        ("grouped1x1_240_g3_28", 240, 240, 1, 1, 0, 3, "f32", [28, 28]),
+        ("conv1d_wav2vec2_0", 1, 512, 10, 5, 0, 1, "f32", [16000]),
+        ("conv1d_wav2vec2_1", 512, 512, 3, 2, 0, 1, "f32", [3199]),
+    ]
+    for (name, channels, out_channels, taps, stride, pad, groups, dtype,
+         spatial) in grouped * args.grouped_convs:
+        model = out / "models" / f"{name}.onnx"
+        make_conv(model, channels, out_channels, taps, stride, pad, 1, dtype,
+                  ["B", channels, *spatial], seed=channels, groups=groups)
+        compile_model(name, model, ["--dim", "B=1:32"])
+        entries.append({"name": name, "model": f"models/{name}.onnx",
+                        "artifact": f"artifacts/{name}.dyncc",
+                        "dynamic": [1, 5], "dynamic_gpu": [32],
+                        "bench": False,
+                        "versus_torch_graph": [1, 8, 32]})
     linear = ROOT / "examples" / "linear_relu.onnx"
     shutil.copy2(linear, out / "models" / linear.name)
     compile_model("linear_relu", linear, ["--dim", "B=1:4096"])

@@ -247,7 +247,8 @@ class TorchGraph:
     `F` (torch's on the GPU: cuDNN), the baseline dyncc's whole run is timed
     against. Each BatchNormalization whose input is only a Conv's output is
     folded into that Conv's weights and bias, as inference engines do.
-    Takes Conv (symmetric pads), BatchNormalization, Relu, MaxPool
+    Takes Conv (1-D or 2-D, grouped, symmetric pads), BatchNormalization,
+    Relu, MaxPool
     (symmetric pads, no ceil mode or dilation), Add and Sum; anything else
     is an error naming the node. `tensor` turns a numpy array into one of
     F's tensors."""
@@ -335,9 +336,11 @@ class TorchGraph:
         env, F = dict(feeds), self.F
         for st in self.steps:
             if st["op"] == "conv":
-                env[st["y"]] = F.conv2d(env[st["x"]], st["w"], st["b"],
-                                        st["stride"], st["padding"],
-                                        st["dilation"], st["groups"])
+                # A 1-D conv's weights are [F, C, K].
+                conv = F.conv1d if st["w"].ndim == 3 else F.conv2d
+                env[st["y"]] = conv(env[st["x"]], st["w"], st["b"],
+                                    st["stride"], st["padding"],
+                                    st["dilation"], st["groups"])
             elif st["op"] == "affine":
                 env[st["y"]] = (env[st["x"]] * st["scale"][None, :, None, None]
                                 + st["shift"][None, :, None, None])

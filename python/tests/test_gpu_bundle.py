@@ -31,7 +31,7 @@ def test_bundle_packs_and_checks_on_the_fake_driver(tmp_path):
         [sys.executable, str(ROOT / "scripts" / "gpu_bundle.py"), "-o",
          str(bundle), "--models", model, "--shared", str(SHARED_MODELS),
          "--nodes", "^(" + "|".join(node_tests) + ")$", "--no-bert-dense",
-         "--no-fused-products", "--no-conv-forms"],
+         "--no-fused-products", "--no-conv-forms", "--no-grouped-convs"],
         capture_output=True, text=True, timeout=300)
     assert packed.returncode == 0, packed.stderr
     archive = tmp_path / "bundle.tar.gz"
@@ -98,7 +98,8 @@ def test_bundle_packs_both_forms_of_a_conv(tmp_path):
     """--conv-forms (the default) packs ResNet's 3x3 convs in f16 three
     times, a direct conv (--im2col=never) and im2col's copy and GEMM per
     image and with the batch folded into the GEMM, each timed against cuDNN
-    on the GPU: the plans say which form each is."""
+    on the GPU: the plans say which form each is. --grouped-convs (the
+    default) packs six grouped, depthwise and 1-D convs, searched."""
     bundle = tmp_path / "bundle"
     packed = subprocess.run(
         [sys.executable, str(ROOT / "scripts" / "gpu_bundle.py"), "-o",
@@ -106,6 +107,16 @@ def test_bundle_packs_both_forms_of_a_conv(tmp_path):
          "--no-fused-products"], capture_output=True, text=True, timeout=300)
     assert packed.returncode == 0, packed.stderr
     entries = json.loads((bundle / "bundle.json").read_text())["models"]
+    # --grouped-convs (the default too): depthwise, grouped and 1-D convs,
+    # each searched with the conv model (its `window` in the manifest) and
+    # timed against cuDNN.
+    grouped = [e for e in entries if e["name"].startswith(
+        ("depthwise", "grouped", "conv1d"))]
+    assert len(grouped) == 6
+    for entry in grouped:
+        assert entry["versus_torch_graph"] == [1, 8, 32]
+        data = (bundle / entry["artifact"]).read_bytes()
+        assert b'"model": "conv"' in data, entry["name"]
     forms = [e for e in entries if e["name"].startswith("conv3x3_")]
     assert [e["name"] for e in forms] == [
         f"conv3x3_{c}_{s}_f16_im2col_{form}"

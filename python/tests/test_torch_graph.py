@@ -24,14 +24,15 @@ def load_check():
 
 
 class NumpyFunctional:
-    """conv2d, relu and max_pool2d of torch.nn.functional, on NCHW numpy
-    arrays, one tap at a time."""
+    """conv1d, conv2d, relu and max_pool2d of torch.nn.functional, on NCW
+    and NCHW numpy arrays, one tap (and group) at a time."""
 
     @staticmethod
     def conv2d(x, w, b, stride, padding, dilation, groups):
-        assert groups == 1
         n, c, h, wd = x.shape
-        o, _, kh, kw = w.shape
+        o, cg, kh, kw = w.shape
+        assert c == cg * groups
+        og = o // groups
         ph, pw = padding
         xp = np.pad(x, ((0, 0), (0, 0), (ph, ph), (pw, pw)))
         oh = (h + 2 * ph - dilation[0] * (kh - 1) - 1) // stride[0] + 1
@@ -42,8 +43,19 @@ class NumpyFunctional:
                 r, s = i * dilation[0], j * dilation[1]
                 window = xp[:, :, r:r + stride[0] * (oh - 1) + 1:stride[0],
                             s:s + stride[1] * (ow - 1) + 1:stride[1]]
-                out += np.einsum("nchw,oc->nohw", window, w[:, :, i, j])
+                for g in range(groups):
+                    out[:, g * og:(g + 1) * og] += np.einsum(
+                        "nchw,oc->nohw", window[:, g * cg:(g + 1) * cg],
+                        w[g * og:(g + 1) * og, :, i, j])
         return (out + b[None, :, None, None]).astype(np.float32)
+
+    @staticmethod
+    def conv1d(x, w, b, stride, padding, dilation, groups):
+        # conv2d over one row.
+        y = NumpyFunctional.conv2d(x[:, :, None, :], w[:, :, None, :], b,
+                                   [1, stride[0]], [0, padding[0]],
+                                   [1, dilation[0]], groups)
+        return y[:, :, 0, :]
 
     @staticmethod
     def relu(x):
@@ -81,6 +93,36 @@ def test_stem_block_graph_matches_onnxruntime():
     assert have.shape == want.shape
     error = np.abs(have - want).max() / np.abs(want).max()
     assert error < 1e-4, error
+
+
+@pytest.mark.parametrize("channels,out_channels,taps,stride,pad,groups,dims", [
+    (12, 12, 3, 2, 1, 12, [9, 11]),
+    (12, 24, 1, 1, 0, 3, [7, 7]),
+    (6, 8, 5, 2, 2, 2, [40]),
+    (1, 4, 10, 5, 0, 1, [64]),
+])
+def test_grouped_and_1d_graphs_match_onnxruntime(tmp_path, channels,
+                                                 out_channels, taps, stride,
+                                                 pad, groups, dims):
+    # The bundle's grouped, depthwise and 1-D convs (--grouped-convs): the
+    # baseline calls conv2d with the groups, or conv1d on [N, C, L].
+    spec = importlib.util.spec_from_file_location(
+        "make_conv", ROOT / "test" / "Driver" / "Inputs" / "make_conv.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    path = tmp_path / "conv.onnx"
+    module.make_conv(path, channels, out_channels, taps, stride, pad, 1,
+                     "f32", ["B", channels, *dims], seed=1, groups=groups)
+    graph = load_check().TorchGraph(onnx.load(str(path)), NumpyFunctional,
+                                    lambda a: a)
+    assert [s["op"] for s in graph.steps] == ["conv", "relu"]
+    assert graph.steps[0]["groups"] == groups
+    feeds = reference.random_feeds(path, 2)
+    (have,) = graph(feeds)
+    (want,) = reference.onnxruntime_session(path).run(None, feeds)
+    assert have.shape == want.shape
+    error = np.abs(have - want).max() / np.abs(want).max()
+    assert error < 1e-5, error
 
 
 def test_half_graph_keeps_half_weights(tmp_path):
