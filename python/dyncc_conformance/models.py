@@ -89,6 +89,7 @@ FAMILIES = {
     "gpt2": dict(dims={"batch": (1, 8), "seq": (1, 64)}),
     "vit": dict(dims={"batch": (1, 8), "height": (8, 64, 8), "width": (8, 64, 8)}),
     "resnet": dict(dims={"batch": (1, 8), "height": (1, 64), "width": (1, 64)}),
+    "mobilenet": dict(dims={"batch": (1, 8), "height": (1, 64), "width": (1, 64)}),
 }
 
 

@@ -8,17 +8,18 @@ in the graph forms torch.onnx.export writes (see docs/Models.md).
     onnx.save(model, "bert_tiny.onnx")
 
 or `python -m dyncc_models bert base bert_base.onnx --seed 0`.
-Each family module (bert, albert, gpt2, vit, resnet) has CONFIGS,
+Each family module (bert, albert, gpt2, vit, resnet, mobilenet) has CONFIGS,
 INPUT_DIMS, OPSET, make_model(config_name="tiny", seed=0, **overrides) and
 param_count(config_name).
 """
-from . import albert, bert, gpt2, resnet, vit
+from . import albert, bert, gpt2, mobilenet, resnet, vit
 from ._graph import count_parameters, to_half
 
-FAMILIES = {"bert": bert, "albert": albert, "gpt2": gpt2, "vit": vit, "resnet": resnet}
+FAMILIES = {"bert": bert, "albert": albert, "gpt2": gpt2, "vit": vit, "resnet": resnet,
+            "mobilenet": mobilenet}
 
 __all__ = ["FAMILIES", "albert", "bert", "count_parameters", "family", "gpt2",
-           "make_model", "param_count", "resnet", "to_half", "vit"]
+           "make_model", "mobilenet", "param_count", "resnet", "to_half", "vit"]
 
 
 def family(name):

@@ -33,6 +33,7 @@ BINDINGS = {
     "gpt2": [dict(batch=1, seq=7), dict(batch=2, seq=16)],
     "vit": [dict(batch=1, height=32, width=32), dict(batch=2, height=48, width=64)],
     "resnet": [dict(batch=1, height=32, width=32), dict(batch=2, height=48, width=64)],
+    "mobilenet": [dict(batch=1, height=32, width=32), dict(batch=2, height=48, width=64)],
 }
 
 EXPECTED_INPUTS = {
@@ -43,6 +44,7 @@ EXPECTED_INPUTS = {
     "gpt2": {"input_ids": ["batch", "seq"], "attention_mask": ["batch", "seq"]},
     "vit": {"pixel_values": ["batch", 3, "height", "width"]},
     "resnet": {"input": ["batch", 3, "height", "width"]},
+    "mobilenet": {"input": ["batch", 3, "height", "width"]},
 }
 
 REQUIRED_OPS = {
@@ -55,6 +57,7 @@ REQUIRED_OPS = {
             "Slice", "Tanh"},
     "resnet": {"Conv", "BatchNormalization", "Relu", "MaxPool", "Add",
                "GlobalAveragePool", "Flatten", "Gemm"},
+    "mobilenet": {"Conv", "Clip", "Add", "GlobalAveragePool", "Flatten", "Gemm"},
 }
 FORBIDDEN_OPS = {"LayerNormalization", "Gelu", "Attention", "FastGelu",
                  "SkipLayerNormalization", "EmbedLayerNormalization"}
@@ -210,6 +213,16 @@ def test_op_patterns(models, family):
         gemm = [n for n in model.graph.node if n.op_type == "Gemm"]
         assert len(gemm) == 1 and any(a.name == "transB" and a.i == 1 for a in gemm[0].attribute)
         return
+    if family == "mobilenet":
+        # Batch norms folded; a depthwise conv (group = its channels) per
+        # block, each block's convs but the linear projection under ReLU6.
+        assert "BatchNormalization" not in ops
+        groups = [next((a.i for a in n.attribute if a.name == "group"), 1)
+                  for n in model.graph.node if n.op_type == "Conv"]
+        blocks = sum(n for _, _, n, _ in FAMILIES[family].CONFIGS["tiny"]["settings"])
+        assert sum(g > 1 for g in groups) == blocks
+        assert ops["Clip"] == ops["Conv"] - blocks
+        return
     # Every transformer splits/merges heads with Shape->Gather->Unsqueeze->Concat->Reshape.
     assert _count_shape_chains(model) >= 4 * layers
     # 2 LayerNorms per layer, + 1: embeddings (BERT/ALBERT) or final (GPT-2 ln_f, ViT).
@@ -287,7 +300,10 @@ def test_param_counts_of_full_configs():
     """Counted without making weights (dry build); real architectures' sizes."""
     expected = {("bert", "base"): 109.48e6, ("bert", "large"): 335.14e6,
                 ("albert", "base"): 11.68e6, ("gpt2", "small"): 124.44e6,
-                ("vit", "b16"): 86.68e6, ("resnet", "50"): 25.557e6}
+                ("vit", "b16"): 86.68e6, ("resnet", "50"): 25.557e6,
+                # torchvision's 3,504,872 less the 17,056 batch norm
+                # parameters folding leaves as conv biases.
+                ("mobilenet", "v2"): 3.487816e6}
     for (fam, cfg), n in expected.items():
         assert dyncc_models.param_count(fam, cfg) == pytest.approx(n, rel=1e-3), (fam, cfg)
     assert set(FAMILIES["bert"].CONFIGS) == {"tiny", "base", "large"}
@@ -295,6 +311,7 @@ def test_param_counts_of_full_configs():
     assert set(FAMILIES["gpt2"].CONFIGS) == {"tiny", "small"}
     assert set(FAMILIES["vit"].CONFIGS) == {"tiny", "b16"}
     assert set(FAMILIES["resnet"].CONFIGS) == {"tiny", "50"}
+    assert set(FAMILIES["mobilenet"].CONFIGS) == {"tiny", "v2"}
 
 
 def test_cli(tmp_path):
