@@ -284,6 +284,9 @@ Session::Session(std::shared_ptr<const Model> model, unsigned threads)
       staticBuffers.push_back(b);
     else
       boundBuffers.push_back(b);
+    if (buffer.readyAfter == kAtBinding && buffer.kind != BufferKind::Temp &&
+        (!constant || buffer.kind == BufferKind::Input))
+      boundPorts.push_back(b);
     if (buffer.kind == BufferKind::Temp) {
       tempBuffers.push_back(b);
       arenaBlocks.push_back({0, buffer.firstStep, buffer.lastStep});
@@ -872,6 +875,19 @@ bool Session::prepare(RuntimeError &error) {
 bool Session::computeBuffers(size_t readyAfter, RuntimeError &error) {
   const Manifest &manifest = loaded->manifest();
   if (readyAfter == kAtBinding) {
+    // At the symbols of the last run that sized and placed the temps (a
+    // plan that binds symbols from data starts an epoch every run), they
+    // keep their sizes and places: only the inputs and outputs, whose data
+    // come with each run, are sized and placed again. A warm run at one
+    // shape skips BERT-base's 298 temps.
+    if (arenaPlanned && sizedEpoch == shapeEpoch) {
+      sizedAtBinding = boundPorts.size();
+      for (size_t b : boundPorts)
+        if (!computeBuffer(b, error))
+          return false;
+      return true;
+    }
+    sizedAtBinding = boundBuffers.size();
     for (size_t b : boundBuffers)
       if (!computeBuffer(b, error))
         return false;
@@ -880,7 +896,10 @@ bool Session::computeBuffers(size_t readyAfter, RuntimeError &error) {
       std::fill(bufferShape(b), bufferShape(b + 1), 0);
       bufferBytes[b] = 0;
     }
-    return placeTemps(readyAfter, error);
+    if (!placeTemps(readyAfter, error))
+      return false;
+    sizedEpoch = shapeEpoch;
+    return true;
   }
   bool temps = false;
   for (size_t b = 0; b < manifest.buffers.size(); ++b) {

@@ -270,6 +270,10 @@ public:
   /// The placements the arena planner made at the last change of sizes (0:
   /// it placed as a remembered placement; ArenaPlanner::lastPlacements).
   int arenaPlacementsMade() const { return planner.lastPlacements(); }
+  /// The buffers the last run sized when its inputs were bound: every
+  /// buffer whose size a symbol may change, or only the inputs and outputs
+  /// where the symbols are the last sizing's (computeBuffers).
+  size_t buffersSizedAtBinding() const { return sizedAtBinding; }
 
 private:
   Session(std::shared_ptr<const Model> model, unsigned threads);
@@ -573,6 +577,14 @@ private:
   /// is created; those computeBuffers sizes at every run, when the inputs
   /// are bound; and those a bind step sizes, emptied then.
   std::vector<size_t> staticBuffers, boundBuffers, laterBuffers;
+  /// boundBuffers' inputs and outputs: their data (and an input's shape)
+  /// come with each run, so they are sized and placed even at the symbols
+  /// of the last run.
+  std::vector<size_t> boundPorts;
+  /// The shape epoch of the last run whose temps were sized and placed at
+  /// binding: a run in it keeps their sizes and places (computeBuffers).
+  uint64_t sizedEpoch = 0;
+  size_t sizedAtBinding = 0;
   /// The temps, in manifest order (arenaBlocks' order).
   std::vector<size_t> tempBuffers;
   std::vector<AlignedBuffer> outputs;

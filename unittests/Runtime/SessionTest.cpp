@@ -110,6 +110,33 @@ TEST(SessionTest, ArenaIsReusedAndGrowsOnlyWhenNeeded) {
   EXPECT_EQ(session->arenaPlacement().size, 2000u * 32);
 }
 
+// A run at the symbols of the run before keeps its temps' sizes and places
+// and sizes only the inputs and outputs (new data each run); another shape
+// sizes everything again. The numbers are right either way. (A plan that
+// binds symbols from data starts a shape epoch every run, so it always
+// sizes everything: test_data_sizes.py runs such plans at one input shape
+// with different data.)
+TEST(SessionTest, RunsAtTheLastSymbolsSizeOnlyTheirPorts) {
+  auto session = makeSession(loadModel(splitManifest()));
+  ASSERT_NE(session, nullptr);
+  // X, Y and t:copy; the temp and the workspace.
+  runLinear(*session, 7, 1);
+  EXPECT_EQ(session->buffersSizedAtBinding(), 5u);
+  const void *arena = session->arenaData();
+  runLinear(*session, 7, 2);
+  EXPECT_EQ(session->buffersSizedAtBinding(), 3u);
+  EXPECT_EQ(session->arenaData(), arena);
+  runLinear(*session, 700, 3);
+  EXPECT_EQ(session->buffersSizedAtBinding(), 5u);
+  runLinear(*session, 700, 4);
+  EXPECT_EQ(session->buffersSizedAtBinding(), 3u);
+  runLinear(*session, 7, 5);
+  EXPECT_EQ(session->buffersSizedAtBinding(), 5u);
+  EXPECT_STREQ(session->groupVariant(0), "matmul_part");
+  runLinear(*session, 7, 6);
+  EXPECT_EQ(session->buffersSizedAtBinding(), 3u);
+}
+
 // A split-K variant: two kernels in one step, the partial sums in a
 // workspace that takes arena bytes only in the runs that choose it.
 TEST(SessionTest, SplitVariantLaunchesItsKernelsAndSizesItsWorkspace) {
