@@ -31,7 +31,7 @@ FUZZ_SEED = os.environ.get("DYNCC_FUZZ_SEED", "1")
 LIT = "/usr/lib/llvm-22/bin/lit"
 
 # Budgets in seconds on the 2-core reference machine (docs/Testing.md).
-BUDGETS = {"build": 900, "lit": 120, "gtest": 120, "pytest": 450, "conformance": 600,
+BUDGETS = {"build": 900, "lit": 120, "gtest": 120, "pytest": 480, "conformance": 600,
            "sanitizer build": 300, "fuzzing": 120, "importer fuzzing": 600}
 IMPORTER_FUZZ_SECONDS = int(os.environ.get("DYNCC_IMPORTER_FUZZ_SECONDS", "60"))
 

@@ -98,25 +98,15 @@ def test_bundle_packs_both_forms_of_a_conv(tmp_path):
     """--conv-forms (the default) packs ResNet's 3x3 convs in f16 three
     times, a direct conv (--im2col=never) and im2col's copy and GEMM per
     image and with the batch folded into the GEMM, each timed against cuDNN
-    on the GPU: the plans say which form each is. --grouped-convs (the
-    default) packs six grouped, depthwise and 1-D convs, searched."""
+    on the GPU: the plans say which form each is."""
     bundle = tmp_path / "bundle"
     packed = subprocess.run(
         [sys.executable, str(ROOT / "scripts" / "gpu_bundle.py"), "-o",
          str(bundle), "--models", "", "--nodes", "", "--no-bert-dense",
-         "--no-fused-products"], capture_output=True, text=True, timeout=300)
+         "--no-fused-products", "--no-grouped-convs"], capture_output=True,
+        text=True, timeout=300)
     assert packed.returncode == 0, packed.stderr
     entries = json.loads((bundle / "bundle.json").read_text())["models"]
-    # --grouped-convs (the default too): depthwise, grouped and 1-D convs,
-    # each searched with the conv model (its `window` in the manifest) and
-    # timed against cuDNN.
-    grouped = [e for e in entries if e["name"].startswith(
-        ("depthwise", "grouped", "conv1d"))]
-    assert len(grouped) == 6
-    for entry in grouped:
-        assert entry["versus_torch_graph"] == [1, 8, 32]
-        data = (bundle / entry["artifact"]).read_bytes()
-        assert b'"model": "conv"' in data, entry["name"]
     forms = [e for e in entries if e["name"].startswith("conv3x3_")]
     assert [e["name"] for e in forms] == [
         f"conv3x3_{c}_{s}_f16_im2col_{form}"
@@ -138,6 +128,27 @@ def test_bundle_packs_both_forms_of_a_conv(tmp_path):
         assert (kinds.get("elementwise", 0) > 0 or
                 data.count(b'"kind": "elementwise"') > 0) == folded, \
             (entry["name"], kinds)
+
+
+def test_bundle_packs_grouped_convs(tmp_path):
+    """--grouped-convs (the default) packs six depthwise, grouped and 1-D
+    convs, each searched with the conv model (the manifest's `window`) and
+    timed against cuDNN on the GPU at batch 1, 8 and 32."""
+    bundle = tmp_path / "bundle"
+    packed = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "gpu_bundle.py"), "-o",
+         str(bundle), "--models", "", "--nodes", "", "--no-bert-dense",
+         "--no-fused-products", "--no-conv-forms"], capture_output=True,
+        text=True, timeout=300)
+    assert packed.returncode == 0, packed.stderr
+    entries = json.loads((bundle / "bundle.json").read_text())["models"]
+    grouped = [e for e in entries if e["name"].startswith(
+        ("depthwise", "grouped", "conv1d"))]
+    assert len(grouped) == 6
+    for entry in grouped:
+        assert entry["versus_torch_graph"] == [1, 8, 32]
+        data = (bundle / entry["artifact"]).read_bytes()
+        assert b'"model": "conv"' in data, entry["name"]
 
 
 def test_plot_from_draws_each_comparison_it_has(tmp_path):
