@@ -2013,6 +2013,10 @@ bool Session::forceVariant(size_t group, int64_t variant,
                       "group " + quoted(manifest.groups[group].name) +
                           " has no variant " + str(variant) + " (it has " +
                           str(count) + ")");
+  // A workspace's bytes follow its group's variant: the next run sizes and
+  // places the temps again, even at the same symbols (computeBuffers).
+  if (forced[group] != variant)
+    sizedEpoch = 0;
   forced[group] = variant;
   return true;
 }

@@ -583,6 +583,7 @@ private:
   std::vector<size_t> boundPorts;
   /// The shape epoch of the last run whose temps were sized and placed at
   /// binding: a run in it keeps their sizes and places (computeBuffers).
+  /// 0 once a forced variant changes (a workspace's bytes may).
   uint64_t sizedEpoch = 0;
   size_t sizedAtBinding = 0;
   /// The temps, in manifest order (arenaBlocks' order).

@@ -137,6 +137,36 @@ TEST(SessionTest, RunsAtTheLastSymbolsSizeOnlyTheirPorts) {
   EXPECT_EQ(session->buffersSizedAtBinding(), 3u);
 }
 
+// A workspace's bytes follow its group's variant, so forcing another
+// variant (`dyncc tune` does, at one shape) sizes and places the temps
+// again at the same symbols: forced to the unsplit variant, the workspace
+// takes no bytes; back to the table's split variant, it must get its [2,
+// B, 8] again (kept from the forced run, the split kernel would write
+// into a 0-byte block).
+TEST(SessionTest, ForcingAVariantSizesTheTempsAgain) {
+  std::string manifest = splitManifest();
+  // Both variants' conditions hold at any B: the first (split) is chosen.
+  manifest =
+      replaceOnce(manifest, R"j({"symbol": "B", "min": 17, "max": 4096})j", "");
+  auto session = makeSession(loadModel(manifest));
+  ASSERT_NE(session, nullptr);
+  uint64_t temp = (7u * 32 + 63) / 64 * 64, workspace = 7u * 64;
+  RuntimeError error;
+  ASSERT_TRUE(session->forceVariant(0, 1, error)) << error.message;
+  runLinear(*session, 7, 1);
+  EXPECT_STREQ(session->groupVariant(0), "matmul_large");
+  EXPECT_EQ(session->arenaPlacement().livePeak, temp);
+  ASSERT_TRUE(session->forceVariant(0, -1, error)) << error.message;
+  runLinear(*session, 7, 2);
+  EXPECT_STREQ(session->groupVariant(0), "matmul_part");
+  EXPECT_EQ(session->buffersSizedAtBinding(), 5u);
+  EXPECT_EQ(session->arenaPlacement().livePeak, temp + workspace);
+  // Forced to what it runs already: nothing to size but the ports.
+  ASSERT_TRUE(session->forceVariant(0, -1, error)) << error.message;
+  runLinear(*session, 7, 3);
+  EXPECT_EQ(session->buffersSizedAtBinding(), 3u);
+}
+
 // A split-K variant: two kernels in one step, the partial sums in a
 // workspace that takes arena bytes only in the runs that choose it.
 TEST(SessionTest, SplitVariantLaunchesItsKernelsAndSizesItsWorkspace) {
