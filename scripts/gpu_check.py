@@ -278,11 +278,15 @@ class TorchGraph:
                 w = weights[node.input[1]]
                 b = (weights[node.input[2]] if len(node.input) > 2
                      and node.input[2] else np.zeros(w.shape[0]))
+                # Defaults per spatial dimension (one for a 1-D conv).
+                spatial = w.ndim - 2
                 steps.append({
                     "op": "conv", "x": node.input[0], "y": node.output[0],
-                    "w": w, "b": b, "stride": list(attrs.get("strides", [1, 1])),
-                    "padding": symmetric(node, attrs.get("pads", [0] * 4)),
-                    "dilation": list(attrs.get("dilations", [1, 1])),
+                    "w": w, "b": b,
+                    "stride": list(attrs.get("strides", [1] * spatial)),
+                    "padding": symmetric(
+                        node, attrs.get("pads", [0] * (2 * spatial))),
+                    "dilation": list(attrs.get("dilations", [1] * spatial)),
                     "groups": attrs.get("group", 1)})
             elif node.op_type == "BatchNormalization":
                 scale, shift, mean, var = (weights[n] for n in node.input[1:5])
@@ -291,7 +295,8 @@ class TorchGraph:
                 conv = next((st for st in steps if st["op"] == "conv"
                              and st["y"] == node.input[0]), None)
                 if conv is not None and uses[node.input[0]] == 1:
-                    conv["w"] = conv["w"] * scale[:, None, None, None]
+                    conv["w"] = conv["w"] * scale.reshape(
+                        (-1,) + (1,) * (conv["w"].ndim - 1))
                     conv["b"] = conv["b"] * scale + shift
                     conv["y"] = node.output[0]
                 else:
@@ -342,8 +347,11 @@ class TorchGraph:
                                     st["stride"], st["padding"],
                                     st["dilation"], st["groups"])
             elif st["op"] == "affine":
-                env[st["y"]] = (env[st["x"]] * st["scale"][None, :, None, None]
-                                + st["shift"][None, :, None, None])
+                # Per channel, over NCW or NCHW.
+                x = env[st["x"]]
+                shape = (1, -1) + (1,) * (x.ndim - 2)
+                env[st["y"]] = (x * st["scale"].reshape(shape)
+                                + st["shift"].reshape(shape))
             elif st["op"] == "relu":
                 env[st["y"]] = F.relu(env[st["x"]])
             elif st["op"] == "maxpool":

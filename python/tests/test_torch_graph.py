@@ -125,6 +125,43 @@ def test_grouped_and_1d_graphs_match_onnxruntime(tmp_path, channels,
     assert error < 1e-5, error
 
 
+def test_1d_conv_with_default_attributes_and_batch_norms(tmp_path):
+    # A batch norm over the [N, C, L] input, kept as a step, then a 1-D
+    # conv with no strides, dilations or pads written (ONNX's defaults, one
+    # per spatial dimension), its batch norm folded into its [F, C, K]
+    # weights.
+    from onnx import TensorProto, helper, numpy_helper
+    rng = np.random.default_rng(5)
+    w = rng.standard_normal((4, 3, 3)).astype(np.float32)
+    stats = [numpy_helper.from_array(
+        (rng.random(n) + 0.5).astype(np.float32), name + str(n))
+        for n in (3, 4) for name in ("s", "b", "m", "v")]
+    graph = helper.make_graph(
+        [helper.make_node("BatchNormalization",
+                          ["X", "s3", "b3", "m3", "v3"], ["N"]),
+         helper.make_node("Conv", ["N", "W"], ["C"]),
+         helper.make_node("BatchNormalization",
+                          ["C", "s4", "b4", "m4", "v4"], ["Y"])],
+        "conv1d_bn", [helper.make_tensor_value_info("X", TensorProto.FLOAT,
+                                                    ["B", 3, 10])],
+        [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)],
+        [numpy_helper.from_array(w, "W")] + stats)
+    model = helper.make_model(graph,
+                              opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 7
+    path = tmp_path / "conv1d_bn.onnx"
+    onnx.save(model, path)
+    graph = load_check().TorchGraph(model, NumpyFunctional, lambda a: a)
+    assert [s["op"] for s in graph.steps] == ["affine", "conv"]
+    assert graph.steps[1]["stride"] == [1] and graph.steps[1]["padding"] == [0]
+    feeds = reference.random_feeds(path, 2)
+    (have,) = graph(feeds)
+    (want,) = reference.onnxruntime_session(path).run(None, feeds)
+    assert have.shape == want.shape
+    error = np.abs(have - want).max() / np.abs(want).max()
+    assert error < 1e-5, error
+
+
 def test_half_graph_keeps_half_weights(tmp_path):
     # An f16 model (a one-pixel conv with a residual): the baseline's
     # weights are f16 like its inputs, so torch runs cuDNN's f16 convs.
