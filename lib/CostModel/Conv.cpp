@@ -124,12 +124,18 @@ bool ConvTile::accumulatesInMemory(const ConvProblem &problem) const {
          problem.outW % blockW != 0;
 }
 
+/// Whether code generation drops one of the reduction loops (extent 1: one
+/// input channel a group, a filter of one row or column), so that those
+/// left step alike by the tile's largest k-step (TileConfig::getKSteps).
+static bool stepsAlike(const ConvProblem &problem) {
+  return problem.inC == 1 || problem.kh == 1 || problem.kw == 1;
+}
+
 ConvSteps dyncc::cost::getConvSteps(const ConvTile &tile,
                                     const ConvProblem &problem) {
   ConvSteps s;
   int64_t channels = tile.kChannels, rows = tile.kRows, columns = tile.kColumns;
-  // Unit loops dropped, the others step alike.
-  if (problem.inC == 1 || problem.kh == 1 || problem.kw == 1)
+  if (stepsAlike(problem))
     channels = rows = columns = std::max({channels, rows, columns});
   s.channels = std::min(std::max<int64_t>(1, channels), problem.inC);
   s.rows = std::min(std::max<int64_t>(1, rows), problem.kh);
@@ -274,7 +280,7 @@ std::vector<ConvTile> dyncc::cost::enumerateConvTiles(const ConvProblem &problem
       // The uniform form as given; the others as the loops take them, or
       // as one uniform step where unit loops are dropped (getConvSteps).
       bool uniform = step[0] == step[1] && step[1] == step[2];
-      if (!uniform && (problem.inC == 1 || problem.kh == 1 || problem.kw == 1))
+      if (!uniform && stepsAlike(problem))
         step.fill(std::max({s.channels, s.rows, s.columns}));
       else if (!uniform)
         step = taken;

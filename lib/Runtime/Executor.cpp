@@ -282,11 +282,11 @@ Session::Session(std::shared_ptr<const Model> model, unsigned threads)
       laterBuffers.push_back(b);
     else if (constant && buffer.kind != BufferKind::Input)
       staticBuffers.push_back(b);
-    else
+    else {
       boundBuffers.push_back(b);
-    if (buffer.readyAfter == kAtBinding && buffer.kind != BufferKind::Temp &&
-        (!constant || buffer.kind == BufferKind::Input))
-      boundPorts.push_back(b);
+      if (buffer.kind != BufferKind::Temp)
+        boundPorts.push_back(b);
+    }
     if (buffer.kind == BufferKind::Temp) {
       tempBuffers.push_back(b);
       arenaBlocks.push_back({0, buffer.firstStep, buffer.lastStep});

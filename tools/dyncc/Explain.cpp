@@ -513,13 +513,13 @@ int dyncc::explainMain(llvm::ArrayRef<std::string> args) {
          << ", " << s.elementBytes << "-byte elements, " << s.bytesPerElement
          << " bytes moved per element"
          << (s.reduction ? ", reduced along rows" : "") << "\n";
-    else if (s.present && s.model == "conv" && s.dimKeys.size() == 4 &&
+    else if (cost::ConvProblem conv;
+             s.present && s.model == "conv" && s.dimKeys.size() == 4 &&
              s.dimValues.size() == 4 &&
-             (s.window.size() == 7 || s.window.size() == 8)) {
+             conv.setWindow(s.window.data(), s.window.size())) {
       // A grouped conv's channels are a group's; a 1-D conv's tiles have
       // no rows (nor has it).
-      int64_t groups = s.window.size() == 8 ? s.window[7] : 1;
-      std::string channels = std::to_string(s.window[0]) + " -> " + dim(1);
+      std::string channels = std::to_string(conv.inC) + " -> " + dim(1);
       std::optional<cost::ConvTile> first =
           group.variants.empty()
               ? std::nullopt
@@ -531,16 +531,16 @@ int dyncc::explainMain(llvm::ArrayRef<std::string> args) {
                     : std::to_string(rows) + "x" + std::to_string(columns);
       };
       os << "  problem: " << dim(0) << " x conv" << (oneD ? "1d " : " ")
-         << pair(s.window[1], s.window[2]) << " stride "
-         << pair(s.window[3], s.window[4])
-         << (s.window[5] > 1 || s.window[6] > 1
-                 ? " dilation " + pair(s.window[5], s.window[6])
+         << pair(conv.kh, conv.kw) << " stride "
+         << pair(conv.strideH, conv.strideW)
+         << (conv.dilationH > 1 || conv.dilationW > 1
+                 ? " dilation " + pair(conv.dilationH, conv.dilationW)
                  : std::string())
          << ", "
-         << (groups == 1 ? channels + " channels"
-             : s.window[0] == 1 && dim(1) == "1"
-                 ? "depthwise over " + std::to_string(groups) + " channels"
-                 : std::to_string(groups) + " groups of " + channels +
+         << (conv.groups == 1 ? channels + " channels"
+             : conv.inC == 1 && dim(1) == "1"
+                 ? "depthwise over " + std::to_string(conv.groups) + " channels"
+                 : std::to_string(conv.groups) + " groups of " + channels +
                        " channels")
          << ", output " << (oneD ? dim(3) : dim(2) + " x " + dim(3)) << ", "
          << s.elementBytes << "-byte elements\n";
