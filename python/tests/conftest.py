@@ -21,6 +21,17 @@ SHARED_MODELS = Path(os.environ.get("DYNCC_SHARED_DIR", ROOT.parent / "shared"))
 IN_CI = os.environ.get("CI") == "true"
 
 
+def load_input_script(name):
+    """The module of one of the lit tests' input scripts
+    (test/Driver/Inputs/NAME.py), which write the models they check."""
+    import importlib.util
+    path = ROOT / "test" / "Driver" / "Inputs" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def require(condition, reason):
     """Skips with `reason` when `condition` is false; under CI=true a missing
     prerequisite that CI is known to have is a failure, not a skip."""

@@ -16,6 +16,16 @@ from dyncc._paths import build_dir
 from test_cuda_executor import fake_driver
 
 
+def pack(bundle, *options):
+    """Runs scripts/gpu_bundle.py into `bundle` with `options`, which must
+    succeed; returns its bundle.json."""
+    packed = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "gpu_bundle.py"), "-o",
+         str(bundle), *options], capture_output=True, text=True, timeout=300)
+    assert packed.returncode == 0, packed.stderr
+    return json.loads((bundle / "bundle.json").read_text())
+
+
 def test_bundle_packs_and_checks_on_the_fake_driver(tmp_path):
     model = "cnn_mnist_pt11_opset9"
     require((SHARED_MODELS / f"{model}.onnx").exists(), "shared models missing")
@@ -27,16 +37,12 @@ def test_bundle_packs_and_checks_on_the_fake_driver(tmp_path):
                   "test_pow_types_int32_int32", "test_expand_dim_unchanged",
                   "test_layer_normalization_4d_axis1",
                   "test_castlike_FLOAT_to_BFLOAT16_expanded"]
-    packed = subprocess.run(
-        [sys.executable, str(ROOT / "scripts" / "gpu_bundle.py"), "-o",
-         str(bundle), "--models", model, "--shared", str(SHARED_MODELS),
-         "--nodes", "^(" + "|".join(node_tests) + ")$", "--no-bert-dense",
-         "--no-fused-products", "--no-conv-forms", "--no-grouped-convs"],
-        capture_output=True, text=True, timeout=300)
-    assert packed.returncode == 0, packed.stderr
+    packed_json = pack(
+        bundle, "--models", model, "--shared", str(SHARED_MODELS),
+        "--nodes", "^(" + "|".join(node_tests) + ")$", "--no-bert-dense",
+        "--no-fused-products", "--no-conv-forms", "--no-grouped-convs")
     archive = tmp_path / "bundle.tar.gz"
     assert 0 < archive.stat().st_size < 64 << 20
-    packed_json = json.loads((bundle / "bundle.json").read_text())
     entries = packed_json["models"]
     assert [e["name"] for e in entries] == [model, "linear_relu"]
     packed_nodes = {(c["test"], c["mode"]) for c in packed_json["nodes"]}
@@ -100,13 +106,8 @@ def test_bundle_packs_both_forms_of_a_conv(tmp_path):
     image and with the batch folded into the GEMM, each timed against cuDNN
     on the GPU: the plans say which form each is."""
     bundle = tmp_path / "bundle"
-    packed = subprocess.run(
-        [sys.executable, str(ROOT / "scripts" / "gpu_bundle.py"), "-o",
-         str(bundle), "--models", "", "--nodes", "", "--no-bert-dense",
-         "--no-fused-products", "--no-grouped-convs"], capture_output=True,
-        text=True, timeout=300)
-    assert packed.returncode == 0, packed.stderr
-    entries = json.loads((bundle / "bundle.json").read_text())["models"]
+    entries = pack(bundle, "--models", "", "--nodes", "", "--no-bert-dense",
+                   "--no-fused-products", "--no-grouped-convs")["models"]
     forms = [e for e in entries if e["name"].startswith("conv3x3_")]
     assert [e["name"] for e in forms] == [
         f"conv3x3_{c}_{s}_f16_im2col_{form}"
@@ -135,13 +136,8 @@ def test_bundle_packs_grouped_convs(tmp_path):
     convs, each searched with the conv model (the manifest's `window`) and
     timed against cuDNN on the GPU at batch 1, 8 and 32."""
     bundle = tmp_path / "bundle"
-    packed = subprocess.run(
-        [sys.executable, str(ROOT / "scripts" / "gpu_bundle.py"), "-o",
-         str(bundle), "--models", "", "--nodes", "", "--no-bert-dense",
-         "--no-fused-products", "--no-conv-forms"], capture_output=True,
-        text=True, timeout=300)
-    assert packed.returncode == 0, packed.stderr
-    entries = json.loads((bundle / "bundle.json").read_text())["models"]
+    entries = pack(bundle, "--models", "", "--nodes", "", "--no-bert-dense",
+                   "--no-fused-products", "--no-conv-forms")["models"]
     grouped = [e for e in entries if e["name"].startswith(
         ("depthwise", "grouped", "conv1d"))]
     assert len(grouped) == 6

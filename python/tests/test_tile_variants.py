@@ -12,7 +12,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 import dyncc
-from conftest import table_variant, table_variant_at
+from conftest import load_input_script, table_variant, table_variant_at
 
 
 def make_dense(path, dtype, input_dims, k, n, seed):
@@ -762,18 +762,6 @@ def test_im2col_is_the_cost_models_choice(tmp_path):
     fused = dyncc.compile(wide, None, emit="fused", dims={"B": (1, 32)},
                           **common)
     assert "dyncc.conv_forms = {copy = " in fused
-
-
-def load_input_script(name):
-    """The module of one of the lit tests' input scripts
-    (test/Driver/Inputs/NAME.py), which write the models they check."""
-    import importlib.util
-    from conftest import ROOT
-    path = ROOT / "test" / "Driver" / "Inputs" / f"{name}.py"
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 @pytest.mark.parametrize("dtype, depth", [("float32", 32), ("float16", 64)])

@@ -11,7 +11,7 @@ import numpy as np
 import onnx
 import pytest
 
-from conftest import ROOT, SHARED_MODELS, require
+from conftest import ROOT, SHARED_MODELS, load_input_script, require
 from dyncc_models import reference
 
 
@@ -78,6 +78,17 @@ class NumpyFunctional:
         return out
 
 
+def error_against_onnxruntime(graph, path, dynamic):
+    """`graph`'s output on random inputs of the model at `path` (every
+    dynamic dimension at `dynamic`) against onnxruntime's: the largest
+    difference over the largest value."""
+    feeds = reference.random_feeds(path, dynamic)
+    (have,) = graph(feeds)
+    (want,) = reference.onnxruntime_session(path).run(None, feeds)
+    assert have.shape == want.shape
+    return np.abs(have - want).max() / np.abs(want).max()
+
+
 def test_stem_block_graph_matches_onnxruntime():
     path = SHARED_MODELS / "resnet50_stem_residual_block_opset11.onnx"
     require(path.exists(), "shared models missing")
@@ -87,11 +98,7 @@ def test_stem_block_graph_matches_onnxruntime():
     # Five convs, each batch norm folded into its conv: no affine steps.
     ops = [step["op"] for step in graph.steps]
     assert ops.count("conv") == 5 and "affine" not in ops
-    feeds = reference.random_feeds(path, 2)
-    (have,) = graph(feeds)
-    (want,) = reference.onnxruntime_session(path).run(None, feeds)
-    assert have.shape == want.shape
-    error = np.abs(have - want).max() / np.abs(want).max()
+    error = error_against_onnxruntime(graph, path, 2)
     assert error < 1e-4, error
 
 
@@ -106,22 +113,14 @@ def test_grouped_and_1d_graphs_match_onnxruntime(tmp_path, channels,
                                                  pad, groups, dims):
     # The bundle's grouped, depthwise and 1-D convs (--grouped-convs): the
     # baseline calls conv2d with the groups, or conv1d on [N, C, L].
-    spec = importlib.util.spec_from_file_location(
-        "make_conv", ROOT / "test" / "Driver" / "Inputs" / "make_conv.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
     path = tmp_path / "conv.onnx"
-    module.make_conv(path, channels, out_channels, taps, stride, pad, 1,
+    load_input_script("make_conv").make_conv(path, channels, out_channels, taps, stride, pad, 1,
                      "f32", ["B", channels, *dims], seed=1, groups=groups)
     graph = load_check().TorchGraph(onnx.load(str(path)), NumpyFunctional,
                                     lambda a: a)
     assert [s["op"] for s in graph.steps] == ["conv", "relu"]
     assert graph.steps[0]["groups"] == groups
-    feeds = reference.random_feeds(path, 2)
-    (have,) = graph(feeds)
-    (want,) = reference.onnxruntime_session(path).run(None, feeds)
-    assert have.shape == want.shape
-    error = np.abs(have - want).max() / np.abs(want).max()
+    error = error_against_onnxruntime(graph, path, 2)
     assert error < 1e-5, error
 
 
@@ -154,24 +153,15 @@ def test_1d_conv_with_default_attributes_and_batch_norms(tmp_path):
     graph = load_check().TorchGraph(model, NumpyFunctional, lambda a: a)
     assert [s["op"] for s in graph.steps] == ["affine", "conv"]
     assert graph.steps[1]["stride"] == [1] and graph.steps[1]["padding"] == [0]
-    feeds = reference.random_feeds(path, 2)
-    (have,) = graph(feeds)
-    (want,) = reference.onnxruntime_session(path).run(None, feeds)
-    assert have.shape == want.shape
-    error = np.abs(have - want).max() / np.abs(want).max()
+    error = error_against_onnxruntime(graph, path, 2)
     assert error < 1e-5, error
 
 
 def test_half_graph_keeps_half_weights(tmp_path):
     # An f16 model (a one-pixel conv with a residual): the baseline's
     # weights are f16 like its inputs, so torch runs cuDNN's f16 convs.
-    spec = importlib.util.spec_from_file_location(
-        "make_pointwise_conv",
-        ROOT / "test" / "Driver" / "Inputs" / "make_pointwise_conv.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
     path = tmp_path / "pointwise.onnx"
-    module.make_pointwise_conv(path, 16, 8, "float16", "residual")
+    load_input_script("make_pointwise_conv").make_pointwise_conv(path, 16, 8, "float16", "residual")
     graph = load_check().TorchGraph(onnx.load(str(path)), NumpyFunctional,
                                     lambda a: a)
     assert [s["op"] for s in graph.steps] == ["conv", "sum", "relu"]
