@@ -690,6 +690,82 @@ def test_every_variant_of_im2col_conv(tmp_path, channels, out_channels, taps,
     assert ran == names
 
 
+@pytest.mark.parametrize(
+    "channels,out_channels,taps,stride,pad,dilation,dtype,mode", [
+        # Whisper's second conv (fewer channels): 3 taps at stride 2.
+        (48, 40, 3, 2, 1, 1, "f32", "always"),
+        (96, 64, 3, 2, 1, 1, "f16", "always"),
+        # wav2vec2's first layer: one channel, 10 taps at stride 5.
+        (1, 24, 10, 5, 0, 1, "f32", "always"),
+        (12, 8, 5, 1, 4, 2, "f32", "folded"),
+        (16, 32, 3, 1, 1, 1, "f16", "folded"),
+    ])
+def test_every_variant_of_im2col_conv1d(tmp_path, channels, out_channels,
+                                        taps, stride, pad, dilation, dtype,
+                                        mode):
+    """Relu(Conv(X[B, C, L])) through im2col: the copy is [B, C*KW, OW]
+    (folded: [C*KW, B, OW], one GEMM over every image's columns, the
+    result read back as NCW) and the conv a GEMM of the [F, C*KW] filter.
+    At both ends of every interval of the GEMM's keys and a prime inside,
+    the run-time picks what the table says and every variant matches
+    numpy: a dilated window, padding, a one-channel input, f16."""
+    model = tmp_path / "conv1d.onnx"
+    w, b = make_conv(model, channels, out_channels, taps, stride, pad,
+                     dilation, dtype, ["B", channels, "L"],
+                     seed=channels * 10 + taps)
+    np_type = w.dtype
+    tolerance = {"f32": 1e-4, "f16": 2e-3}[dtype]
+    low = max(1, dilation * (taps - 1) + 1 - 2 * pad)
+    l_max, batches = 3000, 3
+    options = dict(dims={"B": (1, batches), "L": (low, l_max)},
+                   targets=["cpu"], device="h200", regret_target=0.005,
+                   im2col=mode)
+    plan = json.loads(dyncc.compile(model, None, emit="plan", **options))
+    kinds = [g["kind"] for g in plan["groups"]]
+    folded = mode == "folded"
+    assert kinds == ["data_movement", "gemm"] + (["elementwise"] if folded
+                                                 else []), kinds
+    group = plan["groups"][1]
+    assert group["problem"]["m"] == str(out_channels)
+    assert group["problem"]["k"] == str(channels * taps)
+    assert group["problem"]["batch"] == ("1" if folded else "B")
+    assert len(group["variants"]) >= 2
+    art = tmp_path / "conv1d.dyncc"
+    dyncc.compile(model, art, **options)
+    sess = dyncc.load(art).session()
+
+    sizes = input_sizes(low, l_max, taps, stride, pad, dilation)
+    largest = output_size(l_max, taps, stride, pad, dilation)
+    keys = [batches * largest] if folded else [batches, largest]
+    points = key_points(group["select"], keys)
+    # The shapes to run: per key point, the nearest batch and length that
+    # the table gives the same variant.
+    shapes = [(bt, ow) for bt in range(1, batches + 1) for ow in sizes]
+    key_of = ((lambda bt, ow: [bt * ow]) if folded else
+              (lambda bt, ow: [bt, ow]))
+    wanted = ([[n] for n in points[0]] if folded else
+              [[bt, n] for bt in points[0] for n in points[1]])
+    rng = np.random.default_rng(5)
+    ran = set()
+    for key in wanted:
+        want = table_variant_at(plan, 1, key)
+        batch, out = min(
+            (s for s in shapes if table_variant_at(plan, 1, key_of(*s)) == want),
+            key=lambda s: abs(key_of(*s)[-1] - key[-1]))
+        x = rng.uniform(-1, 1, (batch, channels, sizes[out])).astype(np_type)
+        y = sess.run({"X": x})["Y"]
+        assert y.dtype == np_type
+        ref = conv1d_reference(x, w.astype(np.float64), b.astype(np.float64),
+                               stride, pad, dilation, 1)
+        np.testing.assert_allclose(
+            y.astype(np.float64), ref, rtol=tolerance,
+            atol=tolerance * max(1.0, float(np.abs(ref).max())))
+        assert sess.variants[1] == want, (batch, out)
+        ran.add(want)
+    names = {plan["kernels"][v["kernel"]]["name"] for v in group["variants"]}
+    assert ran == names
+
+
 @pytest.mark.parametrize("auto_pad", ["SAME_UPPER", "SAME_LOWER"])
 def test_same_padded_im2col_conv(tmp_path, auto_pad):
     """SAME padding over a static image (tf2onnx's convs): im2col takes its

@@ -1833,19 +1833,25 @@ OpLowering::Results OpLowering::lowerDepthToSpace(dg::DepthToSpaceOp d2s) {
 OpLowering::Results OpLowering::lowerIm2Col(dg::Im2ColOp im2col) {
   // out[n, (c*KH + i)*KW + j, y, x] = in[n, c, y*sh + i*dh - top,
   // x*sw + j*dw - left], zero outside the input: the index is clamped into
-  // it and the value selected, so every read is in bounds. With
-  // batch_inner the first two dimensions are swapped.
+  // it and the value selected, so every read is in bounds. A 1-D window
+  // alike over [N, C, W]. With batch_inner the first two dimensions are
+  // swapped.
   Value input = operands[0];
   ArrayRef<int64_t> kernel = im2col.getKernelShape();
   ArrayRef<int64_t> strides = im2col.getStrides();
   ArrayRef<int64_t> dilations = im2col.getDilations();
   ArrayRef<int64_t> pads = im2col.getPads();
-  if (kernel.size() != 2 || strides.size() != 2 || dilations.size() != 2 ||
-      pads.size() != 4)
-    return fail("needs a 2-D window, strides, dilations and four pads");
+  int64_t spatial = kernel.size();
+  if ((spatial != 1 && spatial != 2) || int64_t(strides.size()) != spatial ||
+      int64_t(dilations.size()) != spatial ||
+      int64_t(pads.size()) != 2 * spatial)
+    return fail("needs a 1-D or 2-D window, strides and dilations, and two "
+                "pads per dimension");
   bool padded = llvm::any_of(pads, [](int64_t p) { return p != 0; });
   Type element = resultElement();
-  Value height = dimOf(input, 2), width = dimOf(input, 3);
+  SmallVector<Value> sizes;
+  for (int64_t d = 0; d < spatial; ++d)
+    sizes.push_back(dimOf(input, 2 + d));
   int64_t image = im2col.getBatchInner() ? 1 : 0;
   return single(buildIndexed(
       b, loc, destination(0),
@@ -1853,18 +1859,21 @@ OpLowering::Results OpLowering::lowerIm2Col(dg::Im2ColOp im2col) {
         auto constant = [&](int64_t v) {
           return arith::ConstantIndexOp::create(nb, l, v);
         };
-        Value area = constant(kernel[0] * kernel[1]);
+        int64_t area = 1;
+        for (int64_t k : kernel)
+          area *= k;
         Value window = idx[1 - image];
-        Value channel = arith::DivUIOp::create(nb, l, window, area);
-        Value tap = arith::RemUIOp::create(nb, l, window, area);
-        Value taps[2] = {
-            arith::DivUIOp::create(nb, l, tap, constant(kernel[1])),
-            arith::RemUIOp::create(nb, l, tap, constant(kernel[1]))};
-        Value sizes[2] = {height, width};
+        Value channel = arith::DivUIOp::create(nb, l, window, constant(area));
+        // The window's taps: (i, j) of `tap` = i*KW + j in 2-D.
+        Value tap = arith::RemUIOp::create(nb, l, window, constant(area));
+        SmallVector<Value> taps = {tap};
+        if (spatial == 2)
+          taps = {arith::DivUIOp::create(nb, l, tap, constant(kernel[1])),
+                  arith::RemUIOp::create(nb, l, tap, constant(kernel[1]))};
         Value zero = constant(0), one = constant(1);
         SmallVector<Value> at = {idx[image], channel};
         Value inside;
-        for (int64_t d = 0; d < 2; ++d) {
+        for (int64_t d = 0; d < spatial; ++d) {
           Value pos = arith::AddIOp::create(
               nb, l,
               arith::MulIOp::create(nb, l, idx[2 + d], constant(strides[d])),

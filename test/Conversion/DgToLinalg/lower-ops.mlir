@@ -241,3 +241,30 @@ func.func @im2col(%x: tensor<?x3x?x?xf32, #sym.shape<[N, 3, H, H]>>) -> tensor<?
   } : tensor<?x27x?x?xf32, #sym.shape<[N, 27, floordiv(H - 1, 2) + 1, floordiv(H - 1, 2) + 1]>>
   return %g : tensor<?x27x?x?xf32, #sym.shape<[N, 27, floordiv(H - 1, 2) + 1, floordiv(H - 1, 2) + 1]>>
 }
+
+// -----
+
+// A 1-D window: the channel splits into the input channel and the tap, and
+// the one position is clamped into the row.
+// CHECK-LABEL: func.func @g0_data_movement(
+//       CHECK:   linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel"]
+//       CHECK:     %[[C:.+]] = arith.divui %{{.+}}, %c5
+//       CHECK:     %[[TAP:.+]] = arith.remui %{{.+}}, %c5
+//       CHECK:     %[[AT:.+]] = arith.muli %[[TAP]], %c2
+//       CHECK:     arith.cmpi sge
+//       CHECK:     arith.cmpi slt
+//       CHECK:     %[[IN:.+]] = arith.andi
+//       CHECK:     arith.maxsi
+//       CHECK:     %[[W:.+]] = arith.minsi
+//       CHECK:     %[[X:.+]] = tensor.extract %{{.+}}[%{{.+}}, %[[C]], %[[W]]]
+//       CHECK:     %[[Y:.+]] = arith.select %[[IN]], %[[X]], %cst
+//       CHECK:     linalg.yield %[[Y]]
+sym.symbol @N range [1, 64]
+sym.symbol @L range [8, 512]
+func.func @im2col_1d(%x: tensor<?x3x?xf32, #sym.shape<[N, 3, L]>>) -> tensor<?x15x?xf32, #sym.shape<[N, 15, floordiv(L - 8, 3) + 1]>> {
+  %g = dg.fusion data_movement {
+    %0 = dg.im2col %x {kernel_shape = array<i64: 5>, strides = array<i64: 3>, pads = array<i64: 1, 0>, dilations = array<i64: 2>} : tensor<?x3x?xf32, #sym.shape<[N, 3, L]>> -> tensor<?x15x?xf32, #sym.shape<[N, 15, floordiv(L - 8, 3) + 1]>>
+    dg.yield %0 : tensor<?x15x?xf32, #sym.shape<[N, 15, floordiv(L - 8, 3) + 1]>>
+  } : tensor<?x15x?xf32, #sym.shape<[N, 15, floordiv(L - 8, 3) + 1]>>
+  return %g : tensor<?x15x?xf32, #sym.shape<[N, 15, floordiv(L - 8, 3) + 1]>>
+}

@@ -107,26 +107,55 @@ func.func @shared(%x: tensor<1x1x5x7xf32>) -> (tensor<*xf32>, tensor<*xf32>) {
 
 // Convs im2col does not take: a one-pixel window (dyncc-pointwise-conv-as-gemm
 // takes those), two groups, weights computed at run time, SAME padding over
-// a dynamic image (its pads depend on the size), a 1-D conv and mixed
-// element types.
+// a dynamic image (its pads depend on the size) and mixed element types.
 
 // ALWAYS-LABEL: func.func @convs_that_stay(
 //   ALWAYS-NOT:   dg.im2col
 //       ALWAYS:   return
 sym.symbol @N range [1, 8]
 sym.symbol @H range [1, 64]
-func.func @convs_that_stay(%x: tensor<?x8x9x9xf32, #sym.shape<[N, 8, 9, 9]>>, %xd: tensor<?x8x?x?xf32, #sym.shape<[N, 8, H, H]>>, %wx: tensor<4x8x3x3xf32>, %x1: tensor<1x8x9xf32>, %xh: tensor<1x8x9x9xf16>) -> (tensor<*xf32>, tensor<*xf32>, tensor<*xf32>, tensor<*xf32>, tensor<*xf32>, tensor<*xf32>) {
+func.func @convs_that_stay(%x: tensor<?x8x9x9xf32, #sym.shape<[N, 8, 9, 9]>>, %xd: tensor<?x8x?x?xf32, #sym.shape<[N, 8, H, H]>>, %wx: tensor<4x8x3x3xf32>, %xh: tensor<1x8x9x9xf16>) -> (tensor<*xf32>, tensor<*xf32>, tensor<*xf32>, tensor<*xf32>, tensor<*xf32>) {
   %w1 = dg.constant dense<0.5> : tensor<4x8x1x1xf32>
   %wg = dg.constant dense<0.5> : tensor<4x4x3x3xf32>
   %w = dg.constant dense<0.5> : tensor<4x8x3x3xf32>
-  %wl = dg.constant dense<0.5> : tensor<4x8x3xf32>
   %pointwise = dg.conv %x, %w1 {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : tensor<?x8x9x9xf32, #sym.shape<[N, 8, 9, 9]>>, tensor<4x8x1x1xf32> -> tensor<*xf32>
   %grouped = dg.conv %x, %wg {strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, group = 2 : i64} : tensor<?x8x9x9xf32, #sym.shape<[N, 8, 9, 9]>>, tensor<4x4x3x3xf32> -> tensor<*xf32>
   %computed = dg.conv %x, %wx {strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>} : tensor<?x8x9x9xf32, #sym.shape<[N, 8, 9, 9]>>, tensor<4x8x3x3xf32> -> tensor<*xf32>
   %same = dg.conv %xd, %w {strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, auto_pad = "SAME_UPPER"} : tensor<?x8x?x?xf32, #sym.shape<[N, 8, H, H]>>, tensor<4x8x3x3xf32> -> tensor<*xf32>
-  %line = dg.conv %x1, %wl {strides = array<i64: 1>, pads = array<i64: 1, 1>, dilations = array<i64: 1>} : tensor<1x8x9xf32>, tensor<4x8x3xf32> -> tensor<*xf32>
   %mixed = dg.conv %xh, %w {strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>} : tensor<1x8x9x9xf16>, tensor<4x8x3x3xf32> -> tensor<*xf32>
-  return %pointwise, %grouped, %computed, %same, %line, %mixed : tensor<*xf32>, tensor<*xf32>, tensor<*xf32>, tensor<*xf32>, tensor<*xf32>, tensor<*xf32>
+  return %pointwise, %grouped, %computed, %same, %mixed : tensor<*xf32>, tensor<*xf32>, tensor<*xf32>, tensor<*xf32>, tensor<*xf32>
+}
+
+// -----
+
+// A 1-D conv (NCW) alike: the copy is [N, C*KW, OW] and the weights
+// [F, C*KW, 1]; folded, the copy is [C*KW, N, OW] and the GEMM's
+// [F, N, OW] is transposed back to NCW. SAME padding over a static row is
+// explicit (9 columns at stride 2 reach 11: one column at each end).
+
+// ALWAYS-LABEL: func.func @line(
+//   ALWAYS-DAG:   %[[W:.+]] = dg.constant dense<5.000000e-01> : tensor<4x40x1xf32>
+//       ALWAYS:   %[[C:.+]] = dg.im2col %arg0 {dilations = array<i64: 2>, kernel_shape = array<i64: 5>, pads = array<i64: 3, 1>, strides = array<i64: 2>} : tensor<?x8x?xf32, #sym.shape<[N, 8, L]>> -> tensor<?x40x?xf32, #sym.shape<[N, 40, floordiv(L - 5, 2) + 1]>>
+//       ALWAYS:   %[[Y:.+]] = dg.conv %[[C]], %[[W]], %arg1 : tensor<4xf32> {dilations = array<i64: 1>, dyncc.conv_forms = {{{.*}}}, pads = array<i64: 0, 0>, strides = array<i64: 1>} : {{.*}} -> tensor<?x4x?xf32, #sym.shape<[N, 4, floordiv(L - 5, 2) + 1]>>
+//       ALWAYS:   dg.im2col %arg2 {dilations = array<i64: 1>, kernel_shape = array<i64: 3>, pads = array<i64: 1, 1>, strides = array<i64: 2>} : tensor<1x8x9xf32> -> tensor<1x24x5xf32>
+// FOLDED-LABEL: func.func @line(
+//   FOLDED-DAG:   %[[W:.+]] = dg.constant dense<5.000000e-01> : tensor<4x40xf32>
+//       FOLDED:   %[[C:.+]] = dg.im2col %arg0 {batch_inner = true, {{.*}}} : tensor<?x8x?xf32, #sym.shape<[N, 8, L]>> -> tensor<40x?x?xf32, #sym.shape<[40, N, floordiv(L - 5, 2) + 1]>>
+//       FOLDED:   %[[F:.+]] = dg.flatten %[[C]] {axis = 1 : i64} {{.*}} -> tensor<40x?xf32
+//       FOLDED:   %[[P:.+]] = dg.matmul %[[W]], %[[F]] {{.*}} -> tensor<4x?xf32
+//       FOLDED:   %[[I:.+]] = dg.reshape {{.*}} {dg.not_epilogue} {{.*}} -> tensor<4x?x?xf32, #sym.shape<[4, N, floordiv(L - 5, 2) + 1]>>
+//       FOLDED:   %[[Y:.+]] = dg.transpose %[[I]] {perm = array<i64: 1, 0, 2>} {{.*}} -> tensor<?x4x?xf32, #sym.shape<[N, 4, floordiv(L - 5, 2) + 1]>>
+// NEVER-LABEL: func.func @line(
+//   NEVER-NOT:   dg.im2col
+//       NEVER:   return
+sym.symbol @N range [1, 8]
+sym.symbol @L range [16, 4096]
+func.func @line(%x: tensor<?x8x?xf32, #sym.shape<[N, 8, L]>>, %b: tensor<4xf32>, %x9: tensor<1x8x9xf32>) -> (tensor<*xf32>, tensor<*xf32>) {
+  %w = dg.constant dense<0.5> : tensor<4x8x5xf32>
+  %w3 = dg.constant dense<0.5> : tensor<4x8x3xf32>
+  %c = dg.conv %x, %w, %b : tensor<4xf32> {strides = array<i64: 2>, pads = array<i64: 3, 1>, dilations = array<i64: 2>} : tensor<?x8x?xf32, #sym.shape<[N, 8, L]>>, tensor<4x8x5xf32> -> tensor<*xf32>
+  %s = dg.conv %x9, %w3 {strides = array<i64: 2>, pads = array<i64: 0, 0>, dilations = array<i64: 1>, auto_pad = "SAME_UPPER"} : tensor<1x8x9xf32>, tensor<4x8x3xf32> -> tensor<*xf32>
+  return %c, %s : tensor<*xf32>, tensor<*xf32>
 }
 
 // -----

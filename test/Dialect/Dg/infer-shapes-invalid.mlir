@@ -492,9 +492,9 @@ func.func @global_pool_rank(%x: tensor<8xf32>) -> tensor<*xf32> {
 
 // -----
 
-func.func @im2col_window(%x: tensor<1x3x8xf32>) -> tensor<*xf32> {
-  // expected-error @+1 {{'dg.im2col' op takes a 2-D window, got 1 dimensions}}
-  %0 = dg.im2col %x {kernel_shape = array<i64: 3>, strides = array<i64: 1>, pads = array<i64: 0, 0>, dilations = array<i64: 1>} : tensor<1x3x8xf32> -> tensor<*xf32>
+func.func @im2col_window(%x: tensor<1x3x8x8x8xf32>) -> tensor<*xf32> {
+  // expected-error @+1 {{'dg.im2col' op takes a 1-D or 2-D window, got 3 dimensions}}
+  %0 = dg.im2col %x {kernel_shape = array<i64: 3, 3, 3>, strides = array<i64: 1, 1, 1>, pads = array<i64: 0, 0, 0, 0, 0, 0>, dilations = array<i64: 1, 1, 1>} : tensor<1x3x8x8x8xf32> -> tensor<*xf32>
   return %0 : tensor<*xf32>
 }
 

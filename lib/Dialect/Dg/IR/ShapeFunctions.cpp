@@ -1204,8 +1204,8 @@ LogicalResult
 Im2ColOp::inferSymbolicShapes(ShapeInferenceContext &ctx,
                               SmallVectorImpl<SymShape> &results) {
   ArrayRef<int64_t> kernel = getKernelShape();
-  if (kernel.size() != 2)
-    return emitOpError("takes a 2-D window, got ")
+  if (kernel.size() != 1 && kernel.size() != 2)
+    return emitOpError("takes a 1-D or 2-D window, got ")
            << kernel.size() << " dimensions";
   int64_t area = 1;
   for (ArrayRef<int64_t> values : {kernel, getStrides(), getDilations()})
@@ -1217,9 +1217,11 @@ Im2ColOp::inferSymbolicShapes(ShapeInferenceContext &ctx,
   for (int64_t p : getPads())
     if (p < 0)
       return emitOpError("pads must not be negative, got ") << p;
-  if (llvm::MulOverflow(kernel[0], kernel[1], area))
+  if (kernel.size() == 2 && llvm::MulOverflow(kernel[0], kernel[1], area))
     return emitOpError("window ")
            << kernel[0] << "x" << kernel[1] << " is too large";
+  if (kernel.size() == 1)
+    area = kernel[0];
   if (failed(poolShape(getOperation(), ctx, kernel, getStrides(), getPads(),
                        getDilations(), false, "NOTSET", results)))
     return failure();

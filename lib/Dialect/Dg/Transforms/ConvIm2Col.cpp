@@ -6,17 +6,18 @@
 //===----------------------------------------------------------------------===//
 //
 // A 2-D convolution of one group whose window is wider than a pixel (a
-// ResNet's 3x3s and its 7x7 stem) runs as a direct conv: SIMT threads, no
-// tensor cores. Copying its windows into channels (`dg.im2col`, the
-// [N, C*KH*KW, OH, OW] tensor of every pixel's window) makes it a 1x1 conv
-// of that copy with the same weights viewed as [F, C*KH*KW, 1, 1], which
-// dyncc-pointwise-conv-as-gemm turns into a GEMM (register tiles, tensor
-// cores in f16 and bf16). The copy costs a pass over KH*KW times the input.
-// Which form is faster depends on the conv and the device, so the cost
-// model decides, conv by conv: the direct conv's best predicted time
-// against the copy's plus the GEMM's at five sizes log-spaced over the
-// symbols' ranges, im2col where its time over the direct conv's is below 1
-// in geometric mean (every size weighing alike).
+// ResNet's 3x3s and its 7x7 stem), or a 1-D one (wav2vec2's and Whisper's
+// audio front ends), runs as a direct conv: SIMT threads, no tensor cores.
+// Copying its windows into channels (`dg.im2col`, the [N, C*KH*KW, OH, OW]
+// tensor of every pixel's window) makes it a 1x1 conv of that copy with the
+// same weights viewed as [F, C*KH*KW, 1, 1], which dyncc-pointwise-conv-as-gemm
+// turns into a GEMM (register tiles, tensor cores in f16 and bf16). The copy
+// costs a pass over KH*KW times the input. A 1-D conv is the same with one row:
+// [N, C*KW, OW] and [F, C*KW, 1]. Which form is faster depends on the conv and
+// the device, so the cost model decides, conv by conv: the direct conv's best
+// predicted time against the copy's plus the GEMM's at five sizes log-spaced
+// over the symbols' ranges, im2col where its time over the direct conv's is
+// below 1 in geometric mean (every size weighing alike).
 //
 //===----------------------------------------------------------------------===//
 
@@ -48,14 +49,21 @@ namespace {
 /// range is cut here, as the tile search's keys are).
 constexpr int64_t kLargestValue = 1 << 16;
 
-/// A conv im2col can take: 2-D, NCHW, one group, a window of more than one
-/// pixel, explicit padding, constant weights, symbolic shapes, one float
-/// element type.
+/// A conv im2col can take: 1-D (NCW) or 2-D (NCHW), one group, a window of
+/// more than one pixel, explicit padding, constant weights, symbolic
+/// shapes, one float element type. A 1-D conv's `kh` is 1.
 struct WindowedConv {
   ConvOp conv;
   ConstantOp weight;
   SmallVector<DimExpr> input, output;
   int64_t outC, inC, kh, kw;
+  int64_t spatial;
+
+  /// The output's rows (1 for a 1-D conv) and columns.
+  DimExpr outH() const { return spatial == 2 ? output[2] : DimExpr(1); }
+  DimExpr outW() const { return output[spatial + 1]; }
+  /// The window's taps, KH*KW, the copy's channels per input channel.
+  int64_t taps() const { return kh * kw; }
 };
 
 std::optional<WindowedConv> matchWindowedConv(ConvOp conv) {
@@ -68,44 +76,54 @@ std::optional<WindowedConv> matchWindowedConv(ConvOp conv) {
   std::optional<SmallVector<DimExpr>> out =
       sym::getSymbolicShape(conv.getType());
   if (!wType || !inType || !outType || !weight || !in || !out ||
-      conv.getGroup() != 1 || wType.getRank() != 4 || inType.getRank() != 4 ||
-      !wType.hasStaticShape() || !isa<FloatType>(wType.getElementType()) ||
+      conv.getGroup() != 1 || (wType.getRank() != 3 && wType.getRank() != 4))
+    return std::nullopt;
+  int64_t spatial = wType.getRank() - 2;
+  if (inType.getRank() != spatial + 2 || !wType.hasStaticShape() ||
+      !isa<FloatType>(wType.getElementType()) ||
       wType.getElementType() != inType.getElementType() ||
       wType.getElementType() != outType.getElementType() ||
       (conv.getAutoPad() != "NOTSET" && conv.getAutoPad() != "VALID" &&
        !conv.getAutoPad().starts_with("SAME")) ||
-      conv.getStrides().size() != 2 || conv.getDilations().size() != 2 ||
-      conv.getPads().size() != 4 || !isa<ElementsAttr>(weight.getValue()))
+      int64_t(conv.getStrides().size()) != spatial ||
+      int64_t(conv.getDilations().size()) != spatial ||
+      int64_t(conv.getPads().size()) != 2 * spatial ||
+      !isa<ElementsAttr>(weight.getValue()))
     return std::nullopt;
   ArrayRef<int64_t> w = wType.getShape();
-  if (w[2] * w[3] <= 1)
+  int64_t kh = spatial == 2 ? w[2] : 1, kw = w.back();
+  if (kh * kw <= 1)
     return std::nullopt;
   // SAME padding is explicit where the image's size is static.
+  auto isStatic = [](const DimExpr &d) { return d.isConstant(); };
   if (conv.getAutoPad().starts_with("SAME") &&
-      !llvm::all_of(ArrayRef<DimExpr>{(*in)[2], (*in)[3], (*out)[2], (*out)[3]},
-                    [](const DimExpr &d) { return d.isConstant(); }))
+      !(llvm::all_of(ArrayRef(*in).drop_front(2), isStatic) &&
+        llvm::all_of(ArrayRef(*out).drop_front(2), isStatic)))
     return std::nullopt;
-  return WindowedConv{conv, weight, *in, *out, w[0], w[1], w[2], w[3]};
+  return WindowedConv{conv, weight, *in, *out, w[0], w[1], kh, kw, spatial};
 }
 
-/// The pads the conv reads, [top, left, bottom, right]: none for VALID,
-/// SAME's from the static sizes (getSamePadding, the conv lowering's rule),
-/// else its pads.
+/// The pads the conv reads, [top, left, bottom, right] ([left, right] in
+/// 1-D): none for VALID, SAME's from the static sizes (getSamePadding, the
+/// conv lowering's rule), else its pads.
 SmallVector<int64_t> getPads(const WindowedConv &c) {
   ConvOp conv = c.conv;
+  int64_t spatial = c.spatial;
   if (conv.getAutoPad() == "VALID")
-    return SmallVector<int64_t>(4, 0);
+    return SmallVector<int64_t>(2 * spatial, 0);
   if (!conv.getAutoPad().starts_with("SAME"))
     return SmallVector<int64_t>(conv.getPads());
-  SmallVector<int64_t> pads(4, 0);
-  int64_t window[2] = {c.kh, c.kw};
-  for (int d = 0; d < 2; ++d) {
+  SmallVector<int64_t> pads(2 * spatial, 0);
+  SmallVector<int64_t> window = {c.kh, c.kw};
+  if (spatial == 1)
+    window = {c.kw};
+  for (int64_t d = 0; d < spatial; ++d) {
     auto [low, high] =
         getSamePadding(c.input[2 + d], c.output[2 + d], DimExpr(window[d]),
                        conv.getStrides()[d], conv.getDilations()[d],
                        conv.getAutoPad() == "SAME_UPPER");
     pads[d] = *low.getConstant();
-    pads[d + 2] = *high.getConstant();
+    pads[d + spatial] = *high.getConstant();
   }
   return pads;
 }
@@ -118,7 +136,7 @@ SmallVector<int64_t> getPads(const WindowedConv &c) {
 std::vector<cost::ConvProblem> getPoints(WindowedConv c,
                                          const FactsMap &facts) {
   std::vector<std::string> names;
-  for (const DimExpr &d : {c.input[0], c.output[2], c.output[3]})
+  for (const DimExpr &d : {c.input[0], c.outH(), c.outW()})
     d.collectSymbols(names);
   llvm::sort(names);
   names.erase(std::unique(names.begin(), names.end()), names.end());
@@ -127,14 +145,15 @@ std::vector<cost::ConvProblem> getPoints(WindowedConv c,
   base.inC = c.inC;
   base.kh = c.kh;
   base.kw = c.kw;
-  base.strideH = c.conv.getStrides()[0];
-  base.strideW = c.conv.getStrides()[1];
-  base.dilationH = c.conv.getDilations()[0];
-  base.dilationW = c.conv.getDilations()[1];
+  base.spatialDims = c.spatial;
+  base.strideH = c.spatial == 2 ? c.conv.getStrides()[0] : 1;
+  base.strideW = c.conv.getStrides().back();
+  base.dilationH = c.spatial == 2 ? c.conv.getDilations()[0] : 1;
+  base.dilationW = c.conv.getDilations().back();
   base.elementBytes =
       cast<RankedTensorType>(c.conv.getType()).getElementTypeBitWidth() / 8;
-  base.staticH = c.output[2].isConstant();
-  base.staticW = c.output[3].isConstant();
+  base.staticH = c.outH().isConstant();
+  base.staticW = c.outW().isConstant();
   std::vector<cost::ConvProblem> points;
   int count = names.empty() ? 1 : cost::kConvFormPoints;
   for (int point = 0; point < count; ++point) {
@@ -151,8 +170,8 @@ std::vector<cost::ConvProblem> getPoints(WindowedConv c,
           cost::getLogSpacedValue(lo, hi, point, cost::kConvFormPoints);
     }
     std::optional<int64_t> n = c.input[0].evaluate(values),
-                           h = c.output[2].evaluate(values),
-                           w = c.output[3].evaluate(values);
+                           h = c.outH().evaluate(values),
+                           w = c.outW().evaluate(values);
     if (!n || !h || !w || *n <= 0 || *h <= 0 || *w <= 0)
       continue;
     cost::ConvProblem p = base;
@@ -227,15 +246,15 @@ Value reshape(RewriterBase &rewriter, Location loc, Value value,
 /// the copy with its window channels outermost ([C*KH*KW, N, OH, OW],
 /// dg.im2col's batch_inner), one GEMM [F, C*KH*KW] x [C*KH*KW, N*OH*OW]
 /// with the bias along its rows, and its [F, N, OH, OW] transposed back to
-/// NCHW. `weight` is the weights viewed as [F, C*KH*KW].
+/// NCHW (in 1-D, [F, N, OW] to NCW). `weight` is the weights viewed as
+/// [F, C*KH*KW].
 Value rewriteFolded(RewriterBase &rewriter, WindowedConv c, Value col,
                     Value weight) {
   ConvOp conv = c.conv;
   Location loc = conv.getLoc();
   Type et = getElementTypeOrSelf(conv.getType());
-  DimExpr depth(c.inC * c.kh * c.kw), n = c.input[0];
-  DimExpr oh = c.output[2], ow = c.output[3];
-  DimExpr pixels = n * oh * ow;
+  DimExpr depth(c.inC * c.taps()), n = c.input[0];
+  DimExpr pixels = n * c.outH() * c.outW();
   Value flat = FlattenOp::create(rewriter, loc, typeOf({depth, pixels}, et),
                                  col, uint64_t(1));
   Value product = MatMulOp::create(
@@ -246,41 +265,52 @@ Value rewriteFolded(RewriterBase &rewriter, WindowedConv c, Value col,
         reshape(rewriter, loc, bias, {DimExpr(c.outC), DimExpr(1)}));
   // The GEMM writes [F, N*OH*OW]; the split into images runs with the
   // transpose, in the kernel of the conv's consumers (FuseElementwise).
-  Value planes = reshape(rewriter, loc, product, {DimExpr(c.outC), n, oh, ow});
+  SmallVector<DimExpr> planeShape = {DimExpr(c.outC), n};
+  planeShape.append(c.output.begin() + 2, c.output.end());
+  Value planes = reshape(rewriter, loc, product, planeShape);
   planes.getDefiningOp()->setAttr(getNotEpilogueAttrName(),
                                   rewriter.getUnitAttr());
+  SmallVector<int64_t> perm = {1, 0, 2, 3};
+  perm.resize(c.spatial + 2);
   return TransposeOp::create(rewriter, loc, conv.getType(), planes,
-                             rewriter.getDenseI64ArrayAttr({1, 0, 2, 3}));
+                             rewriter.getDenseI64ArrayAttr(perm));
 }
 
 /// Rewrites `c` as dg.im2col and a 1x1 conv, or with `fold` as
 /// rewriteFolded's GEMM; returns the new result. `views` holds the weights
-/// already viewed as [F, C*KH*KW, 1, 1] (or [F, C*KH*KW] folded), by
-/// constant and form, so that convs sharing weights share the view.
+/// already viewed as [F, C*KH*KW, 1, 1] ([F, C*KW, 1] in 1-D, [F, C*KH*KW]
+/// folded), by constant and form, so that convs sharing weights share the
+/// view.
 Value rewrite(RewriterBase &rewriter, WindowedConv c, bool fold,
               DenseMap<std::pair<Operation *, unsigned>, Value> &views) {
   ConvOp conv = c.conv;
   Location loc = conv.getLoc();
   rewriter.setInsertionPoint(conv);
   auto inType = cast<RankedTensorType>(conv.getInput().getType());
-  int64_t depth = c.inC * c.kh * c.kw;
-  SmallVector<DimExpr> colShape = {c.input[0], DimExpr(depth), c.output[2],
-                                   c.output[3]};
+  int64_t depth = c.inC * c.taps();
+  SmallVector<DimExpr> colShape = {c.input[0], DimExpr(depth)};
+  colShape.append(c.output.begin() + 2, c.output.end());
   if (fold)
     std::swap(colShape[0], colShape[1]);
   Type colType = typeOf(colShape, inType.getElementType());
+  SmallVector<int64_t> window = {c.kh, c.kw};
+  if (c.spatial == 1)
+    window = {c.kw};
   Value col = Im2ColOp::create(
       rewriter, loc, colType, conv.getInput(),
-      rewriter.getDenseI64ArrayAttr({c.kh, c.kw}), conv.getStridesAttr(),
+      rewriter.getDenseI64ArrayAttr(window), conv.getStridesAttr(),
       rewriter.getDenseI64ArrayAttr(getPads(c)), conv.getDilationsAttr(),
       rewriter.getBoolAttr(fold));
   // The weights [F, C, KH, KW] are [F, C*KH*KW, 1, 1] (or [F, C*KH*KW]
-  // folded) in the same order.
+  // folded) in the same order, and [F, C, KW] are [F, C*KW, 1].
+  SmallVector<int64_t> ones(c.spatial, 1), zeros(2 * c.spatial, 0);
   Value &weight = views[{c.weight, unsigned(fold)}];
   if (!weight) {
     auto wType = cast<RankedTensorType>(c.weight.getType());
-    RankedTensorType viewType = fold ? reshaped(wType, {c.outC, depth})
-                                     : reshaped(wType, {c.outC, depth, 1, 1});
+    SmallVector<int64_t> viewShape = {c.outC, depth};
+    if (!fold)
+      viewShape.append(ones);
+    RankedTensorType viewType = reshaped(wType, viewShape);
     ElementsAttr values;
     if (auto dense = dyn_cast<DenseElementsAttr>(c.weight.getValue()))
       values = dense.reshape(cast<ShapedType>(viewType));
@@ -296,12 +326,11 @@ Value rewrite(RewriterBase &rewriter, WindowedConv c, bool fold,
   }
   if (fold)
     return rewriteFolded(rewriter, c, col, weight);
-  auto unit =
-      ConvOp::create(rewriter, loc, conv.getType(), col, weight, conv.getBias(),
-                     rewriter.getDenseI64ArrayAttr({1, 1}),
-                     rewriter.getDenseI64ArrayAttr({0, 0, 0, 0}),
-                     rewriter.getDenseI64ArrayAttr({1, 1}), conv.getGroupAttr(),
-                     rewriter.getStringAttr("NOTSET"));
+  auto unit = ConvOp::create(
+      rewriter, loc, conv.getType(), col, weight, conv.getBias(),
+      rewriter.getDenseI64ArrayAttr(ones), rewriter.getDenseI64ArrayAttr(zeros),
+      rewriter.getDenseI64ArrayAttr(ones), conv.getGroupAttr(),
+      rewriter.getStringAttr("NOTSET"));
   if (Attribute forms = conv->getAttr(getConvFormsAttrName()))
     unit->setAttr(getConvFormsAttrName(), forms);
   return unit.getResult();

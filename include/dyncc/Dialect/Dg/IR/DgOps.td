@@ -438,7 +438,7 @@ def Dg_ConvOp : Dg_GraphOp<"conv"> {
 }
 
 def Dg_Im2ColOp : Dg_GraphOp<"im2col"> {
-  let summary = "A 2-D convolution's windows as channels (NCHW)";
+  let summary = "A 1-D or 2-D convolution's windows as channels (NCW, NCHW)";
   let description = [{
     `[N, C, H, W] -> [N, C*KH*KW, OH, OW]` for a window of `kernel_shape`
     `[KH, KW]` with the `strides`, `pads` and `dilations` of `dg.conv`
@@ -450,9 +450,14 @@ def Dg_Im2ColOp : Dg_GraphOp<"im2col"> {
     layout that is): a GEMM. `dyncc-conv-im2col` makes it so where the
     cost model predicts that faster.
 
-    With `batch_inner`, the result is `[C*KH*KW, N, OH, OW]`: the window
-    channels outermost, so that `[C*KH*KW, N*OH*OW]` is one GEMM operand
-    over every image's pixels (the batch folded into the GEMM's columns).
+    A 1-D window (`kernel_shape = [KW]`, two pads) takes `[N, C, W]` to
+    `[N, C*KW, OW]` alike: channel `c*KW + j` at `x` is the input's
+    channel `c` at `x*sw + j*dw - pad_left`.
+
+    With `batch_inner`, the first two dimensions are swapped
+    (`[C*KH*KW, N, OH, OW]`): the window channels outermost, so that
+    `[C*KH*KW, N*OH*OW]` is one GEMM operand over every image's pixels
+    (the batch folded into the GEMM's columns).
   }];
   let arguments = (ins AnyTensor:$input, DenseI64ArrayAttr:$kernel_shape,
                        DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$pads,
