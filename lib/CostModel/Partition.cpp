@@ -19,7 +19,13 @@
 //    The cap wins; the achieved regret is reported.
 // 4. The table takes, at each point, the fastest chosen variant, and merges
 //    runs of the same one into intervals. Variants no point picks are
-//    dropped.
+//    dropped. Between neighbouring points of a sparse sweep (and of a
+//    grid's last dimension), the values are looked at too (refineGap):
+//    every one in a gap of up to kScannedGap, and by bisection where a
+//    wider gap's ends pick different variants. So a bound is where the
+//    pick changes rather than the next point: a split-K variant stops
+//    applying where its blocks pass two waves, which no sweep point needs
+//    to fall on.
 //
 //===----------------------------------------------------------------------===//
 
@@ -397,6 +403,53 @@ static void appendInterval(IntervalTable &table, int64_t lower,
   }
 }
 
+/// Gaps between sweep points of up to this many values are scanned whole.
+constexpr int64_t kScannedGap = 256;
+
+/// Appends to `table` the intervals strictly inside (a, b) where the
+/// fastest chosen variant `fastest(value)` (an index into the chosen set)
+/// changes, `ja` picked at a and `jb` at b: every value of a gap of up to
+/// kScannedGap, else bisection where the ends differ (down to scanned
+/// gaps). Each bound is the first value of its variant's run. In a wider
+/// gap, a region that no bisection point falls in is missed (an ordering
+/// that flips and flips back, at wave cliffs), as is any between ends that
+/// pick the same variant.
+template <typename Fastest, typename Number>
+static void refineGap(IntervalTable &table, int64_t a, size_t ja, int64_t b,
+                      size_t jb, const Fastest &fastest, const Number &number) {
+  if (b - a <= 1)
+    return;
+  if (b - a <= kScannedGap) {
+    for (int64_t v = a + 1; v < b; ++v)
+      appendInterval(table, v, number(fastest(v)));
+    return;
+  }
+  if (ja == jb)
+    return;
+  int64_t mid = a + (b - a) / 2;
+  size_t jm = fastest(mid);
+  if (jm != ja) {
+    refineGap(table, a, ja, mid, jm, fastest, number);
+    appendInterval(table, mid, number(jm));
+  }
+  refineGap(table, mid, jm, b, jb, fastest, number);
+}
+
+/// The fastest of `chosen` (rows of the `kept` candidates) where candidate
+/// c takes `time(c)`, the first of equals (as fastestAt).
+template <typename Time>
+static size_t fastestChosen(const std::vector<size_t> &chosen,
+                            const std::vector<size_t> &kept, const Time &time) {
+  size_t fastest = 0;
+  double fastestTime = time(kept[chosen[0]]);
+  for (size_t j = 1; j < chosen.size(); ++j)
+    if (double t = time(kept[chosen[j]]); t < fastestTime) {
+      fastest = j;
+      fastestTime = t;
+    }
+  return fastest;
+}
+
 /// The fastest of `chosen` (rows of `times`) at point p.
 static size_t fastestAt(const Times &times, const std::vector<size_t> &chosen,
                         size_t p) {
@@ -426,14 +479,23 @@ Partition dyncc::cost::partitionRange(
       result.best);
   std::vector<size_t> chosen = chooseCover(times, result.best, options);
 
-  // The table, over the variants some point picks.
+  // The table, over the variants some point picks, with the bounds
+  // between sweep points bisected.
   VariantNumbers numbers(chosen.size(), result.chosen);
+  auto number = [&](size_t j) { return numbers.get(j, kept[chosen[j]]); };
+  auto fastest = [&](int64_t value) {
+    return fastestChosen(chosen, kept,
+                         [&](size_t c) { return cost(c, value); });
+  };
   result.picked.resize(result.points.size());
   for (size_t p = 0; p < result.points.size(); ++p) {
     size_t j = fastestAt(times, chosen, p);
     result.picked[p] = times[chosen[j]][p];
-    appendInterval(result.table, result.points[p],
-                   numbers.get(j, kept[chosen[j]]));
+    if (p > 0)
+      refineGap(result.table, result.points[p - 1],
+                fastestAt(times, chosen, p - 1), result.points[p], j, fastest,
+                number);
+    appendInterval(result.table, result.points[p], number(j));
   }
   for (size_t p = 0; p < result.points.size(); ++p)
     result.maxRegret =
@@ -554,6 +616,7 @@ PartitionGrid dyncc::cost::partitionGrid(
   // where runs of equal children merge into one interval and equal nodes
   // of a depth are one node. nodes[0], the root, is filled last.
   VariantNumbers numbers(chosen.size(), result.chosen);
+  auto number = [&](size_t j) { return numbers.get(j, kept[chosen[j]]); };
   DecisionTable &table = result.table;
   table.keys = dims;
   table.nodes.resize(1);
@@ -568,7 +631,19 @@ PartitionGrid dyncc::cost::partitionGrid(
         size_t j = fastestAt(times, chosen, p);
         result.maxRegret =
             std::max(result.maxRegret, times[chosen[j]][p] / best[p] - 1);
-        appendInterval(node, axis[i], numbers.get(j, kept[chosen[j]]));
+        // The last dimension's bounds bisected between grid points, at the
+        // row's values of the others.
+        if (i > 0) {
+          grid.at(p, values);
+          auto fastest = [&](int64_t value) {
+            values[depth] = value;
+            return fastestChosen(chosen, kept,
+                                 [&](size_t c) { return cost(c, values); });
+          };
+          refineGap(node, axis[i - 1], fastestAt(times, chosen, p - 1), axis[i],
+                    j, fastest, number);
+        }
+        appendInterval(node, axis[i], number(j));
         continue;
       }
       IntervalTable child = build(depth + 1, p);
