@@ -8,7 +8,7 @@
 //   dyncc-tile-search --device h200 --gemm NxK[,NxK...] --m LO:HI
 //                     [--dtype f16|bf16|f32] [--batch B] [--cap 8]
 //                     [--target 0.03] [--svg FILE] [--bench] [--split-k]
-//   dyncc-tile-search --device h200 --conv IN:OUT:K:S:HW[,...] --m LO:HI
+//   dyncc-tile-search --device h200 --conv IN:OUT:K:S:HW[:1d][,...] --m LO:HI
 //                     [--forms] [--dtype f32|f16|bf16] [--svg FILE]
 //
 // Runs the search and range partitioning for GEMMs of N x K weights over
@@ -21,7 +21,8 @@
 // the compiler's search does for a kernel dyncc-split-k can split.
 //
 // --conv searches 2-D f32 convs (IN input channels, OUT output channels, a
-// KxK window at stride S, HW x HW outputs) over the batch in [LO, HI]: per
+// KxK window at stride S, HW x HW outputs; with `:1d`, a 1-D conv of K taps
+// and HW outputs) over the batch in [LO, HI]: per
 // conv its variants, and at each power-of-two batch the predicted time of
 // the best candidate with one k-step for all three reduction loops (the
 // candidates before per-loop k-steps) over the best of all (a ratio, same
@@ -150,12 +151,19 @@ int printConvForms(const std::vector<ConvProblem> &convs, int64_t lo,
                    const std::string &svgPath) {
   std::vector<PlotSeries> series;
   for (const ConvProblem &problem : convs) {
-    std::printf("\nconv %lldx%lld s%lld, %lld -> %lld channels, %lld x %lld "
-                "outputs, %lld-byte elements\n",
-                (long long)problem.kh, (long long)problem.kw,
-                (long long)problem.strideH, (long long)problem.inC,
-                (long long)problem.outC, (long long)problem.outH,
-                (long long)problem.outW, (long long)problem.elementBytes);
+    if (problem.spatialDims == 1)
+      std::printf("\nconv1d %lld s%lld, %lld -> %lld channels, %lld outputs, "
+                  "%lld-byte elements\n",
+                  (long long)problem.kw, (long long)problem.strideW,
+                  (long long)problem.inC, (long long)problem.outC,
+                  (long long)problem.outW, (long long)problem.elementBytes);
+    else
+      std::printf("\nconv %lldx%lld s%lld, %lld -> %lld channels, %lld x %lld "
+                  "outputs, %lld-byte elements\n",
+                  (long long)problem.kh, (long long)problem.kw,
+                  (long long)problem.strideH, (long long)problem.inC,
+                  (long long)problem.outC, (long long)problem.outH,
+                  (long long)problem.outW, (long long)problem.elementBytes);
     // `count` batches log-spaced over the range.
     auto logSpaced = [&](int64_t count) {
       std::vector<ConvProblem> points(count, problem);
@@ -193,11 +201,16 @@ int printConvForms(const std::vector<ConvProblem> &convs, int64_t lo,
     if (svgPath.empty())
       continue;
     PlotSeries ps;
+    bool oneD = problem.spatialDims == 1;
     ps.title =
-        std::to_string(problem.kh) + "x" + std::to_string(problem.kw) + " s" +
-        std::to_string(problem.strideH) + ", " + std::to_string(problem.inC) +
-        "->" + std::to_string(problem.outC) + ", " +
-        std::to_string(problem.outH) + "x" + std::to_string(problem.outW) +
+        (oneD ? "conv1d " + std::to_string(problem.kw)
+              : std::to_string(problem.kh) + "x" + std::to_string(problem.kw)) +
+        " s" + std::to_string(problem.strideW) + ", " +
+        std::to_string(problem.inC) + "->" + std::to_string(problem.outC) +
+        ", " +
+        (oneD ? std::to_string(problem.outW)
+              : std::to_string(problem.outH) + "x" +
+                    std::to_string(problem.outW)) +
         " outputs, " + (problem.elementBytes == 2 ? "16-bit" : "f32") +
         " (ratio " + std::to_string(ratio).substr(0, 4) + ")";
     ps.variantNames = {"direct conv faster", "im2col faster"};
@@ -258,22 +271,34 @@ int main(int argc, char **argv) {
       }
     } else if (arg == "--conv") {
       for (const std::string &item : split(value(), ',')) {
+        std::vector<std::string> fields = split(item, ':');
+        bool oneD = fields.size() == 6 && fields.back() == "1d";
+        if (oneD)
+          fields.pop_back();
         std::vector<int64_t> v;
-        for (const std::string &field : split(item, ':')) {
+        for (const std::string &field : fields) {
           int64_t n;
           if (!parseInt(field.c_str(), n) || n < 1)
             break;
           v.push_back(n);
         }
-        if (v.size() != 5)
-          fail("--conv expects IN:OUT:K:S:HW[,...] (positive integers), got '" +
+        if (v.size() != 5 || fields.size() != 5)
+          fail("--conv expects IN:OUT:K:S:HW[:1d][,...] (positive integers), "
+               "got '" +
                item + "'");
         ConvProblem p;
         p.inC = v[0];
         p.outC = v[1];
-        p.kh = p.kw = v[2];
-        p.strideH = p.strideW = v[3];
-        p.outH = p.outW = v[4];
+        p.kw = v[2];
+        p.strideW = v[3];
+        p.outW = v[4];
+        if (oneD) {
+          p.spatialDims = 1;
+        } else {
+          p.kh = v[2];
+          p.strideH = v[3];
+          p.outH = v[4];
+        }
         convs.push_back(p);
       }
     } else if (arg == "--m") {
