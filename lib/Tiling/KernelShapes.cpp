@@ -694,6 +694,32 @@ FailureOr<ConvProblemExprs> dyncc::getConvProblem(func::FuncOp kernel) {
       return failure();
     *outputs[which] = *extent;
   }
+  // A 2-D conv over one row (or one column), its filter and input one row
+  // high too (tf2onnx's Conv1D: [N, C, 1, L] and a 1 x K filter): code
+  // generation drops the unit dimensions (FoldUnitExtentDims), so it
+  // builds a 1-D conv over the other, and a config's sizes align to
+  // [N, C, L]. So the problem is that 1-D conv, whose tiles have three
+  // sizes; with four, the image rows' size would go to the channels.
+  if (spatial == 2) {
+    auto inType = cast<RankedTensorType>(op.getDpsInputs()[0].getType());
+    auto isLine = [&](const DimExpr &outputs, int64_t taps, unsigned d) {
+      return outputs == DimExpr(1) && taps == 1 &&
+             inType.getDimSize(2 + at + d) == 1;
+    };
+    bool row = isLine(problem.outH, problem.kh, 0);
+    bool column = !row && isLine(problem.outW, problem.kw, 1);
+    if (column) {
+      problem.outW = problem.outH;
+      problem.kw = problem.kh;
+      problem.strideW = problem.strideH;
+      problem.dilationW = problem.dilationH;
+    }
+    if (row || column) {
+      problem.outH = DimExpr(1);
+      problem.kh = problem.strideH = problem.dilationH = 1;
+      problem.spatialDims = 1;
+    }
+  }
   problem.inC = ranges[ic];
   problem.groups = g ? ranges[*g] : 1;
   if (ShapedType::isDynamic(problem.inC) ||

@@ -773,6 +773,16 @@ struct SearchTiles final
       if (variantConfigs.empty())
         continue;
 
+      // A 1-D conv's configs have three sizes, for [N, C, W]: also a 2-D
+      // conv's over a line, which code generation builds as one once it
+      // drops the unit rows (getConvProblem), and whose configs would read
+      // as 2-D tiles with four.
+      int64_t configRank = outType.getRank();
+      if (auto conv =
+              kernel->getAttrOfType<DictionaryAttr>(getConvProblemAttrName()))
+        if (auto dims = conv.getAs<IntegerAttr>("spatial_dims");
+            dims && dims.getInt() == 1)
+          configRank = 3;
       // Variant 0 is the kernel itself; the others are clones after it.
       SmallVector<Attribute> variantRefs;
       OpBuilder builder(kernel);
@@ -794,7 +804,7 @@ struct SearchTiles final
           symbols.insert(variant);
         }
         variant->setAttr(TileConfig::getAttrName(),
-                         config->fitToRank(outType.getRank()).toAttr(context));
+                         config->fitToRank(configRank).toAttr(context));
         variantRefs.push_back(FlatSymbolRefAttr::get(variant.getSymNameAttr()));
       }
       for (Chosen &c : searched) {

@@ -534,6 +534,82 @@ def test_every_variant_of_conv1d(tmp_path, channels, out_channels, taps,
     assert ran == names
 
 
+@pytest.mark.parametrize("form,dtype", [("line", "f32"), ("column", "f32"),
+                                        ("line", "f16")])
+def test_every_variant_of_line_conv(tmp_path, form, dtype):
+    """Relu(Conv(X[B, C, 1, L]) + b) with a 1xK window (tf2onnx's Conv1D),
+    or over a column (X[B, C, L, 1], a Kx1 window): code generation drops
+    the unit dimension, so the problem is the 1-D conv it builds, with
+    three-size tiles. At both ends of every interval of both keys and a
+    prime inside, the run-time picks what the table says and every variant
+    matches numpy."""
+    channels, out_channels, taps, stride, pad, dilation = 12, 20, 5, 2, 3, 2
+    line = form == "line"
+    np_type = {"f32": np.float32, "f16": np.float16}[dtype]
+    elem = {"f32": TensorProto.FLOAT, "f16": TensorProto.FLOAT16}[dtype]
+    rng = np.random.default_rng(17)
+    w = rng.uniform(-1, 1, (out_channels, channels, taps)).astype(np_type)
+    b = rng.uniform(-1, 1, (out_channels,)).astype(np_type)
+    w4 = w[:, :, None, :] if line else w[:, :, :, None]
+    along = (lambda v, other: [other, v]) if line else (lambda v, other: [v, other])
+    graph = helper.make_graph(
+        [helper.make_node("Conv", ["X", "W", "b"], ["C"],
+                          kernel_shape=list(w4.shape[2:]),
+                          pads=along(pad, 0) * 2, strides=along(stride, 1),
+                          dilations=along(dilation, 1)),
+         helper.make_node("Relu", ["C"], ["Y"])], "line",
+        [helper.make_tensor_value_info("X", elem,
+                                       ["B", channels] + along("L", 1))],
+        [helper.make_tensor_value_info("Y", elem, None)],
+        [numpy_helper.from_array(w4, "W"), numpy_helper.from_array(b, "b")])
+    onnx_model = helper.make_model(graph,
+                                   opset_imports=[helper.make_opsetid("", 17)])
+    onnx_model.ir_version = 8
+    model = tmp_path / "line.onnx"
+    onnx.save(onnx_model, model)
+    low, l_max = dilation * (taps - 1) + 1 - 2 * pad, 3000
+    options = dict(dims={"B": (1, 4), "L": (low, l_max)}, targets=["cpu"],
+                   device="h200", regret_target=0.005)
+    plan = json.loads(dyncc.compile(model, None, emit="plan", **options))
+    group = plan["groups"][0]
+    select = group["select"]
+    assert group["kind"] == "conv" and select["model"] == "conv"
+    assert select["window"] == [channels, 1, taps, 1, stride, 1, dilation]
+    assert len(group["variants"]) >= 2
+    for v in group["variants"]:
+        config = plan["kernels"][v["kernel"]]["config"]
+        assert config.startswith("block 1x") and config.count("x") == 4, config
+    art = tmp_path / "line.dyncc"
+    dyncc.compile(model, art, **options)
+    sess = dyncc.load(art).session()
+    tolerance = {"f32": 1e-4, "f16": 2e-3}[dtype]
+    sizes = input_sizes(low, l_max, taps, stride, pad, dilation)
+    ran = set()
+    outer, inner = key_points(select, [4, output_size(l_max, taps, stride,
+                                                      pad, dilation)])
+    for batch in outer:
+        for size in inner:
+            length = sizes.get(size)
+            if length is None:
+                continue
+            x = rng.uniform(-1, 1, (batch, channels, length)).astype(np_type)
+            x4 = x[:, :, None, :] if line else x[:, :, :, None]
+            y = sess.run({"X": x4})["Y"]
+            assert y.dtype == np_type
+            want = conv1d_reference(x, w.astype(np.float64),
+                                    b.astype(np.float64), stride, pad,
+                                    dilation, 1)
+            want = want[:, :, None, :] if line else want[:, :, :, None]
+            np.testing.assert_allclose(
+                y.astype(np.float64), want, rtol=tolerance,
+                atol=tolerance * max(1.0, float(np.abs(want).max())))
+            assert sess.variants == [table_variant(plan, 0, {"B": batch,
+                                                             "L": length})]
+            ran.add(sess.variants[0])
+    names = {plan["kernels"][v["kernel"]]["name"] for v in group["variants"]}
+    assert ran == names
+
+
 def test_every_variant_of_three_key_conv(tmp_path):
     """Relu(Conv(X[B, 6, H, W])) with the image's rows and columns two
     symbols: the conv's problem has three dynamic dimensions (the batch,

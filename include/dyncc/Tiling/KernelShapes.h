@@ -191,8 +191,11 @@ struct ConvProblemExprs {
 /// problem's element bytes are the operands'); or a 1-D one, with no
 /// rows ([n, oc, ow] over [ic, kw]); either one grouped, with a group loop
 /// `g` after `n` in the output and input and first in the weights
-/// (DgToLinalg's expanded form). Fails for every other kernel (3-D convs,
-/// several convs, dynamic channels, groups or windows).
+/// (DgToLinalg's expanded form). A 2-D conv over a line (one output row,
+/// one filter row and one input row, or a column alike) is the 1-D conv
+/// code generation builds of it, over the other dimension. Fails for every
+/// other kernel (3-D convs, several convs, dynamic channels, groups or
+/// windows).
 mlir::FailureOr<ConvProblemExprs> getConvProblem(mlir::func::FuncOp kernel);
 
 constexpr llvm::StringLiteral getConvProblemAttrName() {

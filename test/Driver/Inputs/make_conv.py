@@ -6,7 +6,9 @@ output channels, a 3x3 window at stride 2 with dilation 1 along rows and
 (3 input and 8 output channels each); with argv[2] = depthwise: 6 groups
 of one channel each, 6 output channels; with argv[2] = conv1d: a 1-D conv
 over X[B, 6, W], 3 taps at stride 2 with dilation 2, padding 1; with
-argv[2] = f16: in f16.
+argv[2] = line (column): the same 1-D conv as tf2onnx exports Conv1D, a
+2-D conv over X[B, 6, 1, W] with a 1x3 window (over X[B, 6, H, 1] with a
+3x1 one); with argv[2] = f16: in f16.
 make_conv() writes Relu(Conv(X) + b) of any window, stride, padding,
 dilation and element type, and returns the weights and bias."""
 import sys
@@ -65,19 +67,27 @@ if __name__ == "__main__":
     elem = TensorProto.FLOAT16 if half else TensorProto.FLOAT
     rng = np.random.default_rng(0)
     oned = form == "conv1d"
-    w = rng.uniform(-1, 1, (out_channels, 6 // groups) +
-                    ((3,) if oned else (3, 3))).astype(
+    window = {"conv1d": (3,), "line": (1, 3), "column": (3, 1)}.get(form,
+                                                                    (3, 3))
+    w = rng.uniform(-1, 1, (out_channels, 6 // groups) + window).astype(
         np.float16 if half else np.float32)
     attrs = (dict(kernel_shape=[3], pads=[1, 1], strides=[2], dilations=[2])
              if oned else
+             dict(kernel_shape=[1, 3], pads=[0, 1, 0, 1], strides=[1, 2],
+                  dilations=[1, 2])
+             if form == "line" else
+             dict(kernel_shape=[3, 1], pads=[1, 0, 1, 0], strides=[2, 1],
+                  dilations=[2, 1])
+             if form == "column" else
              dict(kernel_shape=[3, 3], pads=[1, 1, 1, 1], strides=[2, 2],
                   dilations=[1, 2]))
+    shape = {"conv1d": ["B", 6, "W"], "line": ["B", 6, 1, "W"],
+             "column": ["B", 6, "H", 1]}.get(form, ["B", 6, "H", "W"])
     graph = helper.make_graph(
         [helper.make_node("Conv", ["X", "W"], ["C"], group=groups, **attrs),
          helper.make_node("Relu", ["C"], ["Y"])],
         "conv",
-        [helper.make_tensor_value_info(
-            "X", elem, ["B", 6, "W"] if oned else ["B", 6, "H", "W"])],
+        [helper.make_tensor_value_info("X", elem, shape)],
         [helper.make_tensor_value_info("Y", elem, None)],
         [numpy_helper.from_array(w, "W")])
     model = helper.make_model(graph,
