@@ -697,6 +697,18 @@ struct MapForallToGrid final
       return failure();
     auto ret = cast<func::ReturnOp>(kernel.getBody().front().getTerminator());
     for (auto [i, value] : llvm::enumerate(ret.getOperands())) {
+      // A view of a destination argument as its own type (identity layout,
+      // no offset) is the argument: a grouped conv's result, computed on
+      // [N, G, F, H*W] and reshaped back to [N, G*F, H, W], bufferizes to a
+      // reinterpret_cast of the argument's buffer.
+      if (auto cast = value.getDefiningOp<memref::ReinterpretCastOp>();
+          cast && cast.getSource().getType() == cast.getType() &&
+          cast.getType().getLayout().isIdentity() &&
+          isa<BlockArgument>(cast.getSource()) &&
+          llvm::all_of(cast.getMixedOffsets(), [](OpFoldResult offset) {
+            return isConstantIntValue(offset, 0);
+          }))
+        value = cast.getSource();
       auto arg = dyn_cast<BlockArgument>(value);
       if (!arg || arg.getOwner() != &kernel.getBody().front())
         return kernel.emitOpError("result #")

@@ -591,9 +591,16 @@ static LogicalResult prepareKernel(func::FuncOp func) {
   // at the end: folded into the epilogue, they would split M or N again.
   bool foldedBatch = func->hasAttr(getFoldedBatchAttrName()) ||
                      func->hasAttr(getFoldedImageAttrName());
+  // (A grouped conv's result is collapsed after: [N, G, F, H, W] back to
+  // [N, G*F, H, W].)
   auto expandsResult = [](Operation *op) {
+    auto returned = [](Operation *user) {
+      return isa<func::ReturnOp>(user) ||
+             (isa<tensor::CollapseShapeOp>(user) &&
+              llvm::all_of(user->getUsers(), llvm::IsaPred<func::ReturnOp>));
+    };
     return isa<tensor::ExpandShapeOp>(op) &&
-           llvm::any_of(op->getUsers(), llvm::IsaPred<func::ReturnOp>);
+           llvm::any_of(op->getUsers(), returned);
   };
   linalg::populateFoldReshapeOpsByExpansionPatterns(
       reshapes, [&](OpOperand *operand) {
@@ -611,10 +618,16 @@ static LogicalResult prepareKernel(func::FuncOp func) {
           return false;
         if (isBehindUnexpandableOp(operand))
           return false;
-        if (auto reshape = dyn_cast<tensor::CollapseShapeOp>(producer))
-          return !isa<BlockArgument>(reshape.getSrc());
-        if (auto reshape = dyn_cast<tensor::ExpandShapeOp>(producer))
-          return !isa<BlockArgument>(reshape.getSrc());
+        // A kernel argument's reshapes (a grouped conv's [N, G*F, H, W]
+        // residual split into groups, then its image collapsed) alike.
+        if (isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(producer)) {
+          Value source = producer->getOperand(0);
+          while (
+              isa_and_nonnull<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(
+                  source.getDefiningOp()))
+            source = source.getDefiningOp()->getOperand(0);
+          return !isa<BlockArgument>(source);
+        }
         return true;
       });
   // The producer of such a flattened input computes on the flattened

@@ -1071,25 +1071,34 @@ def image_of(pixels, h_max, w_max, w_div):
     return None
 
 
-@pytest.mark.parametrize("channels,out_channels,dtype,variant,w_div,side", [
-    (20, 12, "float32", "", 1, 40),
-    (40, 24, "float32", "residual", 1, 40),
-    (64, 48, "float16", "residual", 1, 40),
-    # Columns a multiple of 8: the image's rows of H*W halves are 16-byte
-    # aligned, so the k-steps copy it in 16-byte chunks (cp.async on the
-    # GPU), through the collapse of its [H, W].
-    (32, 40, "float16", "", 8, 40),
-    # Many channels over small images (ResNet's last stage): too few blocks
-    # for the SMs, so the variants split K (part and sum kernels).
-    (1024, 64, "float32", "residual", 1, 8),
-])
+@pytest.mark.parametrize(
+    "channels,out_channels,dtype,variant,w_div,side,groups", [
+        (20, 12, "float32", "", 1, 40, 1),
+        (40, 24, "float32", "residual", 1, 40, 1),
+        (64, 48, "float16", "residual", 1, 40, 1),
+        # Columns a multiple of 8: the image's rows of H*W halves are
+        # 16-byte aligned, so the k-steps copy it in 16-byte chunks
+        # (cp.async on the GPU), through the collapse of its [H, W].
+        (32, 40, "float16", "", 8, 40, 1),
+        # Many channels over small images (ResNet's last stage): too few
+        # blocks for the SMs, so the variants split K (part and sum
+        # kernels).
+        (1024, 64, "float32", "residual", 1, 8, 1),
+        # Grouped (ShuffleNet's 1x1s): a GEMM per image and group, the
+        # batch G*B; with a residual read on the groups too, and in f16
+        # (ShuffleNet's 240 -> 240 over 3 groups) on tensor cores.
+        (24, 48, "float32", "residual", 1, 24, 3),
+        (240, 240, "float16", "", 1, 16, 3),
+        (64, 32, "float32", "", 1, 24, 8),
+    ])
 def test_every_variant_of_pointwise_conv(tmp_path, channels, out_channels,
-                                         dtype, variant, w_div, side):
+                                         dtype, variant, w_div, side, groups):
     """Relu(Conv1x1(X[B, C, H, W]) (+ R)): a one-pixel conv is a GEMM of
     the [F, C] filter and each image's [C, H*W] pixels
     (dyncc-pointwise-conv-as-gemm), searched with GEMM candidates keyed on
     the batch and H*W, its products static (SIMT register tiles; tensor
-    cores in f16). At both ends of every interval and a prime inside (where
+    cores in f16); grouped, of each group's [F/G, C/G] filter and pixels,
+    the batch B*G. At both ends of every interval and a prime inside (where
     an image within the ranges has that many pixels; else the nearest count
     the same variant takes), the run-time picks what the table says and
     every variant matches numpy."""
@@ -1097,7 +1106,7 @@ def test_every_variant_of_pointwise_conv(tmp_path, channels, out_channels,
         "make_pointwise_conv").make_pointwise_conv
     model = tmp_path / "pointwise.onnx"
     w, b = make_pointwise_conv(model, channels, out_channels, dtype, variant,
-                               seed=channels)
+                               seed=channels, groups=groups)
     h_max, w_max = side, side
     dims = {"B": (1, 3), "H": (1, h_max), "W": (w_div, w_max, w_div)}
     options = dict(dims=dims, targets=["cpu"], device="h200",
@@ -1108,8 +1117,10 @@ def test_every_variant_of_pointwise_conv(tmp_path, channels, out_channels,
     assert group["kind"] == "gemm"
     split = ["then" in v for v in group["variants"]]
     assert any(split) == (channels == 1024)
-    assert group["problem"]["m"] == str(out_channels)
-    assert group["problem"]["k"] == str(channels)
+    assert group["problem"]["m"] == str(out_channels // groups)
+    assert group["problem"]["k"] == str(channels // groups)
+    assert group["problem"]["batch"] == ("B" if groups == 1 else
+                                         f"{groups}*B")
     assert len(group["variants"]) >= 2
     # Every variant's product is static: tensor cores (f16 only) or SIMT
     # register tiles (the search's SIMT candidates for f16 too).
@@ -1123,10 +1134,13 @@ def test_every_variant_of_pointwise_conv(tmp_path, channels, out_channels,
     # aligned; the weights' [F, K] tiles (K static) in f16 always, [F, C, 1,
     # 1] being [F, C] in memory.
     import re
+    # (Grouped: the weights' K of 80 is not a multiple of the k-step, so
+    # their tiles are dynamic too and look like the image's here.)
     image = re.search(r"tensor<\d+x\?xf16>, vector<1x8xf16>", tiled)
     weights = re.search(r"tensor<[\d?]+x\d+xf16>, vector<1x8xf16>", tiled)
-    assert bool(image) == (w_div == 8)
-    assert bool(weights) == (dtype == "float16")
+    if groups == 1:
+        assert bool(image) == (w_div == 8)
+        assert bool(weights) == (dtype == "float16")
     art = tmp_path / "pointwise.dyncc"
     dyncc.compile(model, art, **options)
     sess = dyncc.load(art).session()
@@ -1134,7 +1148,10 @@ def test_every_variant_of_pointwise_conv(tmp_path, channels, out_channels,
     rng = np.random.default_rng(3)
     w64 = w.astype(np.float64)[:, :, 0, 0]
     ran = set()
-    outer, inner = key_points(group["select"], [3, h_max * w_max])
+    outer, inner = key_points(group["select"], [3 * groups, h_max * w_max])
+    if groups > 1:
+        # The key is G*B: every batch.
+        outer = [1, 2, 3]
     for batch in outer:
         for pixels in inner:
             want = table_variant(plan, 0, {"B": batch, "H": pixels, "W": 1})
@@ -1148,7 +1165,13 @@ def test_every_variant_of_pointwise_conv(tmp_path, channels, out_channels,
             rows, cols = image
             x = rng.uniform(-1, 1, (batch, channels, rows, cols)).astype(dtype)
             inputs = {"X": x}
-            ref = np.einsum("fc,bchw->bfhw", w64, x.astype(np.float64))
+            # Group by group: its output channels from its input channels.
+            fg = out_channels // groups
+            ref = np.concatenate([
+                np.einsum("fc,bchw->bfhw", w64[g * fg:(g + 1) * fg],
+                          x[:, g * w64.shape[1]:(g + 1) * w64.shape[1]]
+                          .astype(np.float64))
+                for g in range(groups)], axis=1)
             ref += b.astype(np.float64)[None, :, None, None]
             if variant == "residual":
                 r = rng.uniform(-1, 1, (batch, out_channels, rows, cols))

@@ -361,3 +361,61 @@ func.func @twice_read(%x: tensor<?x64x?x?xf32>, %w: tensor<48x64x1x1xf32>, %s: t
   } -> tensor<?x48x?x?xf32>
   return %norm : tensor<?x48x?x?xf32>
 }
+
+// -----
+
+// Grouped (ShuffleNet's 1x1s, 3 groups of 4 -> 8 channels): the lowering
+// leaves the conv on [N, G, F, H, W] between reshapes from and to the
+// bias's and the ReLU's [N, G*F, H, W]. Those ops are rebuilt on the groups
+// and the conv becomes a batched product of each group's [F, C] filter
+// (A, [G, F, C]) and each image's group of pixels (B, [N, G, C, H*W]); the
+// result is collapsed back to [N, G*F, H, W] at the end only.
+#bias = affine_map<(d0, d1, d2, d3) -> (d1)>
+#id = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+#img = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d0, d1, d5, d3 + d6, d4 + d7)>
+#flt = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d1, d2, d5, d6, d7)>
+#out = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d0, d1, d2, d3, d4)>
+// CHECK-DAG: #[[GA:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d1, d2, d4)>
+// CHECK-DAG: #[[GB:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d4, d3)>
+// CHECK-DAG: #[[GC:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3)>
+// CHECK-LABEL: func.func @grouped(
+//  CHECK-SAME:   dyncc.folded_image
+//  CHECK-SAME:   dyncc.kind = "gemm"
+//       CHECK:   %[[MM:.*]] = linalg.generic {indexing_maps = [#[[GA]], #[[GB]], #[[GC]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%{{.*}}, %{{.*}} : tensor<3x8x4xf32>, tensor<?x3x4x?xf32>) outs(%{{.*}} : tensor<?x3x8x?xf32>)
+//       CHECK:   %[[ADD:.*]] = linalg.generic {{.*}} ins(%{{.*}} : tensor<3x8xf32>) outs(%[[MM]] : tensor<?x3x8x?xf32>)
+//       CHECK:   %[[RELU:.*]] = linalg.generic {{.*}} outs(%[[ADD]] : tensor<?x3x8x?xf32>)
+//       CHECK:   %[[E:.*]] = tensor.expand_shape %[[RELU]] {{\[}}[0], [1], [2], [3, 4]]
+//       CHECK:   %[[C:.*]] = tensor.collapse_shape %[[E]] {{\[}}[0], [1, 2], [3], [4]] : tensor<?x3x8x?x?xf32> into tensor<?x24x?x?xf32>
+//       CHECK:   return %[[C]]
+func.func @grouped(%x: tensor<?x12x?x?xf32>, %w: tensor<24x4x1x1xf32>, %b: tensor<24xf32>, %out: tensor<?x24x?x?xf32>) -> tensor<?x24x?x?xf32> attributes {dyncc.kernel, dyncc.kind = "conv"} {
+  %c0 = arith.constant 0 : index
+  %c2 = arith.constant 2 : index
+  %c3 = arith.constant 3 : index
+  %init = linalg.generic {indexing_maps = [#bias, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%b : tensor<24xf32>) outs(%out : tensor<?x24x?x?xf32>) {
+  ^bb0(%in: f32, %o: f32):
+    linalg.yield %in : f32
+  } -> tensor<?x24x?x?xf32>
+  %n = tensor.dim %x, %c0 : tensor<?x12x?x?xf32>
+  %h = tensor.dim %x, %c2 : tensor<?x12x?x?xf32>
+  %wd = tensor.dim %x, %c3 : tensor<?x12x?x?xf32>
+  %xg = tensor.expand_shape %x [[0], [1, 2], [3], [4]] output_shape [%n, 3, 4, %h, %wd] : tensor<?x12x?x?xf32> into tensor<?x3x4x?x?xf32>
+  %wg = tensor.expand_shape %w [[0, 1], [2], [3], [4]] output_shape [3, 8, 4, 1, 1] : tensor<24x4x1x1xf32> into tensor<3x8x4x1x1xf32>
+  %ig = tensor.expand_shape %init [[0], [1, 2], [3], [4]] output_shape [%n, 3, 8, %h, %wd] : tensor<?x24x?x?xf32> into tensor<?x3x8x?x?xf32>
+  %conv = linalg.generic {indexing_maps = [#img, #flt, #out], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}
+      ins(%xg, %wg : tensor<?x3x4x?x?xf32>, tensor<3x8x4x1x1xf32>) outs(%ig : tensor<?x3x8x?x?xf32>) {
+  ^bb0(%p: f32, %q: f32, %acc: f32):
+    %m = arith.mulf %p, %q : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<?x3x8x?x?xf32>
+  %flat = tensor.collapse_shape %conv [[0], [1, 2], [3], [4]] : tensor<?x3x8x?x?xf32> into tensor<?x24x?x?xf32>
+  %relu = linalg.generic {indexing_maps = [#id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      outs(%flat : tensor<?x24x?x?xf32>) {
+  ^bb0(%o: f32):
+    %zero = arith.constant 0.0 : f32
+    %r = arith.maximumf %o, %zero : f32
+    linalg.yield %r : f32
+  } -> tensor<?x24x?x?xf32>
+  return %relu : tensor<?x24x?x?xf32>
+}

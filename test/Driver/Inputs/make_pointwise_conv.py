@@ -9,7 +9,8 @@ stride2, padded or grouped, the conv has a stride of 2, a padding of 1 or
 2 groups instead, and no R: a conv that is not a GEMM over the image's
 pixels (the strided one is, after a strided slice of the image). With argv[5] = batchnorm, the conv has no bias and a
 BatchNormalization follows it, before the residual's Add. make_pointwise_conv()
-returns the weight and bias, for a reference."""
+returns the weight and bias, for a reference; its `groups` gives the conv
+that many groups (2 with the grouped variant)."""
 import sys
 
 import numpy as np
@@ -18,10 +19,11 @@ from onnx import helper, numpy_helper
 
 
 def make_pointwise_conv(path, channels=64, out_channels=48, dtype="float32",
-                        variant="", seed=0):
+                        variant="", seed=0, groups=None):
     rng = np.random.default_rng(seed)
     elem = helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
-    groups = 2 if variant == "grouped" else 1
+    if groups is None:
+        groups = 2 if variant == "grouped" else 1
     w = rng.uniform(-1, 1, (out_channels, channels // groups, 1, 1)).astype(
         dtype)
     b = rng.uniform(-1, 1, (out_channels,)).astype(dtype)
