@@ -438,13 +438,17 @@ dyncc::cost::predictConvForms(const std::vector<ConvProblem> &points,
       seconds = std::min(seconds, predict(tile));
     return seconds;
   };
+  // A grouped conv's copy holds every group's windows, each group's
+  // channels together; its GEMM is one per image and group (a grouped 1x1
+  // conv: dyncc-pointwise-conv-as-gemm's batched form), and it has no
+  // folded form.
   for (const ConvProblem &p : points) {
     ConvFormTimes &t = times.emplace_back();
     t.direct = best(direct, [&](const ConvTile &t) {
       return predictConv(t, p, device).seconds;
     });
     GemmProblem g;
-    g.batch = p.batch;
+    g.batch = p.batch * p.groups;
     g.m = p.outC;
     g.n = p.outH * p.outW;
     g.k = k;
@@ -459,8 +463,8 @@ dyncc::cost::predictConvForms(const std::vector<ConvProblem> &points,
     };
     // The copy's [batch, k, outH, outW]: blocks may span k's planes.
     RowProblem r;
-    r.batch = p.batch * k;
-    r.planes = k;
+    r.batch = p.batch * k * p.groups;
+    r.planes = k * p.groups;
     r.rows = p.outH;
     r.length = p.outW;
     r.elementBytes = bytes;
@@ -471,6 +475,11 @@ dyncc::cost::predictConvForms(const std::vector<ConvProblem> &points,
     // one GEMM over every image's pixels; its [outC, batch, outH, outW]
     // read and written as NCHW (the conv's epilogue, a relu or a residual
     // add, then runs in that pass rather than in the GEMM's).
+    if (p.groups > 1) {
+      t.foldedCopy = t.foldedGemm = t.unfold =
+          std::numeric_limits<double>::infinity();
+      continue;
+    }
     r.planes = p.batch;
     t.foldedCopy = bestRows(r);
     GemmProblem folded = g;

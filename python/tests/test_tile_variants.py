@@ -364,9 +364,10 @@ def conv_reference(x, w, b, stride, pad, dilation, groups=1):
         (40, 40, 5, 2, 2, 1, "f32", 40),
         (24, 24, 3, 1, 1, 1, "f16", 24),
         # Two outputs per input channel (a block in one group, its window
-        # one channel); groups of several channels (ShuffleNet's 1x1).
+        # one channel); groups of several channels (ResNeXt's 3x3s; a
+        # grouped 1x1 is a batched GEMM, test_every_variant_of_pointwise_conv).
         (12, 24, 3, 1, 1, 1, "f32", 12),
-        (24, 112, 1, 1, 0, 1, "f32", 4),
+        (24, 48, 3, 1, 1, 1, "f32", 4),
     ])
 def test_every_variant_of_conv(tmp_path, channels, out_channels, taps, stride,
                                pad, dilation, dtype, groups):
@@ -683,21 +684,27 @@ def make_conv(*args, **kwargs):
     return load_input_script("make_conv").make_conv(*args, **kwargs)
 
 
-@pytest.mark.parametrize("channels,out_channels,taps,stride,pad,dilation,dtype", [
-    (20, 16, 3, 1, 1, 1, "f32"),
-    (5, 12, 5, 2, 2, 1, "f32"),
-    (16, 8, 3, 1, 2, 2, "f32"),
-    (3, 24, 7, 2, 3, 1, "f32"),
-    (16, 48, 3, 1, 1, 1, "f16"),
-    # (bf16 at stride 2 over 7 -> 16 channels is one tensor-core variant
-    # within the regret target since SIMT tiles pay for converting halves.)
-    (7, 48, 3, 1, 1, 1, "bf16"),
-    # Many channels over small images: the GEMM's K is 2304 and its
-    # variants split it (part and sum kernels).
-    (256, 32, 3, 1, 1, 1, "f32"),
-])
+@pytest.mark.parametrize(
+    "channels,out_channels,taps,stride,pad,dilation,dtype,groups", [
+        (20, 16, 3, 1, 1, 1, "f32", 1),
+        (5, 12, 5, 2, 2, 1, "f32", 1),
+        (16, 8, 3, 1, 2, 2, "f32", 1),
+        (3, 24, 7, 2, 3, 1, "f32", 1),
+        (16, 48, 3, 1, 1, 1, "f16", 1),
+        # (bf16 at stride 2 over 7 -> 16 channels is one tensor-core
+        # variant within the regret target since SIMT tiles pay for
+        # converting halves.)
+        (7, 48, 3, 1, 1, 1, "bf16", 1),
+        # Many channels over small images: the GEMM's K is 2304 and its
+        # variants split it (part and sum kernels).
+        (256, 32, 3, 1, 1, 1, "f32", 1),
+        # Grouped (ResNeXt's 3x3s): the copy holds each group's windows
+        # together and the GEMM is batched over images and groups.
+        (32, 64, 3, 1, 1, 1, "f32", 4),
+        (64, 128, 3, 1, 1, 1, "f16", 4),
+    ])
 def test_every_variant_of_im2col_conv(tmp_path, channels, out_channels, taps,
-                                      stride, pad, dilation, dtype):
+                                      stride, pad, dilation, dtype, groups):
     """Relu(Conv(X[B, C, H, W])) with --im2col=always: the windows are
     copied into channels (dg.im2col, one kernel) and the conv is a GEMM of
     the [F, C*KH*KW] filter and each image's copy, searched with GEMM
@@ -706,11 +713,12 @@ def test_every_variant_of_im2col_conv(tmp_path, channels, out_channels, taps,
     the ranges has that many pixels; else the nearest count the same
     variant takes), the run-time picks what the table says and every
     variant matches numpy: partial k-steps, a 5x5 window at stride 2,
-    dilation 2, a 7x7 stem over 3 channels, f16 and bf16, and split K."""
+    dilation 2, a 7x7 stem over 3 channels, f16 and bf16, split K, and
+    groups (a GEMM per image and group, the batch key G*B)."""
     model = tmp_path / "conv.onnx"
     w, b = make_conv(model, channels, out_channels, taps, stride, pad,
                      dilation, dtype, ["B", channels, "H", "W"],
-                     seed=channels * 100 + taps)
+                     seed=channels * 100 + taps, groups=groups)
     np_type = w.dtype
     tolerance = {"f32": 1e-4, "f16": 2e-3, "bf16": 1e-2}[dtype]
     side = 8 if channels == 256 else 40
@@ -722,9 +730,11 @@ def test_every_variant_of_im2col_conv(tmp_path, channels, out_channels, taps,
     kinds = [g["kind"] for g in plan["groups"]]
     assert kinds == ["data_movement", "gemm"], kinds
     group = plan["groups"][1]
-    depth = channels * taps * taps
-    assert group["problem"]["m"] == str(out_channels)
+    depth = channels // groups * taps * taps
+    assert group["problem"]["m"] == str(out_channels // groups)
     assert group["problem"]["k"] == str(depth)
+    assert group["problem"]["batch"] == ("B" if groups == 1 else
+                                         f"{groups}*B")
     assert len(group["variants"]) >= 2
     assert any("then" in v for v in group["variants"]) == (channels == 256)
     tiled = dyncc.compile(model, None, emit="tiled", **options)
@@ -743,19 +753,24 @@ def test_every_variant_of_im2col_conv(tmp_path, channels, out_channels, taps,
     rng = np.random.default_rng(7)
     ran = set()
     largest = output_size(side, taps, stride, pad, dilation)
-    outer, inner = key_points(group["select"], [3, largest ** 2])
+    outer, inner = key_points(group["select"], [3 * groups, largest ** 2])
+    if groups > 1:
+        # The key is G*B: every batch.
+        outer = [1, 2, 3]
     for batch in outer:
         for pixels in inner:
-            want = table_variant_at(plan, 1, [batch, pixels])
+            key = groups * batch
+            want = table_variant_at(plan, 1, [key, pixels])
             near = min((p for p in images
-                        if table_variant_at(plan, 1, [batch, p]) == want),
+                        if table_variant_at(plan, 1, [key, p]) == want),
                        key=lambda p: abs(p - pixels))
             h, wd = images[near]
             x = rng.uniform(-1, 1, (batch, channels, h, wd)).astype(np_type)
             y = sess.run({"X": x})["Y"]
             assert y.dtype == np_type
             ref = conv_reference(x.astype(np.float64), w.astype(np.float64),
-                                 b.astype(np.float64), stride, pad, dilation)
+                                 b.astype(np.float64), stride, pad, dilation,
+                                 groups)
             np.testing.assert_allclose(
                 y.astype(np.float64), ref, rtol=tolerance,
                 atol=tolerance * max(1.0, float(np.abs(ref).max())))

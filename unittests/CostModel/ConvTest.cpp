@@ -11,6 +11,7 @@
 
 #include "gtest/gtest.h"
 
+#include <cmath>
 #include <random>
 
 using namespace dyncc::cost;
@@ -674,4 +675,40 @@ TEST(ConvForms, RatioIsTheGeometricMean) {
   EXPECT_NEAR(getIm2ColRatio({slow, fast}, false), 1.0, 1e-12);
   EXPECT_NEAR(getIm2ColRatio({fast}, false), 0.25, 1e-12);
   EXPECT_EQ(getIm2ColRatio({}, false), 1.0);
+}
+
+// A grouped conv's copy holds every group's windows: as large as the
+// ungrouped conv's over the same channels, so it takes as long. Its GEMM is
+// one per image and group, a group's channels each (K = C/G*KH*KW, M =
+// F/G): G times the GEMMs of a G-th of the work each; and it has no folded
+// form (infinite, so getFoldRatio never folds it). AlexNet's 2-group 5x5
+// conv in f16 is faster as im2col; ResNeXt's 32 groups of 4 -> 4 channels
+// are not (the copy writes 9x the input for GEMMs of four channels).
+TEST(ConvForms, GroupedConvsCopyEveryGroupAndBatchTheirGemms) {
+  const Device &d = h200();
+  ConvProblem whole = conv(8, 256, 14, 256, 3);
+  whole.elementBytes = 2;
+  ConvProblem grouped = whole;
+  grouped.groups = 4;
+  grouped.inC = 64;
+  grouped.outC = 64;
+  std::vector<ConvFormTimes> a = predictConvForms({whole}, d);
+  std::vector<ConvFormTimes> b = predictConvForms({grouped}, d);
+  ASSERT_EQ(a.size(), 1u);
+  ASSERT_EQ(b.size(), 1u);
+  EXPECT_NEAR(b[0].copy, a[0].copy, 1e-12);
+  EXPECT_LT(b[0].gemm, a[0].gemm);
+  EXPECT_TRUE(std::isinf(b[0].folded()));
+  EXPECT_FALSE(std::isinf(a[0].folded()));
+  EXPECT_FALSE(getFoldRatio(b) < 1);
+
+  ConvProblem alexnet = conv(16, 128, 27, 128, 5);
+  alexnet.groups = 2;
+  alexnet.inC = 48;
+  alexnet.elementBytes = 2;
+  EXPECT_LT(getIm2ColRatio(predictConvForms({alexnet}, d), false), 1);
+  ConvProblem resnext = conv(16, 4, 56, 4, 3);
+  resnext.groups = 32;
+  resnext.elementBytes = 2;
+  EXPECT_GT(getIm2ColRatio(predictConvForms({resnext}, d), false), 1);
 }

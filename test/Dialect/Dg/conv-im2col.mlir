@@ -106,24 +106,42 @@ func.func @shared(%x: tensor<1x1x5x7xf32>) -> (tensor<*xf32>, tensor<*xf32>) {
 // -----
 
 // Convs im2col does not take: a one-pixel window (dyncc-pointwise-conv-as-gemm
-// takes those), two groups, weights computed at run time, SAME padding over
-// a dynamic image (its pads depend on the size) and mixed element types.
+// takes those), weights computed at run time, SAME padding over a dynamic
+// image (its pads depend on the size) and mixed element types.
 
 // ALWAYS-LABEL: func.func @convs_that_stay(
 //   ALWAYS-NOT:   dg.im2col
 //       ALWAYS:   return
 sym.symbol @N range [1, 8]
 sym.symbol @H range [1, 64]
-func.func @convs_that_stay(%x: tensor<?x8x9x9xf32, #sym.shape<[N, 8, 9, 9]>>, %xd: tensor<?x8x?x?xf32, #sym.shape<[N, 8, H, H]>>, %wx: tensor<4x8x3x3xf32>, %xh: tensor<1x8x9x9xf16>) -> (tensor<*xf32>, tensor<*xf32>, tensor<*xf32>, tensor<*xf32>, tensor<*xf32>) {
+func.func @convs_that_stay(%x: tensor<?x8x9x9xf32, #sym.shape<[N, 8, 9, 9]>>, %xd: tensor<?x8x?x?xf32, #sym.shape<[N, 8, H, H]>>, %wx: tensor<4x8x3x3xf32>, %xh: tensor<1x8x9x9xf16>) -> (tensor<*xf32>, tensor<*xf32>, tensor<*xf32>, tensor<*xf32>) {
   %w1 = dg.constant dense<0.5> : tensor<4x8x1x1xf32>
-  %wg = dg.constant dense<0.5> : tensor<4x4x3x3xf32>
   %w = dg.constant dense<0.5> : tensor<4x8x3x3xf32>
   %pointwise = dg.conv %x, %w1 {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : tensor<?x8x9x9xf32, #sym.shape<[N, 8, 9, 9]>>, tensor<4x8x1x1xf32> -> tensor<*xf32>
-  %grouped = dg.conv %x, %wg {strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, group = 2 : i64} : tensor<?x8x9x9xf32, #sym.shape<[N, 8, 9, 9]>>, tensor<4x4x3x3xf32> -> tensor<*xf32>
   %computed = dg.conv %x, %wx {strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>} : tensor<?x8x9x9xf32, #sym.shape<[N, 8, 9, 9]>>, tensor<4x8x3x3xf32> -> tensor<*xf32>
   %same = dg.conv %xd, %w {strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, auto_pad = "SAME_UPPER"} : tensor<?x8x?x?xf32, #sym.shape<[N, 8, H, H]>>, tensor<4x8x3x3xf32> -> tensor<*xf32>
   %mixed = dg.conv %xh, %w {strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>} : tensor<1x8x9x9xf16>, tensor<4x8x3x3xf32> -> tensor<*xf32>
-  return %pointwise, %grouped, %computed, %same, %mixed : tensor<*xf32>, tensor<*xf32>, tensor<*xf32>, tensor<*xf32>, tensor<*xf32>
+  return %pointwise, %computed, %same, %mixed : tensor<*xf32>, tensor<*xf32>, tensor<*xf32>, tensor<*xf32>
+}
+
+// -----
+
+// A grouped conv (2 groups of 4 -> 2 channels): the copy holds every
+// group's windows, each group's together ([N, 8*9, H, W]), and the 1x1 conv
+// of it keeps the groups, its weights viewed as [F, 4*9, 1, 1]. It has no
+// folded form: its GEMM is batched over the groups.
+// ALWAYS-LABEL: func.func @grouped(
+//   ALWAYS-DAG:   %[[W:.+]] = dg.constant dense<5.000000e-01> : tensor<4x36x1x1xf32>
+//       ALWAYS:   %[[C:.+]] = dg.im2col %arg0 {dilations = array<i64: 1, 1>, kernel_shape = array<i64: 3, 3>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : tensor<?x8x9x9xf32, #sym.shape<[N, 8, 9, 9]>> -> tensor<?x72x9x9xf32, #sym.shape<[N, 72, 9, 9]>>
+//       ALWAYS:   dg.conv %[[C]], %[[W]] {dilations = array<i64: 1, 1>, dyncc.conv_forms = {{{.*}}fold = false{{.*}}}, group = 2 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>}
+// FOLDED-LABEL: func.func @grouped(
+//   FOLDED-NOT:   batch_inner
+//       FOLDED:   dg.conv {{.*}}group = 2
+sym.symbol @N range [1, 8]
+func.func @grouped(%x: tensor<?x8x9x9xf32, #sym.shape<[N, 8, 9, 9]>>) -> tensor<*xf32> {
+  %w = dg.constant dense<0.5> : tensor<4x4x3x3xf32>
+  %c = dg.conv %x, %w {strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, group = 2 : i64} : tensor<?x8x9x9xf32, #sym.shape<[N, 8, 9, 9]>>, tensor<4x4x3x3xf32> -> tensor<*xf32>
+  return %c : tensor<*xf32>
 }
 
 // -----

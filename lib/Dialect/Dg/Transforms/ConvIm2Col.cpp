@@ -5,19 +5,23 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// A 2-D convolution of one group whose window is wider than a pixel (a
-// ResNet's 3x3s and its 7x7 stem), or a 1-D one (wav2vec2's and Whisper's
-// audio front ends), runs as a direct conv: SIMT threads, no tensor cores.
-// Copying its windows into channels (`dg.im2col`, the [N, C*KH*KW, OH, OW]
-// tensor of every pixel's window) makes it a 1x1 conv of that copy with the
-// same weights viewed as [F, C*KH*KW, 1, 1], which dyncc-pointwise-conv-as-gemm
-// turns into a GEMM (register tiles, tensor cores in f16 and bf16). The copy
-// costs a pass over KH*KW times the input. A 1-D conv is the same with one row:
-// [N, C*KW, OW] and [F, C*KW, 1]. Which form is faster depends on the conv and
-// the device, so the cost model decides, conv by conv: the direct conv's best
-// predicted time against the copy's plus the GEMM's at five sizes log-spaced
-// over the symbols' ranges, im2col where its time over the direct conv's is
-// below 1 in geometric mean (every size weighing alike).
+// A 2-D convolution whose window is wider than a pixel (a ResNet's 3x3s and
+// its 7x7 stem), or a 1-D one (wav2vec2's and Whisper's audio front ends),
+// runs as a direct conv: SIMT threads, no tensor cores. Copying its windows
+// into channels (`dg.im2col`, the [N, C*KH*KW, OH, OW] tensor of every
+// pixel's window) makes it a 1x1 conv of that copy with the same weights
+// viewed as [F, C*KH*KW, 1, 1], which dyncc-pointwise-conv-as-gemm turns
+// into a GEMM (register tiles, tensor cores in f16 and bf16). The copy costs
+// a pass over KH*KW times the input. A 1-D conv is the same with one row:
+// [N, C*KW, OW] and [F, C*KW, 1]. A grouped one's copy holds each group's
+// windows together (a channel's are together, and so are a group's
+// channels), so it is a grouped 1x1 conv of the copy with the weights viewed
+// as [F, C/G*KH*KW, 1, 1]: a GEMM per image and group (ResNeXt's 32-group
+// 3x3s). Which form is faster depends on the conv and the device, so the
+// cost model decides, conv by conv: the direct conv's best predicted time
+// against the copy's plus the GEMM's at five sizes log-spaced over the
+// symbols' ranges, im2col where its time over the direct conv's is below 1
+// in geometric mean (every size weighing alike).
 //
 //===----------------------------------------------------------------------===//
 
@@ -34,6 +38,8 @@
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/PatternMatch.h"
 
+#include <cmath>
+
 namespace dyncc::dg {
 #define GEN_PASS_DEF_CONVIM2COLPASS
 #include "dyncc/Dialect/Dg/Transforms/Passes.h.inc"
@@ -49,15 +55,17 @@ namespace {
 /// range is cut here, as the tile search's keys are).
 constexpr int64_t kLargestValue = 1 << 16;
 
-/// A conv im2col can take: 1-D (NCW) or 2-D (NCHW), one group, a window of
-/// more than one pixel, explicit padding, constant weights, symbolic
-/// shapes, one float element type. A 1-D conv's `kh` is 1.
+/// A conv im2col can take: 1-D (NCW) or 2-D (NCHW), a window of more than
+/// one pixel, explicit padding, constant weights, symbolic shapes, one
+/// float element type. A 1-D conv's `kh` is 1; `inC` is a group's input
+/// channels, `outC` every group's output channels.
 struct WindowedConv {
   ConvOp conv;
   ConstantOp weight;
   SmallVector<DimExpr> input, output;
   int64_t outC, inC, kh, kw;
   int64_t spatial;
+  int64_t groups;
 
   /// The output's rows (1 for a 1-D conv) and columns.
   DimExpr outH() const { return spatial == 2 ? output[2] : DimExpr(1); }
@@ -76,7 +84,7 @@ std::optional<WindowedConv> matchWindowedConv(ConvOp conv) {
   std::optional<SmallVector<DimExpr>> out =
       sym::getSymbolicShape(conv.getType());
   if (!wType || !inType || !outType || !weight || !in || !out ||
-      conv.getGroup() != 1 || (wType.getRank() != 3 && wType.getRank() != 4))
+      conv.getGroup() < 1 || (wType.getRank() != 3 && wType.getRank() != 4))
     return std::nullopt;
   int64_t spatial = wType.getRank() - 2;
   if (inType.getRank() != spatial + 2 || !wType.hasStaticShape() ||
@@ -100,7 +108,11 @@ std::optional<WindowedConv> matchWindowedConv(ConvOp conv) {
       !(llvm::all_of(ArrayRef(*in).drop_front(2), isStatic) &&
         llvm::all_of(ArrayRef(*out).drop_front(2), isStatic)))
     return std::nullopt;
-  return WindowedConv{conv, weight, *in, *out, w[0], w[1], kh, kw, spatial};
+  int64_t groups = conv.getGroup();
+  if (w[0] % groups != 0)
+    return std::nullopt;
+  return WindowedConv{conv, weight, *in, *out,    w[0],
+                      w[1], kh,     kw,  spatial, groups};
 }
 
 /// The pads the conv reads, [top, left, bottom, right] ([left, right] in
@@ -141,8 +153,9 @@ std::vector<cost::ConvProblem> getPoints(WindowedConv c,
   llvm::sort(names);
   names.erase(std::unique(names.begin(), names.end()), names.end());
   cost::ConvProblem base;
-  base.outC = c.outC;
+  base.outC = c.outC / c.groups;
   base.inC = c.inC;
+  base.groups = c.groups;
   base.kh = c.kh;
   base.kw = c.kw;
   base.spatialDims = c.spatial;
@@ -205,13 +218,16 @@ DictionaryAttr formsAttr(MLIRContext *ctx,
   }
   Builder b(ctx);
   auto us = [&](double seconds) { return b.getF64FloatAttr(seconds * 1e6); };
-  return b.getDictionaryAttr(
-      {b.getNamedAttr("direct", us(sum.direct)),
-       b.getNamedAttr("copy", us(sum.copy)),
-       b.getNamedAttr("gemm", us(sum.gemm)),
-       b.getNamedAttr("folded", us(sum.folded())),
-       b.getNamedAttr("fold", b.getBoolAttr(fold)),
-       b.getNamedAttr("ratio", b.getF64FloatAttr(ratio))});
+  SmallVector<NamedAttribute> entries = {
+      b.getNamedAttr("direct", us(sum.direct)),
+      b.getNamedAttr("copy", us(sum.copy)),
+      b.getNamedAttr("gemm", us(sum.gemm)),
+      b.getNamedAttr("fold", b.getBoolAttr(fold)),
+      b.getNamedAttr("ratio", b.getF64FloatAttr(ratio))};
+  // A grouped conv has no folded form.
+  if (std::isfinite(sum.folded()))
+    entries.push_back(b.getNamedAttr("folded", us(sum.folded())));
+  return b.getDictionaryAttr(entries);
 }
 
 /// `type` with `shape`, keeping a symbolic encoding where it had one.
@@ -287,8 +303,9 @@ Value rewrite(RewriterBase &rewriter, WindowedConv c, bool fold,
   Location loc = conv.getLoc();
   rewriter.setInsertionPoint(conv);
   auto inType = cast<RankedTensorType>(conv.getInput().getType());
+  // The copy's channels are every group's; the weights' a group's.
   int64_t depth = c.inC * c.taps();
-  SmallVector<DimExpr> colShape = {c.input[0], DimExpr(depth)};
+  SmallVector<DimExpr> colShape = {c.input[0], DimExpr(depth * c.groups)};
   colShape.append(c.output.begin() + 2, c.output.end());
   if (fold)
     std::swap(colShape[0], colShape[1]);
@@ -367,7 +384,9 @@ struct ConvIm2Col final : dg::impl::ConvIm2ColPassBase<ConvIm2Col> {
     for (WindowedConv &c : convs) {
       // The batch folds into the GEMM where it is not the constant 1, in
       // the form the model predicts faster unless the mode says.
-      bool batched = c.input[0] != DimExpr(1);
+      // (A grouped conv's GEMM is batched over the groups already; there is
+      // no folded form of it.)
+      bool batched = c.input[0] != DimExpr(1) && c.groups == 1;
       bool fold = batched && mode == "folded";
       if (mode == "auto" || mode == "always") {
         std::vector<cost::ConvProblem> points = getPoints(c, facts);
