@@ -19,13 +19,12 @@
 //    The cap wins; the achieved regret is reported.
 // 4. The table takes, at each point, the fastest chosen variant, and merges
 //    runs of the same one into intervals. Variants no point picks are
-//    dropped. Between neighbouring points of a sparse sweep (and of a
-//    grid's last dimension), the values are looked at too (refineGap):
-//    every one in a gap of up to kScannedGap, and by bisection where a
-//    wider gap's ends pick different variants. So a bound is where the
-//    pick changes rather than the next point: a split-K variant stops
-//    applying where its blocks pass two waves, which no sweep point needs
-//    to fall on.
+//    dropped. Where neighbouring points of a sparse sweep (and of a grid's
+//    last dimension) pick different variants, the values between are
+//    looked at too (refineGap): every one in a gap of up to kScannedGap,
+//    by bisection in a wider one. So a bound is where the pick changes
+//    rather than the next point: a split-K variant stops applying where its
+//    blocks pass two waves, which no sweep point needs to fall on.
 //
 //===----------------------------------------------------------------------===//
 
@@ -408,31 +407,39 @@ constexpr int64_t kScannedGap = 256;
 
 /// Appends to `table` the intervals strictly inside (a, b) where the
 /// fastest chosen variant `fastest(value)` (an index into the chosen set)
-/// changes, `ja` picked at a and `jb` at b: every value of a gap of up to
-/// kScannedGap, else bisection where the ends differ (down to scanned
-/// gaps). Each bound is the first value of its variant's run. In a wider
-/// gap, a region that no bisection point falls in is missed (an ordering
-/// that flips and flips back, at wave cliffs), as is any between ends that
-/// pick the same variant.
+/// changes, `ja` picked at a and `jb` at b, by bisection. Each bound is the
+/// first value of its variant's run; a region that no bisection point
+/// falls in is missed (an ordering that flips and flips back, at wave
+/// cliffs).
 template <typename Fastest, typename Number>
-static void refineGap(IntervalTable &table, int64_t a, size_t ja, int64_t b,
+static void bisectGap(IntervalTable &table, int64_t a, size_t ja, int64_t b,
                       size_t jb, const Fastest &fastest, const Number &number) {
-  if (b - a <= 1)
-    return;
-  if (b - a <= kScannedGap) {
-    for (int64_t v = a + 1; v < b; ++v)
-      appendInterval(table, v, number(fastest(v)));
-    return;
-  }
-  if (ja == jb)
+  if (b - a <= 1 || ja == jb)
     return;
   int64_t mid = a + (b - a) / 2;
   size_t jm = fastest(mid);
   if (jm != ja) {
-    refineGap(table, a, ja, mid, jm, fastest, number);
+    bisectGap(table, a, ja, mid, jm, fastest, number);
     appendInterval(table, mid, number(jm));
   }
-  refineGap(table, mid, jm, b, jb, fastest, number);
+  bisectGap(table, mid, jm, b, jb, fastest, number);
+}
+
+/// Between neighbouring sweep points a and b that pick different variants
+/// (`ja`, `jb`): every value of a gap of up to kScannedGap, else
+/// bisectGap. Gaps whose ends pick the same variant are not looked into:
+/// scanning those too evaluated nearly every value of a large range's
+/// sparse sweep below the gaps' limit (a Tile node's data-bound sizes,
+/// four keys, took 174 s to compile instead of 4.5).
+template <typename Fastest, typename Number>
+static void refineGap(IntervalTable &table, int64_t a, size_t ja, int64_t b,
+                      size_t jb, const Fastest &fastest, const Number &number) {
+  if (ja == jb)
+    return;
+  if (b - a > kScannedGap)
+    return bisectGap(table, a, ja, b, jb, fastest, number);
+  for (int64_t v = a + 1; v < b; ++v)
+    appendInterval(table, v, number(fastest(v)));
 }
 
 /// The fastest of `chosen` (rows of the `kept` candidates) where candidate
@@ -631,9 +638,11 @@ PartitionGrid dyncc::cost::partitionGrid(
         size_t j = fastestAt(times, chosen, p);
         result.maxRegret =
             std::max(result.maxRegret, times[chosen[j]][p] / best[p] - 1);
-        // The last dimension's bounds bisected between grid points, at the
-        // row's values of the others.
-        if (i > 0) {
+        // The last dimension's bounds found between grid points, at the
+        // row's values of the others: over two dimensions only, where the
+        // rows are a few dozen (over three or four they are hundreds, and a
+        // data-bound Tile's four keys took twice as long to search).
+        if (i > 0 && dims <= 2) {
           grid.at(p, values);
           auto fastest = [&](int64_t value) {
             values[depth] = value;
