@@ -510,24 +510,40 @@ def test_every_variant_of_conv1d(tmp_path, channels, out_channels, taps,
         assert config.startswith("block 1x") and config.count("x") == 4, config
     art = tmp_path / "conv1d.dyncc"
     dyncc.compile(model, art, **options)
-    sess = dyncc.load(art).session()
+    check_conv1d_variants(plan, dyncc.load(art).session(), rng, w, b,
+                          (taps, stride, pad, dilation, groups), low, l_max,
+                          1e-4)
 
+
+def check_conv1d_variants(plan, sess, rng, w, b, conv, low, l_max,
+                          tolerance, shape=lambda x: x):
+    """Runs a 1-D conv's artifact (group 0, keys B in 1..4 and L) at both
+    ends of every interval of both keys and a prime inside: the run-time
+    picks what the table says, every variant runs, and each output matches
+    numpy within `tolerance`. `conv` is (taps, stride, pad, dilation,
+    groups); `shape` gives the model's input (and its output's) layout from
+    [B, C, L]."""
+    taps, stride, pad, dilation, groups = conv
+    group = plan["groups"][0]
     sizes = input_sizes(low, l_max, taps, stride, pad, dilation)
     ran = set()
-    outer, inner = key_points(select, [4, output_size(l_max, taps, stride,
-                                                      pad, dilation)])
+    outer, inner = key_points(group["select"], [
+        4, output_size(l_max, taps, stride, pad, dilation)])
     for batch in outer:
         for size in inner:
             length = sizes.get(size)
             if length is None:
                 continue
-            x = rng.uniform(-1, 1, (batch, channels, length)).astype(np.float32)
-            y = sess.run({"X": x})["Y"]
-            want = conv1d_reference(x, w.astype(np.float64),
-                                    b.astype(np.float64), stride, pad,
-                                    dilation, groups)
+            x = rng.uniform(-1, 1, (batch, w.shape[1] * groups,
+                                    length)).astype(w.dtype)
+            y = sess.run({"X": shape(x)})["Y"]
+            assert y.dtype == w.dtype
+            want = shape(conv1d_reference(x, w.astype(np.float64),
+                                          b.astype(np.float64), stride, pad,
+                                          dilation, groups))
             np.testing.assert_allclose(
-                y, want, rtol=1e-4, atol=1e-4 * max(1.0, float(np.abs(want).max())))
+                y.astype(np.float64), want, rtol=tolerance,
+                atol=tolerance * max(1.0, float(np.abs(want).max())))
             assert sess.variants == [table_variant(plan, 0, {"B": batch,
                                                              "L": length})]
             ran.add(sess.variants[0])
@@ -582,33 +598,11 @@ def test_every_variant_of_line_conv(tmp_path, form, dtype):
         assert config.startswith("block 1x") and config.count("x") == 4, config
     art = tmp_path / "line.dyncc"
     dyncc.compile(model, art, **options)
-    sess = dyncc.load(art).session()
-    tolerance = {"f32": 1e-4, "f16": 2e-3}[dtype]
-    sizes = input_sizes(low, l_max, taps, stride, pad, dilation)
-    ran = set()
-    outer, inner = key_points(select, [4, output_size(l_max, taps, stride,
-                                                      pad, dilation)])
-    for batch in outer:
-        for size in inner:
-            length = sizes.get(size)
-            if length is None:
-                continue
-            x = rng.uniform(-1, 1, (batch, channels, length)).astype(np_type)
-            x4 = x[:, :, None, :] if line else x[:, :, :, None]
-            y = sess.run({"X": x4})["Y"]
-            assert y.dtype == np_type
-            want = conv1d_reference(x, w.astype(np.float64),
-                                    b.astype(np.float64), stride, pad,
-                                    dilation, 1)
-            want = want[:, :, None, :] if line else want[:, :, :, None]
-            np.testing.assert_allclose(
-                y.astype(np.float64), want, rtol=tolerance,
-                atol=tolerance * max(1.0, float(np.abs(want).max())))
-            assert sess.variants == [table_variant(plan, 0, {"B": batch,
-                                                             "L": length})]
-            ran.add(sess.variants[0])
-    names = {plan["kernels"][v["kernel"]]["name"] for v in group["variants"]}
-    assert ran == names
+    check_conv1d_variants(
+        plan, dyncc.load(art).session(), rng, w, b,
+        (taps, stride, pad, dilation, 1), low, l_max,
+        {"f32": 1e-4, "f16": 2e-3}[dtype],
+        (lambda x: x[:, :, None, :]) if line else (lambda x: x[:, :, :, None]))
 
 
 def test_every_variant_of_three_key_conv(tmp_path):
