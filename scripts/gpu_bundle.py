@@ -350,6 +350,10 @@ def main():
         ("depthwise3x3_144_56_f16", 144, 144, 3, 1, 1, 144, "f16", [56, 56]),
         ("depthwise3x3_s2_96_112", 96, 96, 3, 2, 1, 96, "f32", [112, 112]),
         ("grouped1x1_240_g3_28", 240, 240, 1, 1, 0, 3, "f32", [28, 28]),
+        # AlexNet's second conv (2 groups of 48 -> 128, 5x5): im2col's
+        # copy and a GEMM per image and group, as the model picks it.
+        ("grouped5x5_96_256_g2_27_f16", 96, 256, 5, 1, 2, 2, "f16",
+         [27, 27]),
         ("conv1d_wav2vec2_0", 1, 512, 10, 5, 0, 1, "f32", [16000]),
         ("conv1d_wav2vec2_1", 512, 512, 3, 2, 0, 1, "f32", [3199]),
     ]

@@ -132,18 +132,18 @@ def test_bundle_packs_both_forms_of_a_conv(tmp_path):
 
 
 def test_bundle_packs_grouped_convs(tmp_path):
-    """--grouped-convs (the default) packs six depthwise, grouped and 1-D
+    """--grouped-convs (the default) packs seven depthwise, grouped and 1-D
     convs, each timed against cuDNN on the GPU at batch 1, 8 and 32: the
     depthwise ones searched with the conv model (the manifest's `window`),
-    ShuffleNet's grouped 1x1 a batched GEMM, and wav2vec2's 1-D convs in
-    the form the cost model picks (a direct conv, or im2col's copy and
-    GEMM)."""
+    ShuffleNet's grouped 1x1 a batched GEMM, AlexNet's 2-group 5x5 im2col's
+    copy and a GEMM per image and group, and wav2vec2's 1-D convs in the
+    form the cost model picks (a direct conv, or im2col's copy and GEMM)."""
     bundle = tmp_path / "bundle"
     entries = pack(bundle, "--models", "", "--nodes", "", "--no-bert-dense",
                    "--no-fused-products", "--no-conv-forms")["models"]
     grouped = [e for e in entries if e["name"].startswith(
         ("depthwise", "grouped", "conv1d"))]
-    assert len(grouped) == 6
+    assert len(grouped) == 7
     for entry in grouped:
         assert entry["versus_torch_graph"] == [1, 8, 32]
         # The manifest's groups (the artifact's JSON section; the graph is
@@ -155,9 +155,10 @@ def test_bundle_packs_grouped_convs(tmp_path):
             assert gemm == name.startswith("grouped"), name
         assert (data.count(b'"kind": "conv"') > 0) != gemm, name
         assert (b'"window"' in data) != gemm, name
-        # im2col's copy is a data-movement kernel before the GEMM.
+        # im2col's copy is a data-movement kernel before the GEMM (a 1x1
+        # conv has none).
         assert (data.count(b'"kind": "data_movement"') > 0) == (
-            gemm and name.startswith("conv1d")), name
+            gemm and not name.startswith("grouped1x1")), name
 
 
 def test_plot_from_draws_each_comparison_it_has(tmp_path):
