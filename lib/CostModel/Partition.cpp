@@ -442,15 +442,14 @@ static void refineGap(IntervalTable &table, int64_t a, size_t ja, int64_t b,
     appendInterval(table, v, number(fastest(v)));
 }
 
-/// The fastest of `chosen` (rows of the `kept` candidates) where candidate
-/// c takes `time(c)`, the first of equals (as fastestAt).
+/// The fastest of `count` chosen variants, variant j taking `time(j)`: the
+/// first of equals.
 template <typename Time>
-static size_t fastestChosen(const std::vector<size_t> &chosen,
-                            const std::vector<size_t> &kept, const Time &time) {
+static size_t fastestOf(size_t count, const Time &time) {
   size_t fastest = 0;
-  double fastestTime = time(kept[chosen[0]]);
-  for (size_t j = 1; j < chosen.size(); ++j)
-    if (double t = time(kept[chosen[j]]); t < fastestTime) {
+  double fastestTime = time(0);
+  for (size_t j = 1; j < count; ++j)
+    if (double t = time(j); t < fastestTime) {
       fastest = j;
       fastestTime = t;
     }
@@ -460,11 +459,8 @@ static size_t fastestChosen(const std::vector<size_t> &chosen,
 /// The fastest of `chosen` (rows of `times`) at point p.
 static size_t fastestAt(const Times &times, const std::vector<size_t> &chosen,
                         size_t p) {
-  size_t fastest = 0;
-  for (size_t j = 1; j < chosen.size(); ++j)
-    if (times[chosen[j]][p] < times[chosen[fastest]][p])
-      fastest = j;
-  return fastest;
+  return fastestOf(chosen.size(),
+                   [&](size_t j) { return times[chosen[j]][p]; });
 }
 
 Partition dyncc::cost::partitionRange(
@@ -491,8 +487,8 @@ Partition dyncc::cost::partitionRange(
   VariantNumbers numbers(chosen.size(), result.chosen);
   auto number = [&](size_t j) { return numbers.get(j, kept[chosen[j]]); };
   auto fastest = [&](int64_t value) {
-    return fastestChosen(chosen, kept,
-                         [&](size_t c) { return cost(c, value); });
+    return fastestOf(chosen.size(),
+                     [&](size_t j) { return cost(kept[chosen[j]], value); });
   };
   result.picked.resize(result.points.size());
   for (size_t p = 0; p < result.points.size(); ++p) {
@@ -646,8 +642,9 @@ PartitionGrid dyncc::cost::partitionGrid(
           grid.at(p, values);
           auto fastest = [&](int64_t value) {
             values[depth] = value;
-            return fastestChosen(chosen, kept,
-                                 [&](size_t c) { return cost(c, values); });
+            return fastestOf(chosen.size(), [&](size_t j) {
+              return cost(kept[chosen[j]], values);
+            });
           };
           refineGap(node, axis[i - 1], fastestAt(times, chosen, p - 1), axis[i],
                     j, fastest, number);
