@@ -485,6 +485,17 @@ static LogicalResult moveReductionsInnermost(func::FuncOp func) {
   return success();
 }
 
+/// `value` with the views of types `Views...` that produce it looked
+/// through (each reads its first operand as it is).
+template <typename... Views> static Value skipViews(Value value) {
+  while (Operation *def = value.getDefiningOp()) {
+    if (!isa<Views...>(def))
+      break;
+    value = def->getOperand(0);
+  }
+  return value;
+}
+
 /// True where `func` has a reduction whose parallel loops are all of
 /// extent 1 (a softmax or a mean over a single row, a global pool over
 /// N = C = 1). Dropping unit dimensions would leave it with no parallel
@@ -620,14 +631,10 @@ static LogicalResult prepareKernel(func::FuncOp func) {
           return false;
         // A kernel argument's reshapes (a grouped conv's [N, G*F, H, W]
         // residual split into groups, then its image collapsed) alike.
-        if (isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(producer)) {
-          Value source = producer->getOperand(0);
-          while (
-              isa_and_nonnull<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(
-                  source.getDefiningOp()))
-            source = source.getDefiningOp()->getOperand(0);
-          return !isa<BlockArgument>(source);
-        }
+        if (isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(producer))
+          return !isa<BlockArgument>(
+              skipViews<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(
+                  producer->getOperand(0)));
         return true;
       });
   // The producer of such a flattened input computes on the flattened
@@ -665,18 +672,6 @@ static LogicalResult prepareKernel(func::FuncOp func) {
 //===----------------------------------------------------------------------===//
 // Roots and tiling
 //===----------------------------------------------------------------------===//
-
-/// `value` with the views of types `Views...` that produce it looked
-/// through (each reads its first operand as it is).
-template <typename... Views>
-static Value skipViews(Value value) {
-  while (Operation *def = value.getDefiningOp()) {
-    if (!isa<Views...>(def))
-      break;
-    value = def->getOperand(0);
-  }
-  return value;
-}
 
 /// `value` with the reshapes and casts that produce it looked through.
 static Value skipReshapesAndCasts(Value value) {
