@@ -32,10 +32,9 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
-#include "mlir/Dialect/Tensor/Transforms/Transforms.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/IRMapping.h"
-#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "llvm/ADT/ScopeExit.h"
 
 namespace dyncc {
 #define GEN_PASS_DEF_POINTWISECONVASGEMMPASS
@@ -264,29 +263,22 @@ static bool expandGroups(func::FuncOp func) {
     return false;
   // The ops after the conv, in order, and the one producing the init.
   IRRewriter rewriter(func.getContext());
-  // Ops without users, the rebuilt ones' originals (or, where a rebuild
-  // stops halfway, the rebuilt ones), erased.
-  auto eraseDead = [&] {
-    bool erased = true;
-    while (erased) {
-      erased = false;
-      for (Operation &op : llvm::make_early_inc_range(llvm::reverse(entry)))
-        if (isOpTriviallyDead(&op)) {
-          rewriter.eraseOp(&op);
-          erased = true;
-        }
-    }
-  };
+  // On every return: the ops without users, the rebuilt ones' originals
+  // (or, where a rebuild stops halfway, the rebuilt ones), erased. Last
+  // first, so that an op's users are gone when it is reached.
+  llvm::scope_exit eraseDead([&] {
+    for (Operation &op : llvm::make_early_inc_range(llvm::reverse(entry)))
+      if (isOpTriviallyDead(&op))
+        rewriter.eraseOp(&op);
+  });
   DenseMap<Value, Value> expanded;
   expanded[result.getResult()] = conv.getResult(0);
   auto initOp = init.getSrc().getDefiningOp<linalg::GenericOp>();
   if (initOp) {
     rewriter.setInsertionPoint(init);
     Value value = expandChannels(rewriter, initOp, groups, channels, expanded);
-    if (!value) {
-      eraseDead();
+    if (!value)
       return false;
-    }
     rewriter.modifyOpInPlace(
         conv, [&] { conv.getDpsInitsMutable()[0].assign(value); });
   }
@@ -297,10 +289,8 @@ static bool expandGroups(func::FuncOp func) {
   for (linalg::GenericOp op : after) {
     rewriter.setInsertionPoint(op);
     Value value = expandChannels(rewriter, op, groups, channels, expanded);
-    if (!value) {
-      eraseDead();
+    if (!value)
       return false;
-    }
     expanded[op.getResult(0)] = value;
   }
   // The results collapsed back at the end.
@@ -308,17 +298,13 @@ static bool expandGroups(func::FuncOp func) {
   rewriter.setInsertionPoint(terminator);
   for (OpOperand &operand : terminator->getOpOperands()) {
     Value value = expanded.lookup(operand.get());
-    if (!value) {
-      eraseDead();
+    if (!value)
       return false;
-    }
     Value back =
         tensor::CollapseShapeOp::create(rewriter, terminator->getLoc(), value,
                                         result.getReassociationIndices());
     rewriter.modifyOpInPlace(terminator, [&] { operand.assign(back); });
   }
-  // The ops on [N, G*F, ...] are dead now.
-  eraseDead();
   return true;
 }
 
