@@ -11,6 +11,7 @@
 
 #include "dyncc/Dialect/Dg/IR/Dg.h"
 #include "dyncc/Dialect/Sym/IR/Sym.h"
+#include "dyncc/Runtime/ArenaPlanAhead.h"
 #include "dyncc/Runtime/Manifest.h"
 #include "dyncc/Target/HostObject.h"
 #include "dyncc/Tiling/KernelShapes.h"
@@ -220,14 +221,41 @@ public:
         {"kernels", std::move(kernels)},
         {"groups", std::move(groups)},
         {"steps", std::move(steps)}};
-    std::string text;
-    llvm::raw_string_ostream os(text);
-    os << llvm::formatv("{0:2}", json::Value(std::move(manifest)));
-    plan.manifest = std::move(text);
+    json::Value value(std::move(manifest));
+    plan.manifest = formatJson(value);
+    // The arena, planned ahead by the run-time's own planner over the
+    // manifest as the run-time reads it. A manifest it cannot read gets
+    // none here; the compiler reports why before it writes anything.
+    runtime::Manifest parsed;
+    std::string parseError;
+    if (runtime::parseManifest(plan.manifest, parsed, parseError)) {
+      std::vector<runtime::ArenaPlanInfo> planned =
+          runtime::planArenaAhead(parsed);
+      if (!planned.empty()) {
+        auto ids = [&](const std::vector<size_t> &indices) {
+          json::Array a;
+          for (size_t b : indices)
+            a.push_back(parsed.buffers[b].id);
+          return a;
+        };
+        json::Array arena;
+        for (const runtime::ArenaPlanInfo &placement : planned)
+          arena.push_back(json::Object{{"empty", ids(placement.empty)},
+                                       {"order", ids(placement.order)}});
+        (*value.getAsObject())["arena"] = std::move(arena);
+        plan.manifest = formatJson(value);
+      }
+    }
     return std::move(plan);
   }
 
 private:
+  static std::string formatJson(const json::Value &value) {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    os << llvm::formatv("{0:2}", value);
+    return text;
+  }
   static std::string exprJson(const DimExpr &e) { return e.str(); }
   static json::Array shapeJson(ArrayRef<DimExpr> shape) {
     json::Array a;

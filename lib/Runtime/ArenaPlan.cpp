@@ -12,6 +12,25 @@
 
 using namespace dyncc::runtime;
 
+namespace {
+/// Per block, the blocks live at some step with it (CSR).
+void findMeets(const std::vector<std::pair<size_t, size_t>> &lifetimes,
+               std::vector<uint32_t> &meetsBegin,
+               std::vector<uint32_t> &meets) {
+  size_t n = lifetimes.size();
+  meetsBegin.assign(n + 1, 0);
+  meets.clear();
+  for (size_t i = 0; i < n; ++i) {
+    meetsBegin[i] = static_cast<uint32_t>(meets.size());
+    for (size_t j = 0; j < n; ++j)
+      if (j != i && !(lifetimes[j].second < lifetimes[i].first ||
+                      lifetimes[i].second < lifetimes[j].first))
+        meets.push_back(static_cast<uint32_t>(j));
+  }
+  meetsBegin[n] = static_cast<uint32_t>(meets.size());
+}
+} // namespace
+
 void ArenaPlanner::prepare(const std::vector<ArenaBlock> &blocks) {
   size_t n = blocks.size();
   bool same = lifetimes.size() == n;
@@ -30,16 +49,7 @@ void ArenaPlanner::prepare(const std::vector<ArenaBlock> &blocks) {
     lifetimes[i] = {blocks[i].first, blocks[i].last};
     steps = std::max(steps, blocks[i].last + 1);
   }
-  meetsBegin.assign(n + 1, 0);
-  meets.clear();
-  for (size_t i = 0; i < n; ++i) {
-    meetsBegin[i] = static_cast<uint32_t>(meets.size());
-    for (size_t j = 0; j < n; ++j)
-      if (j != i && !(blocks[j].last < blocks[i].first ||
-                      blocks[i].last < blocks[j].first))
-        meets.push_back(static_cast<uint32_t>(j));
-  }
-  meetsBegin[n] = static_cast<uint32_t>(meets.size());
+  findMeets(lifetimes, meetsBegin, meets);
 }
 
 bool ArenaPlanner::placeInOrder(const std::vector<ArenaBlock> &blocks,
@@ -234,6 +244,38 @@ void SharedPlacements::add(
   if (placements.size() == ArenaPlanner::kRememberedPlacements)
     placements.erase(placements.begin());
   placements.push_back(std::move(placement));
+}
+
+void SharedPlacements::seed(const Lifetimes &lifetimes,
+                            std::vector<RememberedPlacement> placements) {
+  size_t n = lifetimes.size();
+  std::vector<uint32_t> meetsBegin, meets;
+  findMeets(lifetimes, meetsBegin, meets);
+  std::vector<uint32_t> position(n);
+  for (RememberedPlacement &r : placements) {
+    std::fill(position.begin(), position.end(), UINT32_MAX);
+    for (size_t p = 0; p < r.order.size(); ++p)
+      position[r.order[p]] = static_cast<uint32_t>(p);
+    r.belowBegin.assign(n + 1, 0);
+    r.below.clear();
+    for (size_t i = 0; i < n; ++i) {
+      r.belowBegin[i] = static_cast<uint32_t>(r.below.size());
+      if (position[i] == UINT32_MAX)
+        continue;
+      for (uint32_t k = meetsBegin[i]; k < meetsBegin[i + 1]; ++k)
+        if (position[meets[k]] < position[i])
+          r.below.push_back(meets[k]);
+    }
+    r.belowBegin[n] = static_cast<uint32_t>(r.below.size());
+    add(lifetimes, std::make_shared<const RememberedPlacement>(std::move(r)));
+  }
+}
+
+std::vector<std::shared_ptr<const RememberedPlacement>>
+SharedPlacements::held(const Lifetimes &lifetimes) {
+  std::vector<std::shared_ptr<const RememberedPlacement>> all;
+  collect(lifetimes, all);
+  return all;
 }
 
 bool ArenaPlanner::place(const std::vector<ArenaBlock> &blocks,

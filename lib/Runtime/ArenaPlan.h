@@ -24,7 +24,6 @@
 #ifndef DYNCC_LIB_RUNTIME_ARENAPLAN_H
 #define DYNCC_LIB_RUNTIME_ARENAPLAN_H
 
-#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -33,6 +32,9 @@
 #include <vector>
 
 namespace dyncc::runtime {
+
+/// The alignment of every temporary's offset in the arena.
+inline constexpr uint64_t kArenaAlignment = 64;
 
 /// One temporary: its byte size and its lifetime [first, last] in steps.
 /// A `fixed` block keeps `offset` (a temporary already written when sizes
@@ -76,12 +78,16 @@ public:
   /// Adds `placement`, made for `lifetimes`.
   void add(const Lifetimes &lifetimes,
            std::shared_ptr<const RememberedPlacement> placement);
-  /// True for the first caller only: the session that plans ahead for the
-  /// others (Session::planAhead).
-  bool firstToPlanAhead() { return !plannedAhead.exchange(true); }
+  /// Adds the compiler's placements (the manifest's `arena`), of which
+  /// only `empty` and `order` are given: each block's `below` is the
+  /// blocks it meets that come before it in `order`.
+  void seed(const Lifetimes &lifetimes,
+            std::vector<RememberedPlacement> placements);
+  /// The placements held for `lifetimes` (none for other lifetimes).
+  std::vector<std::shared_ptr<const RememberedPlacement>>
+  held(const Lifetimes &lifetimes);
 
 private:
-  std::atomic<bool> plannedAhead{false};
   std::mutex mutex;
   Lifetimes forLifetimes;
   std::vector<std::shared_ptr<const RememberedPlacement>> placements;

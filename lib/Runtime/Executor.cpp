@@ -9,7 +9,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -23,13 +22,11 @@ constexpr size_t kMaxSelectionMemoEntries = 1 << 14;
 /// The CUDA graphs a session keeps (the least recently used goes first).
 constexpr size_t kMaxGraphs = 8;
 /// The shapes a model's first session places its temps at ahead of runs.
-constexpr size_t kPlanAheadShapes = 64;
 constexpr uint32_t kNotSelected = UINT32_MAX;
 
 std::string str(int64_t value) { return std::to_string(value); }
 
 /// Temps start at multiples of this (the arena itself is as aligned).
-constexpr uint64_t kArenaAlignment = 64;
 
 std::string quoted(const std::string &text) { return "'" + text + "'"; }
 } // namespace
@@ -182,6 +179,27 @@ std::shared_ptr<const Model> Model::finish(std::unique_ptr<ArtifactFile> file,
   }
   for (const StepInfo &step : manifest.steps)
     model->steps.push_back({step.op, static_cast<uint32_t>(step.group)});
+  // The compiler's arena placements, shared by the sessions' planners
+  // (whose blocks are the temps in buffer order).
+  if (!manifest.arena.empty()) {
+    SharedPlacements::Lifetimes lifetimes;
+    std::vector<uint32_t> tempOf(manifest.buffers.size(), 0);
+    for (size_t b = 0; b < manifest.buffers.size(); ++b)
+      if (manifest.buffers[b].kind == BufferKind::Temp) {
+        tempOf[b] = static_cast<uint32_t>(lifetimes.size());
+        lifetimes.emplace_back(manifest.buffers[b].firstStep,
+                               manifest.buffers[b].lastStep);
+      }
+    std::vector<RememberedPlacement> planned(manifest.arena.size());
+    for (size_t p = 0; p < planned.size(); ++p) {
+      planned[p].empty.assign(lifetimes.size(), 0);
+      for (size_t b : manifest.arena[p].empty)
+        planned[p].empty[tempOf[b]] = 1;
+      for (size_t b : manifest.arena[p].order)
+        planned[p].order.push_back(tempOf[b]);
+    }
+    model->placements->seed(lifetimes, std::move(planned));
+  }
   model->artifact = std::move(file);
   return model;
 }
@@ -867,8 +885,6 @@ bool Session::prepare(RuntimeError &error) {
   }
   launchEpochs.assign(manifest.kernels.size(), 0);
   launchGrids.assign(manifest.kernels.size(), {0, 0, 0});
-  if (loaded->sharedPlacements()->firstToPlanAhead())
-    planAhead();
   return true;
 }
 
@@ -1330,15 +1346,6 @@ bool Session::placeOnDevice(size_t b, RuntimeError &error) {
   return true;
 }
 
-bool Session::conditionsHold(const VariantInfo &variant) const {
-  for (const VariantCondition &cond : variant.when) {
-    int64_t value = symbols[cond.symbol];
-    if (value < cond.min || value > cond.max)
-      return false;
-  }
-  return true;
-}
-
 bool Session::gridBlocks(size_t kernel, uint64_t &blocks) const {
   const KernelInfo &info = loaded->manifest().kernels[kernel];
   blocks = 1;
@@ -1366,7 +1373,7 @@ bool Session::calibratedChoice(size_t groupIndex,
   for (const VariantCalibration &entry : measured.variants) {
     const VariantInfo &info = group.variants[entry.variant];
     uint64_t blocks;
-    if (!conditionsHold(info) || !gridBlocks(info.kernel, blocks))
+    if (!info.holds(symbols.data()) || !gridBlocks(info.kernel, blocks))
       continue;
     double time = entry.predict(at, blocks);
     if (time < 0)
@@ -1386,7 +1393,8 @@ bool Session::selectVariant(size_t groupIndex, size_t &kernel,
   const Manifest &manifest = loaded->manifest();
   const GroupInfo &group = manifest.groups[groupIndex]; // Not read if memoized.
   if (forced[groupIndex] >= 0 &&
-      conditionsHold(group.variants[static_cast<size_t>(forced[groupIndex])])) {
+      group.variants[static_cast<size_t>(forced[groupIndex])].holds(
+          symbols.data())) {
     kernel = group.variants[static_cast<size_t>(forced[groupIndex])].kernel;
     return true;
   }
@@ -1423,12 +1431,8 @@ bool Session::selectVariant(size_t groupIndex, size_t &kernel,
   size_t picked;
   if (measured && calibratedChoice(groupIndex, *measured, picked))
     return choose(picked);
-  if (group.select.present && group.select.lookup(symbols.data(), picked) &&
-      conditionsHold(group.variants[picked]))
+  if (group.pick(symbols.data(), picked))
     return choose(picked);
-  for (size_t v = 0; v < group.variants.size(); ++v)
-    if (conditionsHold(group.variants[v]))
-      return choose(v);
   std::string values;
   for (size_t slot : group.keySymbols)
     values += (values.empty() ? "" : ", ") + manifest.symbols[slot].name +
@@ -1679,71 +1683,6 @@ void Session::prefetchLaunches() {
       __builtin_prefetch(fills.data() + f);
     __builtin_prefetch(slots[kernel].data(), 1);
   }
-}
-
-void Session::planAhead() {
-  const Manifest &manifest = loaded->manifest();
-  size_t count = inputSymbols.size();
-  if (count == 0 || tempBuffers.empty())
-    return;
-  // Per symbol, values log-spaced over its range (multiples of its
-  // divisor), fewer per symbol the more symbols there are.
-  size_t perSymbol = std::max<size_t>(
-      2, static_cast<size_t>(std::pow(static_cast<double>(kPlanAheadShapes),
-                                      1.0 / static_cast<double>(count))));
-  std::vector<std::vector<int64_t>> values(count);
-  for (size_t s = 0; s < count; ++s) {
-    const SymbolInfo &symbol = manifest.symbols[inputSymbols[s]];
-    int64_t divisor = std::max<int64_t>(1, symbol.divisor);
-    int64_t low = (symbol.min + divisor - 1) / divisor * divisor;
-    int64_t high = symbol.max / divisor * divisor;
-    if (low < 1 || high < low)
-      return;
-    for (size_t i = 0; i < perSymbol; ++i) {
-      int64_t value = cost::getLogSpacedValue(low / divisor, high / divisor,
-                                              static_cast<int64_t>(i),
-                                              static_cast<int64_t>(perSymbol)) *
-                      divisor;
-      if (values[s].empty() || values[s].back() != value)
-        values[s].push_back(value);
-    }
-  }
-  // Selections in a vector of its own: runs keep their memo and counts.
-  RuntimeError ignored;
-  ArenaPlacement scratch;
-  std::vector<uint32_t> selections(manifest.groups.size());
-  uint64_t scansBefore = scans;
-  std::vector<size_t> at(count, 0);
-  for (size_t shape = 0; shape < kPlanAheadShapes; ++shape) {
-    for (size_t s = 0; s < count; ++s)
-      symbols[inputSymbols[s]] = values[s][at[s]];
-    noteSymbols();
-    bool changed = false;
-    bool sized = checkConstraints(kAtBinding, ignored);
-    if (sized) {
-      std::fill(selections.begin(), selections.end(), kNotSelected);
-      runSelections = &selections;
-      ++runNumber;
-      for (size_t b : boundBuffers)
-        if (sizedBuffers[b].kind == BufferKind::Temp)
-          sized = sized && computeBuffer(b, ignored);
-      for (size_t b : laterBuffers)
-        bufferBytes[b] = 0;
-      sized = sized && sizeTemps(kAtBinding, changed, ignored);
-    }
-    if (sized)
-      planner.place(arenaBlocks, kArenaAlignment, scratch);
-    // The next shape, odometer order; done after the last.
-    size_t s = 0;
-    while (s < count && ++at[s] == values[s].size())
-      at[s++] = 0;
-    if (s == count)
-      break;
-  }
-  // The first run sizes and places for itself.
-  runSelections = nullptr;
-  scans = scansBefore;
-  arenaPlanned = false;
 }
 
 bool Session::enqueue(RuntimeError &error) {

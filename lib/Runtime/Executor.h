@@ -347,8 +347,7 @@ private:
   /// Points buffer `b` (sized) at its memory, unless it is a temp.
   bool placeBuffer(size_t b, RuntimeError &error);
   /// Sizes and places staticBuffers (at creation), then writes the slots
-  /// no run changes and plans the rest (fills, launchPlans); the model's
-  /// first session then plans its arena ahead (planAhead).
+  /// no run changes and plans the rest (fills, launchPlans).
   bool prepare(RuntimeError &error);
   /// `expr` as an operand; an expression's is interned by its text, so
   /// that a run evaluates it once.
@@ -391,12 +390,6 @@ private:
   /// On a shape's first run: selects the run's memoized groups and
   /// prefetches what their launches read.
   void prefetchLaunches();
-  /// Plans ahead, for the first session of a model: the temps placed at a
-  /// few shapes over the declared ranges of the symbols the inputs bind
-  /// (kPlanAheadShapes at most, each symbol's values log-spaced), without
-  /// allocating, so that the placements shared by the model's sessions
-  /// hold one per set of empty workspaces those shapes select.
-  void planAhead();
   /// A bind step: reads its buffer back, binds and checks the sizes, then
   /// sizes and places what they determine.
   bool bindFromData(const StepInfo &step, size_t stepIndex,
@@ -427,8 +420,6 @@ private:
         gpu ? gpu->model->calibration() : nullptr;
     return device ? device->group(group) : nullptr;
   }
-  /// True if every condition of `variant` holds at the bound symbols.
-  bool conditionsHold(const VariantInfo &variant) const;
   /// The blocks of kernel `kernel`'s grid at the bound symbols; false if an
   /// extent cannot be evaluated (or overflows).
   bool gridBlocks(size_t kernel, uint64_t &blocks) const;

@@ -139,6 +139,7 @@ private:
   bool readSteps(const JsonValue &root);
   bool checkLifetimes();
   bool bindSymbols();
+  bool readArena(const JsonValue &root);
 };
 
 bool ManifestReader::read(const JsonValue &root, bool &versionError) {
@@ -169,9 +170,9 @@ bool ManifestReader::read(const JsonValue &root, bool &versionError) {
       !readPorts(root, "inputs", BufferKind::Input, manifest.inputs) ||
       !readPorts(root, "outputs", BufferKind::Output, manifest.outputs) ||
       !readKernels(root) || !readGroups(root) || !readSteps(root) ||
-      !checkLifetimes())
+      !checkLifetimes() || !bindSymbols())
     return false;
-  return bindSymbols();
+  return readArena(root);
 }
 
 bool ManifestReader::readSymbols(const JsonValue &root) {
@@ -1152,6 +1153,67 @@ bool dyncc::runtime::VariantSelection::evaluateKeys(
     if (keys[i].evaluate(symbols, values[i]) != ShapeExpr::EvalStatus::Ok)
       return false;
   return true;
+}
+
+/// The compiler's arena placements (optional): per placement, every temp
+/// once, either in `empty` or in `order`.
+bool ManifestReader::readArena(const JsonValue &root) {
+  const JsonValue *plans = root.find("arena");
+  if (!plans)
+    return true;
+  if (!plans->isArray())
+    return typeError("arena", "an array", *plans);
+  size_t temps = 0;
+  for (const BufferInfo &buffer : manifest.buffers)
+    temps += buffer.kind == BufferKind::Temp;
+  std::vector<size_t> seen(manifest.buffers.size(), SIZE_MAX);
+  manifest.arena.resize(plans->size());
+  for (size_t p = 0; p < plans->size(); ++p) {
+    std::string path = element("arena", p);
+    const JsonValue &plan = (*plans)[p];
+    if (!expectObject(plan, path))
+      return false;
+    ArenaPlanInfo &info = manifest.arena[p];
+    for (auto [key, into] :
+         {std::pair{"empty", &info.empty}, std::pair{"order", &info.order}}) {
+      const JsonValue *ids;
+      if (!getArray(plan, path, key, ids))
+        return false;
+      std::string listPath = member(path, key);
+      into->resize(ids->size());
+      for (size_t i = 0; i < ids->size(); ++i) {
+        std::string at = element(listPath, i);
+        size_t &b = (*into)[i];
+        if (!readBufferId((*ids)[i], at, b))
+          return false;
+        const BufferInfo &buffer = manifest.buffers[b];
+        if (buffer.kind != BufferKind::Temp)
+          return fail(at, "buffer " + std::to_string(buffer.id) + " is " +
+                              withArticle(buffer.kind) + ", not a temp");
+        if (seen[b] == p)
+          return fail(at, "temp buffer " + std::to_string(buffer.id) +
+                              " is listed twice");
+        seen[b] = p;
+      }
+    }
+    if (info.empty.size() + info.order.size() != temps)
+      return fail(path,
+                  "places " +
+                      std::to_string(info.empty.size() + info.order.size()) +
+                      " of the " + std::to_string(temps) + " temps");
+  }
+  return true;
+}
+
+bool dyncc::runtime::GroupInfo::pick(const int64_t *symbols,
+                                     size_t &variant) const {
+  if (select.present && select.lookup(symbols, variant) &&
+      variants[variant].holds(symbols))
+    return true;
+  for (variant = 0; variant < variants.size(); ++variant)
+    if (variants[variant].holds(symbols))
+      return true;
+  return false;
 }
 
 bool dyncc::runtime::VariantSelection::lookup(const int64_t *symbols,

@@ -8,6 +8,7 @@
 #include "Executor.h"
 #include "TestUtil.h"
 
+#include "dyncc/Runtime/ArenaPlanAhead.h"
 #include "dyncc/Runtime/Manifest.h"
 #include "dyncc/Runtime/Runtime.hpp"
 #include "dyncc/Runtime/dyncc_runtime.h"
@@ -187,18 +188,45 @@ TEST(SessionTest, SplitVariantLaunchesItsKernelsAndSizesItsWorkspace) {
   }
 }
 
-// A model's first session plans ahead: it places the temps at shapes over
-// B's range, split and unsplit, so that the first runs of every session
-// place as then (no placement made), and correctly.
-TEST(SessionTest, SessionsPlaceAsPlannedAhead) {
-  auto model = loadModel(splitManifest());
+/// `manifest` with the arena the compiler plans ahead (planArenaAhead) as
+/// its `arena`, as the compiler writes it; `plans` gets the placements.
+std::string withPlannedArena(const std::string &manifest, size_t &plans) {
+  Manifest parsed;
+  std::string error;
+  EXPECT_TRUE(parseManifest(manifest, parsed, error)) << error;
+  std::string arena;
+  auto ids = [&](const std::vector<size_t> &buffers) {
+    std::string list;
+    for (size_t b : buffers)
+      list += (list.empty() ? "" : ", ") + std::to_string(parsed.buffers[b].id);
+    return "[" + list + "]";
+  };
+  std::vector<ArenaPlanInfo> planned = planArenaAhead(parsed);
+  plans = planned.size();
+  for (const ArenaPlanInfo &plan : planned)
+    arena += std::string(arena.empty() ? "" : ", ") +
+             "{\"empty\": " + ids(plan.empty) +
+             ", \"order\": " + ids(plan.order) + "}";
+  size_t end = manifest.rfind('}');
+  return manifest.substr(0, end) + ", \"arena\": [" + arena + "]}";
+}
+
+// The compiler plans the arena ahead: the temps placed at shapes over B's
+// range, split (a workspace) and unsplit (none). One placement, made with
+// the workspace, holds where it is empty too, so every session's first
+// runs place as then (no placement made), and correctly. Without that
+// plan, a session's first run places the temps itself.
+TEST(SessionTest, SessionsPlaceAsTheCompilerPlanned) {
+  size_t plans = 0;
+  std::string manifest = withPlannedArena(splitManifest(), plans);
+  EXPECT_EQ(plans, 1u);
+  auto model = loadModel(manifest);
   ASSERT_NE(model, nullptr);
+  EXPECT_EQ(model->manifest().arena.size(), 1u);
   auto first = makeSession(model);
   auto second = makeSession(model);
   ASSERT_NE(first, nullptr);
   ASSERT_NE(second, nullptr);
-  EXPECT_EQ(first->selectionMemoSize(), 0u);
-  EXPECT_EQ(first->selectionScans(), 0u);
   for (Session *session : {first.get(), second.get()})
     for (int64_t rows : {5, 1000, 3, 999}) {
       SCOPED_TRACE(rows);
@@ -209,6 +237,36 @@ TEST(SessionTest, SessionsPlaceAsPlannedAhead) {
       EXPECT_EQ(session->arenaPlacement().size,
                 session->arenaPlacement().livePeak);
     }
+  auto unplanned = makeSession(loadModel(splitManifest()));
+  ASSERT_NE(unplanned, nullptr);
+  runLinear(*unplanned, 5, 10);
+  EXPECT_GE(unplanned->arenaPlacementsMade(), 1);
+}
+
+TEST(SessionTest, PlannedArenaErrors) {
+  size_t plans = 0;
+  std::string manifest = withPlannedArena(splitManifest(), plans);
+  std::string arena = R"("arena": [{"empty": [], "order": [2, 6]}])";
+  ASSERT_NE(manifest.find(arena), std::string::npos) << manifest;
+  auto expectError = [&](const std::string &to, const std::string &message) {
+    Manifest parsed;
+    std::string error;
+    EXPECT_FALSE(
+        parseManifest(replaceOnce(manifest, arena, to), parsed, error));
+    EXPECT_EQ(error, message);
+  };
+  expectError(R"("arena": {})",
+              "manifest: arena: expected an array, got an object");
+  expectError(R"("arena": [{"order": [2, 6]}])",
+              "manifest: arena[0]: missing field 'empty'");
+  expectError(R"("arena": [{"empty": [], "order": [2, 0]}])",
+              "manifest: arena[0].order[1]: buffer 0 is an input, not a temp");
+  expectError(R"("arena": [{"empty": [6], "order": [2, 6]}])",
+              "manifest: arena[0].order[1]: temp buffer 6 is listed twice");
+  expectError(R"("arena": [{"empty": [], "order": [2]}])",
+              "manifest: arena[0]: places 1 of the 2 temps");
+  expectError(R"("arena": [{"empty": [], "order": [2, 99]}])",
+              "manifest: arena[0].order[1]: unknown buffer id 99");
 }
 
 TEST(SessionTest, SplitVariantErrors) {

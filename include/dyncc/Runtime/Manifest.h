@@ -159,6 +159,14 @@ struct VariantInfo {
   std::vector<size_t> then;
   std::vector<VariantCondition> when;
 
+  /// Whether every condition holds at `symbols` (values by slot).
+  bool holds(const int64_t *symbols) const {
+    for (const VariantCondition &cond : when)
+      if (symbols[cond.symbol] < cond.min || symbols[cond.symbol] > cond.max)
+        return false;
+    return true;
+  }
+
   /// `kernel`, then `then`.
   std::vector<size_t> kernels() const {
     std::vector<size_t> all{kernel};
@@ -244,6 +252,11 @@ struct GroupInfo {
   /// The symbols any condition or key reads, each once (the memoization key).
   std::vector<size_t> keySymbols;
 
+  /// The variant the search's table picks at `symbols` where its
+  /// conditions hold, else the first whose conditions hold (what a run
+  /// selects without `dyncc tune`'s measurements); false where none holds.
+  bool pick(const int64_t *symbols, size_t &variant) const;
+
   void addKeySymbol(size_t slot) {
     if (std::find(keySymbols.begin(), keySymbols.end(), slot) ==
         keySymbols.end())
@@ -276,6 +289,18 @@ struct StepInfo {
   bool reshapeReady = false;
 };
 
+/// A placement of the temps the compiler planned ahead (the manifest's
+/// `arena`): the temps empty (zero bytes) where it was made, and the others
+/// from the lowest offset up, each placed just above the temps before it
+/// in `order` whose lifetimes meet its own. That makes each offset the
+/// expression max(offset_j + size_j) over those temps, valid at any sizes
+/// where the `empty` temps are empty; a run takes it where it reaches the
+/// live-set peak (ArenaPlanner). Indices into Manifest::buffers.
+struct ArenaPlanInfo {
+  std::vector<size_t> empty;
+  std::vector<size_t> order;
+};
+
 struct Manifest {
   int64_t format = kManifestFormatVersion;
   std::string producer;
@@ -291,6 +316,8 @@ struct Manifest {
   std::vector<KernelInfo> kernels;
   std::vector<GroupInfo> groups;
   std::vector<StepInfo> steps;
+  /// Absent in artifacts from before the compiler planned the arena.
+  std::vector<ArenaPlanInfo> arena;
 };
 
 /// Parses and validates manifest JSON. On failure returns false with `error`

@@ -1,0 +1,141 @@
+//===- ArenaPlanAhead.cpp - The arena planned at compile time -------------===//
+//
+// Part of dyncc, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#include "dyncc/Runtime/ArenaPlanAhead.h"
+
+#include "ArenaPlan.h"
+
+#include "dyncc/CostModel/Partition.h"
+
+#include <algorithm>
+#include <cmath>
+
+using namespace dyncc::runtime;
+
+namespace {
+
+/// Sizes the temps' blocks at `symbols` as a run's start does; false where
+/// a constraint fails or a size cannot be evaluated.
+bool sizeTemps(const Manifest &manifest, const std::vector<size_t> &temps,
+               const int64_t *symbols, std::vector<ArenaBlock> &blocks) {
+  for (const ConstraintInfo &constraint : manifest.constraints) {
+    if (constraint.readyAfter != kAtBinding)
+      continue;
+    int64_t lhs, rhs;
+    if (constraint.lhs.evaluate(symbols, lhs) != ShapeExpr::EvalStatus::Ok ||
+        constraint.rhs.evaluate(symbols, rhs) != ShapeExpr::EvalStatus::Ok ||
+        lhs != rhs)
+      return false;
+  }
+  for (size_t t = 0; t < temps.size(); ++t) {
+    const BufferInfo &buffer = manifest.buffers[temps[t]];
+    uint64_t bytes = 0;
+    // Sized by a later bind step: empty until then.
+    if (buffer.readyAfter == kAtBinding) {
+      bytes = dtypeSize(buffer.dtype);
+      for (const ShapeExpr &dim : buffer.shape) {
+        int64_t value;
+        if (dim.evaluate(symbols, value) != ShapeExpr::EvalStatus::Ok ||
+            value < 0 ||
+            __builtin_mul_overflow(bytes, static_cast<uint64_t>(value), &bytes))
+          return false;
+      }
+    }
+    // A workspace takes bytes where its group's variant uses it.
+    if (buffer.workspace && bytes != 0) {
+      const GroupInfo &group =
+          manifest.groups[manifest.steps[buffer.firstStep].group];
+      size_t variant;
+      if (!group.pick(symbols, variant))
+        return false;
+      bool uses = false;
+      for (size_t k : group.variants[variant].kernels())
+        for (const KernelParam &param : manifest.kernels[k].params)
+          uses |= param.isBuffer && param.buffer == temps[t];
+      if (!uses)
+        bytes = 0;
+    }
+    blocks[t].size = bytes;
+  }
+  return true;
+}
+
+} // namespace
+
+std::vector<ArenaPlanInfo>
+dyncc::runtime::planArenaAhead(const Manifest &manifest) {
+  std::vector<size_t> temps;
+  std::vector<ArenaBlock> blocks;
+  SharedPlacements::Lifetimes lifetimes;
+  for (size_t b = 0; b < manifest.buffers.size(); ++b) {
+    const BufferInfo &buffer = manifest.buffers[b];
+    if (buffer.kind != BufferKind::Temp)
+      continue;
+    temps.push_back(b);
+    blocks.push_back({0, buffer.firstStep, buffer.lastStep});
+    lifetimes.emplace_back(buffer.firstStep, buffer.lastStep);
+  }
+  std::vector<size_t> bound;
+  for (size_t slot = 0; slot < manifest.symbols.size(); ++slot)
+    if (manifest.symbols[slot].bindingStep == kAtBinding)
+      bound.push_back(slot);
+  if (bound.empty() || temps.empty())
+    return {};
+  // Per symbol, values log-spaced over its range (multiples of its
+  // divisor), fewer per symbol the more symbols there are.
+  size_t count = bound.size();
+  size_t perSymbol = std::max<size_t>(
+      2, static_cast<size_t>(std::pow(static_cast<double>(kPlanAheadShapes),
+                                      1.0 / static_cast<double>(count))));
+  std::vector<std::vector<int64_t>> values(count);
+  for (size_t s = 0; s < count; ++s) {
+    const SymbolInfo &symbol = manifest.symbols[bound[s]];
+    int64_t divisor = std::max<int64_t>(1, symbol.divisor);
+    int64_t low = (symbol.min + divisor - 1) / divisor * divisor;
+    int64_t high = symbol.max / divisor * divisor;
+    if (low < 1 || high < low)
+      return {};
+    for (size_t i = 0; i < perSymbol; ++i) {
+      int64_t value = cost::getLogSpacedValue(low / divisor, high / divisor,
+                                              static_cast<int64_t>(i),
+                                              static_cast<int64_t>(perSymbol)) *
+                      divisor;
+      if (values[s].empty() || values[s].back() != value)
+        values[s].push_back(value);
+    }
+  }
+  // The run-time's planner, sharing its placements as a model's sessions
+  // do: what it keeps, one placement per set of empty temps, is the plan.
+  auto shared = std::make_shared<SharedPlacements>();
+  ArenaPlanner planner;
+  planner.share(shared);
+  ArenaPlacement placement;
+  std::vector<int64_t> symbols(manifest.symbols.size(), 0);
+  std::vector<size_t> at(count, 0);
+  for (size_t shape = 0; shape < kPlanAheadShapes; ++shape) {
+    for (size_t s = 0; s < count; ++s)
+      symbols[bound[s]] = values[s][at[s]];
+    if (sizeTemps(manifest, temps, symbols.data(), blocks))
+      planner.place(blocks, kArenaAlignment, placement);
+    // The next shape, odometer order; done after the last.
+    size_t s = 0;
+    while (s < count && ++at[s] == values[s].size())
+      at[s++] = 0;
+    if (s == count)
+      break;
+  }
+  std::vector<ArenaPlanInfo> plans;
+  for (const auto &kept : shared->held(lifetimes)) {
+    ArenaPlanInfo &plan = plans.emplace_back();
+    for (size_t t = 0; t < temps.size(); ++t)
+      if (kept->empty[t])
+        plan.empty.push_back(temps[t]);
+    for (uint32_t t : kept->order)
+      plan.order.push_back(temps[t]);
+  }
+  return plans;
+}
