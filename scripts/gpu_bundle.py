@@ -23,7 +23,9 @@ The bundle, a directory and its archive OUT.tar.gz (what travels: at most
               one-pixel conv, in f16, and the generator's tiny ResNet and
               GPT-2 in f16 (--no-fused-products leaves them out), and
               depthwise, grouped and 1-D convs over a batch of 1..32 to
-              time against cuDNN (--no-grouped-convs leaves them out);
+              time against cuDNN (--no-grouped-convs leaves them out),
+              and max pools over a batch of 1..32 and a dynamic image,
+              searched with the row model (--no-pools leaves them out);
   nodes/      the ONNX node tests that pass on the CPU here, each mode
               (static, --force-dynamic) compiled for cpu and sm_90 with its
               data sets' inputs and expected outputs (--nodes REGEX picks
@@ -150,6 +152,24 @@ def pack_node_tests(args, dest):
     return cases
 
 
+def make_max_pool(path, channels, dtype, spatial):
+    """Y = MaxPool(X[B, channels, *spatial]): 3x3, stride 2, padding 1
+    (ResNet's stem pool), in f32 or f16."""
+    import onnx
+    from onnx import TensorProto, helper
+    elem = TensorProto.FLOAT16 if dtype == "f16" else TensorProto.FLOAT
+    graph = helper.make_graph(
+        [helper.make_node("MaxPool", ["X"], ["Y"], kernel_shape=[3, 3],
+                          strides=[2, 2], pads=[1, 1, 1, 1])],
+        "maxpool",
+        [helper.make_tensor_value_info("X", elem, ["B", channels, *spatial])],
+        [helper.make_tensor_value_info("Y", elem, None)])
+    model = helper.make_model(graph,
+                              opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.save(model, str(path))
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("-o", "--out", type=Path,
@@ -183,6 +203,12 @@ def main():
                         "(MobileNetV2's, ShuffleNet's, wav2vec2's first two "
                         "layers), searched with the conv model, timed "
                         "against torch (cuDNN) at batches 1 to 32")
+    parser.add_argument("--pools", default=True,
+                        action=argparse.BooleanOptionalAction,
+                        help="ResNet's stem max pool (3x3, stride 2, f32 and "
+                        "f16) over a dynamic batch and image, searched with "
+                        "the row model, timed against torch at batches 1 to "
+                        "32")
     parser.add_argument("-j", "--jobs", type=int, default=2)
     args = parser.parse_args()
     if not args.dyncc.exists():
@@ -362,6 +388,20 @@ def main():
         model = out / "models" / f"{name}.onnx"
         make_conv(model, channels, out_channels, taps, stride, pad, 1, dtype,
                   ["B", channels, *spatial], seed=channels, groups=groups)
+        compile_model(name, model, ["--dim", "B=1:32"])
+        entries.append({"name": name, "model": f"models/{name}.onnx",
+                        "artifact": f"artifacts/{name}.dyncc",
+                        "dynamic": [1, 5], "dynamic_gpu": [32],
+                        "bench": False,
+                        "versus_torch_graph": [1, 8, 32]})
+    # Windowed pools (CostModel.md, "Windowed pools"): searched with the
+    # row model since session 13, where they had one fixed tile; no GPU
+    # has run their variants. ResNet's stem pool over its 112x112 map
+    # (the check times the static image against torch's max_pool2d).
+    for dtype in ("f32", "f16") * args.pools:
+        name = f"maxpool3x3_s2_64_112_{dtype}"
+        model = out / "models" / f"{name}.onnx"
+        make_max_pool(model, 64, dtype, [112, 112])
         compile_model(name, model, ["--dim", "B=1:32"])
         entries.append({"name": name, "model": f"models/{name}.onnx",
                         "artifact": f"artifacts/{name}.dyncc",

@@ -480,6 +480,71 @@ Value dyncc::getReshapedSource(Value value) {
   return value;
 }
 
+static bool getLinearTerms(AffineExpr e, SmallVectorImpl<int64_t> &terms);
+
+/// The most elements a window reduction's window may have (a pool's): each
+/// thread folds its window alone.
+static constexpr int64_t kLargestWindow = 4096;
+
+/// True if `op` reduces sliding windows: a generic of one result whose
+/// leading loops are parallel and write its result in order, and whose
+/// reduction loops, the last ones, have static extents of at most
+/// kLargestWindow elements in all and each slide with an output loop in
+/// the first input's indexing (MaxPool's and AveragePool's). Sets `strides` to
+/// the coefficient of each parallel loop where the first input's indexing adds
+/// it to a reduction loop (a pool's strides), else 1.
+static bool isWindowReduction(Operation *op,
+                              SmallVectorImpl<int64_t> &strides) {
+  auto generic = dyn_cast<linalg::GenericOp>(op);
+  if (!generic || generic.getNumDpsInits() != 1 || op->getNumResults() != 1)
+    return false;
+  int64_t parallel = getParallelRank(op);
+  unsigned n = generic.getNumLoops();
+  if (parallel == 0 || generic.getNumReductionLoops() != n - parallel)
+    return false;
+  AffineMap result =
+      generic.getMatchingIndexingMap(generic.getDpsInitOperand(0));
+  if (result.getNumResults() != parallel)
+    return false;
+  for (int64_t i = 0; i < parallel; ++i)
+    if (result.getResult(i) != getAffineDimExpr(i, op->getContext()))
+      return false;
+  SmallVector<int64_t> ranges = generic.getStaticLoopRanges();
+  int64_t window = 1;
+  for (unsigned loop = parallel; loop < n; ++loop) {
+    if (ShapedType::isDynamic(ranges[loop]))
+      return false;
+    window *= ranges[loop];
+    if (window > kLargestWindow)
+      return false;
+  }
+  // Each window loop slides with an output loop: the first input is read
+  // at `stride * output + dilation * window` along some dimension. A
+  // reduction whose loops index dimensions of their own (a global pool, a
+  // softmax over channels) reads a whole dimension per output instead.
+  strides.assign(parallel, 1);
+  if (generic.getNumDpsInputs() == 0)
+    return false;
+  AffineMap map = generic.getMatchingIndexingMap(generic.getDpsInputOperand(0));
+  SmallVector<bool> slides(n, false);
+  for (AffineExpr e : map.getResults()) {
+    SmallVector<int64_t> terms(n, 0);
+    if (!getLinearTerms(e, terms))
+      continue;
+    auto nonzero = [](int64_t t) { return t != 0; };
+    if (llvm::none_of(ArrayRef(terms).take_front(parallel), nonzero) ||
+        llvm::none_of(ArrayRef(terms).drop_front(parallel), nonzero))
+      continue;
+    for (unsigned loop = 0; loop < n; ++loop)
+      slides[loop] = slides[loop] || terms[loop] != 0;
+    for (int64_t loop = 0; loop < parallel; ++loop)
+      if (terms[loop] > 1)
+        strides[loop] = terms[loop];
+  }
+  return llvm::all_of(ArrayRef(slides).drop_front(parallel),
+                      [](bool s) { return s; });
+}
+
 FailureOr<RowProblemExprs> dyncc::getRowProblem(func::FuncOp kernel) {
   if (kernel.isExternal() || kernel.getNumResults() != 1)
     return failure();
@@ -507,25 +572,48 @@ FailureOr<RowProblemExprs> dyncc::getRowProblem(func::FuncOp kernel) {
   // the kernel (isRowReductionKernel: values between its ops keep rows as
   // rows), and takes the tile levels where that fails.
   linalg::LinalgOp loops = root;
+  // A kernel of window reductions (pools) is row-wise over their results:
+  // each thread folds the windows of its outputs, as an elementwise kernel
+  // computes its outputs, reading its input `strides` times as much.
+  SmallVector<int64_t> windowStrides;
   if (reduction) {
     loops = nullptr;
     for (Operation &op : entry) {
       if (!hasReductionLoops(&op))
         continue;
       if (!isRowReduction(&op) ||
-          (loops && cast<linalg::LinalgOp>(op).getNumLoops() !=
-                        loops.getNumLoops()))
-        return failure();
+          (loops &&
+           cast<linalg::LinalgOp>(op).getNumLoops() != loops.getNumLoops())) {
+        loops = nullptr;
+        break;
+      }
       if (!loops)
         loops = cast<linalg::LinalgOp>(op);
     }
-    if (!loops)
-      return failure();
+    if (!loops) {
+      for (Operation &op : entry) {
+        SmallVector<int64_t> strides;
+        if (!hasReductionLoops(&op))
+          continue;
+        if (!isWindowReduction(&op, strides) ||
+            (loops && strides.size() != windowStrides.size()))
+          return failure();
+        loops = cast<linalg::LinalgOp>(op);
+        if (windowStrides.empty())
+          windowStrides = strides;
+        for (auto [most, stride] : llvm::zip(windowStrides, strides))
+          most = std::max(most, stride);
+      }
+      if (!loops)
+        return failure();
+      reduction = false;
+    }
   } else if (hasReductionLoops(root) ||
              root.getNumLoops() != root.getNumParallelLoops()) {
     return failure();
   }
-  unsigned n = loops.getNumLoops();
+  unsigned n =
+      windowStrides.empty() ? loops.getNumLoops() : windowStrides.size();
   if (n == 0)
     return failure();
   RowProblemExprs problem;
@@ -556,10 +644,28 @@ FailureOr<RowProblemExprs> dyncc::getRowProblem(func::FuncOp kernel) {
            shaped.getShape().back() != 1;
   };
   unsigned destinations = kernel.getNumResults();
-  for (BlockArgument arg : entry.getArguments().drop_back(destinations))
-    if (spans(arg.getType()))
-      problem.bytesPerElement += getElementBytes(arg.getType());
   Type result = kernel.getResultTypes()[0];
+  for (BlockArgument arg : entry.getArguments().drop_back(destinations)) {
+    if (!spans(arg.getType()))
+      continue;
+    // A pool's input is read whole, its elements per output's: per
+    // dimension, the ratio of the static sizes (a global pool's window),
+    // else the stride.
+    double reads = 1;
+    auto in = cast<RankedTensorType>(arg.getType());
+    auto out = dyn_cast<RankedTensorType>(result);
+    if (!windowStrides.empty() && out &&
+        in.getRank() == static_cast<int64_t>(windowStrides.size()) &&
+        out.getRank() == in.getRank())
+      for (int64_t d = 0; d < in.getRank(); ++d)
+        reads *=
+            in.isDynamicDim(d) || out.isDynamicDim(d) || out.getDimSize(d) == 0
+                ? static_cast<double>(windowStrides[d])
+                : static_cast<double>(in.getDimSize(d)) /
+                      static_cast<double>(out.getDimSize(d));
+    problem.bytesPerElement += std::max<int64_t>(1, std::llround(reads)) *
+                               getElementBytes(arg.getType());
+  }
   if (spans(result))
     problem.bytesPerElement += getElementBytes(result);
   problem.elementBytes = getElementBytes(result);
@@ -569,6 +675,9 @@ FailureOr<RowProblemExprs> dyncc::getRowProblem(func::FuncOp kernel) {
                                      problem.elementBytes);
   // Element by element: a gather (an extract in a linalg op's body) or a
   // permuted operand (a transpose).
+  // Windows are read element by element too (their loads a thread's own,
+  // strided where the pool is).
+  problem.scalarAccess = !windowStrides.empty();
   kernel.walk([&](Operation *op) {
     if (isa<tensor::ExtractOp>(op) && op->getParentOfType<linalg::LinalgOp>())
       problem.scalarAccess = true;

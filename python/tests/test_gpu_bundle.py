@@ -40,7 +40,8 @@ def test_bundle_packs_and_checks_on_the_fake_driver(tmp_path):
     packed_json = pack(
         bundle, "--models", model, "--shared", str(SHARED_MODELS),
         "--nodes", "^(" + "|".join(node_tests) + ")$", "--no-bert-dense",
-        "--no-fused-products", "--no-conv-forms", "--no-grouped-convs")
+        "--no-fused-products", "--no-conv-forms", "--no-grouped-convs",
+        "--no-pools")
     archive = tmp_path / "bundle.tar.gz"
     assert 0 < archive.stat().st_size < 64 << 20
     entries = packed_json["models"]
@@ -107,7 +108,8 @@ def test_bundle_packs_both_forms_of_a_conv(tmp_path):
     on the GPU: the plans say which form each is."""
     bundle = tmp_path / "bundle"
     entries = pack(bundle, "--models", "", "--nodes", "", "--no-bert-dense",
-                   "--no-fused-products", "--no-grouped-convs")["models"]
+                   "--no-fused-products", "--no-grouped-convs",
+                   "--no-pools")["models"]
     forms = [e for e in entries if e["name"].startswith("conv3x3_")]
     assert [e["name"] for e in forms] == [
         f"conv3x3_{c}_{s}_f16_im2col_{form}"
@@ -159,6 +161,16 @@ def test_bundle_packs_grouped_convs(tmp_path):
         # conv has none).
         assert (data.count(b'"kind": "data_movement"') > 0) == (
             gemm and not name.startswith("grouped1x1")), name
+    # --pools (the default): ResNet's stem max pool in f32 and f16, its
+    # group searched with the row model over the outputs (an elementwise
+    # problem, `reduction` 0), timed against torch.
+    pools = [e for e in entries if e["name"].startswith("maxpool")]
+    assert [e["name"] for e in pools] == ["maxpool3x3_s2_64_112_f32",
+                                          "maxpool3x3_s2_64_112_f16"]
+    for entry in pools:
+        assert entry["versus_torch_graph"] == [1, 8, 32]
+        data = (bundle / entry["artifact"]).read_bytes()
+        assert b'"model": "rows"' in data and b'"reduction": 0' in data
 
 
 def test_plot_from_draws_each_comparison_it_has(tmp_path):

@@ -317,6 +317,82 @@ def test_every_variant_of_row_wise_kernels(tmp_path):
     assert ran == names
 
 
+def make_pools(path, channels, dtype):
+    """M = MaxPool(X) (3x3, stride 2, padding 1, ResNet's stem pool) and A =
+    AveragePool(X) (2x2, stride 2) of X[B, channels, H, W]."""
+    elem = TensorProto.FLOAT16 if dtype == np.float16 else TensorProto.FLOAT
+    graph = helper.make_graph(
+        [helper.make_node("MaxPool", ["X"], ["M"], kernel_shape=[3, 3],
+                          strides=[2, 2], pads=[1, 1, 1, 1]),
+         helper.make_node("AveragePool", ["X"], ["A"], kernel_shape=[2, 2],
+                          strides=[2, 2])],
+        "pools",
+        [helper.make_tensor_value_info("X", elem, ["B", channels, "H", "W"])],
+        [helper.make_tensor_value_info("M", elem, None),
+         helper.make_tensor_value_info("A", elem, None)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.save(model, path)
+
+
+@pytest.mark.parametrize("dtype,channels", [(np.float32, 64),
+                                            (np.float16, 32)])
+def test_every_variant_of_pools(tmp_path, dtype, channels):
+    """Windowed pools are searched with the row model, over their outputs
+    (batch x channels planes of rows x columns), each thread folding its
+    outputs' windows. At both ends of every interval of the three keys and
+    a prime inside, the run-time picks what the table says and every
+    variant matches numpy: a padded max pool at stride 2 and an average
+    pool, at output sizes 1, primes and sizes off the tiles."""
+    model = tmp_path / "pools.onnx"
+    make_pools(model, channels, dtype)
+    dims = {"B": (1, 3), "H": (2, 128), "W": (2, 128)}
+    options = dict(dims=dims, targets=["cpu"], regret_target=0.005)
+    plan = json.loads(dyncc.compile(model, None, emit="plan", **options))
+    assert [g["kind"] for g in plan["groups"]] == ["reduce", "reduce"]
+    for g in plan["groups"]:
+        assert g["select"]["model"] == "rows"
+        assert g["select"]["reduction"] == 0
+        assert len(g["select"]["keys"]) == 3
+    assert max(len(g["variants"]) for g in plan["groups"]) >= 2
+    art = tmp_path / "pools.dyncc"
+    dyncc.compile(model, art, **options)
+    sess = dyncc.load(art).session()
+    rng = np.random.default_rng(3)
+    ran = set()
+    tolerance = 1e-6 if dtype == np.float32 else 2e-3
+    # H = 2 * v makes both pools' outputs v rows (and W alike): each point
+    # of either group's table is a shape.
+    shapes = set()
+    for group in plan["groups"]:
+        outer, rows, columns = key_points(group["select"],
+                                          [3 * channels, 64, 64])
+        batches = {min(3, max(1, -(-key // channels))) for key in outer}
+        shapes.update((b, oh, ow) for b in batches for oh in rows
+                      for ow in columns)
+    for b, oh, ow in sorted(shapes):
+        h, w = 2 * oh, 2 * ow
+        x = rng.uniform(-4, 4, (b, channels, h, w)).astype(dtype)
+        out = sess.run({"X": x})
+        padded = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (1, 1), (1, 1)),
+                        constant_values=-np.inf)
+        windows = np.lib.stride_tricks.sliding_window_view(
+            padded, (3, 3), axis=(2, 3))[:, :, ::2, ::2]
+        np.testing.assert_array_equal(out["M"],
+                                      windows.max(axis=(4, 5)).astype(dtype))
+        mean = x.astype(np.float64).reshape(b, channels, oh, 2, ow,
+                                            2).mean(axis=(3, 5))
+        np.testing.assert_allclose(out["A"].astype(np.float64), mean,
+                                   rtol=tolerance, atol=tolerance)
+        symbols = {"B": b, "H": h, "W": w}
+        assert sess.variants == [table_variant(plan, i, symbols)
+                                 for i in range(2)], symbols
+        ran.update(sess.variants)
+    names = {plan["kernels"][v["kernel"]]["name"]
+             for g in plan["groups"] for v in g["variants"]}
+    assert ran == names
+
+
 def output_size(size, taps, stride, pad, dilation):
     """A conv's output size along an axis of `size` (pads on both sides)."""
     return (size + 2 * pad - dilation * (taps - 1) - 1) // stride + 1
