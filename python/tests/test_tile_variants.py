@@ -393,6 +393,73 @@ def test_every_variant_of_pools(tmp_path, dtype, channels):
     assert ran == names
 
 
+def test_every_variant_of_global_pools(tmp_path):
+    """GlobalAveragePool and a ReduceMax over the rows and columns of
+    X[B, C, H, W] reduce rows of H*W elements (the lowering collapses the
+    innermost reduced dimensions into one), so they are row reductions,
+    searched over the batch and the image's size with warp and block
+    strategies. At both ends of every interval of both keys and a prime
+    inside (the nearest image size the same variant takes, where no image
+    within the ranges has that many pixels), the run-time picks what the
+    table says and every variant matches numpy."""
+    channels = 64
+    model = tmp_path / "global.onnx"
+    graph = helper.make_graph(
+        [helper.make_node("GlobalAveragePool", ["X"], ["G"]),
+         helper.make_node("ReduceMax", ["X"], ["R"], axes=[2, 3], keepdims=0)],
+        "global",
+        [helper.make_tensor_value_info("X", TensorProto.FLOAT,
+                                       ["B", channels, "H", "W"])],
+        [helper.make_tensor_value_info("G", TensorProto.FLOAT, None),
+         helper.make_tensor_value_info("R", TensorProto.FLOAT, None)])
+    onnx_model = helper.make_model(graph,
+                                   opset_imports=[helper.make_opsetid("", 17)])
+    onnx_model.ir_version = 8
+    onnx.save(onnx_model, model)
+    dims = {"B": (1, 8), "H": (1, 64), "W": (1, 64)}
+    options = dict(dims=dims, targets=["cpu"], regret_target=0.005)
+    plan = json.loads(dyncc.compile(model, None, emit="plan", **options))
+    for g in plan["groups"]:
+        assert g["kind"] == "reduce"
+        assert g["select"]["model"] == "rows"
+        assert g["select"]["reduction"] == 1
+        assert g["select"]["keys"] == ["B", "H*W"]
+        assert len(g["variants"]) >= 2
+    art = tmp_path / "global.dyncc"
+    dyncc.compile(model, art, **options)
+    sess = dyncc.load(art).session()
+    images = {}
+    for h in range(1, 65):
+        for w in range(1, 65):
+            images.setdefault(h * w, (h, w))
+    rng = np.random.default_rng(5)
+    ran = set()
+    shapes = set()
+    for g, group in enumerate(plan["groups"]):
+        batches, pixels = key_points(group["select"], [8, 64 * 64])
+        for b in batches:
+            for p in pixels:
+                want = table_variant_at(plan, g, [b, p])
+                near = min((q for q in images
+                            if table_variant_at(plan, g, [b, q]) == want),
+                           key=lambda q: abs(q - p))
+                shapes.add((b, *images[near]))
+    for b, h, w in sorted(shapes):
+        x = rng.uniform(-4, 4, (b, channels, h, w)).astype(np.float32)
+        out = sess.run({"X": x})
+        np.testing.assert_allclose(
+            out["G"], x.astype(np.float64).mean(axis=(2, 3), keepdims=True),
+            rtol=1e-5, atol=1e-6)
+        np.testing.assert_array_equal(out["R"], x.max(axis=(2, 3)))
+        symbols = {"B": b, "H": h, "W": w}
+        assert sess.variants == [table_variant(plan, i, symbols)
+                                 for i in range(2)], symbols
+        ran.update(sess.variants)
+    names = {plan["kernels"][v["kernel"]]["name"]
+             for g in plan["groups"] for v in g["variants"]}
+    assert ran == names
+
+
 def output_size(size, taps, stride, pad, dilation):
     """A conv's output size along an axis of `size` (pads on both sides)."""
     return (size + 2 * pad - dilation * (taps - 1) - 1) // stride + 1

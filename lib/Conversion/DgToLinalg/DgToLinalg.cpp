@@ -1267,6 +1267,29 @@ OpLowering::Results OpLowering::lowerReduce(ArrayRef<int64_t> axesIn,
     reassociation = getKeptReassociation(rank, reduced);
     dest = tensor::CollapseShapeOp::create(b, loc, init, reassociation);
   }
+  // Reduced dimensions that are the innermost ones, after a kept one (a
+  // global pool's rows and columns), are one: each kept position reduces a
+  // contiguous row of their product, which the tile search and code
+  // generation take as a row reduction (a warp or a block per row, its
+  // loads coalesced) where they would give each thread a whole window.
+  // Only for a kernel argument: a collapsed intermediate would leave the
+  // kernel's other ops on the uncollapsed shape, which tiling does not
+  // fuse through (a LayerNorm over two dimensions never finished tiling).
+  int64_t inner = rank;
+  while (inner > 0 && reduced[inner - 1])
+    --inner;
+  if (isa<BlockArgument>(input) && inner > 0 && rank - inner >= 2 &&
+      llvm::none_of(ArrayRef(reduced).take_front(inner),
+                    [](bool r) { return r; })) {
+    SmallVector<ReassociationIndices> rows;
+    for (int64_t d = 0; d < inner; ++d)
+      rows.push_back({d});
+    rows.push_back(llvm::to_vector(llvm::seq<int64_t>(inner, rank)));
+    input = tensor::CollapseShapeOp::create(b, loc, input, rows);
+    rank = inner + 1;
+    reduced.assign(rank, false);
+    reduced.back() = true;
+  }
   auto destType = cast<RankedTensorType>(dest.getType());
   SmallVector<AffineExpr> outExprs;
   SmallVector<utils::IteratorType> iterators;

@@ -69,12 +69,15 @@ func.func @depthwise(%x: tensor<?x4x?x?xf32, #sym.shape<[N, 4, H, H]>>, %w: tens
 
 // Row reduction with keepdims: the destination is collapsed onto the kept
 // dimensions, filled with the identity (-inf for max), reduced, and expanded
-// back; mean divides by the reduced extent.
+// back; mean divides by the reduced extent. The innermost reduced
+// dimensions are one row of their product (a global pool's rows and
+// columns), so the reduction is along rows.
 // CHECK-LABEL: func.func @g0_reduce(
 //       CHECK:   %[[NEG:.+]] = arith.constant 0xFF800000 : f32
 //       CHECK:   %[[C:.+]] = tensor.collapse_shape %{{.+}} {{\[}}[0, 1, 2]] : tensor<?x1x1xf32> into tensor<?xf32>
+//       CHECK:   %[[R:.+]] = tensor.collapse_shape %{{.+}} {{\[}}[0], [1, 2]] : tensor<?x?x8xf32> into tensor<?x?xf32>
 //       CHECK:   %[[F:.+]] = linalg.fill ins(%[[NEG]] : f32) outs(%[[C]]
-//       CHECK:   linalg.generic {{.*}} iterator_types = ["parallel", "reduction", "reduction"]} {{.*}} outs(%[[F]]
+//       CHECK:   linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%[[R]] : tensor<?x?xf32>) outs(%[[F]]
 //       CHECK:     arith.maximumf
 //       CHECK:   tensor.expand_shape
 //       CHECK:   linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]
