@@ -12,7 +12,6 @@
 #include "dyncc/CostModel/Partition.h"
 
 #include <algorithm>
-#include <cmath>
 
 using namespace dyncc::runtime;
 
@@ -45,15 +44,23 @@ bool sizeTemps(const Manifest &manifest, const std::vector<size_t> &temps,
           return false;
       }
     }
-    // A workspace takes bytes where its group's variant uses it.
-    if (buffer.workspace && bytes != 0) {
-      const GroupInfo &group =
-          manifest.groups[manifest.steps[buffer.firstStep].group];
+    // A workspace takes bytes where its group's variant uses it, once its
+    // group can select (its keys bound by the inputs, as Session::
+    // selectable: else it keeps its bytes, as at a run's start).
+    const GroupInfo *group =
+        buffer.workspace
+            ? &manifest.groups[manifest.steps[buffer.firstStep].group]
+            : nullptr;
+    if (group && bytes != 0 &&
+        std::none_of(group->keySymbols.begin(), group->keySymbols.end(),
+                     [&](size_t slot) {
+                       return manifest.symbols[slot].bindingStep != kAtBinding;
+                     })) {
       size_t variant;
-      if (!group.pick(symbols, variant))
+      if (!group->pick(symbols, variant))
         return false;
       bool uses = false;
-      for (size_t k : group.variants[variant].kernels())
+      for (size_t k : group->variants[variant].kernels())
         for (const KernelParam &param : manifest.kernels[k].params)
           uses |= param.isBuffer && param.buffer == temps[t];
       if (!uses)
@@ -87,17 +94,27 @@ dyncc::runtime::planArenaAhead(const Manifest &manifest) {
     return {};
   // Per symbol, values log-spaced over its range (multiples of its
   // divisor), fewer per symbol the more symbols there are.
+  // The most values per symbol whose product over the symbols is at most
+  // kPlanAheadShapes (4 each for three symbols), at least 2.
   size_t count = bound.size();
-  size_t perSymbol = std::max<size_t>(
-      2, static_cast<size_t>(std::pow(static_cast<double>(kPlanAheadShapes),
-                                      1.0 / static_cast<double>(count))));
+  size_t perSymbol = 2;
+  auto product = [&](size_t values) {
+    size_t total = 1;
+    for (size_t s = 0; s < count && total <= kPlanAheadShapes; ++s)
+      total *= values;
+    return total;
+  };
+  while (product(perSymbol + 1) <= kPlanAheadShapes)
+    ++perSymbol;
   std::vector<std::vector<int64_t>> values(count);
   for (size_t s = 0; s < count; ++s) {
     const SymbolInfo &symbol = manifest.symbols[bound[s]];
     int64_t divisor = std::max<int64_t>(1, symbol.divisor);
-    int64_t low = (symbol.min + divisor - 1) / divisor * divisor;
+    // From the least value above 0 (a size of 0 has nothing to place).
+    int64_t low = std::max<int64_t>(symbol.min, 1);
+    low = (low + divisor - 1) / divisor * divisor;
     int64_t high = symbol.max / divisor * divisor;
-    if (low < 1 || high < low)
+    if (high < low)
       return {};
     for (size_t i = 0; i < perSymbol; ++i) {
       int64_t value = cost::getLogSpacedValue(low / divisor, high / divisor,

@@ -21,12 +21,10 @@ namespace {
 constexpr size_t kMaxSelectionMemoEntries = 1 << 14;
 /// The CUDA graphs a session keeps (the least recently used goes first).
 constexpr size_t kMaxGraphs = 8;
-/// The shapes a model's first session places its temps at ahead of runs.
+/// A run's memo entry of a group not selected yet.
 constexpr uint32_t kNotSelected = UINT32_MAX;
 
 std::string str(int64_t value) { return std::to_string(value); }
-
-/// Temps start at multiples of this (the arena itself is as aligned).
 
 std::string quoted(const std::string &text) { return "'" + text + "'"; }
 } // namespace

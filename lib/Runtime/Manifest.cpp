@@ -10,6 +10,7 @@
 #include "dyncc/Runtime/Artifact.h"
 #include "dyncc/Runtime/Json.h"
 
+#include "ArenaPlan.h"
 #include "JsonReader.h"
 
 #include <algorithm>
@@ -1163,6 +1164,13 @@ bool ManifestReader::readArena(const JsonValue &root) {
     return true;
   if (!plans->isArray())
     return typeError("arena", "an array", *plans);
+  // A model's sessions keep at most that many (SharedPlacements).
+  if (plans->size() > ArenaPlanner::kRememberedPlacements)
+    return fail("arena",
+                "has " + std::to_string(plans->size()) +
+                    " placements, more than the " +
+                    std::to_string(ArenaPlanner::kRememberedPlacements) +
+                    " a model keeps");
   size_t temps = 0;
   for (const BufferInfo &buffer : manifest.buffers)
     temps += buffer.kind == BufferKind::Temp;

@@ -522,8 +522,16 @@ static bool isWindowReduction(Operation *op,
   // at `stride * output + dilation * window` along some dimension. A
   // reduction whose loops index dimensions of their own (a global pool, a
   // softmax over channels) reads a whole dimension per output instead.
+  // The other inputs only give the window its shape (a pool's `tensor.
+  // empty` of the window): their values are not read, so a weighted sum
+  // over a window (a conv's filter) is not a pool.
   strides.assign(parallel, 1);
-  if (generic.getNumDpsInputs() == 0)
+  if (generic.getNumDpsInputs() == 0 ||
+      llvm::any_of(
+          llvm::drop_begin(generic.getDpsInputOperands()),
+          [&](OpOperand *input) {
+            return !generic.getMatchingBlockArgument(input).use_empty();
+          }))
     return false;
   AffineMap map = generic.getMatchingIndexingMap(generic.getDpsInputOperand(0));
   SmallVector<bool> slides(n, false);
@@ -576,6 +584,7 @@ FailureOr<RowProblemExprs> dyncc::getRowProblem(func::FuncOp kernel) {
   // each thread folds the windows of its outputs, as an elementwise kernel
   // computes its outputs, reading its input `strides` times as much.
   SmallVector<int64_t> windowStrides;
+  BlockArgument windowed;
   if (reduction) {
     loops = nullptr;
     for (Operation &op : entry) {
@@ -607,6 +616,17 @@ FailureOr<RowProblemExprs> dyncc::getRowProblem(func::FuncOp kernel) {
       if (!loops)
         return failure();
       reduction = false;
+      // The kernel argument the windows read (through a pad, reshapes and
+      // casts).
+      Value read = loops.getDpsInputOperand(0)->get();
+      while (true) {
+        read = getReshapedSource(read);
+        auto pad = read.getDefiningOp<tensor::PadOp>();
+        if (!pad)
+          break;
+        read = pad.getSource();
+      }
+      windowed = dyn_cast<BlockArgument>(read);
     }
   } else if (hasReductionLoops(root) ||
              root.getNumLoops() != root.getNumParallelLoops()) {
@@ -649,12 +669,12 @@ FailureOr<RowProblemExprs> dyncc::getRowProblem(func::FuncOp kernel) {
     if (!spans(arg.getType()))
       continue;
     // A pool's input is read whole, its elements per output's: per
-    // dimension, the ratio of the static sizes (a global pool's window),
-    // else the stride.
+    // dimension, the ratio of the static sizes (ResNet's 7x7 average pool
+    // over a 7x7 map reads 49), else the stride.
     double reads = 1;
     auto in = cast<RankedTensorType>(arg.getType());
     auto out = dyn_cast<RankedTensorType>(result);
-    if (!windowStrides.empty() && out &&
+    if (arg == windowed && out &&
         in.getRank() == static_cast<int64_t>(windowStrides.size()) &&
         out.getRank() == in.getRank())
       for (int64_t d = 0; d < in.getRank(); ++d)

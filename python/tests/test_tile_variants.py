@@ -343,7 +343,8 @@ def test_every_variant_of_pools(tmp_path, dtype, channels):
     outputs' windows. At both ends of every interval of the three keys and
     a prime inside, the run-time picks what the table says and every
     variant matches numpy: a padded max pool at stride 2 and an average
-    pool, at output sizes 1, primes and sizes off the tiles."""
+    pool, at output sizes 1, primes and sizes off the tiles, from odd input
+    sizes."""
     model = tmp_path / "pools.onnx"
     make_pools(model, channels, dtype)
     dims = {"B": (1, 3), "H": (2, 128), "W": (2, 128)}
@@ -361,17 +362,20 @@ def test_every_variant_of_pools(tmp_path, dtype, channels):
     rng = np.random.default_rng(3)
     ran = set()
     tolerance = 1e-6 if dtype == np.float32 else 2e-3
-    # H = 2 * v makes both pools' outputs v rows (and W alike): each point
-    # of either group's table is a shape.
+    # Each point of either group's table at odd sizes: the max pool has v
+    # rows from 2v - 1 (and 2v) rows in, the average pool from 2v + 1 (and
+    # 2v); the other pool takes what those give.
     shapes = set()
     for group in plan["groups"]:
         outer, rows, columns = key_points(group["select"],
                                           [3 * channels, 64, 64])
         batches = {min(3, max(1, -(-key // channels))) for key in outer}
-        shapes.update((b, oh, ow) for b in batches for oh in rows
-                      for ow in columns)
-    for b, oh, ow in sorted(shapes):
-        h, w = 2 * oh, 2 * ow
+        max_pool = group["select"]["keys"][1].endswith("+ 1")
+        sizes = {v: (2 * v - 1 if v > 1 else 2) if max_pool
+                 else min(2 * v + 1, 128) for v in set(rows) | set(columns)}
+        shapes.update((b, sizes[oh], sizes[ow]) for b in batches
+                      for oh in rows for ow in columns)
+    for b, h, w in sorted(shapes):
         x = rng.uniform(-4, 4, (b, channels, h, w)).astype(dtype)
         out = sess.run({"X": x})
         padded = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (1, 1), (1, 1)),
@@ -380,8 +384,9 @@ def test_every_variant_of_pools(tmp_path, dtype, channels):
             padded, (3, 3), axis=(2, 3))[:, :, ::2, ::2]
         np.testing.assert_array_equal(out["M"],
                                       windows.max(axis=(4, 5)).astype(dtype))
-        mean = x.astype(np.float64).reshape(b, channels, oh, 2, ow,
-                                            2).mean(axis=(3, 5))
+        ah, aw = h // 2, w // 2
+        mean = x[:, :, :2 * ah, :2 * aw].astype(np.float64).reshape(
+            b, channels, ah, 2, aw, 2).mean(axis=(3, 5))
         np.testing.assert_allclose(out["A"].astype(np.float64), mean,
                                    rtol=tolerance, atol=tolerance)
         symbols = {"B": b, "H": h, "W": w}

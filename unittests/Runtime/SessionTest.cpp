@@ -267,6 +267,32 @@ TEST(SessionTest, PlannedArenaErrors) {
               "manifest: arena[0]: places 1 of the 2 temps");
   expectError(R"("arena": [{"empty": [], "order": [2, 99]}])",
               "manifest: arena[0].order[1]: unknown buffer id 99");
+  std::string many;
+  for (int i = 0; i < 17; ++i)
+    many += std::string(i ? ", " : "") + R"({"empty": [], "order": [2, 6]})";
+  expectError(R"("arena": [)" + many + "]",
+              "manifest: arena: has 17 placements, more than the 16 a model "
+              "keeps");
+}
+
+// A placement the file gives is used only where its empty temps are empty:
+// one that says the workspace is empty is no placement for a split run,
+// which places its temps itself, and correctly.
+TEST(SessionTest, PlannedArenaIsUsedOnlyWhereItHolds) {
+  size_t plans = 0;
+  std::string manifest =
+      replaceOnce(withPlannedArena(splitManifest(), plans),
+                  R"("arena": [{"empty": [], "order": [2, 6]}])",
+                  R"("arena": [{"empty": [6], "order": [2]}])");
+  auto session = makeSession(loadModel(manifest));
+  ASSERT_NE(session, nullptr);
+  runLinear(*session, 1000, 3);
+  EXPECT_STREQ(session->groupVariant(0), "matmul_large");
+  EXPECT_EQ(session->arenaPlacementsMade(), 0);
+  runLinear(*session, 5, 4);
+  EXPECT_STREQ(session->groupVariant(0), "matmul_part");
+  EXPECT_GE(session->arenaPlacementsMade(), 1);
+  EXPECT_EQ(session->arenaPlacement().size, session->arenaPlacement().livePeak);
 }
 
 TEST(SessionTest, SplitVariantErrors) {

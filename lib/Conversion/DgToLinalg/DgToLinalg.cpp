@@ -16,6 +16,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
@@ -1278,7 +1279,10 @@ OpLowering::Results OpLowering::lowerReduce(ArrayRef<int64_t> axesIn,
   int64_t inner = rank;
   while (inner > 0 && reduced[inner - 1])
     --inner;
-  if (isa<BlockArgument>(input) && inner > 0 && rank - inner >= 2 &&
+  auto argument = dyn_cast<BlockArgument>(input);
+  if (argument &&
+      isa<FunctionOpInterface>(argument.getOwner()->getParentOp()) &&
+      inner > 0 && rank - inner >= 2 &&
       llvm::none_of(ArrayRef(reduced).take_front(inner),
                     [](bool r) { return r; })) {
     SmallVector<ReassociationIndices> rows;
