@@ -47,23 +47,19 @@ bool sizeTemps(const Manifest &manifest, const std::vector<size_t> &temps,
     // A workspace takes bytes where its group's variant uses it, once its
     // group can select (its keys bound by the inputs, as Session::
     // selectable: else it keeps its bytes, as at a run's start).
-    const GroupInfo *group =
-        buffer.workspace
-            ? &manifest.groups[manifest.steps[buffer.firstStep].group]
-            : nullptr;
-    if (group && bytes != 0 &&
-        std::none_of(group->keySymbols.begin(), group->keySymbols.end(),
-                     [&](size_t slot) {
-                       return manifest.symbols[slot].bindingStep != kAtBinding;
-                     })) {
+    if (buffer.workspace && bytes != 0) {
+      const GroupInfo &group = manifest.groups[buffer.workspaceGroup];
+      bool selectable = std::none_of(
+          group.keySymbols.begin(), group.keySymbols.end(), [&](size_t slot) {
+            return manifest.symbols[slot].bindingStep != kAtBinding;
+          });
       size_t variant;
-      if (!group->pick(symbols, variant))
+      if (selectable && !group.pick(symbols, variant))
         return false;
-      bool uses = false;
-      for (size_t k : group->variants[variant].kernels())
-        for (const KernelParam &param : manifest.kernels[k].params)
-          uses |= param.isBuffer && param.buffer == temps[t];
-      if (!uses)
+      if (selectable &&
+          std::find(buffer.workspaceLeads.begin(), buffer.workspaceLeads.end(),
+                    group.variants[variant].kernel) ==
+              buffer.workspaceLeads.end())
         bytes = 0;
     }
     blocks[t].size = bytes;

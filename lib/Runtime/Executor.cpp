@@ -308,17 +308,7 @@ Session::Session(std::shared_ptr<const Model> model, unsigned threads)
       arenaBlocks.push_back({0, buffer.firstStep, buffer.lastStep});
       // A workspace takes bytes when its group selects a variant whose
       // kernels use it.
-      Workspace workspace;
-      if (buffer.workspace) {
-        workspace.group = manifest.steps[buffer.firstStep].group;
-        for (const VariantInfo &variant :
-             manifest.groups[workspace.group].variants)
-          for (size_t k : variant.kernels())
-            for (const KernelParam &param : manifest.kernels[k].params)
-              if (param.isBuffer && param.buffer == b)
-                workspace.leads.push_back(variant.kernel);
-      }
-      workspaces.push_back(std::move(workspace));
+      workspaces.push_back({buffer.workspaceGroup, buffer.workspaceLeads});
     }
   }
   outputs.resize(manifest.outputs.size());

@@ -865,7 +865,7 @@ bool ManifestReader::checkLifetimes() {
   }
   // A workspace is one launch's scratch: live at that step alone.
   for (size_t b = 0; b < manifest.buffers.size(); ++b) {
-    const BufferInfo &info = manifest.buffers[b];
+    BufferInfo &info = manifest.buffers[b];
     if (!info.workspace)
       continue;
     std::string path = element("buffers", b);
@@ -875,6 +875,13 @@ bool ManifestReader::checkLifetimes() {
                   "a workspace lives in one launch step, not [" +
                       std::to_string(info.firstStep) + ", " +
                       std::to_string(info.lastStep) + "]");
+    info.workspaceGroup = manifest.steps[info.firstStep].group;
+    for (const VariantInfo &variant :
+         manifest.groups[info.workspaceGroup].variants)
+      for (size_t k : variant.kernels())
+        for (const KernelParam &param : manifest.kernels[k].params)
+          if (param.isBuffer && param.buffer == b)
+            info.workspaceLeads.push_back(variant.kernel);
   }
   for (size_t i = 0; i < manifest.steps.size(); ++i) {
     const StepInfo &step = manifest.steps[i];

@@ -23,6 +23,7 @@
 #include "dyncc/Runtime/ShapeExpr.h"
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -85,6 +86,11 @@ struct BufferInfo {
   /// sums). It takes arena bytes only in runs where such a variant is
   /// chosen.
   bool workspace = false;
+  /// A workspace: the group its step launches, and the kernels leading the
+  /// variants of that group whose kernels take it; a run whose variant
+  /// leads with another leaves it empty.
+  size_t workspaceGroup = SIZE_MAX;
+  std::vector<size_t> workspaceLeads;
   /// Inputs and outputs: the index in Manifest::inputs / outputs.
   size_t port = 0;
   /// The bind step after which its shape can be evaluated (kAtBinding: at
