@@ -271,13 +271,6 @@ void SharedPlacements::seed(const Lifetimes &lifetimes,
   }
 }
 
-std::vector<std::shared_ptr<const RememberedPlacement>>
-SharedPlacements::held(const Lifetimes &lifetimes) {
-  std::vector<std::shared_ptr<const RememberedPlacement>> all;
-  collect(lifetimes, all);
-  return all;
-}
-
 bool ArenaPlanner::place(const std::vector<ArenaBlock> &blocks,
                          uint64_t alignment, ArenaPlacement &out) {
   size_t n = blocks.size();

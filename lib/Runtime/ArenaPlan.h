@@ -83,9 +83,6 @@ public:
   /// blocks it meets that come before it in `order`.
   void seed(const Lifetimes &lifetimes,
             std::vector<RememberedPlacement> placements);
-  /// The placements held for `lifetimes` (none for other lifetimes).
-  std::vector<std::shared_ptr<const RememberedPlacement>>
-  held(const Lifetimes &lifetimes);
 
 private:
   std::mutex mutex;

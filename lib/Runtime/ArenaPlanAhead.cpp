@@ -45,21 +45,16 @@ bool sizeTemps(const Manifest &manifest, const std::vector<size_t> &temps,
       }
     }
     // A workspace takes bytes where its group's variant uses it, once its
-    // group can select (its keys bound by the inputs, as Session::
-    // selectable: else it keeps its bytes, as at a run's start).
-    if (buffer.workspace && bytes != 0) {
+    // group can select (else it keeps its bytes, as at a run's start).
+    if (buffer.workspace && bytes != 0 &&
+        isSelectable(manifest, buffer.workspaceGroup, kAtBinding)) {
       const GroupInfo &group = manifest.groups[buffer.workspaceGroup];
-      bool selectable = std::none_of(
-          group.keySymbols.begin(), group.keySymbols.end(), [&](size_t slot) {
-            return manifest.symbols[slot].bindingStep != kAtBinding;
-          });
       size_t variant;
-      if (selectable && !group.pick(symbols, variant))
+      if (!group.pick(symbols, variant))
         return false;
-      if (selectable &&
-          std::find(buffer.workspaceLeads.begin(), buffer.workspaceLeads.end(),
+      if (std::find(buffer.workspaceLeads.begin(), buffer.workspaceLeads.end(),
                     group.variants[variant].kernel) ==
-              buffer.workspaceLeads.end())
+          buffer.workspaceLeads.end())
         bytes = 0;
     }
     blocks[t].size = bytes;
@@ -89,9 +84,9 @@ dyncc::runtime::planArenaAhead(const Manifest &manifest) {
   if (bound.empty() || temps.empty())
     return {};
   // Per symbol, values log-spaced over its range (multiples of its
-  // divisor), fewer per symbol the more symbols there are.
-  // The most values per symbol whose product over the symbols is at most
-  // kPlanAheadShapes (4 each for three symbols), at least 2.
+  // divisor): the most per symbol whose product over the symbols is at
+  // most kPlanAheadShapes (8 each for two symbols, 4 for three), at least
+  // 2.
   size_t count = bound.size();
   size_t perSymbol = 2;
   auto product = [&](size_t values) {
@@ -141,13 +136,15 @@ dyncc::runtime::planArenaAhead(const Manifest &manifest) {
     if (s == count)
       break;
   }
+  std::vector<std::shared_ptr<const RememberedPlacement>> kept;
+  shared->collect(lifetimes, kept);
   std::vector<ArenaPlanInfo> plans;
-  for (const auto &kept : shared->held(lifetimes)) {
+  for (const auto &placement : kept) {
     ArenaPlanInfo &plan = plans.emplace_back();
     for (size_t t = 0; t < temps.size(); ++t)
-      if (kept->empty[t])
+      if (placement->empty[t])
         plan.empty.push_back(temps[t]);
-    for (uint32_t t : kept->order)
+    for (uint32_t t : placement->order)
       plan.order.push_back(temps[t]);
   }
   return plans;

@@ -991,16 +991,6 @@ bool Session::placeBuffer(size_t b, RuntimeError &error) {
   return true;
 }
 
-bool Session::selectable(size_t group, size_t afterStep) const {
-  const Manifest &manifest = loaded->manifest();
-  for (size_t slot : manifest.groups[group].keySymbols) {
-    size_t step = manifest.symbols[slot].bindingStep;
-    if (step != kAtBinding && (afterStep == kAtBinding || step > afterStep))
-      return false;
-  }
-  return true;
-}
-
 bool Session::sizeTemps(size_t afterStep, bool &changed, RuntimeError &error) {
   bool midRun = afterStep != kAtBinding;
   std::vector<ArenaBlock> &blocks = arenaBlocks;
@@ -1012,7 +1002,7 @@ bool Session::sizeTemps(size_t afterStep, bool &changed, RuntimeError &error) {
     size_t bytes = bufferBytes[tempBuffers[t]];
     const Workspace &workspace = workspaces[t];
     if (workspace.group != SIZE_MAX && bytes != 0 &&
-        selectable(workspace.group, afterStep)) {
+        isSelectable(loaded->manifest(), workspace.group, afterStep)) {
       size_t lead;
       if (!selectVariant(workspace.group, lead, error))
         return false;

@@ -399,10 +399,6 @@ private:
                       RuntimeError &error) const;
   /// Sets the device address of buffer `buffer` at this run's size (CUDA).
   bool placeOnDevice(size_t buffer, RuntimeError &error);
-  /// Whether every symbol `group` selects by is bound after step
-  /// `afterStep` (kAtBinding: by the inputs). A workspace whose group is
-  /// not yet selectable keeps its bytes.
-  bool selectable(size_t group, size_t afterStep) const;
   /// Launches the variant `group` selects: its kernel, then the kernels
   /// after it (`then`).
   bool launch(size_t group, RuntimeError &error);

@@ -1220,6 +1220,16 @@ bool ManifestReader::readArena(const JsonValue &root) {
   return true;
 }
 
+bool dyncc::runtime::isSelectable(const Manifest &manifest, size_t group,
+                                  size_t afterStep) {
+  for (size_t slot : manifest.groups[group].keySymbols) {
+    size_t step = manifest.symbols[slot].bindingStep;
+    if (step != kAtBinding && (afterStep == kAtBinding || step > afterStep))
+      return false;
+  }
+  return true;
+}
+
 bool dyncc::runtime::GroupInfo::pick(const int64_t *symbols,
                                      size_t &variant) const {
   if (select.present && select.lookup(symbols, variant) &&

@@ -34,6 +34,13 @@ def make_dense(path, dtype, input_dims, k, n, seed):
     return w, b
 
 
+def variant_names(plan, groups):
+    """The kernel names of the variants of `groups` (entries of the plan's
+    `groups`): what a test that runs every variant must have run."""
+    return {plan["kernels"][v["kernel"]]["name"]
+            for g in groups for v in g["variants"]}
+
+
 def is_prime(v):
     return v > 1 and all(v % d for d in range(2, int(v ** 0.5) + 1))
 
@@ -90,8 +97,7 @@ def test_every_variant_of_one_key_table(tmp_path, dtype, k, n, hi):
             ran.add(check(sess, plan, w, b, (m, k), {"M": m}, np_type, rtol,
                           atol, seed=m))
     # Every variant the group has is picked somewhere, and ran.
-    names = {plan["kernels"][v["kernel"]]["name"]
-             for v in plan["groups"][0]["variants"]}
+    names = variant_names(plan, plan["groups"][:1])
     assert ran == names
 
 
@@ -134,7 +140,7 @@ def test_every_variant_of_folded_batch(tmp_path):
             ran.add(check(sess, plan, w, b, (batch, s, 32),
                           {"B": batch, "S": s}, np.float32, 1e-4, 1e-4,
                           seed=value))
-    names = {plan["kernels"][v["kernel"]]["name"] for v in group["variants"]}
+    names = variant_names(plan, [group])
     assert ran == names and len(names) >= 2
 
 
@@ -175,8 +181,7 @@ def test_every_variant_of_two_key_table(tmp_path):
                     symbols = {"B": batch, "S": s}
                     assert sess.variants == [table_variant(plan, 0, symbols)]
                     ran.add(sess.variants[0])
-    names = {plan["kernels"][v["kernel"]]["name"]
-             for v in plan["groups"][0]["variants"]}
+    names = variant_names(plan, plan["groups"][:1])
     assert ran == names and len(names) >= 2
 
 
@@ -312,8 +317,7 @@ def test_every_variant_of_row_wise_kernels(tmp_path):
     for b in key_points(ew, [3, 96])[0]:
         for s in key_points(ew, [3, 96])[1]:
             run(b, s, 1 + s)
-    names = {plan["kernels"][v["kernel"]]["name"]
-             for g in plan["groups"] for v in g["variants"]}
+    names = variant_names(plan, plan["groups"])
     assert ran == names
 
 
@@ -393,8 +397,7 @@ def test_every_variant_of_pools(tmp_path, dtype, channels):
         assert sess.variants == [table_variant(plan, i, symbols)
                                  for i in range(2)], symbols
         ran.update(sess.variants)
-    names = {plan["kernels"][v["kernel"]]["name"]
-             for g in plan["groups"] for v in g["variants"]}
+    names = variant_names(plan, plan["groups"])
     assert ran == names
 
 
@@ -460,8 +463,7 @@ def test_every_variant_of_global_pools(tmp_path):
         assert sess.variants == [table_variant(plan, i, symbols)
                                  for i in range(2)], symbols
         ran.update(sess.variants)
-    names = {plan["kernels"][v["kernel"]]["name"]
-             for g in plan["groups"] for v in g["variants"]}
+    names = variant_names(plan, plan["groups"])
     assert ran == names
 
 
@@ -607,7 +609,7 @@ def test_every_variant_of_conv(tmp_path, channels, out_channels, taps, stride,
             assert sess.variants == [table_variant(plan, 0, {"B": batch,
                                                              "S": s})]
             ran.add(sess.variants[0])
-    names = {plan["kernels"][v["kernel"]]["name"] for v in group["variants"]}
+    names = variant_names(plan, [group])
     assert ran == names
 
 
@@ -695,7 +697,7 @@ def check_conv1d_variants(plan, sess, rng, w, b, conv, low, l_max,
             assert sess.variants == [table_variant(plan, 0, {"B": batch,
                                                              "L": length})]
             ran.add(sess.variants[0])
-    names = {plan["kernels"][v["kernel"]]["name"] for v in group["variants"]}
+    names = variant_names(plan, [group])
     assert ran == names
 
 
@@ -815,7 +817,7 @@ def test_every_variant_of_three_key_conv(tmp_path):
                 assert sess.variants == [table_variant(
                     plan, 0, {"B": batch, "H": h, "W": wd})], (batch, h, wd)
                 ran.add(sess.variants[0])
-    names = {plan["kernels"][v["kernel"]]["name"] for v in group["variants"]}
+    names = variant_names(plan, [group])
     assert ran == names
 
 
@@ -919,7 +921,7 @@ def test_every_variant_of_im2col_conv(tmp_path, channels, out_channels, taps,
             assert sess.variants[1] == table_variant(
                 plan, 1, {"B": batch, "H": h, "W": wd}), (batch, h, wd)
             ran.add(sess.variants[1])
-    names = {plan["kernels"][v["kernel"]]["name"] for v in group["variants"]}
+    names = variant_names(plan, [group])
     assert ran == names
 
 
@@ -995,7 +997,7 @@ def test_every_variant_of_im2col_conv1d(tmp_path, channels, out_channels,
             atol=tolerance * max(1.0, float(np.abs(ref).max())))
         assert sess.variants[1] == want, (batch, out)
         ran.add(want)
-    names = {plan["kernels"][v["kernel"]]["name"] for v in group["variants"]}
+    names = variant_names(plan, [group])
     assert ran == names
 
 
@@ -1119,7 +1121,7 @@ def test_every_variant_of_fused_products(tmp_path, dtype, depth):
                                            atol=tol, err_msg=name)
             assert sess.variants == [table_variant(plan, 0, {"B": b, "S": s})]
             ran.update(sess.variants)
-    names = {plan["kernels"][v["kernel"]]["name"] for v in group["variants"]}
+    names = variant_names(plan, [group])
     assert ran == names
 
 
@@ -1169,7 +1171,7 @@ def test_every_variant_of_half_scores_into_f32(tmp_path, layout):
             np.testing.assert_allclose(out, ref, rtol=2e-3, atol=2e-3)
             assert sess.variants == [table_variant(plan, 0, {"B": b, "S": s})]
             ran.update(sess.variants)
-    names = {plan["kernels"][v["kernel"]]["name"] for v in group["variants"]}
+    names = variant_names(plan, [group])
     assert ran == names
 
 
@@ -1341,7 +1343,7 @@ def test_every_variant_of_pointwise_conv(tmp_path, channels, out_channels,
             assert sess.variants == [table_variant(
                 plan, 0, {"B": batch, "H": rows, "W": cols})]
             ran.add(sess.variants[0])
-    names = {plan["kernels"][v["kernel"]]["name"] for v in group["variants"]}
+    names = variant_names(plan, [group])
     assert ran == names
 
 
@@ -1433,5 +1435,5 @@ def test_every_variant_of_folded_im2col_conv(tmp_path, channels, out_channels,
             atol=tolerance * max(1.0, float(np.abs(ref).max())))
         assert sess.variants[1] == table_variant(plan, 1, {"B": batch}), batch
         ran.add(sess.variants[1])
-    names = {plan["kernels"][v["kernel"]]["name"] for v in group["variants"]}
+    names = variant_names(plan, [group])
     assert ran == names

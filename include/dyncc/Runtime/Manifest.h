@@ -332,6 +332,11 @@ struct Manifest {
 bool parseManifest(std::string_view json, Manifest &out, std::string &error,
                    bool *isVersionError = nullptr);
 
+/// Whether every symbol group `group` selects by is bound after step
+/// `afterStep` (kAtBinding: by the inputs). A workspace whose group is not
+/// yet selectable keeps its bytes.
+bool isSelectable(const Manifest &manifest, size_t group, size_t afterStep);
+
 /// Checks the manifest's references into the artifact: weight sections exist
 /// and have the exact byte size of their (static) shape; CPU and GPU code
 /// sections exist.
