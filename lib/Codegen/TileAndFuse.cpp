@@ -638,13 +638,17 @@ static LogicalResult prepareKernel(func::FuncOp func) {
         return true;
       });
   // The producer of such a flattened input computes on the flattened
-  // shape, so it fuses into the contraction's tiles through a slice.
+  // shape, so it fuses into the contraction's tiles through a slice. Only
+  // a linalg producer: a pad collapsed so (a conv's padded input, flattened
+  // from a transposed channel shuffle) is expanded back by the patterns
+  // above, and the two would alternate without end.
   linalg::populateFoldReshapeOpsByCollapsingPatterns(
       reshapes, [&](OpOperand *operand) {
         if (isUnitExtent(operand->getOwner(), 2))
           return putsBackUnitDims(operand->get().getDefiningOp());
         auto collapse = dyn_cast<tensor::CollapseShapeOp>(operand->getOwner());
-        if (!collapse || !operand->get().hasOneUse())
+        if (!collapse || !operand->get().hasOneUse() ||
+            !isa_and_nonnull<linalg::LinalgOp>(operand->get().getDefiningOp()))
           return false;
         return llvm::any_of(collapse->getUses(), [](OpOperand &use) {
           auto consumer = dyn_cast<linalg::LinalgOp>(use.getOwner());

@@ -80,6 +80,49 @@ SHARED = {
         dims={"unk__31": (1, 4), "unk__32": (1, 64), "unk__33": (1, 64)}),
 }
 
+# Shared models with their images (and, for the attention models, their
+# weights' sizes) dynamic too, where the model's own fixed reshapes bound
+# which sizes are valid: `bindings` lists the shapes they run at, which
+# (unlike bindings()' extremes) the reshapes accept. Each model has a
+# Reshape whose runs of dimensions cannot be matched symbolically over
+# those sizes ([N, 24, H', W'] to [-1, 2400]), which fusion keeps out of
+# its neighbours' kernels, and ShuffleNet's channel shuffles then run as
+# a transpose and a conv that reads it through the reshape.
+SHARED_DYNAMIC = {
+    # (H/2 - 6) * (W/2 - 6) a multiple of 100: [-1, 2400] rows per image.
+    "cifar_cnn_tutorial_pt17_opset10": dict(
+        flags=["--force-dynamic", "--dim", "modelInput_d1=3"],
+        dims={"batch_size": (1, 5), "modelInput_d2": (32, 64),
+              "modelInput_d3": (32, 64)},
+        bindings=[dict(batch_size=1, modelInput_d2=32, modelInput_d3=32),
+                  dict(batch_size=3, modelInput_d2=32, modelInput_d3=52),
+                  dict(batch_size=2, modelInput_d2=33, modelInput_d3=53)]),
+    # ((H - 4)/2 - 4)/2 * ((W - 4)/2 - 4)/2 a multiple of 16 ([-1, 320]).
+    "cnn_mnist_pt11_opset9": dict(
+        flags=["--force-dynamic", "--dim", "input_image_d1=1"],
+        dims={"batch": (1, 5), "input_image_d2": (28, 64),
+              "input_image_d3": (28, 64)},
+        bindings=[dict(batch=1, input_image_d2=28, input_image_d3=28),
+                  dict(batch=3, input_image_d2=28, input_image_d3=44),
+                  dict(batch=2, input_image_d2=29, input_image_d3=47)]),
+    # Its shuffles reshape to [1, 4, 28, 56, 56]: images whose stem (a
+    # stride-2 conv, then a stride-2 pool) leaves 56 x 56, 221 to 224.
+    "light_shufflenet_opset9": dict(
+        flags=["--force-dynamic", "--dim", "gpu_0_data_0_d0=1"],
+        dims={"gpu_0_data_0_d2": (221, 224), "gpu_0_data_0_d3": (221, 224)},
+        bindings=[dict(gpu_0_data_0_d2=224, gpu_0_data_0_d3=224),
+                  dict(gpu_0_data_0_d2=223, gpu_0_data_0_d3=221)]),
+    # The QKV weight's rows (the hidden size in) dynamic; its 2304 columns
+    # are fixed by the heads' reshape.
+    "bert_attention_mask1d_pt111_opset11": dict(
+        flags=["--force-dynamic", "--dim", "bias_d0=2304"],
+        dims={"batch": (1, 4), "sequence": (1, 40), "input_d2": (1, 800)},
+        index={"mask_index": "sequence"},
+        bindings=[dict(batch=1, sequence=1, input_d2=768),
+                  dict(batch=3, sequence=37, input_d2=5),
+                  dict(batch=2, sequence=17, input_d2=777)]),
+}
+
 # Per generated family (dyncc_models): symbol ranges of its tiny config.
 # BERT-like position tables hold 64 positions; ViT's 64-pixel maximum image
 # is cut in 8-pixel patches.
@@ -255,7 +298,8 @@ def check_model(model_path, spec, driver, work, ort_session=None):
     # Inputs whose contents are sizes (`values`) run at each given content;
     # the other inputs at each binding of the symbols.
     given = spec.get("values") or [{}]
-    cases = [(b, v) for b in bindings(spec["dims"]) for v in given]
+    cases = [(b, v) for b in spec.get("bindings") or bindings(spec["dims"])
+             for v in given]
     for k, (binding, values) in enumerate(cases):
         shapes = {name: tuple(eval_expr(str(d), binding) for d in dims)
                   for name, _, dims in art.inputs}

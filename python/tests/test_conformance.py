@@ -95,6 +95,19 @@ def test_shared_model(tmp_path, bin_dir, model):
     _check(models.check_shared(model, bin_dir / "dyncc", tmp_path), model.stem)
 
 
+@pytest.mark.parametrize("model", sorted(models.SHARED_DYNAMIC))
+def test_shared_model_dynamic_images(tmp_path, bin_dir, model):
+    """Shared models with their image or weight sizes dynamic as well, at
+    the shapes their own fixed reshapes accept."""
+    pytest.importorskip("onnxruntime", reason="scripts/setup.sh installs onnxruntime")
+    path = SHARED_MODELS / f"{model}.onnx"
+    require(path.exists(), f"missing: {path}")
+    spec = models.SHARED_DYNAMIC[model]
+    check = models.check_model(path, spec, bin_dir / "dyncc", tmp_path)
+    assert check.passed, check.summary()
+    assert len(check.results) == len(spec["bindings"]), check.summary()
+
+
 @pytest.mark.parametrize("family", sorted(models.FAMILIES))
 def test_generated_family(tmp_path, bin_dir, family):
     pytest.importorskip("onnxruntime", reason="scripts/setup.sh installs onnxruntime")

@@ -755,3 +755,40 @@ func.func @folded_batch(%x: tensor<?x?x64xf32>, %w: tensor<64x48xf32>, %b: tenso
   %e = tensor.expand_shape %epi [[0, 1], [2]] output_shape [%d0, %d1, 48] : tensor<?x48xf32> into tensor<?x?x48xf32>
   return %e : tensor<?x?x48xf32>
 }
+
+// -----
+
+// A depthwise conv whose input is a transposed channel shuffle, collapsed
+// and padded. The collapse is not moved below the pad: expanding the pad
+// back would undo it, and the two rewrites would alternate without end.
+// CHECK-LABEL: func.func @shuffled_depthwise(
+//       CHECK:   %[[T:.+]] = linalg.transpose
+//       CHECK:   tensor.pad %[[T]]
+//       CHECK:   scf.forall {{.*}} to (16, 4, 4)
+//       CHECK:   } {mapping = [#gpu.block<z>, #gpu.block<y>, #gpu.block<x>]}
+func.func @shuffled_depthwise(%arg0: tensor<1x2x8x8x8xf32>, %arg1: tensor<16x1x3x3xf32>, %arg2: tensor<16xf32>, %arg3: tensor<1x16x4x4xf32>) -> tensor<1x16x4x4xf32> attributes {dyncc.kernel, dyncc.kind = "conv", dyncc.tile_config = {block = array<i64: 1, 8, 4, 4>, k_step = 3 : i64, thread = array<i64: 1, 1, 1, 4>}} {
+  %0 = tensor.empty() : tensor<1x8x2x8x8xf32>
+  %transposed = linalg.transpose ins(%arg0 : tensor<1x2x8x8x8xf32>) outs(%0 : tensor<1x8x2x8x8xf32>) permutation = [0, 2, 1, 3, 4]
+  %collapsed = tensor.collapse_shape %transposed [[0], [1, 2], [3], [4]] : tensor<1x8x2x8x8xf32> into tensor<1x16x8x8xf32>
+  %cst = arith.constant 0.000000e+00 : f32
+  %padded = tensor.pad %collapsed low[0, 0, 1, 1] high[0, 0, 0, 0] {
+  ^bb0(%i: index, %j: index, %k: index, %l: index):
+    tensor.yield %cst : f32
+  } : tensor<1x16x8x8xf32> to tensor<1x16x9x9xf32>
+  %expanded = tensor.expand_shape %padded [[0], [1, 2], [3], [4]] output_shape [1, 16, 1, 9, 9] : tensor<1x16x9x9xf32> into tensor<1x16x1x9x9xf32>
+  %expanded_0 = tensor.expand_shape %arg1 [[0, 1], [2], [3], [4]] output_shape [16, 1, 1, 3, 3] : tensor<16x1x3x3xf32> into tensor<16x1x1x3x3xf32>
+  %expanded_1 = tensor.expand_shape %arg2 [[0, 1]] output_shape [16, 1] : tensor<16xf32> into tensor<16x1xf32>
+  %expanded_2 = tensor.expand_shape %arg3 [[0], [1, 2], [3], [4]] output_shape [1, 16, 1, 4, 4] : tensor<1x16x4x4xf32> into tensor<1x16x1x4x4xf32>
+  %1 = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4) -> (d1, d2)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%expanded_1 : tensor<16x1xf32>) outs(%expanded_2 : tensor<1x16x1x4x4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  } -> tensor<1x16x1x4x4xf32>
+  %2 = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d0, d1, d5, d3 * 2 + d6, d4 * 2 + d7)>, affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d1, d2, d5, d6, d7)>, affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d0, d1, d2, d3, d4)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]} ins(%expanded, %expanded_0 : tensor<1x16x1x9x9xf32>, tensor<16x1x1x3x3xf32>) outs(%1 : tensor<1x16x1x4x4xf32>) {
+  ^bb0(%in: f32, %in_3: f32, %out: f32):
+    %3 = arith.mulf %in, %in_3 : f32
+    %4 = arith.addf %out, %3 : f32
+    linalg.yield %4 : f32
+  } -> tensor<1x16x1x4x4xf32>
+  %collapsed_3 = tensor.collapse_shape %2 [[0], [1, 2], [3], [4]] : tensor<1x16x1x4x4xf32> into tensor<1x16x4x4xf32>
+  return %collapsed_3 : tensor<1x16x4x4xf32>
+}

@@ -1352,58 +1352,6 @@ OpLowering::Results OpLowering::lowerReduce(ArrayRef<int64_t> axesIn,
 // Data movement
 //===----------------------------------------------------------------------===//
 
-/// Groups two shapes of equal element count into matching runs of
-/// dimensions: run i of `in` has the same product as run i of `out`. Fails
-/// when the products cannot be matched symbolically.
-static LogicalResult
-matchReshape(ArrayRef<DimExpr> in, ArrayRef<DimExpr> out,
-             SmallVector<ReassociationIndices> &inGroups,
-             SmallVector<ReassociationIndices> &outGroups) {
-  size_t i = 0, j = 0;
-  while (i < in.size() && j < out.size()) {
-    ReassociationIndices gi{(int64_t)i}, gj{(int64_t)j};
-    DimExpr pi = in[i++], po = out[j++];
-    while (pi != po) {
-      // Extend the side whose product divides the other's.
-      bool extendIn;
-      std::optional<int64_t> ci = pi.getConstant(), co = po.getConstant();
-      if (ci && co)
-        extendIn = *ci < *co;
-      else if (po.divideExactly(pi))
-        extendIn = true;
-      else if (pi.divideExactly(po))
-        extendIn = false;
-      else
-        return failure();
-      if (extendIn) {
-        if (i == in.size())
-          return failure();
-        gi.push_back(i);
-        pi = pi * in[i++];
-      } else {
-        if (j == out.size())
-          return failure();
-        gj.push_back(j);
-        po = po * out[j++];
-      }
-    }
-    inGroups.push_back(gi);
-    outGroups.push_back(gj);
-  }
-  // Trailing size-1 dimensions join the last run.
-  for (; i < in.size(); ++i) {
-    if (in[i] != DimExpr(1) || inGroups.empty())
-      return failure();
-    inGroups.back().push_back(i);
-  }
-  for (; j < out.size(); ++j) {
-    if (out[j] != DimExpr(1) || outGroups.empty())
-      return failure();
-    outGroups.back().push_back(j);
-  }
-  return success();
-}
-
 OpLowering::Results OpLowering::lowerReshape() {
   // Reshape, Flatten, Squeeze and Unsqueeze: a view. Collapse matching runs
   // of dimensions, then expand them to the result's; when the runs cannot be
@@ -1428,7 +1376,8 @@ OpLowering::Results OpLowering::lowerReshape() {
   SmallVector<ReassociationIndices> inGroups, outGroups;
   if (inType.getRank() == 0 || outType.getRank() == 0) {
     // Rank 0 from or to all-unit dimensions: no groups.
-  } else if (failed(matchReshape(*inShape, *outShape, inGroups, outGroups))) {
+  } else if (failed(
+                 sym::matchReshape(*inShape, *outShape, inGroups, outGroups))) {
     inGroups.assign(1,
                     llvm::to_vector(llvm::seq<int64_t>(0, inType.getRank())));
     outGroups.assign(1,

@@ -187,3 +187,66 @@ func.func @gelu_tanh(%h: tensor<?x16xf32, #sym.shape<[B, 16]>>, %w: tensor<16x64
   %7 = dg.mul %0, %6 : (tensor<?x64xf32, #sym.shape<[B, 64]>>, tensor<?x64xf32, #sym.shape<[B, 64]>>) -> tensor<?x64xf32, #sym.shape<[B, 64]>>
   return %7 : tensor<?x64xf32, #sym.shape<[B, 64]>>
 }
+
+// -----
+
+// A reshape whose runs of dimensions cannot be matched symbolically ([N, 8,
+// H, W] to [-1, 32] over dynamic H and W: no run of the input has the
+// product of the result's first dimension) collapses the whole tensor, which
+// no tile of the conv's can read through: it stays out of the epilogue. The
+// flatten that keeps runs ([N, 8*H*W]) joins it.
+// CHECK-LABEL: func.func @unmatched_reshape_epilogue(
+//       CHECK:   %[[G:.+]]:2 = dg.fusion conv {
+//  CHECK-NEXT:     %[[C:.+]] = dg.conv
+//  CHECK-NEXT:     %[[R:.+]] = dg.relu %[[C]]
+//  CHECK-NEXT:     %[[F:.+]] = dg.flatten %[[R]]
+//  CHECK-NEXT:     dg.yield %[[R]], %[[F]]
+//       CHECK:   dg.reshape %[[G]]#0
+sym.symbol @N range [1, 8]
+sym.symbol @H range [1, 64]
+sym.symbol @W range [1, 64]
+func.func @unmatched_reshape_epilogue(%x: tensor<?x4x?x?xf32, #sym.shape<[N, 4, H, W]>>)
+    -> (tensor<?x32xf32, #sym.shape<[floordiv(H*N*W, 4), 32]>>, tensor<?x?xf32, #sym.shape<[N, 8*H*W]>>) {
+  %w = dg.constant dense<1.0> : tensor<8x4x1x1xf32>
+  %b = dg.constant dense<0.5> : tensor<8xf32>
+  %s = dg.constant dense<[-1, 32]> : tensor<2xi64>
+  %c = dg.conv %x, %w, %b : tensor<8xf32> {dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : tensor<?x4x?x?xf32, #sym.shape<[N, 4, H, W]>>, tensor<8x4x1x1xf32> -> tensor<?x8x?x?xf32, #sym.shape<[N, 8, H, W]>>
+  %r = dg.relu %c : tensor<?x8x?x?xf32, #sym.shape<[N, 8, H, W]>> -> tensor<?x8x?x?xf32, #sym.shape<[N, 8, H, W]>>
+  %0 = dg.reshape %r, %s : (tensor<?x8x?x?xf32, #sym.shape<[N, 8, H, W]>>, tensor<2xi64>) -> tensor<?x32xf32, #sym.shape<[floordiv(H*N*W, 4), 32]>>
+  %1 = dg.flatten %r {axis = 1 : i64} : tensor<?x8x?x?xf32, #sym.shape<[N, 8, H, W]>> -> tensor<?x?xf32, #sym.shape<[N, 8*H*W]>>
+  return %0, %1 : tensor<?x32xf32, #sym.shape<[floordiv(H*N*W, 4), 32]>>, tensor<?x?xf32, #sym.shape<[N, 8*H*W]>>
+}
+
+// -----
+
+// In a prologue, such a reshape joins only as the first op, collapsing the
+// kernel's argument as a view: the relu under it stays out. A transpose
+// under a reshape (a channel shuffle's) stays out of a prologue too: the
+// kernel would compute it whole, outside the tiles.
+// CHECK-LABEL: func.func @reshape_prologues(
+//       CHECK:   %[[T:.+]] = dg.transpose
+//       CHECK:   %[[S:.+]] = dg.fusion conv {
+//  CHECK-NEXT:     %[[F:.+]] = dg.reshape %[[T]]
+//  CHECK-NEXT:     dg.conv %[[F]]
+//       CHECK:   %[[R:.+]] = dg.relu
+//       CHECK:   dg.fusion gemm {
+//  CHECK-NEXT:     %[[U:.+]] = dg.reshape %[[R]]
+//  CHECK-NEXT:     dg.matmul %[[U]]
+sym.symbol @N range [1, 8]
+sym.symbol @H range [1, 64]
+sym.symbol @W range [1, 64]
+func.func @reshape_prologues(%x: tensor<?x2x4x?x?xf32, #sym.shape<[N, 2, 4, H, W]>>, %y: tensor<?x4x?x?xf32, #sym.shape<[N, 4, H, W]>>)
+    -> (tensor<?x8x?x?xf32, #sym.shape<[N, 8, H, W]>>, tensor<?x16xf32, #sym.shape<[floordiv(H*N*W, 8), 16]>>) {
+  %w = dg.constant dense<1.0> : tensor<8x8x1x1xf32>
+  %b = dg.constant dense<0.5> : tensor<8xf32>
+  %s = dg.constant dense<[0, 8, 0, 0]> : tensor<4xi64>
+  %t = dg.transpose %x {perm = array<i64: 0, 2, 1, 3, 4>} : tensor<?x2x4x?x?xf32, #sym.shape<[N, 2, 4, H, W]>> -> tensor<?x4x2x?x?xf32, #sym.shape<[N, 4, 2, H, W]>>
+  %f = dg.reshape %t, %s : (tensor<?x4x2x?x?xf32, #sym.shape<[N, 4, 2, H, W]>>, tensor<4xi64>) -> tensor<?x8x?x?xf32, #sym.shape<[N, 8, H, W]>>
+  %c = dg.conv %f, %w, %b : tensor<8xf32> {dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : tensor<?x8x?x?xf32, #sym.shape<[N, 8, H, W]>>, tensor<8x8x1x1xf32> -> tensor<?x8x?x?xf32, #sym.shape<[N, 8, H, W]>>
+  %v = dg.constant dense<1.0> : tensor<32x16xf32>
+  %s2 = dg.constant dense<[-1, 32]> : tensor<2xi64>
+  %r = dg.relu %y : tensor<?x4x?x?xf32, #sym.shape<[N, 4, H, W]>> -> tensor<?x4x?x?xf32, #sym.shape<[N, 4, H, W]>>
+  %u = dg.reshape %r, %s2 : (tensor<?x4x?x?xf32, #sym.shape<[N, 4, H, W]>>, tensor<2xi64>) -> tensor<?x32xf32, #sym.shape<[floordiv(H*N*W, 8), 32]>>
+  %m = dg.matmul %u, %v : (tensor<?x32xf32, #sym.shape<[floordiv(H*N*W, 8), 32]>>, tensor<32x16xf32>) -> tensor<?x16xf32, #sym.shape<[floordiv(H*N*W, 8), 16]>>
+  return %c, %m : tensor<?x8x?x?xf32, #sym.shape<[N, 8, H, W]>>, tensor<?x16xf32, #sym.shape<[floordiv(H*N*W, 8), 16]>>
+}

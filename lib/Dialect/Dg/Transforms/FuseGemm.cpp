@@ -53,12 +53,26 @@ struct FuseGemm final : ::dyncc::dg::impl::FuseGemmPassBase<FuseGemm> {
   /// side operand read at its own, smaller size (an attention mask).
   void addPrologue(OpSet &group, Value value) {
     Operation *def = value.getDefiningOp();
+    // A reshape whose runs cannot be matched (isElementMapping) joins only
+    // as the first op of a prologue: its operand is then the kernel's
+    // argument, which it collapses whole as a view.
     if (!def || group.size() >= maxGroupSize || !isFusionCandidate(def) ||
-        !(isElementMapping(def) || isa<ExpandOp>(def)) ||
+        !(isElementMapping(def) || isa<ExpandOp>(def) || isReshape(def)) ||
         def->getNumResults() != 1)
       return;
     if (llvm::any_of(def->getResult(0).getUsers(),
                      [&](Operation *user) { return !group.contains(user); }))
+      return;
+    // The kernel reads a reshaped operand through the reshape into its
+    // producer's loops where that producer is elementwise; a transpose
+    // under a reshape (a channel shuffle's, [N, G, C/G, H, W] transposed
+    // then flattened) would instead be computed whole, outside the tiles.
+    if (isa<TransposeOp>(def) &&
+        llvm::any_of(def->getResult(0).getUsers(), isReshape))
+      return;
+    if (llvm::any_of(def->getResult(0).getUsers(), [](Operation *user) {
+          return isReshape(user) && !reshapesRuns(user);
+        }))
       return;
     // A prologue transforms one operand on its way in: its other operands
     // are constants (a scale, a cast's nothing). An op that combines two

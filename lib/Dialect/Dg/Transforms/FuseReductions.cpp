@@ -119,8 +119,8 @@ struct FuseElementwise final
     if (!in || !out)
       return;
     bool transpose = isa<TransposeOp>(def) && *out == space;
-    bool split =
-        belowTranspose && isa<ReshapeOp>(def) && out->size() > in->size();
+    bool split = belowTranspose && isa<ReshapeOp>(def) &&
+                 out->size() > in->size() && reshapesRuns(def);
     if (!transpose && !split)
       return;
     if (llvm::any_of(def->getResult(0).getUsers(),

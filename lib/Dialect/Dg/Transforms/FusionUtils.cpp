@@ -21,9 +21,25 @@ bool dg::isElementwise(Operation *op) {
   return op->hasTrait<dg::Elementwise>();
 }
 
+bool dg::isReshape(Operation *op) {
+  return isa<ReshapeOp, FlattenOp, SqueezeOp, UnsqueezeOp>(op);
+}
+
+bool dg::reshapesRuns(Operation *op) {
+  std::optional<SmallVector<DimExpr>> in = shapeOf(op->getOperand(0));
+  std::optional<SmallVector<DimExpr>> out = shapeOf(op->getResult(0));
+  if (!in || !out)
+    return false;
+  if (in->empty() || out->empty())
+    return true; // To or from unit dimensions.
+  SmallVector<SmallVector<int64_t, 2>> inRuns, outRuns;
+  return succeeded(sym::matchReshape(*in, *out, inRuns, outRuns));
+}
+
 bool dg::isElementMapping(Operation *op) {
-  return isElementwise(op) ||
-         isa<TransposeOp, ReshapeOp, FlattenOp, SqueezeOp, UnsqueezeOp>(op);
+  if (isReshape(op))
+    return reshapesRuns(op);
+  return isElementwise(op) || isa<TransposeOp>(op);
 }
 
 bool dg::isFusionCandidate(Operation *op) {

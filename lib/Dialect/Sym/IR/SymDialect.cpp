@@ -262,3 +262,52 @@ Type sym::stripSymbolicShape(Type type) {
     return type;
   return RankedTensorType::get(ranked.getShape(), ranked.getElementType());
 }
+
+LogicalResult
+sym::matchReshape(ArrayRef<DimExpr> in, ArrayRef<DimExpr> out,
+                  SmallVectorImpl<SmallVector<int64_t, 2>> &inGroups,
+                  SmallVectorImpl<SmallVector<int64_t, 2>> &outGroups) {
+  size_t i = 0, j = 0;
+  while (i < in.size() && j < out.size()) {
+    SmallVector<int64_t, 2> gi{(int64_t)i}, gj{(int64_t)j};
+    DimExpr pi = in[i++], po = out[j++];
+    while (pi != po) {
+      // Extend the side whose product divides the other's.
+      bool extendIn;
+      std::optional<int64_t> ci = pi.getConstant(), co = po.getConstant();
+      if (ci && co)
+        extendIn = *ci < *co;
+      else if (po.divideExactly(pi))
+        extendIn = true;
+      else if (pi.divideExactly(po))
+        extendIn = false;
+      else
+        return failure();
+      if (extendIn) {
+        if (i == in.size())
+          return failure();
+        gi.push_back(i);
+        pi = pi * in[i++];
+      } else {
+        if (j == out.size())
+          return failure();
+        gj.push_back(j);
+        po = po * out[j++];
+      }
+    }
+    inGroups.push_back(gi);
+    outGroups.push_back(gj);
+  }
+  // Trailing size-1 dimensions join the last run.
+  for (; i < in.size(); ++i) {
+    if (in[i] != DimExpr(1) || inGroups.empty())
+      return failure();
+    inGroups.back().push_back(i);
+  }
+  for (; j < out.size(); ++j) {
+    if (out[j] != DimExpr(1) || outGroups.empty())
+      return failure();
+    outGroups.back().push_back(j);
+  }
+  return success();
+}

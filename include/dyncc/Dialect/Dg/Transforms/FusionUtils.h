@@ -20,8 +20,19 @@ bool isElementwise(mlir::Operation *op);
 
 /// Elementwise ops and the layout ops (transpose, reshape, flatten,
 /// squeeze, unsqueeze) that move every element exactly once: the ops that
-/// may sit in a backbone's prologue or epilogue.
+/// may sit in a backbone's prologue or epilogue. A reshape qualifies only
+/// where it maps runs of dimensions to runs (sym::matchReshape): one whose
+/// runs cannot be matched symbolically (`[B, 24, H, W]` to `[-1, 2400]`
+/// over dynamic H and W) is a collapse of the whole tensor, which no tile
+/// of the group can read through, so it stays a view between groups.
 bool isElementMapping(mlir::Operation *op);
+
+/// Reshape, flatten, squeeze and unsqueeze: the ops that reshape.
+bool isReshape(mlir::Operation *op);
+
+/// Whether reshape `op` maps runs of its input's dimensions to runs of its
+/// result's (sym::matchReshape).
+bool reshapesRuns(mlir::Operation *op);
 
 /// A layout op with this unit attribute stays out of backbones' epilogues
 /// (dyncc-fuse-gemm) and runs with its consumers: dyncc-conv-im2col marks

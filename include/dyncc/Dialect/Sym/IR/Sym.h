@@ -41,6 +41,17 @@ mlir::RankedTensorType withSymbolicShape(mlir::RankedTensorType type,
 /// Returns `type` without its `#sym.shape` encoding.
 mlir::Type stripSymbolicShape(mlir::Type type);
 
+/// Groups two shapes of equal element count into matching runs of
+/// dimensions: run i of `in` has the same product as run i of `out`, so a
+/// row-major reshape between them collapses and expands runs (a view that
+/// keeps every run's elements apart). Fails when the products cannot be
+/// matched symbolically; the reshape then mixes the runs, and only a
+/// collapse of the whole tensor expresses it.
+mlir::LogicalResult
+matchReshape(llvm::ArrayRef<DimExpr> in, llvm::ArrayRef<DimExpr> out,
+             llvm::SmallVectorImpl<llvm::SmallVector<int64_t, 2>> &inGroups,
+             llvm::SmallVectorImpl<llvm::SmallVector<int64_t, 2>> &outGroups);
+
 } // namespace dyncc::sym
 
 #endif // DYNCC_DIALECT_SYM_IR_SYM_H
