@@ -455,6 +455,27 @@ bool ShapeConstraints::keepsDeclared(const std::string &name,
   });
 }
 
+void ShapeConstraints::cancelCommonSymbols(DimExpr &a, DimExpr &b) const {
+  std::vector<std::string> names;
+  a.collectSymbols(names);
+  llvm::sort(names);
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  for (const std::string &name : names) {
+    auto it = facts.find(name);
+    if (it == facts.end() || it->second.min < 1)
+      continue;
+    DimExpr symbol = DimExpr::symbol(name);
+    while (true) {
+      std::optional<DimExpr> qa = a.divideExactly(symbol);
+      std::optional<DimExpr> qb = b.divideExactly(symbol);
+      if (!qa || !qb)
+        break;
+      a = *qa;
+      b = *qb;
+    }
+  }
+}
+
 LogicalResult ShapeConstraints::requireEqual(const DimExpr &lhs,
                                              const DimExpr &rhs, Operation *op,
                                              const Twine &what) {
@@ -463,6 +484,7 @@ LogicalResult ShapeConstraints::requireEqual(const DimExpr &lhs,
                   lhs.str() + " and " + rhs.str();
   request.reason = deferredReason(op, request.what);
   DimExpr a = resolve(lhs), b = resolve(rhs);
+  cancelCommonSymbols(a, b);
   if (a == b)
     return success();
   if (a.isConstant() && b.isConstant())

@@ -113,9 +113,10 @@ SHARED_DYNAMIC = {
         bindings=[dict(gpu_0_data_0_d2=224, gpu_0_data_0_d3=224),
                   dict(gpu_0_data_0_d2=223, gpu_0_data_0_d3=221)]),
     # The QKV weight's rows (the hidden size in) dynamic; its 2304 columns
-    # are fixed by the heads' reshape.
+    # the heads' reshape fixes (`2304*batch*sequence ==
+    # batch*bias_d0*sequence`, with batch and sequence cancelled).
     "bert_attention_mask1d_pt111_opset11": dict(
-        flags=["--force-dynamic", "--dim", "bias_d0=2304"],
+        flags=["--force-dynamic"],
         dims={"batch": (1, 4), "sequence": (1, 40), "input_d2": (1, 800)},
         index={"mask_index": "sequence"},
         bindings=[dict(batch=1, sequence=1, input_d2=768),

@@ -137,6 +137,33 @@ TEST_F(ShapeConstraintsTest, ClassWithTwoSymbolsBecomesASubstitution) {
   EXPECT_TRUE(c.getDeferred().empty()) << "B == K is a substitution";
 }
 
+TEST_F(ShapeConstraintsTest, CommonNonzeroFactorsCancel) {
+  ShapeConstraints c;
+  c.setFacts("B", facts(1, 8));
+  c.setFacts("S", facts(1, 512));
+  c.setFacts("N", facts(1, 8192));
+  c.setFacts("K", facts(1, 8192));
+  c.setFacts("Z", facts(0, 8));
+  Operation *reshape = op("dg.reshape", "Reshape_64");
+  // A reshape's element counts, [B, S, 2304] against [B, S, N]: N is 2304.
+  ASSERT_TRUE(succeeded(c.requireEqual(DimExpr(2304) * sym("B") * sym("S"),
+                                       sym("B") * sym("N") * sym("S"), reshape,
+                                       "the element counts")));
+  EXPECT_EQ(c.resolve(sym("N")), DimExpr(2304));
+  EXPECT_TRUE(c.getDeferred().empty());
+  // A factor that may be 0 does not cancel: 4*Z == K*Z holds for any K
+  // where Z is 0.
+  ASSERT_TRUE(succeeded(c.requireEqual(DimExpr(4) * sym("Z"),
+                                       sym("K") * sym("Z"), reshape, "z")));
+  EXPECT_EQ(c.resolve(sym("K")), sym("K"));
+  EXPECT_EQ(c.getDeferred().size(), 1u);
+  // Cancelled, different constants contradict.
+  EXPECT_TRUE(failed(c.requireEqual(DimExpr(3) * sym("B"),
+                                    DimExpr(5) * sym("B"), reshape, "b")));
+  EXPECT_EQ(takeDiagnostic(), "'dg.reshape' op requires b to be equal, but "
+                              "they are 3*B and 5*B");
+}
+
 TEST_F(ShapeConstraintsTest, ConstantsThatDifferAreAnError) {
   ShapeConstraints c;
   Operation *mm = op("dg.matmul", "node_9");

@@ -136,6 +136,10 @@ private:
   /// substituted by `expr` (a graph input's dimension stays bindable), the
   /// equality is checked at run time instead.
   bool keepsDeclared(const std::string &name, const DimExpr &expr) const;
+  /// Divides both sides of an equality by each symbol that is a factor of
+  /// both and cannot be 0 (its range starts at 1 or above): `2304*B*S ==
+  /// B*N*S`, a reshape's element counts, becomes `2304 == N`.
+  void cancelCommonSymbols(DimExpr &a, DimExpr &b) const;
   DimExpr resolveSubstitutions(const DimExpr &expr) const;
   DimExpr mapClasses(const DimExpr &expr) const;
   void addSubstitution(const std::string &name, const DimExpr &value);
