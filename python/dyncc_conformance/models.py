@@ -80,10 +80,10 @@ SHARED = {
         dims={"unk__31": (1, 4), "unk__32": (1, 64), "unk__33": (1, 64)}),
 }
 
-# Shared models with their images (and, for the attention models, their
-# weights' sizes) dynamic too, where the model's own fixed reshapes bound
-# which sizes are valid: `bindings` lists the shapes they run at, which
-# (unlike bindings()' extremes) the reshapes accept. Each model has a
+# Shared models with their images (and, for the attention block, its
+# weights' sizes) dynamic too. Where the model's own fixed reshapes bound
+# which sizes are valid, `bindings` lists the shapes it runs at, which
+# (unlike bindings()' extremes) the reshapes accept: those models have a
 # Reshape whose runs of dimensions cannot be matched symbolically over
 # those sizes ([N, 24, H', W'] to [-1, 2400]), which fusion keeps out of
 # its neighbours' kernels, and ShuffleNet's channel shuffles then run as
@@ -115,6 +115,27 @@ SHARED_DYNAMIC = {
     # The QKV weight's rows (the hidden size in) dynamic; its 2304 columns
     # the heads' reshape fixes (`2304*batch*sequence ==
     # batch*bias_d0*sequence`, with batch and sequence cancelled).
+    # Fully convolutional up to a global pool, a resize or a pixel
+    # shuffle: every size of the range, 1 and primes included.
+    "mobilenetv3_small_excerpt_opset13": dict(
+        flags=["--force-dynamic", "--dim", "input_d1=3"],
+        dims={"batch_size": (1, 3), "input_d2": (1, 96), "input_d3": (1, 96)}),
+    "resnet50_stem_residual_block_opset11": dict(
+        flags=["--force-dynamic", "--dim", "gpu_0_data_0_d1=3"],
+        dims={"gpu_0_data_0_d0": (1, 3), "gpu_0_data_0_d2": (1, 96),
+              "gpu_0_data_0_d3": (1, 96)}),
+    "super_resolution_pt111_opset15": dict(
+        flags=["--force-dynamic", "--dim", "input_d1=1"],
+        dims={"batch_size": (1, 3), "input_d2": (1, 64), "input_d3": (1, 64)}),
+    "small_cnn_resize_pt110_opset11": dict(
+        flags=["--force-dynamic", "--dim", "modelInput_d1=3"],
+        dims={"batch_size": (1, 3), "modelInput_d2": (1, 64),
+              "modelInput_d3": (1, 64)}),
+    # Its last pool is a fixed 13 x 13 window: images of 200 to 240.
+    "light_squeezenet_opset9": dict(
+        flags=["--force-dynamic=all", "--dim", "data_0_d1=3"],
+        dims={"data_0_d0": (1, 2), "data_0_d2": (200, 240),
+              "data_0_d3": (200, 240)}),
     "bert_attention_mask1d_pt111_opset11": dict(
         flags=["--force-dynamic"],
         dims={"batch": (1, 4), "sequence": (1, 40), "input_d2": (1, 800)},
