@@ -237,7 +237,18 @@ TEST(SessionTest, SessionsPlaceAsTheCompilerPlanned) {
       EXPECT_EQ(session->arenaPlacement().size,
                 session->arenaPlacement().livePeak);
     }
-  auto unplanned = makeSession(loadModel(splitManifest()));
+  // An artifact from before the compiler planned the arena (no `arena`)
+  // gets the same plan when it loads.
+  auto older = makeSession(loadModel(splitManifest()));
+  ASSERT_NE(older, nullptr);
+  for (int64_t rows : {5, 1000}) {
+    runLinear(*older, rows, static_cast<uint64_t>(rows) + 5);
+    EXPECT_EQ(older->arenaPlacementsMade(), 0);
+  }
+  // A plan with no placements: the session places the temps itself.
+  std::string none = splitManifest();
+  none = none.substr(0, none.rfind('}')) + ", \"arena\": []}";
+  auto unplanned = makeSession(loadModel(none));
   ASSERT_NE(unplanned, nullptr);
   runLinear(*unplanned, 5, 10);
   EXPECT_GE(unplanned->arenaPlacementsMade(), 1);

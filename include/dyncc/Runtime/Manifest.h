@@ -322,8 +322,10 @@ struct Manifest {
   std::vector<KernelInfo> kernels;
   std::vector<GroupInfo> groups;
   std::vector<StepInfo> steps;
-  /// Absent in artifacts from before the compiler planned the arena.
+  /// Absent in artifacts from before the compiler planned the arena
+  /// (`arenaPlanned` false): the model plans it when it loads them.
   std::vector<ArenaPlanInfo> arena;
+  bool arenaPlanned = false;
 };
 
 /// Parses and validates manifest JSON. On failure returns false with `error`
