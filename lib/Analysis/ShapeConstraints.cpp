@@ -455,8 +455,9 @@ bool ShapeConstraints::keepsDeclared(const std::string &name,
   });
 }
 
-void ShapeConstraints::cancelCommonSymbols(DimExpr &a, DimExpr &b) const {
-  std::vector<std::string> names;
+std::vector<std::string>
+ShapeConstraints::cancelCommonSymbols(DimExpr &a, DimExpr &b) const {
+  std::vector<std::string> names, cancelled;
   a.collectSymbols(names);
   llvm::sort(names);
   names.erase(std::unique(names.begin(), names.end()), names.end());
@@ -472,8 +473,11 @@ void ShapeConstraints::cancelCommonSymbols(DimExpr &a, DimExpr &b) const {
         break;
       a = *qa;
       b = *qb;
+      if (cancelled.empty() || cancelled.back() != name)
+        cancelled.push_back(name);
     }
   }
+  return cancelled;
 }
 
 LogicalResult ShapeConstraints::requireEqual(const DimExpr &lhs,
@@ -484,11 +488,13 @@ LogicalResult ShapeConstraints::requireEqual(const DimExpr &lhs,
                   lhs.str() + " and " + rhs.str();
   request.reason = deferredReason(op, request.what);
   DimExpr a = resolve(lhs), b = resolve(rhs);
-  cancelCommonSymbols(a, b);
+  std::vector<std::string> cancelled = cancelCommonSymbols(a, b);
   if (a == b)
     return success();
   if (a.isConstant() && b.isConstant())
-    return fail(request, "");
+    return fail(request, cancelled.empty() ? ""
+                                           : ", which cannot be equal" +
+                                                 factsNote(cancelled));
   if (dyncc::proveNotEqual(a, b, facts)) {
     std::vector<std::string> names;
     a.collectSymbols(names);

@@ -184,10 +184,10 @@ std::shared_ptr<const Model> Model::finish(std::unique_ptr<ArtifactFile> file,
   // the compiler planned them gets the same plan here, at load (BERT-base's
   // 298 temps at 64 shapes: about 1.3 ms).
   std::vector<ArenaPlanInfo> plannedAtLoad;
-  if (!manifest.arenaPlanned)
+  if (!manifest.hasArena)
     plannedAtLoad = planArenaAhead(manifest);
   const std::vector<ArenaPlanInfo> &arena =
-      manifest.arenaPlanned ? manifest.arena : plannedAtLoad;
+      manifest.hasArena ? manifest.arena : plannedAtLoad;
   if (!arena.empty()) {
     SharedPlacements::Lifetimes lifetimes;
     std::vector<uint32_t> tempOf(manifest.buffers.size(), 0);

@@ -1171,7 +1171,7 @@ bool ManifestReader::readArena(const JsonValue &root) {
     return true;
   if (!plans->isArray())
     return typeError("arena", "an array", *plans);
-  manifest.arenaPlanned = true;
+  manifest.hasArena = true;
   // A model's sessions keep at most that many (SharedPlacements).
   if (plans->size() > ArenaPlanner::kRememberedPlacements)
     return fail("arena",

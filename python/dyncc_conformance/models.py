@@ -83,10 +83,10 @@ SHARED = {
 # Shared models with their images (and, for the attention block, its
 # weights' sizes) dynamic too. Where the model's own fixed reshapes bound
 # which sizes are valid, `bindings` lists the shapes it runs at, which
-# (unlike bindings()' extremes) the reshapes accept: those models have a
-# Reshape whose runs of dimensions cannot be matched symbolically over
-# those sizes ([N, 24, H', W'] to [-1, 2400]), which fusion keeps out of
-# its neighbours' kernels, and ShuffleNet's channel shuffles then run as
+# (unlike bindings()' extremes) the reshapes accept. The CNNs among those
+# have a Reshape whose runs of dimensions cannot be matched symbolically
+# over those sizes ([N, 24, H', W'] to [-1, 2400]), which fusion keeps out
+# of its neighbours' kernels, and ShuffleNet's channel shuffles then run as
 # a transpose and a conv that reads it through the reshape.
 SHARED_DYNAMIC = {
     # (H/2 - 6) * (W/2 - 6) a multiple of 100: [-1, 2400] rows per image.
@@ -112,9 +112,6 @@ SHARED_DYNAMIC = {
         dims={"gpu_0_data_0_d2": (221, 224), "gpu_0_data_0_d3": (221, 224)},
         bindings=[dict(gpu_0_data_0_d2=224, gpu_0_data_0_d3=224),
                   dict(gpu_0_data_0_d2=223, gpu_0_data_0_d3=221)]),
-    # The QKV weight's rows (the hidden size in) dynamic; its 2304 columns
-    # the heads' reshape fixes (`2304*batch*sequence ==
-    # batch*bias_d0*sequence`, with batch and sequence cancelled).
     # Fully convolutional up to a global pool, a resize or a pixel
     # shuffle: every size of the range, 1 and primes included.
     "mobilenetv3_small_excerpt_opset13": dict(
@@ -136,6 +133,9 @@ SHARED_DYNAMIC = {
         flags=["--force-dynamic=all", "--dim", "data_0_d1=3"],
         dims={"data_0_d0": (1, 2), "data_0_d2": (200, 240),
               "data_0_d3": (200, 240)}),
+    # The QKV weight's rows (the hidden size in) dynamic; its 2304 columns
+    # the heads' reshape fixes (`2304*batch*sequence ==
+    # batch*bias_d0*sequence`, with batch and sequence cancelled).
     "bert_attention_mask1d_pt111_opset11": dict(
         flags=["--force-dynamic"],
         dims={"batch": (1, 4), "sequence": (1, 40), "input_d2": (1, 800)},

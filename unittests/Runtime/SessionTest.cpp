@@ -190,6 +190,13 @@ TEST(SessionTest, SplitVariantLaunchesItsKernelsAndSizesItsWorkspace) {
 
 /// `manifest` with the arena the compiler plans ahead (planArenaAhead) as
 /// its `arena`, as the compiler writes it; `plans` gets the placements.
+/// `manifest` with the field `"arena": [placements]` added.
+std::string withArena(const std::string &manifest,
+                      const std::string &placements) {
+  size_t end = manifest.rfind('}');
+  return manifest.substr(0, end) + ", \"arena\": [" + placements + "]}";
+}
+
 std::string withPlannedArena(const std::string &manifest, size_t &plans) {
   Manifest parsed;
   std::string error;
@@ -207,15 +214,15 @@ std::string withPlannedArena(const std::string &manifest, size_t &plans) {
     arena += std::string(arena.empty() ? "" : ", ") +
              "{\"empty\": " + ids(plan.empty) +
              ", \"order\": " + ids(plan.order) + "}";
-  size_t end = manifest.rfind('}');
-  return manifest.substr(0, end) + ", \"arena\": [" + arena + "]}";
+  return withArena(manifest, arena);
 }
 
 // The compiler plans the arena ahead: the temps placed at shapes over B's
 // range, split (a workspace) and unsplit (none). One placement, made with
 // the workspace, holds where it is empty too, so every session's first
-// runs place as then (no placement made), and correctly. Without that
-// plan, a session's first run places the temps itself.
+// runs place as then (no placement made), and correctly. A manifest with
+// no `arena` (an older artifact) gets the same plan at load; with an empty
+// one, a session's first run places the temps itself.
 TEST(SessionTest, SessionsPlaceAsTheCompilerPlanned) {
   size_t plans = 0;
   std::string manifest = withPlannedArena(splitManifest(), plans);
@@ -246,9 +253,7 @@ TEST(SessionTest, SessionsPlaceAsTheCompilerPlanned) {
     EXPECT_EQ(older->arenaPlacementsMade(), 0);
   }
   // A plan with no placements: the session places the temps itself.
-  std::string none = splitManifest();
-  none = none.substr(0, none.rfind('}')) + ", \"arena\": []}";
-  auto unplanned = makeSession(loadModel(none));
+  auto unplanned = makeSession(loadModel(withArena(splitManifest(), "")));
   ASSERT_NE(unplanned, nullptr);
   runLinear(*unplanned, 5, 10);
   EXPECT_GE(unplanned->arenaPlacementsMade(), 1);

@@ -138,8 +138,9 @@ private:
   bool keepsDeclared(const std::string &name, const DimExpr &expr) const;
   /// Divides both sides of an equality by each symbol that is a factor of
   /// both and cannot be 0 (its range starts at 1 or above): `2304*B*S ==
-  /// B*N*S`, a reshape's element counts, becomes `2304 == N`.
-  void cancelCommonSymbols(DimExpr &a, DimExpr &b) const;
+  /// B*N*S`, a reshape's element counts, becomes `2304 == N`. Returns the
+  /// symbols cancelled, whose facts a contradiction then names.
+  std::vector<std::string> cancelCommonSymbols(DimExpr &a, DimExpr &b) const;
   DimExpr resolveSubstitutions(const DimExpr &expr) const;
   DimExpr mapClasses(const DimExpr &expr) const;
   void addSubstitution(const std::string &name, const DimExpr &value);

@@ -322,10 +322,12 @@ struct Manifest {
   std::vector<KernelInfo> kernels;
   std::vector<GroupInfo> groups;
   std::vector<StepInfo> steps;
-  /// Absent in artifacts from before the compiler planned the arena
-  /// (`arenaPlanned` false): the model plans it when it loads them.
+  /// Absent (`hasArena` false) in artifacts from before the compiler
+  /// planned the arena, and where it had nothing to plan; the model plans it
+  /// when it loads those.
   std::vector<ArenaPlanInfo> arena;
-  bool arenaPlanned = false;
+  /// Whether the manifest has an `arena`, even an empty one.
+  bool hasArena = false;
 };
 
 /// Parses and validates manifest JSON. On failure returns false with `error`

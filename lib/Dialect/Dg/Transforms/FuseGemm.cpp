@@ -57,7 +57,8 @@ struct FuseGemm final : ::dyncc::dg::impl::FuseGemmPassBase<FuseGemm> {
     // as the first op of a prologue: its operand is then the kernel's
     // argument, which it collapses whole as a view.
     if (!def || group.size() >= maxGroupSize || !isFusionCandidate(def) ||
-        !(isElementMapping(def) || isa<ExpandOp>(def) || isReshape(def)) ||
+        !(isElementwise(def) || isa<TransposeOp, ExpandOp>(def) ||
+          isReshape(def)) ||
         def->getNumResults() != 1)
       return;
     if (llvm::any_of(def->getResult(0).getUsers(),
@@ -66,7 +67,9 @@ struct FuseGemm final : ::dyncc::dg::impl::FuseGemmPassBase<FuseGemm> {
     // The kernel reads a reshaped operand through the reshape into its
     // producer's loops where that producer is elementwise; a transpose
     // under a reshape (a channel shuffle's, [N, G, C/G, H, W] transposed
-    // then flattened) would instead be computed whole, outside the tiles.
+    // then flattened) would instead be computed whole, outside the tiles,
+    // static shapes or not (a shuffle in an epilogue, as the shared
+    // models' are, is unaffected).
     if (isa<TransposeOp>(def) &&
         llvm::any_of(def->getResult(0).getUsers(), isReshape))
       return;

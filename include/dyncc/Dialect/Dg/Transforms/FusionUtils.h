@@ -24,14 +24,15 @@ bool isElementwise(mlir::Operation *op);
 /// where it maps runs of dimensions to runs (sym::matchReshape): one whose
 /// runs cannot be matched symbolically (`[B, 24, H, W]` to `[-1, 2400]`
 /// over dynamic H and W) is a collapse of the whole tensor, which no tile
-/// of the group can read through, so it stays a view between groups.
+/// of the group can read through: it stays out of epilogues, and joins a
+/// prologue only as its first op, a view of the kernel's argument.
 bool isElementMapping(mlir::Operation *op);
 
 /// Reshape, flatten, squeeze and unsqueeze: the ops that reshape.
 bool isReshape(mlir::Operation *op);
 
 /// Whether reshape `op` maps runs of its input's dimensions to runs of its
-/// result's (sym::matchReshape).
+/// result's (sym::matchReshape); always where every size is static.
 bool reshapesRuns(mlir::Operation *op);
 
 /// A layout op with this unit attribute stays out of backbones' epilogues
