@@ -133,13 +133,26 @@ SHARED_DYNAMIC = {
         flags=["--force-dynamic=all", "--dim", "data_0_d1=3"],
         dims={"data_0_d0": (1, 2), "data_0_d2": (200, 240),
               "data_0_d3": (200, 240)}),
-    # The QKV weight's rows (the hidden size in) dynamic; its 2304 columns
-    # the heads' reshape fixes (`2304*batch*sequence ==
-    # batch*bias_d0*sequence`, with batch and sequence cancelled).
+    # The attention blocks: the QKV weight's rows (the hidden size in)
+    # dynamic; its 2304 columns the heads' reshape fixes
+    # (`2304*batch*sequence == batch*bias_d0*sequence`, with batch and
+    # sequence cancelled).
     "bert_attention_mask1d_pt111_opset11": dict(
         flags=["--force-dynamic"],
         dims={"batch": (1, 4), "sequence": (1, 40), "input_d2": (1, 800)},
         index={"mask_index": "sequence"},
+        bindings=[dict(batch=1, sequence=1, input_d2=768),
+                  dict(batch=3, sequence=37, input_d2=5),
+                  dict(batch=2, sequence=17, input_d2=777)]),
+    "bert_attention_mask2d_pt15_opset11": dict(
+        flags=["--force-dynamic"],
+        dims={"batch": (1, 4), "seq_len": (1, 40), "input_d2": (1, 800)},
+        bindings=[dict(batch=1, seq_len=1, input_d2=768),
+                  dict(batch=3, seq_len=37, input_d2=5),
+                  dict(batch=2, seq_len=17, input_d2=777)]),
+    "bert_attention_nomask_fp16_pt111_opset11": dict(
+        flags=["--force-dynamic"],
+        dims={"batch": (1, 4), "sequence": (1, 40), "input_d2": (1, 800)},
         bindings=[dict(batch=1, sequence=1, input_d2=768),
                   dict(batch=3, sequence=37, input_d2=5),
                   dict(batch=2, sequence=17, input_d2=777)]),
