@@ -80,7 +80,22 @@ SHARED = {
         dims={"unk__31": (1, 4), "unk__32": (1, 64), "unk__33": (1, 64)}),
 }
 
-# Shared models with their images (and, for the attention block, its
+def _attention_block(sequence, **extra):
+    """SHARED_DYNAMIC's entry of a BERT attention block whose sequence
+    symbol is `sequence`: the QKV weight's rows (the hidden size in)
+    dynamic too; its 2304 columns the heads' reshape fixes
+    (`2304*batch*sequence == batch*bias_d0*sequence`, with batch and
+    sequence cancelled)."""
+    return dict(
+        flags=["--force-dynamic"],
+        dims={"batch": (1, 4), sequence: (1, 40), "input_d2": (1, 800)},
+        bindings=[{"batch": 1, sequence: 1, "input_d2": 768},
+                  {"batch": 3, sequence: 37, "input_d2": 5},
+                  {"batch": 2, sequence: 17, "input_d2": 777}],
+        **extra)
+
+
+# Shared models with their images (and, for the attention blocks, their
 # weights' sizes) dynamic too. Where the model's own fixed reshapes bound
 # which sizes are valid, `bindings` lists the shapes it runs at, which
 # (unlike bindings()' extremes) the reshapes accept. The CNNs among those
@@ -133,29 +148,11 @@ SHARED_DYNAMIC = {
         flags=["--force-dynamic=all", "--dim", "data_0_d1=3"],
         dims={"data_0_d0": (1, 2), "data_0_d2": (200, 240),
               "data_0_d3": (200, 240)}),
-    # The attention blocks: the QKV weight's rows (the hidden size in)
-    # dynamic; its 2304 columns the heads' reshape fixes
-    # (`2304*batch*sequence == batch*bias_d0*sequence`, with batch and
-    # sequence cancelled).
-    "bert_attention_mask1d_pt111_opset11": dict(
-        flags=["--force-dynamic"],
-        dims={"batch": (1, 4), "sequence": (1, 40), "input_d2": (1, 800)},
-        index={"mask_index": "sequence"},
-        bindings=[dict(batch=1, sequence=1, input_d2=768),
-                  dict(batch=3, sequence=37, input_d2=5),
-                  dict(batch=2, sequence=17, input_d2=777)]),
-    "bert_attention_mask2d_pt15_opset11": dict(
-        flags=["--force-dynamic"],
-        dims={"batch": (1, 4), "seq_len": (1, 40), "input_d2": (1, 800)},
-        bindings=[dict(batch=1, seq_len=1, input_d2=768),
-                  dict(batch=3, seq_len=37, input_d2=5),
-                  dict(batch=2, seq_len=17, input_d2=777)]),
-    "bert_attention_nomask_fp16_pt111_opset11": dict(
-        flags=["--force-dynamic"],
-        dims={"batch": (1, 4), "sequence": (1, 40), "input_d2": (1, 800)},
-        bindings=[dict(batch=1, sequence=1, input_d2=768),
-                  dict(batch=3, sequence=37, input_d2=5),
-                  dict(batch=2, sequence=17, input_d2=777)]),
+    # The attention blocks (_attention_block).
+    "bert_attention_mask1d_pt111_opset11": _attention_block(
+        "sequence", index={"mask_index": "sequence"}),
+    "bert_attention_mask2d_pt15_opset11": _attention_block("seq_len"),
+    "bert_attention_nomask_fp16_pt111_opset11": _attention_block("sequence"),
 }
 
 # Per generated family (dyncc_models): symbol ranges of its tiny config.
