@@ -597,11 +597,14 @@ static LogicalResult prepareKernel(func::FuncOp func) {
                         [](int64_t extent) { return extent == 1; });
   };
   // A GEMM whose batch was folded into M (dyncc-fold-gemm-batch), or whose
-  // image was folded into N (dyncc-pointwise-conv-as-gemm), keeps its
-  // results' expansions back to [B, S, N] or [N, F, H, W] where they are,
-  // at the end: folded into the epilogue, they would split M or N again.
+  // image was folded into N (dyncc-pointwise-conv-as-gemm), or a reduce
+  // kernel whose trailing axes were collapsed into rows
+  // (dyncc-collapse-row-dims), keeps its results' expansions back to
+  // [B, S, N], [N, F, H, W] or [..., C, H, W] where they are, at the end:
+  // folded into the epilogue, they would split M, N or the rows again.
   bool foldedBatch = func->hasAttr(getFoldedBatchAttrName()) ||
-                     func->hasAttr(getFoldedImageAttrName());
+                     func->hasAttr(getFoldedImageAttrName()) ||
+                     func->hasAttr(getFoldedRowsAttrName());
   // (A grouped conv's result is collapsed after: [N, G, F, H, W] back to
   // [N, G*F, H, W].)
   auto expandsResult = [](Operation *op) {

@@ -89,6 +89,7 @@ LogicalResult dyncc::buildOutlinePipeline(OpPassManager &pm,
   pm.addPass(dg::createOutlineGroupsPass());
   pm.addPass(createPointwiseConvAsGemmPass());
   pm.addPass(createFoldGemmBatchPass());
+  pm.addPass(createCollapseRowDimsPass());
   AssignTileConfigPassOptions options;
   options.overrides.assign(tileConfigs.begin(), tileConfigs.end());
   pm.addPass(createAssignTileConfigPass(options));

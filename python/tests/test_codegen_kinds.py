@@ -369,6 +369,46 @@ def row_root_case():
     return model, shapes, feeds
 
 
+def multi_axis_row_case():
+    # Reductions over several trailing axes, which dyncc-collapse-row-dims
+    # computes as rows: an instance norm written out over a ReLU's [H, W]
+    # (dynamic; its variance reduces an intermediate), a max over [H, W] as
+    # the kernel's result, and a LayerNormalization over [4, 8] (static).
+    nodes = [helper.make_node("Relu", ["X"], ["R"]),
+             helper.make_node("ReduceMean", ["R"], ["M"], axes=[2, 3]),
+             helper.make_node("Sub", ["R", "M"], ["D"]),
+             helper.make_node("Mul", ["D", "D"], ["D2"]),
+             helper.make_node("ReduceMean", ["D2"], ["V"], axes=[2, 3]),
+             helper.make_node("Add", ["V", "eps"], ["Ve"]),
+             helper.make_node("Sqrt", ["Ve"], ["Sd"]),
+             helper.make_node("Div", ["D", "Sd"], ["Nrm"]),
+             helper.make_node("Mul", ["Nrm", "s"], ["Sc"]),
+             helper.make_node("Add", ["Sc", "b"], ["Y"]),
+             helper.make_node("Abs", ["X"], ["A"]),
+             helper.make_node("ReduceMax", ["A"], ["P"], axes=[2, 3],
+                              keepdims=0),
+             helper.make_node("Neg", ["T"], ["Tn"]),
+             helper.make_node("LayerNormalization", ["Tn", "g", "beta"], ["Z"],
+                              axis=-2, epsilon=1e-5)]
+    rng = np.random.default_rng(7)
+    inits = [numpy_helper.from_array(np.array(1e-5, np.float32), "eps"),
+             _const("s", rng, (3, 1, 1)), _const("b", rng, (3, 1, 1)),
+             _const("g", rng, (4, 8)), _const("beta", rng, (4, 8))]
+    model = _model(nodes, [_vi("X", F, ["N", 3, "H", "W"]),
+                           _vi("T", F, ["B", "L", 4, 8])],
+                   [_vi("Y", F, ["N", 3, "H", "W"]), _vi("P", F, ["N", 3]),
+                    _vi("Z", F, ["B", "L", 4, 8])], inits)
+    shapes = [dict(N=n, H=h, W=w, B=b, L=l) for n, h, w, b, l in [
+        (1, 1, 1, 1, 1), (2, 1, 5, 3, 7), (1, 7, 13, 1, 31), (3, 8, 9, 2, 5),
+        (1, 31, 6, 4, 2), (2, 3, 33, 1, 65), (1, 16, 16, 2, 33),
+        (1, 11, 29, 5, 3), (2, 7, 4, 1, 129), (1, 9, 65, 3, 1)]]
+
+    def feeds(s, rng):
+        return {"X": rng.uniform(-3, 3, (s["N"], 3, s["H"], s["W"])),
+                "T": rng.uniform(-3, 3, (s["B"], s["L"], 4, 8))}
+    return model, shapes, feeds
+
+
 def int_row_case():
     # Integer row reductions: exact, whatever order the lanes combine in.
     axes = numpy_helper.from_array(np.array([-1], np.int64), "axes")
@@ -467,6 +507,7 @@ CASES = {
     "row_reduce": (row_reduce_case, ["reduce"]),
     "row_root": (row_root_case, ["reduce", "elementwise"]),
     "int_row": (int_row_case, ["reduce"]),
+    "multi_axis_row": (multi_axis_row_case, ["reduce"]),
     "column_reduce": (column_reduce_case, ["reduce"]),
     "broadcast": (broadcast_case, ["elementwise"]),
 }

@@ -126,6 +126,14 @@ constexpr llvm::StringLiteral getFoldedImageAttrName() {
   return "dyncc.folded_image";
 }
 
+/// The unit attribute of a `reduce` kernel whose reductions over several
+/// trailing loops were collapsed into rows (dyncc-collapse-row-dims): it
+/// computes on [..., C*H*W] and expands its results to [..., C, H, W] only
+/// at the end, which code generation keeps.
+constexpr llvm::StringLiteral getFoldedRowsAttrName() {
+  return "dyncc.folded_rows";
+}
+
 /// `value` traced back through tensor.expand_shape, tensor.collapse_shape
 /// and tensor.cast to the value they reshape (a kernel result to its root).
 mlir::Value getReshapedSource(mlir::Value value);

@@ -56,6 +56,29 @@ def PointwiseConvAsGemmPass
   }];
 }
 
+def CollapseRowDimsPass : Pass<"dyncc-collapse-row-dims", "mlir::ModuleOp"> {
+  let summary = "Compute a reduction over several trailing axes as one over rows";
+  let description = [{
+    A `reduce` kernel whose reductions over several loops (a LayerNorm over
+    `[C, H, W]`, an InstanceNorm's statistics over `[H, W]`) all reduce
+    the same trailing loops of the same space is rewritten to reduce rows:
+    each op over that space has those loops collapsed into one, its
+    operands collapsed alike (a row read in order becomes one dimension; a
+    statistic read at 0 over trailing unit dimensions, one unit dimension),
+    its results expanded back; the reshapes between two ops cancel, so only
+    the kernel's inputs are collapsed and its results expanded, at its
+    boundary (`dyncc.folded_rows`: code generation keeps that expansion at
+    the end). The problem recorded next is then a row problem, which the
+    tile search takes, and code generation gives a warp or a block per row.
+
+    A kernel with a reduction that is not along trailing loops, two
+    reductions over different loops, an op over the full space that reads
+    the reduced loops otherwise (transposed, some of them, in an
+    expression; a body that indexes them), or any other op over more
+    loops keeps its loops.
+  }];
+}
+
 def SplitKPass : Pass<"dyncc-split-k", "mlir::ModuleOp"> {
   let summary = "Split a GEMM variant's K over blocks: partial sums, then their sum";
   let description = [{
