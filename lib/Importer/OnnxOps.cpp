@@ -867,6 +867,45 @@ LogicalResult importLayerNorm(NodeContext &ctx) {
   return success();
 }
 
+/// InstanceNormalization: each instance's channels normalized over their
+/// spatial dimensions, then scaled and shifted per channel. Imported as a
+/// LayerNormalization from axis 2 (the statistics over [D1, ...]) with a
+/// unit scale, then an inference BatchNormalization of mean 0, variance 1
+/// and epsilon 0 (`x * scale + B` along axis 1, whatever the rank), its
+/// mean and variance shaped like `scale` (ConstantOfShape of its Shape,
+/// which folds where the channels are static).
+LogicalResult importInstanceNorm(NodeContext &ctx) {
+  if (failed(ctx.expectArity(3, 3)))
+    return failure();
+  FailureOr<Value> x = ctx.input(0), scale = ctx.input(1), bias = ctx.input(2);
+  FailureOr<float> eps = ctx.floatAttr("epsilon", 1e-5f);
+  if (failed(x) || failed(scale) || failed(bias) || failed(eps))
+    return failure();
+  Type et = ctx.elementTypeOf(*x);
+  if (!isa<FloatType>(et))
+    return ctx.fail("expects a float input");
+  OpBuilder &b = ctx.builder();
+  auto normalized =
+      dg::LayerNormOp::create(b, ctx.loc, ctx.resultType(et), TypeRange{}, *x,
+                              ctx.scalarConstant(et, 1.0), Value(),
+                              b.getI64IntegerAttr(2), b.getF32FloatAttr(*eps));
+  Value channels =
+      dg::ShapeOfOp::create(b, ctx.loc, ctx.resultType(i64(ctx)), *scale,
+                            b.getI64IntegerAttr(0), IntegerAttr());
+  auto filled = [&](double value) -> Value {
+    auto type = RankedTensorType::get({}, et);
+    return dg::ConstantOfShapeOp::create(
+        b, ctx.loc, ctx.resultType(et), channels,
+        cast<ElementsAttr>(
+            DenseElementsAttr::get(type, b.getFloatAttr(et, value))));
+  };
+  ctx.setOutput(0, dg::BatchNormOp::create(b, ctx.loc, ctx.resultType(et),
+                                           normalized->getResult(0), *scale,
+                                           *bias, filled(0), filled(1),
+                                           b.getF32FloatAttr(0)));
+  return success();
+}
+
 LogicalResult importCumSum(NodeContext &ctx) {
   if (failed(ctx.expectArity(2, 2)))
     return failure();
@@ -915,7 +954,8 @@ const std::map<std::string, OpHandler> &importer::getOpHandlers() {
       {"Or", [](NodeContext &c) { return binary<dg::OrOp>(c, true); }},
       {"Equal", [](NodeContext &c) { return binary<dg::EqualOp>(c, true); }},
       {"Less", [](NodeContext &c) { return binary<dg::LessOp>(c, true); }},
-      {"Greater", [](NodeContext &c) { return binary<dg::GreaterOp>(c, true); }},
+      {"Greater",
+       [](NodeContext &c) { return binary<dg::GreaterOp>(c, true); }},
       {"LessOrEqual",
        [](NodeContext &c) { return binary<dg::LessEqualOp>(c, true); }},
       {"GreaterOrEqual",
@@ -974,14 +1014,20 @@ const std::map<std::string, OpHandler> &importer::getOpHandlers() {
       {"AveragePool", importPool<dg::AvgPoolOp>},
       {"GlobalAveragePool", unary<dg::GlobalAvgPoolOp>},
       {"GlobalMaxPool", unary<dg::GlobalMaxPoolOp>},
-      {"ReduceSum", [](NodeContext &c) { return importReduce<dg::ReduceSumOp>(c, 13); }},
-      {"ReduceMean", [](NodeContext &c) { return importReduce<dg::ReduceMeanOp>(c, 18); }},
-      {"ReduceMax", [](NodeContext &c) { return importReduce<dg::ReduceMaxOp>(c, 18); }},
-      {"ReduceMin", [](NodeContext &c) { return importReduce<dg::ReduceMinOp>(c, 18); }},
-      {"ReduceProd", [](NodeContext &c) { return importReduce<dg::ReduceProdOp>(c, 18); }},
+      {"ReduceSum",
+       [](NodeContext &c) { return importReduce<dg::ReduceSumOp>(c, 13); }},
+      {"ReduceMean",
+       [](NodeContext &c) { return importReduce<dg::ReduceMeanOp>(c, 18); }},
+      {"ReduceMax",
+       [](NodeContext &c) { return importReduce<dg::ReduceMaxOp>(c, 18); }},
+      {"ReduceMin",
+       [](NodeContext &c) { return importReduce<dg::ReduceMinOp>(c, 18); }},
+      {"ReduceProd",
+       [](NodeContext &c) { return importReduce<dg::ReduceProdOp>(c, 18); }},
       {"Softmax", importSoftmax<dg::SoftmaxOp>},
       {"LogSoftmax", importSoftmax<dg::LogSoftmaxOp>},
       {"LayerNormalization", importLayerNorm},
+      {"InstanceNormalization", importInstanceNorm},
       {"CumSum", importCumSum},
   };
   return handlers;

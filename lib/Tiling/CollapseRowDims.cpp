@@ -21,9 +21,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinOps.h"
-#include "mlir/IR/Dominance.h"
 #include "mlir/IR/PatternMatch.h"
-#include "mlir/Transforms/CSE.h"
 
 namespace dyncc {
 #define GEN_PASS_DEF_COLLAPSEROWDIMSPASS
@@ -78,33 +76,45 @@ FailureOr<RowRead> getRowRead(AffineMap map, Value operand, RowLoops rows) {
   auto type = cast<RankedTensorType>(operand.getType());
   int64_t rank = map.getNumResults();
   int64_t reduced = rows.reduced;
+  auto readsRow = [&](AffineExpr e) {
+    return llvm::any_of(llvm::seq(rows.kept, rows.kept + rows.reduced),
+                        [&](unsigned d) { return e.isFunctionOfDim(d); });
+  };
+  // A row: the k-th reduced loop at the k-th place from the first.
   RowRead read;
   int64_t dims = 0;
+  bool inOrder = true;
   for (int64_t p = 0; p < rank; ++p) {
     AffineExpr e = map.getResult(p);
-    bool readsRow =
-        llvm::any_of(llvm::seq(rows.kept, rows.kept + rows.reduced),
-                     [&](unsigned d) { return e.isFunctionOfDim(d); });
-    if (!readsRow)
+    if (!readsRow(e))
       continue;
-    // The k-th reduced loop at the k-th place from the first.
     auto dim = dyn_cast<AffineDimExpr>(e);
     if (dims == 0)
       read.first = p;
-    if (!dim || dim.getPosition() != rows.kept + dims || p != read.first + dims)
-      return failure();
+    inOrder = inOrder && dim && dim.getPosition() == rows.kept + dims &&
+              p == read.first + dims;
     ++dims;
   }
-  if (dims != 0)
-    return dims == reduced ? FailureOr<RowRead>(read)
-                           : FailureOr<RowRead>(failure());
+  if (dims == reduced && inOrder)
+    return read;
+  // Else one value per row: its last `reduced` dimensions static units,
+  // read at 0 or at a reduced loop (whose extent is then 1 too: a broadcast
+  // keeps a dimension the image has as 1, `[1, C, 1, 1]` over `[1, C, 1,
+  // W]`), and no other result reading the reduced loops.
   auto isUnitRead = [&](int64_t p) {
-    auto c = dyn_cast<AffineConstantExpr>(map.getResult(p));
-    return c && c.getValue() == 0 && type.getDimSize(p) == 1;
+    if (type.getDimSize(p) != 1)
+      return false;
+    AffineExpr e = map.getResult(p);
+    auto c = dyn_cast<AffineConstantExpr>(e);
+    return (c && c.getValue() == 0) || isa<AffineDimExpr>(e);
   };
   if (rank >= reduced &&
-      llvm::all_of(llvm::seq(rank - reduced, rank), isUnitRead))
+      llvm::all_of(llvm::seq(rank - reduced, rank), isUnitRead) &&
+      llvm::none_of(llvm::seq<int64_t>(0, rank - reduced),
+                    [&](int64_t p) { return readsRow(map.getResult(p)); }))
     return RowRead{rank - reduced, true};
+  if (dims != 0)
+    return failure();
   return RowRead{};
 }
 
@@ -272,9 +282,19 @@ void collapseRows(func::FuncOp func) {
   for (linalg::LinalgOp op : ops)
     collapse(rewriter, op, *rows);
   foldKernelReshapes(func);
-  // Each op collapsed its own view of an argument: one is enough.
-  DominanceInfo dominance(func);
-  eliminateCommonSubExpressions(rewriter, dominance, func);
+  // Each op collapsed its own view of an argument: one is enough. (Only
+  // those views: a CSE would also merge the ops' empty destinations, and
+  // two ops writing one tensor would not bufferize in place.)
+  DenseMap<std::pair<Value, Type>, tensor::CollapseShapeOp> views;
+  for (auto view :
+       llvm::make_early_inc_range(entry.getOps<tensor::CollapseShapeOp>())) {
+    if (!isa<BlockArgument>(view.getSrc()))
+      continue;
+    auto [it, inserted] =
+        views.try_emplace({view.getSrc(), view.getType()}, view);
+    if (!inserted && it->second.getReassociation() == view.getReassociation())
+      rewriter.replaceOp(view, it->second.getResult());
+  }
   func->setAttr(getFoldedRowsAttrName(), rewriter.getUnitAttr());
 }
 

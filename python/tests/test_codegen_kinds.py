@@ -372,8 +372,9 @@ def row_root_case():
 def multi_axis_row_case():
     # Reductions over several trailing axes, which dyncc-collapse-row-dims
     # computes as rows: an instance norm written out over a ReLU's [H, W]
-    # (dynamic; its variance reduces an intermediate), a max over [H, W] as
-    # the kernel's result, and a LayerNormalization over [4, 8] (static).
+    # (dynamic; its variance reduces an intermediate), an
+    # InstanceNormalization over another input's, a max over [H, W] as the
+    # kernel's result, and a LayerNormalization over [4, 8] (static).
     nodes = [helper.make_node("Relu", ["X"], ["R"]),
              helper.make_node("ReduceMean", ["R"], ["M"], axes=[2, 3]),
              helper.make_node("Sub", ["R", "M"], ["D"]),
@@ -387,16 +388,20 @@ def multi_axis_row_case():
              helper.make_node("Abs", ["X"], ["A"]),
              helper.make_node("ReduceMax", ["A"], ["P"], axes=[2, 3],
                               keepdims=0),
+             helper.make_node("InstanceNormalization", ["A", "s3", "b3"],
+                              ["I"], epsilon=1e-3),
              helper.make_node("Neg", ["T"], ["Tn"]),
              helper.make_node("LayerNormalization", ["Tn", "g", "beta"], ["Z"],
                               axis=-2, epsilon=1e-5)]
     rng = np.random.default_rng(7)
     inits = [numpy_helper.from_array(np.array(1e-5, np.float32), "eps"),
              _const("s", rng, (3, 1, 1)), _const("b", rng, (3, 1, 1)),
-             _const("g", rng, (4, 8)), _const("beta", rng, (4, 8))]
+             _const("g", rng, (4, 8)), _const("beta", rng, (4, 8)),
+             _const("s3", rng, (3,)), _const("b3", rng, (3,))]
     model = _model(nodes, [_vi("X", F, ["N", 3, "H", "W"]),
                            _vi("T", F, ["B", "L", 4, 8])],
                    [_vi("Y", F, ["N", 3, "H", "W"]), _vi("P", F, ["N", 3]),
+                    _vi("I", F, ["N", 3, "H", "W"]),
                     _vi("Z", F, ["B", "L", 4, 8])], inits)
     shapes = [dict(N=n, H=h, W=w, B=b, L=l) for n, h, w, b, l in [
         (1, 1, 1, 1, 1), (2, 1, 5, 3, 7), (1, 7, 13, 1, 31), (3, 8, 9, 2, 5),

@@ -188,3 +188,36 @@ func.func @columns(%x: tensor<?x?x16xf32>, %out: tensor<16xf32>) -> tensor<16xf3
   } -> tensor<16xf32>
   return %sum : tensor<16xf32>
 }
+
+// -----
+
+// A statistic broadcast over [1, W] keeps the unit row dimension the image
+// has: `[1, C, 1, 1]` read at (d0, d1, d2, 0). Its last two dimensions are
+// units either way, one value per row: it is read as `[1, C, 1]`.
+#id = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+#stat = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, 0)>
+// CHECK-DAG:   #[[STAT:.*]] = affine_map<(d0, d1, d2) -> (d0, d1, 0)>
+// CHECK-LABEL: func.func @unit_row_dim(
+//  CHECK-SAME:   %[[X:[a-z0-9]+]]: tensor<1x?x1x?xf32>, %[[S:[a-z0-9]+]]: tensor<1x?x1x1xf32>
+//  CHECK-SAME:   dyncc.folded_rows
+//   CHECK-DAG:   %[[XC:.*]] = tensor.collapse_shape %[[X]] {{\[}}[0], [1], [2, 3]] : tensor<1x?x1x?xf32> into tensor<1x?x?xf32>
+//   CHECK-DAG:   %[[SC:.*]] = tensor.collapse_shape %[[S]] {{\[}}[0], [1], [2, 3]] : tensor<1x?x1x1xf32> into tensor<1x?x1xf32>
+//       CHECK:   linalg.generic {indexing_maps = [#{{.*}}, #[[STAT]], #{{.*}}], iterator_types = ["parallel", "parallel", "parallel"]} ins(%[[XC]], %[[SC]] : tensor<1x?x?xf32>, tensor<1x?x1xf32>)
+func.func @unit_row_dim(%x: tensor<1x?x1x?xf32>, %s: tensor<1x?x1x1xf32>, %out: tensor<1x?x1x?xf32>, %sum: tensor<1x?xf32>) -> (tensor<1x?x1x?xf32>, tensor<1x?xf32>) attributes {dyncc.kernel, dyncc.kind = "reduce"} {
+  %zero = arith.constant 0.0 : f32
+  %centred = linalg.generic {indexing_maps = [#id, #stat, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%x, %s : tensor<1x?x1x?xf32>, tensor<1x?x1x1xf32>) outs(%out : tensor<1x?x1x?xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %r = arith.subf %a, %b : f32
+    linalg.yield %r : f32
+  } -> tensor<1x?x1x?xf32>
+  %fill = linalg.fill ins(%zero : f32) outs(%sum : tensor<1x?xf32>) -> tensor<1x?xf32>
+  %squares = linalg.generic {indexing_maps = [#id, affine_map<(d0, d1, d2, d3) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction", "reduction"]}
+      ins(%centred : tensor<1x?x1x?xf32>) outs(%fill : tensor<1x?xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %m = arith.mulf %a, %a : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  } -> tensor<1x?xf32>
+  return %centred, %squares : tensor<1x?x1x?xf32>, tensor<1x?xf32>
+}

@@ -691,23 +691,34 @@ OpLowering::Results OpLowering::lowerBatchNorm(dg::BatchNormOp bn) {
     return fail("expects a float input of rank 2 or more");
   AffineMap identity = b.getMultiDimIdentityMap(rank);
   AffineMap channel = AffineMap::get(rank, 0, getAffineDimExpr(1, ctx));
-  SmallVector<AffineMap> maps{identity, channel, channel,
-                              channel,  channel, identity};
+  // An input computed in place into the destination (the op after a
+  // normalization, as InstanceNormalization imports) is read through the
+  // output block argument, as buildElementwise does: an input and the
+  // destination both, tiling would fuse its producer twice, into two slices
+  // of one buffer.
+  bool inPlace = operands[0] == init;
+  SmallVector<Value> inputs(operands.begin() + (inPlace ? 1 : 0),
+                            operands.end());
+  SmallVector<AffineMap> maps(inPlace ? 0 : 1, identity);
+  maps.append(4, channel);
+  maps.push_back(identity);
   SmallVector<utils::IteratorType> iterators(rank,
                                              utils::IteratorType::parallel);
   double epsilon = bn.getEpsilon().convertToDouble();
   auto generic = linalg::GenericOp::create(
-      b, loc, TypeRange{type}, operands, ValueRange{init}, maps, iterators,
+      b, loc, TypeRange{type}, inputs, ValueRange{init}, maps, iterators,
       [&](OpBuilder &nb, Location l, ValueRange args) {
-        Type t = args[0].getType();
-        Value var = arith::AddFOp::create(nb, l, args[4],
+        Value x = inPlace ? args.back() : args[0];
+        ValueRange stats = args.drop_front(inPlace ? 0 : 1);
+        Type t = x.getType();
+        Value var = arith::AddFOp::create(nb, l, stats[3],
                                           scalarConstant(nb, l, t, epsilon));
-        Value inv = arith::DivFOp::create(nb, l, args[1],
+        Value inv = arith::DivFOp::create(nb, l, stats[0],
                                           math::SqrtOp::create(nb, l, var));
-        Value centered = arith::SubFOp::create(nb, l, args[0], args[3]);
+        Value centered = arith::SubFOp::create(nb, l, x, stats[2]);
         Value scaled = arith::MulFOp::create(nb, l, centered, inv);
         linalg::YieldOp::create(
-            nb, l, Value(arith::AddFOp::create(nb, l, scaled, args[2])));
+            nb, l, Value(arith::AddFOp::create(nb, l, scaled, stats[1])));
       });
   return SmallVector<Value>{generic.getResult(0)};
 }

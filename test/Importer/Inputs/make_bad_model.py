@@ -79,6 +79,14 @@ def build(kind):
         return model([helper.make_node("Pad", ["X", "pads"], ["Y"], name="padding",
                                        mode="wrap")],
                      [x2], [y], [ints("pads", [0, 1, 0, 1])], opset=13)
+    if kind == "instance-norm-scale":
+        # A scale of 4 values for 3 channels.
+        scale = numpy_helper.from_array(np.ones(4, np.float32), "S")
+        shift = numpy_helper.from_array(np.zeros(3, np.float32), "B")
+        return model([helper.make_node("InstanceNormalization", ["X", "S", "B"],
+                                       ["Y"], name="norm")],
+                     [tensor("X", ["N", 3, "H", "W"])], [y], [scale, shift],
+                     opset=17)
     if kind == "auto-pad":
         w = numpy_helper.from_array(np.ones((4, 3, 3, 3), np.float32), "W")
         return model([helper.make_node("Conv", ["X", "W"], ["Y"], name="conv",
