@@ -39,10 +39,12 @@ struct RowLoops {
   unsigned kept = 0, reduced = 0;
 };
 
+} // namespace
+
 /// The loops of `op` if it reduces its trailing loops only, writing the
 /// others in order (a ReduceMean over the last axes, its keepdims result
 /// collapsed by the lowering); nullopt otherwise.
-std::optional<RowLoops> getTrailingReduction(Operation *op) {
+static std::optional<RowLoops> getTrailingReduction(Operation *op) {
   auto generic = dyn_cast<linalg::GenericOp>(op);
   if (!generic || generic.getNumDpsInits() != 1)
     return std::nullopt;
@@ -59,6 +61,8 @@ std::optional<RowLoops> getTrailingReduction(Operation *op) {
   return RowLoops{kept, static_cast<unsigned>(iterators.size()) - kept};
 }
 
+namespace {
+
 /// How an operand of an op over the full space reads the reduced loops:
 /// as `reduced` consecutive results, in order, from `first` (a row, which
 /// collapses into one dimension), or as its last `reduced` results, unit
@@ -69,10 +73,13 @@ struct RowRead {
   bool broadcast = false;
 };
 
+} // namespace
+
 /// The RowRead of `operand`, read through `map` by an op of `rows`' loops;
 /// failure where it reads them otherwise (transposed, some of them, or in
 /// an expression).
-FailureOr<RowRead> getRowRead(AffineMap map, Value operand, RowLoops rows) {
+static FailureOr<RowRead> getRowRead(AffineMap map, Value operand,
+                                     RowLoops rows) {
   auto type = cast<RankedTensorType>(operand.getType());
   int64_t rank = map.getNumResults();
   int64_t reduced = rows.reduced;
@@ -100,13 +107,15 @@ FailureOr<RowRead> getRowRead(AffineMap map, Value operand, RowLoops rows) {
   // Else one value per row: its last `reduced` dimensions static units,
   // read at 0 or at a reduced loop (whose extent is then 1 too: a broadcast
   // keeps a dimension the image has as 1, `[1, C, 1, 1]` over `[1, C, 1,
-  // W]`), and no other result reading the reduced loops.
+  // W]`), and no other result reading the reduced loops. (A unit dimension
+  // read at a kept loop is that loop's, not the row's: a statistic `[1, 1]`
+  // of `[1, 1, H, W]`.)
   auto isUnitRead = [&](int64_t p) {
     if (type.getDimSize(p) != 1)
       return false;
     AffineExpr e = map.getResult(p);
     auto c = dyn_cast<AffineConstantExpr>(e);
-    return (c && c.getValue() == 0) || isa<AffineDimExpr>(e);
+    return (c && c.getValue() == 0) || (isa<AffineDimExpr>(e) && readsRow(e));
   };
   if (rank >= reduced &&
       llvm::all_of(llvm::seq(rank - reduced, rank), isUnitRead) &&
@@ -119,8 +128,8 @@ FailureOr<RowRead> getRowRead(AffineMap map, Value operand, RowLoops rows) {
 }
 
 /// The reassociation collapsing `rank` dimensions' `count` from `first`.
-SmallVector<ReassociationIndices> getRowGroups(int64_t rank, int64_t first,
-                                               int64_t count) {
+static SmallVector<ReassociationIndices>
+getRowGroups(int64_t rank, int64_t first, int64_t count) {
   SmallVector<ReassociationIndices> groups;
   for (int64_t d = 0; d < rank;) {
     if (d == first) {
@@ -136,7 +145,7 @@ SmallVector<ReassociationIndices> getRowGroups(int64_t rank, int64_t first,
 /// Whether `op`, of `rows`' loops in all, collapses its reduced loops:
 /// they iterate alike, its body does not index them, and every operand
 /// reads them as a RowRead.
-bool isCollapsible(linalg::LinalgOp op, RowLoops rows) {
+static bool isCollapsible(linalg::LinalgOp op, RowLoops rows) {
   if (isa<linalg::FillOp>(op))
     return true;
   auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
@@ -156,10 +165,12 @@ bool isCollapsible(linalg::LinalgOp op, RowLoops rows) {
   for (OpOperand &operand : generic->getOpOperands()) {
     FailureOr<RowRead> read = getRowRead(
         generic.getMatchingIndexingMap(&operand), operand.get(), rows);
-    // A destination is written along the whole space.
+    // A destination is written along the whole space, a reduction's once
+    // per row.
+    bool reduction = iterators.back() == utils::IteratorType::reduction;
     if (failed(read) ||
-        (generic.isDpsInit(&operand) && (read->first < 0 || read->broadcast) &&
-         iterators.back() == utils::IteratorType::parallel))
+        (generic.isDpsInit(&operand) &&
+         (reduction ? read->first >= 0 : read->first < 0 || read->broadcast)))
       return false;
   }
   return true;
@@ -168,7 +179,8 @@ bool isCollapsible(linalg::LinalgOp op, RowLoops rows) {
 /// `op` (of `rows`' loops, isCollapsible) on its reduced loops collapsed
 /// into one: its operands collapsed per their RowRead, its results expanded
 /// back.
-void collapse(RewriterBase &rewriter, linalg::LinalgOp op, RowLoops rows) {
+static void collapse(RewriterBase &rewriter, linalg::LinalgOp op,
+                     RowLoops rows) {
   Location loc = op.getLoc();
   rewriter.setInsertionPoint(op);
   MLIRContext *ctx = op.getContext();
@@ -195,17 +207,10 @@ void collapse(RewriterBase &rewriter, linalg::LinalgOp op, RowLoops rows) {
     return tensor::CollapseShapeOp::create(rewriter, loc, value, groups);
   };
   if (auto fill = dyn_cast<linalg::FillOp>(op.getOperation())) {
-    Value out = fill.getOutputs()[0];
-    auto rank = cast<RankedTensorType>(out.getType()).getRank();
-    SmallVector<ReassociationIndices> groups =
-        getRowGroups(rank, rank - rows.reduced, rows.reduced);
-    Value target = tensor::CollapseShapeOp::create(rewriter, loc, out, groups);
-    Value value =
-        linalg::FillOp::create(rewriter, loc, fill.getInputs(), target)
-            .getResult(0);
-    rewriter.replaceOpWithNewOp<tensor::ExpandShapeOp>(
-        fill, fill.getResultTypes()[0], value, groups,
-        tensor::getMixedSizes(rewriter, loc, out));
+    auto rank =
+        cast<RankedTensorType>(fill.getOutputs()[0].getType()).getRank();
+    collapseFill(rewriter, fill,
+                 getRowGroups(rank, rank - rows.reduced, rows.reduced));
     return;
   }
   auto generic = cast<linalg::GenericOp>(op.getOperation());
@@ -247,7 +252,7 @@ void collapse(RewriterBase &rewriter, linalg::LinalgOp op, RowLoops rows) {
 /// Collapses kernel `func`'s reduced loops where every reduction over
 /// several loops has the same RowLoops and every op over the full space is
 /// isCollapsible; leaves it as it is otherwise.
-void collapseRows(func::FuncOp func) {
+static void collapseRows(func::FuncOp func) {
   Block &entry = func.getBody().front();
   std::optional<RowLoops> rows;
   for (Operation &op : entry) {
@@ -285,19 +290,20 @@ void collapseRows(func::FuncOp func) {
   // Each op collapsed its own view of an argument: one is enough. (Only
   // those views: a CSE would also merge the ops' empty destinations, and
   // two ops writing one tensor would not bufferize in place.)
-  DenseMap<std::pair<Value, Type>, tensor::CollapseShapeOp> views;
+  DenseMap<std::pair<Value, Attribute>, tensor::CollapseShapeOp> views;
   for (auto view :
        llvm::make_early_inc_range(entry.getOps<tensor::CollapseShapeOp>())) {
     if (!isa<BlockArgument>(view.getSrc()))
       continue;
     auto [it, inserted] =
-        views.try_emplace({view.getSrc(), view.getType()}, view);
-    if (!inserted && it->second.getReassociation() == view.getReassociation())
+        views.try_emplace({view.getSrc(), view.getReassociation()}, view);
+    if (!inserted)
       rewriter.replaceOp(view, it->second.getResult());
   }
   func->setAttr(getFoldedRowsAttrName(), rewriter.getUnitAttr());
 }
 
+namespace {
 struct CollapseRowDims final
     : ::dyncc::impl::CollapseRowDimsPassBase<CollapseRowDims> {
   void runOnOperation() override {

@@ -947,6 +947,18 @@ bool dyncc::collapsesAlong(linalg::LinalgOp op, int64_t rank,
          linalg::areDimSequencesPreserved(op.getIndexingMapsArray(), {loops});
 }
 
+void dyncc::collapseFill(RewriterBase &rewriter, linalg::FillOp fill,
+                         ArrayRef<ReassociationIndices> groups) {
+  Location loc = fill.getLoc();
+  Value out = fill.getOutputs()[0];
+  Value target = tensor::CollapseShapeOp::create(rewriter, loc, out, groups);
+  Value value = linalg::FillOp::create(rewriter, loc, fill.getInputs(), target)
+                    .getResult(0);
+  rewriter.replaceOpWithNewOp<tensor::ExpandShapeOp>(
+      fill, fill.getResultTypes()[0], value, groups,
+      tensor::getMixedSizes(rewriter, loc, out));
+}
+
 LogicalResult dyncc::collapseKernelLoops(
     RewriterBase &rewriter, ArrayRef<linalg::LinalgOp> ops,
     const ReassociationIndices &loops,
@@ -954,15 +966,7 @@ LogicalResult dyncc::collapseKernelLoops(
   for (linalg::LinalgOp op : ops) {
     rewriter.setInsertionPoint(op);
     if (auto fill = dyn_cast<linalg::FillOp>(op.getOperation())) {
-      Location loc = fill.getLoc();
-      Value target = tensor::CollapseShapeOp::create(
-          rewriter, loc, fill.getOutputs()[0], outputGroups);
-      Value value =
-          linalg::FillOp::create(rewriter, loc, fill.getInputs(), target)
-              .getResult(0);
-      rewriter.replaceOpWithNewOp<tensor::ExpandShapeOp>(
-          fill, fill.getResultTypes()[0], value, outputGroups,
-          tensor::getMixedSizes(rewriter, loc, fill.getOutputs()[0]));
+      collapseFill(rewriter, fill, outputGroups);
       continue;
     }
     FailureOr<linalg::CollapseResult> collapsed =

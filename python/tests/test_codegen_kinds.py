@@ -15,6 +15,8 @@ The CPU target runs the same per-block entry points over the same grid the
 GPU launches, so the block arithmetic and every masked tail are exercised.
 """
 import re
+import tempfile
+from pathlib import Path
 
 import numpy as np
 import onnx
@@ -1116,3 +1118,58 @@ def test_static_extents_below_the_block_tile(tmp_path, elem, np_type, config):
     np.testing.assert_allclose(y.astype(np.float64),
                                x.astype(np.float64) @ w.astype(np.float64),
                                rtol=tol, atol=tol)
+
+
+def test_multi_axis_reductions_are_searched_rows():
+    """multi_axis_row_case's reduce kernels (the instance norms, the max
+    over [H, W], the LayerNorm over [4, 8]) are each a row problem the tile
+    search took (dyncc-collapse-row-dims), keyed on the batch and the
+    collapsed row's length, not kernels left to the tile levels."""
+    import json
+    model, shapes, _ = multi_axis_row_case()
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "multi_axis_row.onnx"
+        onnx.save(model, str(path))
+        plan = json.loads(dyncc.compile(path, None, targets=["cpu"],
+                                        dims={s: (1, 512) for s in shapes[0]},
+                                        emit="plan"))
+    reduces = [g for g in plan["groups"] if g["kind"] == "reduce"]
+    assert len(reduces) == 4, [g["name"] for g in plan["groups"]]
+    for group in reduces:
+        select = group.get("select", {})
+        assert select.get("model") == "rows" and select.get("reduction") == 1, \
+            (group["name"], select.get("reason"))
+    keys = sorted(tuple(g["select"]["keys"]) for g in reduces)
+    assert keys.count(("N", "H*W")) == 3 and ("B", "L") in keys, keys
+
+
+@pytest.mark.parametrize("norm", ["instance", "layer"])
+def test_norm_with_positional_epilogue_matches_onnxruntime(tmp_path, ort, norm):
+    """A norm over dynamic image axes whose fused epilogue reads them in
+    part (a product with a `[1, 1, 1, W]` input), which
+    dyncc-collapse-row-dims does not take: an InstanceNormalization's
+    kernel keeps its loops, a LayerNormalization from axis 1 is flattened
+    into rows first (Decompose); both compile and match onnxruntime."""
+    rng = np.random.default_rng(3)
+    if norm == "instance":
+        node = helper.make_node("InstanceNormalization", ["X", "s", "b"], ["I"])
+        inits = [_const("s", rng, (3,)), _const("b", rng, (3,))]
+    else:
+        node = helper.make_node("LayerNormalization", ["X", "one"], ["I"],
+                                axis=1)
+        inits = [numpy_helper.from_array(np.array(1.0, np.float32), "one")]
+    model = _model([node, helper.make_node("Mul", ["I", "P"], ["Y"])],
+                   [_vi("X", F, ["N", 3, "H", "W"]), _vi("P", F, [1, 1, 1, "W"])],
+                   [_vi("Y", F, ["N", 3, "H", "W"])], inits)
+    path = tmp_path / f"{norm}.onnx"
+    onnx.save(model, str(path))
+    art = dyncc.compile(path, tmp_path / f"{norm}.dyncc", targets=["cpu"],
+                        dims={"N": (1, 8), "H": (1, 64), "W": (1, 64)})
+    session = dyncc.load(art).session("cpu")
+    ref = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    for n, h, w in [(1, 1, 1), (2, 3, 5), (1, 7, 13), (3, 17, 4), (1, 33, 31)]:
+        feeds = {"X": rng.uniform(-3, 3, (n, 3, h, w)).astype(np.float32),
+                 "P": rng.uniform(-1, 1, (1, 1, 1, w)).astype(np.float32)}
+        np.testing.assert_allclose(session.run(feeds)["Y"],
+                                   ref.run(None, feeds)[0], rtol=1e-4,
+                                   atol=1e-4, err_msg=f"{norm} at {n, h, w}")

@@ -221,3 +221,82 @@ func.func @unit_row_dim(%x: tensor<1x?x1x?xf32>, %s: tensor<1x?x1x1xf32>, %out: 
   } -> tensor<1x?xf32>
   return %centred, %squares : tensor<1x?x1x?xf32>, tensor<1x?xf32>
 }
+
+// -----
+
+// One image of one channel: the statistic `[1, 1]` reads the kept loops
+// at their unit sizes, which is no broadcast over the row. The reduction's
+// destination stays `(d0, d1)`, its loops kept.
+#id = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+#rows = affine_map<(d0, d1, d2, d3) -> (d0, d1)>
+// CHECK-DAG:   #[[IN:.*]] = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+// CHECK-DAG:   #[[OUT:.*]] = affine_map<(d0, d1, d2) -> (d0, d1)>
+// CHECK-LABEL: func.func @one_channel(
+//  CHECK-SAME:   dyncc.folded_rows
+//       CHECK:   linalg.generic {indexing_maps = [#[[IN]], #[[IN]]], iterator_types = ["parallel", "parallel", "parallel"]}
+//       CHECK:   linalg.generic {indexing_maps = [#[[IN]], #[[OUT]]], iterator_types = ["parallel", "parallel", "reduction"]}{{.*}} outs(%{{.*}} : tensor<1x1xf32>)
+func.func @one_channel(%x: tensor<1x1x?x?xf32>, %out: tensor<1x1xf32>) -> tensor<1x1xf32> attributes {dyncc.kernel, dyncc.kind = "reduce"} {
+  %c2 = arith.constant 2 : index
+  %c3 = arith.constant 3 : index
+  %zero = arith.constant 0.0 : f32
+  %h = tensor.dim %x, %c2 : tensor<1x1x?x?xf32>
+  %w = tensor.dim %x, %c3 : tensor<1x1x?x?xf32>
+  %e = tensor.empty(%h, %w) : tensor<1x1x?x?xf32>
+  %abs = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%x : tensor<1x1x?x?xf32>) outs(%e : tensor<1x1x?x?xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %r = math.absf %a : f32
+    linalg.yield %r : f32
+  } -> tensor<1x1x?x?xf32>
+  %fill = linalg.fill ins(%zero : f32) outs(%out : tensor<1x1xf32>) -> tensor<1x1xf32>
+  %sum = linalg.generic {indexing_maps = [#id, #rows], iterator_types = ["parallel", "parallel", "reduction", "reduction"]}
+      ins(%abs : tensor<1x1x?x?xf32>) outs(%fill : tensor<1x1xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %r = arith.addf %acc, %a : f32
+    linalg.yield %r : f32
+  } -> tensor<1x1xf32>
+  return %sum : tensor<1x1xf32>
+}
+
+// -----
+
+// A body that indexes a reduced loop (its position along the row), and a
+// read of the row transposed: the kernels keep their loops.
+#id = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#t = affine_map<(d0, d1, d2) -> (d0, d2, d1)>
+#rows = affine_map<(d0, d1, d2) -> (d0)>
+// CHECK-LABEL: func.func @indexed(
+//   CHECK-NOT:   dyncc.folded_rows
+//   CHECK-NOT:   tensor.collapse_shape
+//       CHECK:   return
+func.func @indexed(%x: tensor<?x4x8xf32>, %out: tensor<?xf32>) -> tensor<?xf32> attributes {dyncc.kernel, dyncc.kind = "reduce"} {
+  %zero = arith.constant 0.0 : f32
+  %fill = linalg.fill ins(%zero : f32) outs(%out : tensor<?xf32>) -> tensor<?xf32>
+  %sum = linalg.generic {indexing_maps = [#id, #rows], iterator_types = ["parallel", "reduction", "reduction"]}
+      ins(%x : tensor<?x4x8xf32>) outs(%fill : tensor<?xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %i = linalg.index 2 : index
+    %n = arith.index_cast %i : index to i64
+    %f = arith.sitofp %n : i64 to f32
+    %m = arith.mulf %a, %f : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  } -> tensor<?xf32>
+  return %sum : tensor<?xf32>
+}
+
+// CHECK-LABEL: func.func @transposed(
+//   CHECK-NOT:   dyncc.folded_rows
+//   CHECK-NOT:   tensor.collapse_shape
+//       CHECK:   return
+func.func @transposed(%x: tensor<?x8x4xf32>, %out: tensor<?xf32>) -> tensor<?xf32> attributes {dyncc.kernel, dyncc.kind = "reduce"} {
+  %zero = arith.constant 0.0 : f32
+  %fill = linalg.fill ins(%zero : f32) outs(%out : tensor<?xf32>) -> tensor<?xf32>
+  %sum = linalg.generic {indexing_maps = [#t, #rows], iterator_types = ["parallel", "reduction", "reduction"]}
+      ins(%x : tensor<?x8x4xf32>) outs(%fill : tensor<?xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %r = arith.addf %acc, %a : f32
+    linalg.yield %r : f32
+  } -> tensor<?xf32>
+  return %sum : tensor<?xf32>
+}

@@ -230,6 +230,11 @@ resolveDispatchExpr(mlir::Operation *dispatch, mlir::Attribute attr,
 bool collapsesAlong(mlir::linalg::LinalgOp op, int64_t rank,
                     const mlir::ReassociationIndices &loops);
 
+/// Rewrites `fill` to fill its destination collapsed by `groups`, the
+/// result expanded back.
+void collapseFill(mlir::RewriterBase &rewriter, mlir::linalg::FillOp fill,
+                  llvm::ArrayRef<mlir::ReassociationIndices> groups);
+
 /// Collapses `loops` of each op of `ops` into one loop (a kernel's epilogue
 /// after its contraction's loops were collapsed alike): each op is
 /// rewritten by linalg::collapseOpIterationDims on its operands collapsed,

@@ -145,11 +145,7 @@ SmallVector<Value> decomposeLayerNorm(PrimitiveBuilder &h, LayerNormOp op) {
   // the results reshaped back. The statistics then reduce one row (a row
   // kernel) instead of several loops whose centred values a kernel would
   // keep whole with no static bound. Only where the normalized size is not
-  // static, and the scale or the bias spans some of the normalized axes but
-  // not all (a [C, 1, 1] scale over [C, H, W]): the reshapes are copies
-  // outside the reduction's kernel. A scale and bias that span them all, or
-  // none (an InstanceNormalization's unit scale), leave one kernel whose
-  // axes dyncc-collapse-row-dims makes rows.
+  // static: the reshapes are copies outside the reduction's kernel.
   ArrayRef<DimExpr> normalized = ArrayRef(shape).drop_front(axis);
   DimExpr outer(1), inner(1);
   for (int64_t d = 0; d < rank; ++d)
@@ -164,17 +160,20 @@ SmallVector<Value> decomposeLayerNorm(PrimitiveBuilder &h, LayerNormOp op) {
         RankedTensorType::get({(int64_t)dims.size()}, h.b.getI64Type()),
         sym::ShapeAttr::get(h.b.getContext(), dims));
   };
-  // Whether `v` spans some of the normalized axes but not all.
-  auto spansSome = [&](Value v) {
-    if (!v)
-      return false;
-    SmallVector<DimExpr> s = PrimitiveBuilder::shapeOf(v);
-    if (llvm::all_of(s, [](const DimExpr &d) { return d == DimExpr(1); }))
-      return false;
-    return ArrayRef(s) != normalized;
-  };
+  // The form InstanceNormalization imports as (from axis 2, a unit scalar
+  // scale, no bias) is not flattened: its statistics over the image are
+  // one kernel with its per-channel affine as the epilogue, whose axes
+  // dyncc-collapse-row-dims makes rows where every op of the kernel reads
+  // them whole or not at all (else the kernel keeps its loops, which it
+  // can over an image's two axes).
+  auto unit = scale.getDefiningOp<ConstantOp>();
+  auto splat = unit ? dyn_cast<SplatElementsAttr>(unit.getValue()) : nullptr;
+  bool unitScale = splat && isa<FloatType>(splat.getElementType()) &&
+                   splat.getSplatValue<APFloat>().isExactlyValue(1.0);
+  bool instance = axis == 2 && unitScale && !bias &&
+                  PrimitiveBuilder::shapeOf(scale).empty();
   if (rank - axis > 1 && !inner.isConstant() && fits(scale) && fits(bias) &&
-      (spansSome(scale) || spansSome(bias))) {
+      !instance) {
     auto flatten = [&](Value v, int64_t at, DimExpr lead) -> Value {
       if (!v)
         return v;
@@ -220,11 +219,7 @@ SmallVector<Value> decomposeLayerNorm(PrimitiveBuilder &h, LayerNormOp op) {
   Value stddev = h.unary<SqrtOp>(h.binary<AddOp>(variance, eps));
   // A unit scale (an InstanceNormalization's) multiplies nothing.
   Value y = h.binary<DivOp>(centered, stddev);
-  auto unit = scale.getDefiningOp<ConstantOp>();
-  auto splat = unit ? dyn_cast<SplatElementsAttr>(unit.getValue()) : nullptr;
-  if (!splat || !isa<FloatType>(splat.getElementType()) ||
-      !splat.getSplatValue<APFloat>().isExactlyValue(1.0) ||
-      PrimitiveBuilder::shapeOf(scale).size() > shape.size())
+  if (!unitScale || PrimitiveBuilder::shapeOf(scale).size() > shape.size())
     y = h.binary<MulOp>(y, scale);
   if (bias)
     y = h.binary<AddOp>(y, bias);
