@@ -15,7 +15,8 @@
 // per SM times the issue cost of one (what bounds many tiny blocks). A warp's
 // reduction adds five shuffle rounds; a block's also a barrier and a pass
 // through shared memory. Then waves, a DRAM floor of all the bytes, and a
-// launch.
+// launch. A column reduction's thread takes a step per element of its
+// reduced axis.
 //
 //===----------------------------------------------------------------------===//
 
@@ -52,12 +53,29 @@ constexpr double kWarpReduceCycles = 5 * 30;
 constexpr double kBlockReduceCycles = 5 * 30 + 120;
 
 std::string RowTile::str() const {
-  std::string s = "block ";
-  if (planesPerBlock > 1)
-    s += std::to_string(planesPerBlock) + "x";
-  s += std::to_string(rowsPerBlock) + "x" + std::to_string(lanes * vector) +
-       " thread " + (planesPerBlock > 1 ? "1x1x" : "1x") +
-       std::to_string(vector);
+  // Sizes from the result's last dimension outwards.
+  std::vector<int64_t> block = {lanes * vector, rowsPerBlock};
+  std::vector<int64_t> thread = {vector, 1};
+  if (planesPerBlock > 1) {
+    block.push_back(planesPerBlock);
+    thread.push_back(1);
+  }
+  if (columnSize > 0 && columnPlace >= 2) {
+    size_t at = static_cast<size_t>(columnPlace) - 1;
+    if (block.size() < at) {
+      block.resize(at, 1);
+      thread.resize(at, 1);
+    }
+    block.insert(block.begin() + at, columnSize);
+    thread.insert(thread.begin() + at, columnSize);
+  }
+  auto join = [](const std::vector<int64_t> &sizes) {
+    std::string text;
+    for (auto it = sizes.rbegin(); it != sizes.rend(); ++it)
+      text += (text.empty() ? "" : "x") + std::to_string(*it);
+    return text;
+  };
+  std::string s = "block " + join(block) + " thread " + join(thread);
   if (strategy == RowStrategy::Warp)
     s += " k 64 reduce warp";
   else if (strategy == RowStrategy::Block)
@@ -71,7 +89,23 @@ std::optional<RowTile> dyncc::cost::parseRowTile(const std::string &text) {
       words->block.size() != words->thread.size() || !words->warp.empty() ||
       !words->mma.empty())
     return std::nullopt;
-  const std::vector<int64_t> &block = words->block, &thread = words->thread;
+  std::vector<int64_t> block = words->block, thread = words->thread;
+  // A column taken whole: a dimension before the last whose block and
+  // thread sizes are equal and above 1 (a row's thread size is 1).
+  RowTile tile;
+  for (size_t i = 0; i + 1 < block.size(); ++i) {
+    if (thread[i] <= 1 || thread[i] != block[i])
+      continue;
+    if (tile.columnSize != 0)
+      return std::nullopt;
+    tile.columnSize = block[i];
+    tile.columnPlace = static_cast<int64_t>(block.size() - i);
+  }
+  if (tile.columnSize != 0) {
+    size_t at = block.size() - tile.columnPlace;
+    block.erase(block.begin() + at);
+    thread.erase(thread.begin() + at);
+  }
   size_t rank = block.size();
   // Outer sizes 1 but the planes', a thread per row's step: block P x R x
   // (lanes x vector), thread 1 x 1 x vector.
@@ -80,7 +114,6 @@ std::optional<RowTile> dyncc::cost::parseRowTile(const std::string &text) {
       return std::nullopt;
   if ((rank >= 2 && thread[rank - 2] != 1) || block.back() % thread.back())
     return std::nullopt;
-  RowTile tile;
   tile.rowsPerBlock = rank >= 2 ? block[rank - 2] : 1;
   tile.planesPerBlock = rank >= 3 ? block[rank - 3] : 1;
   tile.vector = thread.back();
@@ -93,7 +126,8 @@ std::optional<RowTile> dyncc::cost::parseRowTile(const std::string &text) {
     tile.strategy = RowStrategy::Elementwise;
   else
     return std::nullopt;
-  if (tile.strategy != RowStrategy::Elementwise && tile.planesPerBlock != 1)
+  if (tile.strategy != RowStrategy::Elementwise &&
+      (tile.planesPerBlock != 1 || tile.columnSize != 0))
     return std::nullopt;
   return tile;
 }
@@ -106,6 +140,14 @@ dyncc::cost::checkConstraints(const RowTile &tile, int64_t elementBytes,
     return std::string("tile sizes must be positive");
   if (tile.strategy != RowStrategy::Elementwise && tile.planesPerBlock != 1)
     return std::string("a row reduction's block takes one plane");
+  if (tile.columnSize < 0 || (tile.columnSize != 0) != (tile.columnPlace != 0))
+    return std::string("a column has a size and a place");
+  if (tile.columnSize != 0 &&
+      (tile.strategy != RowStrategy::Elementwise || tile.planesPerBlock != 1 ||
+       tile.columnSize < 2 || tile.columnPlace < 2))
+    return std::string("a column is taken whole by an elementwise tile of one "
+                       "plane, at least 2 elements, before the last "
+                       "dimension");
   if (tile.vector * elementBytes > 16)
     return "a vector of " + std::to_string(tile.vector) + " elements is wider "
            "than 16 bytes";
@@ -153,6 +195,25 @@ std::vector<RowTile> dyncc::cost::enumerateRowTiles(bool reduction,
   return tiles;
 }
 
+std::vector<RowTile> dyncc::cost::enumerateColumnTiles(int64_t elementBytes,
+                                                       const Device &device,
+                                                       int64_t columnSize,
+                                                       int64_t columnPlace) {
+  std::vector<RowTile> tiles;
+  for (RowTile tile :
+       enumerateRowTiles(/*reduction=*/false, elementBytes, device)) {
+    if (tile.planesPerBlock != 1)
+      continue;
+    if (columnPlace >= 2) {
+      tile.columnSize = columnSize;
+      tile.columnPlace = columnPlace;
+    }
+    if (!checkConstraints(tile, elementBytes, device))
+      tiles.push_back(tile);
+  }
+  return tiles;
+}
+
 /// The blocks of `tile` one SM holds (threads, and registers: ptxas' count
 /// or an estimate of 32 per thread).
 static int64_t rowBlocksPerSm(const RowTile &tile, const Device &device) {
@@ -190,6 +251,10 @@ RowPrediction dyncc::cost::predictRows(const RowTile &tile,
     blocksPerRow = ceilDiv(problem.length, perRowAccess);
   else
     steps = ceilDiv(problem.length, perRowAccess);
+  // A column reduction's thread walks its columns' reduced axis (twice or
+  // three times for a norm, whose later passes hit the caches).
+  int64_t column = std::max<int64_t>(1, problem.columnLength);
+  steps *= column;
   int64_t planes = std::max<int64_t>(1, problem.planes);
   p.blocks = ceilDiv(std::max<int64_t>(1, problem.batch), planes) *
              ceilDiv(planes, tile.planesPerBlock) *
@@ -228,7 +293,7 @@ RowPrediction dyncc::cost::predictRows(const RowTile &tile,
   p.waves = waves.waves;
   p.bound = waves.bound;
   double dram = double(std::max<int64_t>(1, problem.batch)) *
-                double(problem.rows) * problem.length *
+                double(problem.rows) * problem.length * double(column) *
                 problem.bytesPerElement / device.dramBytesPerSecond;
   p.seconds = addFloors(waves.seconds, dram, device, p.bound);
   return p;

@@ -705,7 +705,8 @@ bool ManifestReader::readSelection(const JsonValue &value,
       !integer("element_bytes", select.elementBytes) ||
       !integer("bytes_per_element", select.bytesPerElement) ||
       !integer("reduction", select.reduction) ||
-      !integer("scalar_access", select.scalarAccess))
+      !integer("scalar_access", select.scalarAccess) ||
+      !integer("columns", select.columns))
     return false;
   if (!select.model.empty() && select.model != "gemm" &&
       select.model != "rows" && select.model != "conv")

@@ -199,26 +199,28 @@ struct AssignTileConfig final
         if (FailureOr<RowProblemExprs> problem = getRowProblem(func);
             succeeded(problem)) {
           Builder b(&getContext());
-          func->setAttr(
-              getRowProblemAttrName(),
-              b.getDictionaryAttr(
-                  {b.getNamedAttr("batch",
-                                  b.getStringAttr(problem->batch.str())),
-                   b.getNamedAttr("rows", b.getStringAttr(problem->rows.str())),
-                   b.getNamedAttr("length",
-                                  b.getStringAttr(problem->length.str())),
-                   b.getNamedAttr("planes",
-                                  b.getStringAttr(problem->planes.str())),
-                   b.getNamedAttr("element_bytes",
-                                  b.getI64IntegerAttr(problem->elementBytes)),
-                   b.getNamedAttr(
-                       "bytes_per_element",
-                       b.getI64IntegerAttr(problem->bytesPerElement)),
-                   b.getNamedAttr("reduction",
-                                  b.getI64IntegerAttr(problem->reduction)),
-                   b.getNamedAttr(
-                       "scalar_access",
-                       b.getI64IntegerAttr(problem->scalarAccess))}));
+          SmallVector<NamedAttribute> entries = {
+              b.getNamedAttr("batch", b.getStringAttr(problem->batch.str())),
+              b.getNamedAttr("rows", b.getStringAttr(problem->rows.str())),
+              b.getNamedAttr("length", b.getStringAttr(problem->length.str())),
+              b.getNamedAttr("planes", b.getStringAttr(problem->planes.str())),
+              b.getNamedAttr("element_bytes",
+                             b.getI64IntegerAttr(problem->elementBytes)),
+              b.getNamedAttr("bytes_per_element",
+                             b.getI64IntegerAttr(problem->bytesPerElement)),
+              b.getNamedAttr("reduction",
+                             b.getI64IntegerAttr(problem->reduction)),
+              b.getNamedAttr("scalar_access",
+                             b.getI64IntegerAttr(problem->scalarAccess))};
+          // A column reduction: the extent each output folds, and where the
+          // result spans it.
+          if (problem->columns) {
+            entries.push_back(b.getNamedAttr(
+                "column", b.getStringAttr(problem->column.str())));
+            entries.push_back(b.getNamedAttr(
+                "column_place", b.getI64IntegerAttr(problem->columnPlace)));
+          }
+          func->setAttr(getRowProblemAttrName(), b.getDictionaryAttr(entries));
         }
       return WalkResult::advance();
     });

@@ -553,6 +553,162 @@ static bool isWindowReduction(Operation *op,
                       [](bool s) { return s; });
 }
 
+/// Whether `kernel` reads element by element: a gather (an extract in a
+/// linalg op's body) or a permuted operand (a transpose).
+static bool readsElementByElement(func::FuncOp kernel) {
+  bool scalar = false;
+  kernel.walk([&](Operation *op) {
+    if (isa<tensor::ExtractOp>(op) && op->getParentOfType<linalg::LinalgOp>())
+      scalar = true;
+    if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op))
+      scalar |=
+          isa<linalg::TransposeOp>(op) ||
+          llvm::any_of(linalgOp.getIndexingMapsArray(), [](AffineMap map) {
+            return map.isPermutation() && !map.isIdentity();
+          });
+  });
+  return scalar;
+}
+
+namespace {
+/// The loops of a column reduction: `kept` leading parallel loops,
+/// `reduced` reduction loops, then `columns` parallel loops.
+struct ColumnLoops {
+  unsigned kept = 0, reduced = 0, columns = 0;
+  unsigned size() const { return kept + reduced + columns; }
+};
+} // namespace
+
+/// The ColumnLoops of `op` if it is a reduction of one result folding
+/// consecutive loops with parallel loops after them, and writes the others
+/// in order (a ReduceMean over the channels of [N, C, H, W]).
+static std::optional<ColumnLoops> getColumnLoops(Operation *op) {
+  auto generic = dyn_cast<linalg::GenericOp>(op);
+  if (!generic || generic.getNumDpsInits() != 1 || op->getNumResults() != 1)
+    return std::nullopt;
+  SmallVector<utils::IteratorType> iterators = generic.getIteratorTypesArray();
+  ColumnLoops loops;
+  auto parallel = [](utils::IteratorType t) {
+    return t == utils::IteratorType::parallel;
+  };
+  auto it = iterators.begin();
+  for (; it != iterators.end() && parallel(*it); ++it)
+    ++loops.kept;
+  for (; it != iterators.end() && !parallel(*it); ++it)
+    ++loops.reduced;
+  for (; it != iterators.end() && parallel(*it); ++it)
+    ++loops.columns;
+  if (it != iterators.end() || loops.reduced == 0 || loops.columns == 0)
+    return std::nullopt;
+  AffineMap init = generic.getMatchingIndexingMap(generic.getDpsInitOperand(0));
+  if (init.getNumResults() != loops.kept + loops.columns)
+    return std::nullopt;
+  for (auto [i, e] : llvm::enumerate(init.getResults())) {
+    unsigned loop = i < loops.kept ? i : i + loops.reduced;
+    if (e != getAffineDimExpr(loop, op->getContext()))
+      return std::nullopt;
+  }
+  return loops;
+}
+
+/// The problem of a column reduction: a kernel whose reductions all have
+/// the same ColumnLoops and whose result is their outputs' space (a mean's
+/// division, a keepdims view) or, for one reduced loop, the space they
+/// reduce, written in order by an op of parallel loops (a softmax's
+/// division); fails for any other kernel. Each thread walks its columns'
+/// reduced axis, the warp's lanes side by side along the last dimension.
+static FailureOr<RowProblemExprs> getColumnProblem(func::FuncOp kernel) {
+  Block &entry = kernel.getBody().front();
+  std::optional<ColumnLoops> loops;
+  linalg::LinalgOp reduction;
+  for (Operation &op : entry) {
+    if (!hasReductionLoops(&op))
+      continue;
+    std::optional<ColumnLoops> own = getColumnLoops(&op);
+    if (!own ||
+        (loops && (own->kept != loops->kept || own->reduced != loops->reduced ||
+                   own->columns != loops->columns)))
+      return failure();
+    if (!loops)
+      reduction = cast<linalg::LinalgOp>(op);
+    loops = own;
+  }
+  if (!loops)
+    return failure();
+  Value out = entry.getTerminator()->getOperand(0);
+  auto outType = dyn_cast<RankedTensorType>(out.getType());
+  auto root = getReshapedSource(out).getDefiningOp<linalg::LinalgOp>();
+  if (!outType || !root)
+    return failure();
+  RowProblemExprs problem;
+  problem.columns = true;
+  problem.column = DimExpr(1);
+  for (unsigned loop = loops->kept; loop < loops->kept + loops->reduced;
+       ++loop) {
+    FailureOr<DimExpr> extent = getLoopExtent(reduction, loop, entry);
+    if (failed(extent))
+      return failure();
+    problem.column = problem.column * *extent;
+  }
+  // The result spans the reduced axis: an op of parallel loops over the
+  // whole space, writing it in order, is the result itself.
+  int64_t rank = outType.getRank();
+  bool spans = root.getNumLoops() == loops->size() &&
+               root.getNumLoops() == root.getNumParallelLoops();
+  if (spans) {
+    if (loops->reduced != 1 || root->getNumResults() != 1 ||
+        root->getResult(0) != out ||
+        !root.getMatchingIndexingMap(root.getDpsInitOperand(0)).isIdentity())
+      return failure();
+    problem.columnPlace = loops->columns + 1;
+  } else if (!hasReductionLoops(root) &&
+             !(root.getNumLoops() == loops->kept + loops->columns &&
+               root.getNumLoops() == root.getNumParallelLoops())) {
+    return failure();
+  }
+  // The space: the result's dimensions, but the reduced one where it spans
+  // it; the last is the length, the one before the rows, the others the
+  // batch.
+  SmallVector<DimExpr> dims;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (spans && d == rank - problem.columnPlace)
+      continue;
+    FailureOr<DimExpr> extent = getKernelDimExpr(out, d, entry);
+    if (failed(extent))
+      return failure();
+    dims.push_back(*extent);
+  }
+  if (dims.empty())
+    return failure();
+  problem.batch = DimExpr(1);
+  problem.rows = DimExpr(1);
+  problem.planes = DimExpr(1);
+  problem.length = dims.back();
+  if (dims.size() >= 2)
+    problem.rows = dims[dims.size() - 2];
+  for (size_t d = 0; d + 2 < dims.size(); ++d)
+    problem.batch = problem.batch * dims[d];
+  // Bytes per element of the reduced space: the inputs that span it, and
+  // the result where it does (one output per column otherwise).
+  auto spansAll = [&](Type type) {
+    auto shaped = dyn_cast<RankedTensorType>(type);
+    return shaped && shaped.getRank() >= static_cast<int64_t>(loops->size()) &&
+           shaped.getShape().back() != 1;
+  };
+  for (BlockArgument arg :
+       entry.getArguments().drop_back(kernel.getNumResults()))
+    if (spansAll(arg.getType()))
+      problem.bytesPerElement += getElementBytes(arg.getType());
+  if (spans)
+    problem.bytesPerElement += getElementBytes(outType);
+  problem.elementBytes = getElementBytes(outType);
+  if (problem.elementBytes == 0)
+    return failure();
+  problem.bytesPerElement =
+      std::max(problem.bytesPerElement, problem.elementBytes);
+  return problem;
+}
+
 FailureOr<RowProblemExprs> dyncc::getRowProblem(func::FuncOp kernel) {
   if (kernel.isExternal() || kernel.getNumResults() != 1)
     return failure();
@@ -599,6 +755,12 @@ FailureOr<RowProblemExprs> dyncc::getRowProblem(func::FuncOp kernel) {
       if (!loops)
         loops = cast<linalg::LinalgOp>(op);
     }
+    if (!loops)
+      if (FailureOr<RowProblemExprs> columns = getColumnProblem(kernel);
+          succeeded(columns)) {
+        columns->scalarAccess = readsElementByElement(kernel);
+        return columns;
+      }
     if (!loops) {
       for (Operation &op : entry) {
         SmallVector<int64_t> strides;
@@ -697,17 +859,8 @@ FailureOr<RowProblemExprs> dyncc::getRowProblem(func::FuncOp kernel) {
   // permuted operand (a transpose).
   // Windows are read element by element too (their loads a thread's own,
   // strided where the pool is).
-  problem.scalarAccess = !windowStrides.empty();
-  kernel.walk([&](Operation *op) {
-    if (isa<tensor::ExtractOp>(op) && op->getParentOfType<linalg::LinalgOp>())
-      problem.scalarAccess = true;
-    if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op))
-      problem.scalarAccess |=
-          isa<linalg::TransposeOp>(op) ||
-          llvm::any_of(linalgOp.getIndexingMapsArray(), [](AffineMap map) {
-            return map.isPermutation() && !map.isIdentity();
-          });
-  });
+  problem.scalarAccess =
+      !windowStrides.empty() || readsElementByElement(kernel);
   return problem;
 }
 

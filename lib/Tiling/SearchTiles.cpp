@@ -49,6 +49,9 @@ namespace {
 constexpr const char *kGemmDims[] = {"batch", "m", "n", "k"};
 /// The problem's dimensions, in the order of dyncc.row_problem.
 constexpr const char *kRowDims[] = {"batch", "rows", "length", "planes"};
+/// A column reduction's (a dyncc.row_problem with a `column`): the fourth is
+/// the extent each output folds.
+constexpr const char *kColumnDims[] = {"batch", "rows", "length", "column"};
 /// The problem's dimensions, in the order of dyncc.conv_problem.
 constexpr const char *kConvDims[] = {"batch", "out_c", "out_h", "out_w"};
 
@@ -98,10 +101,21 @@ struct SearchSpace {
   /// Row-wise kernels that read element by element (RowProblemExprs::
   /// scalarAccess).
   bool scalarAccess = false;
+  /// Column reductions (RowProblemExprs::columns): the fourth dimension is
+  /// the extent each output folds; where the result spans it, its place
+  /// from the result's end (else 0).
+  bool columns = false;
+  int64_t columnPlace = 0;
   /// Row-wise kernels whose planes (the outer dimension next to the rows)
   /// are more than one: blocks may span them.
   bool planesTiled() const {
-    return model == Model::Rows && !(keyOf[3] < 0 && constant[3] == 1);
+    return model == Model::Rows && !columns &&
+           !(keyOf[3] < 0 && constant[3] == 1);
+  }
+  /// The size a column tile takes the reduced axis whole with: its extent,
+  /// or its greatest value.
+  int64_t columnSize() const {
+    return keyOf[3] < 0 ? constant[3] : ranges[keyOf[3]].second;
   }
   /// Convs: the static parts of the problem (channels, window, strides,
   /// dilations, element bytes); convAt sets the rest.
@@ -137,7 +151,8 @@ struct SearchSpace {
     p.batch = v[0];
     p.rows = v[1];
     p.length = v[2];
-    p.planes = v[3];
+    p.planes = columns ? 1 : v[3];
+    p.columnLength = columns ? v[3] : 0;
     p.elementBytes = elementBytes;
     p.bytesPerElement = bytesPerElement;
     p.reduction = reduction;
@@ -164,10 +179,10 @@ struct SearchSpace {
                                               : "conv;";
     for (auto [key, value] : llvm::zip(keyOf, constant))
       text += (key < 0 ? std::to_string(value) : keys[key].str()) + ";";
-    for (int64_t bytes :
-         {operandBytes, outputBytes, products, nSplit, splitK, elementBytes,
-          bytesPerElement, int64_t(reduction), int64_t(singleRow),
-          int64_t(tensorCores), int64_t(scalarAccess)})
+    for (int64_t bytes : {operandBytes, outputBytes, products, nSplit, splitK,
+                          elementBytes, bytesPerElement, int64_t(reduction),
+                          int64_t(singleRow), int64_t(tensorCores),
+                          int64_t(scalarAccess), int64_t(columns), columnPlace})
       text += std::to_string(bytes) + ";";
     if (model == Model::Conv) {
       for (int64_t v : conv.window())
@@ -257,7 +272,8 @@ std::string getCandidatesKey(const SearchSpace &space) {
     break;
   case Model::Rows:
     add({space.elementBytes, space.reduction, space.singleRow,
-         space.planesTiled()});
+         space.planesTiled(), space.columns, space.columnPlace,
+         space.columnPlace ? space.columnSize() : 0});
     break;
   case Model::Conv:
     add(space.conv.window());
@@ -273,7 +289,11 @@ Candidates getCandidates(const SearchSpace &space, const cost::Device &device) {
   candidates.model = space.model;
   if (space.model == Model::Rows) {
     for (const cost::RowTile &tile :
-         cost::enumerateRowTiles(space.reduction, space.elementBytes, device))
+         space.columns
+             ? cost::enumerateColumnTiles(space.elementBytes, device,
+                                          space.columnSize(), space.columnPlace)
+             : cost::enumerateRowTiles(space.reduction, space.elementBytes,
+                                       device))
       if ((!space.singleRow || tile.rowsPerBlock == 1) &&
           (space.planesTiled() || tile.planesPerBlock == 1))
         candidates.rows.push_back(tile);
@@ -324,7 +344,8 @@ FailureOr<SearchSpace> getSearchSpace(dg::DispatchOp dispatch,
   if (!problem) {
     problem = kernel->getAttrOfType<DictionaryAttr>(getRowProblemAttrName());
     space.model = Model::Rows;
-    dims = kRowDims;
+    space.columns = problem && problem.get("column");
+    dims = space.columns ? ArrayRef<const char *>(kColumnDims) : kRowDims;
   }
   if (!problem) {
     problem = kernel->getAttrOfType<DictionaryAttr>(getConvProblemAttrName());
@@ -343,8 +364,9 @@ FailureOr<SearchSpace> getSearchSpace(dg::DispatchOp dispatch,
               ? "the kernel is not row-wise (its root is not a linalg op "
                 "of parallel loops, or it has loops or conditions of its "
                 "own)"
-              : "the kernel is not row-wise (reductions not all along rows "
-                "with the same loops, or several results)";
+              : "the kernel is not row-wise (reductions neither all along "
+                "rows with the same loops nor all over the same outer axes, "
+                "or several results)";
     return failure();
   }
   for (const char *name : dims) {
@@ -365,6 +387,7 @@ FailureOr<SearchSpace> getSearchSpace(dg::DispatchOp dispatch,
       // A problem has at most four dimensions; a table takes as many.
       static_assert(std::size(kGemmDims) <= cost::DecisionTable::kMaxKeys &&
                     std::size(kRowDims) <= cost::DecisionTable::kMaxKeys &&
+                    std::size(kColumnDims) <= cost::DecisionTable::kMaxKeys &&
                     std::size(kConvDims) <= cost::DecisionTable::kMaxKeys);
       space.keys.push_back(value);
       auto [lo, hi] = value.bounds(facts);
@@ -433,7 +456,20 @@ FailureOr<SearchSpace> getSearchSpace(dg::DispatchOp dispatch,
   space.scalarAccess = scalarAccess != 0;
   auto output =
       dyn_cast<RankedTensorType>(kernel.getFunctionType().getResult(0));
-  space.singleRow = !output || output.getRank() < 2;
+  if (space.columns) {
+    if (!getInt("column_place", space.columnPlace, 0))
+      return failure();
+    // A result spanning the reduced axis takes it whole: a tile of one
+    // element there would be the stats' recomputation per output.
+    if (space.columnPlace != 0 &&
+        (space.columnPlace < 2 || space.columnSize() < 2)) {
+      why = "the column reduction's axis is a single element";
+      return failure();
+    }
+  }
+  // The space without a spanned column.
+  int64_t rank = output ? output.getRank() - (space.columnPlace ? 1 : 0) : 0;
+  space.singleRow = rank < 2;
   return space;
 }
 
@@ -553,6 +589,9 @@ DictionaryAttr buildSelectAttr(MLIRContext *context, const SearchInfo &info,
         b.getNamedAttr("reduction", b.getI64IntegerAttr(space.reduction)));
     entries.push_back(b.getNamedAttr("scalar_access",
                                      b.getI64IntegerAttr(space.scalarAccess)));
+    // The fourth dimension is the extent each output folds.
+    if (space.columns)
+      entries.push_back(b.getNamedAttr("columns", b.getI64IntegerAttr(1)));
   }
   if (space.model == Model::Conv) {
     entries.push_back(b.getNamedAttr("model", b.getStringAttr("conv")));

@@ -112,6 +112,7 @@ def _api():
             ctypes.POINTER(ctypes.c_char_p)]),
         "dyncc_session_pinned_inputs": (ctypes.c_int, [
             c_void_p, ctypes.POINTER(ctypes.c_uint64), ctypes.POINTER(ctypes.c_char_p)]),
+        "dyncc_session_force_variant": (ctypes.c_int, [c_void_p, c_size, ctypes.c_int64]),
     }
     for name, (res, args) in sigs.items():
         fn = getattr(lib, name)
@@ -307,6 +308,15 @@ class Session:
         api = _api()
         return [_str(api.dyncc_session_group_variant(self._handle, g))
                 for g in range(len(self._artifact.groups))]
+
+    def force_variant(self, group, variant):
+        """Runs variant `variant` (its index among the group's variants) of
+        group `group` from the next run on, wherever its conditions hold
+        (elsewhere the group selects as usual); None restores the usual
+        selection. What `dyncc tune` measures with, and how a test runs
+        every variant at shapes its table gives to another."""
+        _check(_api().dyncc_session_force_variant(
+            self._handle, group, -1 if variant is None else variant))
 
     @property
     def variant_reasons(self):

@@ -436,18 +436,46 @@ def int_row_case():
 
 
 def column_reduce_case():
+    # Reductions over an outer axis (column reductions, each thread walking
+    # its columns): a sum over the first axis, a max over the second (kept),
+    # a mean over a sequence's positions, a softmax over the channels of an
+    # image (opset 13) and a channels-first LayerNorm written out
+    # (ConvNeXt's), whose results span the reduced axis.
     axis0 = numpy_helper.from_array(np.array([0], np.int64), "axis0")
+    rng = np.random.default_rng(11)
     nodes = [helper.make_node("ReduceSum", ["X", "axis0"], ["S"], keepdims=0),
-             helper.make_node("ReduceMax", ["T"], ["Y"], axes=[1], keepdims=1)]
-    model = _model(nodes, [_vi("X", F, ["M", "N"]), _vi("T", F, ["B", "L", "D"])],
-                   [_vi("S", F, ["N"]), _vi("Y", F, ["B", 1, "D"])], [axis0])
+             helper.make_node("ReduceMax", ["T"], ["Y"], axes=[1], keepdims=1),
+             helper.make_node("ReduceMean", ["E"], ["P"], axes=[1], keepdims=0),
+             helper.make_node("Softmax", ["U"], ["Q"], axis=1),
+             helper.make_node("ReduceMean", ["V"], ["Vm"], axes=[1]),
+             helper.make_node("Sub", ["V", "Vm"], ["Vd"]),
+             helper.make_node("Mul", ["Vd", "Vd"], ["Vd2"]),
+             helper.make_node("ReduceMean", ["Vd2"], ["Vv"], axes=[1]),
+             helper.make_node("Add", ["Vv", "eps"], ["Ve"]),
+             helper.make_node("Sqrt", ["Ve"], ["Vs"]),
+             helper.make_node("Div", ["Vd", "Vs"], ["Vn"]),
+             helper.make_node("Mul", ["Vn", "g"], ["Vg"]),
+             helper.make_node("Add", ["Vg", "beta"], ["Z"])]
+    inits = [axis0, numpy_helper.from_array(np.array(1e-6, np.float32), "eps"),
+             _const("g", rng, (3, 1, 1)), _const("beta", rng, (3, 1, 1))]
+    model = _model(nodes, [_vi("X", F, ["M", "N"]), _vi("T", F, ["B", "L", "D"]),
+                           _vi("E", F, ["B", "L", "D"]),
+                           _vi("U", F, ["B", 5, "L", "D"]),
+                           _vi("V", F, ["B", 3, "L", "D"])],
+                   [_vi("S", F, ["N"]), _vi("Y", F, ["B", 1, "D"]),
+                    _vi("P", F, ["B", "D"]), _vi("Q", F, ["B", 5, "L", "D"]),
+                    _vi("Z", F, ["B", 3, "L", "D"])], inits, opset=13)
     shapes = [dict(M=m, N=n, B=b, L=m, D=n) for m, n, b in [
         (1, 1, 1), (2, 3, 2), (7, 13, 1), (31, 64, 3), (65, 5, 1),
         (64, 63, 2), (129, 1, 1), (3, 127, 2), (300, 17, 1), (5, 129, 3)]]
 
     def feeds(s, rng):
+        b, l, d = s["B"], s["L"], s["D"]
         return {"X": rng.uniform(-1, 1, (s["M"], s["N"])),
-                "T": rng.uniform(-1, 1, (s["B"], s["L"], s["D"]))}
+                "T": rng.uniform(-1, 1, (b, l, d)),
+                "E": rng.uniform(-1, 1, (b, l, d)),
+                "U": rng.uniform(-3, 3, (b, 5, l, d)),
+                "V": rng.uniform(-3, 3, (b, 3, l, d))}
     return model, shapes, feeds
 
 

@@ -5,6 +5,7 @@ GEMM dispatch gets is run inside each interval where its table picks it (at
 both ends and a prime inside), the run-time must pick what the table says,
 and the numbers must match numpy on random data."""
 import json
+import re
 
 import numpy as np
 import onnx
@@ -319,6 +320,85 @@ def test_every_variant_of_row_wise_kernels(tmp_path):
             run(b, s, 1 + s)
     names = variant_names(plan, plan["groups"])
     assert ran == names
+
+
+def test_every_variant_of_column_reductions(tmp_path):
+    """Reductions over an outer axis are searched as column reductions
+    (each thread walks its columns' reduced axis): a softmax over the
+    channels of X[B, 8, S, S], whose every variant takes the 8 channels
+    whole, and a mean over the positions of E[B, L, 96], whose reduced
+    extent L is a key. Every variant, forced, matches numpy at sizes of 1,
+    primes and off its tiles; and at the smallest point of the tables where
+    each variant is picked, the run-time picks what the table says."""
+    path = tmp_path / "columns.onnx"
+    graph = helper.make_graph(
+        [helper.make_node("Softmax", ["X"], ["Y"], axis=1),
+         helper.make_node("ReduceMean", ["E"], ["P"], axes=[1], keepdims=0)],
+        "columns",
+        [helper.make_tensor_value_info("X", TensorProto.FLOAT, ["B", 8, "S", "S"]),
+         helper.make_tensor_value_info("E", TensorProto.FLOAT, ["B", "L", 96])],
+        [helper.make_tensor_value_info("Y", TensorProto.FLOAT, ["B", 8, "S", "S"]),
+         helper.make_tensor_value_info("P", TensorProto.FLOAT, ["B", 96])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    onnx.save(model, path)
+    dims = {"B": (1, 4), "S": (1, 512), "L": (1, 1024)}
+    options = dict(dims=dims, targets=["cpu"], regret_target=0.005)
+    plan = json.loads(dyncc.compile(path, None, emit="plan", **options))
+    groups = {",".join(g["select"]["keys"]): i
+              for i, g in enumerate(plan["groups"])}
+    assert set(groups) == {"B,S", "B,L"}, groups
+    for g in plan["groups"]:
+        assert g["select"]["model"] == "rows" and g["select"]["columns"] == 1
+    softmax = plan["groups"][groups["B,S"]]
+    assert len(softmax["variants"]) >= 2
+    for v in softmax["variants"]:
+        config = plan["kernels"][v["kernel"]]["config"]
+        assert re.fullmatch(r"block 1x8x\d+x\d+ thread 1x8x1x\d+ k 0", config), \
+            config
+    art = tmp_path / "columns.dyncc"
+    dyncc.compile(path, art, **options)
+    sess = dyncc.load(art).session()
+    rng = np.random.default_rng(3)
+
+    def run(b, s, l):
+        x = rng.uniform(-4, 4, size=(b, 8, s, s)).astype(np.float32)
+        e = rng.uniform(-4, 4, size=(b, l, 96)).astype(np.float32)
+        out = sess.run({"X": x, "E": e})
+        ex = np.exp(x - x.max(axis=1, keepdims=True))
+        np.testing.assert_allclose(out["Y"], ex / ex.sum(axis=1, keepdims=True),
+                                   rtol=1e-5, atol=1e-6, err_msg=str((b, s, l)))
+        np.testing.assert_allclose(out["P"], e.astype(np.float64).mean(axis=1),
+                                   rtol=1e-5, atol=1e-5, err_msg=str((b, s, l)))
+
+    names = [[plan["kernels"][v["kernel"]]["name"] for v in g["variants"]]
+             for g in plan["groups"]]
+    for g, kernels in enumerate(names):
+        for v, kernel in enumerate(kernels):
+            sess.force_variant(g, v)
+            for b, s, l in [(1, 1, 1), (3, 7, 13), (1, 33, 65), (2, 17, 127),
+                            (1, 65, 2)]:
+                run(b, s, l)
+                assert sess.variants[g] == kernel, (b, s, l)
+        sess.force_variant(g, None)
+    with pytest.raises(dyncc.DynccError, match="has no variant 8"):
+        sess.force_variant(0, 8)
+    for key, sizes in [("B,S", lambda b, s: b * s * s),
+                       ("B,L", lambda b, l: b * l)]:
+        g = groups[key]
+        outer, inner = key_points(plan["groups"][g]["select"],
+                                  [4, 1024 if key == "B,L" else 512])
+        first = {}
+        for point in sorted(((b, k) for b in outer for k in inner),
+                            key=lambda p: sizes(*p)):
+            first.setdefault(table_variant_at(plan, g, list(point)), point)
+        assert set(first) == set(names[g])
+        for b, k in first.values():
+            s, l = (k, 5) if key == "B,S" else (3, k)
+            run(b, s, l)
+            symbols = {"B": b, "S": s, "L": l}
+            assert sess.variants == [table_variant(plan, i, symbols)
+                                     for i in range(2)], symbols
 
 
 def make_pools(path, channels, dtype):

@@ -105,13 +105,14 @@ bool predict(const Manifest &manifest, const GroupInfo &group,
     p.batch = (*dims)[0];
     p.rows = (*dims)[1];
     p.length = (*dims)[2];
-    p.planes = dims->size() > 3 ? (*dims)[3] : 1;
+    p.planes = dims->size() > 3 && !s.columns ? (*dims)[3] : 1;
+    p.columnLength = dims->size() > 3 && s.columns ? (*dims)[3] : 0;
     p.elementBytes = s.elementBytes;
     p.bytesPerElement = s.bytesPerElement;
     p.reduction = s.reduction != 0;
     p.scalarAccess = s.scalarAccess != 0;
-    work =
-        double(p.batch) * double(p.rows) * double(p.length) * p.bytesPerElement;
+    work = double(p.batch) * double(p.rows) * double(p.length) *
+           double(std::max<int64_t>(1, p.columnLength)) * p.bytesPerElement;
     seconds = cost::predictRows(*tile, p, *device).seconds;
     return true;
   }
@@ -507,7 +508,9 @@ int dyncc::explainMain(llvm::ArrayRef<std::string> args) {
         s.dimValues.size() == s.dimKeys.size())
       os << "  problem: " << dim(0) << " x [rows " << dim(1) << " x length "
          << dim(2) << "]"
-         << (s.dimKeys.size() == 4 && !s.reduction && dim(3) != "1"
+         << (s.dimKeys.size() == 4 && s.columns
+                 ? ", each output folding " + dim(3) + " along an outer axis"
+             : s.dimKeys.size() == 4 && !s.reduction && dim(3) != "1"
                  ? " (planes " + dim(3) + ")"
                  : "")
          << ", " << s.elementBytes << "-byte elements, " << s.bytesPerElement

@@ -274,14 +274,15 @@ TEST(RowTiles, ParseKernelConfigsBack) {
   std::optional<RowTile> planes = parseRowTile("block 1x2x4x64 thread 1x1x1x2");
   ASSERT_TRUE(planes.has_value());
   EXPECT_TRUE(*planes == RowTile({RowStrategy::Elementwise, 4, 32, 2, 2}));
-  for (const char *bad : {"", "block 4x64", "block 2x2x4x64 thread 1x1x1x2",
-                          "block 2x4x64 thread 2x1x2",
-                          "block 2x4x64 thread 1x1x2 k 64 reduce "
-                          "warp",
-                          "block 4x64 thread 2x2", "block 4x64 thread 1x3",
-                          "block 4x64 thread 1x2 reduce thread",
-                          "block 64x64 warp 32x32 thread 4x8 k 32 mma 16x8x16",
-                          "block 4x64 thread 1x2 k 64 reduce sideways"})
+  for (const char *bad :
+       {"", "block 4x64", "block 2x2x4x64 thread 1x1x1x2",
+        "block 4x4x64 thread 2x1x2", "block 2x4x64 thread 2x4x2",
+        "block 2x4x64 thread 1x1x2 k 64 reduce "
+        "warp",
+        "block 4x64 thread 2x2", "block 4x64 thread 1x3",
+        "block 4x64 thread 1x2 reduce thread",
+        "block 64x64 warp 32x32 thread 4x8 k 32 mma 16x8x16",
+        "block 4x64 thread 1x2 k 64 reduce sideways"})
     EXPECT_FALSE(parseRowTile(bad).has_value()) << bad;
 }
 
@@ -304,4 +305,113 @@ TEST(RowModel, BatchesMultiplyBlocksAndRegistersOccupancy) {
   EXPECT_EQ(predictRows(tile, big, h100).blocksPerSm,
             h100.registersPerSm / (255 * 128));
   EXPECT_LT(predictRows(tile, big, h100).blocksPerSm, estimated);
+}
+
+TEST(ColumnTiles, TextPlacesTheColumnAndParsesBack) {
+  // The reduced axis whole, at its place from the result's end: the
+  // channels of [N, C, H, W] (3), of [N, C, L] (2, before the rows' N), of
+  // [N, C, D, H, W] (4).
+  RowTile tile{RowStrategy::Elementwise, 4, 32, 2};
+  tile.columnSize = 16;
+  tile.columnPlace = 3;
+  EXPECT_EQ(tile.str(), "block 16x4x64 thread 16x1x2");
+  tile.columnPlace = 2;
+  EXPECT_EQ(tile.str(), "block 4x16x64 thread 1x16x2");
+  tile.columnPlace = 4;
+  EXPECT_EQ(tile.str(), "block 16x1x4x64 thread 16x1x1x2");
+  for (const Device &device : getDevices())
+    for (int64_t place : {0, 2, 3, 4})
+      for (int64_t size : {2, 16, 8192}) {
+        std::vector<RowTile> tiles =
+            enumerateColumnTiles(4, device, size, place);
+        ASSERT_GT(tiles.size(), 10u);
+        for (const RowTile &t : tiles) {
+          SCOPED_TRACE(device.name + ": " + t.str());
+          EXPECT_EQ(t.strategy, RowStrategy::Elementwise);
+          EXPECT_EQ(t.planesPerBlock, 1);
+          EXPECT_EQ(t.columnSize, place ? size : 0);
+          EXPECT_FALSE(checkConstraints(t, 4, device).has_value());
+          std::optional<RowTile> back = parseRowTile(t.str());
+          ASSERT_TRUE(back.has_value());
+          EXPECT_TRUE(*back == t);
+        }
+      }
+  // Fitted to a higher rank, as code generation holds it.
+  std::optional<RowTile> fitted = parseRowTile("block 1x1x16x4x64 thread "
+                                               "1x1x16x1x2");
+  ASSERT_TRUE(fitted.has_value());
+  EXPECT_EQ(fitted->columnSize, 16);
+  EXPECT_EQ(fitted->columnPlace, 3);
+  EXPECT_EQ(fitted->rowsPerBlock, 4);
+}
+
+TEST(ColumnTiles, ConstraintsKeepColumnsWholeInElementwiseTiles) {
+  const Device &device = getDevices().front();
+  RowTile warp{RowStrategy::Warp, 4, 32, 1};
+  warp.columnSize = 16;
+  warp.columnPlace = 3;
+  EXPECT_TRUE(checkConstraints(warp, 4, device).has_value());
+  RowTile planes{RowStrategy::Elementwise, 4, 32, 1, 2};
+  planes.columnSize = 16;
+  planes.columnPlace = 3;
+  EXPECT_TRUE(checkConstraints(planes, 4, device).has_value());
+  RowTile unit{RowStrategy::Elementwise, 4, 32, 1};
+  unit.columnSize = 1;
+  unit.columnPlace = 3;
+  EXPECT_TRUE(checkConstraints(unit, 4, device).has_value());
+  unit.columnSize = 16;
+  unit.columnPlace = 0;
+  EXPECT_TRUE(checkConstraints(unit, 4, device).has_value());
+  // Two columns, or a reduction's tile with one, are no tile.
+  EXPECT_FALSE(parseRowTile("block 16x8x4x64 thread 16x8x1x2").has_value());
+  EXPECT_FALSE(
+      parseRowTile("block 16x4x32 thread 16x1x1 k 64 reduce warp").has_value());
+}
+
+TEST(ColumnModel, EachOutputPaysItsColumn) {
+  // A softmax over the channels of [1, C, 256, 256] in f32 (a read and a
+  // write per element): DRAM-bound at this size, its time follows C; with
+  // one output per column left, each thread's walk is latency-bound.
+  for (const Device &device : getDevices()) {
+    RowProblem p;
+    p.rows = 256;
+    p.length = 256;
+    p.elementBytes = 4;
+    p.bytesPerElement = 8;
+    RowTile tile{RowStrategy::Elementwise, 4, 32, 4};
+    p.columnLength = 16;
+    double c16 = predictRows(tile, p, device).seconds;
+    p.columnLength = 256;
+    double c256 = predictRows(tile, p, device).seconds;
+    EXPECT_GT(c256 / c16, 6.0) << device.name;
+    EXPECT_LT(c256 / c16, 24.0) << device.name;
+    // No column is one step.
+    p.columnLength = 0;
+    double plain = predictRows(tile, p, device).seconds;
+    p.columnLength = 1;
+    EXPECT_DOUBLE_EQ(predictRows(tile, p, device).seconds, plain);
+    // One column of 1000 elements: a thousand dependent steps of a latency.
+    RowProblem one;
+    one.columnLength = 1000;
+    EXPECT_GE(predictRows(tile, one, device).seconds,
+              1000 * device.memoryLatencySeconds)
+        << device.name;
+  }
+}
+
+TEST(ColumnModel, FewColumnsPreferSmallBlocks) {
+  // A mean over the 512 positions of [B, 512, 768] at B = 1: 768 columns.
+  // Few columns give few threads; the search's pick spreads them over
+  // SMs (blocks of at most 128 threads) rather than one block of 768.
+  for (const Device &device : getDevices()) {
+    RowProblem p;
+    p.rows = 1;
+    p.length = 768;
+    p.elementBytes = 4;
+    p.bytesPerElement = 4;
+    p.columnLength = 512;
+    std::vector<RowTile> tiles = enumerateColumnTiles(4, device, 0, 0);
+    const RowTile &best = bestRowTile(tiles, p, device);
+    EXPECT_LE(best.threads(), 128) << device.name << ": " << best.str();
+  }
 }

@@ -47,6 +47,14 @@ struct RowProblem {
   /// generation does not vectorize them): a thread's `vector` elements are
   /// that many loads, and a warp's lanes are `vector` elements apart.
   bool scalarAccess = false;
+  /// A column reduction (a softmax over the channels of [N, C, H, W], a
+  /// mean over a sequence's positions): each output folds this many
+  /// elements along an outer axis, which its thread walks, the warp's
+  /// lanes side by side along the row; 0 for none. The space above is the
+  /// outputs' without that axis, and `bytesPerElement` counts per element
+  /// of the whole space (an output of `columnLength` elements moves that
+  /// many times as much).
+  int64_t columnLength = 0;
 };
 
 enum class RowStrategy {
@@ -73,6 +81,14 @@ struct RowTile {
   int64_t planesPerBlock = 1;
   /// ptxas' registers per thread, once known (0: an estimate of 32).
   int64_t registers = 0;
+  /// A column reduction whose result spans the reduced axis (a softmax
+  /// over channels): the block and thread tiles take that axis whole, a
+  /// size of `columnSize` (its extent or bound) at dimension `columnPlace`
+  /// from the result's end (2 or more); each thread folds its columns'
+  /// statistics once and writes them all. 0: none (the rows and length are
+  /// the result's last two dimensions).
+  int64_t columnSize = 0;
+  int64_t columnPlace = 0;
 
   int64_t threads() const { return planesPerBlock * rowsPerBlock * lanes; }
   /// The tile config text (dyncc/Tiling/TileConfig.h).
@@ -82,11 +98,14 @@ struct RowTile {
 inline bool operator==(const RowTile &a, const RowTile &b) {
   return a.strategy == b.strategy && a.rowsPerBlock == b.rowsPerBlock &&
          a.lanes == b.lanes && a.vector == b.vector &&
-         a.planesPerBlock == b.planesPerBlock;
+         a.planesPerBlock == b.planesPerBlock && a.columnSize == b.columnSize &&
+         a.columnPlace == b.columnPlace;
 }
 
 /// The row tile of tile config text (`RowTile::str`'s form, with outer
-/// sizes of 1 for a higher rank), or nullopt for a config that is not one.
+/// sizes of 1 for a higher rank, and a column taken whole: a dimension
+/// before the last whose block and thread sizes are equal and above 1),
+/// or nullopt for a config that is not one.
 std::optional<RowTile> parseRowTile(const std::string &text);
 
 /// Why `tile` cannot run on `device` for elements of `elementBytes`
@@ -101,6 +120,15 @@ std::optional<std::string> checkConstraints(const RowTile &tile,
 /// rows) also take 16 rows and several planes a block.
 std::vector<RowTile> enumerateRowTiles(bool reduction, int64_t elementBytes,
                                        const Device &device);
+
+/// The tiles of a column reduction: elementwise tiles of one plane over its
+/// outputs without the reduced axis, each thread walking that axis; where
+/// the result spans it (`columnPlace` >= 2), taking it whole at that place
+/// with `columnSize` elements (its extent or bound).
+std::vector<RowTile> enumerateColumnTiles(int64_t elementBytes,
+                                          const Device &device,
+                                          int64_t columnSize,
+                                          int64_t columnPlace);
 
 struct RowPrediction {
   double seconds = 0;

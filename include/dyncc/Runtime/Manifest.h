@@ -230,6 +230,9 @@ struct VariantSelection {
   int64_t bytesPerElement = 0;
   int64_t reduction = 0;
   int64_t scalarAccess = 0;
+  /// A column reduction: the fourth dimension is the extent each output
+  /// folds (cost::RowProblem::columnLength), not the planes.
+  int64_t columns = 0;
   /// "ptxas" when the table was redone with ptxas' register counts.
   std::string registers;
   /// Variants dropped after ptxas (spills).

@@ -157,13 +157,22 @@ struct RowProblemExprs {
   /// thread's run of elements spreads a warp's loads over more sectors
   /// (cost::getSectorInflation).
   bool scalarAccess = false;
+  /// A column reduction (getColumnReduction): every reduction folds the
+  /// same outer axes, with loops after them. The space is then the
+  /// result's dimensions without that axis, `column` the extent each output
+  /// folds, and `columnPlace` the axis' dimension from the result's end
+  /// where the result spans it (a softmax over channels), else 0.
+  bool columns = false;
+  DimExpr column;
+  int64_t columnPlace = 0;
 };
 
 /// The problem of an `elementwise` kernel whose root has parallel loops
 /// only, of a `data_movement` one alike with no region but its linalg ops'
-/// (a copy, a gather, im2col's windows), or of a `reduce` kernel whose
-/// reductions all run along rows with the same loops (isRowReduction);
-/// fails for any other kernel.
+/// (a copy, a gather, im2col's windows), of a `reduce` kernel whose
+/// reductions all run along rows with the same loops (isRowReduction), or
+/// of one whose reductions all fold the same outer axes (a column
+/// reduction); fails for any other kernel.
 mlir::FailureOr<RowProblemExprs> getRowProblem(mlir::func::FuncOp kernel);
 
 /// The attribute holding a row-wise kernel's problem: `batch`, `rows`,
