@@ -22,18 +22,18 @@ The CPU times measure the work each tiling does, not GPU speed: no GPU has
 run these kernels yet.
 """
 import argparse
-import statistics
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "python"))
+sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import dyncc  # noqa: E402
+from row_reductions import _OrtSession, median_time  # noqa: E402
 
 STRATEGIES = {
     "searched": None,  # the default
@@ -82,16 +82,6 @@ def make_model(path, kind, channels):
     onnx.save(model, str(path))
 
 
-def median_time(run, feeds, repeat):
-    run(feeds)  # warm-up
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        run(feeds)
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
-
-
 def compare(model, tmp, dims, shapes, make_feeds, repeat, label):
     """Compiles `model` per strategy, checks both against onnxruntime, and
     prints a table row per shape."""
@@ -112,9 +102,8 @@ def compare(model, tmp, dims, shapes, make_feeds, repeat, label):
         for s in sessions.values():
             np.testing.assert_allclose(s.run(feeds)["Y"], want, rtol=1e-4,
                                        atol=1e-4)
-        t = {name: median_time(s.run, feeds, repeat)
-             for name, s in sessions.items()}
-        ort_time = median_time(lambda f: ref.run(None, f), feeds, repeat)
+        t = {name: median_time(s, feeds, repeat) for name, s in sessions.items()}
+        ort_time = median_time(_OrtSession(ref), feeds, repeat)
         print(f"| {shape} | {t['searched'] * 1e3:.3f} | {t['fixed'] * 1e3:.3f} | "
               f"{t['fixed'] / t['searched']:.1f}x | {ort_time * 1e3:.3f} | "
               f"{t['searched'] / ort_time:.1f}x |", flush=True)

@@ -148,6 +148,11 @@ dyncc::cost::checkConstraints(const RowTile &tile, int64_t elementBytes,
     return std::string("a column is taken whole by an elementwise tile of one "
                        "plane, at least 2 elements, before the last "
                        "dimension");
+  if (tile.columnSize * tile.vector * 4 > kMaxColumnTileBytes)
+    return "a thread's column of " +
+           std::to_string(tile.columnSize * tile.vector) +
+           " elements is more than " + std::to_string(kMaxColumnTileBytes) +
+           " bytes";
   if (tile.vector * elementBytes > 16)
     return "a vector of " + std::to_string(tile.vector) + " elements is wider "
            "than 16 bytes";
@@ -251,8 +256,8 @@ RowPrediction dyncc::cost::predictRows(const RowTile &tile,
     blocksPerRow = ceilDiv(problem.length, perRowAccess);
   else
     steps = ceilDiv(problem.length, perRowAccess);
-  // A column reduction's thread walks its columns' reduced axis (twice or
-  // three times for a norm, whose later passes hit the caches).
+  // A column reduction's thread walks its columns' reduced axis, charged
+  // once: a norm's later passes over them are taken as cache hits.
   int64_t column = std::max<int64_t>(1, problem.columnLength);
   steps *= column;
   int64_t planes = std::max<int64_t>(1, problem.planes);

@@ -739,6 +739,11 @@ bool ManifestReader::readSelection(const JsonValue &value,
       !ints("dim_keys", select.dimKeys) ||
       !ints("dim_values", select.dimValues) || !ints("window", select.window))
     return false;
+  // A column reduction's fourth dimension is its column (explain reads it).
+  if (select.columns != 0 && (select.columns != 1 || select.model != "rows" ||
+                              select.dimKeys.size() != 4))
+    return fail(member(path, "columns"),
+                "must be 0, or 1 for a rows model of four dim_keys");
   select.present = true;
   return true;
 }

@@ -660,7 +660,33 @@ static FailureOr<RowProblemExprs> getColumnProblem(func::FuncOp kernel) {
         root->getResult(0) != out ||
         !root.getMatchingIndexingMap(root.getDpsInitOperand(0)).isIdentity())
       return failure();
+    // The result's dimension at the reduced loop's place is the reduced
+    // axis: every op over the whole space reads its operands in order (a
+    // transpose after the softmax would put another axis there), and that
+    // dimension's extent is the reduced one (where static; a dynamic one
+    // is another argument's dimension).
+    for (Operation &op : entry) {
+      auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+      if (!linalgOp || linalgOp.getNumLoops() != loops->size())
+        continue;
+      for (AffineMap map : linalgOp.getIndexingMapsArray()) {
+        int64_t last = -1;
+        for (AffineExpr e : map.getResults()) {
+          auto dim = dyn_cast<AffineDimExpr>(e);
+          auto zero = dyn_cast<AffineConstantExpr>(e);
+          if (zero && zero.getValue() == 0)
+            continue;
+          if (!dim || static_cast<int64_t>(dim.getPosition()) <= last)
+            return failure();
+          last = dim.getPosition();
+        }
+      }
+    }
     problem.columnPlace = loops->columns + 1;
+    FailureOr<DimExpr> axis =
+        getKernelDimExpr(out, rank - problem.columnPlace, entry);
+    if (failed(axis) || axis->getConstant() != problem.column.getConstant())
+      return failure();
   } else if (!hasReductionLoops(root) &&
              !(root.getNumLoops() == loops->kept + loops->columns &&
                root.getNumLoops() == root.getNumParallelLoops())) {

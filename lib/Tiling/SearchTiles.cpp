@@ -467,9 +467,11 @@ FailureOr<SearchSpace> getSearchSpace(dg::DispatchOp dispatch,
       return failure();
     }
   }
-  // The space without a spanned column.
+  // The space without a spanned column; a column reduction's rows of 1 (a
+  // keepdims result's unit axis) take a block no further rows.
   int64_t rank = output ? output.getRank() - (space.columnPlace ? 1 : 0) : 0;
-  space.singleRow = rank < 2;
+  space.singleRow = rank < 2 || (space.columns && space.keyOf[1] < 0 &&
+                                 space.constant[1] == 1);
   return space;
 }
 
@@ -751,11 +753,18 @@ struct SearchTiles final
         if (tiles.size() == 0)
           tiles = getCandidates(*space, *target);
         if (tiles.size() == 0) {
-          setReason(dispatch, space->nSplit
-                                  ? "no candidate tile (a block's N tile "
+          setReason(dispatch,
+                    space->nSplit ? "no candidate tile (a block's N tile "
                                     "must divide the head size " +
                                         std::to_string(space->nSplit) + ")"
-                                  : "no candidate tile");
+                    : space->columnPlace
+                        ? "no candidate tile (a thread's tile holds the "
+                          "column reduction's axis whole, up to " +
+                              std::to_string(space->columnSize()) +
+                              " elements, more than " +
+                              std::to_string(cost::kMaxColumnTileBytes) +
+                              " bytes)"
+                        : "no candidate tile");
           continue;
         }
         searchOf.insert({std::move(problem), searches.size()});

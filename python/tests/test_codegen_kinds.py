@@ -1171,6 +1171,89 @@ def test_multi_axis_reductions_are_searched_rows():
     assert keys.count(("N", "H*W")) == 3 and ("B", "L") in keys, keys
 
 
+def test_column_reductions_are_searched():
+    """column_reduce_case's five reduce kernels are column problems the tile
+    search took (model rows, `columns`), not kernels left to the fixed
+    tiles; the two whose results span the reduced axis (the softmax over 5
+    channels, the LayerNorm over 3) take it whole in every variant."""
+    import json
+    model, shapes, _ = column_reduce_case()
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "column_reduce.onnx"
+        onnx.save(model, str(path))
+        plan = json.loads(dyncc.compile(path, None, targets=["cpu"],
+                                        dims={s: (1, 512) for s in shapes[0]},
+                                        emit="plan"))
+    reduces = [g for g in plan["groups"] if g["kind"] == "reduce"]
+    assert len(reduces) == 5, [g["name"] for g in plan["groups"]]
+    spanned = 0
+    for group in reduces:
+        select = group.get("select", {})
+        assert select.get("model") == "rows" and select.get("columns") == 1, \
+            (group["name"], select.get("reason"))
+        configs = [plan["kernels"][v["kernel"]]["config"] for v in group["variants"]]
+        channels = {c.split()[1].split("x")[1] for c in configs
+                    if len(c.split()[1].split("x")) == 4}
+        if channels & {"3", "5"}:
+            spanned += 1
+            assert all(re.fullmatch(r"block 1x(\d)x\d+x\d+ thread 1x\1x1x\d+ k 0", c)
+                       for c in configs), configs
+    assert spanned == 2
+
+
+def test_wide_and_unbounded_columns(tmp_path, ort):
+    """A channels-first LayerNorm over 1536 channels (ConvNeXt-L) is searched
+    with one element a thread (a thread's tile holds the 1536 channels of
+    its column, at most cost::kMaxColumnTileBytes), and a softmax over a
+    dynamic axis of up to 8192 has no candidate (the dispatch says why) and
+    keeps the fixed tiles; both match onnxruntime."""
+    import json
+    rng = np.random.default_rng(2)
+    c = 1536
+    nodes = [helper.make_node("ReduceMean", ["X"], ["u"], axes=[1]),
+             helper.make_node("Sub", ["X", "u"], ["d"]),
+             helper.make_node("Mul", ["d", "d"], ["d2"]),
+             helper.make_node("ReduceMean", ["d2"], ["v"], axes=[1]),
+             helper.make_node("Add", ["v", "eps"], ["ve"]),
+             helper.make_node("Sqrt", ["ve"], ["s"]),
+             helper.make_node("Div", ["d", "s"], ["n"]),
+             helper.make_node("Mul", ["n", "g"], ["Y"]),
+             helper.make_node("Softmax", ["Z"], ["W"], axis=1)]
+    inits = [numpy_helper.from_array(np.array(1e-6, np.float32), "eps"),
+             _const("g", rng, (c, 1, 1))]
+    model = _model(nodes, [_vi("X", F, ["N", c, "H", "W"]),
+                           _vi("Z", F, ["N", "C", 6])],
+                   [_vi("Y", F, ["N", c, "H", "W"]), _vi("W", F, ["N", "C", 6])],
+                   inits, opset=13)
+    path = tmp_path / "wide.onnx"
+    onnx.save(model, str(path))
+    dims = {"N": (1, 2), "H": (1, 16), "W": (1, 16)}
+    plan = json.loads(dyncc.compile(path, None, targets=["cpu"], dims=dims,
+                                    emit="plan"))
+    reasons = {}
+    for g in plan["groups"]:
+        configs = [plan["kernels"][v["kernel"]]["config"] for v in g["variants"]]
+        reasons[g["name"]] = (g["select"].get("reason"), configs)
+    wide = [r for r in reasons.values() if r[0] is None]
+    assert len(wide) == 1, reasons
+    assert all(re.fullmatch(r"block 1x1536x\d+x\d+ thread 1x1536x1x1 k 0", c)
+               for c in wide[0][1]), wide
+    assert any(r[0] and r[0].startswith(
+        "no candidate tile (a thread's tile holds the column reduction's axis "
+        "whole, up to 8192 elements") for r in reasons.values()), reasons
+    art = dyncc.load(dyncc.compile(path, tmp_path / "wide.dyncc",
+                                   targets=["cpu"], dims=dims))
+    session = art.session("cpu")
+    ref = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    for n, h, w, cc in [(1, 1, 1, 1), (2, 7, 13, 5), (1, 16, 3, 130)]:
+        feeds = {"X": rng.uniform(-2, 2, (n, c, h, w)).astype(np.float32),
+                 "Z": rng.uniform(-2, 2, (n, cc, 6)).astype(np.float32)}
+        got = session.run(feeds)
+        for name, want in zip(["Y", "W"], ref.run(["Y", "W"], feeds)):
+            np.testing.assert_allclose(got[name], want, rtol=1e-4, atol=1e-5,
+                                       err_msg=f"{name} at {(n, h, w, cc)}")
+
+
 @pytest.mark.parametrize("norm", ["instance", "layer"])
 def test_norm_with_positional_epilogue_matches_onnxruntime(tmp_path, ort, norm):
     """A norm over dynamic image axes whose fused epilogue reads them in

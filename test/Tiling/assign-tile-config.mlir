@@ -47,6 +47,89 @@ func.func @conv1x1(%x: tensor<?x64x?x?xf32>, %w: tensor<32x64xf32>, %out: tensor
   return %0 : tensor<?x32x?x?xf32>
 }
 
+// Column reductions: a max over the 4 channels of [N, 4, L] and a
+// division by it over the whole space, written in order: the result spans
+// the reduced axis at place 2 from its end; the space without it is [N x
+// L].
+#col_id = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#col_stat = affine_map<(d0, d1, d2) -> (d0, d2)>
+#col_t = affine_map<(d0, d1, d2) -> (d0, d2, d1)>
+// CHECK-LABEL: func.func @column_norm(
+//  CHECK-SAME:   dyncc.row_problem = {batch = "1", bytes_per_element = 8 : i64, column = "4", column_place = 2 : i64, element_bytes = 4 : i64, length = "__arg1_d2", planes = "1", reduction = 0 : i64, rows = "__arg1_d0", scalar_access = 0 : i64}
+func.func @column_norm(%x: tensor<?x4x?xf32>, %out: tensor<?x4x?xf32>) -> tensor<?x4x?xf32> attributes {dyncc.kernel, dyncc.kind = "reduce"} {
+  %c0 = arith.constant 0 : index
+  %c2 = arith.constant 2 : index
+  %n = tensor.dim %x, %c0 : tensor<?x4x?xf32>
+  %l = tensor.dim %x, %c2 : tensor<?x4x?xf32>
+  %init = tensor.empty(%n, %l) : tensor<?x?xf32>
+  %max = linalg.generic {indexing_maps = [#col_id, #col_stat], iterator_types = ["parallel", "reduction", "parallel"]}
+      ins(%x : tensor<?x4x?xf32>) outs(%init : tensor<?x?xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %m = arith.maximumf %a, %o : f32
+    linalg.yield %m : f32
+  } -> tensor<?x?xf32>
+  %0 = linalg.generic {indexing_maps = [#col_id, #col_stat, #col_id], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%x, %max : tensor<?x4x?xf32>, tensor<?x?xf32>) outs(%out : tensor<?x4x?xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %d = arith.divf %a, %b : f32
+    linalg.yield %d : f32
+  } -> tensor<?x4x?xf32>
+  return %0 : tensor<?x4x?xf32>
+}
+
+// The same with an operand of the whole space read transposed: the
+// result's axis at that place need not be the reduced one, so no problem.
+// CHECK-LABEL: func.func @column_transposed(
+//   CHECK-NOT:   dyncc.row_problem
+//       CHECK: return
+func.func @column_transposed(%x: tensor<?x4x?xf32>, %y: tensor<?x?x4xf32>, %out: tensor<?x4x?xf32>) -> tensor<?x4x?xf32> attributes {dyncc.kernel, dyncc.kind = "reduce"} {
+  %c0 = arith.constant 0 : index
+  %c2 = arith.constant 2 : index
+  %n = tensor.dim %x, %c0 : tensor<?x4x?xf32>
+  %l = tensor.dim %x, %c2 : tensor<?x4x?xf32>
+  %init = tensor.empty(%n, %l) : tensor<?x?xf32>
+  %max = linalg.generic {indexing_maps = [#col_id, #col_stat], iterator_types = ["parallel", "reduction", "parallel"]}
+      ins(%x : tensor<?x4x?xf32>) outs(%init : tensor<?x?xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %m = arith.maximumf %a, %o : f32
+    linalg.yield %m : f32
+  } -> tensor<?x?xf32>
+  %0 = linalg.generic {indexing_maps = [#col_t, #col_stat, #col_id], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%y, %max : tensor<?x?x4xf32>, tensor<?x?xf32>) outs(%out : tensor<?x4x?xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %d = arith.divf %a, %b : f32
+    linalg.yield %d : f32
+  } -> tensor<?x4x?xf32>
+  return %0 : tensor<?x4x?xf32>
+}
+
+// A result whose dimension at the reduced loop's place is not the reduced
+// extent (8 where the max folds 4) is not that axis: no problem.
+#col_half = affine_map<(d0, d1, d2) -> (d0, 0, d2)>
+// CHECK-LABEL: func.func @column_other_axis(
+//   CHECK-NOT:   dyncc.row_problem
+//       CHECK: return
+func.func @column_other_axis(%x: tensor<?x4x?xf32>, %out: tensor<?x8x?xf32>) -> tensor<?x8x?xf32> attributes {dyncc.kernel, dyncc.kind = "reduce"} {
+  %c0 = arith.constant 0 : index
+  %c2 = arith.constant 2 : index
+  %n = tensor.dim %x, %c0 : tensor<?x4x?xf32>
+  %l = tensor.dim %x, %c2 : tensor<?x4x?xf32>
+  %init = tensor.empty(%n, %l) : tensor<?x?xf32>
+  %max = linalg.generic {indexing_maps = [#col_id, #col_stat], iterator_types = ["parallel", "reduction", "parallel"]}
+      ins(%x : tensor<?x4x?xf32>) outs(%init : tensor<?x?xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %m = arith.maximumf %a, %o : f32
+    linalg.yield %m : f32
+  } -> tensor<?x?xf32>
+  %0 = linalg.generic {indexing_maps = [#col_half, #col_stat, #col_id], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%x, %max : tensor<?x4x?xf32>, tensor<?x?xf32>) outs(%out : tensor<?x8x?xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %d = arith.divf %a, %b : f32
+    linalg.yield %d : f32
+  } -> tensor<?x8x?xf32>
+  return %0 : tensor<?x8x?xf32>
+}
+
 // An existing configuration is kept.
 // CHECK-LABEL: func.func @given(
 //  CHECK-SAME:   dyncc.tile_config = {block = array<i64: 16, 16>, thread = array<i64: 2, 2>}

@@ -321,7 +321,7 @@ TEST(ColumnTiles, TextPlacesTheColumnAndParsesBack) {
   EXPECT_EQ(tile.str(), "block 16x1x4x64 thread 16x1x1x2");
   for (const Device &device : getDevices())
     for (int64_t place : {0, 2, 3, 4})
-      for (int64_t size : {2, 16, 8192}) {
+      for (int64_t size : {2, 16, 2048}) {
         std::vector<RowTile> tiles =
             enumerateColumnTiles(4, device, size, place);
         ASSERT_GT(tiles.size(), 10u);
@@ -362,6 +362,16 @@ TEST(ColumnTiles, ConstraintsKeepColumnsWholeInElementwiseTiles) {
   unit.columnSize = 16;
   unit.columnPlace = 0;
   EXPECT_TRUE(checkConstraints(unit, 4, device).has_value());
+  // A thread's tile holds at most kMaxColumnTileBytes of its column:
+  // ConvNeXt-L's 1536 channels in one element a thread, none of 8192.
+  for (const Device &d : getDevices()) {
+    for (const RowTile &t : enumerateColumnTiles(2, d, 1536, 3))
+      EXPECT_EQ(t.vector, 1) << t.str();
+    EXPECT_FALSE(enumerateColumnTiles(2, d, 1536, 3).empty());
+    EXPECT_TRUE(enumerateColumnTiles(4, d, 8192, 3).empty());
+    // Where the result lacks the axis, no tile holds it.
+    EXPECT_FALSE(enumerateColumnTiles(4, d, 8192, 0).empty());
+  }
   // Two columns, or a reduction's tile with one, are no tile.
   EXPECT_FALSE(parseRowTile("block 16x8x4x64 thread 16x8x1x2").has_value());
   EXPECT_FALSE(

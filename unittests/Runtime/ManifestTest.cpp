@@ -458,7 +458,8 @@ TEST(ManifestTest, RejectsBadVariantSelection) {
        "range (2 variants)"},
       {"{\"keys\": [\"B\"], \"lower\": [1], \"variant\": [0], "
        "\"max_regret\": \"low\"}",
-       "manifest: groups[0].select.max_regret: expected a number, got a string"},
+       "manifest: groups[0].select.max_regret: expected a number, got a "
+       "string"},
       {"{\"keys\": [\"B\"], \"lower\": [1], \"variant\": [0], "
        "\"model\": \"winograd\"}",
        "manifest: groups[0].select.model: unknown model 'winograd' (expected "
@@ -471,6 +472,16 @@ TEST(ManifestTest, RejectsBadVariantSelection) {
        "\"model\": \"rows\", \"bytes_per_element\": 1.5}",
        "manifest: groups[0].select.bytes_per_element: expected an integer, "
        "got a number"},
+      // A column reduction's column is the fourth of a rows problem.
+      {"{\"keys\": [\"B\"], \"lower\": [1], \"variant\": [0], "
+       "\"model\": \"rows\", \"columns\": 1, \"dim_keys\": [0, -1, -1]}",
+       "manifest: groups[0].select.columns: must be 0, or 1 for a rows model "
+       "of four dim_keys"},
+      {"{\"keys\": [\"B\"], \"lower\": [1], \"variant\": [0], "
+       "\"model\": \"rows\", \"columns\": 2, \"dim_keys\": [0, -1, -1, "
+       "-1]}",
+       "manifest: groups[0].select.columns: must be 0, or 1 for a rows model "
+       "of four dim_keys"},
   };
   for (const Case &c : cases)
     EXPECT_EQ(manifestError(selectManifest(c.select)), c.error) << c.select;

@@ -102,6 +102,14 @@ inline bool operator==(const RowTile &a, const RowTile &b) {
          a.columnPlace == b.columnPlace;
 }
 
+/// The most bytes a thread's tile holds of a column taken whole
+/// (`RowTile::columnSize` x `vector` elements, each counted as 4 bytes: an
+/// f16 kernel's body widens them). Code generation gives each producer fused
+/// into the thread tile a temporary of that size, 65536 bytes a thread in
+/// all at most (a norm written out fuses five); beyond, a column reduction
+/// keeps the fixed tiles.
+constexpr int64_t kMaxColumnTileBytes = 8192;
+
 /// The row tile of tile config text (`RowTile::str`'s form, with outer
 /// sizes of 1 for a higher rank, and a column taken whole: a dimension
 /// before the last whose block and thread sizes are equal and above 1),

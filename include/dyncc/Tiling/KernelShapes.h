@@ -157,7 +157,7 @@ struct RowProblemExprs {
   /// thread's run of elements spreads a warp's loads over more sectors
   /// (cost::getSectorInflation).
   bool scalarAccess = false;
-  /// A column reduction (getColumnReduction): every reduction folds the
+  /// A column reduction (getRowProblem): every reduction folds the
   /// same outer axes, with loops after them. The space is then the
   /// result's dimensions without that axis, `column` the extent each output
   /// folds, and `columnPlace` the axis' dimension from the result's end
@@ -176,8 +176,10 @@ struct RowProblemExprs {
 mlir::FailureOr<RowProblemExprs> getRowProblem(mlir::func::FuncOp kernel);
 
 /// The attribute holding a row-wise kernel's problem: `batch`, `rows`,
-/// `length` (DimExpr text over the argument names), `element_bytes`,
-/// `bytes_per_element` and `reduction` (0 or 1).
+/// `length`, `planes` (DimExpr text over the argument names),
+/// `element_bytes`, `bytes_per_element`, `reduction` and `scalar_access` (0
+/// or 1), and for a column reduction `column` (DimExpr text) and
+/// `column_place`.
 constexpr llvm::StringLiteral getRowProblemAttrName() {
   return "dyncc.row_problem";
 }
