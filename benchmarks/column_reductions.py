@@ -41,16 +41,19 @@ STRATEGIES = {
 }
 
 
-def make_model(path, kind, channels):
-    """`kind`: softmax or layernorm over the channels of X[1, C, H, W], or
-    a mean over the positions of X[1, L, 768]."""
+def make_model(path, kind, channels, batch=1, spatial=("H", "W"),
+               length="L"):
+    """`kind`: softmax or layernorm over the channels of X[batch, C,
+    *spatial], or a mean over the positions of X[batch, length, 768]
+    (sizes, or symbols' names). The GPU-check bundle packs the same models
+    (scripts/gpu_bundle.py)."""
     import onnx
     from onnx import TensorProto, helper, numpy_helper
     rng = np.random.default_rng(0)
     inits = []
     if kind == "softmax":
         nodes = [helper.make_node("Softmax", ["X"], ["Y"], axis=1)]
-        shape = [1, channels, "H", "W"]
+        shape = [batch, channels, *spatial]
     elif kind == "layernorm":
         inits = [numpy_helper.from_array(
                      rng.uniform(0.5, 1.5, (channels, 1, 1)).astype(np.float32),
@@ -68,12 +71,12 @@ def make_model(path, kind, channels):
                  helper.make_node("Div", ["d", "s"], ["n"]),
                  helper.make_node("Mul", ["n", "g"], ["ng"]),
                  helper.make_node("Add", ["ng", "b"], ["Y"])]
-        shape = [1, channels, "H", "W"]
+        shape = [batch, channels, *spatial]
     else:
         nodes = [helper.make_node("ReduceMean", ["X"], ["Y"], axes=[1],
                                   keepdims=0)]
-        shape = [1, "L", 768]
-    out = [1, 768] if kind == "mean" else shape
+        shape = [batch, length, 768]
+    out = [batch, 768] if kind == "mean" else shape
     graph = helper.make_graph(
         nodes, kind, [helper.make_tensor_value_info("X", TensorProto.FLOAT, shape)],
         [helper.make_tensor_value_info("Y", TensorProto.FLOAT, out)], inits)

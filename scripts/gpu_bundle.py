@@ -25,7 +25,11 @@ The bundle, a directory and its archive OUT.tar.gz (what travels: at most
               depthwise, grouped and 1-D convs over a batch of 1..32 to
               time against cuDNN (--no-grouped-convs leaves them out),
               and max pools over a batch of 1..32 and a dynamic image,
-              searched with the row model (--no-pools leaves them out);
+              searched with the row model (--no-pools leaves them out),
+              and column reductions over a batch of 1..32 (a softmax over
+              64 channels, ConvNeXt's channels-first LayerNorm over 96, a
+              mean over 512 positions), timed against torch
+              (--no-columns leaves them out);
   nodes/      the ONNX node tests that pass on the CPU here, each mode
               (static, --force-dynamic) compiled for cpu and sm_90 with its
               data sets' inputs and expected outputs (--nodes REGEX picks
@@ -209,6 +213,12 @@ def main():
                         "f16) over a dynamic batch and image, searched with "
                         "the row model, timed against torch at batches 1 to "
                         "32")
+    parser.add_argument("--columns", default=True,
+                        action=argparse.BooleanOptionalAction,
+                        help="column reductions (a softmax over channels, a "
+                        "channels-first LayerNorm, a mean over positions) "
+                        "over a batch of 1..32, searched with the row "
+                        "model's column tiles, timed against torch")
     parser.add_argument("-j", "--jobs", type=int, default=2)
     args = parser.parse_args()
     if not args.dyncc.exists():
@@ -402,6 +412,26 @@ def main():
         name = f"maxpool3x3_s2_64_112_{dtype}"
         model = out / "models" / f"{name}.onnx"
         make_max_pool(model, 64, dtype, [112, 112])
+        compile_model(name, model, ["--dim", "B=1:32"])
+        entries.append({"name": name, "model": f"models/{name}.onnx",
+                        "artifact": f"artifacts/{name}.dyncc",
+                        "dynamic": [1, 5], "dynamic_gpu": [32],
+                        "bench": False,
+                        "versus_torch_graph": [1, 8, 32]})
+    # Column reductions (CostModel.md, "Column reductions"): searched since
+    # session 16, where a norm's fixed tiles recomputed its statistics per
+    # channel; no GPU has run them.
+    if args.columns:
+        sys.path.insert(0, str(ROOT / "benchmarks"))
+        from column_reductions import make_model as make_column_model
+    for kind, channels, spatial in (
+            ("softmax", 64, (56, 56)), ("layernorm", 96, (56, 56)),
+            ("mean", 0, ())) * args.columns:
+        name = (f"column_mean_512_768" if kind == "mean" else
+                f"column_{kind}_{channels}_{spatial[0]}")
+        model = out / "models" / f"{name}.onnx"
+        make_column_model(model, kind, channels, batch="B", spatial=spatial,
+                          length=512)
         compile_model(name, model, ["--dim", "B=1:32"])
         entries.append({"name": name, "model": f"models/{name}.onnx",
                         "artifact": f"artifacts/{name}.dyncc",

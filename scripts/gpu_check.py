@@ -249,9 +249,11 @@ class TorchGraph:
     folded into that Conv's weights and bias, as inference engines do.
     Takes Conv (1-D or 2-D, grouped, symmetric pads), BatchNormalization,
     Relu, MaxPool
-    (symmetric pads, no ceil mode or dilation), Add and Sum; anything else
-    is an error naming the node. `tensor` turns a numpy array into one of
-    F's tensors."""
+    (symmetric pads, no ceil mode or dilation), Add and Sum, and for
+    normalization blocks Softmax (opset 13: one axis), ReduceMean (`axes`
+    an attribute), Sub, Mul, Div and Sqrt, whose operands may be
+    initializers (a LayerNorm's scale); anything else is an error naming the
+    node. `tensor` turns a numpy array into one of F's tensors."""
 
     def __init__(self, model, F, tensor):
         import numpy as np
@@ -320,6 +322,21 @@ class TorchGraph:
             elif node.op_type in ("Add", "Sum"):
                 steps.append({"op": "sum", "inputs": list(node.input),
                               "y": node.output[0]})
+            elif node.op_type in ("Sub", "Mul", "Div"):
+                steps.append({"op": node.op_type.lower(),
+                              "inputs": list(node.input), "y": node.output[0]})
+            elif node.op_type == "Sqrt":
+                steps.append({"op": "sqrt", "x": node.input[0],
+                              "y": node.output[0]})
+            elif node.op_type == "Softmax":
+                steps.append({"op": "softmax", "x": node.input[0],
+                              "y": node.output[0],
+                              "axis": attrs.get("axis", -1)})
+            elif node.op_type == "ReduceMean" and "axes" in attrs:
+                steps.append({"op": "mean", "x": node.input[0],
+                              "y": node.output[0],
+                              "axes": tuple(attrs["axes"]),
+                              "keepdims": bool(attrs.get("keepdims", 1))})
             else:
                 raise ValueError(f"node {node.name or node.op_type}: "
                                  f"{node.op_type} has no torch baseline")
@@ -334,11 +351,17 @@ class TorchGraph:
             for key in ("w", "b", "scale", "shift"):
                 if key in st:
                     st[key] = tensor(st[key].astype(dtype))
+        # Initializers the elementwise steps read (a LayerNorm's scale and
+        # epsilon), in the graph's element type.
+        read = {name for st in steps for name in st.get("inputs", ())}
+        self.constants = {name: tensor(np.asarray(array).astype(dtype))
+                          for name, array in weights.items() if name in read}
         self.steps, self.F = steps, F
         self.outputs = [o.name for o in model.graph.output]
 
     def __call__(self, feeds):
-        env, F = dict(feeds), self.F
+        env, F = dict(self.constants), self.F
+        env.update(feeds)
         for st in self.steps:
             if st["op"] == "conv":
                 # A 1-D conv's weights are [F, C, K].
@@ -357,6 +380,23 @@ class TorchGraph:
             elif st["op"] == "maxpool":
                 env[st["y"]] = F.max_pool2d(env[st["x"]], st["kernel"],
                                             st["stride"], st["padding"])
+            elif st["op"] in ("sub", "mul", "div"):
+                a, b = (env[name] for name in st["inputs"])
+                env[st["y"]] = (a - b if st["op"] == "sub" else
+                                a * b if st["op"] == "mul" else a / b)
+            elif st["op"] == "sqrt":
+                env[st["y"]] = env[st["x"]] ** 0.5
+            elif st["op"] == "softmax":
+                env[st["y"]] = F.softmax(env[st["x"]], st["axis"])
+            elif st["op"] == "mean":
+                x = env[st["x"]]
+                # torch's Tensor.mean, else numpy's (the tests' stand-in).
+                try:
+                    env[st["y"]] = x.mean(dim=st["axes"],
+                                          keepdim=st["keepdims"])
+                except TypeError:
+                    env[st["y"]] = x.mean(axis=st["axes"],
+                                          keepdims=st["keepdims"])
             else:
                 total = env[st["inputs"][0]]
                 for name in st["inputs"][1:]:

@@ -7,6 +7,7 @@ onnxruntime and the CPU, `dyncc-run bench` and `dyncc-run tune`, and node
 tests against their expected outputs). What it does on a GPU is the same
 program with the real driver."""
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -41,7 +42,7 @@ def test_bundle_packs_and_checks_on_the_fake_driver(tmp_path):
         bundle, "--models", model, "--shared", str(SHARED_MODELS),
         "--nodes", "^(" + "|".join(node_tests) + ")$", "--no-bert-dense",
         "--no-fused-products", "--no-conv-forms", "--no-grouped-convs",
-        "--no-pools")
+        "--no-pools", "--no-columns")
     archive = tmp_path / "bundle.tar.gz"
     assert 0 < archive.stat().st_size < 64 << 20
     entries = packed_json["models"]
@@ -109,7 +110,7 @@ def test_bundle_packs_both_forms_of_a_conv(tmp_path):
     bundle = tmp_path / "bundle"
     entries = pack(bundle, "--models", "", "--nodes", "", "--no-bert-dense",
                    "--no-fused-products", "--no-grouped-convs",
-                   "--no-pools")["models"]
+                   "--no-pools", "--no-columns")["models"]
     forms = [e for e in entries if e["name"].startswith("conv3x3_")]
     assert [e["name"] for e in forms] == [
         f"conv3x3_{c}_{s}_f16_im2col_{form}"
@@ -139,7 +140,9 @@ def test_bundle_packs_grouped_convs(tmp_path):
     depthwise ones searched with the conv model (the manifest's `window`),
     ShuffleNet's grouped 1x1 a batched GEMM, AlexNet's 2-group 5x5 im2col's
     copy and a GEMM per image and group, and wav2vec2's 1-D convs in the
-    form the cost model picks (a direct conv, or im2col's copy and GEMM)."""
+    form the cost model picks (a direct conv, or im2col's copy and GEMM);
+    with them the stem's max pools and the column reductions, the other
+    kernels the bundle times against torch by default."""
     bundle = tmp_path / "bundle"
     entries = pack(bundle, "--models", "", "--nodes", "", "--no-bert-dense",
                    "--no-fused-products", "--no-conv-forms")["models"]
@@ -171,6 +174,23 @@ def test_bundle_packs_grouped_convs(tmp_path):
         assert entry["versus_torch_graph"] == [1, 8, 32]
         data = (bundle / entry["artifact"]).read_bytes()
         assert b'"model": "rows"' in data and b'"reduction": 0' in data
+    # --columns (the default): a softmax over 64 channels, a channels-first
+    # LayerNorm over 96 and a mean over 512 positions, each one kernel
+    # searched as a column reduction, timed against torch; the norms' tiles
+    # take the channels whole.
+    columns = [e for e in entries if e["name"].startswith("column")]
+    assert [e["name"] for e in columns] == ["column_softmax_64_56",
+                                            "column_layernorm_96_56",
+                                            "column_mean_512_768"]
+    for entry in columns:
+        assert entry["versus_torch_graph"] == [1, 8, 32]
+        data = (bundle / entry["artifact"]).read_bytes()
+        assert data.count(b'"kind": "reduce"') == 1, entry["name"]
+        assert b'"columns": 1' in data, entry["name"]
+        channels = entry["name"].split("_")[2]
+        if entry["name"] != "column_mean_512_768":
+            assert re.search(rb'"config": "block 1x%sx\d+x\d+ thread 1x%sx1x'
+                             % (channels.encode(), channels.encode()), data)
 
 
 def test_plot_from_draws_each_comparison_it_has(tmp_path):

@@ -24,8 +24,13 @@ def load_check():
 
 
 class NumpyFunctional:
-    """conv1d, conv2d, relu and max_pool2d of torch.nn.functional, on NCW
-    and NCHW numpy arrays, one tap (and group) at a time."""
+    """conv1d, conv2d, relu, max_pool2d and softmax of torch.nn.functional,
+    on NCW and NCHW numpy arrays, one tap (and group) at a time."""
+
+    @staticmethod
+    def softmax(x, dim):
+        e = np.exp(x - x.max(axis=dim, keepdims=True))
+        return e / e.sum(axis=dim, keepdims=True)
 
     @staticmethod
     def conv2d(x, w, b, stride, padding, dilation, groups):
@@ -120,6 +125,28 @@ def test_grouped_and_1d_graphs_match_onnxruntime(tmp_path, channels,
                                     lambda a: a)
     assert [s["op"] for s in graph.steps] == ["conv", "relu"]
     assert graph.steps[0]["groups"] == groups
+    error = error_against_onnxruntime(graph, path, 2)
+    assert error < 1e-5, error
+
+
+@pytest.mark.parametrize("kind,steps", [
+    ("softmax", ["softmax"]),
+    ("layernorm", ["mean", "sub", "mul", "mean", "sum", "sqrt", "div", "mul",
+                   "sum"]),
+    ("mean", ["mean"]),
+])
+def test_column_reduction_graphs_match_onnxruntime(tmp_path, kind, steps):
+    # The bundle's column reductions (--columns): a softmax over channels,
+    # ConvNeXt's channels-first LayerNorm (its scale, shift and epsilon
+    # initializers read by the elementwise steps) and a mean over positions.
+    import sys
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from column_reductions import make_model
+    path = tmp_path / f"{kind}.onnx"
+    make_model(path, kind, 12, batch="B", spatial=(5, 7), length=9)
+    graph = load_check().TorchGraph(onnx.load(str(path)), NumpyFunctional,
+                                    lambda a: a)
+    assert [s["op"] for s in graph.steps] == steps
     error = error_against_onnxruntime(graph, path, 2)
     assert error < 1e-5, error
 
