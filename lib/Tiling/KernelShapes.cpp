@@ -692,6 +692,21 @@ static FailureOr<RowProblemExprs> getColumnProblem(func::FuncOp kernel) {
                root.getNumLoops() == root.getNumParallelLoops())) {
     return failure();
   }
+  // Between the root and the result, only views that insert unit
+  // dimensions (a keepdims result): the space is the result's dimensions,
+  // which code generation tiles, and those of the root in order. A
+  // flattened result would tile other dimensions than the problem's.
+  for (Value v = out; v != root->getResult(0);) {
+    auto expand = v.getDefiningOp<tensor::ExpandShapeOp>();
+    if (!expand)
+      return failure();
+    for (const ReassociationIndices &group : expand.getReassociationIndices())
+      if (llvm::count_if(group, [&](int64_t d) {
+            return expand.getResultType().getDimSize(d) != 1;
+          }) > 1)
+        return failure();
+    v = expand.getSrc();
+  }
   // The space: the result's dimensions, but the reduced one where it spans
   // it; the last is the length, the one before the rows, the others the
   // batch.

@@ -130,6 +130,47 @@ func.func @column_other_axis(%x: tensor<?x4x?xf32>, %out: tensor<?x8x?xf32>) -> 
   return %0 : tensor<?x8x?xf32>
 }
 
+// A column max kept as [N, 1, L] (keepdims): its space is the result's,
+// the unit dimension its rows. Flattened to [N * L], the result's
+// dimensions are not those code generation tiles the reduction by: no
+// problem.
+// CHECK-LABEL: func.func @column_keepdims(
+//  CHECK-SAME:   dyncc.row_problem = {batch = "__arg0_d0", bytes_per_element = 4 : i64, column = "4", column_place = 0 : i64, element_bytes = 4 : i64, length = "__arg0_d2", planes = "1", reduction = 0 : i64, rows = "1", scalar_access = 0 : i64}
+func.func @column_keepdims(%x: tensor<?x4x?xf32>, %out: tensor<?x1x?xf32>) -> tensor<?x1x?xf32> attributes {dyncc.kernel, dyncc.kind = "reduce"} {
+  %c0 = arith.constant 0 : index
+  %c2 = arith.constant 2 : index
+  %n = tensor.dim %x, %c0 : tensor<?x4x?xf32>
+  %l = tensor.dim %x, %c2 : tensor<?x4x?xf32>
+  %init = tensor.empty(%n, %l) : tensor<?x?xf32>
+  %max = linalg.generic {indexing_maps = [#col_id, #col_stat], iterator_types = ["parallel", "reduction", "parallel"]}
+      ins(%x : tensor<?x4x?xf32>) outs(%init : tensor<?x?xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %m = arith.maximumf %a, %o : f32
+    linalg.yield %m : f32
+  } -> tensor<?x?xf32>
+  %kept = tensor.expand_shape %max [[0], [1, 2]] output_shape [%n, 1, %l] : tensor<?x?xf32> into tensor<?x1x?xf32>
+  return %kept : tensor<?x1x?xf32>
+}
+
+// CHECK-LABEL: func.func @column_flattened(
+//   CHECK-NOT:   dyncc.row_problem
+//       CHECK: return
+func.func @column_flattened(%x: tensor<?x4x?xf32>, %out: tensor<?xf32>) -> tensor<?xf32> attributes {dyncc.kernel, dyncc.kind = "reduce"} {
+  %c0 = arith.constant 0 : index
+  %c2 = arith.constant 2 : index
+  %n = tensor.dim %x, %c0 : tensor<?x4x?xf32>
+  %l = tensor.dim %x, %c2 : tensor<?x4x?xf32>
+  %init = tensor.empty(%n, %l) : tensor<?x?xf32>
+  %max = linalg.generic {indexing_maps = [#col_id, #col_stat], iterator_types = ["parallel", "reduction", "parallel"]}
+      ins(%x : tensor<?x4x?xf32>) outs(%init : tensor<?x?xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %m = arith.maximumf %a, %o : f32
+    linalg.yield %m : f32
+  } -> tensor<?x?xf32>
+  %flat = tensor.collapse_shape %max [[0, 1]] : tensor<?x?xf32> into tensor<?xf32>
+  return %flat : tensor<?xf32>
+}
+
 // An existing configuration is kept.
 // CHECK-LABEL: func.func @given(
 //  CHECK-SAME:   dyncc.tile_config = {block = array<i64: 16, 16>, thread = array<i64: 2, 2>}
