@@ -570,6 +570,15 @@ static bool readsElementByElement(func::FuncOp kernel) {
   return scalar;
 }
 
+/// Whether a tensor of `type` spans a problem's space, moving bytes per
+/// element of it: a rank of at least `rank` and an innermost dimension that
+/// is not 1 (broadcast vectors, a LayerNorm's scale, and one value per row
+/// are cached or negligible).
+static bool spansSpace(Type type, int64_t rank) {
+  auto shaped = dyn_cast<RankedTensorType>(type);
+  return shaped && shaped.getRank() >= rank && shaped.getShape().back() != 1;
+}
+
 namespace {
 /// The loops of a column reduction: `kept` leading parallel loops,
 /// `reduced` reduction loops, then `columns` parallel loops.
@@ -731,14 +740,9 @@ static FailureOr<RowProblemExprs> getColumnProblem(func::FuncOp kernel) {
     problem.batch = problem.batch * dims[d];
   // Bytes per element of the reduced space: the inputs that span it, and
   // the result where it does (one output per column otherwise).
-  auto spansAll = [&](Type type) {
-    auto shaped = dyn_cast<RankedTensorType>(type);
-    return shaped && shaped.getRank() >= static_cast<int64_t>(loops->size()) &&
-           shaped.getShape().back() != 1;
-  };
   for (BlockArgument arg :
        entry.getArguments().drop_back(kernel.getNumResults()))
-    if (spansAll(arg.getType()))
+    if (spansSpace(arg.getType(), loops->size()))
       problem.bytesPerElement += getElementBytes(arg.getType());
   if (spans)
     problem.bytesPerElement += getElementBytes(outType);
@@ -862,9 +866,7 @@ FailureOr<RowProblemExprs> dyncc::getRowProblem(func::FuncOp kernel) {
   // an innermost dimension that is not 1); broadcast vectors (a LayerNorm's
   // scale) and one value per row are cached or negligible.
   auto spans = [&](Type type) {
-    auto shaped = dyn_cast<RankedTensorType>(type);
-    return shaped && shaped.getRank() >= std::min<int64_t>(n, 2) &&
-           shaped.getShape().back() != 1;
+    return spansSpace(type, std::min<int64_t>(n, 2));
   };
   unsigned destinations = kernel.getNumResults();
   Type result = kernel.getResultTypes()[0];

@@ -7,7 +7,8 @@ first axis of X[S, 96] instead, which is not row-wise; with argv[2] =
 nonzero: NonZero(X[S, 96]), a data-movement kernel with a loop of its own
 (a scan), and Transpose(X), one without; with argv[2] = channels: Y =
 Softmax(X) over the channels of X[B, 4, S, S] (a column reduction whose
-result spans the reduced axis)."""
+result spans the reduced axis); with argv[2] = one_channel: the same over
+X[B, 1, S, S]."""
 import sys
 
 import onnx
@@ -29,12 +30,15 @@ if sys.argv[2:] == ["column"]:
         [helper.make_tensor_value_info("X", TensorProto.FLOAT, ["S", 96])],
         [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [96])],
         [helper.make_tensor("axes", TensorProto.INT64, [1], [0])])
-if sys.argv[2:] == ["channels"]:
+if sys.argv[2:] in (["channels"], ["one_channel"]):
+    channels = 4 if sys.argv[2] == "channels" else 1
     graph = helper.make_graph(
         [helper.make_node("Softmax", ["X"], ["Y"], axis=1)],
         "channels",
-        [helper.make_tensor_value_info("X", TensorProto.FLOAT, ["B", 4, "S", "S"])],
-        [helper.make_tensor_value_info("Y", TensorProto.FLOAT, ["B", 4, "S", "S"])])
+        [helper.make_tensor_value_info("X", TensorProto.FLOAT,
+                                       ["B", channels, "S", "S"])],
+        [helper.make_tensor_value_info("Y", TensorProto.FLOAT,
+                                       ["B", channels, "S", "S"])])
 if sys.argv[2:] == ["nonzero"]:
     graph = helper.make_graph(
         [helper.make_node("NonZero", ["X"], ["Y"]),
