@@ -56,33 +56,7 @@ static LogicalResult addPipeline(OpPassManager &pm, StringRef text) {
   return success();
 }
 
-LogicalResult dyncc::buildShapePipeline(OpPassManager &pm) {
-  pm.addPass(dg::createInferShapesPass());
-  return success();
-}
-
-LogicalResult dyncc::buildFusionPipeline(OpPassManager &pm,
-                                         const std::string &device,
-                                         const std::string &im2col) {
-  // Clean-up first: shape sub-graphs become symbolic contents, compound ops
-  // primitives (and windowed convs a copy and a GEMM where predicted
-  // faster), then CSE.
-  pm.addPass(dg::createFoldShapeComputationsPass());
-  pm.addNestedPass<func::FuncOp>(dg::createDecomposePass());
-  dg::ConvIm2ColPassOptions im2colOptions;
-  im2colOptions.device = device;
-  im2colOptions.mode = im2col;
-  pm.addPass(dg::createConvIm2ColPass(im2colOptions));
-  pm.addPass(createCSEPass());
-  // Prioritized fusion: backbones, row reductions, elementwise chains, then
-  // horizontal merging of GEMMs that share their input.
-  pm.addNestedPass<func::FuncOp>(dg::createFuseGemmPass());
-  pm.addNestedPass<func::FuncOp>(dg::createFuseReductionsPass());
-  pm.addNestedPass<func::FuncOp>(dg::createFuseElementwisePass());
-  pm.addNestedPass<func::FuncOp>(dg::createFuseHorizontalPass());
-  pm.addNestedPass<func::FuncOp>(dg::createGroupRemainingPass());
-  return success();
-}
+// buildShapePipeline and buildFusionPipeline: Graph/GraphPipelines.cpp.
 
 LogicalResult dyncc::buildOutlinePipeline(OpPassManager &pm,
                                           ArrayRef<std::string> tileConfigs) {
