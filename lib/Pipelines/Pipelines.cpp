@@ -62,6 +62,7 @@ LogicalResult dyncc::buildOutlinePipeline(OpPassManager &pm,
                                           ArrayRef<std::string> tileConfigs) {
   pm.addPass(dg::createOutlineGroupsPass());
   pm.addPass(createPointwiseConvAsGemmPass());
+  pm.addPass(createUnfoldGemmRowsPass());
   pm.addPass(createFoldGemmBatchPass());
   pm.addPass(createCollapseRowDimsPass());
   AssignTileConfigPassOptions options;

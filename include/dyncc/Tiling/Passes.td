@@ -31,6 +31,30 @@ def FoldGemmBatchPass : Pass<"dyncc-fold-gemm-batch", "mlir::ModuleOp"> {
   }];
 }
 
+def UnfoldGemmRowsPass : Pass<"dyncc-unfold-gemm-rows", "mlir::ModuleOp"> {
+  let summary = "Compute a product whose rows the kernel splits as a batched one";
+  let description = [{
+    TensorFlow's and Keras' dense layers on a `[B, S, K]` input (`Tensordot`)
+    are exported as a Reshape to `[B*S, K]`, a MatMul and a Reshape back to
+    `[B, S, N]`. Where the result then goes to a head split (a reshape to
+    `[B, S, H, D]` and a transpose, the Q, K and V of a TF BERT), the kernel
+    has two splits on the way from its product to its result, and its GEMM
+    problem is unknown: the product's M runs across `B`, which the result
+    has as a batch of its own.
+
+    In a GEMM kernel with no problem (`getGemmProblem` fails), each
+    contraction of one M and one N loop whose only user is a
+    `tensor.expand_shape` splitting its M alone is computed on the split
+    rows instead: the expansion is folded into it (upstream's
+    `linalg::populateFoldReshapeOpsByExpansionPatterns`, named ops
+    generalized first), so A is read as `[B, S, K]` and the product
+    writes `[B, S, N]` with B as a batch that the weight does not read:
+    the form PyTorch's exporter writes, whose problem and layouts
+    `getGemmProblem` and code generation already know. A kernel whose
+    problem is known, or with no such product, is left as it is.
+  }];
+}
+
 def PointwiseConvAsGemmPass
     : Pass<"dyncc-pointwise-conv-as-gemm", "mlir::ModuleOp"> {
   let summary = "Compute a one-pixel convolution as a GEMM over the image's pixels";
