@@ -23,7 +23,9 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Tensor/Transforms/Transforms.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "llvm/ADT/SetVector.h"
 
 namespace dyncc {
 #define GEN_PASS_DEF_UNFOLDGEMMROWSPASS
@@ -88,44 +90,43 @@ static tensor::ExpandShapeOp getRowSplit(linalg::LinalgOp op,
   return nullptr;
 }
 
-/// Unfolds kernel `func`'s split products. Fails only where the rewrite
-/// did not converge.
+/// Unfolds kernel `func`'s split products where that gives it a GEMM
+/// problem; otherwise leaves it as it was. Fails only where the rewrite did
+/// not converge.
 static LogicalResult unfoldRows(func::FuncOp func) {
   if (succeeded(getGemmProblem(func)))
     return success();
-  // The products and the elementwise ops between each and its split: the
-  // split is folded into each of them in turn, from the last.
-  SmallVector<Operation *> steps;
+  // The products and the elementwise ops between each and its split (an op
+  // on two chains' values is taken once), then the splits: the folding
+  // starts from each split and goes up its chain.
+  llvm::SetVector<Operation *> steps;
+  SmallVector<Operation *> seeds;
   func.walk([&](linalg::LinalgOp op) {
     if (!linalg::isaContractionOpInterface(op))
       return;
     SmallVector<Operation *> chain;
-    if (getRowSplit(op, chain))
-      steps.append(chain.begin(), chain.end());
+    if (tensor::ExpandShapeOp split = getRowSplit(op, chain)) {
+      steps.insert(chain.begin(), chain.end());
+      seeds.push_back(split);
+    }
   });
   if (steps.empty())
     return success();
+  seeds.append(steps.begin(), steps.end());
 
-  // The expansion patterns take linalg.generic producers only. The steps
-  // are marked, so that the folding expands only splits of their results
-  // (the split, then the expands the folding puts on each step's operands):
-  // the generic op that replaces a step is not marked, nor reached again.
-  IRRewriter rewriter(func.getContext());
-  StringAttr mark = rewriter.getStringAttr("dyncc.unfold_step");
-  for (Operation *step : steps) {
-    Operation *generic = step;
-    if (!isa<linalg::GenericOp>(step)) {
-      rewriter.setInsertionPoint(step);
-      FailureOr<linalg::GenericOp> general =
-          linalg::generalizeNamedOp(rewriter, cast<linalg::LinalgOp>(step));
-      if (failed(general))
-        return func.emitError("cannot unfold the rows of a product: ")
-               << step->getName() << " has no linalg.generic form";
-      generic = *general;
-    }
-    generic->setAttr(mark, rewriter.getUnitAttr());
-  }
-  RewritePatternSet patterns(func.getContext());
+  // The kernel as it was, restored where the unfolded one has no problem
+  // either (a broadcast the expansion does not take, products that still
+  // differ).
+  OwningOpRef<func::FuncOp> original = func.clone();
+  // The steps are marked, so that the folding expands only splits of their
+  // results (the split, then the expands the folding puts on each step's
+  // operands); the op that replaces a step is not marked, nor reached
+  // again. Only the seeds and the ops the rewrite creates are rewritten.
+  MLIRContext *ctx = func.getContext();
+  StringAttr mark = StringAttr::get(ctx, "dyncc.unfold_step");
+  for (Operation *step : steps)
+    step->setAttr(mark, UnitAttr::get(ctx));
+  RewritePatternSet patterns(ctx);
   linalg::populateFoldReshapeOpsByExpansionPatterns(
       patterns, [&](OpOperand *fused) {
         Operation *producer = fused->get().getDefiningOp();
@@ -134,13 +135,16 @@ static LogicalResult unfoldRows(func::FuncOp func) {
       });
   // The accumulator's fill, expanded with the product, becomes a fill of
   // an empty tensor of the expanded shape.
-  linalg::FillOp::getCanonicalizationPatterns(patterns, func.getContext());
-  tensor::ExpandShapeOp::getCanonicalizationPatterns(patterns,
-                                                     func.getContext());
+  linalg::FillOp::getCanonicalizationPatterns(patterns, ctx);
+  tensor::ExpandShapeOp::getCanonicalizationPatterns(patterns, ctx);
   tensor::populateFoldTensorEmptyPatterns(patterns);
-  if (failed(applyPatternsGreedily(func, std::move(patterns))))
+  GreedyRewriteConfig config;
+  config.setStrictness(GreedyRewriteStrictness::ExistingAndNewOps);
+  if (failed(applyOpPatternsGreedily(seeds, std::move(patterns), config)))
     return func.emitError("unfolding a product's rows did not converge");
   func.walk([&](Operation *op) { op->removeAttr(mark); });
+  if (failed(getGemmProblem(func)))
+    func.getFunctionBody().takeBody(original->getFunctionBody());
   return success();
 }
 

@@ -1,4 +1,4 @@
-// RUN: dyncc-opt %s --split-input-file --dyncc-unfold-gemm-rows | FileCheck %s
+// RUN: dyncc-opt %s --split-input-file --dyncc-unfold-gemm-rows | FileCheck %s --implicit-check-not=dyncc.unfold_step
 
 // TensorFlow's Q and K projections (Tensordot): X flattened to [B*S, 64],
 // each product (f16, accumulated in f32 and cast) reshaped back to
@@ -26,7 +26,6 @@
 //      CHECK:    linalg.transpose {{.*}} permutation = [0, 2, 3, 1]
 //      CHECK:    linalg.generic {indexing_maps = [#[[A]], #[[W]], #[[O]]]
 //      CHECK:    linalg.transpose {{.*}} permutation = [0, 2, 1, 3]
-//  CHECK-NOT:    dyncc.unfold_step
 func.func @tensordot(%b: index, %s: index, %x: tensor<?x64xf16>, %wk: tensor<64x64xf16>, %bk: tensor<64xf16>, %wq: tensor<64x64xf16>, %bq: tensor<64xf16>, %kout: tensor<?x2x32x?xf16>, %qout: tensor<?x2x?x32xf16>) -> (tensor<?x2x32x?xf16>, tensor<?x2x?x32xf16>) attributes {dyncc.kernel, dyncc.kind = "gemm"} {
   %zero = arith.constant 0.0 : f32
   %rows = arith.muli %b, %s : index
@@ -99,14 +98,14 @@ func.func @one_product(%b: index, %s: index, %x: tensor<?x64xf32>, %w: tensor<64
 // -----
 
 // Two products of different K (no problem): the first's reshape splits
-// its N too, so it stays a [B*S, 64] product; the second's splits M alone
-// and is unfolded.
+// its N too, so it is not unfolded; the second's splits M alone, but
+// unfolding it alone would leave the kernel with no problem, so it stays
+// as it was.
 // CHECK-LABEL: func.func @split_both(
 //       CHECK:   linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<?x64xf32>, tensor<64x64xf32>)
 //       CHECK:   tensor.expand_shape %{{.*}} {{\[}}[0, 1], [2, 3]]
-//       CHECK:   %[[X2:.*]] = tensor.expand_shape %{{.*}} {{\[}}[0, 1], [2]] {{.*}} : tensor<?x32xf32> into tensor<?x?x32xf32>
-//       CHECK:   linalg.generic {{.*}} ins(%[[X2]], %{{.*}} : tensor<?x?x32xf32>, tensor<32x64xf32>) outs(%{{.*}} : tensor<?x?x64xf32>)
-//   CHECK-NOT:   linalg.matmul
+//       CHECK:   linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<?x32xf32>, tensor<32x64xf32>)
+//       CHECK:   tensor.expand_shape %{{.*}} {{\[}}[0, 1], [2]]
 func.func @split_both(%b: index, %s: index, %x: tensor<?x64xf32>, %w: tensor<64x64xf32>, %x2: tensor<?x32xf32>, %w2: tensor<32x64xf32>, %out: tensor<?x2x32x?xf32>) -> (tensor<?x2x32x?xf32>, tensor<?x?x64xf32>) attributes {dyncc.kernel, dyncc.kind = "gemm"} {
   %zero = arith.constant 0.0 : f32
   %rows = arith.muli %b, %s : index
@@ -120,4 +119,99 @@ func.func @split_both(%b: index, %s: index, %x: tensor<?x64xf32>, %w: tensor<64x
   %m2 = linalg.matmul ins(%x2, %w2 : tensor<?x32xf32>, tensor<32x64xf32>) outs(%acc2 : tensor<?x64xf32>) -> tensor<?x64xf32>
   %e2 = tensor.expand_shape %m2 [[0, 1], [2]] output_shape [%b, %s, 64] : tensor<?x64xf32> into tensor<?x?x64xf32>
   return %kt, %e2 : tensor<?x2x32x?xf32>, tensor<?x?x64xf32>
+}
+
+// -----
+
+// K's rows before the split also take a [B*S, 64] residual: the folding
+// would expand it with them, but the result's layout cannot be traced
+// through an op reading two computed tensors (getProductLayout), so the
+// kernel would still have no problem and is left as it was.
+#rows = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-LABEL: func.func @residual(
+//   CHECK-COUNT-2:   linalg.matmul
+func.func @residual(%b: index, %s: index, %x: tensor<?x64xf32>, %wk: tensor<64x64xf32>, %wq: tensor<64x64xf32>, %r: tensor<?x64xf32>, %kout: tensor<?x2x32x?xf32>, %qout: tensor<?x2x?x32xf32>) -> (tensor<?x2x32x?xf32>, tensor<?x2x?x32xf32>) attributes {dyncc.kernel, dyncc.kind = "gemm"} {
+  %zero = arith.constant 0.0 : f32
+  %rows = arith.muli %b, %s : index
+  %acc0 = tensor.empty(%rows) : tensor<?x64xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%acc0 : tensor<?x64xf32>) -> tensor<?x64xf32>
+  %mm = linalg.matmul ins(%x, %wk : tensor<?x64xf32>, tensor<64x64xf32>) outs(%acc : tensor<?x64xf32>) -> tensor<?x64xf32>
+  %h0 = tensor.empty(%rows) : tensor<?x64xf32>
+  %h = linalg.generic {indexing_maps = [#rows, #rows, #rows], iterator_types = ["parallel", "parallel"]} ins(%mm, %r : tensor<?x64xf32>, tensor<?x64xf32>) outs(%h0 : tensor<?x64xf32>) {
+  ^bb0(%p: f32, %q: f32, %o: f32):
+    %t = arith.addf %p, %q : f32
+    linalg.yield %t : f32
+  } -> tensor<?x64xf32>
+  %heads = tensor.expand_shape %h [[0, 1], [2]] output_shape [%b, %s, 64] : tensor<?x64xf32> into tensor<?x?x64xf32>
+  %split = tensor.expand_shape %heads [[0], [1], [2, 3]] output_shape [%b, %s, 2, 32] : tensor<?x?x64xf32> into tensor<?x?x2x32xf32>
+  %kt = linalg.transpose ins(%split : tensor<?x?x2x32xf32>) outs(%kout : tensor<?x2x32x?xf32>) permutation = [0, 2, 3, 1]
+  %acc1 = tensor.empty(%rows) : tensor<?x64xf32>
+  %accq = linalg.fill ins(%zero : f32) outs(%acc1 : tensor<?x64xf32>) -> tensor<?x64xf32>
+  %mq = linalg.matmul ins(%x, %wq : tensor<?x64xf32>, tensor<64x64xf32>) outs(%accq : tensor<?x64xf32>) -> tensor<?x64xf32>
+  %eq = tensor.expand_shape %mq [[0, 1], [2]] output_shape [%b, %s, 64] : tensor<?x64xf32> into tensor<?x?x64xf32>
+  %splitq = tensor.expand_shape %eq [[0], [1], [2, 3]] output_shape [%b, %s, 2, 32] : tensor<?x?x64xf32> into tensor<?x?x2x32xf32>
+  %q = linalg.transpose ins(%splitq : tensor<?x?x2x32xf32>) outs(%qout : tensor<?x2x?x32xf32>) permutation = [0, 2, 1, 3]
+  return %kt, %q : tensor<?x2x32x?xf32>, tensor<?x2x?x32xf32>
+}
+
+// -----
+
+// As @residual, but K's rows are returned too (a second user): K is not
+// unfolded, so the kernel would still have no problem, and it is left as
+// it was, Q's product too.
+#rows = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-LABEL: func.func @second_user(
+//   CHECK-COUNT-2:   linalg.matmul
+func.func @second_user(%b: index, %s: index, %x: tensor<?x64xf32>, %wk: tensor<64x64xf32>, %wq: tensor<64x64xf32>, %kout: tensor<?x2x32x?xf32>, %qout: tensor<?x2x?x32xf32>) -> (tensor<?x2x32x?xf32>, tensor<?x2x?x32xf32>, tensor<?x64xf32>) attributes {dyncc.kernel, dyncc.kind = "gemm"} {
+  %zero = arith.constant 0.0 : f32
+  %rows = arith.muli %b, %s : index
+  %acc0 = tensor.empty(%rows) : tensor<?x64xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%acc0 : tensor<?x64xf32>) -> tensor<?x64xf32>
+  %mm = linalg.matmul ins(%x, %wk : tensor<?x64xf32>, tensor<64x64xf32>) outs(%acc : tensor<?x64xf32>) -> tensor<?x64xf32>
+  %heads = tensor.expand_shape %mm [[0, 1], [2]] output_shape [%b, %s, 64] : tensor<?x64xf32> into tensor<?x?x64xf32>
+  %split = tensor.expand_shape %heads [[0], [1], [2, 3]] output_shape [%b, %s, 2, 32] : tensor<?x?x64xf32> into tensor<?x?x2x32xf32>
+  %kt = linalg.transpose ins(%split : tensor<?x?x2x32xf32>) outs(%kout : tensor<?x2x32x?xf32>) permutation = [0, 2, 3, 1]
+  %acc1 = tensor.empty(%rows) : tensor<?x64xf32>
+  %accq = linalg.fill ins(%zero : f32) outs(%acc1 : tensor<?x64xf32>) -> tensor<?x64xf32>
+  %mq = linalg.matmul ins(%x, %wq : tensor<?x64xf32>, tensor<64x64xf32>) outs(%accq : tensor<?x64xf32>) -> tensor<?x64xf32>
+  %eq = tensor.expand_shape %mq [[0, 1], [2]] output_shape [%b, %s, 64] : tensor<?x64xf32> into tensor<?x?x64xf32>
+  %splitq = tensor.expand_shape %eq [[0], [1], [2, 3]] output_shape [%b, %s, 2, 32] : tensor<?x?x64xf32> into tensor<?x?x2x32xf32>
+  %q = linalg.transpose ins(%splitq : tensor<?x?x2x32xf32>) outs(%qout : tensor<?x2x?x32xf32>) permutation = [0, 2, 1, 3]
+  return %kt, %q, %mm : tensor<?x2x32x?xf32>, tensor<?x2x?x32xf32>, tensor<?x64xf32>
+}
+
+// -----
+
+// A bias added before the split (read along N only): it is expanded with
+// the rows, and the kernel has the two-product problem.
+#rows = affine_map<(d0, d1) -> (d0, d1)>
+#col = affine_map<(d0, d1) -> (d1)>
+// CHECK-LABEL: func.func @bias_before_split(
+// CHECK-SAME:    %{{.*}}: tensor<?x64xf32>, %{{.*}}: tensor<64x64xf32>, %{{.*}}: tensor<64x64xf32>, %[[BK:[a-z0-9]+]]: tensor<64xf32>
+//  CHECK-NOT:    linalg.matmul
+//      CHECK:    %[[MM:.*]] = linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "reduction"]
+//      CHECK:    linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel"]} ins(%[[MM]], %[[BK]] : tensor<?x?x64xf32>, tensor<64xf32>)
+//      CHECK:    linalg.transpose {{.*}} permutation = [0, 2, 3, 1]
+func.func @bias_before_split(%b: index, %s: index, %x: tensor<?x64xf32>, %wk: tensor<64x64xf32>, %wq: tensor<64x64xf32>, %bk: tensor<64xf32>, %kout: tensor<?x2x32x?xf32>, %qout: tensor<?x2x?x32xf32>) -> (tensor<?x2x32x?xf32>, tensor<?x2x?x32xf32>) attributes {dyncc.kernel, dyncc.kind = "gemm"} {
+  %zero = arith.constant 0.0 : f32
+  %rows = arith.muli %b, %s : index
+  %acc0 = tensor.empty(%rows) : tensor<?x64xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%acc0 : tensor<?x64xf32>) -> tensor<?x64xf32>
+  %mm = linalg.matmul ins(%x, %wk : tensor<?x64xf32>, tensor<64x64xf32>) outs(%acc : tensor<?x64xf32>) -> tensor<?x64xf32>
+  %h0 = tensor.empty(%rows) : tensor<?x64xf32>
+  %h = linalg.generic {indexing_maps = [#rows, #col, #rows], iterator_types = ["parallel", "parallel"]} ins(%mm, %bk : tensor<?x64xf32>, tensor<64xf32>) outs(%h0 : tensor<?x64xf32>) {
+  ^bb0(%p: f32, %q: f32, %o: f32):
+    %t = arith.addf %p, %q : f32
+    linalg.yield %t : f32
+  } -> tensor<?x64xf32>
+  %heads = tensor.expand_shape %h [[0, 1], [2]] output_shape [%b, %s, 64] : tensor<?x64xf32> into tensor<?x?x64xf32>
+  %split = tensor.expand_shape %heads [[0], [1], [2, 3]] output_shape [%b, %s, 2, 32] : tensor<?x?x64xf32> into tensor<?x?x2x32xf32>
+  %kt = linalg.transpose ins(%split : tensor<?x?x2x32xf32>) outs(%kout : tensor<?x2x32x?xf32>) permutation = [0, 2, 3, 1]
+  %acc1 = tensor.empty(%rows) : tensor<?x64xf32>
+  %accq = linalg.fill ins(%zero : f32) outs(%acc1 : tensor<?x64xf32>) -> tensor<?x64xf32>
+  %mq = linalg.matmul ins(%x, %wq : tensor<?x64xf32>, tensor<64x64xf32>) outs(%accq : tensor<?x64xf32>) -> tensor<?x64xf32>
+  %eq = tensor.expand_shape %mq [[0, 1], [2]] output_shape [%b, %s, 64] : tensor<?x64xf32> into tensor<?x?x64xf32>
+  %splitq = tensor.expand_shape %eq [[0], [1], [2, 3]] output_shape [%b, %s, 2, 32] : tensor<?x?x64xf32> into tensor<?x?x2x32xf32>
+  %q = linalg.transpose ins(%splitq : tensor<?x?x2x32xf32>) outs(%qout : tensor<?x2x?x32xf32>) permutation = [0, 2, 1, 3]
+  return %kt, %q : tensor<?x2x32x?xf32>, tensor<?x2x?x32xf32>
 }

@@ -43,15 +43,18 @@ def UnfoldGemmRowsPass : Pass<"dyncc-unfold-gemm-rows", "mlir::ModuleOp"> {
     has as a batch of its own.
 
     In a GEMM kernel with no problem (`getGemmProblem` fails), each
-    contraction of one M and one N loop whose only user is a
-    `tensor.expand_shape` splitting its M alone is computed on the split
-    rows instead: the expansion is folded into it (upstream's
-    `linalg::populateFoldReshapeOpsByExpansionPatterns`, named ops
-    generalized first), so A is read as `[B, S, K]` and the product
-    writes `[B, S, N]` with B as a batch that the weight does not read:
-    the form PyTorch's exporter writes, whose problem and layouts
-    `getGemmProblem` and code generation already know. A kernel whose
-    problem is known, or with no such product, is left as it is.
+    contraction of one M and one N loop whose result reaches a
+    `tensor.expand_shape` splitting its M alone, through elementwise ops of
+    its shape (an f16 product's cast), each its value's only user, is
+    computed on the split rows instead: the expansion is folded into it and
+    the ops between (upstream's
+    `linalg::populateFoldReshapeOpsByExpansionPatterns`, on those ops and
+    what the folding creates only), so A is read as `[B, S, K]` and the
+    product writes `[B, S, N]` with B as a batch that the weight does not
+    read: the form PyTorch's exporter writes, whose problem and layouts
+    `getGemmProblem` and code generation already know. The kernel is kept
+    so only where it then has a problem; otherwise, and where its problem
+    is known already or it has no such product, it is left as it was.
   }];
 }
 
