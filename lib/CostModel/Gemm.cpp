@@ -212,6 +212,33 @@ static std::optional<GemmTile> makeTensorCoreTile(int64_t warpsM,
   return t;
 }
 
+/// The block N sizes of the SIMT candidates.
+static const std::vector<int64_t> kSimtBlockN = {32, 64, 128, 256};
+
+/// Passes `add` every SIMT tile of a block N in `blockNs`: each M tile,
+/// thread tile, k-step and stage count of the SIMT candidates, in that
+/// order (M tiles outermost: the search keeps the first of equal times).
+template <typename Add>
+static void addSimtTiles(const std::vector<int64_t> &blockNs, Add &&add) {
+  for (int64_t blockM : {1, 2, 4, 8, 16, 32, 64, 128})
+    for (int64_t blockN : blockNs)
+      for (int64_t threadM : {1, 2, 4, 8})
+        for (int64_t threadN : {1, 2, 4, 8})
+          for (int64_t kStep : {8, 16, 32})
+            for (int64_t stages : {1, 2, 3}) {
+              if (blockM % threadM)
+                continue;
+              GemmTile t;
+              t.blockM = blockM;
+              t.blockN = blockN;
+              t.threadM = threadM;
+              t.threadN = threadN;
+              t.kStep = kStep;
+              t.stages = stages;
+              add(t);
+            }
+}
+
 std::vector<GemmTile> dyncc::cost::enumerateGemmTiles(int64_t operandBytes,
                                                       const Device &device) {
   std::vector<GemmTile> tiles;
@@ -229,23 +256,25 @@ std::vector<GemmTile> dyncc::cost::enumerateGemmTiles(int64_t operandBytes,
                 if (auto t = makeTensorCoreTile(warpsM, warpsN, warpM, warpN,
                                                 kStep, stages))
                   add(*t);
-  for (int64_t blockM : {1, 2, 4, 8, 16, 32, 64, 128})
-    for (int64_t blockN : {32, 64, 128, 256})
-      for (int64_t threadM : {1, 2, 4, 8})
-        for (int64_t threadN : {1, 2, 4, 8})
-          for (int64_t kStep : {8, 16, 32})
-            for (int64_t stages : {1, 2, 3}) {
-              if (blockM % threadM)
-                continue;
-              GemmTile t;
-              t.blockM = blockM;
-              t.blockN = blockN;
-              t.threadM = threadM;
-              t.threadN = threadN;
-              t.kStep = kStep;
-              t.stages = stages;
-              add(t);
-            }
+  addSimtTiles(kSimtBlockN, add);
+  return tiles;
+}
+
+std::vector<GemmTile>
+dyncc::cost::enumerateNarrowGemmTiles(int64_t operandBytes,
+                                      const Device &device, int64_t headSize) {
+  std::vector<GemmTile> tiles;
+  if (headSize <= 0 || headSize >= kSimtBlockN.front() || operandBytes <= 0)
+    return tiles;
+  auto add = [&](const GemmTile &t) {
+    if (!checkConstraints(t, operandBytes, device))
+      tiles.push_back(t);
+  };
+  std::vector<int64_t> blockNs;
+  for (int64_t blockN = headSize; blockN * operandBytes >= 16; --blockN)
+    if (headSize % blockN == 0 && (blockN * operandBytes) % 16 == 0)
+      blockNs.push_back(blockN);
+  addSimtTiles(blockNs, add);
   return tiles;
 }
 

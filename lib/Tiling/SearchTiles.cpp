@@ -305,8 +305,16 @@ Candidates getCandidates(const SearchSpace &space, const cost::Device &device) {
   }
   // K where it is static, else 0.
   int64_t k = space.keyOf[3] < 0 ? space.constant[3] : 0;
-  for (cost::GemmTile tile :
-       cost::enumerateGemmTiles(space.operandBytes, device)) {
+  std::vector<cost::GemmTile> tiles =
+      cost::enumerateGemmTiles(space.operandBytes, device);
+  // Heads narrower than the usual N tiles (a tiny BERT's 4 columns): SIMT
+  // tiles of a block N that divides them.
+  if (space.nSplit != 0) {
+    std::vector<cost::GemmTile> narrow = cost::enumerateNarrowGemmTiles(
+        space.operandBytes, device, space.nSplit);
+    tiles.insert(tiles.end(), narrow.begin(), narrow.end());
+  }
+  for (cost::GemmTile tile : tiles) {
     if ((!space.tensorCores && tile.tensorCores) ||
         (space.nSplit != 0 && space.nSplit % tile.blockN != 0))
       continue;

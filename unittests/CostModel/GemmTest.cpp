@@ -11,6 +11,7 @@
 
 #include <cmath>
 #include <random>
+#include <set>
 
 using namespace dyncc::cost;
 
@@ -177,6 +178,42 @@ TEST(GemmCandidates, TilesPrintAsTileConfigs) {
   s.threadM = s.threadN = 4;
   s.kStep = 16;
   EXPECT_EQ(s.str(), "block 32x64 thread 4x4 k 16");
+}
+
+// Heads narrower than the usual SIMT N tiles (32): the narrow candidates
+// have a block N that divides the head and is a whole number of 16-byte
+// rows, satisfy every constraint, and cover every thread tile that fits;
+// heads of fewer than 16 bytes, or of 32 columns or more (the usual tiles
+// divide those), have none.
+TEST(GemmCandidates, NarrowHeadsHaveTilesThatDivideThem) {
+  for (const Device &device : getDevices())
+    for (int64_t bytes : {2, 4})
+      for (int64_t head : {1, 2, 4, 6, 8, 12, 16, 24, 32, 64}) {
+        SCOPED_TRACE(device.name + ": head " + std::to_string(head) + " x " +
+                     std::to_string(bytes) + " bytes");
+        std::vector<GemmTile> tiles =
+            enumerateNarrowGemmTiles(bytes, device, head);
+        bool anyWidth = false;
+        for (int64_t n = 1; n <= head; ++n)
+          anyWidth |= head % n == 0 && (n * bytes) % 16 == 0;
+        if (head >= 32 || !anyWidth) {
+          EXPECT_TRUE(tiles.empty());
+          continue;
+        }
+        ASSERT_FALSE(tiles.empty());
+        std::set<int64_t> widths;
+        for (const GemmTile &t : tiles) {
+          SCOPED_TRACE(t.str());
+          ASSERT_FALSE(t.tensorCores);
+          ASSERT_EQ(head % t.blockN, 0);
+          ASSERT_EQ((t.blockN * bytes) % 16, 0);
+          ASSERT_FALSE(checkConstraints(t, bytes, device).has_value());
+          widths.insert(t.blockN);
+        }
+        // The head itself where it is a whole number of rows.
+        if ((head * bytes) % 16 == 0)
+          EXPECT_TRUE(widths.count(head));
+      }
 }
 
 // Random problems on every device: predictions are positive and finite,

@@ -137,6 +137,19 @@ std::optional<std::string> checkConstraints(const GemmTile &tile,
 std::vector<GemmTile> enumerateGemmTiles(int64_t operandBytes,
                                          const Device &device);
 
+/// The SIMT tiles whose block N divides `headSize`, for a product whose
+/// N is split into heads of fewer columns than any tile of
+/// enumerateGemmTiles spans (a block's N tile must not straddle two heads:
+/// GemmProblemExprs::nSplit): block N from the head size down, each a
+/// whole number of 16-byte rows (4 f32 columns, 8 f16), every thread
+/// tile, M tile and k-step of the usual SIMT candidates that satisfies the
+/// constraints. Empty where no such block N exists (heads of 1 or 2 f32
+/// columns, or fewer than 8 f16 ones) or where the usual candidates
+/// already divide the head size (32 columns or more).
+std::vector<GemmTile> enumerateNarrowGemmTiles(int64_t operandBytes,
+                                               const Device &device,
+                                               int64_t headSize);
+
 /// Split-K candidates of `tile` for a GEMM of static depth `k`: its split
 /// into each of kSplitKParts parts of whole k-steps (predictGemm takes a
 /// split only where the unsplit grid has fewer blocks than SMs). Every
