@@ -307,12 +307,9 @@ namespace {
 struct CollapseRowDims final
     : ::dyncc::impl::CollapseRowDimsPassBase<CollapseRowDims> {
   void runOnOperation() override {
-    for (auto func : getOperation().getOps<func::FuncOp>()) {
-      auto kind = func->getAttrOfType<StringAttr>("dyncc.kind");
-      if (func->hasAttr("dyncc.kernel") && kind &&
-          kind.getValue() == "reduce" && !func.isExternal())
+    for (auto func : getOperation().getOps<func::FuncOp>())
+      if (isKernelOfKind(func, "reduce"))
         collapseRows(func);
-    }
   }
 };
 

@@ -188,9 +188,7 @@ struct FoldGemmBatch final
     : ::dyncc::impl::FoldGemmBatchPassBase<FoldGemmBatch> {
   void runOnOperation() override {
     for (auto func : getOperation().getOps<func::FuncOp>()) {
-      auto kind = func->getAttrOfType<StringAttr>("dyncc.kind");
-      if (!func->hasAttr("dyncc.kernel") || !kind ||
-          kind.getValue() != "gemm" || func.isExternal())
+      if (!isKernelOfKind(func, "gemm"))
         continue;
       if (failed(foldBatch(func)))
         return signalPassFailure();

@@ -288,6 +288,12 @@ static FailureOr<GemmProblemExprs> getContractionProblem(linalg::LinalgOp op,
   return problem;
 }
 
+bool dyncc::isKernelOfKind(func::FuncOp func, StringRef kind) {
+  auto attr = func->getAttrOfType<StringAttr>("dyncc.kind");
+  return func->hasAttr("dyncc.kernel") && attr && attr.getValue() == kind &&
+         !func.isExternal();
+}
+
 FailureOr<GemmProblemExprs> dyncc::getGemmProblem(func::FuncOp kernel) {
   if (kernel.isExternal() || kernel.getNumResults() == 0)
     return failure();

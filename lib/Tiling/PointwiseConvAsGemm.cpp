@@ -525,9 +525,7 @@ struct PointwiseConvAsGemm final
     : ::dyncc::impl::PointwiseConvAsGemmPassBase<PointwiseConvAsGemm> {
   void runOnOperation() override {
     for (auto func : getOperation().getOps<func::FuncOp>()) {
-      auto kind = func->getAttrOfType<StringAttr>("dyncc.kind");
-      if (!func->hasAttr("dyncc.kernel") || !kind ||
-          kind.getValue() != "conv" || func.isExternal())
+      if (!isKernelOfKind(func, "conv"))
         continue;
       if (failed(rewriteKernel(func)))
         return signalPassFailure();

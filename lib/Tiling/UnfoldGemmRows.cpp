@@ -152,9 +152,7 @@ struct UnfoldGemmRows final
     : ::dyncc::impl::UnfoldGemmRowsPassBase<UnfoldGemmRows> {
   void runOnOperation() override {
     for (auto func : getOperation().getOps<func::FuncOp>()) {
-      auto kind = func->getAttrOfType<StringAttr>("dyncc.kind");
-      if (!func->hasAttr("dyncc.kernel") || !kind ||
-          kind.getValue() != "gemm" || func.isExternal())
+      if (!isKernelOfKind(func, "gemm"))
         continue;
       if (failed(unfoldRows(func)))
         return signalPassFailure();

@@ -60,6 +60,10 @@ struct GemmProblemExprs {
   bool tensorCores = false;
 };
 
+/// Whether `func` is a kernel the passes before tiling rewrite: a defined
+/// `dyncc.kernel` function whose `dyncc.kind` is `kind`.
+bool isKernelOfKind(mlir::func::FuncOp func, llvm::StringRef kind);
+
 /// The problem of the kernel's contractions: M and N are the last two
 /// dimensions of the output, the batch the product of the other parallel
 /// loops, K the product of the reduction loops. Several contractions are one
