@@ -1,5 +1,4 @@
-//===- UnfoldGemmRows.cpp - A product's split rows as its batch
-//------------===//
+//===- UnfoldGemmRows.cpp - A product's split rows as its batch -----------===//
 //
 // Part of dyncc, under the Apache License v2.0 with LLVM Exceptions.
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
