@@ -4,6 +4,7 @@ import bisect
 import fcntl
 import json
 import os
+import struct
 import subprocess
 import sys
 from pathlib import Path
@@ -100,23 +101,45 @@ def cpu_compile(tmp_path_factory, bin_dir):
     return compile_model
 
 
+def sections(path):
+    """The sections of artifact `path` by name (docs/ArtifactFormat.md)."""
+    data = Path(path).read_bytes()
+    count, table = struct.unpack_from("<I4xQ", data, 32)
+    out = {}
+    for i in range(count):
+        name, offset, size = struct.unpack_from("<40sQQ", data, table + 64 * i)
+        out[name.rstrip(b"\0").decode()] = data[offset:offset + size]
+    return out
+
+
+def compile_with_plan(model, output, **options):
+    """`dyncc.compile(model, output, **options)`, returning the plan the
+    artifact carries (its `manifest` section: what `emit="plan"` prints)
+    and the artifact's path. One compile where a test needs both."""
+    art = Path(dyncc.compile(model, output, **options))
+    return json.loads(sections(art)["manifest"]), art
+
+
 @pytest.fixture(scope="session")
 def example_model():
     return ROOT / "examples" / "linear_relu.onnx"
 
 
 @pytest.fixture(scope="session")
-def example_artifact(tmp_path_factory, example_model):
+def _example_compile(tmp_path_factory, example_model):
     out = tmp_path_factory.mktemp("artifact") / "linear_relu.dyncc"
-    dyncc.compile(example_model, out, dims={"B": (1, 4096)})
-    return out
+    return compile_with_plan(example_model, out, dims={"B": (1, 4096)})
 
 
 @pytest.fixture(scope="session")
-def example_plan(example_model):
-    """The manifest of example_artifact (the same compile, as JSON)."""
-    return json.loads(dyncc.compile(example_model, None, dims={"B": (1, 4096)},
-                                    emit="plan"))
+def example_artifact(_example_compile):
+    return _example_compile[1]
+
+
+@pytest.fixture(scope="session")
+def example_plan(_example_compile):
+    """The manifest of example_artifact, as JSON."""
+    return _example_compile[0]
 
 
 def _evaluate_key(text, symbols):

@@ -24,6 +24,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 import dyncc
+from conftest import compile_with_plan
 
 F = TensorProto.FLOAT
 I64 = TensorProto.INT64
@@ -1009,7 +1010,8 @@ def test_vectorized_f16_elementwise_matches_onnxruntime(tmp_path, ort):
                      r"vector<4xf16>", gpu)
     art = dyncc.compile(path, tmp_path / "f16.dyncc", targets=["cpu"], dims=dims)
     # Half vectors need no compiler-rt conversions on the host either.
-    from test_host_kernels import sections, undefined_symbols
+    from conftest import sections
+    from test_host_kernels import undefined_symbols
     assert not [s for s in undefined_symbols(sections(art)["cpu.so"], tmp_path)
                 if "hf" in s or "truncsf" in s or "extend" in s]
     session = dyncc.load(art).session("cpu")
@@ -1207,7 +1209,6 @@ def test_wide_and_unbounded_columns(tmp_path, ort):
     its column, at most cost::kMaxColumnTileBytes), and a softmax over a
     dynamic axis of up to 8192 has no candidate (the dispatch says why) and
     keeps the fixed tiles; both match onnxruntime."""
-    import json
     rng = np.random.default_rng(2)
     c = 1536
     nodes = [helper.make_node("ReduceMean", ["X"], ["u"], axes=[1]),
@@ -1228,8 +1229,8 @@ def test_wide_and_unbounded_columns(tmp_path, ort):
     path = tmp_path / "wide.onnx"
     onnx.save(model, str(path))
     dims = {"N": (1, 2), "H": (1, 16), "W": (1, 16)}
-    plan = json.loads(dyncc.compile(path, None, targets=["cpu"], dims=dims,
-                                    emit="plan"))
+    plan, art_path = compile_with_plan(path, tmp_path / "wide.dyncc",
+                                       targets=["cpu"], dims=dims)
     reasons = {}
     for g in plan["groups"]:
         configs = [plan["kernels"][v["kernel"]]["config"] for v in g["variants"]]
@@ -1241,8 +1242,7 @@ def test_wide_and_unbounded_columns(tmp_path, ort):
     assert any(r[0] and r[0].startswith(
         "no candidate tile (a thread's tile holds the column reduction's axis "
         "whole, up to 8192 elements") for r in reasons.values()), reasons
-    art = dyncc.load(dyncc.compile(path, tmp_path / "wide.dyncc",
-                                   targets=["cpu"], dims=dims))
+    art = dyncc.load(art_path)
     session = art.session("cpu")
     ref = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
     for n, h, w, cc in [(1, 1, 1, 1), (2, 7, 13, 5), (1, 16, 3, 130)]:

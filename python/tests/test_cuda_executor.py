@@ -18,10 +18,9 @@ import textwrap
 
 import pytest
 
-from conftest import ROOT, SHARED_MODELS, require
+from conftest import ROOT, SHARED_MODELS, require, sections
 from dyncc._paths import build_dir
 from test_gpu_kernels import ptxas_present
-from test_host_kernels import sections
 
 # A transformer with masks and integer inputs, and a CNN.
 MODELS = ["bert_squad_tiny_pt13_opset10", "cnn_mnist_pt11_opset9"]

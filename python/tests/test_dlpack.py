@@ -18,10 +18,9 @@ import textwrap
 import numpy as np
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, sections
 from dyncc import _dlpack
 from test_cuda_executor import fake_driver
-from test_host_kernels import sections
 
 import dyncc
 

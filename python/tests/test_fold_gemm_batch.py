@@ -16,7 +16,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 import dyncc
-from conftest import table_variant
+from conftest import compile_with_plan, table_variant
 
 F = TensorProto.FLOAT
 
@@ -147,8 +147,8 @@ def test_folded_dense_layers_match_onnxruntime(tmp_path, name, dtype):
         model = tmp_path / f"{name}_f16.onnx"
         _to_half(reference, model)
     dims = {"B": (1, 8), "S": (1, 300)}
-    plan = json.loads(dyncc.compile(model, None, dims=dims, targets=["cpu"],
-                                    emit="plan"))
+    plan, art = compile_with_plan(model, tmp_path / f"{name}.dyncc",
+                                  dims=dims, targets=["cpu"])
     gemm = next(g for g in plan["groups"] if g["kind"] == "gemm")
     problem = gemm["problem"]
     if folded_m:
@@ -156,8 +156,6 @@ def test_folded_dense_layers_match_onnxruntime(tmp_path, name, dtype):
         assert gemm["select"]["keys"] == [folded_m]
     else:
         assert problem["batch"] == "B" and problem["m"] == "S", problem
-    art = tmp_path / f"{name}.dyncc"
-    dyncc.compile(model, art, dims=dims, targets=["cpu"])
     sess = dyncc.load(art).session()
     ref = ort.InferenceSession(str(reference),
                                providers=["CPUExecutionProvider"])

@@ -10,9 +10,8 @@ import os
 import pytest
 
 import dyncc
-from conftest import SHARED_MODELS, require
+from conftest import SHARED_MODELS, require, sections
 from test_codegen_kinds import CASES, _variants
-from test_host_kernels import sections
 from test_shared_models import COMPILES
 
 ARCHS = ["sm_80", "sm_90"]

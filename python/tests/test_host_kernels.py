@@ -6,13 +6,12 @@ call `memrefCopy`), no allocator in a kernel (a temporary left as
 memref.alloc would call `malloc`), no C++ run-time. Checked with `nm -u` on
 artifacts of every kernel kind and of the real models that compile."""
 import shutil
-import struct
 import subprocess
 
 import pytest
 
 import dyncc
-from conftest import SHARED_MODELS, require
+from conftest import SHARED_MODELS, require, sections
 from test_codegen_kinds import CASES
 
 # What generated kernels may call: libm's functions, and the libc memory
@@ -25,16 +24,6 @@ ALLOWED = {
     "nearbyintf", "truncf", "atanf", "atan2f", "log2f", "log10f", "exp2f",
     "cbrtf", "roundevenf",
 }
-
-
-def sections(path):
-    data = path.read_bytes()
-    count, table = struct.unpack_from("<I4xQ", data, 32)
-    out = {}
-    for i in range(count):
-        name, offset, size = struct.unpack_from("<40sQQ", data, table + 64 * i)
-        out[name.rstrip(b"\0").decode()] = data[offset:offset + size]
-    return out
 
 
 def undefined_symbols(so_bytes, tmp_path):

@@ -5,7 +5,6 @@ part kernel into an f32 workspace, then a sum kernel with the epilogue) and
 configs given by hand, at 1, primes and sizes just off the tiles, against
 numpy on random data; the workspace takes arena bytes only where a split
 variant runs; bad splits are one-line errors."""
-import json
 import subprocess
 
 import numpy as np
@@ -14,7 +13,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 import dyncc
-from conftest import table_variant
+from conftest import compile_with_plan, table_variant
 from test_tile_variants import intervals, probe_points
 
 
@@ -53,8 +52,8 @@ def test_searched_split_variants(tmp_path):
     model = tmp_path / "dense.onnx"
     w, b = make_dense(model, TensorProto.FLOAT, ["M"], 768, 256, seed=7)
     dims = {"M": (1, 8192)}
-    plan = json.loads(dyncc.compile(model, None, dims=dims, targets=["cpu"],
-                                    device="h100", emit="plan"))
+    plan, art = compile_with_plan(model, tmp_path / "dense.dyncc", dims=dims,
+                                  targets=["cpu"], device="h100")
     group = plan["groups"][0]
     split = [v for v in group["variants"] if "then" in v]
     assert split, "no split-K variant was chosen"
@@ -83,8 +82,6 @@ def test_searched_split_variants(tmp_path):
         assert -(-hi // rows) * -(-256 // cols) < 132, (lo, hi, config)
     assert unsplit > 0
 
-    art = tmp_path / "dense.dyncc"
-    dyncc.compile(model, art, dims=dims, targets=["cpu"], device="h100")
     sess = dyncc.load(art).session()
     ran = set()
     for lo, hi in intervals(group["select"]["lower"], 8192):

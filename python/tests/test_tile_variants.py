@@ -13,7 +13,8 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 import dyncc
-from conftest import load_input_script, table_variant, table_variant_at
+from conftest import (compile_with_plan, load_input_script, table_variant,
+                      table_variant_at)
 
 
 def make_dense(path, dtype, input_dims, k, n, seed):
@@ -82,13 +83,11 @@ def test_every_variant_of_one_key_table(tmp_path, dtype, k, n, hi):
     model = tmp_path / "dense.onnx"
     w, b = make_dense(model, dtype, ["M"], k, n, seed=k)
     dims = {"M": (1, hi)}
-    plan = json.loads(dyncc.compile(model, None, dims=dims, targets=["cpu"],
-                                    device="h200", emit="plan"))
+    plan, art = compile_with_plan(model, tmp_path / "dense.dyncc", dims=dims,
+                                  targets=["cpu"], device="h200")
     select = plan["groups"][0]["select"]
     assert select["keys"] == ["M"] and select["device"] == "h200"
     assert select["candidates"] > 100 and len(plan["groups"][0]["variants"]) >= 2
-    art = tmp_path / "dense.dyncc"
-    dyncc.compile(model, art, dims=dims, targets=["cpu"], device="h200")
     sess = dyncc.load(art).session()
     np_type = np.float32 if dtype == TensorProto.FLOAT else np.float16
     rtol, atol = (1e-4, 1e-4) if dtype == TensorProto.FLOAT else (2e-2, 5e-2)
@@ -120,14 +119,12 @@ def test_every_variant_of_folded_batch(tmp_path):
     model = tmp_path / "dense3d.onnx"
     w, b = make_dense(model, TensorProto.FLOAT, ["B", "S"], 32, 64, seed=3)
     dims = {"B": (1, 6), "S": (1, 300)}
-    plan = json.loads(dyncc.compile(model, None, dims=dims, targets=["cpu"],
-                                    emit="plan"))
+    plan, art = compile_with_plan(model, tmp_path / "dense3d.dyncc", dims=dims,
+                                  targets=["cpu"])
     group = plan["groups"][0]
     assert group["problem"]["batch"] == "1" and group["problem"]["m"] == "B*S"
     select = group["select"]
     assert select["keys"] == ["B*S"]
-    art = tmp_path / "dense3d.dyncc"
-    dyncc.compile(model, art, dims=dims, targets=["cpu"])
     sess = dyncc.load(art).session()
     ran = set()
     for lo, hi in intervals(select["lower"], 1800):
@@ -160,12 +157,10 @@ def test_every_variant_of_two_key_table(tmp_path):
     model = tmp_path / "bmm.onnx"
     onnx.save(onnx_model, model)
     dims = {"B": (1, 6), "S": (1, 300)}
-    plan = json.loads(dyncc.compile(model, None, dims=dims, targets=["cpu"],
-                                    emit="plan"))
+    plan, art = compile_with_plan(model, tmp_path / "bmm.dyncc", dims=dims,
+                                  targets=["cpu"])
     select = plan["groups"][0]["select"]
     assert select["keys"] == ["B", "S"]
-    art = tmp_path / "bmm.dyncc"
-    dyncc.compile(model, art, dims=dims, targets=["cpu"])
     sess = dyncc.load(art).session()
     ran = set()
     for (blo, bhi), inner in zip(intervals(select["lower"], 6), select["inner"]):
@@ -276,15 +271,14 @@ def test_every_variant_of_row_wise_kernels(tmp_path):
     dims = {"B": (1, 3), "S": (1, 96), "L": (1, 2000)}
     # A tight target, so that the tables have several variants to check.
     options = dict(dims=dims, targets=["cpu"], regret_target=0.005)
-    plan = json.loads(dyncc.compile(model, None, emit="plan", **options))
+    art = tmp_path / "rows.dyncc"
+    plan, _ = compile_with_plan(model, art, **options)
     groups = {g["kind"] + ":" + ",".join(g["select"]["keys"]): i
               for i, g in enumerate(plan["groups"])}
     assert set(groups) == {"reduce:3*B,S", "reduce:B,L", "elementwise:B,S"}
     for g in plan["groups"]:
         assert g["select"]["model"] == "rows"
     assert max(len(g["variants"]) for g in plan["groups"]) >= 2
-    art = tmp_path / "rows.dyncc"
-    dyncc.compile(model, art, **options)
     sess = dyncc.load(art).session()
     rng = np.random.default_rng(0)
     ran = set()
@@ -344,7 +338,8 @@ def test_every_variant_of_column_reductions(tmp_path):
     onnx.save(model, path)
     dims = {"B": (1, 4), "S": (1, 512), "L": (1, 1024)}
     options = dict(dims=dims, targets=["cpu"], regret_target=0.005)
-    plan = json.loads(dyncc.compile(path, None, emit="plan", **options))
+    art = tmp_path / "columns.dyncc"
+    plan, _ = compile_with_plan(path, art, **options)
     groups = {",".join(g["select"]["keys"]): i
               for i, g in enumerate(plan["groups"])}
     assert set(groups) == {"B,S", "B,L"}, groups
@@ -356,8 +351,6 @@ def test_every_variant_of_column_reductions(tmp_path):
         config = plan["kernels"][v["kernel"]]["config"]
         assert re.fullmatch(r"block 1x8x\d+x\d+ thread 1x8x1x\d+ k 0", config), \
             config
-    art = tmp_path / "columns.dyncc"
-    dyncc.compile(path, art, **options)
     sess = dyncc.load(art).session()
     rng = np.random.default_rng(3)
 
@@ -433,15 +426,14 @@ def test_every_variant_of_pools(tmp_path, dtype, channels):
     make_pools(model, channels, dtype)
     dims = {"B": (1, 3), "H": (2, 128), "W": (2, 128)}
     options = dict(dims=dims, targets=["cpu"], regret_target=0.005)
-    plan = json.loads(dyncc.compile(model, None, emit="plan", **options))
+    art = tmp_path / "pools.dyncc"
+    plan, _ = compile_with_plan(model, art, **options)
     assert [g["kind"] for g in plan["groups"]] == ["reduce", "reduce"]
     for g in plan["groups"]:
         assert g["select"]["model"] == "rows"
         assert g["select"]["reduction"] == 0
         assert len(g["select"]["keys"]) == 3
     assert max(len(g["variants"]) for g in plan["groups"]) >= 2
-    art = tmp_path / "pools.dyncc"
-    dyncc.compile(model, art, **options)
     sess = dyncc.load(art).session()
     rng = np.random.default_rng(3)
     ran = set()
@@ -506,15 +498,14 @@ def test_every_variant_of_global_pools(tmp_path):
     onnx.save(onnx_model, model)
     dims = {"B": (1, 8), "H": (1, 64), "W": (1, 64)}
     options = dict(dims=dims, targets=["cpu"], regret_target=0.005)
-    plan = json.loads(dyncc.compile(model, None, emit="plan", **options))
+    art = tmp_path / "global.dyncc"
+    plan, _ = compile_with_plan(model, art, **options)
     for g in plan["groups"]:
         assert g["kind"] == "reduce"
         assert g["select"]["model"] == "rows"
         assert g["select"]["reduction"] == 1
         assert g["select"]["keys"] == ["B", "H*W"]
         assert len(g["variants"]) >= 2
-    art = tmp_path / "global.dyncc"
-    dyncc.compile(model, art, **options)
     sess = dyncc.load(art).session()
     images = {}
     for h in range(1, 65):
@@ -651,7 +642,8 @@ def test_every_variant_of_conv(tmp_path, channels, out_channels, taps, stride,
     # the copy and the GEMM).
     options = dict(dims=dims, targets=["cpu"], device="h200",
                    regret_target=0.005, im2col="never")
-    plan = json.loads(dyncc.compile(model, None, emit="plan", **options))
+    art = tmp_path / "conv.dyncc"
+    plan, _ = compile_with_plan(model, art, **options)
     group = plan["groups"][0]
     assert group["kind"] == "conv"
     select = group["select"]
@@ -661,8 +653,6 @@ def test_every_variant_of_conv(tmp_path, channels, out_channels, taps, stride,
                                     [groups] if groups > 1 else [])
     assert select["element_bytes"] == np.dtype(np_type).itemsize
     assert len(group["variants"]) >= 2
-    art = tmp_path / "conv.dyncc"
-    dyncc.compile(model, art, **options)
     sess = dyncc.load(art).session()
 
     # The keys are B and the output's size; find an S per output size.
@@ -727,7 +717,8 @@ def test_every_variant_of_conv1d(tmp_path, channels, out_channels, taps,
     low = max(1, dilation * (taps - 1) + 1 - 2 * pad)
     options = dict(dims={"B": (1, 4), "L": (low, l_max)}, targets=["cpu"],
                    device="h200", regret_target=0.005)
-    plan = json.loads(dyncc.compile(model, None, emit="plan", **options))
+    art = tmp_path / "conv1d.dyncc"
+    plan, _ = compile_with_plan(model, art, **options)
     group = plan["groups"][0]
     select = group["select"]
     assert group["kind"] == "conv" and select["model"] == "conv"
@@ -738,8 +729,6 @@ def test_every_variant_of_conv1d(tmp_path, channels, out_channels, taps,
     for v in group["variants"]:
         config = plan["kernels"][v["kernel"]]["config"]
         assert config.startswith("block 1x") and config.count("x") == 4, config
-    art = tmp_path / "conv1d.dyncc"
-    dyncc.compile(model, art, **options)
     check_conv1d_variants(plan, dyncc.load(art).session(), rng, w, b,
                           (taps, stride, pad, dilation, groups), low, l_max,
                           1e-4)
@@ -817,7 +806,8 @@ def test_every_variant_of_line_conv(tmp_path, form, dtype):
     low, l_max = dilation * (taps - 1) + 1 - 2 * pad, 3000
     options = dict(dims={"B": (1, 4), "L": (low, l_max)}, targets=["cpu"],
                    device="h200", regret_target=0.005)
-    plan = json.loads(dyncc.compile(model, None, emit="plan", **options))
+    art = tmp_path / "line.dyncc"
+    plan, _ = compile_with_plan(model, art, **options)
     group = plan["groups"][0]
     select = group["select"]
     assert group["kind"] == "conv" and select["model"] == "conv"
@@ -826,8 +816,6 @@ def test_every_variant_of_line_conv(tmp_path, form, dtype):
     for v in group["variants"]:
         config = plan["kernels"][v["kernel"]]["config"]
         assert config.startswith("block 1x") and config.count("x") == 4, config
-    art = tmp_path / "line.dyncc"
-    dyncc.compile(model, art, **options)
     check_conv1d_variants(
         plan, dyncc.load(art).session(), rng, w, b,
         (taps, stride, pad, dilation, 1), low, l_max,
@@ -864,7 +852,8 @@ def test_every_variant_of_three_key_conv(tmp_path):
     dims = {"B": (1, 3), "H": (1, h_max), "W": (1, w_max)}
     options = dict(dims=dims, targets=["cpu"], device="h200",
                    regret_target=0.005, im2col="never")
-    plan = json.loads(dyncc.compile(model, None, emit="plan", **options))
+    art = tmp_path / "conv3.dyncc"
+    plan, _ = compile_with_plan(model, art, **options)
     group = plan["groups"][0]
     select = group["select"]
     assert select["model"] == "conv" and len(select["keys"]) == 3
@@ -872,8 +861,6 @@ def test_every_variant_of_three_key_conv(tmp_path):
     # Nested: a node over the rows per interval of the batch, a table over
     # the columns per interval of the rows.
     assert "variant" in select["inner"][0]["inner"][0]
-    art = tmp_path / "conv3.dyncc"
-    dyncc.compile(model, art, **options)
     sess = dyncc.load(art).session()
 
     def size_of(s):
@@ -950,7 +937,8 @@ def test_every_variant_of_im2col_conv(tmp_path, channels, out_channels, taps,
     dims = {"B": (1, 3), "H": (low, side), "W": (low, side)}
     options = dict(dims=dims, targets=["cpu"], device="h200",
                    regret_target=0.005, im2col="always")
-    plan = json.loads(dyncc.compile(model, None, emit="plan", **options))
+    art = tmp_path / "conv.dyncc"
+    plan, _ = compile_with_plan(model, art, **options)
     kinds = [g["kind"] for g in plan["groups"]]
     assert kinds == ["data_movement", "gemm"], kinds
     group = plan["groups"][1]
@@ -964,8 +952,6 @@ def test_every_variant_of_im2col_conv(tmp_path, channels, out_channels, taps,
     tiled = dyncc.compile(model, None, emit="tiled", **options)
     assert ("dyncc.mma = " in tiled) == (dtype != "f32")
     assert "dyncc.conv_problem" not in tiled
-    art = tmp_path / "conv.dyncc"
-    dyncc.compile(model, art, **options)
     sess = dyncc.load(art).session()
 
     # An input size per output size, and the output images per pixel count.
@@ -1035,7 +1021,8 @@ def test_every_variant_of_im2col_conv1d(tmp_path, channels, out_channels,
     options = dict(dims={"B": (1, batches), "L": (low, l_max)},
                    targets=["cpu"], device="h200", regret_target=0.005,
                    im2col=mode)
-    plan = json.loads(dyncc.compile(model, None, emit="plan", **options))
+    art = tmp_path / "conv1d.dyncc"
+    plan, _ = compile_with_plan(model, art, **options)
     kinds = [g["kind"] for g in plan["groups"]]
     folded = mode == "folded"
     assert kinds == ["data_movement", "gemm"] + (["elementwise"] if folded
@@ -1045,8 +1032,6 @@ def test_every_variant_of_im2col_conv1d(tmp_path, channels, out_channels,
     assert group["problem"]["k"] == str(channels * taps)
     assert group["problem"]["batch"] == ("1" if folded else "B")
     assert len(group["variants"]) >= 2
-    art = tmp_path / "conv1d.dyncc"
-    dyncc.compile(model, art, **options)
     sess = dyncc.load(art).session()
 
     sizes = input_sizes(low, l_max, taps, stride, pad, dilation)
@@ -1109,9 +1094,8 @@ def test_same_padded_im2col_conv(tmp_path, auto_pad):
         art = tmp_path / f"same{taps}.dyncc"
         options = dict(dims={"B": (1, 3)}, targets=["cpu"], device="h200",
                        im2col="always")
-        plan = json.loads(dyncc.compile(path, None, emit="plan", **options))
+        plan, _ = compile_with_plan(path, art, **options)
         assert [g["kind"] for g in plan["groups"]] == ["data_movement", "gemm"]
-        dyncc.compile(path, art, **options)
         sess = dyncc.load(art).session()
         pads = []
         for size in (9, 10):
@@ -1177,7 +1161,8 @@ def test_every_variant_of_fused_products(tmp_path, dtype, depth, form):
     weights = make_qkv(model, heads, depth, seed=7, dtype=dtype, form=form)
     dims = {"B": (1, 3), "S": (1, 200)}
     options = dict(dims=dims, targets=["cpu"], regret_target=0.005)
-    plan = json.loads(dyncc.compile(model, None, emit="plan", **options))
+    art = tmp_path / "qkv.dyncc"
+    plan, _ = compile_with_plan(model, art, **options)
     # The tensordot form's flattening of the graph's input is a copy of its
     # own (a view of an input is not taken; see the issue note).
     groups = [g for g in plan["groups"] if g["kind"] == "gemm"]
@@ -1199,8 +1184,6 @@ def test_every_variant_of_fused_products(tmp_path, dtype, depth, form):
     assert mma + tiled.count("dyncc.register_tile") == \
         3 * len(group["variants"])
     assert (mma > 0) == (dtype == "float16")
-    art = tmp_path / "qkv.dyncc"
-    dyncc.compile(model, art, **options)
     sess = dyncc.load(art).session()
     rng = np.random.default_rng(1)
     ran = set()
@@ -1239,7 +1222,8 @@ def test_every_variant_of_half_scores_into_f32(tmp_path, layout):
     scale = make_scores(model, heads, depth, layout)
     dims = {"B": (1, 3), "S": (1, 200)}
     options = dict(dims=dims, targets=["cpu"], regret_target=0.005)
-    plan = json.loads(dyncc.compile(model, None, emit="plan", **options))
+    art = tmp_path / "scores.dyncc"
+    plan, _ = compile_with_plan(model, art, **options)
     assert len(plan["groups"]) == 1
     group = plan["groups"][0]
     assert group["problem"]["output_bytes"] == 4
@@ -1249,8 +1233,6 @@ def test_every_variant_of_half_scores_into_f32(tmp_path, layout):
     assert warp_products >= 1, configs
     tiled = dyncc.compile(model, None, emit="tiled", **options)
     assert tiled.count("dyncc.mma = ") == warp_products
-    art = tmp_path / "scores.dyncc"
-    dyncc.compile(model, art, **options)
     sess = dyncc.load(art).session()
     rng = np.random.default_rng(3)
     ran = set()
@@ -1287,15 +1269,14 @@ def test_strided_pointwise_conv(tmp_path, dtype):
     w, b = make_pointwise_conv(model, 24, 40, dtype, "stride2", seed=5)
     dims = {"B": (1, 3), "H": (1, 33), "W": (1, 33)}
     options = dict(dims=dims, targets=["cpu"], device="h200")
-    plan = json.loads(dyncc.compile(model, None, emit="plan", **options))
+    art = tmp_path / "strided.dyncc"
+    plan, _ = compile_with_plan(model, art, **options)
     kinds = [g["kind"] for g in plan["groups"]]
     assert kinds == ["data_movement", "gemm"], kinds
     gemm = plan["groups"][1]
     tiled = dyncc.compile(model, None, emit="tiled", **options)
     assert tiled.count("dyncc.mma = ") + tiled.count("dyncc.register_tile") \
         == len(gemm["variants"])
-    art = tmp_path / "strided.dyncc"
-    dyncc.compile(model, art, **options)
     sess = dyncc.load(art).session()
     w64 = w.astype(np.float64)[:, :, 0, 0]
     tol = 1e-4 if dtype == "float32" else 2e-3
@@ -1369,7 +1350,8 @@ def test_every_variant_of_pointwise_conv(tmp_path, channels, out_channels,
     dims = {"B": (1, 3), "H": (1, h_max), "W": (w_div, w_max, w_div)}
     options = dict(dims=dims, targets=["cpu"], device="h200",
                    regret_target=0.005)
-    plan = json.loads(dyncc.compile(model, None, emit="plan", **options))
+    art = tmp_path / "pointwise.dyncc"
+    plan, _ = compile_with_plan(model, art, **options)
     assert len(plan["groups"]) == 1
     group = plan["groups"][0]
     assert group["kind"] == "gemm"
@@ -1399,8 +1381,6 @@ def test_every_variant_of_pointwise_conv(tmp_path, channels, out_channels,
     if groups == 1:
         assert bool(image) == (w_div == 8)
         assert bool(weights) == (dtype == "float16")
-    art = tmp_path / "pointwise.dyncc"
-    dyncc.compile(model, art, **options)
     sess = dyncc.load(art).session()
     tol = 1e-4 if dtype == "float32" else 2e-3
     rng = np.random.default_rng(3)
@@ -1466,11 +1446,10 @@ def test_one_dimensional_pointwise_conv(tmp_path):
     onnx.save(onnx_model, model)
     options = dict(dims={"B": (1, 3), "L": (1, 300)}, targets=["cpu"],
                    device="h200")
-    plan = json.loads(dyncc.compile(model, None, emit="plan", **options))
+    art = tmp_path / "conv1d.dyncc"
+    plan, _ = compile_with_plan(model, art, **options)
     group = plan["groups"][0]
     assert group["kind"] == "gemm" and group["problem"]["k"] == "16"
-    art = tmp_path / "conv1d.dyncc"
-    dyncc.compile(model, art, **options)
     sess = dyncc.load(art).session()
     for batch, length in [(1, 1), (2, 97), (3, 300)]:
         x = rng.uniform(-1, 1, (batch, 16, length)).astype(np.float32)
@@ -1507,7 +1486,8 @@ def test_every_variant_of_folded_im2col_conv(tmp_path, channels, out_channels,
     batches = 24
     options = dict(dims={"B": (1, batches)}, targets=["cpu"], device="h200",
                    regret_target=0.005, im2col="folded")
-    plan = json.loads(dyncc.compile(model, None, emit="plan", **options))
+    art = tmp_path / "conv.dyncc"
+    plan, _ = compile_with_plan(model, art, **options)
     kinds = [g["kind"] for g in plan["groups"]]
     assert kinds == ["data_movement", "gemm", "elementwise"], kinds
     group = plan["groups"][1]
@@ -1518,8 +1498,6 @@ def test_every_variant_of_folded_im2col_conv(tmp_path, channels, out_channels,
     assert group["problem"]["batch"] == "1"
     assert len(group["variants"]) >= 2
     assert any("then" in v for v in group["variants"]) == (channels == 256)
-    art = tmp_path / "conv.dyncc"
-    dyncc.compile(model, art, **options)
     sess = dyncc.load(art).session()
     rng = np.random.default_rng(11)
     ran = set()
