@@ -50,9 +50,9 @@ def bin_dir():
     return path
 
 
-class CpuCompile(NamedTuple):
-    """`dyncc compile MODEL -o out.dyncc --target cpu --quiet`, as it ended:
-    the exit status, stderr, the artifact's path (there on success), and the
+class Compiled(NamedTuple):
+    """`dyncc compile MODEL -o out.dyncc --quiet FLAGS`, as it ended: the
+    exit status, stderr, the artifact's path (there on success), and the
     files the output directory held after it (no partial file on failure)."""
     returncode: int
     stderr: str
@@ -72,31 +72,53 @@ def _run_shared_dir(tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
-def cpu_compile(tmp_path_factory, bin_dir):
-    """Compiles a model for the CPU once per test run, whichever worker asks
-    first (the others wait on a lock and reuse it): several tests check the
-    same artifact of each shared model."""
+def compile_once(tmp_path_factory, bin_dir):
+    """compile_once(key, model, *flags) compiles `model` with `flags` once
+    per test run for each `key`, whichever worker asks first (the others
+    wait on a lock and reuse it), and returns a Compiled: tests that check
+    the same artifact share one compile. A key asked for with other flags
+    is an error in the tests."""
     shared = _run_shared_dir(tmp_path_factory)
 
-    def compile_model(model):
-        model = Path(model)
-        work = shared / model.stem
-        record = shared / f"{model.stem}.json"
-        with open(shared / f"{model.stem}.lock", "w") as lock:
+    def compile_model(key, model, *flags):
+        flags = [str(f) for f in flags]
+        work = shared / key
+        record = shared / f"{key}.json"
+        with open(shared / f"{key}.lock", "w") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
             if not record.exists():
                 work.mkdir()
                 proc = subprocess.run(
                     [bin_dir / "dyncc", "compile", model, "-o",
-                     work / "out.dyncc", "--target", "cpu", "--quiet"],
-                    capture_output=True, text=True, timeout=300)
+                     work / "out.dyncc", *flags, "--quiet"],
+                    capture_output=True, text=True, timeout=600)
                 files = sorted(p.name for p in work.iterdir())
                 record.write_text(json.dumps(
-                    {"returncode": proc.returncode, "stderr": proc.stderr,
-                     "files": files}))
+                    {"flags": flags, "returncode": proc.returncode,
+                     "stderr": proc.stderr, "files": files}))
             data = json.loads(record.read_text())
-        return CpuCompile(data["returncode"], data["stderr"],
-                          work / "out.dyncc", data["files"])
+        assert data["flags"] == flags, \
+            f"compile_once({key!r}): flags {flags}, first asked with {data['flags']}"
+        return Compiled(data["returncode"], data["stderr"],
+                        work / "out.dyncc", data["files"])
+
+    return compile_model
+
+
+# The targets a shared model is compiled for by model_compile: the driver's
+# default ones.
+MODEL_TARGETS = "cpu,sm_80,sm_90"
+
+
+@pytest.fixture(scope="session")
+def model_compile(compile_once):
+    """A shared model compiled once per test run for the driver's default
+    targets (the CPU, sm_80 and sm_90, with ptxas where the toolkit is) and
+    symbol ranges: the artifact test_shared_models, test_host_kernels,
+    test_gpu_kernels and test_cuda_executor each check."""
+    def compile_model(model):
+        model = Path(model)
+        return compile_once(model.stem, model, "--target", MODEL_TARGETS)
 
     return compile_model
 

@@ -110,6 +110,16 @@ def compile_model(bin_dir, name, artifact, *options):
     return model
 
 
+def compiled_model(model_compile, name):
+    """The shared model `name` and its artifact for the default targets
+    (CPU, sm_80, sm_90), compiled once per test run (model_compile)."""
+    model = SHARED_MODELS / f"{name}.onnx"
+    require(model.exists(), f"{model} is missing")
+    result = model_compile(model)
+    assert result.returncode == 0, result.stderr
+    return model, result.artifact
+
+
 def run_on_fake(tmp_path, model, artifact, arch, driver=None):
     host_code = tmp_path / f"host-{arch}.so"
     host_code.write_bytes(sections(artifact)["cpu.so"])
@@ -124,10 +134,9 @@ def run_on_fake(tmp_path, model, artifact, arch, driver=None):
 
 
 @pytest.mark.parametrize("name", MODELS)
-def test_cuda_session_matches_cpu_session(tmp_path, bin_dir, name):
-    artifact = tmp_path / "model.dyncc"
-    model = compile_model(bin_dir, name, artifact, "--target",
-                          "cpu,sm_80,sm_90")
+def test_cuda_session_matches_cpu_session(tmp_path, bin_dir, model_compile,
+                                         name):
+    model, artifact = compiled_model(model_compile, name)
     kernels = len(json.loads(sections(artifact)["manifest"])["kernels"])
 
     # An sm_90: the cubin where ptxas made one (else the sm_90 PTX).
@@ -171,12 +180,12 @@ def test_cuda_session_matches_cpu_session(tmp_path, bin_dir, name):
     assert report["cpu_pinned"] == "not a CUDA session"
 
 
-def test_cuda_session_without_optional_driver_entry_points(tmp_path, bin_dir):
+def test_cuda_session_without_optional_driver_entry_points(tmp_path,
+                                                          model_compile):
     # A driver with neither page-locked memory nor graphs: inputs are
     # copied from the caller's memory and runs launch kernel by kernel,
     # with the CPU session's results, and the session says why.
-    artifact = tmp_path / "model.dyncc"
-    model = compile_model(bin_dir, MODELS[0], artifact, "--target", "cpu,sm_90")
+    model, artifact = compiled_model(model_compile, MODELS[0])
     report = run_on_fake(tmp_path, model, artifact, 90,
                          fake_driver("libdyncc_fake_cuda_minimal.so"))
     assert all(run["variants"] and run["time"] for run in report["runs"])

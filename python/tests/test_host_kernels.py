@@ -12,7 +12,7 @@ import pytest
 
 import dyncc
 from conftest import SHARED_MODELS, require, sections
-from test_codegen_kinds import CASES
+from test_codegen_kinds import CASES, default_kind_artifact
 
 # What generated kernels may call: libm's functions, and the libc memory
 # routines LLVM emits for copies and fills.
@@ -40,17 +40,11 @@ def undefined_symbols(so_bytes, tmp_path):
     return names
 
 
-def kind_artifacts(work):
-    """Artifacts of every kernel kind (test_codegen_kinds' cases) and a bf16
-    GEMM."""
-    out = []
+def kind_artifacts(work, compile_once):
+    """Artifacts of every kernel kind (test_codegen_kinds' cases, the ones
+    its numerics run) and a bf16 GEMM."""
+    out = [default_kind_artifact(compile_once, name, work) for name in CASES]
     import onnx
-    for name, (build, _) in CASES.items():
-        model, shapes, _ = build()
-        path = work / f"{name}.onnx"
-        onnx.save(model, str(path))
-        out.append(dyncc.compile(path, work / f"{name}.dyncc", targets=["cpu"],
-                                 dims={s: (1, 512) for s in shapes[0]}))
     # A bf16 GEMM whose chunked copies carry bf16 vectors through branches
     # (LLVM narrows them back with __truncsfbf2, which the object defines).
     from test_codegen_kinds import _f16_gemm_model
@@ -67,13 +61,14 @@ SOURCES = ["kernel-kinds"] + [m.stem for m in sorted(SHARED_MODELS.glob("*.onnx"
 
 
 @pytest.mark.parametrize("source", SOURCES)
-def test_host_kernels_need_only_libc_and_libm(tmp_path, cpu_compile, source):
+def test_host_kernels_need_only_libc_and_libm(tmp_path, compile_once,
+                                              model_compile, source):
     require(shutil.which("nm") is not None, "nm (binutils) is not installed")
     if source == "kernel-kinds":
-        arts = kind_artifacts(tmp_path)
+        arts = kind_artifacts(tmp_path, compile_once)
     else:
         # The artifact test_shared_models checks too: compiled once.
-        result = cpu_compile(SHARED_MODELS / f"{source}.onnx")
+        result = model_compile(SHARED_MODELS / f"{source}.onnx")
         if result.returncode != 0:
             pytest.skip("refused (test_shared_models checks the refusal): "
                         + result.stderr.strip())

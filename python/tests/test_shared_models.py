@@ -49,8 +49,8 @@ COMPILES = {
 
 
 @pytest.mark.parametrize("model", MODELS, ids=[m.stem for m in MODELS])
-def test_compile_or_clean_refusal(cpu_compile, model):
-    result = cpu_compile(model)
+def test_compile_or_clean_refusal(model_compile, model):
+    result = model_compile(model)
     if result.returncode == 0:
         assert result.files == ["out.dyncc"], result.files
         import dyncc
