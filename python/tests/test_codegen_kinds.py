@@ -586,14 +586,13 @@ def test_kind_variant_matches_onnxruntime(tmp_path, ort, compile_once, case,
     assert len(shapes) >= 10
     path = tmp_path / f"{case}.onnx"
     onnx.save(model, str(path))
-    if config:
+    if not config:
+        art_path = default_kind_artifact(compile_once, case, tmp_path)
+    else:
         art_path = dyncc.compile(path, tmp_path / f"{case}.dyncc",
                                  targets=["cpu"],
                                  dims={s: (1, 512) for s in shapes[0]},
                                  tile_configs={k: config for k in kinds})
-    else:
-        art_path = default_kind_artifact(compile_once, case, tmp_path)
-    if config:
         # The variant is the one asked for: the manifest records it (fitted
         # to each kernel's rank: its innermost sizes and its k-step).
         words = config.split()
