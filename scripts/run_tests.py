@@ -32,7 +32,8 @@ LIT = "/usr/lib/llvm-22/bin/lit"
 
 # Budgets in seconds on the 2-core reference machine (docs/Testing.md).
 BUDGETS = {"build": 900, "lit": 120, "gtest": 120, "pytest": 480, "conformance": 600,
-           "sanitizer build": 300, "fuzzing": 120, "importer fuzzing": 600}
+           "sanitizer build": 300, "fuzzer builds": 120, "importer fuzzer build": 600,
+           "fuzzing": 120}
 IMPORTER_FUZZ_SECONDS = int(os.environ.get("DYNCC_IMPORTER_FUZZ_SECONDS", "60"))
 
 
@@ -151,24 +152,30 @@ def sanitizer_suite(suite):
     suite.add_junit(out, prefix="asan/")
 
 
-def run_fuzzer(suite, fuzzer, kind, options, seed_dirs):
-    """Runs libFuzzer binary `fuzzer` on corpus RESULTS/corpus/KIND plus
-    `seed_dirs`; a crash, hang or sanitizer report fails the suite. Its whole
-    output is kept in RESULTS/KIND-fuzz.log; the failure names the report,
-    its first stack frames and the input libFuzzer wrote."""
-    corpus = RESULTS / "corpus" / kind
+class FuzzJob:
+    """One libFuzzer run: binary `fuzzer` on corpus RESULTS/corpus/KIND plus
+    `seed_dirs`, with libFuzzer `options`."""
+
+    def __init__(self, fuzzer, kind, options, seed_dirs):
+        self.fuzzer, self.kind = Path(fuzzer), kind
+        self.options, self.seed_dirs = options, seed_dirs
+
+
+def run_fuzzer(job):
+    """Runs `job`; returns None, or for a crash, hang or sanitizer report
+    the failure: the report, its first stack frames and the input libFuzzer
+    wrote. The whole output is kept in RESULTS/KIND-fuzz.log."""
+    corpus = RESULTS / "corpus" / job.kind
     corpus.mkdir(parents=True, exist_ok=True)
-    r = run([fuzzer, *options, f"-seed={FUZZ_SEED}", "-print_final_stats=0",
-             f"-artifact_prefix={RESULTS}/{kind}-", corpus, *seed_dirs],
+    r = run([job.fuzzer, *job.options, f"-seed={FUZZ_SEED}", "-print_final_stats=0",
+             f"-artifact_prefix={RESULTS}/{job.kind}-", corpus, *job.seed_dirs],
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    log = RESULTS / f"{kind}-fuzz.log"
+    log = RESULTS / f"{job.kind}-fuzz.log"
     log.write_text(r.stderr or "")
     if r.returncode == 0:
-        suite.passed += 1
-        return
-    suite.failed += 1
-    suite.failures.append(f"{Path(fuzzer).name}: " + " | ".join(
-        fuzzer_report(r.stderr or "")) + f" | seed {FUZZ_SEED}; whole output: {log}")
+        return None
+    return (f"{job.fuzzer.name}: " + " | ".join(fuzzer_report(r.stderr or "")) +
+            f" | seed {FUZZ_SEED}; whole output: {log}")
 
 
 def fuzzer_report(output, frames=8):
@@ -194,14 +201,19 @@ def fuzzer_report(output, frames=8):
     return (keep[:2] + user[:frames] + keep[2:]) or lines[-8:]
 
 
-def fuzz_suite(suite):
+# The fuzzers the two fuzzer builds produce, run together by fuzz_suite.
+FUZZ_JOBS = []
+
+
+def runtime_fuzzer_build(suite):
+    """Builds the run-time's fuzzers (artifact reader + manifest validation,
+    `.npy` reader) and their seeds: the generator's valid artifacts and .npy
+    files, plus a real artifact from the compiler."""
     build = BUILD.parent / (BUILD.name + "-fuzz")
     if not configure_runtime(build, "-DDYNCC_BUILD_FUZZERS=ON", "-DDYNCC_BUILD_TESTS=OFF"):
         suite.failed += 1
         suite.failures.append("fuzzer build failed")
         return
-    # Seeds: the generator's valid artifacts and .npy files, plus a real
-    # artifact from the compiler.
     seeds = RESULTS / "seeds"
     if run([build / "bin" / "dyncc-fuzz-corpus", seeds]).returncode != 0:
         suite.failed += 1
@@ -217,13 +229,13 @@ def fuzz_suite(suite):
         suite.failures.append("no fuzzers were built")
     for fuzzer in fuzzers:
         kind = fuzzer.name.replace("dyncc-fuzz-", "")
-        run_fuzzer(suite, fuzzer, kind, [f"-max_total_time={FUZZ_SECONDS}"],
-                   [seeds / kind])
+        FUZZ_JOBS.append(FuzzJob(fuzzer, kind, [f"-max_total_time={FUZZ_SECONDS}"],
+                                 [seeds / kind]))
 
 
-def importer_fuzz_suite(suite):
-    """The ONNX importer + shape propagation under libFuzzer (ASan+UBSan),
-    seeded with the shared models; a crash, hang or sanitizer report fails."""
+def importer_fuzzer_build(suite):
+    """Builds the ONNX importer + graph stages' fuzzer (ASan+UBSan) and its
+    seeds: generated models and the shared models."""
     build = BUILD.parent / (BUILD.name + "-fuzz-importer")
     if not configure_and_build(
             build, ["-DDYNCC_BUILD_IMPORTER_FUZZER=ON", "-DLLVM_USE_LINKER=lld",
@@ -238,10 +250,25 @@ def importer_fuzz_suite(suite):
         suite.failed += 1
         suite.failures.append("dyncc-fuzz-importer-seeds failed")
         return
-    run_fuzzer(suite, build / "bin" / "dyncc-fuzz-importer", "importer",
-               [f"-max_total_time={IMPORTER_FUZZ_SECONDS}", "-rss_limit_mb=4096",
-                "-timeout=25"],
-               [seeds, ROOT / "test" / "Fuzz" / "Importer" / "regressions"])
+    FUZZ_JOBS.append(FuzzJob(build / "bin" / "dyncc-fuzz-importer", "importer",
+                             [f"-max_total_time={IMPORTER_FUZZ_SECONDS}",
+                              "-rss_limit_mb=4096", "-timeout=25"],
+                             [seeds, ROOT / "test" / "Fuzz" / "Importer" / "regressions"]))
+
+
+def fuzz_suite(suite):
+    """Runs every fuzzer the builds produced, JOBS at a time: each is one
+    single-threaded process with a wall-time limit, so they share the cores
+    instead of taking turns. The longest (the importer's) starts first."""
+    import concurrent.futures
+    jobs = sorted(FUZZ_JOBS, key=lambda j: -int(j.options[0].split("=")[1]))
+    with concurrent.futures.ThreadPoolExecutor(max_workers=int(JOBS)) as pool:
+        for failure in pool.map(run_fuzzer, jobs):
+            if failure is None:
+                suite.passed += 1
+            else:
+                suite.failed += 1
+                suite.failures.append(failure)
 
 
 def main():
@@ -250,8 +277,9 @@ def main():
     for name, fn in [("lit", lit_suite), ("gtest", gtest_suite),
                      ("pytest", pytest_suite), ("conformance", conformance_suite),
                      ("sanitizer build", sanitizer_suite),
-                     ("fuzzing", fuzz_suite),
-                     ("importer fuzzing", importer_fuzz_suite)]:
+                     ("fuzzer builds", runtime_fuzzer_build),
+                     ("importer fuzzer build", importer_fuzzer_build),
+                     ("fuzzing", fuzz_suite)]:
         suite = Suite(name)
         timed(suite, fn)
         suites.append(suite)
