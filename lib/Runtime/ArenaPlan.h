@@ -26,12 +26,15 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <utility>
 #include <vector>
 
 namespace dyncc::runtime {
+
+struct Manifest;
 
 /// The alignment of every temporary's offset in the arena.
 inline constexpr uint64_t kArenaAlignment = 64;
@@ -89,6 +92,20 @@ private:
   Lifetimes forLifetimes;
   std::vector<std::shared_ptr<const RememberedPlacement>> placements;
 };
+
+/// How a plan ahead selects the variant of group `group` at `symbols` (a
+/// value per symbol slot); false where none can be.
+using VariantPicker =
+    std::function<bool(size_t group, const int64_t *symbols, size_t &variant)>;
+
+/// Plans the arena ahead as planArenaAhead does (the same shapes), but
+/// selecting the split-K workspaces' variants with `pick` and placing into
+/// `shared`, a model's sessions' placements: where `shared` already holds a
+/// placement that reaches the live-set peak at a shape it is taken, and a
+/// placement made is added to it. A model loaded on a device its artifact
+/// has `dyncc tune` measurements for plans the selections they make.
+void planArenaAheadInto(const Manifest &manifest, const VariantPicker &pick,
+                        const std::shared_ptr<SharedPlacements> &shared);
 
 /// Places temporaries whose lifetimes do not change between runs (a
 /// session's): the pairs live together are found once, so a placement looks

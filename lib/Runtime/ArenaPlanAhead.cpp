@@ -19,8 +19,9 @@ namespace {
 
 /// Sizes the temps' blocks at `symbols` as a run's start does; false where
 /// a constraint fails or a size cannot be evaluated.
-bool sizeTemps(const Manifest &manifest, const std::vector<size_t> &temps,
-               const int64_t *symbols, std::vector<ArenaBlock> &blocks) {
+bool sizeTemps(const Manifest &manifest, const VariantPicker &pick,
+               const std::vector<size_t> &temps, const int64_t *symbols,
+               std::vector<ArenaBlock> &blocks) {
   for (const ConstraintInfo &constraint : manifest.constraints) {
     if (constraint.readyAfter != kAtBinding)
       continue;
@@ -50,7 +51,8 @@ bool sizeTemps(const Manifest &manifest, const std::vector<size_t> &temps,
         isSelectable(manifest, buffer.workspaceGroup, kAtBinding)) {
       const GroupInfo &group = manifest.groups[buffer.workspaceGroup];
       size_t variant;
-      if (!group.pick(symbols, variant))
+      if (pick ? !pick(buffer.workspaceGroup, symbols, variant)
+               : !group.pick(symbols, variant))
         return false;
       if (std::find(buffer.workspaceLeads.begin(), buffer.workspaceLeads.end(),
                     group.variants[variant].kernel) ==
@@ -62,13 +64,16 @@ bool sizeTemps(const Manifest &manifest, const std::vector<size_t> &temps,
   return true;
 }
 
-} // namespace
-
-std::vector<ArenaPlanInfo>
-dyncc::runtime::planArenaAhead(const Manifest &manifest) {
-  std::vector<size_t> temps;
+/// Sizes the temps at up to kPlanAheadShapes shapes over the declared
+/// ranges of the input-bound symbols, selecting with `pick` (the table's
+/// where empty), and places them with a planner sharing `shared`; false for
+/// a plan with no temps or no input-bound symbols. `temps` gets the temps'
+/// buffers and `lifetimes` their lifetimes.
+bool planAhead(const Manifest &manifest, const VariantPicker &pick,
+               const std::shared_ptr<SharedPlacements> &shared,
+               std::vector<size_t> &temps,
+               SharedPlacements::Lifetimes &lifetimes) {
   std::vector<ArenaBlock> blocks;
-  SharedPlacements::Lifetimes lifetimes;
   for (size_t b = 0; b < manifest.buffers.size(); ++b) {
     const BufferInfo &buffer = manifest.buffers[b];
     if (buffer.kind != BufferKind::Temp)
@@ -82,7 +87,7 @@ dyncc::runtime::planArenaAhead(const Manifest &manifest) {
     if (manifest.symbols[slot].bindingStep == kAtBinding)
       bound.push_back(slot);
   if (bound.empty() || temps.empty())
-    return {};
+    return false;
   // Per symbol, values log-spaced over its range (multiples of its
   // divisor): the most per symbol whose product over the symbols is at
   // most kPlanAheadShapes (8 each for two symbols, 4 for three), at least
@@ -106,19 +111,17 @@ dyncc::runtime::planArenaAhead(const Manifest &manifest) {
     low = (low + divisor - 1) / divisor * divisor;
     int64_t high = symbol.max / divisor * divisor;
     if (high < low)
-      return {};
+      return false;
     for (size_t i = 0; i < perSymbol; ++i) {
-      int64_t value = cost::getLogSpacedValue(low / divisor, high / divisor,
-                                              static_cast<int64_t>(i),
-                                              static_cast<int64_t>(perSymbol)) *
-                      divisor;
+      int64_t value =
+          dyncc::cost::getLogSpacedValue(low / divisor, high / divisor,
+                                         static_cast<int64_t>(i),
+                                         static_cast<int64_t>(perSymbol)) *
+          divisor;
       if (values[s].empty() || values[s].back() != value)
         values[s].push_back(value);
     }
   }
-  // The run-time's planner, sharing its placements as a model's sessions
-  // do: what it keeps, one placement per set of empty temps, is the plan.
-  auto shared = std::make_shared<SharedPlacements>();
   ArenaPlanner planner;
   planner.share(shared);
   ArenaPlacement placement;
@@ -127,7 +130,7 @@ dyncc::runtime::planArenaAhead(const Manifest &manifest) {
   for (size_t shape = 0; shape < kPlanAheadShapes; ++shape) {
     for (size_t s = 0; s < count; ++s)
       symbols[bound[s]] = values[s][at[s]];
-    if (sizeTemps(manifest, temps, symbols.data(), blocks))
+    if (sizeTemps(manifest, pick, temps, symbols.data(), blocks))
       planner.place(blocks, kArenaAlignment, placement);
     // The next shape, odometer order; done after the last.
     size_t s = 0;
@@ -136,6 +139,20 @@ dyncc::runtime::planArenaAhead(const Manifest &manifest) {
     if (s == count)
       break;
   }
+  return true;
+}
+
+} // namespace
+
+std::vector<ArenaPlanInfo>
+dyncc::runtime::planArenaAhead(const Manifest &manifest) {
+  // The run-time's planner, sharing its placements as a model's sessions
+  // do: what it keeps, one placement per set of empty temps, is the plan.
+  auto shared = std::make_shared<SharedPlacements>();
+  std::vector<size_t> temps;
+  SharedPlacements::Lifetimes lifetimes;
+  if (!planAhead(manifest, {}, shared, temps, lifetimes))
+    return {};
   std::vector<std::shared_ptr<const RememberedPlacement>> kept;
   shared->collect(lifetimes, kept);
   std::vector<ArenaPlanInfo> plans;
@@ -148,4 +165,12 @@ dyncc::runtime::planArenaAhead(const Manifest &manifest) {
       plan.order.push_back(temps[t]);
   }
   return plans;
+}
+
+void dyncc::runtime::planArenaAheadInto(
+    const Manifest &manifest, const VariantPicker &pick,
+    const std::shared_ptr<SharedPlacements> &shared) {
+  std::vector<size_t> temps;
+  SharedPlacements::Lifetimes lifetimes;
+  planAhead(manifest, pick, shared, temps, lifetimes);
 }

@@ -86,6 +86,49 @@ bool VariantCalibration::waveRange(double &lo, double &hi) const {
   return !samples.empty();
 }
 
+bool dyncc::runtime::pickMeasuredVariant(const Manifest &manifest,
+                                         const GroupCalibration &measured,
+                                         const int64_t *symbols,
+                                         size_t &variant,
+                                         std::vector<double> *predicted) {
+  const GroupInfo &group = manifest.groups[measured.groupIndex];
+  std::vector<int64_t> at;
+  for (size_t slot : measured.symbolSlots)
+    at.push_back(symbols[slot]);
+  if (predicted)
+    predicted->assign(group.variants.size(), -1);
+  // The blocks of a kernel's grid; false if an extent cannot be evaluated
+  // (or overflows).
+  auto gridBlocks = [&](size_t kernel, uint64_t &blocks) {
+    blocks = 1;
+    for (const ShapeExpr &extent : manifest.kernels[kernel].grid) {
+      int64_t value;
+      if (extent.evaluate(symbols, value) != ShapeExpr::EvalStatus::Ok ||
+          value < 0 ||
+          __builtin_mul_overflow(blocks, static_cast<uint64_t>(value), &blocks))
+        return false;
+    }
+    return true;
+  };
+  double best = -1;
+  for (const VariantCalibration &entry : measured.variants) {
+    const VariantInfo &info = group.variants[entry.variant];
+    uint64_t blocks;
+    if (!info.holds(symbols) || !gridBlocks(info.kernel, blocks))
+      continue;
+    double time = entry.predict(at, blocks);
+    if (time < 0)
+      continue;
+    if (predicted)
+      (*predicted)[entry.variant] = time;
+    if (best < 0 || time < best) {
+      best = time;
+      variant = entry.variant;
+    }
+  }
+  return best >= 0;
+}
+
 const DeviceCalibration *Calibration::find(const std::string &device,
                                            const std::string &arch,
                                            int64_t sms) const {
@@ -179,7 +222,8 @@ bool CalibrationReader::readDevice(const JsonValue &value,
     if (!readGroup((*groups)[g], groupPath, group))
       return false;
     if (device.byGroup[group.groupIndex] >= 0)
-      return fail(groupPath, "group '" + group.group + "' appears twice");
+      return fail(groupPath, "group " + std::to_string(group.groupIndex) +
+                                 " ('" + group.group + "') appears twice");
     device.byGroup[group.groupIndex] = static_cast<int64_t>(g);
   }
   return true;
@@ -194,13 +238,36 @@ bool CalibrationReader::readGroup(const JsonValue &value,
       !getArray(value, path, "symbols", symbols) ||
       !getArray(value, path, "variants", variants))
     return false;
-  auto found = std::find_if(
-      manifest.groups.begin(), manifest.groups.end(),
-      [&](const GroupInfo &info) { return info.name == group.group; });
-  if (found == manifest.groups.end())
-    return fail(member(path, "group"),
-                "no group '" + group.group + "' in the manifest");
-  group.groupIndex = static_cast<size_t>(found - manifest.groups.begin());
+  // Groups whose kernels were deduplicated share a name (a transformer's
+  // layers), so an entry names its group by `index` as well; without one
+  // (calibrations written before it), the name must be one group's.
+  if (const JsonValue *index = value.find("index")) {
+    int64_t at;
+    if (!readInt(*index, member(path, "index"), at))
+      return false;
+    if (at < 0 || at >= static_cast<int64_t>(manifest.groups.size()))
+      return fail(member(path, "index"),
+                  "no group " + std::to_string(at) +
+                      " in the manifest (it has " +
+                      std::to_string(manifest.groups.size()) + ")");
+    if (manifest.groups[static_cast<size_t>(at)].name != group.group)
+      return fail(member(path, "index"),
+                  "group " + std::to_string(at) + " is '" +
+                      manifest.groups[static_cast<size_t>(at)].name +
+                      "', not '" + group.group + "'");
+    group.groupIndex = static_cast<size_t>(at);
+  } else {
+    size_t named = 0;
+    for (size_t g = 0; g < manifest.groups.size(); ++g)
+      if (manifest.groups[g].name == group.group && named++ == 0)
+        group.groupIndex = g;
+    if (named == 0)
+      return fail(member(path, "group"),
+                  "no group '" + group.group + "' in the manifest");
+    if (named > 1)
+      return fail(path, std::to_string(named) + " groups are named '" +
+                            group.group + "': give the entry's 'index'");
+  }
   std::string symbolsPath = member(path, "symbols");
   for (size_t i = 0; i < symbols->size(); ++i) {
     std::string name;
@@ -326,6 +393,7 @@ std::string dyncc::runtime::serializeCalibration(const Calibration &calib) {
       out += g ? ",\n  " : "\n  ";
       out += "{\"group\": ";
       appendString(out, group.group);
+      out += ", \"index\": " + std::to_string(group.groupIndex);
       out += ", \"symbols\": [";
       for (size_t i = 0; i < group.symbols.size(); ++i) {
         out += i ? ", " : "";

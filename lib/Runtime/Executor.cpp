@@ -558,8 +558,7 @@ const char *Session::groupReason(size_t groupIndex) const {
   const GroupCalibration *measured = calibrationOf(groupIndex);
   if (forced[groupIndex] == static_cast<int64_t>(chosen)) {
     reason = "force (dyncc_session_force_variant)";
-  } else if (measured &&
-             calibratedChoice(groupIndex, *measured, picked, &predicted) &&
+  } else if (measured && calibratedChoice(*measured, picked, &predicted) &&
              picked == chosen) {
     const DeviceCalibration &device = *gpu->model->calibration();
     reason = "dyncc tune's measurements on " + device.device + ": predicted " +
@@ -1333,48 +1332,6 @@ bool Session::placeOnDevice(size_t b, RuntimeError &error) {
   return true;
 }
 
-bool Session::gridBlocks(size_t kernel, uint64_t &blocks) const {
-  const KernelInfo &info = loaded->manifest().kernels[kernel];
-  blocks = 1;
-  for (const ShapeExpr &extent : info.grid) {
-    int64_t value;
-    if (extent.evaluate(symbols.data(), value) != ShapeExpr::EvalStatus::Ok ||
-        value < 0 ||
-        __builtin_mul_overflow(blocks, static_cast<uint64_t>(value), &blocks))
-      return false;
-  }
-  return true;
-}
-
-bool Session::calibratedChoice(size_t groupIndex,
-                               const GroupCalibration &measured,
-                               size_t &variant,
-                               std::vector<double> *predicted) const {
-  const GroupInfo &group = loaded->manifest().groups[groupIndex];
-  std::vector<int64_t> at;
-  for (size_t slot : measured.symbolSlots)
-    at.push_back(symbols[slot]);
-  if (predicted)
-    predicted->assign(group.variants.size(), -1);
-  double best = -1;
-  for (const VariantCalibration &entry : measured.variants) {
-    const VariantInfo &info = group.variants[entry.variant];
-    uint64_t blocks;
-    if (!info.holds(symbols.data()) || !gridBlocks(info.kernel, blocks))
-      continue;
-    double time = entry.predict(at, blocks);
-    if (time < 0)
-      continue;
-    if (predicted)
-      (*predicted)[entry.variant] = time;
-    if (best < 0 || time < best) {
-      best = time;
-      variant = entry.variant;
-    }
-  }
-  return best >= 0;
-}
-
 bool Session::selectVariant(size_t groupIndex, size_t &kernel,
                             RuntimeError &error) {
   const Manifest &manifest = loaded->manifest();
@@ -1416,7 +1373,7 @@ bool Session::selectVariant(size_t groupIndex, size_t &kernel,
   // table, then the first variant whose conditions hold where there is
   // neither (or the table's key cannot be evaluated).
   size_t picked;
-  if (measured && calibratedChoice(groupIndex, *measured, picked))
+  if (measured && calibratedChoice(*measured, picked))
     return choose(picked);
   if (group.pick(symbols.data(), picked))
     return choose(picked);

@@ -416,16 +416,13 @@ private:
         gpu ? gpu->model->calibration() : nullptr;
     return device ? device->group(group) : nullptr;
   }
-  /// The blocks of kernel `kernel`'s grid at the bound symbols; false if an
-  /// extent cannot be evaluated (or overflows).
-  bool gridBlocks(size_t kernel, uint64_t &blocks) const;
-  /// The variant of `group` with the least time by `dyncc tune`'s
-  /// measurements (`measured`) at the bound symbols, among those whose
-  /// conditions hold; false if none has samples. `predicted` gets each
-  /// variant's prediction (-1: not measured or not admissible).
-  bool calibratedChoice(size_t group, const GroupCalibration &measured,
-                        size_t &variant,
-                        std::vector<double> *predicted = nullptr) const;
+  /// The variant of `measured`'s group with the least time by `dyncc
+  /// tune`'s measurements at the bound symbols (pickMeasuredVariant).
+  bool calibratedChoice(const GroupCalibration &measured, size_t &variant,
+                        std::vector<double> *predicted = nullptr) const {
+    return pickMeasuredVariant(loaded->manifest(), measured, symbols.data(),
+                               variant, predicted);
+  }
   bool checkInput(size_t index, const int64_t *shape, size_t rank,
                   RuntimeError &error) const;
   std::string inputDimName(size_t input, size_t dim) const;

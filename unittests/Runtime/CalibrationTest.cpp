@@ -143,6 +143,15 @@ TEST(CalibrationTest, ErrorsNameThePath) {
       {R"("group": "matmul")", R"("group": "nope")",
        "calibration: devices[0].groups[0].group: no group 'nope' in the "
        "manifest"},
+      {R"("group": "matmul")", R"("group": "matmul", "index": 2)",
+       "calibration: devices[0].groups[0].index: no group 2 in the manifest "
+       "(it has 2)"},
+      {R"("group": "matmul")", R"("group": "matmul", "index": 1)",
+       "calibration: devices[0].groups[0].index: group 1 is 'bias_relu', not "
+       "'matmul'"},
+      {R"("group": "matmul")", R"("group": "matmul", "index": "0")",
+       "calibration: devices[0].groups[0].index: expected an integer, got a "
+       "string"},
       {R"("symbols": ["B"])", R"("symbols": ["C"])",
        "calibration: devices[0].groups[0].symbols[0]: no symbol 'C'"},
       {R"("kernel": "matmul_large")", R"("kernel": "add1_relu")",
@@ -182,8 +191,21 @@ TEST(CalibrationTest, ErrorsNameThePath) {
   Calibration calibration;
   std::string error;
   EXPECT_FALSE(parseCalibration(twice, manifest, calibration, error));
-  EXPECT_EQ(error,
-            "calibration: devices[0].groups[1]: group 'matmul' appears twice");
+  EXPECT_EQ(error, "calibration: devices[0].groups[1]: group 0 ('matmul') "
+                   "appears twice");
+  // A name several groups share (deduplicated kernels: a transformer's
+  // layers) needs the entry's index.
+  Manifest shared = manifest;
+  shared.groups[1].name = "matmul";
+  EXPECT_FALSE(parseCalibration(kSection, shared, calibration, error));
+  EXPECT_EQ(error, "calibration: devices[0].groups[0]: 2 groups are named "
+                   "'matmul': give the entry's 'index'");
+  ASSERT_TRUE(parseCalibration(replaceOnce(kSection, R"("group": "matmul")",
+                                           R"("group": "matmul", "index": 0)"),
+                               shared, calibration, error))
+      << error;
+  EXPECT_NE(calibration.devices[0].group(0), nullptr);
+  EXPECT_EQ(calibration.devices[0].group(1), nullptr);
   EXPECT_FALSE(parseCalibration("{", manifest, calibration, error));
   EXPECT_EQ(error.rfind("calibration: ", 0), 0u) << error;
 }

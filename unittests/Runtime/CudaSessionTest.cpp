@@ -13,6 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ArenaPlan.h"
 #include "Executor.h"
 #include "TestUtil.h"
 
@@ -24,6 +25,7 @@
 #include <cmath>
 #include <cstring>
 #include <dlfcn.h>
+#include <set>
 #include <thread>
 
 using namespace dyncc::runtime;
@@ -1223,6 +1225,96 @@ TEST(CudaSessionTest, MeasurementsOnTheDeviceSelectTheVariant) {
     ASSERT_NE(session, nullptr) << error.message;
     runLinear(*session, 4096, 3);
     EXPECT_STREQ(session->groupVariant(0), "matmul_small");
+  }
+  expectNothingHeld();
+}
+
+/// The split model with both matmul variants admissible at every B and a
+/// tile search's table that picks the unsplit matmul_large at every B (the
+/// workspace empty); measurements on the fake device (132 SMs, or `sms`)
+/// where matmul_part's waves take 0.01 ms and matmul_large's 0.05 ms:
+/// matmul_part runs 2 ceil(B/4) blocks, matmul_large ceil(B/32), so the
+/// split matmul_part (its workspace full) is picked up to B = 1320.
+std::shared_ptr<const Model> loadCalibratedSplitModel(int64_t sms = 132) {
+  auto code = [](const std::string &entry) {
+    return R"(, "gpu": {"sm_90": {"section": "ptx.sm_90", "entry": ")" + entry +
+           R"("}})";
+  };
+  std::string manifest = replaceOnce(
+      replaceOnce(splitManifest(gpuManifest(), code("test_matmul_part"),
+                                code("test_sum_parts")),
+                  R"("min": 1, "max": 16)", R"("min": 1, "max": 4096)"),
+      R"("min": 17, "max": 4096)", R"("min": 1, "max": 4096)");
+  manifest = replaceOnce(manifest, R"("name": "matmul", "kind": "gemm", )",
+                         R"("name": "matmul", "kind": "gemm",
+       "select": {"keys": ["B"], "lower": [1], "variant": [1]}, )");
+  std::string calibration = R"json({"format": 1, "devices": [
+   {"device": "Fake GPU 0 (sm_90)", "arch": "sm_90", "sms": )json" +
+                            std::to_string(sms) + R"json(, "repeat": 3,
+    "bindings": 2, "groups": [
+    {"group": "matmul", "symbols": ["B"], "variants": [
+     {"kernel": "matmul_part", "blocks_per_wave": 132,
+      "samples": [{"at": [1], "blocks": 1, "ms": 0.01},
+                  {"at": [4096], "blocks": 2048, "ms": 0.16}]},
+     {"kernel": "matmul_large", "blocks_per_wave": 132,
+      "samples": [{"at": [1], "blocks": 1, "ms": 0.05},
+                  {"at": [4096], "blocks": 128, "ms": 0.05}]}]}]}]})json";
+  std::string bytes = gpuArtifact(manifest, calibration);
+  RuntimeError error;
+  auto model =
+      Model::loadMemory(bytes.data(), bytes.size(), "split.dyncc", error);
+  EXPECT_NE(model, nullptr) << error.message;
+  return model;
+}
+
+/// The sets of empty temps (per temp, in buffer order) that `model`'s
+/// shared arena placements are for.
+std::set<std::vector<uint8_t>> plannedEmptySets(const Model &model) {
+  SharedPlacements::Lifetimes lifetimes;
+  for (const BufferInfo &buffer : model.manifest().buffers)
+    if (buffer.kind == BufferKind::Temp)
+      lifetimes.emplace_back(buffer.firstStep, buffer.lastStep);
+  std::vector<std::shared_ptr<const RememberedPlacement>> held;
+  model.sharedPlacements()->collect(lifetimes, held);
+  std::set<std::vector<uint8_t>> sets;
+  for (const auto &placement : held)
+    sets.insert(placement->empty);
+  return sets;
+}
+
+// The arena planned at load follows the tile search's table, which leaves
+// the workspace (the second temp) empty everywhere, and a placement made
+// with a temp empty does not serve sizes where it is full. A CUDA load on
+// the measured device plans the measurements' selections too, so a
+// session's runs at the shapes where they fill the workspace find a
+// placement made for them.
+TEST(CudaSessionTest, MeasuredSelectionsArePlannedAtLoad) {
+  using Sets = std::set<std::vector<uint8_t>>;
+  {
+    auto model = loadCalibratedSplitModel();
+    ASSERT_NE(model, nullptr);
+    EXPECT_EQ(plannedEmptySets(*model), (Sets{{0, 1}}));
+    auto session = cudaSession(model);
+    ASSERT_NE(session, nullptr);
+    EXPECT_EQ(plannedEmptySets(*model), (Sets{{0, 1}, {0, 0}}));
+    for (int64_t rows : {4096, 1320, 1321, 7}) {
+      SCOPED_TRACE(rows);
+      runLinear(*session, rows, 3);
+      EXPECT_STREQ(session->groupVariant(0),
+                   rows <= 1320 ? "matmul_part" : "matmul_large");
+      EXPECT_EQ(session->arenaPlacementsMade(), 0);
+    }
+  }
+  {
+    // Measured on another device: its selections are the table's, and so
+    // is the plan.
+    auto model = loadCalibratedSplitModel(100);
+    ASSERT_NE(model, nullptr);
+    auto session = cudaSession(model);
+    ASSERT_NE(session, nullptr);
+    EXPECT_EQ(plannedEmptySets(*model), (Sets{{0, 1}}));
+    runLinear(*session, 7, 3);
+    EXPECT_STREQ(session->groupVariant(0), "matmul_large");
   }
   expectNothingHeld();
 }

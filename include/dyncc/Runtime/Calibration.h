@@ -70,6 +70,8 @@ struct VariantCalibration {
 };
 
 struct GroupCalibration {
+  /// The manifest group's name and index (names are not unique: groups
+  /// whose kernels were deduplicated share one).
   std::string group;
   /// The symbols samples are taken at (names; resolved to slots).
   std::vector<std::string> symbols;
@@ -109,6 +111,16 @@ struct Calibration {
   /// Replaces the entry of the same device (or adds one).
   void replace(DeviceCalibration device);
 };
+
+/// The variant of manifest group `measured.groupIndex` with the least time
+/// `measured` predicts at `symbols` (a value per symbol slot), among those
+/// whose conditions hold and whose grid evaluates; false if none has
+/// samples. `predicted` (if given) gets each variant's time, -1 where none.
+/// What a CUDA session on the measured device selects by.
+bool pickMeasuredVariant(const Manifest &manifest,
+                         const GroupCalibration &measured,
+                         const int64_t *symbols, size_t &variant,
+                         std::vector<double> *predicted = nullptr);
 
 /// Parses the calibration section and resolves its names against
 /// `manifest`. On failure returns false with `error` set to one line

@@ -447,6 +447,7 @@ int TuneTool::run() {
     size_t g = tuned[t];
     GroupCalibration group;
     group.group = artifact.groupName(g);
+    group.groupIndex = g;
     std::vector<size_t> symbols = artifact.groupSymbols(g);
     for (size_t s : symbols)
       group.symbols.push_back(names[s]);

@@ -44,6 +44,23 @@ elif kind == "kmismatch":
     w = np.ones((9, 8), dtype=np.float32)
     nodes = [helper.make_node("MatMul", ["X", "W"], ["Y"], name="bad_matmul")]
     inits = [numpy_helper.from_array(w, "W")]
+elif kind == "two_layers":
+    # Two layers of the same shape, [B, 64] x [64, 64] + bias, Relu: their
+    # kernels are deduplicated, so their groups share one name.
+    x = helper.make_tensor_value_info("X", TensorProto.FLOAT, ["B", 64])
+    y = helper.make_tensor_value_info("Y", TensorProto.FLOAT, ["B", 64])
+    rng = np.random.default_rng(3)
+    nodes, inits, last = [], [], "X"
+    for i in range(2):
+        inits += [numpy_helper.from_array(
+                      rng.standard_normal((64, 64)).astype(np.float32) / 8, f"W{i}"),
+                  numpy_helper.from_array(
+                      rng.standard_normal(64).astype(np.float32), f"b{i}")]
+        out_name = "Y" if i == 1 else f"H{i}"
+        nodes += [helper.make_node("MatMul", [last, f"W{i}"], [f"M{i}"], name=f"matmul{i}"),
+                  helper.make_node("Add", [f"M{i}", f"b{i}"], [f"A{i}"], name=f"bias{i}"),
+                  helper.make_node("Relu", [f"A{i}"], [out_name], name=f"relu{i}")]
+        last = out_name
 else:
     raise SystemExit("unknown kind " + kind)
 graph = helper.make_graph(nodes, kind, [x], [y], initializer=inits)
