@@ -138,7 +138,9 @@ private:
     if (showProgress)
       std::fprintf(stderr, "\r\033[K%s", text.c_str());
   }
-  bool writeCalibration(const DeviceCalibration &device, std::string &message);
+  /// Writes the artifact to the output with `device`'s measurements added
+  /// (replacing an earlier entry of the same device); with none, as it is.
+  bool writeCalibration(const DeviceCalibration *device, std::string &message);
   /// False (with the run-time's message, and the status in `failure`) if
   /// `status` is an error.
   bool check(dyncc_status status, std::string &message) {
@@ -299,7 +301,7 @@ bool TuneTool::measure(dyncc::Session &session,
   return true;
 }
 
-bool TuneTool::writeCalibration(const DeviceCalibration &device,
+bool TuneTool::writeCalibration(const DeviceCalibration *device,
                                 std::string &message) {
   std::unique_ptr<ArtifactFile> file =
       ArtifactFile::open(options.artifact, message);
@@ -312,7 +314,8 @@ bool TuneTool::writeCalibration(const DeviceCalibration &device,
   const ArtifactSection *old = file->findSection(kCalibrationSectionName);
   if (old && !parseCalibration(old->bytes(), manifest, calibration, message))
     return false;
-  calibration.replace(device);
+  if (device)
+    calibration.replace(*device);
   ArtifactWriter writer;
   writer.setManifest(std::string(file->manifest()));
   for (const ArtifactSection &section : file->sections())
@@ -320,8 +323,9 @@ bool TuneTool::writeCalibration(const DeviceCalibration &device,
         section.name != kCalibrationSectionName)
       writer.addSection(section.name, section.data,
                         static_cast<size_t>(section.size));
-  writer.addSection(std::string(kCalibrationSectionName),
-                    serializeCalibration(calibration));
+  if (old || device)
+    writer.addSection(std::string(kCalibrationSectionName),
+                      serializeCalibration(calibration));
   return writer.write(options.output, message);
 }
 
@@ -368,10 +372,17 @@ int TuneTool::run() {
   if (session.gpu(device.device, device.arch, device.sms) != DYNCC_OK)
     return error(dyncc::lastError());
   if (tuned.empty()) {
+    // -o still gets the artifact (unchanged), so that a script's next step
+    // finds it.
+    bool copied = options.output != options.artifact;
+    if (copied && !writeCalibration(nullptr, message))
+      return error(message + " (nothing written)");
     if (!options.quiet)
       std::printf("nothing to tune: no group of %s has more than one "
-                  "variant\n",
-                  artifact.modelName().c_str());
+                  "variant%s\n",
+                  artifact.modelName().c_str(),
+                  copied ? ("; wrote it unchanged to " + options.output).c_str()
+                         : "");
     return 0;
   }
   if (session.setProfiling(true) != DYNCC_OK)
@@ -496,7 +507,7 @@ int TuneTool::run() {
                     sampled ? formatNumber(hi).c_str() : "-");
       }
   }
-  if (!writeCalibration(device, message))
+  if (!writeCalibration(&device, message))
     return error(message + " (nothing written)");
   if (!options.quiet)
     std::printf("wrote the measurements on %s (%s, %lld SM%s) to %s\n",
