@@ -131,6 +131,8 @@ public:
 private:
   struct SymbolInfo {
     int64_t min, max, divisor;
+    /// The range came from --dim (not the default).
+    bool fromFlag = false;
   };
 
   mlir::FailureOr<ImportResult> fail(const std::string &message);

@@ -348,7 +348,8 @@ std::string Importer::getSymbol(const std::string &param,
     if (flag == options.dims.end())
       flag = options.dims.find(name);
     if (flag != options.dims.end()) {
-      info = {flag->second.min, flag->second.max, flag->second.divisor};
+      info = {flag->second.min, flag->second.max, flag->second.divisor,
+              /*fromFlag=*/true};
     } else {
       result.notes.push_back("symbol '" + name + "' (input '" + inputName +
                              "' dimension " + std::to_string(dim) +
@@ -591,13 +592,16 @@ FailureOr<ImportResult> Importer::run() {
     const SymbolInfo &info = symbols[name];
     if (info.min == info.max)
       continue; // Specialized to a constant by --dim NAME=VALUE.
-    sym::SymbolOp::create(builder, fileLoc, builder.getStringAttr(name),
-                          builder.getI64IntegerAttr(info.min),
-                          builder.getI64IntegerAttr(info.max),
-                          info.divisor > 1
-                              ? builder.getI64IntegerAttr(info.divisor)
-                              : IntegerAttr(),
-                          IntegerAttr(), UnitAttr());
+    auto symbol = sym::SymbolOp::create(
+        builder, fileLoc, builder.getStringAttr(name),
+        builder.getI64IntegerAttr(info.min),
+        builder.getI64IntegerAttr(info.max),
+        info.divisor > 1 ? builder.getI64IntegerAttr(info.divisor)
+                         : IntegerAttr(),
+        IntegerAttr(), UnitAttr());
+    // Shape inference tells the user where the model fixes such a symbol.
+    if (info.fromFlag)
+      symbol->setAttr(sym::getDimFlagAttrName(), builder.getUnitAttr());
   }
   return std::move(result);
 }

@@ -44,6 +44,12 @@ elif kind == "kmismatch":
     w = np.ones((9, 8), dtype=np.float32)
     nodes = [helper.make_node("MatMul", ["X", "W"], ["Y"], name="bad_matmul")]
     inits = [numpy_helper.from_array(w, "W")]
+elif kind == "fixed_batch":
+    # X concatenated beside a constant [1, 8] row: the model fixes B to 1.
+    y = helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)
+    nodes = [helper.make_node("Concat", ["X", "C"], ["Y"], axis=1,
+                              name="beside_a_row")]
+    inits = [numpy_helper.from_array(np.ones((1, 8), dtype=np.float32), "C")]
 elif kind == "two_layers":
     # Two layers of the same shape, [B, 64] x [64, 64] + bias, Relu: their
     # kernels are deduplicated, so their groups share one name.

@@ -674,6 +674,12 @@ struct InferShapes final : ::dyncc::dg::impl::InferShapesPassBase<InferShapes> {
           return symbol.emitOpError("is required to equal ")
                  << *constant << ", outside its range [" << lo << ", " << hi
                  << "]";
+        // Within a range the user gave: valid, but not what was asked.
+        if (lo < hi && symbol->hasAttr(sym::getDimFlagAttrName()))
+          symbol.emitWarning("--dim ")
+              << name << "=" << lo << ":" << hi << ": the model fixes " << name
+              << " to " << *constant
+              << ", so the artifact takes only that value";
       } else if (std::optional<std::string> other = value.getSymbol()) {
         auto otherIt = symbols.find(*other);
         if (otherIt != symbols.end()) {

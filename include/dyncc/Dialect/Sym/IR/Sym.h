@@ -27,6 +27,10 @@
 
 namespace dyncc::sym {
 
+/// A unit attribute on a `sym.symbol` whose range the user gave (`dyncc
+/// compile --dim`): shape inference notes where the model fixes it.
+constexpr llvm::StringLiteral getDimFlagAttrName() { return "dyncc.dim_flag"; }
+
 /// Returns the symbolic shape of `type`: the `#sym.shape` encoding when there
 /// is one, else the static sizes as constants; std::nullopt when the type is
 /// not ranked or has an anonymous dynamic dimension.
