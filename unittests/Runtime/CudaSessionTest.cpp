@@ -1165,30 +1165,45 @@ std::string overlappingGpuManifest() {
                      R"("min": 17, "max": 4096)", R"("min": 1, "max": 4096)");
 }
 
+/// `manifest` loaded as `name` with measurements of group matmul on the
+/// fake device (132 SMs, or `sms`): kernel `fast`'s waves of 132 blocks take
+/// 0.01 ms, matmul_large's 0.05 ms, sampled at B = 1 (one block each) and
+/// B = 4096 (`fastBlocks` blocks of `fast`, 128 of matmul_large).
+std::shared_ptr<const Model> loadMeasuredModel(const std::string &manifest,
+                                               const std::string &fast,
+                                               int64_t fastBlocks, int64_t sms,
+                                               const char *name) {
+  double fastMs = 0.01 * static_cast<double>((fastBlocks + 131) / 132);
+  std::string calibration = R"json({"format": 1, "devices": [
+   {"device": "Fake GPU 0 (sm_90)", "arch": "sm_90", "sms": )json" +
+                            std::to_string(sms) + R"json(, "repeat": 3,
+    "bindings": 2, "groups": [
+    {"group": "matmul", "symbols": ["B"], "variants": [
+     {"kernel": ")json" + fast +
+                            R"json(", "blocks_per_wave": 132,
+      "samples": [{"at": [1], "blocks": 1, "ms": 0.01},
+                  {"at": [4096], "blocks": )json" +
+                            std::to_string(fastBlocks) + R"json(, "ms": )json" +
+                            std::to_string(fastMs) +
+                            R"json(}]},
+     {"kernel": "matmul_large", "blocks_per_wave": 132,
+      "samples": [{"at": [1], "blocks": 1, "ms": 0.05},
+                  {"at": [4096], "blocks": 128, "ms": 0.05}]}]}]}]})json";
+  std::string bytes = gpuArtifact(manifest, calibration);
+  RuntimeError error;
+  auto model = Model::loadMemory(bytes.data(), bytes.size(), name, error);
+  EXPECT_NE(model, nullptr) << error.message;
+  return model;
+}
+
 /// The GPU model with both matmul variants admissible at every B, and
 /// measurements on the fake device (132 SMs, or `sms`): matmul_small's
 /// wave of 132 blocks takes 0.01 ms, matmul_large's 0.05 ms. Small runs
 /// ceil(B/4) blocks, large ceil(B/32): small wins up to B = 528 (one wave
 /// each), large from B = 2641 (6 waves of small against 1 of large).
 std::shared_ptr<const Model> loadCalibratedModel(int64_t sms = 132) {
-  std::string manifest = overlappingGpuManifest();
-  std::string calibration = R"json({"format": 1, "devices": [
-   {"device": "Fake GPU 0 (sm_90)", "arch": "sm_90", "sms": )json" +
-                            std::to_string(sms) + R"json(, "repeat": 3,
-    "bindings": 2, "groups": [
-    {"group": "matmul", "symbols": ["B"], "variants": [
-     {"kernel": "matmul_small", "blocks_per_wave": 132,
-      "samples": [{"at": [1], "blocks": 1, "ms": 0.01},
-                  {"at": [4096], "blocks": 1024, "ms": 0.08}]},
-     {"kernel": "matmul_large", "blocks_per_wave": 132,
-      "samples": [{"at": [1], "blocks": 1, "ms": 0.05},
-                  {"at": [4096], "blocks": 128, "ms": 0.05}]}]}]}]})json";
-  std::string bytes = gpuArtifact(manifest, calibration);
-  RuntimeError error;
-  auto model =
-      Model::loadMemory(bytes.data(), bytes.size(), "gpu.dyncc", error);
-  EXPECT_NE(model, nullptr) << error.message;
-  return model;
+  return loadMeasuredModel(overlappingGpuManifest(), "matmul_small", 1024, sms,
+                           "gpu.dyncc");
 }
 
 TEST(CudaSessionTest, MeasurementsOnTheDeviceSelectTheVariant) {
@@ -1248,23 +1263,7 @@ std::shared_ptr<const Model> loadCalibratedSplitModel(int64_t sms = 132) {
   manifest = replaceOnce(manifest, R"("name": "matmul", "kind": "gemm", )",
                          R"("name": "matmul", "kind": "gemm",
        "select": {"keys": ["B"], "lower": [1], "variant": [1]}, )");
-  std::string calibration = R"json({"format": 1, "devices": [
-   {"device": "Fake GPU 0 (sm_90)", "arch": "sm_90", "sms": )json" +
-                            std::to_string(sms) + R"json(, "repeat": 3,
-    "bindings": 2, "groups": [
-    {"group": "matmul", "symbols": ["B"], "variants": [
-     {"kernel": "matmul_part", "blocks_per_wave": 132,
-      "samples": [{"at": [1], "blocks": 1, "ms": 0.01},
-                  {"at": [4096], "blocks": 2048, "ms": 0.16}]},
-     {"kernel": "matmul_large", "blocks_per_wave": 132,
-      "samples": [{"at": [1], "blocks": 1, "ms": 0.05},
-                  {"at": [4096], "blocks": 128, "ms": 0.05}]}]}]}]})json";
-  std::string bytes = gpuArtifact(manifest, calibration);
-  RuntimeError error;
-  auto model =
-      Model::loadMemory(bytes.data(), bytes.size(), "split.dyncc", error);
-  EXPECT_NE(model, nullptr) << error.message;
-  return model;
+  return loadMeasuredModel(manifest, "matmul_part", 2048, sms, "split.dyncc");
 }
 
 /// The sets of empty temps (per temp, in buffer order) that `model`'s
