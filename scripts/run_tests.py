@@ -286,12 +286,12 @@ def main():
 
     build_seconds = float(os.environ.get("DYNCC_BUILD_SECONDS", "0"))
     print("\n==== dyncc test summary ====")
-    print(f"{'suite':<17} {'passed':>7} {'failed':>7} {'skipped':>8} {'seconds':>8} {'budget':>7}")
-    print(f"{'build':<17} {'':>7} {'':>7} {'':>8} {build_seconds:>8.1f} {BUDGETS['build']:>7}")
+    print(f"{'suite':<21} {'passed':>7} {'failed':>7} {'skipped':>8} {'seconds':>8} {'budget':>7}")
+    print(f"{'build':<21} {'':>7} {'':>7} {'':>8} {build_seconds:>8.1f} {BUDGETS['build']:>7}")
     for s in suites:
-        print(f"{s.name:<17} {s.passed:>7} {s.failed:>7} {s.skipped:>8} "
+        print(f"{s.name:<21} {s.passed:>7} {s.failed:>7} {s.skipped:>8} "
               f"{s.seconds:>8.1f} {BUDGETS[s.name]:>7}")
-    print(f"{'conformance':<17}  (the numeric node-test subset is issue 8; shape conformance runs in pytest)")
+    print(f"{'conformance':<21}  (the numeric node-test subset is issue 8; shape conformance runs in pytest)")
     failures = [f for s in suites for f in s.failures]
     skips = [k for s in suites for k in s.skips]
     over = [s.name for s in suites if s.seconds > BUDGETS[s.name]]
