@@ -36,6 +36,14 @@ static std::string number(double v) {
   return buffer;
 }
 
+/// A tick's label: three significant digits, so that ticks 0.01 apart
+/// (run times in ms) do not all read 0.0.
+static std::string tickLabel(double v) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof(buffer), "%.3g", v);
+  return buffer;
+}
+
 std::string dyncc::cost::plotVariantRegions(
     const std::vector<PlotSeries> &series, const std::string &xName,
     const std::string &yName) {
@@ -85,7 +93,7 @@ std::string dyncc::cost::plotVariantRegions(
     for (int i = 0; i <= 5; ++i) {
       double v = yHi * i / 5;
       svg += "<text x=\"" + std::to_string(left - 5) + "\" y=\"" +
-             number(py(v) + 4) + "\" text-anchor=\"end\">" + number(v) +
+             number(py(v) + 4) + "\" text-anchor=\"end\">" + tickLabel(v) +
              "</text>\n";
     }
     svg += "<text x=\"" + std::to_string(left + panelW / 2) + "\" y=\"" +

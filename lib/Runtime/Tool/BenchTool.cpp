@@ -317,11 +317,15 @@ int BenchTool::run(const BenchOptions &options) {
     return std::chrono::duration<double, std::milli>(Clock::now() - start)
         .count();
   };
-  dyncc::cost::PlotSeries series;
-  series.title = artifact.modelName() + " on " + options.device;
+  // The plot: the last swept symbol along x (the sweep's fastest-moving
+  // one), a panel per value of the other swept symbols, one colour per set
+  // of variants selected.
+  std::vector<dyncc::cost::PlotSeries> panels;
+  std::map<std::vector<int64_t>, size_t> panelOf;
+  std::vector<std::string> variantSets;
   std::map<std::string, uint32_t> selections;
   size_t xSymbol = numSymbols;
-  for (size_t s = 0; s < numSymbols && xSymbol == numSymbols; ++s)
+  for (size_t s = numSymbols; s-- > 0 && xSymbol == numSymbols;)
     if (sweeps[s].swept)
       xSymbol = s;
   int failures = 0;
@@ -451,8 +455,21 @@ int BenchTool::run(const BenchOptions &options) {
       auto [it, fresh] = selections.emplace(
           chosen, static_cast<uint32_t>(selections.size()));
       if (fresh)
-        series.variantNames.push_back("variant set " +
-                                      std::to_string(it->second));
+        variantSets.push_back("variant set " + std::to_string(it->second));
+      std::vector<int64_t> others;
+      std::string where;
+      for (size_t s = 0; s < numSymbols; ++s)
+        if (s != xSymbol && sweeps[s].swept) {
+          others.push_back(point[s]);
+          where += ", " + names[s] + " = " + std::to_string(point[s]);
+        }
+      auto [panel, added] = panelOf.emplace(others, panels.size());
+      if (added) {
+        panels.emplace_back();
+        panels.back().title =
+            artifact.modelName() + " on " + options.device + where;
+      }
+      dyncc::cost::PlotSeries &series = panels[panel->second];
       series.x.push_back(point[xSymbol]);
       series.y.push_back(median);
       series.variant.push_back(it->second);
@@ -534,8 +551,25 @@ int BenchTool::run(const BenchOptions &options) {
       std::printf("pinned inputs: off (%s)\n", off.c_str());
   }
   if (!options.plot.empty()) {
-    std::string svg = dyncc::cost::plotVariantRegions(
-        {series}, names[xSymbol], "median run time (ms)");
+    for (dyncc::cost::PlotSeries &series : panels) {
+      series.variantNames = variantSets;
+      // The chart takes each panel's x values ascending.
+      std::vector<size_t> order(series.x.size());
+      for (size_t i = 0; i < order.size(); ++i)
+        order[i] = i;
+      std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+        return series.x[a] < series.x[b];
+      });
+      dyncc::cost::PlotSeries sorted = series;
+      for (size_t i = 0; i < order.size(); ++i) {
+        sorted.x[i] = series.x[order[i]];
+        sorted.y[i] = series.y[order[i]];
+        sorted.variant[i] = series.variant[order[i]];
+      }
+      series = std::move(sorted);
+    }
+    std::string svg = dyncc::cost::plotVariantRegions(panels, names[xSymbol],
+                                                      "median run time (ms)");
     if (!dyncc::cost::writePlotFile(options.plot, svg, message))
       return error(message);
     if (!options.quiet)
