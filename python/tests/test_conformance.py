@@ -125,3 +125,26 @@ def test_bindings_cover_minimum_maximum_and_off_multiples():
     for x in models.bindings({"h": (8, 64, 8)}):
         assert x["h"] % 8 == 0 and 8 <= x["h"] <= 64
     assert len(models.bindings({"h": (1, 8)})) >= 5
+
+
+def test_a_dim_the_model_fixes_fails_the_check(tmp_path, bin_dir):
+    """A spec dim the model fixes to one value (here B, by a Concat beside a
+    constant [1, 8] row) is no symbol of the artifact: its bindings would
+    all run the one shape, so the check fails rather than pass them."""
+    import numpy as np
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+    pytest.importorskip("onnxruntime", reason="scripts/setup.sh installs onnxruntime")
+    graph = helper.make_graph(
+        [helper.make_node("Concat", ["X", "C"], ["Y"], axis=1)], "fixed",
+        [helper.make_tensor_value_info("X", TensorProto.FLOAT, ["B", 8])],
+        [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)],
+        initializer=[numpy_helper.from_array(np.ones((1, 8), np.float32), "C")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    path = tmp_path / "fixed.onnx"
+    onnx.save(model, str(path))
+    check = models.check_model(path, dict(dims={"B": (1, 8)}), bin_dir / "dyncc",
+                               tmp_path)
+    assert not check.passed
+    assert "B: not a symbol of the artifact (the model fixes it)" in check.summary()
