@@ -44,6 +44,25 @@ static std::string tickLabel(double v) {
   return buffer;
 }
 
+/// `series` with its points in ascending x (a stable sort: points of equal
+/// x keep their order).
+static dyncc::cost::PlotSeries
+sortedByX(const dyncc::cost::PlotSeries &series) {
+  std::vector<size_t> order(series.x.size());
+  for (size_t i = 0; i < order.size(); ++i)
+    order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return series.x[a] < series.x[b];
+  });
+  dyncc::cost::PlotSeries sorted = series;
+  for (size_t i = 0; i < order.size(); ++i) {
+    sorted.x[i] = series.x[order[i]];
+    sorted.y[i] = series.y[order[i]];
+    sorted.variant[i] = series.variant[order[i]];
+  }
+  return sorted;
+}
+
 std::string dyncc::cost::plotVariantRegions(
     const std::vector<PlotSeries> &series, const std::string &xName,
     const std::string &yName) {
@@ -62,9 +81,10 @@ std::string dyncc::cost::plotVariantRegions(
                     "\" font-family=\"sans-serif\" font-size=\"12\">\n"
                     "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
   int y0 = 40;
-  for (const PlotSeries &ps : series) {
-    if (ps.x.empty())
+  for (const PlotSeries &given : series) {
+    if (given.x.empty())
       continue;
+    const PlotSeries ps = sortedByX(given);
     double xLo = std::log(double(std::max<int64_t>(1, ps.x.front())));
     double xHi = std::log(double(std::max<int64_t>(2, ps.x.back())));
     if (xHi <= xLo)

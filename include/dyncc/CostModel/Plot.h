@@ -21,7 +21,8 @@
 namespace dyncc::cost {
 
 struct PlotSeries {
-  /// The x values (ascending), the y values, and each point's variant.
+  /// The x values (in any order: the chart draws the points by x), the y
+  /// values, and each point's variant.
   std::vector<int64_t> x;
   std::vector<double> y;
   std::vector<uint32_t> variant;

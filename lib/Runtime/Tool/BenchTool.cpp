@@ -551,23 +551,8 @@ int BenchTool::run(const BenchOptions &options) {
       std::printf("pinned inputs: off (%s)\n", off.c_str());
   }
   if (!options.plot.empty()) {
-    for (dyncc::cost::PlotSeries &series : panels) {
+    for (dyncc::cost::PlotSeries &series : panels)
       series.variantNames = variantSets;
-      // The chart takes each panel's x values ascending.
-      std::vector<size_t> order(series.x.size());
-      for (size_t i = 0; i < order.size(); ++i)
-        order[i] = i;
-      std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-        return series.x[a] < series.x[b];
-      });
-      dyncc::cost::PlotSeries sorted = series;
-      for (size_t i = 0; i < order.size(); ++i) {
-        sorted.x[i] = series.x[order[i]];
-        sorted.y[i] = series.y[order[i]];
-        sorted.variant[i] = series.variant[order[i]];
-      }
-      series = std::move(sorted);
-    }
     std::string svg = dyncc::cost::plotVariantRegions(panels, names[xSymbol],
                                                       "median run time (ms)");
     if (!dyncc::cost::writePlotFile(options.plot, svg, message))
