@@ -129,6 +129,14 @@ bool dyncc::runtime::pickMeasuredVariant(const Manifest &manifest,
   return best >= 0;
 }
 
+bool dyncc::runtime::pickVariant(const Manifest &manifest,
+                                 const GroupCalibration *measured, size_t group,
+                                 const int64_t *symbols, size_t &variant) {
+  return (measured &&
+          pickMeasuredVariant(manifest, *measured, symbols, variant)) ||
+         manifest.groups[group].pick(symbols, variant);
+}
+
 const DeviceCalibration *Calibration::find(const std::string &device,
                                            const std::string &arch,
                                            int64_t sms) const {

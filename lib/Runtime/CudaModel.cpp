@@ -302,10 +302,8 @@ std::shared_ptr<CudaModel> CudaModel::load(const Model &model, int ordinal,
     planArenaAheadInto(
         manifest,
         [&](size_t group, const int64_t *symbols, size_t &variant) {
-          const GroupCalibration *measured = device->group(group);
-          return (measured &&
-                  pickMeasuredVariant(manifest, *measured, symbols, variant)) ||
-                 manifest.groups[group].pick(symbols, variant);
+          return pickVariant(manifest, device->group(group), group, symbols,
+                             variant);
         },
         model.sharedPlacements());
   return gpu;

@@ -1373,9 +1373,7 @@ bool Session::selectVariant(size_t groupIndex, size_t &kernel,
   // table, then the first variant whose conditions hold where there is
   // neither (or the table's key cannot be evaluated).
   size_t picked;
-  if (measured && calibratedChoice(*measured, picked))
-    return choose(picked);
-  if (group.pick(symbols.data(), picked))
+  if (pickVariant(manifest, measured, groupIndex, symbols.data(), picked))
     return choose(picked);
   std::string values;
   for (size_t slot : group.keySymbols)

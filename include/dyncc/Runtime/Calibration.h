@@ -122,6 +122,13 @@ bool pickMeasuredVariant(const Manifest &manifest,
                          const int64_t *symbols, size_t &variant,
                          std::vector<double> *predicted = nullptr);
 
+/// What a CUDA session selects for manifest group `group` at `symbols`:
+/// pickMeasuredVariant where `measured` (its measurements on the session's
+/// device, or null) has samples, else the tile search's table
+/// (GroupInfo::pick); false where neither picks one.
+bool pickVariant(const Manifest &manifest, const GroupCalibration *measured,
+                 size_t group, const int64_t *symbols, size_t &variant);
+
 /// Parses the calibration section and resolves its names against
 /// `manifest`. On failure returns false with `error` set to one line
 /// "calibration: JSON.PATH: what is wrong".
