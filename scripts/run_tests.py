@@ -153,11 +153,11 @@ def sanitizer_suite(suite):
 
 
 class FuzzJob:
-    """One libFuzzer run: binary `fuzzer` on corpus RESULTS/corpus/KIND plus
-    `seed_dirs`, with libFuzzer `options`."""
+    """One libFuzzer run: binary `fuzzer` for `seconds` on corpus
+    RESULTS/corpus/KIND plus `seed_dirs`, with libFuzzer `options`."""
 
-    def __init__(self, fuzzer, kind, options, seed_dirs):
-        self.fuzzer, self.kind = Path(fuzzer), kind
+    def __init__(self, fuzzer, kind, seconds, options, seed_dirs):
+        self.fuzzer, self.kind, self.seconds = Path(fuzzer), kind, seconds
         self.options, self.seed_dirs = options, seed_dirs
 
 
@@ -167,7 +167,8 @@ def run_fuzzer(job):
     wrote. The whole output is kept in RESULTS/KIND-fuzz.log."""
     corpus = RESULTS / "corpus" / job.kind
     corpus.mkdir(parents=True, exist_ok=True)
-    r = run([job.fuzzer, *job.options, f"-seed={FUZZ_SEED}", "-print_final_stats=0",
+    r = run([job.fuzzer, f"-max_total_time={job.seconds}", *job.options,
+             f"-seed={FUZZ_SEED}", "-print_final_stats=0",
              f"-artifact_prefix={RESULTS}/{job.kind}-", corpus, *job.seed_dirs],
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     log = RESULTS / f"{job.kind}-fuzz.log"
@@ -229,8 +230,7 @@ def runtime_fuzzer_build(suite):
         suite.failures.append("no fuzzers were built")
     for fuzzer in fuzzers:
         kind = fuzzer.name.replace("dyncc-fuzz-", "")
-        FUZZ_JOBS.append(FuzzJob(fuzzer, kind, [f"-max_total_time={FUZZ_SECONDS}"],
-                                 [seeds / kind]))
+        FUZZ_JOBS.append(FuzzJob(fuzzer, kind, FUZZ_SECONDS, [], [seeds / kind]))
 
 
 def importer_fuzzer_build(suite):
@@ -251,8 +251,7 @@ def importer_fuzzer_build(suite):
         suite.failures.append("dyncc-fuzz-importer-seeds failed")
         return
     FUZZ_JOBS.append(FuzzJob(build / "bin" / "dyncc-fuzz-importer", "importer",
-                             [f"-max_total_time={IMPORTER_FUZZ_SECONDS}",
-                              "-rss_limit_mb=4096", "-timeout=25"],
+                             IMPORTER_FUZZ_SECONDS, ["-rss_limit_mb=4096", "-timeout=25"],
                              [seeds, ROOT / "test" / "Fuzz" / "Importer" / "regressions"]))
 
 
@@ -261,7 +260,7 @@ def fuzz_suite(suite):
     single-threaded process with a wall-time limit, so they share the cores
     instead of taking turns. The longest (the importer's) starts first."""
     import concurrent.futures
-    jobs = sorted(FUZZ_JOBS, key=lambda j: -int(j.options[0].split("=")[1]))
+    jobs = sorted(FUZZ_JOBS, key=lambda job: -job.seconds)
     with concurrent.futures.ThreadPoolExecutor(max_workers=int(JOBS)) as pool:
         for failure in pool.map(run_fuzzer, jobs):
             if failure is None:
