@@ -7,6 +7,8 @@
 
 #include "dyncc/Runtime/Artifact.h"
 
+#include "ThreadPool.h"
+
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
@@ -154,11 +156,6 @@ uint64_t Xxh64::hash(const void *data, size_t size, uint64_t seed) {
   return state.digest();
 }
 
-uint64_t dyncc::runtime::artifactChecksum(uint32_t version, const void *data,
-                                          size_t size) {
-  return version == 1 ? fnv1a64(data, size) : Xxh64::hash(data, size);
-}
-
 namespace {
 void storeU32(uint8_t *p, uint32_t v) {
   for (int i = 0; i < 4; ++i)
@@ -224,6 +221,80 @@ bool writeAll(int fd, const void *data, size_t size) {
   return true;
 }
 } // namespace
+
+void ChunkedXxh64::update(const void *data, size_t size) {
+  const uint8_t *p = static_cast<const uint8_t *>(data);
+  while (size != 0) {
+    size_t take = static_cast<size_t>(
+        std::min<uint64_t>(size, kChecksumChunkBytes - chunkFill));
+    chunk.update(p, take);
+    chunkFill += take;
+    p += take;
+    size -= take;
+    if (chunkFill == kChecksumChunkBytes) {
+      uint8_t word[8];
+      storeU64(word, chunk.digest());
+      chunkHashes.update(word, sizeof(word));
+      chunk = Xxh64();
+      chunkFill = 0;
+    }
+  }
+}
+
+uint64_t ChunkedXxh64::digest() const {
+  if (chunkFill == 0)
+    return chunkHashes.digest();
+  Xxh64 hashes = chunkHashes;
+  uint8_t word[8];
+  storeU64(word, chunk.digest());
+  hashes.update(word, sizeof(word));
+  return hashes.digest();
+}
+
+namespace {
+struct ChunkJob {
+  const uint8_t *data;
+  size_t size;
+  uint8_t *words;
+};
+} // namespace
+
+uint64_t ChunkedXxh64::hash(const void *data, size_t size, unsigned threads) {
+  size_t chunks = static_cast<size_t>((size + kChecksumChunkBytes - 1) /
+                                      kChecksumChunkBytes);
+  std::vector<uint8_t> words(chunks * 8);
+  ChunkJob job{static_cast<const uint8_t *>(data), size, words.data()};
+  auto hashChunk = [](void *context, uint64_t index) {
+    const ChunkJob &job = *static_cast<const ChunkJob *>(context);
+    uint64_t begin = index * kChecksumChunkBytes;
+    size_t length = static_cast<size_t>(
+        std::min<uint64_t>(kChecksumChunkBytes, job.size - begin));
+    storeU64(job.words + 8 * index, Xxh64::hash(job.data + begin, length));
+  };
+  // A pool's threads cost tens of microseconds to start: only a file of
+  // several chunks a thread is worth them.
+  unsigned useful =
+      static_cast<unsigned>(std::min<size_t>(threads, chunks / 2));
+  if (useful > 1) {
+    ThreadPool pool(useful);
+    pool.parallelFor(chunks, hashChunk, &job);
+  } else {
+    for (size_t i = 0; i < chunks; ++i)
+      hashChunk(&job, i);
+  }
+  return Xxh64::hash(words.data(), words.size());
+}
+
+uint64_t dyncc::runtime::artifactChecksum(uint32_t version, const void *data,
+                                          size_t size, unsigned threads) {
+  if (version == 1)
+    return fnv1a64(data, size);
+  if (version == 2)
+    return Xxh64::hash(data, size);
+  if (threads == 0)
+    threads = std::min(ThreadPool::defaultSize(), 8u);
+  return ChunkedXxh64::hash(data, size, threads);
+}
 
 //===----------------------------------------------------------------------===//
 // ArtifactWriter
@@ -298,7 +369,7 @@ bool ArtifactWriter::emit(Sink &&sink, HeaderSink &&writeHeader,
   if (!layout(offsets, fileSize, error))
     return false;
 
-  Xxh64 checksum;
+  ChunkedXxh64 checksum;
   uint64_t position = kArtifactHeaderSize;
   auto put = [&](const void *data, size_t size) {
     checksum.update(data, size);

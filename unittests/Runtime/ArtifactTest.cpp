@@ -114,9 +114,10 @@ TEST(ArtifactTest, RoundTripThroughFile) {
   // The header says what the file is.
   EXPECT_EQ(std::memcmp(serialized.data(), kArtifactMagic, 8), 0);
   EXPECT_EQ(loadU64(serialized, 16), serialized.size());
-  EXPECT_EQ(serialized[8], 2);
-  EXPECT_EQ(loadU64(serialized, 24),
-            Xxh64::hash(serialized.data() + 64, serialized.size() - 64));
+  EXPECT_EQ(serialized[8], 3);
+  EXPECT_EQ(
+      loadU64(serialized, 24),
+      ChunkedXxh64::hash(serialized.data() + 64, serialized.size() - 64, 1));
 }
 
 TEST(ArtifactTest, OverwritesExistingFileAtomically) {
@@ -218,15 +219,15 @@ TEST(ArtifactTest, RejectsBadMagic) {
 
 TEST(ArtifactTest, RejectsOtherVersion) {
   std::string bytes = sampleArtifact();
-  storeU32(bytes, 8, 3);
+  storeU32(bytes, 8, 4);
   expectRejected(bytes,
-                 "unsupported artifact format version 3 (this run-time reads "
-                 "versions 1 to 2)",
+                 "unsupported artifact format version 4 (this run-time reads "
+                 "versions 1 to 3)",
                  ArtifactError::Version);
   storeU32(bytes, 8, 0);
   expectRejected(bytes,
                  "unsupported artifact format version 0 (this run-time reads "
-                 "versions 1 to 2)",
+                 "versions 1 to 3)",
                  ArtifactError::Version);
 }
 
@@ -247,6 +248,29 @@ TEST(ArtifactTest, ReadsVersionOne) {
   std::string error;
   std::unique_ptr<ArtifactFile> file =
       ArtifactFile::openMemory(bytes.data(), bytes.size(), "v1", error);
+  ASSERT_NE(file, nullptr) << error;
+  EXPECT_EQ(file->findSection("w1")->bytes(), "xxx");
+}
+
+// Version 2 (XXH64 over the bytes in one stream) is still read; its
+// checksum is not version 3's.
+TEST(ArtifactTest, ReadsVersionTwo) {
+  std::string bytes = sampleArtifact();
+  EXPECT_EQ(static_cast<uint8_t>(bytes[8]), 3);
+  storeU32(bytes, 8, 2);
+  uint64_t streamed = Xxh64::hash(bytes.data() + 64, bytes.size() - 64);
+  EXPECT_NE(loadU64(bytes, 24), streamed);
+  char expected[128];
+  std::snprintf(expected, sizeof(expected),
+                "checksum mismatch (stored 0x%016llx, computed 0x%016llx)",
+                static_cast<unsigned long long>(loadU64(bytes, 24)),
+                static_cast<unsigned long long>(streamed));
+  expectRejected(bytes, expected, ArtifactError::Checksum);
+  fixChecksum(bytes);
+  EXPECT_EQ(loadU64(bytes, 24), streamed);
+  std::string error;
+  std::unique_ptr<ArtifactFile> file =
+      ArtifactFile::openMemory(bytes.data(), bytes.size(), "v2", error);
   ASSERT_NE(file, nullptr) << error;
   EXPECT_EQ(file->findSection("w1")->bytes(), "xxx");
 }
@@ -308,7 +332,8 @@ TEST(ArtifactTest, RejectsChecksumMismatch) {
   std::string bytes = sampleArtifact();
   uint64_t stored = loadU64(bytes, 24);
   bytes[bytes.size() - 1] ^= 1;
-  uint64_t computed = Xxh64::hash(bytes.data() + 64, bytes.size() - 64);
+  uint64_t computed =
+      ChunkedXxh64::hash(bytes.data() + 64, bytes.size() - 64, 1);
   char expected[128];
   std::snprintf(expected, sizeof(expected),
                 "checksum mismatch (stored 0x%016llx, computed 0x%016llx)",
@@ -466,6 +491,76 @@ TEST(ArtifactTest, Xxh64InPiecesIsOnePiece) {
           << size << " bytes in pieces of " << piece;
     }
   EXPECT_EQ(Xxh64::hash(bytes.data(), 1000), 0x0bf0bdbcc82eb373ull);
+}
+
+/// `size` bytes of a pattern that differs from chunk to chunk.
+std::string chunkPattern(size_t size) {
+  std::string bytes(size, '\0');
+  uint64_t state = 0x9E3779B97F4A7C15ull;
+  for (size_t i = 0; i < size; ++i) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    bytes[i] = static_cast<char>(state >> 56);
+  }
+  return bytes;
+}
+
+// Version 3's checksum is XXH64 of the chunks' XXH64s as little-endian
+// words, whether hashed on one thread, several, or streamed in pieces that
+// straddle the chunks' ends.
+TEST(ArtifactTest, ChunkedXxh64IsTheHashOfItsChunksHashes) {
+  const size_t chunk = static_cast<size_t>(kChecksumChunkBytes);
+  std::string bytes = chunkPattern(3 * chunk + 5);
+  for (size_t size : {size_t(0), size_t(1), size_t(1000), chunk - 1, chunk,
+                      chunk + 1, 2 * chunk, 3 * chunk + 5}) {
+    std::string words;
+    for (size_t at = 0; at < size; at += chunk) {
+      uint64_t hash =
+          Xxh64::hash(bytes.data() + at, std::min(chunk, size - at));
+      for (int i = 0; i < 8; ++i)
+        words += static_cast<char>(hash >> (8 * i));
+    }
+    uint64_t expected = Xxh64::hash(words.data(), words.size());
+    for (unsigned threads : {1u, 2u, 3u, 8u})
+      EXPECT_EQ(ChunkedXxh64::hash(bytes.data(), size, threads), expected)
+          << size << " bytes on " << threads << " threads";
+    EXPECT_EQ(artifactChecksum(3, bytes.data(), size), expected) << size;
+    for (size_t piece : {size_t(1) << 20, chunk - 3, chunk, chunk + 7}) {
+      ChunkedXxh64 state;
+      for (size_t at = 0; at < size; at += piece)
+        state.update(bytes.data() + at, std::min(piece, size - at));
+      EXPECT_EQ(state.digest(), expected)
+          << size << " bytes in pieces of " << piece;
+    }
+  }
+  // One byte changed anywhere changes it (a chunk's hash, then the whole).
+  for (size_t at : {size_t(0), chunk - 1, chunk, 3 * chunk + 4}) {
+    std::string damaged = bytes;
+    damaged[at] ^= 0x20;
+    EXPECT_NE(ChunkedXxh64::hash(damaged.data(), damaged.size(), 2),
+              ChunkedXxh64::hash(bytes.data(), bytes.size(), 2))
+        << at;
+  }
+}
+
+// An artifact of several chunks, written to disk and read back; a byte
+// flipped in its last chunk is a checksum error.
+TEST(ArtifactTest, VerifiesAnArtifactOfManyChunks) {
+  TempDir dir;
+  std::string path = dir.file("big.dyncc");
+  ArtifactWriter writer;
+  writer.setManifest("{\"model\": \"m\"}");
+  writer.addSection(
+      "w", chunkPattern(static_cast<size_t>(5 * kChecksumChunkBytes + 12345)));
+  std::string error;
+  ASSERT_TRUE(writer.write(path, error)) << error;
+  ASSERT_NE(ArtifactFile::open(path, error), nullptr) << error;
+  std::string bytes = readFile(path);
+  bytes[bytes.size() - 100] ^= 1;
+  ArtifactError kind = ArtifactError::None;
+  EXPECT_EQ(
+      ArtifactFile::openMemory(bytes.data(), bytes.size(), "big", error, &kind),
+      nullptr);
+  EXPECT_EQ(kind, ArtifactError::Checksum) << error;
 }
 
 } // namespace

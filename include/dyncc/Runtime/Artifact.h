@@ -28,10 +28,11 @@ namespace dyncc::runtime {
 /// The first eight bytes of every artifact.
 inline constexpr char kArtifactMagic[8] = {'D', 'Y',  'N',  'C',
                                            'C', '\0', '\r', '\n'};
-/// The format version this run-time writes. It also reads version 1, whose
-/// checksum is FNV-1a 64 (version 2's is XXH64: the same layout, a hash
-/// some 25 times faster, which loading a model runs over all of its bytes).
-inline constexpr uint32_t kArtifactFormatVersion = 2;
+/// The format version this run-time writes. It also reads versions 1 and 2,
+/// the same layout with other checksums: version 1's is FNV-1a 64, version
+/// 2's XXH64 over all the bytes in one stream, version 3's XXH64 over 4 MiB
+/// chunks (ChunkedXxh64), which a reader hashes on several threads.
+inline constexpr uint32_t kArtifactFormatVersion = 3;
 /// The oldest format version this run-time reads.
 inline constexpr uint32_t kOldestArtifactFormatVersion = 1;
 /// Size of the file header.
@@ -73,8 +74,37 @@ private:
   size_t pendingSize = 0;
 };
 
-/// The checksum of format `version` (1 or 2) over `size` bytes.
-uint64_t artifactChecksum(uint32_t version, const void *data, size_t size);
+/// Format version 3's checksum: the bytes cut into chunks of
+/// kChecksumChunkBytes (the last may be shorter), each hashed with XXH64
+/// (seed 0), and XXH64 (seed 0) of those hashes as 8-byte little-endian
+/// words, in order. The chunks hash independently, so a reader verifies a
+/// large artifact on several threads; a writer streams it.
+class ChunkedXxh64 {
+public:
+  /// Adds `size` bytes at `data`.
+  void update(const void *data, size_t size);
+  /// The checksum of every byte added so far.
+  uint64_t digest() const;
+  /// The checksum of `size` bytes at `data`, its chunks hashed on up to
+  /// `threads` threads (the caller's among them).
+  static uint64_t hash(const void *data, size_t size, unsigned threads);
+
+private:
+  /// The hashes of the whole chunks added so far.
+  Xxh64 chunkHashes;
+  /// The chunk being added, and its bytes so far.
+  Xxh64 chunk;
+  uint64_t chunkFill = 0;
+};
+
+/// The chunk size of ChunkedXxh64.
+inline constexpr uint64_t kChecksumChunkBytes = uint64_t(4) << 20;
+
+/// The checksum of format `version` (1, 2 or 3) over `size` bytes. Version
+/// 3's is hashed on up to `threads` threads (0: ThreadPool's default, at
+/// most 8; memory bandwidth bounds it beyond).
+uint64_t artifactChecksum(uint32_t version, const void *data, size_t size,
+                          unsigned threads = 0);
 
 /// Builds an artifact and writes it atomically.
 class ArtifactWriter {
