@@ -7,6 +7,7 @@
 
 #include "dyncc/Runtime/Json.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <unordered_set>
@@ -63,6 +64,25 @@ private:
   std::string_view input;
   std::string &error;
   size_t pos = 0;
+
+  /// Per nesting depth, the values of the array or object being parsed
+  /// there: grown once for the document rather than once per container,
+  /// and each container's children then allocated at their size.
+  std::vector<std::vector<JsonValue>> scratchByDepth;
+
+  std::vector<JsonValue> &scratch(unsigned depth) {
+    // Sized once: a deeper container's scratch must not move this one's.
+    if (scratchByDepth.empty())
+      scratchByDepth.resize(kMaxJsonDepth + 1);
+    return scratchByDepth[depth];
+  }
+
+  static void takeItems(std::vector<JsonValue> &items, JsonValue &out) {
+    out.children.reserve(items.size());
+    for (JsonValue &item : items)
+      out.children.push_back(std::move(item));
+    items.clear();
+  }
 
   bool fail(const std::string &message) {
     error = "at byte " + std::to_string(pos) + ": " + message;
@@ -148,7 +168,12 @@ private:
       ++pos;
       return true;
     }
+    // Duplicates are found by a scan of the keys before, or past
+    // kScannedKeys members (where a scan would be quadratic) in a set.
+    constexpr size_t kScannedKeys = 16;
     std::unordered_set<std::string> seen;
+    std::vector<std::string> &keys = out.memberKeys;
+    std::vector<JsonValue> &items = scratch(depth);
     while (true) {
       skipSpace();
       if (atEnd() || input[pos] != '"')
@@ -157,7 +182,13 @@ private:
       std::string key;
       if (!parseString(key))
         return false;
-      if (!seen.insert(key).second) {
+      if (keys.size() == kScannedKeys)
+        seen.insert(keys.begin(), keys.end());
+      bool duplicate =
+          keys.size() < kScannedKeys
+              ? std::find(keys.begin(), keys.end(), key) != keys.end()
+              : !seen.insert(key).second;
+      if (duplicate) {
         pos = keyPos;
         std::string shown;
         for (char c : key)
@@ -170,9 +201,9 @@ private:
         return fail("expected ':' after a member name");
       ++pos;
       skipSpace();
-      out.memberKeys.push_back(std::move(key));
-      out.children.emplace_back();
-      if (!parseValue(out.children.back(), depth))
+      keys.push_back(std::move(key));
+      items.emplace_back();
+      if (!parseValue(items.back(), depth))
         return false;
       skipSpace();
       if (atEnd())
@@ -183,6 +214,7 @@ private:
       }
       if (input[pos] == '}') {
         ++pos;
+        takeItems(items, out);
         return true;
       }
       return fail("expected ',' or '}'");
@@ -199,10 +231,11 @@ private:
       ++pos;
       return true;
     }
+    std::vector<JsonValue> &items = scratch(depth);
     while (true) {
       skipSpace();
-      out.children.emplace_back();
-      if (!parseValue(out.children.back(), depth))
+      items.emplace_back();
+      if (!parseValue(items.back(), depth))
         return false;
       skipSpace();
       if (atEnd())
@@ -213,6 +246,7 @@ private:
       }
       if (input[pos] == ']') {
         ++pos;
+        takeItems(items, out);
         return true;
       }
       return fail("expected ',' or ']'");
@@ -271,8 +305,17 @@ private:
       if (static_cast<unsigned char>(c) < 0x20)
         return fail("control character in string");
       if (c != '\\') {
-        out += c;
-        ++pos;
+        // The run of plain characters up to the next quote, escape or
+        // control character, in one append.
+        size_t end = pos + 1;
+        while (end < input.size()) {
+          char d = input[end];
+          if (d == '"' || d == '\\' || static_cast<unsigned char>(d) < 0x20)
+            break;
+          ++end;
+        }
+        out.append(input.data() + pos, end - pos);
+        pos = end;
         continue;
       }
       ++pos;
