@@ -15,6 +15,7 @@
 #include "dyncc/Pipelines/Compiler.h"
 #include "dyncc/Dialect/Dg/Transforms/FusionReport.h"
 
+#include "dyncc/CostModel/Device.h"
 #include "dyncc/Dialect/Dg/IR/Dg.h"
 #include "dyncc/Dialect/Sym/IR/Sym.h"
 #include "dyncc/InitAll.h"
@@ -27,7 +28,6 @@
 #include "dyncc/Target/Ptxas.h"
 #include "dyncc/Tiling/TileConfig.h"
 #include "dyncc/Tiling/TileSearch.h"
-#include "dyncc/CostModel/Device.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
@@ -35,9 +35,12 @@
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/TargetSelect.h"
 
 #include <chrono>
+#include <mutex>
 #include <set>
+#include <thread>
 
 using namespace mlir;
 using namespace dyncc;
@@ -85,9 +88,11 @@ public:
           if (diag.getSeverity() == DiagnosticSeverity::Warning &&
               this->options.note)
             this->options.note(text());
-          if (diag.getSeverity() == DiagnosticSeverity::Error &&
-              this->error.empty())
-            this->error = text();
+          if (diag.getSeverity() == DiagnosticSeverity::Error) {
+            std::lock_guard<std::mutex> lock(errorMutex);
+            if (this->error.empty())
+              this->error = text();
+          }
           return success();
         });
   }
@@ -200,6 +205,33 @@ public:
         chips.push_back(t);
     }
 
+    // The host path (cpu, llvm, host-object) and the GPU path share the
+    // kernels and the context only. Where both run and no stage of theirs is
+    // emitted or stopped after, the host path runs on a thread of its own
+    // beside the GPU stages (the context then uniquing under its locks), and
+    // its stage times are reported once both are done.
+    HostJob hostJob;
+    std::thread hostThread;
+    struct Joiner {
+      std::thread &thread;
+      MLIRContext &context;
+      ~Joiner() {
+        if (thread.joinable()) {
+          thread.join();
+          context.enableMultithreading(false);
+        }
+      }
+    } joiner{hostThread, context};
+    if (cpu && !chips.empty() && options.emitStage.empty() &&
+        options.stopAfter.empty()) {
+      initializeTargets();
+      hostJob.module = kernels->clone();
+      context.enableMultithreading(true);
+      hostThread = std::thread([this, &hostJob] {
+        hostJob.ok = compileHost(*hostJob.module, hostJob.object, &hostJob);
+      });
+    }
+
     std::map<std::string, std::string> ptx;
     if (!chips.empty() || isStage("gpu") || isStage("nvvm") || isStage("ptx")) {
       if (chips.empty())
@@ -241,23 +273,24 @@ public:
     }
 
     std::string hostObject;
-    if (cpu || isStage("cpu") || isStage("llvm")) {
+    if (hostThread.joinable()) {
+      hostThread.join();
+      context.enableMultithreading(false);
+      for (const HostJob::Stage &stage : hostJob.stages)
+        if (options.progress) {
+          options.progress(stage.name, false, 0, "");
+          options.progress(stage.name, true, stage.seconds, stage.detail);
+        }
+      if (!hostJob.ok)
+        return fail(hostJob.error);
+      hostObject = std::move(hostJob.object);
+    } else if (cpu || isStage("cpu") || isStage("llvm")) {
       if (!cpu)
         return fail("--emit=" + options.emitStage +
                     " needs the cpu target in --target");
       OwningOpRef<ModuleOp> host = kernels->clone();
-      if (!runStage("cpu", *host, buildCpuMappingPipeline) || stopped)
+      if (!compileHost(*host, hostObject, nullptr))
         return !failedFlag;
-      if (!runStage("llvm", *host, buildCpuLoweringPipeline) || stopped)
-        return !failedFlag;
-      startStage("host-object");
-      std::string objectError;
-      std::optional<std::string> object =
-          emitHostSharedObject(*host, kernelNames, objectError);
-      if (!object)
-        return fail(objectError);
-      hostObject = std::move(*object);
-      endStage("host-object", {}, std::to_string(hostObject.size()) + " bytes");
     }
 
     // Plan and package.
@@ -302,6 +335,81 @@ public:
   }
 
 private:
+  /// The host path run on a thread of its own: its module, its results,
+  /// and its stages' times for run() to report.
+  struct HostJob {
+    struct Stage {
+      std::string name;
+      double seconds;
+      std::string detail;
+    };
+    OwningOpRef<ModuleOp> module;
+    std::string object;
+    std::string error;
+    std::vector<Stage> stages;
+    bool ok = false;
+  };
+
+  /// The cpu, llvm and host-object stages on `host`, the shared object into
+  /// `object`. With `job` (on its own thread) the stages are timed into
+  /// it and a failure's message goes to its `error`; without, they are
+  /// reported as they end and may be emitted or stopped after (false with
+  /// `stopped` set).
+  bool compileHost(ModuleOp host, std::string &object, HostJob *job) {
+    auto stage = [&](const std::string &name,
+                     llvm::function_ref<LogicalResult(OpPassManager &)> build) {
+      if (!job)
+        return runStage(name, host, build) && !stopped;
+      auto start = std::chrono::steady_clock::now();
+      PassManager pm(&context);
+      if (failed(build(pm)) || failed(pm.run(host)))
+        return false;
+      job->stages.push_back({name, secondsSince(start), ""});
+      return true;
+    };
+    if (!stage("cpu", buildCpuMappingPipeline) ||
+        !stage("llvm", buildCpuLoweringPipeline))
+      return false;
+    auto start = std::chrono::steady_clock::now();
+    if (!job)
+      startStage("host-object");
+    std::string objectError;
+    std::optional<std::string> emitted =
+        emitHostSharedObject(host, kernelNames, objectError);
+    if (!emitted) {
+      if (job)
+        job->error = objectError;
+      else
+        fail(objectError);
+      return false;
+    }
+    object = std::move(*emitted);
+    std::string detail = std::to_string(object.size()) + " bytes";
+    if (job)
+      job->stages.push_back(
+          {"host-object", secondsSince(start), detail + ", beside the GPU's"});
+    else
+      endStage("host-object", {}, detail);
+    return true;
+  }
+
+  static double secondsSince(std::chrono::steady_clock::time_point start) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                         start)
+        .count();
+  }
+
+  /// The LLVM targets both paths use, registered before they run side by
+  /// side (registering one appends to LLVM's list of targets).
+  static void initializeTargets() {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+    LLVMInitializeNVPTXTargetInfo();
+    LLVMInitializeNVPTXTarget();
+    LLVMInitializeNVPTXTargetMC();
+    LLVMInitializeNVPTXAsmPrinter();
+  }
+
   bool checkOptions() {
     for (const std::string &t : options.targets)
       if (!llvm::is_contained(getSupportedTargets(), t))
@@ -467,6 +575,7 @@ private:
   }
 
   bool fail(const std::string &message) {
+    std::lock_guard<std::mutex> lock(errorMutex);
     if (!message.empty() || error.empty())
       error = message.empty() ? "compilation failed" : message;
     failedFlag = true;
@@ -580,6 +689,8 @@ private:
   std::string &error;
   MLIRContext context{MLIRContext::Threading::DISABLED};
   std::unique_ptr<ScopedDiagnosticHandler> handler;
+  /// Guards `error`: the host path's thread may fail beside the GPU's.
+  std::mutex errorMutex;
   std::chrono::steady_clock::time_point stageStart;
   /// Whether target `chip` (sm_90, sm_90a, ...) is the searched device's
   /// architecture.
