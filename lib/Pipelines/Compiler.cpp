@@ -35,6 +35,8 @@
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
 #include "llvm/Support/TargetSelect.h"
 
 #include <chrono>
@@ -303,7 +305,13 @@ public:
     if (failed(plan))
       return fail("");
     if (isStage("plan")) {
-      emitStream << plan->manifest << "\n";
+      // Indented for reading; the artifact's is compact.
+      llvm::Expected<llvm::json::Value> value =
+          llvm::json::parse(plan->manifest);
+      if (!value)
+        return fail("the plan is not JSON (" +
+                    llvm::toString(value.takeError()) + ")");
+      emitStream << llvm::formatv("{0:2}", *value) << "\n";
       return true;
     }
     // Never write an artifact the run-time would refuse to load.
