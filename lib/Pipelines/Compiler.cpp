@@ -29,6 +29,8 @@
 #include "dyncc/Tiling/TileConfig.h"
 #include "dyncc/Tiling/TileSearch.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Verifier.h"
@@ -207,28 +209,33 @@ public:
         chips.push_back(t);
     }
 
-    // The host path (cpu, llvm, host-object) and the GPU path share the
-    // kernels and the context only. Where both run and no stage of theirs is
-    // emitted or stopped after, the host path runs on a thread of its own
-    // beside the GPU stages (the context then uniquing under its locks), and
-    // its stage times are reported once both are done.
+    // The back end runs on several threads where no stage of it is emitted
+    // or stopped after: the host path (cpu, llvm, host-object) beside the
+    // GPU path, which share the kernels and the context only, and each
+    // chip's PTX and cubin beside the other chips'. The context then
+    // uniques under its locks; the host path's stage times are reported
+    // once both paths are done.
+    threaded = options.emitStage.empty() && options.stopAfter.empty() &&
+               ((cpu && !chips.empty()) || chips.size() > 1);
     HostJob hostJob;
     std::thread hostThread;
     struct Joiner {
       std::thread &thread;
       MLIRContext &context;
+      bool threaded;
       ~Joiner() {
-        if (thread.joinable()) {
+        if (thread.joinable())
           thread.join();
+        if (threaded)
           context.enableMultithreading(false);
-        }
       }
-    } joiner{hostThread, context};
-    if (cpu && !chips.empty() && options.emitStage.empty() &&
-        options.stopAfter.empty()) {
+    } joiner{hostThread, context, threaded};
+    if (threaded) {
       initializeTargets();
-      hostJob.module = kernels->clone();
       context.enableMultithreading(true);
+    }
+    if (threaded && cpu && !chips.empty()) {
+      hostJob.module = kernels->clone();
       hostThread = std::thread([this, &hostJob] {
         hostJob.ok = compileHost(*hostJob.module, hostJob.object, &hostJob);
       });
@@ -253,10 +260,8 @@ public:
       // graph.
       copyKernelAttrToGraph(*gpu, *graph, getDynamicSharedBytesAttrName());
       startStage("ptx");
-      if (failed(runPipeline(*gpu, buildPtxPipeline)))
-        return false;
       FailureOr<std::map<std::string, std::string>> collected =
-          collectPtx(*gpu);
+          translateToPtx(*gpu);
       if (failed(collected))
         return false;
       ptx = std::move(*collected);
@@ -265,7 +270,9 @@ public:
           emitStream << "// ---- " << chip << " ----\n" << text;
         return true;
       }
-      endStage("ptx", {}, std::to_string(ptx.size()) + " PTX modules");
+      endStage("ptx", {},
+               std::to_string(ptx.size()) + " PTX modules" +
+                   (threaded && ptx.size() > 1 ? ", side by side" : ""));
       if (stopped)
         return !failedFlag;
       if (!assemble(ptx))
@@ -277,7 +284,6 @@ public:
     std::string hostObject;
     if (hostThread.joinable()) {
       hostThread.join();
-      context.enableMultithreading(false);
       for (const HostJob::Stage &stage : hostJob.stages)
         if (options.progress) {
           options.progress(stage.name, false, 0, "");
@@ -401,6 +407,68 @@ private:
     return true;
   }
 
+  /// The PTX of each chip of `gpu` (after the nvvm stage). Where the back
+  /// end is threaded and targets several chips, each chip's is translated
+  /// from a clone of its own that targets only it, side by side: the pass
+  /// translates a module's targets one after another, and NVPTX's code
+  /// generation of each is single-threaded.
+  FailureOr<std::map<std::string, std::string>> translateToPtx(ModuleOp gpu) {
+    std::vector<std::string> targetChips;
+    gpu.walk([&](gpu::GPUModuleOp module) {
+      if (ArrayAttr targets = module.getTargetsAttr())
+        for (Attribute target : targets)
+          if (auto nvvm = dyn_cast<NVVM::NVVMTargetAttr>(target))
+            if (!llvm::is_contained(targetChips, nvvm.getChip().str()))
+              targetChips.push_back(nvvm.getChip().str());
+    });
+    if (!threaded || targetChips.size() < 2) {
+      if (failed(runPipeline(gpu, buildPtxPipeline)))
+        return failure();
+      return collectPtx(gpu);
+    }
+    size_t count = targetChips.size();
+    std::vector<OwningOpRef<ModuleOp>> clones;
+    for (const std::string &chip : targetChips) {
+      OwningOpRef<ModuleOp> clone = gpu.clone();
+      clone->walk([&](gpu::GPUModuleOp module) {
+        SmallVector<Attribute> kept;
+        if (ArrayAttr targets = module.getTargetsAttr())
+          for (Attribute target : targets)
+            if (auto nvvm = dyn_cast<NVVM::NVVMTargetAttr>(target))
+              if (nvvm.getChip() == chip)
+                kept.push_back(target);
+        module.setTargetsAttr(ArrayAttr::get(&context, kept));
+      });
+      clones.push_back(std::move(clone));
+    }
+    std::vector<std::optional<std::map<std::string, std::string>>> results(
+        count);
+    auto translate = [&](size_t i) {
+      PassManager pm(&context);
+      if (failed(buildPtxPipeline(pm)) || failed(pm.run(*clones[i])))
+        return;
+      FailureOr<std::map<std::string, std::string>> ptx =
+          collectPtx(*clones[i]);
+      if (succeeded(ptx))
+        results[i] = std::move(*ptx);
+    };
+    std::vector<std::thread> threads;
+    for (size_t i = 1; i < count; ++i)
+      threads.emplace_back(translate, i);
+    translate(0);
+    for (std::thread &thread : threads)
+      thread.join();
+    std::map<std::string, std::string> ptx;
+    for (std::optional<std::map<std::string, std::string>> &result : results) {
+      if (!result) {
+        fail("");
+        return failure();
+      }
+      ptx.merge(*result);
+    }
+    return ptx;
+  }
+
   static double secondsSince(std::chrono::steady_clock::time_point start) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() -
                                          start)
@@ -494,15 +562,48 @@ private:
       ptxas = options.ptxas;
     }
     startStage("ptxas");
-    size_t count = 0;
+    // Each chip's ptxas is a process of its own: side by side where the back
+    // end is threaded. The first chip's error (by name) is the one reported.
+    // Each chip's outputs, found before the threads start.
+    struct Job {
+      const std::string *chip;
+      const std::string *text;
+      std::string *cubin;
+      PlanOptions::Cubin *info;
+      std::string error;
+    };
+    std::vector<Job> jobs;
     for (const auto &[chip, text] : ptx) {
-      std::string cubin, ptxasError;
       PlanOptions::Cubin &info = cubinInfo[chip];
-      if (!assemblePtx(*ptxas, chip, text, cubin, info.resources, ptxasError))
-        return fail(ptxasError);
       info.section = "cubin." + chip;
-      cubins[chip] = std::move(cubin);
-      count += info.resources.size();
+      jobs.push_back({&chip, &text, &cubins[chip], &info, ""});
+    }
+    auto run = [&](size_t i) {
+      Job &job = jobs[i];
+      if (!assemblePtx(*ptxas, *job.chip, *job.text, *job.cubin,
+                       job.info->resources, job.error) &&
+          job.error.empty())
+        job.error = "ptxas failed for " + *job.chip;
+    };
+    if (threaded && jobs.size() > 1) {
+      std::vector<std::thread> threads;
+      for (size_t i = 1; i < jobs.size(); ++i)
+        threads.emplace_back(run, i);
+      run(0);
+      for (std::thread &thread : threads)
+        thread.join();
+    } else {
+      for (size_t i = 0; i < jobs.size(); ++i) {
+        run(i);
+        if (!jobs[i].error.empty())
+          break;
+      }
+    }
+    size_t count = 0;
+    for (const Job &job : jobs) {
+      if (!job.error.empty())
+        return fail(job.error);
+      count += job.info->resources.size();
     }
     endStage("ptxas", {},
              std::to_string(count) + " kernels assembled to cubins");
@@ -713,6 +814,8 @@ private:
   std::map<std::string, PlanOptions::Cubin> cubinInfo;
   bool stopped = false;
   bool failedFlag = false;
+  /// Whether the back end runs on several threads (run()).
+  bool threaded = false;
 };
 
 } // namespace
