@@ -89,9 +89,8 @@ public:
             return text;
           };
           // Warnings (a config that does not fit) are notes to the user.
-          if (diag.getSeverity() == DiagnosticSeverity::Warning &&
-              this->options.note)
-            this->options.note(text());
+          if (diag.getSeverity() == DiagnosticSeverity::Warning)
+            note(text());
           if (diag.getSeverity() == DiagnosticSeverity::Error) {
             std::lock_guard<std::mutex> lock(errorMutex);
             if (this->error.empty())
@@ -126,9 +125,8 @@ public:
         context, options.inputPath, options.import, importError);
     if (failed(imported))
       return fail(importError);
-    if (options.note)
-      for (const std::string &note : imported->notes)
-        options.note(note);
+    for (const std::string &text : imported->notes)
+      note(text);
     OwningOpRef<ModuleOp> graph = std::move(imported->module);
     if (failed(verify(*graph)))
       return false;
@@ -551,9 +549,8 @@ private:
     if (options.ptxas == "auto") {
       ptxas = findPtxas();
       if (!ptxas) {
-        if (options.note)
-          options.note("ptxas not found (set CUDA_HOME): the artifact "
-                       "carries PTX only, without resource reports");
+        note("ptxas not found (set CUDA_HOME): the artifact "
+             "carries PTX only, without resource reports");
         return true;
       }
     } else {
@@ -637,11 +634,8 @@ private:
       }
       return result;
     };
-    auto note = [&](const std::string &text) {
-      if (options.note)
-        options.note(text);
-    };
-    if (failed(refineVariantSelections(graph, compiled, note)))
+    auto noteText = [&](const std::string &text) { note(text); };
+    if (failed(refineVariantSelections(graph, compiled, noteText)))
       return fail("");
     return true;
   }
@@ -681,6 +675,14 @@ private:
       emitStream << "  " << c.getLhs().getCanonical()
                  << " == " << c.getRhs().getCanonical() << "  ("
                  << c.getReason() << ")\n";
+  }
+
+  /// Passes a note to the caller, one at a time: the back end's threads
+  /// may each have one.
+  void note(const std::string &text) {
+    std::lock_guard<std::mutex> lock(noteMutex);
+    if (options.note)
+      options.note(text);
   }
 
   bool fail(const std::string &message) {
@@ -800,6 +802,8 @@ private:
   std::unique_ptr<ScopedDiagnosticHandler> handler;
   /// Guards `error`: the host path's thread may fail beside the GPU's.
   std::mutex errorMutex;
+  /// Orders the notes of the back end's threads (note()).
+  std::mutex noteMutex;
   std::chrono::steady_clock::time_point stageStart;
   /// Whether target `chip` (sm_90, sm_90a, ...) is the searched device's
   /// architecture.

@@ -134,6 +134,26 @@ def sections(path):
     return out
 
 
+def manifest_values(path, key):
+    """Every value of member `key` anywhere in the manifest of artifact
+    `path` (its groups' `kind`s, their variants' `config`s), in order: what a
+    test asks of the plan without depending on how its JSON is spaced."""
+    found = []
+
+    def walk(node):
+        if isinstance(node, dict):
+            for name, value in node.items():
+                if name == key:
+                    found.append(value)
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    walk(json.loads(sections(path)["manifest"]))
+    return found
+
+
 def compile_with_plan(model, output, **options):
     """`dyncc.compile(model, output, **options)`, returning the plan the
     artifact carries (its `manifest` section: what `emit="plan"` prints)
