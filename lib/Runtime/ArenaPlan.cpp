@@ -41,6 +41,7 @@ void ArenaPlanner::prepare(const std::vector<ArenaBlock> &blocks) {
     return;
   bestOrder.clear();
   remembered.clear();
+  sharedMatched = false;
   repairsFound = false;
   fruitlessRepairs = 0;
   lifetimes.resize(n);
@@ -141,7 +142,7 @@ void ArenaPlanner::remember(const std::vector<uint64_t> &offsets) {
   }
   r.belowBegin[n] = static_cast<uint32_t>(r.below.size());
   if (shared)
-    shared->add(lifetimes, made);
+    shared->add(lifetimes, made, &sharedMatched);
   keep(std::move(made));
 }
 
@@ -215,27 +216,37 @@ bool ArenaPlanner::placeAs(const RememberedPlacement &r, ArenaPlacement &out) {
 
 void ArenaPlanner::share(std::shared_ptr<SharedPlacements> placements) {
   shared = std::move(placements);
+  sharedMatched = false;
 }
 
 void SharedPlacements::collect(
     const Lifetimes &lifetimes,
-    std::vector<std::shared_ptr<const RememberedPlacement>> &into) {
+    std::vector<std::shared_ptr<const RememberedPlacement>> &into,
+    bool *matched) {
   std::lock_guard<std::mutex> lock(mutex);
-  if (lifetimes != forLifetimes)
-    return;
+  if (!(matched && *matched)) {
+    if (lifetimes != forLifetimes)
+      return;
+    if (matched)
+      *matched = true;
+  }
   for (const std::shared_ptr<const RememberedPlacement> &placement : placements)
     if (std::find(into.begin(), into.end(), placement) == into.end())
       into.push_back(placement);
 }
 
-void SharedPlacements::add(
-    const Lifetimes &lifetimes,
-    std::shared_ptr<const RememberedPlacement> placement) {
+void SharedPlacements::add(const Lifetimes &lifetimes,
+                           std::shared_ptr<const RememberedPlacement> placement,
+                           bool *matched) {
   std::lock_guard<std::mutex> lock(mutex);
-  if (forLifetimes.empty())
-    forLifetimes = lifetimes;
-  if (lifetimes != forLifetimes)
-    return;
+  if (!(matched && *matched)) {
+    if (forLifetimes.empty())
+      forLifetimes = lifetimes;
+    if (lifetimes != forLifetimes)
+      return;
+    if (matched)
+      *matched = true;
+  }
   for (std::shared_ptr<const RememberedPlacement> &held : placements)
     if (held->empty == placement->empty) {
       held = std::move(placement);
@@ -320,7 +331,7 @@ bool ArenaPlanner::place(const std::vector<ArenaBlock> &blocks,
     for (const Remembered &r : remembered)
       collected.push_back(r.placement);
     size_t held = collected.size();
-    shared->collect(lifetimes, collected);
+    shared->collect(lifetimes, collected, &sharedMatched);
     for (size_t k = held; k < collected.size(); ++k)
       keep(collected[k]);
     if (collected.size() > held && placeAsRemembered(out))

@@ -317,7 +317,10 @@ Session::Session(std::shared_ptr<const Model> model, unsigned threads)
       arenaBlocks.push_back({0, buffer.firstStep, buffer.lastStep});
       // A workspace takes bytes when its group selects a variant whose
       // kernels use it.
-      workspaces.push_back({buffer.workspaceGroup, buffer.workspaceLeads});
+      workspaces.push_back(
+          {buffer.workspaceGroup, buffer.workspaceLeads,
+           buffer.workspaceGroup != SIZE_MAX &&
+               isSelectable(manifest, buffer.workspaceGroup, kAtBinding)});
     }
   }
   outputs.resize(manifest.outputs.size());
@@ -1010,7 +1013,8 @@ bool Session::sizeTemps(size_t afterStep, bool &changed, RuntimeError &error) {
     size_t bytes = bufferBytes[tempBuffers[t]];
     const Workspace &workspace = workspaces[t];
     if (workspace.group != SIZE_MAX && bytes != 0 &&
-        isSelectable(loaded->manifest(), workspace.group, afterStep)) {
+        (midRun ? isSelectable(loaded->manifest(), workspace.group, afterStep)
+                : workspace.selectableAtBinding)) {
       size_t lead;
       if (!selectVariant(workspace.group, lead, error))
         return false;

@@ -609,6 +609,9 @@ private:
   struct Workspace {
     size_t group = SIZE_MAX;
     std::vector<size_t> leads;
+    /// Whether the group selects at binding (isSelectable at kAtBinding:
+    /// no key symbol is bound from data), as a run's sizing asks.
+    bool selectableAtBinding = false;
   };
   std::vector<Workspace> workspaces;
   mutable std::string reason;

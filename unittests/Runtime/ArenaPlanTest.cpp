@@ -277,6 +277,15 @@ TEST(ArenaPlanTest, PlannersSharingPlacementsPlaceAsEachOther) {
   ASSERT_TRUE(other.place(shifted, 64, c));
   expectValid(shifted, c, 64);
   EXPECT_EQ(other.lastPlacements(), 1);
+  // A planner remembers that its lifetimes matched the shared ones, and
+  // forgets it when they change: then it takes nothing shared.
+  ArenaPlacement d;
+  ASSERT_TRUE(second.place(layers.at(3 * 64, 64, false), 64, d));
+  EXPECT_EQ(second.lastPlacements(), 0);
+  ASSERT_TRUE(second.place(shifted, 64, d));
+  expectValid(shifted, d, 64);
+  EXPECT_EQ(second.lastPlacements(), 1);
+  EXPECT_EQ(d.offsets, c.offsets);
 }
 
 TEST(ArenaPlanTest, PlannersShareAcrossThreads) {
