@@ -21,6 +21,8 @@ struct dyncc_session {
   std::unique_ptr<Session> session;
   /// dyncc_session_device's text.
   mutable std::string device;
+  /// dyncc_session_tuning_device's strings.
+  mutable std::string tuningDevice, tuningArch;
 };
 
 namespace {
@@ -337,7 +339,7 @@ dyncc_status dyncc_session_create(const dyncc_artifact *artifact,
       Session::create(artifact->model, device, error);
   if (!session)
     return fail(error);
-  *out = new dyncc_session{std::move(session), {}};
+  *out = new dyncc_session{std::move(session), {}, {}, {}};
   return DYNCC_OK;
 }
 
@@ -458,6 +460,19 @@ dyncc_status dyncc_session_gpu(const dyncc_session *session,
   *name = gpu->deviceName().c_str();
   *arch = gpu->code().arch.c_str();
   *sms = gpu->smCount();
+  return DYNCC_OK;
+}
+
+dyncc_status dyncc_session_tuning_device(const dyncc_session *session,
+                                         const char **device, const char **arch,
+                                         int64_t *units) {
+  if (!session || !device || !arch || !units)
+    return fail(DYNCC_ERROR_INVALID_ARGUMENT,
+                "dyncc_session_tuning_device: null argument");
+  session->session->tuningDevice(session->tuningDevice, session->tuningArch,
+                                 *units);
+  *device = session->tuningDevice.c_str();
+  *arch = session->tuningArch.c_str();
   return DYNCC_OK;
 }
 

@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <sys/utsname.h>
 
 using namespace dyncc::runtime;
 
@@ -466,6 +467,11 @@ std::unique_ptr<Session> Session::create(std::shared_ptr<const Model> model,
   }
   std::unique_ptr<Session> session(
       new Session(std::move(model), ThreadPool::defaultSize()));
+  std::string host, arch;
+  int64_t threads;
+  session->tuningDevice(host, arch, threads);
+  session->hostMeasured =
+      session->loaded->calibration().find(host, arch, threads);
   if (!session->prepare(error))
     return nullptr;
   return session;
@@ -504,6 +510,55 @@ std::string Session::deviceDescription() const {
   if (gpu)
     return gpu->model->describe();
   return "cpu (" + std::to_string(pool.size()) + " threads)";
+}
+
+namespace {
+/// The host processor's name: /proc/cpuinfo's first "model name" (x86
+/// Linux), else "cpu".
+const std::string &hostProcessorName() {
+  static const std::string name = [] {
+    std::string found;
+    if (FILE *file = std::fopen("/proc/cpuinfo", "r")) {
+      char line[512];
+      while (found.empty() && std::fgets(line, sizeof line, file)) {
+        const char *colon = std::strchr(line, ':');
+        if (std::strncmp(line, "model name", 10) != 0 || !colon)
+          continue;
+        found = colon + 1;
+        size_t begin = found.find_first_not_of(" \t");
+        size_t end = found.find_last_not_of(" \t\r\n");
+        found = begin == std::string::npos
+                    ? std::string()
+                    : found.substr(begin, end - begin + 1);
+      }
+      std::fclose(file);
+    }
+    return found.empty() ? std::string("cpu") : found;
+  }();
+  return name;
+}
+
+/// "cpu-" and the host's architecture (uname's machine).
+const std::string &hostArch() {
+  static const std::string arch = [] {
+    struct utsname host;
+    return "cpu-" + std::string(uname(&host) == 0 ? host.machine : "unknown");
+  }();
+  return arch;
+}
+} // namespace
+
+void Session::tuningDevice(std::string &device, std::string &arch,
+                           int64_t &units) const {
+  if (gpu) {
+    device = gpu->model->deviceName();
+    arch = gpu->model->code().arch;
+    units = gpu->model->smCount();
+    return;
+  }
+  device = hostProcessorName();
+  arch = hostArch();
+  units = static_cast<int64_t>(pool.size());
 }
 
 bool Session::deviceFailure(const std::string &what, cuda::CUresult status,
@@ -563,7 +618,7 @@ const char *Session::groupReason(size_t groupIndex) const {
     reason = "force (dyncc_session_force_variant)";
   } else if (measured && calibratedChoice(*measured, picked, &predicted) &&
              picked == chosen) {
-    const DeviceCalibration &device = *gpu->model->calibration();
+    const DeviceCalibration &device = *measuredDevice();
     reason = "dyncc tune's measurements on " + device.device + ": predicted " +
              formatMilliseconds(predicted[chosen]) + " ms";
     for (size_t v = 0; v < predicted.size(); ++v)
@@ -1963,15 +2018,15 @@ bool Session::groupProfile(size_t group, double &milliseconds,
 bool Session::blocksPerWave(size_t group, size_t variant, int64_t &blocks,
                             RuntimeError &error) const {
   const Manifest &manifest = loaded->manifest();
-  if (!gpu)
-    return error.fail(DYNCC_ERROR_UNSUPPORTED,
-                      "blocks per wave need a CUDA session (this one is on "
-                      "the cpu)");
   if (group >= manifest.groups.size() ||
       variant >= manifest.groups[group].variants.size())
     return error.fail(DYNCC_ERROR_INVALID_ARGUMENT,
                       "no variant " + str(static_cast<int64_t>(variant)) +
                           " of group " + str(static_cast<int64_t>(group)));
+  if (!gpu) {
+    blocks = static_cast<int64_t>(pool.size());
+    return true;
+  }
   if (!gpu->model->makeCurrent(error))
     return false;
   return gpu->model->blocksPerWave(

@@ -161,6 +161,12 @@ public:
   }
   /// "cpu (N threads)", or the CUDA device and where its code came from.
   std::string deviceDescription() const;
+  /// The device `dyncc tune`'s measurements are stored under and found by:
+  /// a CUDA device's name, arch and SM count; on the cpu, the host
+  /// processor's name, "cpu-" and its architecture (e.g. "cpu-x86_64"),
+  /// and the session's threads, whose number changes the times.
+  void tuningDevice(std::string &device, std::string &arch,
+                    int64_t &units) const;
 
   /// Binds input `index`. `onDevice`: `data` is device memory of the
   /// session's GPU (CUDA sessions only); else host memory.
@@ -249,7 +255,8 @@ public:
   bool groupProfile(size_t group, double &milliseconds, uint64_t &blocks,
                     RuntimeError &error);
   /// The blocks of variant `variant` of `group` resident at once on the
-  /// session's GPU (CUDA only).
+  /// session's GPU; on the cpu, the session's threads (each runs a block
+  /// at a time).
   bool blocksPerWave(size_t group, size_t variant, int64_t &blocks,
                      RuntimeError &error) const;
 
@@ -412,9 +419,12 @@ private:
   /// `dyncc tune`'s measurements of `group` on this session's device, or
   /// null.
   const GroupCalibration *calibrationOf(size_t group) const {
-    const DeviceCalibration *device =
-        gpu ? gpu->model->calibration() : nullptr;
+    const DeviceCalibration *device = measuredDevice();
     return device ? device->group(group) : nullptr;
+  }
+  /// `dyncc tune`'s measurements on this session's device, if any.
+  const DeviceCalibration *measuredDevice() const {
+    return gpu ? gpu->model->calibration() : hostMeasured;
   }
   /// The variant of `measured`'s group with the least time by `dyncc
   /// tune`'s measurements at the bound symbols (pickMeasuredVariant).
@@ -539,6 +549,9 @@ private:
 
   std::shared_ptr<const Model> loaded;
   ThreadPool pool;
+  /// A cpu session's measurements (tuningDevice's), if the artifact has
+  /// them.
+  const DeviceCalibration *hostMeasured = nullptr;
   std::unique_ptr<CudaState> gpu;
   std::vector<InputBinding> inputs;
   std::vector<int64_t> symbols;

@@ -464,12 +464,17 @@ int dyncc::explainMain(llvm::ArrayRef<std::string> args) {
           file->findSection(kCalibrationSectionName))
     if (!parseCalibration(section->bytes(), manifest, calibration, error))
       return fail(path + ": " + error);
-  for (const DeviceCalibration &device : calibration.devices)
+  for (const DeviceCalibration &device : calibration.devices) {
+    // The host's entries (dyncc tune --device cpu) are keyed "cpu-ARCH",
+    // with threads where a GPU's have SMs.
+    bool host = device.arch.rfind("cpu-", 0) == 0;
     os << "measured by dyncc tune on " << device.device << " (" << device.arch
-       << ", " << device.sms << " SMs): " << device.groups.size()
-       << " groups at " << device.bindings << " bindings, median of "
-       << device.repeat
-       << " runs; CUDA sessions there select by the measurements\n";
+       << ", " << device.sms << (host ? " threads" : " SMs")
+       << "): " << device.groups.size() << " groups at " << device.bindings
+       << " bindings, median of " << device.repeat << " runs; "
+       << (host ? "cpu" : "CUDA")
+       << " sessions there select by the measurements\n";
+  }
 
   // Groups in plan order, repeats merged.
   std::vector<size_t> order;

@@ -309,6 +309,17 @@ public:
     }
     return status;
   }
+  /// The device `dyncc tune`'s measurements are kept under (GPU or cpu).
+  dyncc_status tuningDevice(std::string &device, std::string &arch,
+                            int64_t &units) const {
+    const char *d = nullptr, *a = nullptr;
+    dyncc_status status = dyncc_session_tuning_device(handle, &d, &a, &units);
+    if (status == DYNCC_OK) {
+      device = d;
+      arch = a;
+    }
+    return status;
+  }
   dyncc_status blocksPerWave(size_t group, size_t variant,
                              int64_t &blocks) const {
     return dyncc_session_blocks_per_wave(handle, group, variant, &blocks);

@@ -216,6 +216,15 @@ DYNCC_API const char *dyncc_session_device(const dyncc_session *session);
 DYNCC_API dyncc_status dyncc_session_gpu(const dyncc_session *session,
                                          const char **name, const char **arch,
                                          int64_t *sms);
+/** The device `dyncc tune`'s measurements are kept under and found by: on
+ *  CUDA what dyncc_session_gpu gives; on the cpu the host processor's name
+ *  (/proc/cpuinfo's "model name", else "cpu"), "cpu-" and its architecture
+ *  ("cpu-x86_64") and the session's threads. The strings live as long as
+ *  the session. */
+DYNCC_API dyncc_status dyncc_session_tuning_device(const dyncc_session *session,
+                                                   const char **device,
+                                                   const char **arch,
+                                                   int64_t *units);
 
 /** Profiling and tuning (what `dyncc tune` measures with). */
 /** Times each launch of the following runs (`enable` nonzero): on CUDA
@@ -277,9 +286,9 @@ DYNCC_API dyncc_status dyncc_session_pinned_inputs(const dyncc_session *session,
 DYNCC_API dyncc_status dyncc_session_force_variant(dyncc_session *session,
                                                    size_t group,
                                                    int64_t variant);
-/** CUDA sessions: the blocks of variant `variant` of group `group` that are
- *  resident at once on the device (the driver's occupancy per SM times the
- *  SM count): one wave. */
+/** The blocks of variant `variant` of group `group` that run at once: on
+ *  CUDA, those resident on the device (the driver's occupancy per SM times
+ *  the SM count); on the cpu, the session's threads. One wave. */
 DYNCC_API dyncc_status dyncc_session_blocks_per_wave(
     const dyncc_session *session, size_t group, size_t variant,
     int64_t *blocks);

@@ -1,4 +1,4 @@
-//===- TuneTool.cpp - dyncc tune: measure variants on a GPU --------------===//
+//===- TuneTool.cpp - dyncc tune: measure variants on a device -----------===//
 //
 // Part of dyncc, under the Apache License v2.0 with LLVM Exceptions.
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
@@ -15,6 +15,13 @@
 // `calibration` section (rewritten atomically), under the device's name,
 // arch and SM count; CUDA sessions on such a device then pick variants by
 // them (Calibration.h).
+//
+// `--device cpu` measures the host target the same way (the host clock
+// around each group's launches), under the processor's name, "cpu-" and
+// its architecture, and the session's threads, which are its blocks per
+// wave: the variants the tile search chose for the GPU are not the CPU's
+// best (a block's threads run one after another there), and cpu sessions
+// on such a host then pick by these measurements.
 //
 // Then it checks itself: at held-out bindings between the measured ones it
 // measures every variant again and reports, per group, the time of the
@@ -121,7 +128,7 @@ private:
   int usageError(const std::string &message) {
     std::fprintf(stderr, "%s: error: %s\n", name, message.c_str());
     std::fprintf(stderr,
-                 "usage: %s tune OUT.dyncc [--device cuda:N] [-o FILE] "
+                 "usage: %s tune OUT.dyncc [--device cuda:N|cpu] [-o FILE] "
                  "[--dim NAME=LO:HI|NAME=VALUE ...] [--points N] "
                  "[--repeat N] [--max-bindings N] [--seed N] [--no-check] "
                  "[--quiet]\n",
@@ -227,9 +234,10 @@ int TuneTool::parseArgs(const std::vector<std::string> &args) {
     return 0;
   if (options.artifact.empty())
     return usageError("no artifact given");
-  if (options.device.rfind("cuda", 0) != 0)
+  if (options.device != "cpu" && options.device.rfind("cuda", 0) != 0)
     return usageError("--device " + options.device +
-                      ": tuning measures on a GPU (cuda or cuda:N)");
+                      ": tuning measures on a GPU (cuda or cuda:N) or on "
+                      "the host (cpu)");
   if (options.output.empty())
     options.output = options.artifact;
   return 0;
@@ -369,7 +377,7 @@ int TuneTool::run() {
   if (session.create(artifact, options.device) != DYNCC_OK)
     return error(dyncc::lastError());
   DeviceCalibration device;
-  if (session.gpu(device.device, device.arch, device.sms) != DYNCC_OK)
+  if (session.tuningDevice(device.device, device.arch, device.sms) != DYNCC_OK)
     return error(dyncc::lastError());
   if (tuned.empty()) {
     // -o still gets the artifact (unchanged), so that a script's next step
@@ -510,10 +518,11 @@ int TuneTool::run() {
   if (!writeCalibration(&device, message))
     return error(message + " (nothing written)");
   if (!options.quiet)
-    std::printf("wrote the measurements on %s (%s, %lld SM%s) to %s\n",
+    std::printf("wrote the measurements on %s (%s, %lld %s%s) to %s\n",
                 device.device.c_str(), device.arch.c_str(),
-                static_cast<long long>(device.sms), device.sms == 1 ? "" : "s",
-                options.output.c_str());
+                static_cast<long long>(device.sms),
+                options.device == "cpu" ? "thread" : "SM",
+                device.sms == 1 ? "" : "s", options.output.c_str());
   if (!options.check)
     return 0;
 
@@ -597,11 +606,12 @@ int TuneTool::main(const std::vector<std::string> &args) {
   if (options.help) {
     std::printf(
         "usage: %s tune OUT.dyncc [options]\n"
-        "Measures each variant of each group with several on a GPU and "
-        "stores the\n"
-        "measurements in the artifact; CUDA sessions on that device then "
-        "select by them.\n"
-        "  --device cuda:N        the GPU (default cuda:0)\n"
+        "Measures each variant of each group with several on a GPU or the "
+        "host and\n"
+        "stores the measurements in the artifact; sessions on that device "
+        "then select by them.\n"
+        "  --device DEVICE        cuda:N (default cuda:0), or cpu: the host "
+        "at its threads\n"
         "  -o FILE                write the tuned artifact there (default: "
         "in place)\n"
         "  --dim NAME=LO:HI       measure NAME over [LO, HI] only (default: "
