@@ -219,17 +219,24 @@ void ArenaPlanner::share(std::shared_ptr<SharedPlacements> placements) {
   sharedMatched = false;
 }
 
+bool SharedPlacements::holdsFor(const Lifetimes &lifetimes,
+                                bool *matched) const {
+  if (matched && *matched)
+    return true;
+  if (lifetimes != forLifetimes)
+    return false;
+  if (matched)
+    *matched = true;
+  return true;
+}
+
 void SharedPlacements::collect(
     const Lifetimes &lifetimes,
     std::vector<std::shared_ptr<const RememberedPlacement>> &into,
     bool *matched) {
   std::lock_guard<std::mutex> lock(mutex);
-  if (!(matched && *matched)) {
-    if (lifetimes != forLifetimes)
-      return;
-    if (matched)
-      *matched = true;
-  }
+  if (!holdsFor(lifetimes, matched))
+    return;
   for (const std::shared_ptr<const RememberedPlacement> &placement : placements)
     if (std::find(into.begin(), into.end(), placement) == into.end())
       into.push_back(placement);
@@ -239,14 +246,10 @@ void SharedPlacements::add(const Lifetimes &lifetimes,
                            std::shared_ptr<const RememberedPlacement> placement,
                            bool *matched) {
   std::lock_guard<std::mutex> lock(mutex);
-  if (!(matched && *matched)) {
-    if (forLifetimes.empty())
-      forLifetimes = lifetimes;
-    if (lifetimes != forLifetimes)
-      return;
-    if (matched)
-      *matched = true;
-  }
+  if (forLifetimes.empty())
+    forLifetimes = lifetimes;
+  if (!holdsFor(lifetimes, matched))
+    return;
   for (std::shared_ptr<const RememberedPlacement> &held : placements)
     if (held->empty == placement->empty) {
       held = std::move(placement);

@@ -95,6 +95,10 @@ public:
             std::vector<RememberedPlacement> placements);
 
 private:
+  /// Whether `lifetimes` are forLifetimes (the lock held): not compared
+  /// where `matched` records an earlier match, and recorded there.
+  bool holdsFor(const Lifetimes &lifetimes, bool *matched) const;
+
   std::mutex mutex;
   Lifetimes forLifetimes;
   std::vector<std::shared_ptr<const RememberedPlacement>> placements;
