@@ -467,11 +467,16 @@ std::unique_ptr<Session> Session::create(std::shared_ptr<const Model> model,
   }
   std::unique_ptr<Session> session(
       new Session(std::move(model), ThreadPool::defaultSize()));
-  std::string host, arch;
-  int64_t threads;
-  session->tuningDevice(host, arch, threads);
-  session->hostMeasured =
-      session->loaded->calibration().find(host, arch, threads);
+  // The host's measurements, if `dyncc tune --device cpu` took some (the
+  // processor's name is read only then).
+  const Calibration &calibration = session->loaded->calibration();
+  if (std::any_of(calibration.devices.begin(), calibration.devices.end(),
+                  [](const DeviceCalibration &d) { return d.onHost(); })) {
+    std::string host, arch;
+    int64_t threads;
+    session->tuningDevice(host, arch, threads);
+    session->hostMeasured = calibration.find(host, arch, threads);
+  }
   if (!session->prepare(error))
     return nullptr;
   return session;
@@ -542,7 +547,8 @@ const std::string &hostProcessorName() {
 const std::string &hostArch() {
   static const std::string arch = [] {
     struct utsname host;
-    return "cpu-" + std::string(uname(&host) == 0 ? host.machine : "unknown");
+    return DeviceCalibration::kHostArchPrefix +
+           std::string(uname(&host) == 0 ? host.machine : "unknown");
   }();
   return arch;
 }

@@ -465,9 +465,9 @@ int dyncc::explainMain(llvm::ArrayRef<std::string> args) {
     if (!parseCalibration(section->bytes(), manifest, calibration, error))
       return fail(path + ": " + error);
   for (const DeviceCalibration &device : calibration.devices) {
-    // The host's entries (dyncc tune --device cpu) are keyed "cpu-ARCH",
-    // with threads where a GPU's have SMs.
-    bool host = device.arch.rfind("cpu-", 0) == 0;
+    // The host's entries (dyncc tune --device cpu) have threads where a
+    // GPU's have SMs.
+    bool host = device.onHost();
     os << "measured by dyncc tune on " << device.device << " (" << device.arch
        << ", " << device.sms << (host ? " threads" : " SMs")
        << "): " << device.groups.size() << " groups at " << device.bindings

@@ -82,7 +82,12 @@ struct GroupCalibration {
 
 /// The measurements taken on one device.
 struct DeviceCalibration {
-  /// cuDeviceGetName's name, "sm_90", the SM count.
+  /// A host's `arch` begins with it ("cpu-x86_64"); a GPU's is "sm_NN".
+  static constexpr const char *kHostArchPrefix = "cpu-";
+
+  /// cuDeviceGetName's name, "sm_90", the SM count; on the host (`dyncc
+  /// tune --device cpu`), the processor's name, kHostArchPrefix and its
+  /// architecture, the session's threads.
   std::string device;
   std::string arch;
   int64_t sms = 0;
@@ -93,6 +98,9 @@ struct DeviceCalibration {
   /// Per manifest group: the index into `groups`, or -1 (filled in by
   /// parseCalibration).
   std::vector<int64_t> byGroup;
+
+  /// Measured on the host (cpu sessions read it), not a GPU.
+  bool onHost() const { return arch.rfind(kHostArchPrefix, 0) == 0; }
 
   const GroupCalibration *group(size_t manifestGroup) const {
     if (manifestGroup >= byGroup.size() || byGroup[manifestGroup] < 0)

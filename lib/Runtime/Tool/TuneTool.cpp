@@ -521,8 +521,8 @@ int TuneTool::run() {
     std::printf("wrote the measurements on %s (%s, %lld %s%s) to %s\n",
                 device.device.c_str(), device.arch.c_str(),
                 static_cast<long long>(device.sms),
-                options.device == "cpu" ? "thread" : "SM",
-                device.sms == 1 ? "" : "s", options.output.c_str());
+                device.onHost() ? "thread" : "SM", device.sms == 1 ? "" : "s",
+                options.output.c_str());
   if (!options.check)
     return 0;
 
