@@ -292,20 +292,10 @@ std::shared_ptr<CudaModel> CudaModel::load(const Model &model, int ordinal,
   }
   if (!check(driver->streamSynchronize(nullptr), "cuStreamSynchronize"))
     return nullptr;
-  // The compiler planned the arena with the tile search's selections; where
-  // `dyncc tune` measured this device, its sessions select by the
-  // measurements, whose split-K workspaces may be empty at other shapes.
-  // Plan those too, into the placements the model's sessions share (about
-  // 1.3 ms for BERT-base's 298 temps; placements the compiler's plan
-  // already has are taken, not made again).
+  // Measured selections may fill split-K workspaces the compiler's plan
+  // has empty: plan those too (about 1.3 ms for BERT-base's 298 temps).
   if (const DeviceCalibration *device = gpu->calibrated)
-    planArenaAheadInto(
-        manifest,
-        [&](size_t group, const int64_t *symbols, size_t &variant) {
-          return pickVariant(manifest, device->group(group), group, symbols,
-                             variant);
-        },
-        model.sharedPlacements());
+    model.planMeasuredAhead(*device);
   return gpu;
 }
 

@@ -225,6 +225,22 @@ std::shared_ptr<const CudaModel> Model::cudaModel(int ordinal,
   return fresh;
 }
 
+void Model::planMeasuredAhead(const DeviceCalibration &device) const {
+  // Held while planning: a session created meanwhile waits for the
+  // placements rather than making its own at its first runs.
+  std::lock_guard<std::mutex> lock(plannedMutex);
+  if (std::find(plannedMeasured.begin(), plannedMeasured.end(), &device) !=
+      plannedMeasured.end())
+    return;
+  plannedMeasured.push_back(&device);
+  planArenaAheadInto(
+      info,
+      [&](size_t group, const int64_t *symbols, size_t &variant) {
+        return pickVariant(info, device.group(group), group, symbols, variant);
+      },
+      placements);
+}
+
 //===----------------------------------------------------------------------===//
 // AlignedBuffer
 //===----------------------------------------------------------------------===//
@@ -476,6 +492,8 @@ std::unique_ptr<Session> Session::create(std::shared_ptr<const Model> model,
     int64_t threads;
     session->tuningDevice(host, arch, threads);
     session->hostMeasured = calibration.find(host, arch, threads);
+    if (session->hostMeasured)
+      session->loaded->planMeasuredAhead(*session->hostMeasured);
   }
   if (!session->prepare(error))
     return nullptr;

@@ -96,6 +96,13 @@ public:
   std::shared_ptr<SharedPlacements> sharedPlacements() const {
     return placements;
   }
+  /// Plans the arena ahead with the selections `device`'s measurements
+  /// (`dyncc tune`'s, one of calibration()'s devices) make, into the
+  /// placements the sessions share: the compiler planned with the tile
+  /// search's selections, and measured ones may fill split-K workspaces at
+  /// other shapes. Once per device entry, whichever session (CUDA load or
+  /// cpu session) selects by it first.
+  void planMeasuredAhead(const DeviceCalibration &device) const;
   /// The model's code and weights on CUDA device `ordinal`, loaded by the
   /// first session there and shared while any session on it lives.
   std::shared_ptr<const CudaModel> cudaModel(int ordinal,
@@ -119,6 +126,8 @@ private:
   bool codeLoaded = false;
   std::shared_ptr<SharedPlacements> placements =
       std::make_shared<SharedPlacements>();
+  mutable std::mutex plannedMutex;
+  mutable std::vector<const DeviceCalibration *> plannedMeasured;
   mutable std::mutex cudaMutex;
   mutable std::map<int, std::weak_ptr<const CudaModel>> cudaModels;
 };

@@ -1169,14 +1169,17 @@ std::string overlappingGpuManifest() {
 /// fake device (132 SMs, or `sms`): kernel `fast`'s waves of 132 blocks take
 /// 0.01 ms, matmul_large's 0.05 ms, sampled at B = 1 (one block each) and
 /// B = 4096 (`fastBlocks` blocks of `fast`, 128 of matmul_large).
-std::shared_ptr<const Model> loadMeasuredModel(const std::string &manifest,
-                                               const std::string &fast,
-                                               int64_t fastBlocks, int64_t sms,
-                                               const char *name) {
+std::shared_ptr<const Model>
+loadMeasuredModel(const std::string &manifest, const std::string &fast,
+                  int64_t fastBlocks, int64_t sms, const char *name,
+                  const std::string &device = "Fake GPU 0 (sm_90)",
+                  const std::string &arch = "sm_90") {
   double fastMs = 0.01 * static_cast<double>((fastBlocks + 131) / 132);
   std::string calibration = R"json({"format": 1, "devices": [
-   {"device": "Fake GPU 0 (sm_90)", "arch": "sm_90", "sms": )json" +
-                            std::to_string(sms) + R"json(, "repeat": 3,
+   {"device": ")json" + device +
+                            R"json(", "arch": ")json" + arch +
+                            R"json(", "sms": )json" + std::to_string(sms) +
+                            R"json(, "repeat": 3,
     "bindings": 2, "groups": [
     {"group": "matmul", "symbols": ["B"], "variants": [
      {"kernel": ")json" + fast +
@@ -1250,7 +1253,10 @@ TEST(CudaSessionTest, MeasurementsOnTheDeviceSelectTheVariant) {
 /// where matmul_part's waves take 0.01 ms and matmul_large's 0.05 ms:
 /// matmul_part runs 2 ceil(B/4) blocks, matmul_large ceil(B/32), so the
 /// split matmul_part (its workspace full) is picked up to B = 1320.
-std::shared_ptr<const Model> loadCalibratedSplitModel(int64_t sms = 132) {
+std::shared_ptr<const Model>
+loadCalibratedSplitModel(int64_t sms = 132,
+                         const std::string &device = "Fake GPU 0 (sm_90)",
+                         const std::string &arch = "sm_90") {
   auto code = [](const std::string &entry) {
     return R"(, "gpu": {"sm_90": {"section": "ptx.sm_90", "entry": ")" + entry +
            R"("}})";
@@ -1263,7 +1269,8 @@ std::shared_ptr<const Model> loadCalibratedSplitModel(int64_t sms = 132) {
   manifest = replaceOnce(manifest, R"("name": "matmul", "kind": "gemm", )",
                          R"("name": "matmul", "kind": "gemm",
        "select": {"keys": ["B"], "lower": [1], "variant": [1]}, )");
-  return loadMeasuredModel(manifest, "matmul_part", 2048, sms, "split.dyncc");
+  return loadMeasuredModel(manifest, "matmul_part", 2048, sms, "split.dyncc",
+                           device, arch);
 }
 
 /// The sets of empty temps (per temp, in buffer order) that `model`'s
@@ -1316,6 +1323,49 @@ TEST(CudaSessionTest, MeasuredSelectionsArePlannedAtLoad) {
     EXPECT_STREQ(session->groupVariant(0), "matmul_large");
   }
   expectNothingHeld();
+}
+
+// `dyncc tune --device cpu` keys its measurements by the host's processor,
+// arch and thread count; a cpu session that selects by them plans their
+// selections into the shared placements as a CUDA load does, once a model.
+TEST(CudaSessionTest, HostMeasuredSelectionsArePlannedAtSessionCreation) {
+  using Sets = std::set<std::vector<uint8_t>>;
+  RuntimeError error;
+  std::string host, arch;
+  int64_t threads = 0;
+  {
+    auto probe = Session::create(loadGpuModel(), "cpu", error);
+    ASSERT_NE(probe, nullptr) << error.message;
+    probe->tuningDevice(host, arch, threads);
+  }
+  {
+    auto model = loadCalibratedSplitModel(threads, host, arch);
+    ASSERT_NE(model, nullptr);
+    EXPECT_EQ(plannedEmptySets(*model), (Sets{{0, 1}}));
+    auto session = Session::create(model, "cpu", error);
+    ASSERT_NE(session, nullptr) << error.message;
+    EXPECT_EQ(plannedEmptySets(*model), (Sets{{0, 1}, {0, 0}}));
+    auto second = Session::create(model, "cpu", error);
+    ASSERT_NE(second, nullptr) << error.message;
+    for (int64_t rows : {4096, 1320, 1321, 7}) {
+      SCOPED_TRACE(rows);
+      runLinear(*session, rows, 3);
+      EXPECT_STREQ(session->groupVariant(0),
+                   rows <= 1320 ? "matmul_part" : "matmul_large");
+      EXPECT_EQ(session->arenaPlacementsMade(), 0);
+    }
+    EXPECT_EQ(plannedEmptySets(*model), (Sets{{0, 1}, {0, 0}}));
+  }
+  {
+    // Measured with another thread count: the table's selections and plan.
+    auto model = loadCalibratedSplitModel(threads + 1, host, arch);
+    ASSERT_NE(model, nullptr);
+    auto session = Session::create(model, "cpu", error);
+    ASSERT_NE(session, nullptr) << error.message;
+    EXPECT_EQ(plannedEmptySets(*model), (Sets{{0, 1}}));
+    runLinear(*session, 7, 3);
+    EXPECT_STREQ(session->groupVariant(0), "matmul_large");
+  }
 }
 
 TEST(CudaSessionTest, ForcedVariantsAndProfiles) {
