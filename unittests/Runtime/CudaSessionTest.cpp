@@ -23,6 +23,7 @@
 #include "gtest/gtest.h"
 
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <dlfcn.h>
 #include <set>
@@ -1134,6 +1135,18 @@ TEST(CudaSessionTest, CApi) {
   ASSERT_EQ(dyncc_session_synchronize(session), DYNCC_OK);
   EXPECT_NE(dyncc_session_output_device(session, 0), 0u);
   EXPECT_EQ(dyncc_session_output_device(session, 2), 0u);
+  const char *name = nullptr, *arch = nullptr;
+  int64_t sms = 0;
+  ASSERT_EQ(dyncc_session_gpu(session, &name, &arch, &sms), DYNCC_OK);
+  EXPECT_STREQ(arch, "sm_90");
+  EXPECT_EQ(dyncc_session_gpu(session, &name, nullptr, &sms),
+            DYNCC_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(dyncc_session_gpu(nullptr, &name, &arch, &sms),
+            DYNCC_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(dyncc_session_tuning_device(session, &name, &arch, nullptr),
+            DYNCC_ERROR_INVALID_ARGUMENT);
+  EXPECT_STREQ(dyncc_last_error(),
+               "dyncc_session_tuning_device: null argument");
   std::vector<float> t, y;
   linearReference(x, 20, t, y);
   auto *out = static_cast<const float *>(dyncc_session_output_data(session, 0));
@@ -1423,6 +1436,20 @@ TEST(CudaSessionTest, ForcedVariantsAndProfiles) {
       int64_t units = 0;
       session->tuningDevice(device, arch, units);
       EXPECT_FALSE(device.empty());
+      // On x86 Linux, the processor's name: /proc/cpuinfo's first "model
+      // name", not another of its fields.
+      if (FILE *file = std::fopen("/proc/cpuinfo", "r")) {
+        char line[512];
+        while (std::fgets(line, sizeof line, file))
+          if (std::strncmp(line, "model name", 10) == 0) {
+            std::string name = std::strchr(line, ':') + 1;
+            name = name.substr(name.find_first_not_of(" \t"));
+            name = name.substr(0, name.find_last_not_of(" \t\r\n") + 1);
+            EXPECT_EQ(device, name);
+            break;
+          }
+        std::fclose(file);
+      }
       EXPECT_EQ(arch.rfind("cpu-", 0), 0u) << arch;
       EXPECT_EQ(units, perWave);
     }

@@ -17,6 +17,7 @@
 
 #include <cmath>
 #include <thread>
+#include <tuple>
 
 using namespace dyncc::runtime;
 using namespace dyncc::test;
@@ -793,11 +794,32 @@ TEST(SessionTest, BadSharedObject) {
       << error.message;
 }
 
+/// dataSizeManifest() with group fillk in three variants by K, the first for
+/// K = 1 alone: fillk_one, fillk (2-100), fillk_large (101 and up).
+std::string dataSizeVariantsManifest() {
+  std::string kernel = R"(
+     "block": [1, 1, 1], "shared_bytes": 0,
+     "cpu": {"section": "cpu.so", "symbol": "test_fill"}})";
+  std::string fill = R"(,
+    {"name": "NAME", "params": [{"buffer": 4}, {"expr": "K"}], "grid": ["1", "1", "1"],)";
+  std::string one = replaceOnce(fill, "NAME", "fillk_one") + kernel;
+  std::string large = replaceOnce(fill, "NAME", "fillk_large") + kernel;
+  return replaceOnce(
+      replaceOnce(dataSizeManifest(), kernel + "\n  ],",
+                  kernel + one + large + "\n  ],"),
+      R"({"kernel": 1, "when": []})",
+      R"({"kernel": 2, "when": [{"symbol": "K", "min": 1, "max": 1}]},
+         {"kernel": 1, "when": [{"symbol": "K", "min": 2, "max": 100}]},
+         {"kernel": 3, "when": [{"symbol": "K", "min": 101, "max": 100000}]})");
+}
+
 TEST(SessionTest, BindsSizesFromData) {
   // K is read from input X in the middle of the run: the temp it sizes is
   // placed then, around the temp written before, and the arena grows with
-  // that temp's contents kept.
-  auto model = loadModel(dataSizeManifest());
+  // that temp's contents kept. fillk's variant depends on K, which the
+  // inputs' shapes (the same at every run) do not bind: it is selected by
+  // the value read at each run.
+  auto model = loadModel(dataSizeVariantsManifest());
   ASSERT_NE(model, nullptr);
   auto session = makeSession(model);
   ASSERT_NE(session, nullptr);
@@ -815,6 +837,9 @@ TEST(SessionTest, BindsSizesFromData) {
     for (int i = 0; i < 4; ++i)
       EXPECT_EQ(p[i], 7.0f) << i;
     EXPECT_EQ(session->symbolValue(0), k);
+    EXPECT_STREQ(session->groupVariant(1), k == 1     ? "fillk_one"
+                                           : k <= 100 ? "fillk"
+                                                      : "fillk_large");
     const ArenaPlacement &placement = session->arenaPlacement();
     EXPECT_EQ(placement.livePeak, 64u + (4 * k + 63) / 64 * 64);
     EXPECT_LE(placement.size, session->arenaCapacity());
@@ -884,6 +909,15 @@ TEST(CApiTest, LoadQueryRun) {
   EXPECT_EQ(dyncc_artifact_find_input(artifact, "Q", &index),
             DYNCC_ERROR_INVALID_ARGUMENT);
   EXPECT_STREQ(dyncc_last_error(), "no input named 'Q' (inputs: X)");
+  for (auto [a, name, out] :
+       {std::tuple(artifact, static_cast<const char *>(nullptr), &index),
+        std::tuple(artifact, "X", static_cast<size_t *>(nullptr)),
+        std::tuple(static_cast<dyncc_artifact *>(nullptr), "X", &index)}) {
+    EXPECT_EQ(dyncc_artifact_find_input(a, name, out),
+              DYNCC_ERROR_INVALID_ARGUMENT);
+    EXPECT_STREQ(dyncc_last_error(),
+                 "dyncc_artifact_find_input: null argument");
+  }
   EXPECT_EQ(dyncc_artifact_num_symbols(artifact), 1u);
   EXPECT_STREQ(dyncc_artifact_symbol_name(artifact, 0), "B");
   EXPECT_EQ(dyncc_artifact_symbol_min(artifact, 0), 1);
@@ -905,6 +939,8 @@ TEST(CApiTest, LoadQueryRun) {
   EXPECT_EQ(dyncc_session_output_shape(session, 0, nullptr, 0, &rank),
             DYNCC_ERROR_INVALID_ARGUMENT);
   EXPECT_EQ(dyncc_session_output_data(session, 0), nullptr);
+  EXPECT_EQ(dyncc_session_output_data(nullptr, 0), nullptr);
+  EXPECT_EQ(dyncc_session_output_size(nullptr, 0), 0u);
   uint64_t arenaBytes = 0, livePeak = 0;
   EXPECT_EQ(dyncc_session_memory(session, &arenaBytes, &livePeak),
             DYNCC_ERROR_INVALID_ARGUMENT);

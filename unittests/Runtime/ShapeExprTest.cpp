@@ -102,6 +102,12 @@ TEST(ShapeExprTest, FloorAndCeilDivision) {
   EXPECT_EQ(eval("floordiv(0-7, 0-2)"), 3);
   EXPECT_EQ(eval("ceildiv(0-7, 0-2)"), 4);
   EXPECT_EQ(eval("floordiv(0-8, 2)"), -4);
+  // Only INT64_MIN / -1 overflows: other divisions by -1, and INT64_MIN by
+  // other divisors, do not.
+  EXPECT_EQ(eval("floordiv(B, 0-1)", {6, 0, 0}), -6);
+  EXPECT_EQ(eval("ceildiv(B, 0-1)", {-6, 0, 0}), 6);
+  EXPECT_EQ(eval("floordiv(B, 2)", {std::numeric_limits<int64_t>::min(), 0, 0}),
+            std::numeric_limits<int64_t>::min() / 2);
   EXPECT_EQ(eval("ceildiv(B, 32)", {0, 0, 0}), 0);
   EXPECT_EQ(eval("ceildiv(B, 32)", {33, 0, 0}), 2);
 }
