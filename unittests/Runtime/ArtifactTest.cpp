@@ -452,6 +452,16 @@ TEST(ArtifactTest, NamesFromFileArePrintable) {
             nullptr);
   EXPECT_NE(error.find("section '\\x0a0'"), std::string::npos) << error;
   EXPECT_EQ(error.find('\n'), std::string::npos);
+  // Printable ASCII from the space to the tilde stays; DEL does not.
+  for (auto [first, shown] : {std::pair('\x7f', "'\\x7f0'"),
+                              std::pair(' ', "' 0'"), std::pair('~', "'~0'")}) {
+    bytes[entryOffset(1)] = first;
+    fixChecksum(bytes);
+    EXPECT_EQ(ArtifactFile::openMemory(bytes.data(), bytes.size(), "m", error),
+              nullptr);
+    EXPECT_NE(error.find(std::string("section ") + shown), std::string::npos)
+        << error;
+  }
 }
 
 TEST(ArtifactTest, Fnv1aKnownValues) {

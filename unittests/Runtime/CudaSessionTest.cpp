@@ -1454,6 +1454,8 @@ TEST(CudaSessionTest, ForcedVariantsAndProfiles) {
       EXPECT_EQ(units, perWave);
     }
     EXPECT_FALSE(session->blocksPerWave(0, 2, perWave, error));
+    EXPECT_FALSE(session->blocksPerWave(2, 0, perWave, error));
+    EXPECT_EQ(error.message, "no variant 0 of group 2");
   }
   expectNothingHeld();
 }

@@ -573,6 +573,21 @@ TEST(ManifestTest, ReadsBindSteps) {
   EXPECT_FALSE(bind.reshape);
 }
 
+// A group whose variants depend on a symbol bound from data is selectable
+// only after the step that binds it; one that depends on none, anywhere.
+TEST(ManifestTest, GroupsKeyedOnDataAreSelectableAfterTheirBindStep) {
+  Manifest manifest;
+  std::string error;
+  ASSERT_TRUE(parseManifest(dataSizeVariantsManifest(), manifest, error))
+      << error;
+  ASSERT_EQ(manifest.groups[1].keySymbols, std::vector<size_t>{0});
+  EXPECT_FALSE(isSelectable(manifest, 1, kAtBinding));
+  EXPECT_FALSE(isSelectable(manifest, 1, 0));
+  EXPECT_TRUE(isSelectable(manifest, 1, 1));
+  EXPECT_TRUE(isSelectable(manifest, 1, 2));
+  EXPECT_TRUE(isSelectable(manifest, 0, kAtBinding));
+}
+
 TEST(ManifestTest, RejectsBadBindSteps) {
   struct MutationCase {
     std::string from, to, error;

@@ -794,25 +794,6 @@ TEST(SessionTest, BadSharedObject) {
       << error.message;
 }
 
-/// dataSizeManifest() with group fillk in three variants by K, the first for
-/// K = 1 alone: fillk_one, fillk (2-100), fillk_large (101 and up).
-std::string dataSizeVariantsManifest() {
-  std::string kernel = R"(
-     "block": [1, 1, 1], "shared_bytes": 0,
-     "cpu": {"section": "cpu.so", "symbol": "test_fill"}})";
-  std::string fill = R"(,
-    {"name": "NAME", "params": [{"buffer": 4}, {"expr": "K"}], "grid": ["1", "1", "1"],)";
-  std::string one = replaceOnce(fill, "NAME", "fillk_one") + kernel;
-  std::string large = replaceOnce(fill, "NAME", "fillk_large") + kernel;
-  return replaceOnce(
-      replaceOnce(dataSizeManifest(), kernel + "\n  ],",
-                  kernel + one + large + "\n  ],"),
-      R"({"kernel": 1, "when": []})",
-      R"({"kernel": 2, "when": [{"symbol": "K", "min": 1, "max": 1}]},
-         {"kernel": 1, "when": [{"symbol": "K", "min": 2, "max": 100}]},
-         {"kernel": 3, "when": [{"symbol": "K", "min": 101, "max": 100000}]})");
-}
-
 TEST(SessionTest, BindsSizesFromData) {
   // K is read from input X in the middle of the run: the temp it sizes is
   // placed then, around the temp written before, and the arena grows with

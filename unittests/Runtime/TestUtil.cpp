@@ -273,6 +273,23 @@ std::string dyncc::test::dataSizeManifest() {
 })json";
 }
 
+std::string dyncc::test::dataSizeVariantsManifest() {
+  std::string kernel = R"(
+     "block": [1, 1, 1], "shared_bytes": 0,
+     "cpu": {"section": "cpu.so", "symbol": "test_fill"}})";
+  std::string fill = R"(,
+    {"name": "NAME", "params": [{"buffer": 4}, {"expr": "K"}], "grid": ["1", "1", "1"],)";
+  std::string one = replaceOnce(fill, "NAME", "fillk_one") + kernel;
+  std::string large = replaceOnce(fill, "NAME", "fillk_large") + kernel;
+  return replaceOnce(
+      replaceOnce(dataSizeManifest(), kernel + "\n  ],",
+                  kernel + one + large + "\n  ],"),
+      R"({"kernel": 1, "when": []})",
+      R"({"kernel": 2, "when": [{"symbol": "K", "min": 1, "max": 1}]},
+         {"kernel": 1, "when": [{"symbol": "K", "min": 2, "max": 100}]},
+         {"kernel": 3, "when": [{"symbol": "K", "min": 101, "max": 100000}]})");
+}
+
 std::string dyncc::test::buildArtifact(const std::string &manifest,
                                        bool withKernels) {
   runtime::ArtifactWriter writer;

@@ -73,6 +73,9 @@ std::string bindingManifest();
 /// through a temp sized after the bind, and P: f32[4] filled with 7
 /// through a temp written before it.
 std::string dataSizeManifest();
+/// dataSizeManifest() with group fillk in three variants by K, the first for
+/// K = 1 alone: fillk_one, fillk (2-100), fillk_large (101 and up).
+std::string dataSizeVariantsManifest();
 
 /// Serializes an artifact with `manifest`, the kernel library as `cpu.so`
 /// (unless `withKernels` is false) and the linear weights as `w0`.
