@@ -4,7 +4,8 @@
 """Runs every test suite of dyncc and prints one summary.
 
 Suites, in order, each with a time budget (docs/Testing.md): lit
-(check-dyncc), gtest via ctest, pytest, the sanitizer build of the run-time
+(check-dyncc), gtest via ctest, pytest, the sanitizer builds of the run-time
+(ASan + UBSan, and ThreadSanitizer)
 with its unit tests, and the fuzzers. Results are counted from JUnit XML.
 The last line is `N passed, N failed`; skips are counted on the line before
 and each skip's reason is printed.
@@ -32,7 +33,7 @@ LIT = "/usr/lib/llvm-22/bin/lit"
 
 # Budgets in seconds on the 2-core reference machine (docs/Testing.md).
 BUDGETS = {"build": 900, "lit": 120, "gtest": 120, "pytest": 480, "conformance": 600,
-           "sanitizer build": 300, "fuzzer builds": 120, "importer fuzzer build": 600,
+           "sanitizer build": 300, "thread sanitizer": 120, "fuzzer builds": 120, "importer fuzzer build": 600,
            "fuzzing": 120}
 IMPORTER_FUZZ_SECONDS = int(os.environ.get("DYNCC_IMPORTER_FUZZ_SECONDS", "60"))
 
@@ -150,6 +151,34 @@ def sanitizer_suite(suite):
     run(["ctest", "--test-dir", build, "-j", JOBS, "--output-on-failure",
          "--output-junit", out], env=env)
     suite.add_junit(out, prefix="asan/")
+
+
+def thread_sanitizer_suite(suite):
+    """The run-time's tests (sessions run from several threads, models
+    shared between them, the CPU pool, the fake CUDA driver) under
+    ThreadSanitizer; a race fails the suite even where every test passed."""
+    build = BUILD.parent / (BUILD.name + "-tsan")
+    if not configure_and_build(build, ["-DDYNCC_RUNTIME_ONLY=ON", "-DDYNCC_SANITIZE_THREAD=ON"],
+                               ["DynccRuntimeTests", "dyncc_fake_cuda",
+                                "dyncc_fake_cuda_minimal"]):
+        suite.failed += 1
+        suite.failures.append("thread sanitizer build failed")
+        return
+    out = RESULTS / "tsan.xml"
+    env = dict(os.environ, TSAN_OPTIONS="halt_on_error=0:exitcode=66:second_deadlock_stack=1")
+    r = run([build / "bin" / "DynccRuntimeTests", f"--gtest_output=xml:{out}"], env=env)
+    suite.add_junit(out, prefix="tsan/")
+    if r.returncode == 0:
+        # A race shows only where the threads meet: the tests that run
+        # sessions and planners from several threads, again and again.
+        r = run([build / "bin" / "DynccRuntimeTests", "--gtest_brief=1", "--gtest_repeat=50",
+                 "--gtest_filter=*Concurrent*:*AcrossThreads*:*PerThread*"], env=env)
+    if r.returncode == 66:
+        suite.failed += 1
+        suite.failures.append("tsan: ThreadSanitizer reported a data race (see the log above)")
+    elif r.returncode != 0 and suite.failed == 0:
+        suite.failed += 1
+        suite.failures.append(f"tsan: DynccRuntimeTests exited with {r.returncode}")
 
 
 class FuzzJob:
@@ -276,6 +305,7 @@ def main():
     for name, fn in [("lit", lit_suite), ("gtest", gtest_suite),
                      ("pytest", pytest_suite), ("conformance", conformance_suite),
                      ("sanitizer build", sanitizer_suite),
+                     ("thread sanitizer", thread_sanitizer_suite),
                      ("fuzzer builds", runtime_fuzzer_build),
                      ("importer fuzzer build", importer_fuzzer_build),
                      ("fuzzing", fuzz_suite)]:

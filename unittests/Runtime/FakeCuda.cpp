@@ -196,6 +196,17 @@ bool failing(const char *entry) {
   return setting("DYNCC_FAKE_CUDA_FAIL", "") == entry;
 }
 
+/// Whether host pointer `address` points into a device allocation (its end
+/// excluded: a host block may start where a device one ends).
+bool isDevicePointer(uintptr_t address) {
+  State &s = state();
+  auto it = s.allocations.upper_bound(address);
+  if (it == s.allocations.begin())
+    return false;
+  --it;
+  return address - it->first < it->second;
+}
+
 /// Whether [address, address + bytes) lies in one live allocation.
 bool inAllocation(uintptr_t address, size_t bytes) {
   State &s = state();
@@ -768,7 +779,7 @@ CUresult cuMemcpyHtoDAsync_v2(uint64_t dst, const void *src, size_t bytes,
     return kUnknown;
   std::lock_guard<std::mutex> lock(state().mutex);
   if (!currentContext || !inAllocation(dst, bytes) ||
-      inAllocation(reinterpret_cast<uintptr_t>(src), 0))
+      isDevicePointer(reinterpret_cast<uintptr_t>(src)))
     return kInvalidValue;
   std::memcpy(reinterpret_cast<void *>(dst), src, bytes);
   ++state().copiesIn;
@@ -788,7 +799,7 @@ CUresult cuMemcpyDtoHAsync_v2(void *dst, uint64_t src, size_t bytes,
     return kUnknown;
   std::lock_guard<std::mutex> lock(state().mutex);
   if (!currentContext || !inAllocation(src, bytes) ||
-      inAllocation(reinterpret_cast<uintptr_t>(dst), 0))
+      isDevicePointer(reinterpret_cast<uintptr_t>(dst)))
     return kInvalidValue;
   std::memcpy(dst, reinterpret_cast<void *>(src), bytes);
   ++state().copiesOut;
@@ -838,8 +849,11 @@ CUresult cuStreamDestroy_v2(void *stream) {
 }
 
 CUresult cuStreamSynchronize(void *stream) {
-  if (stream && !state().streams.count(stream))
-    return kInvalidHandle;
+  {
+    std::lock_guard<std::mutex> lock(state().mutex);
+    if (stream && !state().streams.count(stream))
+      return kInvalidHandle;
+  }
   if (failing("cuStreamSynchronize"))
     return kUnknown;
   return kSuccess;
