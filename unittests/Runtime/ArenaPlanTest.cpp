@@ -251,6 +251,38 @@ TEST(ArenaPlanTest, RememberedPlacementsAreUsedOnlyWhereValidAtThePeak) {
   EXPECT_GT(placedAgain, 0);
 }
 
+// A planner keeps at most kRememberedPlacements placements, one per set of
+// empty blocks, and a new set drops the least recently used.
+TEST(ArenaPlanTest, RemembersAtMostItsCapLeastRecentlyUsedOut) {
+  constexpr size_t kSets = ArenaPlanner::kRememberedPlacements + 1;
+  // Each block lives at a step of its own, so every placement reaches the
+  // peak, and the one made with block e empty serves only calls that have
+  // e empty.
+  std::vector<ArenaBlock> blocks(kSets + 1);
+  for (size_t i = 0; i < blocks.size(); ++i)
+    blocks[i].first = blocks[i].last = i;
+  ArenaPlanner planner;
+  auto placeWithEmpty = [&](size_t empty) {
+    for (size_t i = 0; i < blocks.size(); ++i)
+      blocks[i].size = i == empty ? 0 : 64;
+    ArenaPlacement p;
+    EXPECT_TRUE(planner.place(blocks, 64, p));
+    expectValid(blocks, p, 64);
+    EXPECT_EQ(p.size, p.livePeak);
+    return planner.lastPlacements();
+  };
+  for (size_t e = 0; e < kSets; ++e)
+    EXPECT_EQ(placeWithEmpty(e), 1) << e;
+  // The last kRememberedPlacements sets are kept, the first is not.
+  EXPECT_EQ(placeWithEmpty(kSets - 1), 0);
+  EXPECT_EQ(placeWithEmpty(1), 0);
+  EXPECT_EQ(placeWithEmpty(0), 1);
+  // That placement dropped set 2's (set 1's was used since).
+  EXPECT_EQ(placeWithEmpty(1), 0);
+  EXPECT_EQ(placeWithEmpty(2), 1);
+  EXPECT_EQ(placeWithEmpty(0), 0);
+}
+
 TEST(ArenaPlanTest, PlannersSharingPlacementsPlaceAsEachOther) {
   // A model's sessions: the second session's first call places as the
   // first session did (no placement made); a planner for other lifetimes
