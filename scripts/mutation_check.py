@@ -8,6 +8,7 @@ runs the tests that cover them, and prints whether each mutant was noticed
 
     scripts/mutation_check.py runtime --seed 23 --count 40
     scripts/mutation_check.py tools --seed 11 --count 30
+    scripts/mutation_check.py python --seed 5 --count 30   (no rebuild)
 
 It edits the sources in place, one file at a time, and puts each back
 before the next (also on Ctrl-C); do not edit or build the tree meanwhile.
@@ -38,11 +39,23 @@ FILES = {
                 "lib/Runtime/DType.cpp", "lib/CostModel/Partition.cpp"],
     "tools": ["lib/Runtime/Tool/BenchTool.cpp", "lib/Runtime/Tool/Npy.cpp",
               "lib/Runtime/Tool/RunTool.cpp", "lib/Runtime/Tool/TuneTool.cpp",
+              "lib/Runtime/Tool/ToolSupport.h",
               "tools/dyncc/Explain.cpp", "tools/dyncc/dyncc.cpp"],
+    "python": ["python/dyncc/_runtime.py", "python/dyncc/_dlpack.py",
+               "python/dyncc/_compile.py"],
 }
+PYTHON_TESTS = ["test_dlpack.py", "test_errors.py", "test_linear_relu.py",
+                "test_data_sizes.py"]
 SWAPS = {" < ": " <= ", " <= ": " < ", " > ": " >= ", " >= ": " > ",
          " == ": " != ", " != ": " == ", " && ": " || ", " || ": " && ",
          " + 1": " + 2", " - 1": " - 0"}
+PYTHON_SWAPS = {" < ": " <= ", " <= ": " < ", " > ": " >= ", " >= ": " > ",
+                " == ": " != ", " != ": " == ", " and ": " or ", " or ": " and ",
+                " is not ": " is ", " + 1": " + 2", " - 1": " - 0"}
+
+
+def swaps(name):
+    return PYTHON_SWAPS if name.endswith(".py") else SWAPS
 
 
 def candidates(files):
@@ -54,10 +67,10 @@ def candidates(files):
             if (s.startswith(("//", "#")) or "<<" in s or ">>" in s
                     or "template" in s):
                 continue
-            if (not re.search(r"\b(if|while|return|for)\b", s)
-                    and not s.startswith(("&&", "||"))):
+            if (not re.search(r"\b(if|elif|while|return|for)\b", s)
+                    and not s.startswith(("&&", "||", "and ", "or "))):
                 continue
-            for op in SWAPS:
+            for op in swaps(name):
                 for m in re.finditer(re.escape(op), line):
                     found.append((name, i, m.start(), op))
     return found
@@ -65,6 +78,9 @@ def candidates(files):
 
 def tests_for(name):
     """(label, command) of the tests that cover `name`."""
+    if name.endswith(".py"):
+        return [("pytest", [PYTHON, "-m", "pytest", "-q", "-x", "-n", "2",
+                            *[ROOT / "python" / "tests" / t for t in PYTHON_TESTS]])]
     tests = [("DynccRuntimeTests", [BUILD / "bin" / "DynccRuntimeTests", "--gtest_brief=1"])]
     if "CostModel" in name:
         tests += [("DynccCostModelTests",
@@ -83,11 +99,11 @@ def check(mutant):
     source = path.read_text()
     lines = source.split("\n")
     before = lines[line]
-    lines[line] = before[:column] + SWAPS[op] + before[column + len(op):]
+    lines[line] = before[:column] + swaps(name)[op] + before[column + len(op):]
     path.write_text("\n".join(lines))
     try:
-        if subprocess.run(["ninja", "-C", BUILD, "-j2"],
-                          capture_output=True).returncode != 0:
+        if not name.endswith(".py") and subprocess.run(
+                ["ninja", "-C", BUILD, "-j2"], capture_output=True).returncode != 0:
             return "build failed", before
         env = dict(os.environ, DYNCC_BUILD_DIR=str(BUILD))
         for label, test in tests_for(name):
@@ -122,7 +138,7 @@ def main():
             tally[kind] = tally.get(kind, 0) + 1
             name, line, _, op = mutant
             print(f"{verdict:42s} {name}:{line + 1} {op.strip()} -> "
-                  f"{SWAPS[op].strip()} | {before.strip()[:100]} "
+                  f"{swaps(name)[op].strip()} | {before.strip()[:100]} "
                   f"({time.monotonic() - start:.0f} s)", flush=True)
     finally:
         subprocess.run(["ninja", "-C", BUILD, "-j2"], capture_output=True)

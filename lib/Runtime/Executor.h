@@ -103,6 +103,11 @@ public:
   /// other shapes. Once per device entry, whichever session (CUDA load or
   /// cpu session) selects by it first.
   void planMeasuredAhead(const DeviceCalibration &device) const;
+  /// The measured devices planned for so far.
+  size_t measuredDevicesPlanned() const {
+    std::lock_guard<std::mutex> lock(plannedMutex);
+    return plannedMeasured.size();
+  }
   /// The model's code and weights on CUDA device `ordinal`, loaded by the
   /// first session there and shared while any session on it lives.
   std::shared_ptr<const CudaModel> cudaModel(int ordinal,

@@ -1301,6 +1301,19 @@ std::set<std::vector<uint8_t>> plannedEmptySets(const Model &model) {
   return sets;
 }
 
+/// Runs `session` (of loadCalibratedSplitModel) at B = 4096, 1320, 1321
+/// and 7: the measurements pick the split matmul_part up to B = 1320, and
+/// every run finds a placement planned ahead for its workspace.
+void expectMeasuredRunsPlannedAhead(Session &session) {
+  for (int64_t rows : {4096, 1320, 1321, 7}) {
+    SCOPED_TRACE(rows);
+    runLinear(session, rows, 3);
+    EXPECT_STREQ(session.groupVariant(0),
+                 rows <= 1320 ? "matmul_part" : "matmul_large");
+    EXPECT_EQ(session.arenaPlacementsMade(), 0);
+  }
+}
+
 // The arena planned at load follows the tile search's table, which leaves
 // the workspace (the second temp) empty everywhere, and a placement made
 // with a temp empty does not serve sizes where it is full. A CUDA load on
@@ -1316,13 +1329,7 @@ TEST(CudaSessionTest, MeasuredSelectionsArePlannedAtLoad) {
     auto session = cudaSession(model);
     ASSERT_NE(session, nullptr);
     EXPECT_EQ(plannedEmptySets(*model), (Sets{{0, 1}, {0, 0}}));
-    for (int64_t rows : {4096, 1320, 1321, 7}) {
-      SCOPED_TRACE(rows);
-      runLinear(*session, rows, 3);
-      EXPECT_STREQ(session->groupVariant(0),
-                   rows <= 1320 ? "matmul_part" : "matmul_large");
-      EXPECT_EQ(session->arenaPlacementsMade(), 0);
-    }
+    expectMeasuredRunsPlannedAhead(*session);
   }
   {
     // Measured on another device: its selections are the table's, and so
@@ -1358,15 +1365,12 @@ TEST(CudaSessionTest, HostMeasuredSelectionsArePlannedAtSessionCreation) {
     auto session = Session::create(model, "cpu", error);
     ASSERT_NE(session, nullptr) << error.message;
     EXPECT_EQ(plannedEmptySets(*model), (Sets{{0, 1}, {0, 0}}));
+    EXPECT_EQ(model->measuredDevicesPlanned(), 1u);
+    // A second session finds the plan made: the model plans once.
     auto second = Session::create(model, "cpu", error);
     ASSERT_NE(second, nullptr) << error.message;
-    for (int64_t rows : {4096, 1320, 1321, 7}) {
-      SCOPED_TRACE(rows);
-      runLinear(*session, rows, 3);
-      EXPECT_STREQ(session->groupVariant(0),
-                   rows <= 1320 ? "matmul_part" : "matmul_large");
-      EXPECT_EQ(session->arenaPlacementsMade(), 0);
-    }
+    EXPECT_EQ(model->measuredDevicesPlanned(), 1u);
+    expectMeasuredRunsPlannedAhead(*session);
     EXPECT_EQ(plannedEmptySets(*model), (Sets{{0, 1}, {0, 0}}));
   }
   {
@@ -1376,6 +1380,7 @@ TEST(CudaSessionTest, HostMeasuredSelectionsArePlannedAtSessionCreation) {
     auto session = Session::create(model, "cpu", error);
     ASSERT_NE(session, nullptr) << error.message;
     EXPECT_EQ(plannedEmptySets(*model), (Sets{{0, 1}}));
+    EXPECT_EQ(model->measuredDevicesPlanned(), 0u);
     runLinear(*session, 7, 3);
     EXPECT_STREQ(session->groupVariant(0), "matmul_large");
   }

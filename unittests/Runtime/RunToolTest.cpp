@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "TestUtil.h"
+#include "Tool/ToolSupport.h"
 
 #include "dyncc/Runtime/Npy.h"
 #include "dyncc/Runtime/RunTool.h"
@@ -279,6 +280,24 @@ TEST(RunToolTest, UsageErrors) {
   ToolResult help = runTool({"--help"});
   EXPECT_EQ(help.status, 0);
   EXPECT_EQ(help.out.rfind("usage: dyncc-run OUT.dyncc", 0), 0u);
+}
+
+// dyncc tune's held-out bindings: the geometric midpoints of consecutive
+// measured values, as multiples of the divisor strictly between them.
+TEST(RunToolTest, HeldOutMidpoints) {
+  using dyncc::runtime::tool::midpoints;
+  using V = std::vector<int64_t>;
+  EXPECT_EQ(midpoints({1, 100, 1000}, 1), (V{10, 316}));
+  // The mean (6.9, a multiple of 4: 4) rounds onto the lower value: the
+  // next multiple, 8, is still between.
+  EXPECT_EQ(midpoints({4, 12}, 4), (V{8}));
+  // Nothing strictly between 4 and 8 as a multiple of 4, nor 1 and 2: the
+  // values themselves.
+  EXPECT_EQ(midpoints({4, 8}, 4), (V{4, 8}));
+  EXPECT_EQ(midpoints({1, 2}, 1), (V{1, 2}));
+  // A pair with none between is skipped; the others are kept.
+  EXPECT_EQ(midpoints({1, 2, 200}, 1), (V{20}));
+  EXPECT_EQ(midpoints({7}, 1), (V{7}));
 }
 
 } // namespace

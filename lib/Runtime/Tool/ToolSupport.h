@@ -5,9 +5,10 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// What `dyncc run` (RunTool.cpp) and `dyncc bench` (BenchTool.cpp) share:
-// reading options, number parsing and formatting, the inputs' shapes, and
-// the deterministic random inputs.
+// What `dyncc run` (RunTool.cpp), `dyncc bench` (BenchTool.cpp) and
+// `dyncc tune` (TuneTool.cpp) share: reading options, number parsing and
+// formatting, the inputs' shapes, the deterministic random inputs, and
+// tune's held-out bindings.
 //
 //===----------------------------------------------------------------------===//
 
@@ -378,6 +379,24 @@ inline dyncc_status bindRandomInputs(dyncc::Session &session,
     }
   }
   return DYNCC_OK;
+}
+
+/// The geometric midpoints of consecutive `values`, as multiples of
+/// `divisor` strictly between them; `values` itself where there are none
+/// (`dyncc tune`'s held-out bindings).
+inline std::vector<int64_t> midpoints(const std::vector<int64_t> &values,
+                                      int64_t divisor) {
+  std::vector<int64_t> between;
+  for (size_t i = 0; i + 1 < values.size(); ++i) {
+    double lo = static_cast<double>(std::max<int64_t>(values[i], 1));
+    double mid = std::sqrt(lo * static_cast<double>(values[i + 1]));
+    int64_t value = std::llround(mid) / divisor * divisor;
+    if (value <= values[i])
+      value += divisor;
+    if (value > values[i] && value < values[i + 1])
+      between.push_back(value);
+  }
+  return between.empty() ? values : between;
 }
 
 } // namespace dyncc::runtime::tool

@@ -98,23 +98,6 @@ productOf(const std::vector<std::vector<int64_t>> &axes, int64_t cap) {
   return kept;
 }
 
-/// The geometric midpoints of consecutive `values`, as multiples of
-/// `divisor` strictly between them; `values` itself where there are none.
-std::vector<int64_t> midpoints(const std::vector<int64_t> &values,
-                               int64_t divisor) {
-  std::vector<int64_t> between;
-  for (size_t i = 0; i + 1 < values.size(); ++i) {
-    double lo = static_cast<double>(std::max<int64_t>(values[i], 1));
-    double mid = std::sqrt(lo * static_cast<double>(values[i + 1]));
-    int64_t value = std::llround(mid) / divisor * divisor;
-    if (value <= values[i])
-      value += divisor;
-    if (value > values[i] && value < values[i + 1])
-      between.push_back(value);
-  }
-  return between.empty() ? values : between;
-}
-
 class TuneTool {
 public:
   explicit TuneTool(const char *name) : name(name) {}
