@@ -8,7 +8,7 @@ runs the tests that cover them, and prints whether each mutant was noticed
 
     scripts/mutation_check.py runtime --seed 23 --count 40
     scripts/mutation_check.py tools --seed 11 --count 30
-    scripts/mutation_check.py python --seed 5 --count 30   (no rebuild)
+    scripts/mutation_check.py python --seed 5 --count 32   (no rebuild)
 
 It edits the sources in place, one file at a time, and puts each back
 before the next (also on Ctrl-C); do not edit or build the tree meanwhile.
@@ -67,8 +67,10 @@ def candidates(files):
             if (s.startswith(("//", "#")) or "<<" in s or ">>" in s
                     or "template" in s):
                 continue
+            # C++ conditions continue on lines that start with && or ||; a
+            # Python line that starts with "and" may be a docstring's prose.
             if (not re.search(r"\b(if|elif|while|return|for)\b", s)
-                    and not s.startswith(("&&", "||", "and ", "or "))):
+                    and not s.startswith(("&&", "||"))):
                 continue
             for op in swaps(name):
                 for m in re.finditer(re.escape(op), line):

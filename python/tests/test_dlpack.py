@@ -173,6 +173,13 @@ CUDA_RUNNER = textwrap.dedent("""
                              dtype=np.float32).reshape(want.shape)
         np.testing.assert_allclose(host, want, rtol=1e-6, atol=1e-6)
         got.release()
+        # A consumer may name the device it wants: this one, or none other.
+        _dlpack.Borrowed(out.__dlpack__(dl_device=(2, 0))).release()
+        try:
+            out.__dlpack__(dl_device=(2, 1))
+            raise AssertionError("exported to another device")
+        except BufferError as e:
+            assert "output 'Y' is on cuda:0" in str(e), e
         # Host outputs as before, from a device input.
         np.testing.assert_allclose(gpu.run({"X": t})["Y"], want, rtol=1e-6,
                                    atol=1e-6)
