@@ -166,13 +166,19 @@ def thread_sanitizer_suite(suite):
         return
     out = RESULTS / "tsan.xml"
     env = dict(os.environ, TSAN_OPTIONS="halt_on_error=0:exitcode=66:second_deadlock_stack=1")
-    r = run([build / "bin" / "DynccRuntimeTests", f"--gtest_output=xml:{out}"], env=env)
+    r = run([build / "bin" / "DynccRuntimeTests", "--gtest_brief=1",
+             f"--gtest_output=xml:{out}"], env=env)
     suite.add_junit(out, prefix="tsan/")
     if r.returncode == 0:
         # A race shows only where the threads meet: the tests that run
-        # sessions and planners from several threads, again and again.
+        # sessions and planners from several threads, again and again
+        # (their output shown only where they fail; TSan's reports go to
+        # stderr).
         r = run([build / "bin" / "DynccRuntimeTests", "--gtest_brief=1", "--gtest_repeat=50",
-                 "--gtest_filter=*Concurrent*:*AcrossThreads*:*PerThread*"], env=env)
+                 "--gtest_filter=*Concurrent*:*AcrossThreads*:*PerThread*"], env=env,
+                stdout=subprocess.PIPE, text=True)
+        if r.returncode != 0:
+            print(r.stdout, flush=True)
     if r.returncode == 66:
         suite.failed += 1
         suite.failures.append("tsan: ThreadSanitizer reported a data race (see the log above)")
