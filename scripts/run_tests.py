@@ -33,8 +33,8 @@ LIT = "/usr/lib/llvm-22/bin/lit"
 
 # Budgets in seconds on the 2-core reference machine (docs/Testing.md).
 BUDGETS = {"build": 900, "lit": 120, "gtest": 120, "pytest": 480, "conformance": 600,
-           "sanitizer build": 300, "thread sanitizer": 120, "fuzzer builds": 120, "importer fuzzer build": 600,
-           "fuzzing": 120}
+           "sanitizer build": 300, "thread sanitizer": 120, "fuzzer builds": 120,
+           "importer fuzzer build": 600, "fuzzing": 120}
 IMPORTER_FUZZ_SECONDS = int(os.environ.get("DYNCC_IMPORTER_FUZZ_SECONDS", "60"))
 
 

@@ -196,17 +196,6 @@ bool failing(const char *entry) {
   return setting("DYNCC_FAKE_CUDA_FAIL", "") == entry;
 }
 
-/// Whether host pointer `address` points into a device allocation (its end
-/// excluded: a host block may start where a device one ends).
-bool isDevicePointer(uintptr_t address) {
-  State &s = state();
-  auto it = s.allocations.upper_bound(address);
-  if (it == s.allocations.begin())
-    return false;
-  --it;
-  return address - it->first < it->second;
-}
-
 /// Whether [address, address + bytes) lies in one live allocation.
 bool inAllocation(uintptr_t address, size_t bytes) {
   State &s = state();
@@ -217,6 +206,10 @@ bool inAllocation(uintptr_t address, size_t bytes) {
   return address >= it->first && address - it->first <= it->second &&
          bytes <= it->second - (address - it->first);
 }
+
+/// Whether host pointer `address` points into a device allocation: a byte
+/// there is one (an allocation's end is not: a host block may start there).
+bool isDevicePointer(uintptr_t address) { return inAllocation(address, 1); }
 
 /// Parses the parameters of `.entry NAME(` in `ptx`.
 bool parsePtxEntry(const std::string &ptx, const std::string &name,
