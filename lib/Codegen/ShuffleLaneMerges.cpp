@@ -25,12 +25,23 @@
 //      and a second forall over the lanes folds the slots into each
 //      thread's accumulator. Grid mapping puts a barrier between the two.
 //
+// With fewer lanes than a warp (`reduce column`: a group of 2 to 32 lanes
+// per output of a column reduction, which are the block's x threads, so a
+// group is an aligned run of a warp's lanes), the butterfly takes
+// log2(lanes) steps within the group, each an `nvvm.shfl.sync bfly` whose
+// member mask is the group's lanes: a warp holds several outputs, and at a
+// block on the outputs' edge the groups past it skip the merge
+// (`gpu.shuffle`'s lowering names the warp's first lanes instead).
+//
 //===----------------------------------------------------------------------===//
 
 #include "Bounds.h"
 #include "dyncc/Codegen/Passes.h"
 
+#include "dyncc/Tiling/TileConfig.h"
+
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
@@ -46,16 +57,22 @@ using dyncc::kLaneMergeAttrName;
 namespace {
 
 /// `value` of the lane whose id is this lane's xor `offset` (a
-/// `gpu.shuffle xor` over 32 lanes; values narrower than 32 bits are
+/// `gpu.shuffle xor` over 32 lanes, or with `members` an `nvvm.shfl.sync
+/// bfly` among the lanes of that mask; values narrower than 32 bits are
 /// widened, 64-bit ones shuffled as two halves).
-static Value shuffleXor(OpBuilder &b, Location loc, Value value,
-                        int32_t offset) {
+static Value shuffleXor(OpBuilder &b, Location loc, Value value, int32_t offset,
+                        Value members = nullptr) {
   Type type = value.getType();
   unsigned bits = type.getIntOrFloatBitWidth();
   Type i32 = b.getI32Type();
   Value off = arith::ConstantIntOp::create(b, loc, i32, offset);
-  Value width = arith::ConstantIntOp::create(b, loc, i32, 32);
-  auto shuffle = [&](Value v) {
+  // Among `members` only, with no segments (the whole warp's lane range),
+  // else over the warp.
+  Value width = arith::ConstantIntOp::create(b, loc, i32, members ? 31 : 32);
+  auto shuffle = [&](Value v) -> Value {
+    if (members)
+      return NVVM::ShflOp::create(b, loc, v.getType(), members, v, off, width,
+                                  NVVM::ShflKind::bfly, UnitAttr());
     return gpu::ShuffleOp::create(b, loc, v, off, width, gpu::ShuffleMode::XOR)
         .getShuffleResult();
   };
@@ -125,9 +142,25 @@ struct ShuffleLaneMerges final
       return merge.emitOpError(
           "merges into an accumulator that is not private to the thread");
     int64_t lanes = partsType.getDimSize(0);
-    if (lanes % 32 != 0)
+    if (lanes < 2 || (lanes < 32 && (lanes & (lanes - 1)) != 0) ||
+        (lanes > 32 && lanes % 32 != 0))
       return merge.emitOpError("merges ")
-             << lanes << " lanes, not a multiple of the warp's 32";
+             << lanes
+             << " lanes, neither a power of two up to the warp's 32 nor a "
+                "multiple of it";
+    if (lanes < 32) {
+      // A group of a warp's lanes: the block's x threads, so that each
+      // group is an aligned run of lanes.
+      FailureOr<dyncc::TileConfig> config = failure();
+      if (auto attr = func->getAttrOfType<DictionaryAttr>(
+              dyncc::TileConfig::getAttrName()))
+        config = dyncc::TileConfig::fromAttr(attr);
+      if (failed(config) || config->getBlockDims()[0] != lanes)
+        return merge.emitOpError("merges ")
+               << lanes
+               << " lanes, fewer than a warp, in a kernel whose blocks do "
+                  "not have as many x threads";
+    }
     Operation *combiner =
         merge.getBody()->getTerminator()->getOperand(0).getDefiningOp();
     Value out = merge.getRegionOutputArgs()[0];
@@ -179,13 +212,26 @@ struct ShuffleLaneMerges final
     };
     // The butterfly: after the step of offset k every lane holds the fold of
     // its group of 2k lanes; after 16, of the warp.
+    Value members;
+    if (lanes < 32) {
+      // The group's lanes: `lanes` bits from the first lane of this one's
+      // group.
+      Type i32 = rewriter.getI32Type();
+      Value lane = NVVM::LaneIdOp::create(rewriter, loc, i32);
+      Value first = arith::AndIOp::create(
+          rewriter, loc, lane,
+          arith::ConstantIntOp::create(rewriter, loc, i32, ~(lanes - 1)));
+      Value group = arith::ConstantIntOp::create(
+          rewriter, loc, i32, static_cast<int32_t>((1u << lanes) - 1));
+      members = arith::ShLIOp::create(rewriter, loc, group, first);
+    }
     Value warpValue = value;
-    for (int32_t offset = 1; offset < 32; offset *= 2)
+    for (int32_t offset = 1; offset < std::min<int64_t>(lanes, 32); offset *= 2)
       warpValue = fold(rewriter, warpValue,
-                       shuffleXor(rewriter, loc, warpValue, offset));
+                       shuffleXor(rewriter, loc, warpValue, offset, members));
     auto accType = cast<MemRefType>(accumulator.getType());
     SmallVector<Value> accIndices(accType.getRank(), zero);
-    if (lanes == 32) {
+    if (lanes <= 32) {
       // Kept in a private scalar until the merge's place (bufferization
       // may initialize the accumulator between the lanes and the merge).
       OpBuilder::InsertionGuard guard(rewriter);

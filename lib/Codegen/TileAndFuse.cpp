@@ -3524,7 +3524,9 @@ struct TileAndFuse final : ::dyncc::impl::TileAndFusePassBase<TileAndFuse> {
       int64_t rowRank = 0;
       bool epilogue = false;
       bool rows = config->reduction != RowReduction::Thread &&
-                  isRowReductionKernel(func, op, rowRank, epilogue);
+                  isRowReductionKernel(func, op, rowRank, epilogue,
+                                       /*columns=*/config->reduction ==
+                                           RowReduction::Column);
       SmallVector<int64_t> blockSizes;
       if (rows) {
         blockSizes =

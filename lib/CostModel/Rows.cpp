@@ -16,7 +16,8 @@
 // reduction adds five shuffle rounds; a block's also a barrier and a pass
 // through shared memory. Then waves, a DRAM floor of all the bytes, and a
 // launch. A column reduction's thread takes a step per element of its
-// reduced axis.
+// reduced axis; split over a group of lanes (`reduce column`), a step per
+// `lanes` elements, then log2(lanes) shuffle rounds.
 //
 //===----------------------------------------------------------------------===//
 
@@ -26,6 +27,7 @@
 #include "Waves.h"
 
 #include <algorithm>
+#include <cmath>
 
 using namespace dyncc::cost;
 using namespace dyncc::cost::detail;
@@ -49,7 +51,8 @@ constexpr double kBlockIssueCycles = 160;
 /// tile (1 or 2 elements a thread, 256- or 512-thread blocks), so the
 /// copy's time followed the threads launched, not its bytes.
 constexpr double kScalarAccessLatencyCycles = 2700;
-constexpr double kWarpReduceCycles = 5 * 30;
+constexpr double kShuffleRoundCycles = 30;
+constexpr double kWarpReduceCycles = 5 * kShuffleRoundCycles;
 constexpr double kBlockReduceCycles = 5 * 30 + 120;
 
 std::string RowTile::str() const {
@@ -80,6 +83,8 @@ std::string RowTile::str() const {
     s += " k 64 reduce warp";
   else if (strategy == RowStrategy::Block)
     s += " k 64 reduce block";
+  else if (strategy == RowStrategy::Column)
+    s += " k 64 reduce column";
   return s;
 }
 
@@ -122,6 +127,8 @@ std::optional<RowTile> dyncc::cost::parseRowTile(const std::string &text) {
     tile.strategy = RowStrategy::Warp;
   else if (words->reduce == "block")
     tile.strategy = RowStrategy::Block;
+  else if (words->reduce == "column")
+    tile.strategy = RowStrategy::Column;
   else if (words->reduce.empty())
     tile.strategy = RowStrategy::Elementwise;
   else
@@ -170,6 +177,11 @@ dyncc::cost::checkConstraints(const RowTile &tile, int64_t elementBytes,
     return std::string("a block per row has one row and whole warps");
   if (tile.strategy == RowStrategy::Warp && tile.rowsPerBlock > 32)
     return std::string("a warp per row takes at most 32 rows per block");
+  if (tile.strategy == RowStrategy::Column &&
+      (tile.lanes < 2 || tile.lanes > device.warpSize ||
+       (tile.lanes & (tile.lanes - 1)) != 0 || tile.vector != 1))
+    return std::string("a column's lanes are a power of two from 2 to 32, "
+                       "one element each");
   return std::nullopt;
 }
 
@@ -203,7 +215,8 @@ std::vector<RowTile> dyncc::cost::enumerateRowTiles(bool reduction,
 std::vector<RowTile> dyncc::cost::enumerateColumnTiles(int64_t elementBytes,
                                                        const Device &device,
                                                        int64_t columnSize,
-                                                       int64_t columnPlace) {
+                                                       int64_t columnPlace,
+                                                       bool lanes) {
   std::vector<RowTile> tiles;
   for (RowTile tile :
        enumerateRowTiles(/*reduction=*/false, elementBytes, device)) {
@@ -216,6 +229,14 @@ std::vector<RowTile> dyncc::cost::enumerateColumnTiles(int64_t elementBytes,
     if (!checkConstraints(tile, elementBytes, device))
       tiles.push_back(tile);
   }
+  if (lanes && columnPlace < 2)
+    for (int64_t group : {2, 4, 8, 16, 32})
+      for (int64_t warps : {1, 2, 4, 8}) {
+        RowTile tile{RowStrategy::Column, device.warpSize / group * warps,
+                     group, 1};
+        if (!checkConstraints(tile, elementBytes, device))
+          tiles.push_back(tile);
+      }
   return tiles;
 }
 
@@ -242,6 +263,11 @@ double dyncc::cost::getSectorInflation(const RowTile &tile,
   int64_t perLoad = problem.scalarAccess ? 1 : tile.vector;
   int64_t span = lanes * tile.vector * bytes;
   int64_t sectors = rowsPerWarp * ((span + kSectorBytes - 1) / kSectorBytes);
+  if (tile.strategy == RowStrategy::Column) {
+    // Per position of the axis, the warp's outputs side by side.
+    span = rowsPerWarp * tile.vector * bytes;
+    sectors = lanes * ((span + kSectorBytes - 1) / kSectorBytes);
+  }
   double useful = double(kWarp) * perLoad * bytes;
   return std::max(1.0, double(sectors * kSectorBytes) / useful);
 }
@@ -254,16 +280,25 @@ RowPrediction dyncc::cost::predictRows(const RowTile &tile,
   int64_t blocksPerRow = 1, steps = 1;
   if (tile.strategy == RowStrategy::Elementwise)
     blocksPerRow = ceilDiv(problem.length, perRowAccess);
-  else
+  else if (tile.strategy != RowStrategy::Column)
     steps = ceilDiv(problem.length, perRowAccess);
   // A column reduction's thread walks its columns' reduced axis, charged
-  // once: a norm's later passes over them are taken as cache hits.
+  // once: a norm's later passes over them are taken as cache hits. Split
+  // over lanes, each walks its share; a block's outputs are along the
+  // length, one row of the space each.
   int64_t column = std::max<int64_t>(1, problem.columnLength);
-  steps *= column;
+  int64_t rowsPerBlock = tile.rowsPerBlock;
+  if (tile.strategy == RowStrategy::Column) {
+    steps = ceilDiv(column, tile.lanes);
+    blocksPerRow = ceilDiv(problem.length, tile.rowsPerBlock);
+    rowsPerBlock = 1;
+  } else {
+    steps *= column;
+  }
   int64_t planes = std::max<int64_t>(1, problem.planes);
   p.blocks = ceilDiv(std::max<int64_t>(1, problem.batch), planes) *
              ceilDiv(planes, tile.planesPerBlock) *
-             ceilDiv(problem.rows, tile.rowsPerBlock) * blocksPerRow;
+             ceilDiv(problem.rows, rowsPerBlock) * blocksPerRow;
   p.blocksPerSm = rowBlocksPerSm(tile, device);
 
   // Sectors the warps' accesses touch beyond their bytes (short rows,
@@ -286,6 +321,9 @@ RowPrediction dyncc::cost::predictRows(const RowTile &tile,
       t.seconds += kWarpReduceCycles / device.clockHz;
     else if (tile.strategy == RowStrategy::Block)
       t.seconds += kBlockReduceCycles / device.clockHz;
+    else if (tile.strategy == RowStrategy::Column)
+      t.seconds +=
+          kShuffleRoundCycles * std::log2(double(tile.lanes)) / device.clockHz;
     t.bound = stepBytes / rate < latency ? "latency" : "dram";
     double issue = double(perSm) * kBlockIssueCycles / device.clockHz;
     if (issue > t.seconds) {

@@ -219,6 +219,8 @@ struct AssignTileConfig final
                 "column", b.getStringAttr(problem->column.str())));
             entries.push_back(b.getNamedAttr(
                 "column_place", b.getI64IntegerAttr(problem->columnPlace)));
+            entries.push_back(b.getNamedAttr(
+                "column_lanes", b.getI64IntegerAttr(problem->columnLanes)));
           }
           func->setAttr(getRowProblemAttrName(), b.getDictionaryAttr(entries));
         }

@@ -707,6 +707,19 @@ static FailureOr<RowProblemExprs> getColumnProblem(func::FuncOp kernel) {
                root.getNumLoops() == root.getNumParallelLoops())) {
     return failure();
   }
+  // A group of lanes per output: one reduced loop, reductions with a
+  // combiner reading the arguments, so that with that loop innermost each
+  // is a row (isRowReductionKernel with `columns`; code generation checks
+  // again and keeps the tile levels where that fails).
+  problem.columnLanes =
+      !spans && loops->reduced == 1 && llvm::all_of(entry, [](Operation &op) {
+        if (!hasReductionLoops(&op))
+          return true;
+        auto generic = dyn_cast<linalg::GenericOp>(op);
+        return generic && getReductionCombiner(generic) &&
+               llvm::none_of(generic.getDpsInputs(),
+                             [](Value v) { return dependsOnLinalg(v); });
+      });
   // Between the root and the result, only views that insert unit
   // dimensions (a keepdims result): the space is the result's dimensions,
   // which code generation tiles, and those of the root in order. A

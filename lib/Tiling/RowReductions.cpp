@@ -63,7 +63,7 @@ AffineMap dyncc::getRowsMap(unsigned n, MLIRContext *ctx) {
 
 /// True if `op` reduces along rows: a generic whose only reduction loop is
 /// its last, writing the other loops in order, with a combiner.
-bool dyncc::isRowReduction(Operation *op) {
+bool dyncc::isRowReduction(Operation *op, bool columns) {
   auto generic = dyn_cast<linalg::GenericOp>(op);
   if (!generic || !getReductionCombiner(generic))
     return false;
@@ -75,10 +75,13 @@ bool dyncc::isRowReduction(Operation *op) {
   // The row is contiguous: an operand that walks the reduction walks its
   // innermost dimension, so a warp's lanes read neighbouring elements. A
   // column reduction, whose reduced dimension is an outer one, keeps the
-  // tile levels instead: a thread per column, neighbouring columns in
-  // neighbouring threads.
+  // tile levels instead (a thread per column, neighbouring columns in
+  // neighbouring threads), unless `columns`: a group of lanes per column,
+  // neighbouring columns in neighbouring groups.
   AffineExpr row = getAffineDimExpr(n - 1, op->getContext());
   for (OpOperand *input : generic.getDpsInputOperands()) {
+    if (columns)
+      break;
     AffineMap map = generic.getMatchingIndexingMap(input);
     if (map.isFunctionOfDim(n - 1) &&
         (map.getNumResults() == 0 || map.getResults().back() != row))
@@ -90,7 +93,7 @@ bool dyncc::isRowReduction(Operation *op) {
 
 /// True if `v` is computed from a linalg op of the kernel (an intermediate),
 /// not only from its arguments and constants.
-static bool dependsOnLinalg(Value v, unsigned depth = 0) {
+bool dyncc::dependsOnLinalg(Value v, unsigned depth) {
   Operation *def = v.getDefiningOp();
   if (!def || depth > 16)
     return def != nullptr;
@@ -112,7 +115,8 @@ static bool dependsOnLinalg(Value v, unsigned depth = 0) {
 /// parallel loops only; or one more loop (the row), and `root` is an
 /// `epilogue` of parallel loops on the reduced shape (a mean's division).
 bool dyncc::isRowReductionKernel(func::FuncOp func, Operation *root,
-                                 int64_t &rowRank, bool &epilogue) {
+                                 int64_t &rowRank, bool &epilogue,
+                                 bool columns) {
   auto rootOp = dyn_cast<linalg::LinalgOp>(root);
   if (!rootOp || root->getNumResults() != 1)
     return false;
@@ -127,7 +131,7 @@ bool dyncc::isRowReductionKernel(func::FuncOp func, Operation *root,
     // the reduced shape (a mean's division): one more loop, the row.
     if (reduces) {
       unsigned loops = linalgOp.getNumLoops();
-      if (!isRowReduction(&op) ||
+      if (!isRowReduction(&op, columns) ||
           (reductionLoops && *reductionLoops != loops) ||
           (loops != rootOp.getNumLoops() && loops != rootOp.getNumLoops() + 1))
         return false;

@@ -106,6 +106,9 @@ struct SearchSpace {
   /// from the result's end (else 0).
   bool columns = false;
   int64_t columnPlace = 0;
+  /// Column reductions code generation can split over lanes
+  /// (RowProblemExprs::columnLanes): `reduce column` tiles are candidates.
+  bool columnLanes = false;
   /// Row-wise kernels whose planes (the outer dimension next to the rows)
   /// are more than one: blocks may span them.
   bool planesTiled() const {
@@ -179,10 +182,11 @@ struct SearchSpace {
                                               : "conv;";
     for (auto [key, value] : llvm::zip(keyOf, constant))
       text += (key < 0 ? std::to_string(value) : keys[key].str()) + ";";
-    for (int64_t bytes : {operandBytes, outputBytes, products, nSplit, splitK,
-                          elementBytes, bytesPerElement, int64_t(reduction),
-                          int64_t(singleRow), int64_t(tensorCores),
-                          int64_t(scalarAccess), int64_t(columns), columnPlace})
+    for (int64_t bytes :
+         {operandBytes, outputBytes, products, nSplit, splitK, elementBytes,
+          bytesPerElement, int64_t(reduction), int64_t(singleRow),
+          int64_t(tensorCores), int64_t(scalarAccess), int64_t(columns),
+          columnPlace, int64_t(columnLanes)})
       text += std::to_string(bytes) + ";";
     if (model == Model::Conv) {
       for (int64_t v : conv.window())
@@ -273,7 +277,7 @@ std::string getCandidatesKey(const SearchSpace &space) {
   case Model::Rows:
     add({space.elementBytes, space.reduction, space.singleRow,
          space.planesTiled(), space.columns, space.columnPlace,
-         space.columnPlace ? space.columnSize() : 0});
+         space.columnPlace ? space.columnSize() : 0, space.columnLanes});
     break;
   case Model::Conv:
     add(space.conv.window());
@@ -289,12 +293,15 @@ Candidates getCandidates(const SearchSpace &space, const cost::Device &device) {
   candidates.model = space.model;
   if (space.model == Model::Rows) {
     for (const cost::RowTile &tile :
-         space.columns
-             ? cost::enumerateColumnTiles(space.elementBytes, device,
-                                          space.columnSize(), space.columnPlace)
-             : cost::enumerateRowTiles(space.reduction, space.elementBytes,
-                                       device))
-      if ((!space.singleRow || tile.rowsPerBlock == 1) &&
+         space.columns ? cost::enumerateColumnTiles(
+                             space.elementBytes, device, space.columnSize(),
+                             space.columnPlace, space.columnLanes)
+                       : cost::enumerateRowTiles(space.reduction,
+                                                 space.elementBytes, device))
+      // A column split's outputs per block are along the length, not the
+      // rows.
+      if ((!space.singleRow || tile.rowsPerBlock == 1 ||
+           tile.strategy == cost::RowStrategy::Column) &&
           (space.planesTiled() || tile.planesPerBlock == 1))
         candidates.rows.push_back(tile);
     return candidates;
@@ -467,6 +474,9 @@ FailureOr<SearchSpace> getSearchSpace(dg::DispatchOp dispatch,
   if (space.columns) {
     if (!getInt("column_place", space.columnPlace, 0))
       return failure();
+    // Absent: no split over lanes.
+    auto lanes = problem.getAs<IntegerAttr>("column_lanes");
+    space.columnLanes = lanes && lanes.getInt() != 0;
     // A result spanning the reduced axis takes it whole: a tile of one
     // element there would be the stats' recomputation per output.
     if (space.columnPlace != 0 &&
@@ -859,8 +869,14 @@ struct SearchTiles final
                              std::to_string(i));
           symbols.insert(variant);
         }
+        // A column split's config has a size beyond the outputs': its
+        // lanes, innermost (a mean over [L, 96] into [96] has 96 outputs
+        // per R in a block, R x lanes threads).
+        int64_t rank = configRank;
+        if (config->reduction == RowReduction::Column)
+          ++rank;
         variant->setAttr(TileConfig::getAttrName(),
-                         config->fitToRank(configRank).toAttr(context));
+                         config->fitToRank(rank).toAttr(context));
         variantRefs.push_back(FlatSymbolRefAttr::get(variant.getSymNameAttr()));
       }
       for (Chosen &c : searched) {

@@ -21,6 +21,8 @@ StringRef dyncc::stringify(RowReduction reduction) {
     return "warp";
   case RowReduction::Block:
     return "block";
+  case RowReduction::Column:
+    return "column";
   }
   llvm_unreachable("unknown row reduction strategy");
 }
@@ -30,6 +32,7 @@ std::optional<RowReduction> dyncc::symbolizeRowReduction(StringRef name) {
       .Case("thread", RowReduction::Thread)
       .Case("warp", RowReduction::Warp)
       .Case("block", RowReduction::Block)
+      .Case("column", RowReduction::Column)
       .Default(std::nullopt);
 }
 
@@ -227,6 +230,12 @@ std::string TileConfig::verify() const {
       return "'reduce warp' needs 32 threads along the row (the innermost "
              "block tile over the thread tile), got " +
              std::to_string(lanes);
+    if (reduction == RowReduction::Column &&
+        (lanes < 2 || lanes > 32 || (lanes & (lanes - 1)) != 0 ||
+         threadTile.back() != 1))
+      return "'reduce column' needs 2 to 32 threads along the column, a "
+             "power of two, of one element each (thread tile 1), got " +
+             std::to_string(lanes) + " of " + std::to_string(threadTile.back());
     if (reduction == RowReduction::Block) {
       if (lanes % 32 != 0)
         return "'reduce block' needs a multiple of 32 threads along the row, "
@@ -379,7 +388,7 @@ std::optional<TileConfig> TileConfig::parse(StringRef text,
     } else {
       error = "unexpected '" + key.str() +
               "' (expected 'block AxB [warp AxB] thread CxD [k N|AxBxC] "
-              "[mma MxNxK] [stages N] [reduce thread|warp|block] "
+              "[mma MxNxK] [stages N] [reduce thread|warp|block|column] "
               "[split_k N]')";
       return std::nullopt;
     }

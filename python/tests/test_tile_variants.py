@@ -394,6 +394,73 @@ def test_every_variant_of_column_reductions(tmp_path):
                                      for i in range(2)], symbols
 
 
+def test_every_variant_of_column_splits(tmp_path):
+    """Column reductions whose result lacks the reduced axis and whose
+    reductions read the inputs get `reduce column` candidates: a group of
+    2 to 32 lanes per output walks its column, the lanes merging their
+    partials (issue 6). A max over the positions of E[B, L, D] kept as
+    [B, 1, D], and a mean over the positions of F[L, D] into [D] (one
+    dimension: the config's outputs per block are a size beyond it). D is
+    dynamic, so blocks of outputs end off their tiles. Each group has a
+    split among its variants; every variant, forced, matches numpy at 1,
+    primes and sizes just off the tiles; unforced, the run-time picks what
+    the table says."""
+    path = tmp_path / "splits.onnx"
+    graph = helper.make_graph(
+        [helper.make_node("ReduceMax", ["E"], ["M"], axes=[1], keepdims=1),
+         helper.make_node("ReduceMean", ["F"], ["A"], axes=[0], keepdims=0)],
+        "splits",
+        [helper.make_tensor_value_info("E", TensorProto.FLOAT, ["B", "L", "D"]),
+         helper.make_tensor_value_info("F", TensorProto.FLOAT, ["L", "D"])],
+        [helper.make_tensor_value_info("M", TensorProto.FLOAT, ["B", 1, "D"]),
+         helper.make_tensor_value_info("A", TensorProto.FLOAT, ["D"])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    onnx.save(model, path)
+    art = tmp_path / "splits.dyncc"
+    plan, _ = compile_with_plan(path, art, targets=["cpu"],
+                                dims={"B": (1, 4), "L": (1, 1024),
+                                      "D": (1, 300)})
+    assert len(plan["groups"]) == 2
+    configs = [[plan["kernels"][v["kernel"]]["config"] for v in g["variants"]]
+               for g in plan["groups"]]
+    for g, group in zip(configs, plan["groups"]):
+        assert group["select"]["columns"] == 1
+        splits = [c for c in g if c.endswith("reduce column")]
+        assert splits, g
+        for c in splits:
+            assert re.fullmatch(r"block (1x)*\d+x(2|4|8|16|32) thread (1x)*1x1 "
+                                r"k 64 reduce column", c), c
+    sess = dyncc.load(art).session()
+    rng = np.random.default_rng(11)
+
+    def run(b, l, d):
+        e = rng.uniform(-4, 4, size=(b, l, d)).astype(np.float32)
+        f = rng.uniform(-4, 4, size=(l, d)).astype(np.float32)
+        out = sess.run({"E": e, "F": f})
+        np.testing.assert_array_equal(out["M"], e.max(axis=1, keepdims=True),
+                                      err_msg=str((b, l, d)))
+        np.testing.assert_allclose(out["A"], f.astype(np.float64).mean(axis=0),
+                                   rtol=1e-5, atol=1e-5, err_msg=str((b, l, d)))
+
+    shapes = [(1, 1, 1), (3, 7, 13), (1, 33, 17), (2, 127, 65), (4, 1024, 300),
+              (1, 509, 299), (2, 2, 31), (1, 64, 33)]
+    names = [[plan["kernels"][v["kernel"]]["name"] for v in g["variants"]]
+             for g in plan["groups"]]
+    for g, kernels in enumerate(names):
+        for v, kernel in enumerate(kernels):
+            sess.force_variant(g, v)
+            for b, l, d in shapes:
+                run(b, l, d)
+                assert sess.variants[g] == kernel, (b, l, d)
+        sess.force_variant(g, None)
+    for b, l, d in shapes:
+        run(b, l, d)
+        symbols = {"B": b, "L": l, "D": d}
+        assert sess.variants == [table_variant(plan, i, symbols)
+                                 for i in range(2)], symbols
+
+
 def make_pools(path, channels, dtype):
     """M = MaxPool(X) (3x3, stride 2, padding 1, ResNet's stem pool) and A =
     AveragePool(X) (2x2, stride 2) of X[B, channels, H, W]."""

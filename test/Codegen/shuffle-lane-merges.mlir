@@ -110,6 +110,91 @@ func.func @block_max(%x: memref<?xf64>, %out: memref<1xf64>) {
 
 // -----
 
+// A column's mean split over groups of 8 lanes (`reduce column`: the
+// block's 8 x threads, 16 outputs over y, so a warp holds 4 groups): the
+// butterfly takes 3 steps within the group, each an nvvm.shfl.sync whose
+// member mask is the group's 8 lanes from this lane's group start, so
+// that groups whose output is past the edge may skip it.
+// CHECK-LABEL: func.func @column_groups
+// CHECK:         %[[KEPT:.+]] = memref.alloca() : memref<f32>
+// CHECK:         scf.forall
+// CHECK:           scf.for
+// CHECK:           }
+// CHECK-NEXT:      %[[V:.+]] = memref.load %{{.+}}[%{{.+}}] : memref<1xf32>
+// CHECK:           %[[LANE:.+]] = nvvm.read.ptx.sreg.laneid : i32
+// CHECK:           %[[START:.+]] = arith.andi %[[LANE]], %c-8_i32 : i32
+// CHECK:           %[[MEMBERS:.+]] = arith.shli %c255_i32, %[[START]] : i32
+// CHECK:           %[[S1:.+]] = nvvm.shfl.sync  bfly %[[MEMBERS]], %[[V]], %c1_i32, %c31_i32 : f32 -> f32
+// CHECK-NEXT:      %[[A1:.+]] = arith.addf %[[V]], %[[S1]] : f32
+// CHECK:           %[[S2:.+]] = nvvm.shfl.sync  bfly %[[MEMBERS]], %[[A1]], %c2_i32, %c31_i32{{.*}} : f32 -> f32
+// CHECK-NEXT:      %[[A2:.+]] = arith.addf %[[A1]], %[[S2]] : f32
+// CHECK:           %[[S4:.+]] = nvvm.shfl.sync  bfly %[[MEMBERS]], %[[A2]], %c4_i32, %c31_i32{{.*}} : f32 -> f32
+// CHECK-NEXT:      %[[A4:.+]] = arith.addf %[[A2]], %[[S4]] : f32
+// CHECK-NEXT:      memref.store %[[A4]], %[[KEPT]][] : memref<f32>
+// CHECK-NOT:       gpu.shuffle
+// CHECK:         } {mapping = [#gpu.thread<x>]}
+// CHECK-NOT:     dyncc.lane_merge
+func.func @column_groups(%x: memref<?x768xf32>, %col: index, %out: memref<1xf32>) attributes {dyncc.tile_config = {block = array<i64: 16, 8>, k_step = 64 : i64, reduce = "column", thread = array<i64: 1, 1>}} {
+  %c0 = arith.constant 0 : index
+  %c8 = arith.constant 8 : index
+  %zero = arith.constant 0.0 : f32
+  %parts = memref.alloca() : memref<8x1xf32>
+  %acc = memref.alloca() : memref<1xf32>
+  %mine = memref.alloca() : memref<1xf32>
+  %n = memref.dim %x, %c0 : memref<?x768xf32>
+  linalg.fill ins(%zero : f32) outs(%acc : memref<1xf32>)
+  scf.forall (%lane) in (8) {
+    linalg.fill ins(%zero : f32) outs(%mine : memref<1xf32>)
+    scf.for %i = %lane to %n step %c8 {
+      %v = memref.load %x[%i, %col] : memref<?x768xf32>
+      %a = memref.load %mine[%c0] : memref<1xf32>
+      %s = arith.addf %a, %v : f32
+      memref.store %s, %mine[%c0] : memref<1xf32>
+    }
+    %slot = memref.subview %parts[%lane, 0] [1, 1] [1, 1] : memref<8x1xf32> to memref<1xf32, strided<[1], offset: ?>>
+    linalg.copy ins(%mine : memref<1xf32>) outs(%slot : memref<1xf32, strided<[1], offset: ?>>)
+  } {mapping = [#gpu.thread<x>]}
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d1, d0)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]} ins(%parts : memref<8x1xf32>) outs(%acc : memref<1xf32>) attrs = {dyncc.lane_merge} {
+  ^bb0(%in: f32, %o: f32):
+    %r = arith.addf %o, %in : f32
+    linalg.yield %r : f32
+  }
+  linalg.copy ins(%acc : memref<1xf32>) outs(%out : memref<1xf32>)
+  return
+}
+
+// -----
+
+// A group of lanes is an aligned run of a warp's lanes only where the
+// lanes are the block's x threads.
+func.func @group_not_x(%out: memref<1xf32>) attributes {dyncc.tile_config = {block = array<i64: 4, 32>, k_step = 64 : i64, reduce = "warp", thread = array<i64: 1, 1>}} {
+  %parts = memref.alloca() : memref<8x1xf32>
+  %acc = memref.alloca() : memref<1xf32>
+  // expected-error @below {{merges 8 lanes, fewer than a warp, in a kernel whose blocks do not have as many x threads}}
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d1, d0)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]} ins(%parts : memref<8x1xf32>) outs(%acc : memref<1xf32>) attrs = {dyncc.lane_merge} {
+  ^bb0(%in: f32, %o: f32):
+    %r = arith.addf %o, %in : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// -----
+
+func.func @odd_group(%out: memref<1xf32>) {
+  %parts = memref.alloca() : memref<6x1xf32>
+  %acc = memref.alloca() : memref<1xf32>
+  // expected-error @below {{merges 6 lanes, neither a power of two up to the warp's 32 nor a multiple of it}}
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d1, d0)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]} ins(%parts : memref<6x1xf32>) outs(%acc : memref<1xf32>) attrs = {dyncc.lane_merge} {
+  ^bb0(%in: f32, %o: f32):
+    %r = arith.addf %o, %in : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// -----
+
 // Each thread needs the row's value: an accumulator in global memory (a
 // kernel argument) would be written by every lane.
 func.func @global_accumulator(%out: memref<1xf32>) {
@@ -142,7 +227,7 @@ func.func @no_lanes() {
 func.func @partial_warp() {
   %parts = memref.alloca() : memref<48x1xf32>
   %acc = memref.alloca() : memref<1xf32>
-  // expected-error @below {{merges 48 lanes, not a multiple of the warp's 32}}
+  // expected-error @below {{merges 48 lanes, neither a power of two up to the warp's 32 nor a multiple of it}}
   linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d1, d0)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]} ins(%parts : memref<48x1xf32>) outs(%acc : memref<1xf32>) attrs = {dyncc.lane_merge} {
   ^bb0(%in: f32, %o: f32):
     %r = arith.addf %o, %in : f32

@@ -792,3 +792,76 @@ func.func @shuffled_depthwise(%arg0: tensor<1x2x8x8x8xf32>, %arg1: tensor<16x1x3
   %collapsed_3 = tensor.collapse_shape %2 [[0], [1, 2], [3], [4]] : tensor<1x16x1x4x4xf32> into tensor<1x16x4x4xf32>
   return %collapsed_3 : tensor<1x16x4x4xf32>
 }
+
+// -----
+
+// A mean over the positions of [B, L, 768] (a column reduction: the sum's
+// reduced loop is an outer dimension of its input) with `reduce column`:
+// blocks of 16 outputs along the last dimension, one output per y thread,
+// and each output's column split over 8 lanes (x), lane l summing positions
+// l, l + 8, ...; the lanes' partials merge (dyncc.lane_merge) and lane 0
+// divides and writes the output.
+// CHECK-LABEL: func.func @column_mean_lanes(
+//       CHECK:   scf.forall (%{{.+}}, %{{.+}}) = (0, 0) to (%{{.+}}, 768) step (1, 16)
+//       CHECK:     scf.forall (%{{.+}}) in (16)
+//       CHECK:       scf.forall (%[[LANE:.+]]) in (8)
+//       CHECK:         scf.for %{{.+}} = %[[LANE]] to %{{.+}} step %c8
+//       CHECK:           tensor.extract_slice %{{.+}} : tensor<1x?x1xf32> to tensor<1x1x1xf32>
+//       CHECK:           arith.addf
+//       CHECK:       } {mapping = [#gpu.thread<x>]}
+//       CHECK:       linalg.generic {{.*}} ins(%{{.+}} : tensor<8x1x1xf32>) {{.*}}dyncc.lane_merge
+//       CHECK:       scf.forall (%{{.+}}) in (1)
+//       CHECK:         arith.divf
+//       CHECK:       } {mapping = [#gpu.thread<x>]}
+//       CHECK:     } {mapping = [#gpu.thread<y>]}
+//       CHECK:   } {mapping = [#gpu.block<y>, #gpu.block<x>]}
+#cm_in = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#cm_out = affine_map<(d0, d1, d2) -> (d0, d2)>
+#cm_id = affine_map<(d0, d1) -> (d0, d1)>
+func.func @column_mean_lanes(%x: tensor<?x?x768xf32>, %out: tensor<?x768xf32>) -> tensor<?x768xf32>
+    attributes {dyncc.kernel, dyncc.kind = "reduce", dyncc.tile_config = {block = array<i64: 1, 16, 8>, k_step = 64 : i64, reduce = "column", thread = array<i64: 1, 1, 1>}} {
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  %l = tensor.dim %x, %c1 : tensor<?x?x768xf32>
+  %fill = linalg.fill ins(%zero : f32) outs(%out : tensor<?x768xf32>) -> tensor<?x768xf32>
+  %sum = linalg.generic {indexing_maps = [#cm_in, #cm_out], iterator_types = ["parallel", "reduction", "parallel"]}
+      ins(%x : tensor<?x?x768xf32>) outs(%fill : tensor<?x768xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %s = arith.addf %acc, %in : f32
+    linalg.yield %s : f32
+  } -> tensor<?x768xf32>
+  %mean = linalg.generic {indexing_maps = [#cm_id], iterator_types = ["parallel", "parallel"]}
+      outs(%sum : tensor<?x768xf32>) {
+  ^bb0(%acc: f32):
+    %li = arith.index_cast %l : index to i64
+    %lf = arith.sitofp %li : i64 to f32
+    %m = arith.divf %acc, %lf : f32
+    linalg.yield %m : f32
+  } -> tensor<?x768xf32>
+  return %mean : tensor<?x768xf32>
+}
+
+// -----
+
+// The same split where the sum folds two axes (positions and heads of
+// [B, L, H, 64]): a group of lanes walks one loop, so the kernel keeps the
+// tile levels (a thread per output walking its columns), and nothing
+// merges lanes. (The search offers no split for such a kernel:
+// RowProblemExprs::columnLanes.)
+// CHECK-LABEL: func.func @column_lanes_two_axes(
+//   CHECK-NOT:   dyncc.lane_merge
+//       CHECK:   } {mapping = [#gpu.block<y>, #gpu.block<x>]}
+#c2_in = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+#c2_out = affine_map<(d0, d1, d2, d3) -> (d0, d3)>
+func.func @column_lanes_two_axes(%x: tensor<?x?x4x64xf32>, %out: tensor<?x64xf32>) -> tensor<?x64xf32>
+    attributes {dyncc.kernel, dyncc.kind = "reduce", dyncc.tile_config = {block = array<i64: 1, 16, 8>, k_step = 64 : i64, reduce = "column", thread = array<i64: 1, 1, 1>}} {
+  %zero = arith.constant 0.0 : f32
+  %fill = linalg.fill ins(%zero : f32) outs(%out : tensor<?x64xf32>) -> tensor<?x64xf32>
+  %sum = linalg.generic {indexing_maps = [#c2_in, #c2_out], iterator_types = ["parallel", "reduction", "reduction", "parallel"]}
+      ins(%x : tensor<?x?x4x64xf32>) outs(%fill : tensor<?x64xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %s = arith.addf %acc, %in : f32
+    linalg.yield %s : f32
+  } -> tensor<?x64xf32>
+  return %sum : tensor<?x64xf32>
+}

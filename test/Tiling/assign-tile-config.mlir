@@ -55,7 +55,7 @@ func.func @conv1x1(%x: tensor<?x64x?x?xf32>, %w: tensor<32x64xf32>, %out: tensor
 #col_stat = affine_map<(d0, d1, d2) -> (d0, d2)>
 #col_t = affine_map<(d0, d1, d2) -> (d0, d2, d1)>
 // CHECK-LABEL: func.func @column_norm(
-//  CHECK-SAME:   dyncc.row_problem = {batch = "1", bytes_per_element = 8 : i64, column = "4", column_place = 2 : i64, element_bytes = 4 : i64, length = "__arg1_d2", planes = "1", reduction = 0 : i64, rows = "__arg1_d0", scalar_access = 0 : i64}
+//  CHECK-SAME:   dyncc.row_problem = {batch = "1", bytes_per_element = 8 : i64, column = "4", column_lanes = 0 : i64, column_place = 2 : i64, element_bytes = 4 : i64, length = "__arg1_d2", planes = "1", reduction = 0 : i64, rows = "__arg1_d0", scalar_access = 0 : i64}
 func.func @column_norm(%x: tensor<?x4x?xf32>, %out: tensor<?x4x?xf32>) -> tensor<?x4x?xf32> attributes {dyncc.kernel, dyncc.kind = "reduce"} {
   %c0 = arith.constant 0 : index
   %c2 = arith.constant 2 : index
@@ -135,7 +135,7 @@ func.func @column_other_axis(%x: tensor<?x4x?xf32>, %out: tensor<?x8x?xf32>) -> 
 // dimensions are not those code generation tiles the reduction by: no
 // problem.
 // CHECK-LABEL: func.func @column_keepdims(
-//  CHECK-SAME:   dyncc.row_problem = {batch = "__arg0_d0", bytes_per_element = 4 : i64, column = "4", column_place = 0 : i64, element_bytes = 4 : i64, length = "__arg0_d2", planes = "1", reduction = 0 : i64, rows = "1", scalar_access = 0 : i64}
+//  CHECK-SAME:   dyncc.row_problem = {batch = "__arg0_d0", bytes_per_element = 4 : i64, column = "4", column_lanes = 1 : i64, column_place = 0 : i64, element_bytes = 4 : i64, length = "__arg0_d2", planes = "1", reduction = 0 : i64, rows = "1", scalar_access = 0 : i64}
 func.func @column_keepdims(%x: tensor<?x4x?xf32>, %out: tensor<?x1x?xf32>) -> tensor<?x1x?xf32> attributes {dyncc.kernel, dyncc.kind = "reduce"} {
   %c0 = arith.constant 0 : index
   %c2 = arith.constant 2 : index

@@ -10,7 +10,9 @@
 
 #include "gtest/gtest.h"
 
+#include <algorithm>
 #include <cmath>
+#include <set>
 
 using namespace dyncc::cost;
 
@@ -424,4 +426,101 @@ TEST(ColumnModel, FewColumnsPreferSmallBlocks) {
     const RowTile &best = bestRowTile(tiles, p, device);
     EXPECT_LE(best.threads(), 128) << device.name << ": " << best.str();
   }
+}
+
+TEST(ColumnTiles, LanesSplitTheColumnWhereCodeGenerationCan) {
+  // `reduce column`: a power of two of lanes from 2 to 32 per output, one
+  // element each, outputs along y; only where the result lacks the axis
+  // and code generation can split it (`lanes`).
+  for (const Device &device : getDevices()) {
+    SCOPED_TRACE(device.name);
+    std::vector<RowTile> plain = enumerateColumnTiles(4, device, 0, 0);
+    std::vector<RowTile> split =
+        enumerateColumnTiles(4, device, 0, 0, /*lanes=*/true);
+    auto isColumn = [](const RowTile &t) {
+      return t.strategy == RowStrategy::Column;
+    };
+    EXPECT_EQ(std::count_if(plain.begin(), plain.end(), isColumn), 0);
+    std::set<int64_t> lanes;
+    for (const RowTile &t : split) {
+      if (!isColumn(t))
+        continue;
+      SCOPED_TRACE(t.str());
+      lanes.insert(t.lanes);
+      EXPECT_EQ(t.vector, 1);
+      EXPECT_EQ(t.threads() % device.warpSize, 0);
+      EXPECT_FALSE(checkConstraints(t, 4, device).has_value());
+      std::optional<RowTile> back = parseRowTile(t.str());
+      ASSERT_TRUE(back.has_value());
+      EXPECT_TRUE(*back == t);
+    }
+    EXPECT_EQ(lanes, (std::set<int64_t>{2, 4, 8, 16, 32}));
+    EXPECT_EQ(split.size() - plain.size(), 20u);
+    // A result spanning the axis takes it whole: no lanes.
+    std::vector<RowTile> spanning =
+        enumerateColumnTiles(4, device, 16, 3, true);
+    EXPECT_EQ(std::count_if(spanning.begin(), spanning.end(), isColumn), 0);
+  }
+  RowTile tile{RowStrategy::Column, 8, 4, 1};
+  EXPECT_EQ(tile.str(), "block 8x4 thread 1x1 k 64 reduce column");
+  const Device &device = getDevices().front();
+  EXPECT_FALSE(checkConstraints(tile, 4, device).has_value());
+  for (int64_t lanes : {1, 3, 6, 64}) {
+    RowTile bad{RowStrategy::Column, 64, lanes, 1};
+    EXPECT_TRUE(checkConstraints(bad, 4, device).has_value()) << lanes;
+  }
+  RowTile vector{RowStrategy::Column, 8, 4, 2};
+  EXPECT_TRUE(checkConstraints(vector, 4, device).has_value());
+  RowTile whole{RowStrategy::Column, 8, 4, 1};
+  whole.columnSize = 16;
+  whole.columnPlace = 3;
+  EXPECT_TRUE(checkConstraints(whole, 4, device).has_value());
+}
+
+TEST(ColumnModel, LongColumnsOverFewOutputsTakeLanes) {
+  // A mean over 512 positions of [1, 512, 768]: a thread per output walks
+  // 512 dependent steps with 768 threads on the whole GPU; 8 or more lanes
+  // an output cut the walk and fill the SMs. With a column of one element
+  // the lanes are idle and the plain tiles are at least as fast.
+  for (const Device &device : getDevices()) {
+    SCOPED_TRACE(device.name);
+    RowProblem p;
+    p.rows = 1;
+    p.length = 768;
+    p.elementBytes = 4;
+    p.bytesPerElement = 4;
+    p.columnLength = 512;
+    std::vector<RowTile> plain = enumerateColumnTiles(4, device, 0, 0);
+    std::vector<RowTile> split = enumerateColumnTiles(4, device, 0, 0, true);
+    const RowTile &best = bestRowTile(split, p, device);
+    EXPECT_EQ(best.strategy, RowStrategy::Column) << best.str();
+    EXPECT_GE(best.lanes, 8) << best.str();
+    double plainTime =
+        predictRows(bestRowTile(plain, p, device), p, device).seconds;
+    EXPECT_GT(plainTime / predictRows(best, p, device).seconds, 4.0);
+    // Each lane walks its share: 4 lanes take a quarter of the steps.
+    RowTile four{RowStrategy::Column, 32, 4, 1};
+    RowTile eight{RowStrategy::Column, 16, 8, 1};
+    EXPECT_GT(predictRows(four, p, device).seconds,
+              predictRows(eight, p, device).seconds);
+    // Many outputs of one element: nothing to split.
+    p.rows = 64;
+    p.length = 65536;
+    p.columnLength = 1;
+    const RowTile &flat = bestRowTile(split, p, device);
+    EXPECT_LE(predictRows(flat, p, device).seconds,
+              predictRows(bestRowTile(plain, p, device), p, device).seconds);
+    EXPECT_LT(predictRows(bestRowTile(plain, p, device), p, device).seconds,
+              predictRows(eight, p, device).seconds);
+  }
+  // A warp of 4-lane groups reads 8 neighbouring f32 outputs (one sector)
+  // at each of 4 positions: no inflation; 32 lanes read one element of a
+  // sector at 32 positions.
+  RowProblem p;
+  p.elementBytes = 4;
+  p.columnLength = 64;
+  EXPECT_DOUBLE_EQ(getSectorInflation(RowTile{RowStrategy::Column, 8, 4, 1}, p),
+                   1.0);
+  EXPECT_DOUBLE_EQ(
+      getSectorInflation(RowTile{RowStrategy::Column, 8, 32, 1}, p), 8.0);
 }

@@ -158,7 +158,9 @@ TEST(TileConfigTest, ParseRoundTripsAndRejects) {
   // Row reduction strategies: printed and kept in the attribute unless
   // `thread` (the default).
   for (const char *text : {"block 2x128 thread 1x4 k 0 reduce warp",
-                           "block 1x96 thread 1x3 k 7 reduce block"}) {
+                           "block 1x96 thread 1x3 k 7 reduce block",
+                           "block 1x16x8 thread 1x1x1 k 64 reduce column",
+                           "block 32x2 thread 1x1 k 64 reduce column"}) {
     std::optional<TileConfig> rows = TileConfig::parse(text, error);
     ASSERT_TRUE(rows.has_value()) << text << ": " << error;
     EXPECT_EQ(rows->str(), text);
@@ -223,6 +225,10 @@ TEST(TileConfigTest, ParseRoundTripsAndRejects) {
       {"block 4x32 thread 1x1 reduce warp reduce warp", "unexpected 'reduce'"},
       {"block 1x48 thread 1x1 reduce block", "a multiple of 32 threads"},
       {"block 2x64 thread 1x1 reduce block", "one row per block"},
+      {"block 16x6 thread 1x1 reduce column", "a power of two, of one element"},
+      {"block 16x1 thread 1x1 reduce column", "got 1 of 1"},
+      {"block 1x64 thread 1x1 reduce column", "got 64 of 1"},
+      {"block 16x8 thread 1x2 reduce column", "got 4 of 2"},
       {"block 4x32 thread 2x1 reduce warp", "one row per thread"},
       {"block 2x2x2x32 thread 1x1x1x1 reduce warp", "at most two dimensions"},
       {"block 64x64 warp 32x32 thread 4x8 k 32 mma 16x8x16 reduce warp",

@@ -240,9 +240,14 @@ def ShuffleLaneMergesPass : Pass<"dyncc-shuffle-lane-merges", "mlir::func::FuncO
     over the warp, whose value every lane folds into its accumulator; with
     more lanes than
     a warp, lane 0 of each warp stores the warp's value into a shared slot
-    and a second forall over the lanes folds the slots.
+    and a second forall over the lanes folds the slots. With fewer lanes
+    than a warp (`reduce column`: a group of 2 to 32 lanes per output, the
+    block's x threads), the butterfly stays within the group: `nvvm.shfl.sync`
+    with the group's lanes as its member mask, so groups of one warp whose
+    outputs are out of bounds may skip it.
   }];
   let dependentDialects = ["::mlir::gpu::GPUDialect",
+                           "::mlir::NVVM::NVVMDialect",
                            "::mlir::scf::SCFDialect",
                            "::mlir::memref::MemRefDialect",
                            "::mlir::arith::ArithDialect"];

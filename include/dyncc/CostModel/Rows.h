@@ -66,6 +66,15 @@ enum class RowStrategy {
   /// A block per row: `lanes` threads (whole warps) walk the row, then
   /// combine across warps through shared memory.
   Block,
+  /// A column reduction split over lanes: `lanes` threads along x (a power
+  /// of two, 2 to 32) per output take its reduced axis' elements
+  /// cyclically and combine with shuffles within their group;
+  /// `rowsPerBlock` outputs along the result's last dimension over y, so a
+  /// warp's lanes read 32 / `lanes` neighbouring outputs at `lanes`
+  /// positions of the axis. For a long column over few outputs (a mean
+  /// over 512 positions at batch 1: 768 outputs), which a thread per output
+  /// walks alone.
+  Column,
 };
 
 struct RowTile {
@@ -132,11 +141,14 @@ std::vector<RowTile> enumerateRowTiles(bool reduction, int64_t elementBytes,
 /// The tiles of a column reduction: elementwise tiles of one plane over its
 /// outputs without the reduced axis, each thread walking that axis; where
 /// the result spans it (`columnPlace` >= 2), taking it whole at that place
-/// with `columnSize` elements (its extent or bound).
+/// with `columnSize` elements (its extent or bound). With `lanes` (code
+/// generation can split the axis: RowProblemExprs::columnLanes), also the
+/// `Column` strategy's tiles: 2 to 32 lanes an output, 32 to 256 threads.
 std::vector<RowTile> enumerateColumnTiles(int64_t elementBytes,
                                           const Device &device,
                                           int64_t columnSize,
-                                          int64_t columnPlace);
+                                          int64_t columnPlace,
+                                          bool lanes = false);
 
 struct RowPrediction {
   double seconds = 0;
@@ -153,7 +165,9 @@ RowPrediction predictRows(const RowTile &tile, const RowProblem &problem,
 /// The sectors a warp's access of `tile` touches over those its useful
 /// bytes fill (at least 1): rows shorter than a 32-byte sector, and under
 /// scalar access lanes `vector` elements apart, each load spreading a
-/// warp's 32 elements over `vector` times the sectors.
+/// warp's 32 elements over `vector` times the sectors. A `Column` tile's
+/// warp reads 32 / `lanes` neighbouring outputs at each of `lanes`
+/// positions of the axis.
 double getSectorInflation(const RowTile &tile, const RowProblem &problem);
 
 } // namespace dyncc::cost

@@ -169,6 +169,13 @@ struct RowProblemExprs {
   bool columns = false;
   DimExpr column;
   int64_t columnPlace = 0;
+  /// A column reduction code generation can split over a group of lanes
+  /// per output (`reduce column`): its result is the outputs' space, it
+  /// folds one axis, each reduction with a combiner (add, max, ...), and
+  /// the reductions read the kernel's arguments only, so that with the
+  /// reduced loop moved innermost they are rows (isRowReductionKernel with
+  /// `columns`).
+  bool columnLanes = false;
 };
 
 /// The problem of an `elementwise` kernel whose root has parallel loops
@@ -182,8 +189,8 @@ mlir::FailureOr<RowProblemExprs> getRowProblem(mlir::func::FuncOp kernel);
 /// The attribute holding a row-wise kernel's problem: `batch`, `rows`,
 /// `length`, `planes` (DimExpr text over the argument names),
 /// `element_bytes`, `bytes_per_element`, `reduction` and `scalar_access` (0
-/// or 1), and for a column reduction `column` (DimExpr text) and
-/// `column_place`.
+/// or 1), and for a column reduction `column` (DimExpr text),
+/// `column_place` and `column_lanes` (0 or 1: RowProblemExprs::columnLanes).
 constexpr llvm::StringLiteral getRowProblemAttrName() {
   return "dyncc.row_problem";
 }

@@ -36,17 +36,26 @@ mlir::Operation *getReductionCombiner(mlir::linalg::GenericOp op);
 /// one value per row read by an op whose last loop walks the row.
 mlir::AffineMap getRowsMap(unsigned n, mlir::MLIRContext *ctx);
 
+/// True if `v` is computed from a linalg op of its kernel (an
+/// intermediate), not only from the kernel's arguments and constants (a
+/// search depth of 16 ops; deeper counts as computed).
+bool dependsOnLinalg(mlir::Value v, unsigned depth = 0);
+
 /// True if `op` reduces along rows: a generic whose only reduction loop is
 /// its last, writing the other loops in order, with a combiner, and whose
-/// operands walk the row along their innermost dimension.
-bool isRowReduction(mlir::Operation *op);
+/// operands walk the row along their innermost dimension. With `columns`,
+/// operands may walk it along any dimension (a column reduction whose
+/// reduced loop was moved innermost, split over lanes by `reduce column`).
+bool isRowReduction(mlir::Operation *op, bool columns = false);
 
 /// True if `root`'s kernel can take a warp or a block per row, setting
 /// `rowRank` to the number of `root`'s loops that are rows and `epilogue`
 /// when `root` is an op of parallel loops on the reduced shape (a mean's
-/// division). See RowReductions.cpp.
+/// division). With `columns`, its reductions are isRowReduction's with
+/// `columns` (a group of lanes per column). See RowReductions.cpp.
 bool isRowReductionKernel(mlir::func::FuncOp func, mlir::Operation *root,
-                          int64_t &rowRank, bool &epilogue);
+                          int64_t &rowRank, bool &epilogue,
+                          bool columns = false);
 
 } // namespace dyncc
 

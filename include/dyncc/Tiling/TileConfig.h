@@ -41,7 +41,14 @@ enum class RowReduction {
   /// One block per row: all its threads (x) take the row's elements
   /// cyclically; partial results combine by warp shuffles, then across
   /// warps through shared memory.
-  Block,
+  Block, /// A group of x lanes per output of a column reduction (a power of
+         /// two,
+  /// 2 to 32: the innermost block tile over the thread tile, one element
+  /// each): the lanes take the reduced axis' elements cyclically and
+  /// combine with shuffles within the group; the block's other threads (y,
+  /// z) are outputs, so a warp reads 32 / lanes neighbouring outputs at
+  /// each of its lanes' positions along the axis.
+  Column,
 };
 
 /// The name of `reduction` in text and attributes: thread, warp, block.
@@ -80,8 +87,10 @@ struct TileConfig {
   /// For row reductions: `Warp` and `Block` make the innermost dimension of
   /// the block and thread tiles the row's step (threads x elements per
   /// thread and step; x is 32 threads for `Warp`), the rest rows per block
-  /// (1 for `Block`). Kernels whose reductions are not along rows keep the
-  /// tile levels.
+  /// (1 for `Block`). `Column` does the same for a column reduction's
+  /// reduced axis (its lanes' step, 2 to 32 threads of one element), the
+  /// rest outputs per block. Kernels whose reductions are not along rows
+  /// (along columns, for `Column`) keep the tile levels.
   RowReduction reduction = RowReduction::Thread;
   /// GEMMs: parts of K computed by separate blocks (split-K), each into
   /// its own slice of an f32 workspace, which a second kernel sums before
@@ -128,7 +137,8 @@ struct TileConfig {
 
   /// Parses the form `str` prints (`block 32x64 thread 4x4 k 16`; `k N` may
   /// be left out for 0, and `k AxBxC` gives each reduction loop its own;
-  /// `warp`, `mma`, `stages`, `reduce thread|warp|block` and `split_k N` are
+  /// `warp`, `mma`, `stages`, `reduce thread|warp|block|column` and
+  /// `split_k N` are
   /// optional). Returns nullopt and sets `error` on bad text or on a
   /// configuration `verify` rejects.
   static std::optional<TileConfig> parse(llvm::StringRef text,
