@@ -19,7 +19,10 @@ median time of each per shape and the ratios.
         [--images 14,56,128] [--lengths 128,512] [--repeat 5]
 
 The CPU times measure the work each tiling does, not GPU speed: no GPU has
-run these kernels yet.
+run these kernels yet. Since session 24 the mean's searched kernel splits
+each column over a group of lanes (`reduce column`), which the CPU runs as
+a loop: slower there than a thread per output (docs/CostModel.md, "Columns
+split over lanes").
 """
 import argparse
 import sys

@@ -411,17 +411,24 @@ TEST(ColumnModel, EachOutputPaysItsColumn) {
   }
 }
 
+/// A mean over the `positions` positions of [batch, positions, 768] in f32:
+/// batch x 768 outputs, each folding a column of `positions`.
+static RowProblem meanOverPositions(int64_t batch, int64_t positions) {
+  RowProblem p;
+  p.rows = batch;
+  p.length = 768;
+  p.elementBytes = 4;
+  p.bytesPerElement = 4;
+  p.columnLength = positions;
+  return p;
+}
+
 TEST(ColumnModel, FewColumnsPreferSmallBlocks) {
   // A mean over the 512 positions of [B, 512, 768] at B = 1: 768 columns.
   // Few columns give few threads; the search's pick spreads them over
   // SMs (blocks of at most 128 threads) rather than one block of 768.
   for (const Device &device : getDevices()) {
-    RowProblem p;
-    p.rows = 1;
-    p.length = 768;
-    p.elementBytes = 4;
-    p.bytesPerElement = 4;
-    p.columnLength = 512;
+    RowProblem p = meanOverPositions(1, 512);
     std::vector<RowTile> tiles = enumerateColumnTiles(4, device, 0, 0);
     const RowTile &best = bestRowTile(tiles, p, device);
     EXPECT_LE(best.threads(), 128) << device.name << ": " << best.str();
@@ -484,12 +491,7 @@ TEST(ColumnModel, LongColumnsOverFewOutputsTakeLanes) {
   // the lanes are idle and the plain tiles are at least as fast.
   for (const Device &device : getDevices()) {
     SCOPED_TRACE(device.name);
-    RowProblem p;
-    p.rows = 1;
-    p.length = 768;
-    p.elementBytes = 4;
-    p.bytesPerElement = 4;
-    p.columnLength = 512;
+    RowProblem p = meanOverPositions(1, 512);
     std::vector<RowTile> plain = enumerateColumnTiles(4, device, 0, 0);
     std::vector<RowTile> split = enumerateColumnTiles(4, device, 0, 0, true);
     const RowTile &best = bestRowTile(split, p, device);
