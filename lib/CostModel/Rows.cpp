@@ -17,7 +17,8 @@
 // through shared memory. Then waves, a DRAM floor of all the bytes, and a
 // launch. A column reduction's thread takes a step per element of its
 // reduced axis; split over a group of lanes (`reduce column`), a step per
-// `lanes` elements, then log2(lanes) shuffle rounds.
+// `lanes` elements, then log2(lanes) shuffle rounds (a block's combination
+// beyond a warp).
 //
 //===----------------------------------------------------------------------===//
 
@@ -178,10 +179,14 @@ dyncc::cost::checkConstraints(const RowTile &tile, int64_t elementBytes,
   if (tile.strategy == RowStrategy::Warp && tile.rowsPerBlock > 32)
     return std::string("a warp per row takes at most 32 rows per block");
   if (tile.strategy == RowStrategy::Column &&
-      (tile.lanes < 2 || tile.lanes > device.warpSize ||
-       (tile.lanes & (tile.lanes - 1)) != 0 || tile.vector != 1))
-    return std::string("a column's lanes are a power of two from 2 to 32, "
-                       "one element each");
+      (tile.lanes < 2 || (tile.lanes & (tile.lanes - 1)) != 0 ||
+       tile.vector != 1))
+    return std::string("a column's lanes are a power of two from 2, one "
+                       "element each");
+  if (tile.strategy == RowStrategy::Column && tile.lanes > device.warpSize &&
+      tile.rowsPerBlock != 1)
+    return std::string("a column's lanes beyond a warp take one output per "
+                       "block");
   return std::nullopt;
 }
 
@@ -229,7 +234,7 @@ std::vector<RowTile> dyncc::cost::enumerateColumnTiles(int64_t elementBytes,
     if (!checkConstraints(tile, elementBytes, device))
       tiles.push_back(tile);
   }
-  if (lanes && columnPlace < 2)
+  if (lanes && columnPlace < 2) {
     for (int64_t group : {2, 4, 8, 16, 32})
       for (int64_t warps : {1, 2, 4, 8}) {
         RowTile tile{RowStrategy::Column, device.warpSize / group * warps,
@@ -237,6 +242,13 @@ std::vector<RowTile> dyncc::cost::enumerateColumnTiles(int64_t elementBytes,
         if (!checkConstraints(tile, elementBytes, device))
           tiles.push_back(tile);
       }
+    // A block per output, for few outputs over long columns.
+    for (int64_t group : {64, 128, 256, 512, 1024}) {
+      RowTile tile{RowStrategy::Column, 1, group, 1};
+      if (!checkConstraints(tile, elementBytes, device))
+        tiles.push_back(tile);
+    }
+  }
   return tiles;
 }
 
@@ -322,8 +334,10 @@ RowPrediction dyncc::cost::predictRows(const RowTile &tile,
     else if (tile.strategy == RowStrategy::Block)
       t.seconds += kBlockReduceCycles / device.clockHz;
     else if (tile.strategy == RowStrategy::Column)
-      t.seconds +=
-          kShuffleRoundCycles * std::log2(double(tile.lanes)) / device.clockHz;
+      t.seconds += (tile.lanes > device.warpSize
+                        ? kBlockReduceCycles
+                        : kShuffleRoundCycles * std::log2(double(tile.lanes))) /
+                   device.clockHz;
     t.bound = stepBytes / rate < latency ? "latency" : "dram";
     double issue = double(perSm) * kBlockIssueCycles / device.clockHz;
     if (issue > t.seconds) {

@@ -869,14 +869,8 @@ struct SearchTiles final
                              std::to_string(i));
           symbols.insert(variant);
         }
-        // A column split's config has a size beyond the outputs': its
-        // lanes, innermost (a mean over [L, 96] into [96] has 96 outputs
-        // per R in a block, R x lanes threads).
-        int64_t rank = configRank;
-        if (config->reduction == RowReduction::Column)
-          ++rank;
         variant->setAttr(TileConfig::getAttrName(),
-                         config->fitToRank(rank).toAttr(context));
+                         config->fitToRank(configRank).toAttr(context));
         variantRefs.push_back(FlatSymbolRefAttr::get(variant.getSymNameAttr()));
       }
       for (Chosen &c : searched) {

@@ -230,12 +230,18 @@ std::string TileConfig::verify() const {
       return "'reduce warp' needs 32 threads along the row (the innermost "
              "block tile over the thread tile), got " +
              std::to_string(lanes);
-    if (reduction == RowReduction::Column &&
-        (lanes < 2 || lanes > 32 || (lanes & (lanes - 1)) != 0 ||
-         threadTile.back() != 1))
-      return "'reduce column' needs 2 to 32 threads along the column, a "
-             "power of two, of one element each (thread tile 1), got " +
-             std::to_string(lanes) + " of " + std::to_string(threadTile.back());
+    if (reduction == RowReduction::Column) {
+      if (lanes < 2 || lanes > 1024 || (lanes & (lanes - 1)) != 0 ||
+          threadTile.back() != 1)
+        return "'reduce column' needs 2 to 1024 threads along the column, a "
+               "power of two, of one element each (thread tile 1), got " +
+               std::to_string(lanes) + " of " +
+               std::to_string(threadTile.back());
+      if (lanes > 32 && threads != lanes)
+        return "'reduce column' with more lanes than a warp takes one "
+               "output per block (every block tile size but the lanes a "
+               "single thread)";
+    }
     if (reduction == RowReduction::Block) {
       if (lanes % 32 != 0)
         return "'reduce block' needs a multiple of 32 threads along the row, "
@@ -409,6 +415,9 @@ std::optional<TileConfig> TileConfig::parse(StringRef text,
 
 TileConfig TileConfig::fitToRank(int64_t rank) const {
   TileConfig config = *this;
+  // A column split has a size beyond the outputs': its lanes.
+  if (reduction == RowReduction::Column)
+    ++rank;
   int64_t have = blockTile.size();
   if (have > rank) {
     config.blockTile.erase(config.blockTile.begin(),

@@ -397,8 +397,8 @@ def test_every_variant_of_column_reductions(tmp_path):
 def test_every_variant_of_column_splits(tmp_path):
     """Column reductions whose result lacks the reduced axis and whose
     reductions read the inputs get `reduce column` candidates: a group of
-    2 to 32 lanes per output walks its column, the lanes merging their
-    partials (issue 6). A max over the positions of E[B, L, D] kept as
+    2 to 32 lanes per output (or a block of 64 to 1024 on one) walks its
+    column, the lanes merging their partials (issue 6). A max over the positions of E[B, L, D] kept as
     [B, 1, D], and a mean over the positions of F[L, D] into [D] (one
     dimension: the config's outputs per block are a size beyond it). D is
     dynamic, so blocks of outputs end off their tiles. Each group has a
@@ -424,13 +424,23 @@ def test_every_variant_of_column_splits(tmp_path):
     assert len(plan["groups"]) == 2
     configs = [[plan["kernels"][v["kernel"]]["config"] for v in g["variants"]]
                for g in plan["groups"]]
+    lanes = set()
     for g, group in zip(configs, plan["groups"]):
         assert group["select"]["columns"] == 1
         splits = [c for c in g if c.endswith("reduce column")]
         assert splits, g
         for c in splits:
-            assert re.fullmatch(r"block (1x)*\d+x(2|4|8|16|32) thread (1x)*1x1 "
-                                r"k 64 reduce column", c), c
+            m = re.fullmatch(r"block (?:1x)*(\d+)x(\d+) thread (?:1x)*1x1 "
+                             r"k 64 reduce column", c)
+            assert m, c
+            outputs, group_lanes = int(m.group(1)), int(m.group(2))
+            assert group_lanes in (2, 4, 8, 16, 32, 64, 128, 256, 512, 1024), c
+            # Beyond a warp, one output per block.
+            assert group_lanes <= 32 or outputs == 1, c
+            lanes.add(group_lanes)
+    # Few outputs over long columns take a block of lanes: its merge across
+    # warps runs too.
+    assert max(lanes) > 32 and min(lanes) <= 32, lanes
     sess = dyncc.load(art).session()
     rng = np.random.default_rng(11)
 

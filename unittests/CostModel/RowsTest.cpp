@@ -461,8 +461,9 @@ TEST(ColumnTiles, LanesSplitTheColumnWhereCodeGenerationCan) {
       ASSERT_TRUE(back.has_value());
       EXPECT_TRUE(*back == t);
     }
-    EXPECT_EQ(lanes, (std::set<int64_t>{2, 4, 8, 16, 32}));
-    EXPECT_EQ(split.size() - plain.size(), 20u);
+    EXPECT_EQ(lanes,
+              (std::set<int64_t>{2, 4, 8, 16, 32, 64, 128, 256, 512, 1024}));
+    EXPECT_EQ(split.size() - plain.size(), 25u);
     // A result spanning the axis takes it whole: no lanes.
     std::vector<RowTile> spanning =
         enumerateColumnTiles(4, device, 16, 3, true);
@@ -472,10 +473,21 @@ TEST(ColumnTiles, LanesSplitTheColumnWhereCodeGenerationCan) {
   EXPECT_EQ(tile.str(), "block 8x4 thread 1x1 k 64 reduce column");
   const Device &device = getDevices().front();
   EXPECT_FALSE(checkConstraints(tile, 4, device).has_value());
-  for (int64_t lanes : {1, 3, 6, 64}) {
+  for (int64_t lanes : {1, 3, 6, 48}) {
     RowTile bad{RowStrategy::Column, 64, lanes, 1};
     EXPECT_TRUE(checkConstraints(bad, 4, device).has_value()) << lanes;
   }
+  // Beyond a warp, one output per block (the lanes combine through shared
+  // memory), at most the device's threads.
+  EXPECT_FALSE(
+      checkConstraints(RowTile{RowStrategy::Column, 1, 256, 1}, 4, device)
+          .has_value());
+  EXPECT_TRUE(
+      checkConstraints(RowTile{RowStrategy::Column, 2, 64, 1}, 4, device)
+          .has_value());
+  EXPECT_TRUE(
+      checkConstraints(RowTile{RowStrategy::Column, 1, 2048, 1}, 4, device)
+          .has_value());
   RowTile vector{RowStrategy::Column, 8, 4, 2};
   EXPECT_TRUE(checkConstraints(vector, 4, device).has_value());
   RowTile whole{RowStrategy::Column, 8, 4, 1};
@@ -505,6 +517,15 @@ TEST(ColumnModel, LongColumnsOverFewOutputsTakeLanes) {
     RowTile eight{RowStrategy::Column, 16, 8, 1};
     EXPECT_GT(predictRows(four, p, device).seconds,
               predictRows(eight, p, device).seconds);
+    // Four outputs of a million elements each (a sum over the rows of
+    // [1M, 4]): a warp each leaves the GPU idle; a block each, 8 to 32
+    // warps.
+    RowProblem few = p;
+    few.length = 4;
+    few.columnLength = 1 << 20;
+    const RowTile &block = bestRowTile(split, few, device);
+    EXPECT_EQ(block.strategy, RowStrategy::Column) << block.str();
+    EXPECT_GE(block.lanes, 256) << block.str();
     // Many outputs of one element: nothing to split.
     p.rows = 64;
     p.length = 65536;

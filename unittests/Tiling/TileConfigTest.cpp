@@ -160,7 +160,8 @@ TEST(TileConfigTest, ParseRoundTripsAndRejects) {
   for (const char *text : {"block 2x128 thread 1x4 k 0 reduce warp",
                            "block 1x96 thread 1x3 k 7 reduce block",
                            "block 1x16x8 thread 1x1x1 k 64 reduce column",
-                           "block 32x2 thread 1x1 k 64 reduce column"}) {
+                           "block 32x2 thread 1x1 k 64 reduce column",
+                           "block 1x1x256 thread 1x1x1 k 64 reduce column"}) {
     std::optional<TileConfig> rows = TileConfig::parse(text, error);
     ASSERT_TRUE(rows.has_value()) << text << ": " << error;
     EXPECT_EQ(rows->str(), text);
@@ -227,7 +228,8 @@ TEST(TileConfigTest, ParseRoundTripsAndRejects) {
       {"block 2x64 thread 1x1 reduce block", "one row per block"},
       {"block 16x6 thread 1x1 reduce column", "a power of two, of one element"},
       {"block 16x1 thread 1x1 reduce column", "got 1 of 1"},
-      {"block 1x64 thread 1x1 reduce column", "got 64 of 1"},
+      {"block 1x48 thread 1x1 reduce column", "got 48 of 1"},
+      {"block 2x64 thread 1x1 reduce column", "one output per block"},
       {"block 16x8 thread 1x2 reduce column", "got 4 of 2"},
       {"block 4x32 thread 2x1 reduce warp", "one row per thread"},
       {"block 2x2x2x32 thread 1x1x1x1 reduce warp", "at most two dimensions"},
@@ -247,6 +249,13 @@ TEST(TileConfigTest, FitToRank) {
   EXPECT_EQ(config.fitToRank(4).str(), "block 1x1x8x16 thread 1x1x2x4 k 3");
   EXPECT_EQ(config.fitToRank(1).str(), "block 16 thread 4 k 3");
   EXPECT_EQ(config.fitToRank(2).str(), config.str());
+  // A column split keeps a size beyond the outputs': its lanes. A mean into
+  // [D] keeps its outputs per block.
+  TileConfig column =
+      *TileConfig::parse("block 16x8 thread 1x1 k 64 reduce column", error);
+  EXPECT_EQ(column.fitToRank(1).str(), column.str());
+  EXPECT_EQ(column.fitToRank(2).str(),
+            "block 1x16x8 thread 1x1x1 k 64 reduce column");
 }
 
 TEST(TileConfigTest, GridArgNamesRoundTrip) {

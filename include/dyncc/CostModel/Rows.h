@@ -67,8 +67,9 @@ enum class RowStrategy {
   /// combine across warps through shared memory.
   Block,
   /// A column reduction split over lanes: `lanes` threads along x (a power
-  /// of two, 2 to 32) per output take its reduced axis' elements
-  /// cyclically and combine with shuffles within their group;
+  /// of two, 2 to 32, or a block of 64 to 1024 on one output, combining
+  /// across warps through shared memory) per output take its reduced
+  /// axis' elements cyclically and combine with shuffles within their group;
   /// `rowsPerBlock` outputs along the result's last dimension over y, so a
   /// warp's lanes read 32 / `lanes` neighbouring outputs at `lanes`
   /// positions of the axis. For a long column over few outputs (a mean
@@ -143,7 +144,8 @@ std::vector<RowTile> enumerateRowTiles(bool reduction, int64_t elementBytes,
 /// the result spans it (`columnPlace` >= 2), taking it whole at that place
 /// with `columnSize` elements (its extent or bound). With `lanes` (code
 /// generation can split the axis: RowProblemExprs::columnLanes), also the
-/// `Column` strategy's tiles: 2 to 32 lanes an output, 32 to 256 threads.
+/// `Column` strategy's tiles: 2 to 32 lanes an output, 32 to 256 threads,
+/// and blocks of 64 to 1024 lanes on one output.
 std::vector<RowTile> enumerateColumnTiles(int64_t elementBytes,
                                           const Device &device,
                                           int64_t columnSize,

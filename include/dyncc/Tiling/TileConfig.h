@@ -41,17 +41,20 @@ enum class RowReduction {
   /// One block per row: all its threads (x) take the row's elements
   /// cyclically; partial results combine by warp shuffles, then across
   /// warps through shared memory.
-  Block, /// A group of x lanes per output of a column reduction (a power of
-         /// two,
-  /// 2 to 32: the innermost block tile over the thread tile, one element
+  Block,
+  /// A group of x lanes per output of a column reduction (a power of two,
+  /// 2 to 1024: the innermost block tile over the thread tile, one element
   /// each): the lanes take the reduced axis' elements cyclically and
   /// combine with shuffles within the group; the block's other threads (y,
   /// z) are outputs, so a warp reads 32 / lanes neighbouring outputs at
-  /// each of its lanes' positions along the axis.
+  /// each of its lanes' positions along the axis. More lanes than a warp
+  /// take one output per block and combine across warps through shared
+  /// memory, as `Block` does.
   Column,
 };
 
-/// The name of `reduction` in text and attributes: thread, warp, block.
+/// The name of `reduction` in text and attributes: thread, warp, block,
+/// column.
 llvm::StringRef stringify(RowReduction reduction);
 /// Inverts stringify; nullopt for any other name.
 std::optional<RowReduction> symbolizeRowReduction(llvm::StringRef name);
@@ -88,7 +91,7 @@ struct TileConfig {
   /// the block and thread tiles the row's step (threads x elements per
   /// thread and step; x is 32 threads for `Warp`), the rest rows per block
   /// (1 for `Block`). `Column` does the same for a column reduction's
-  /// reduced axis (its lanes' step, 2 to 32 threads of one element), the
+  /// reduced axis (its lanes' step, 2 to 1024 threads of one element), the
   /// rest outputs per block. Kernels whose reductions are not along rows
   /// (along columns, for `Column`) keep the tile levels.
   RowReduction reduction = RowReduction::Thread;
@@ -146,7 +149,8 @@ struct TileConfig {
 
   /// This configuration for an output of `rank` dimensions: sizes given for
   /// fewer dimensions apply to the innermost ones (outer ones get 1), sizes
-  /// for more dimensions keep the innermost `rank`.
+  /// for more dimensions keep the innermost `rank`. A `Column` config keeps
+  /// one size more, its lanes (a mean into [D] has outputs per block).
   TileConfig fitToRank(int64_t rank) const;
 };
 
