@@ -708,17 +708,23 @@ static FailureOr<RowProblemExprs> getColumnProblem(func::FuncOp kernel) {
     return failure();
   }
   // A group of lanes per output: one reduced loop, reductions with a
-  // combiner reading the arguments, so that with that loop innermost each
-  // is a row (isRowReductionKernel with `columns`; code generation checks
-  // again and keeps the tile levels where that fails).
+  // combiner reading the arguments or a statistic per column (a variance's
+  // mean), so that with that loop innermost each is a row
+  // (isRowReductionKernel with `columns`; code generation checks again and
+  // keeps the tile levels where that fails).
   problem.columnLanes =
       !spans && loops->reduced == 1 && llvm::all_of(entry, [](Operation &op) {
         if (!hasReductionLoops(&op))
           return true;
         auto generic = dyn_cast<linalg::GenericOp>(op);
-        return generic && getReductionCombiner(generic) &&
-               llvm::none_of(generic.getDpsInputs(),
-                             [](Value v) { return dependsOnLinalg(v); });
+        if (!generic || !getReductionCombiner(generic))
+          return false;
+        AffineMap perColumn =
+            generic.getMatchingIndexingMap(generic.getDpsInitOperand(0));
+        return llvm::all_of(generic.getDpsInputOperands(), [&](OpOperand *in) {
+          return !dependsOnLinalg(in->get()) ||
+                 generic.getMatchingIndexingMap(in) == perColumn;
+        });
       });
   // Between the root and the result, only views that insert unit
   // dimensions (a keepdims result): the space is the result's dimensions,

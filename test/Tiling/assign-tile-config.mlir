@@ -171,6 +171,60 @@ func.func @column_flattened(%x: tensor<?x4x?xf32>, %out: tensor<?xf32>) -> tenso
   return %flat : tensor<?xf32>
 }
 
+// A column variance: its sum of squares reads the kernel's argument and
+// the mean, a statistic per column (read by the sum's output map), so
+// with the reduced loop innermost both are rows: a split over lanes is a
+// candidate (`column_lanes = 1`).
+// CHECK-LABEL: func.func @column_variance(
+//  CHECK-SAME:   column_lanes = 1 : i64, column_place = 0 : i64
+func.func @column_variance(%x: tensor<?x4x?xf32>, %out: tensor<?x?xf32>) -> tensor<?x?xf32> attributes {dyncc.kernel, dyncc.kind = "reduce"} {
+  %zero = arith.constant 0.0 : f32
+  %fill = linalg.fill ins(%zero : f32) outs(%out : tensor<?x?xf32>) -> tensor<?x?xf32>
+  %sum = linalg.generic {indexing_maps = [#col_id, #col_stat], iterator_types = ["parallel", "reduction", "parallel"]}
+      ins(%x : tensor<?x4x?xf32>) outs(%fill : tensor<?x?xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %s = arith.addf %a, %o : f32
+    linalg.yield %s : f32
+  } -> tensor<?x?xf32>
+  %var = linalg.generic {indexing_maps = [#col_id, #col_stat, #col_stat], iterator_types = ["parallel", "reduction", "parallel"]}
+      ins(%x, %sum : tensor<?x4x?xf32>, tensor<?x?xf32>) outs(%fill : tensor<?x?xf32>) {
+  ^bb0(%a: f32, %m: f32, %o: f32):
+    %d = arith.subf %a, %m : f32
+    %d2 = arith.mulf %d, %d : f32
+    %s = arith.addf %d2, %o : f32
+    linalg.yield %s : f32
+  } -> tensor<?x?xf32>
+  return %var : tensor<?x?xf32>
+}
+
+// A column sum of squares the kernel computes over the whole space first:
+// the sum reads an intermediate across its rows, no split
+// (`column_lanes = 0`: the column tiles alone).
+// CHECK-LABEL: func.func @column_sum_of_intermediate(
+//  CHECK-SAME:   column_lanes = 0 : i64, column_place = 0 : i64
+func.func @column_sum_of_intermediate(%x: tensor<?x4x?xf32>, %out: tensor<?x?xf32>) -> tensor<?x?xf32> attributes {dyncc.kernel, dyncc.kind = "reduce"} {
+  %c0 = arith.constant 0 : index
+  %c2 = arith.constant 2 : index
+  %zero = arith.constant 0.0 : f32
+  %n = tensor.dim %x, %c0 : tensor<?x4x?xf32>
+  %l = tensor.dim %x, %c2 : tensor<?x4x?xf32>
+  %e = tensor.empty(%n, %l) : tensor<?x4x?xf32>
+  %sq = linalg.generic {indexing_maps = [#col_id, #col_id], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%x : tensor<?x4x?xf32>) outs(%e : tensor<?x4x?xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %m = arith.mulf %a, %a : f32
+    linalg.yield %m : f32
+  } -> tensor<?x4x?xf32>
+  %fill = linalg.fill ins(%zero : f32) outs(%out : tensor<?x?xf32>) -> tensor<?x?xf32>
+  %sum = linalg.generic {indexing_maps = [#col_id, #col_stat], iterator_types = ["parallel", "reduction", "parallel"]}
+      ins(%sq : tensor<?x4x?xf32>) outs(%fill : tensor<?x?xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %s = arith.addf %a, %o : f32
+    linalg.yield %s : f32
+  } -> tensor<?x?xf32>
+  return %sum : tensor<?x?xf32>
+}
+
 // An existing configuration is kept.
 // CHECK-LABEL: func.func @given(
 //  CHECK-SAME:   dyncc.tile_config = {block = array<i64: 16, 16>, thread = array<i64: 2, 2>}
