@@ -3243,6 +3243,62 @@ static LogicalResult splitOverLanes(RewriterBase &rewriter,
   return success();
 }
 
+/// For a column split (`reduce column`) of a kernel whose result spans the
+/// reduced axis (a softmax or a LayerNorm over the channels of [N, C, H,
+/// W]): moves the loop of each op of parallel loops in `func` that reads a
+/// statistic (an operand computed in the kernel whose map omits one loop)
+/// along which the statistic is constant to be its last, so that the row
+/// tiling walks it as the row, the root's lanes taking the channels, and
+/// each op reads the statistics one value per row. Returns the ops moved
+/// and their interchanges, to undo with restoreLoops.
+static SmallVector<std::pair<Operation *, SmallVector<unsigned>>>
+moveColumnLoopsLast(RewriterBase &rewriter, func::FuncOp func) {
+  SmallVector<std::pair<Operation *, SmallVector<unsigned>>> moved;
+  SmallVector<linalg::GenericOp> generics;
+  for (Operation &op : func.getBody().front())
+    if (auto generic = dyn_cast<linalg::GenericOp>(op))
+      generics.push_back(generic);
+  for (linalg::GenericOp generic : generics) {
+    unsigned n = generic.getNumLoops();
+    if (n < 2 || generic.getNumParallelLoops() != n)
+      continue;
+    std::optional<unsigned> column;
+    for (OpOperand *input : generic.getDpsInputOperands()) {
+      AffineMap map = generic.getMatchingIndexingMap(input);
+      if (!dependsOnLinalg(input->get()) || !map.isProjectedPermutation() ||
+          map.getNumResults() != n - 1)
+        continue;
+      for (unsigned d = 0; d < n; ++d)
+        if (!map.isFunctionOfDim(d))
+          column = d;
+      break;
+    }
+    if (!column || *column == n - 1)
+      continue;
+    SmallVector<unsigned> order;
+    for (unsigned d = 0; d < n; ++d)
+      if (d != *column)
+        order.push_back(d);
+    order.push_back(*column);
+    if (succeeded(linalg::interchangeGenericOp(rewriter, generic, order)))
+      moved.push_back({generic, order});
+  }
+  return moved;
+}
+
+/// Undoes moveColumnLoopsLast's interchanges.
+static void
+restoreLoops(RewriterBase &rewriter,
+             ArrayRef<std::pair<Operation *, SmallVector<unsigned>>> moved) {
+  for (const auto &[op, order] : moved) {
+    SmallVector<unsigned> inverse(order.size());
+    for (auto [i, d] : llvm::enumerate(order))
+      inverse[d] = i;
+    (void)linalg::interchangeGenericOp(rewriter, cast<linalg::GenericOp>(op),
+                                       inverse);
+  }
+}
+
 /// Tiles `root` of a row-reduction kernel (isRowReductionKernel, `rowRank`
 /// row loops) for a warp or a block per row, returning its block loop:
 ///  - a block forall over the row loops by the config's outer block tile,
@@ -3523,10 +3579,14 @@ struct TileAndFuse final : ::dyncc::impl::TileAndFusePassBase<TileAndFuse> {
       // which is not split over blocks (block size 0: whole).
       int64_t rowRank = 0;
       bool epilogue = false;
+      bool columns = config->reduction == RowReduction::Column;
+      SmallVector<std::pair<Operation *, SmallVector<unsigned>>> moved;
+      if (columns)
+        moved = moveColumnLoopsLast(rewriter, func);
       bool rows = config->reduction != RowReduction::Thread &&
-                  isRowReductionKernel(func, op, rowRank, epilogue,
-                                       /*columns=*/config->reduction ==
-                                           RowReduction::Column);
+                  isRowReductionKernel(func, op, rowRank, epilogue, columns);
+      if (!rows)
+        restoreLoops(rewriter, moved);
       SmallVector<int64_t> blockSizes;
       if (rows) {
         blockSizes =

@@ -234,7 +234,7 @@ std::vector<RowTile> dyncc::cost::enumerateColumnTiles(int64_t elementBytes,
     if (!checkConstraints(tile, elementBytes, device))
       tiles.push_back(tile);
   }
-  if (lanes && columnPlace < 2) {
+  if (lanes) {
     for (int64_t group : {2, 4, 8, 16, 32})
       for (int64_t warps : {1, 2, 4, 8}) {
         RowTile tile{RowStrategy::Column, device.warpSize / group * warps,

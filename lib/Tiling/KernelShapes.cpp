@@ -708,12 +708,14 @@ static FailureOr<RowProblemExprs> getColumnProblem(func::FuncOp kernel) {
     return failure();
   }
   // A group of lanes per output: one reduced loop, reductions with a
-  // combiner reading the arguments or a statistic per column (a variance's
-  // mean), so that with that loop innermost each is a row
-  // (isRowReductionKernel with `columns`; code generation checks again and
-  // keeps the tile levels where that fails).
+  // combiner reading the arguments, a statistic per column (a variance's
+  // mean) or a value the kernel computes over the whole space (a softmax's
+  // exponentials, read through a permutation), so that with that loop
+  // innermost each is a row (isRowReductionKernel with `columns`; code
+  // generation checks again, moving a spanning result's column loop last,
+  // and keeps the tile levels where that fails).
   problem.columnLanes =
-      !spans && loops->reduced == 1 && llvm::all_of(entry, [](Operation &op) {
+      loops->reduced == 1 && llvm::all_of(entry, [](Operation &op) {
         if (!hasReductionLoops(&op))
           return true;
         auto generic = dyn_cast<linalg::GenericOp>(op);
@@ -722,8 +724,9 @@ static FailureOr<RowProblemExprs> getColumnProblem(func::FuncOp kernel) {
         AffineMap perColumn =
             generic.getMatchingIndexingMap(generic.getDpsInitOperand(0));
         return llvm::all_of(generic.getDpsInputOperands(), [&](OpOperand *in) {
-          return !dependsOnLinalg(in->get()) ||
-                 generic.getMatchingIndexingMap(in) == perColumn;
+          AffineMap map = generic.getMatchingIndexingMap(in);
+          return !dependsOnLinalg(in->get()) || map == perColumn ||
+                 map.isPermutation();
         });
       });
   // Between the root and the result, only views that insert unit

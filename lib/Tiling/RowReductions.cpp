@@ -150,7 +150,11 @@ bool dyncc::isRowReductionKernel(func::FuncOp func, Operation *root,
       if (isa<linalg::FillOp>(def) && linalgOp.isDpsInit(&operand))
         continue;
       AffineMap map = linalgOp.getMatchingIndexingMap(&operand);
-      if (map != identity && map != rows)
+      // A column kernel's whole-space values keep the reduced axis where
+      // the tensors have it: its ops read them through a permutation (the
+      // root's loops with the column moved last, TileAndFuse), each element
+      // still its own row's.
+      if (map != identity && map != rows && !(columns && map.isPermutation()))
         return false;
     }
   }

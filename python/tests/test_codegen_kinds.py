@@ -1199,7 +1199,9 @@ def test_column_reductions_are_searched():
     """column_reduce_case's five reduce kernels are column problems the tile
     search took (model rows, `columns`), not kernels left to the fixed
     tiles; the two whose results span the reduced axis (the softmax over 5
-    channels, the LayerNorm over 3) take it whole in every variant."""
+    channels, the LayerNorm over 3) take it whole in each variant or split
+    it over lanes (`reduce column`), and the other three's splits are
+    candidates too."""
     import json
     model, shapes, _ = column_reduce_case()
     with tempfile.TemporaryDirectory() as tmp:
@@ -1216,21 +1218,26 @@ def test_column_reductions_are_searched():
         assert select.get("model") == "rows" and select.get("columns") == 1, \
             (group["name"], select.get("reason"))
         configs = [plan["kernels"][v["kernel"]]["config"] for v in group["variants"]]
-        channels = {c.split()[1].split("x")[1] for c in configs
-                    if len(c.split()[1].split("x")) == 4}
-        if channels & {"3", "5"}:
+        split = r"block (1x)*\d+x\d+ thread (1x)*1 k 64 reduce column"
+        # The fourth dimension is the extent each output folds: 3 or 5
+        # channels for the two spanning kernels.
+        column = select["dim_values"][3] if select["dim_keys"][3] < 0 else 0
+        if column in (3, 5):
             spanned += 1
-            assert all(re.fullmatch(r"block 1x(\d)x\d+x\d+ thread 1x\1x1x\d+ k 0", c)
-                       for c in configs), configs
+            assert all(re.fullmatch(r"block 1x%dx\d+x\d+ thread 1x%dx1x\d+ k 0"
+                                    % (column, column), c)
+                       or re.fullmatch(split, c) for c in configs), configs
     assert spanned == 2
 
 
 def test_wide_and_unbounded_columns(tmp_path, ort):
     """A channels-first LayerNorm over 1536 channels (ConvNeXt-L) is searched
-    with one element a thread (a thread's tile holds the 1536 channels of
-    its column, at most cost::kMaxColumnTileBytes), and a softmax over a
-    dynamic axis of up to 8192 has no candidate (the dispatch says why) and
-    keeps the fixed tiles; both match onnxruntime."""
+    with one element a thread where a thread's tile holds the 1536 channels
+    of its column (at most cost::kMaxColumnTileBytes), or with the channels
+    split over lanes (`reduce column`); a softmax over a dynamic axis of up
+    to 8192, which no thread's tile can hold whole, is searched with splits
+    alone (before those, it had no candidate and kept the fixed tiles).
+    Every variant of both, forced, matches onnxruntime."""
     rng = np.random.default_rng(2)
     c = 1536
     nodes = [helper.make_node("ReduceMean", ["X"], ["u"], axes=[1]),
@@ -1257,23 +1264,33 @@ def test_wide_and_unbounded_columns(tmp_path, ort):
     for g in plan["groups"]:
         configs = [plan["kernels"][v["kernel"]]["config"] for v in g["variants"]]
         reasons[g["name"]] = (g["select"].get("reason"), configs)
-    wide = [r for r in reasons.values() if r[0] is None]
-    assert len(wide) == 1, reasons
-    assert all(re.fullmatch(r"block 1x1536x\d+x\d+ thread 1x1536x1x1 k 0", c)
-               for c in wide[0][1]), wide
-    assert any(r[0] and r[0].startswith(
-        "no candidate tile (a thread's tile holds the column reduction's axis "
-        "whole, up to 8192 elements") for r in reasons.values()), reasons
+    assert all(r[0] is None for r in reasons.values()), reasons
+    split = r"block (1x)*\d+x\d+ thread (1x)*1 k 64 reduce column"
+    for reason, configs in reasons.values():
+        if any("1536" in c for c in configs):
+            assert all(re.fullmatch(r"block 1x1536x\d+x\d+ thread 1x1536x1x1 k 0",
+                                    c) or re.fullmatch(split, c)
+                       for c in configs), configs
+        else:
+            assert all(re.fullmatch(split, c) for c in configs), configs
     art = dyncc.load(art_path)
     session = art.session("cpu")
     ref = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
-    for n, h, w, cc in [(1, 1, 1, 1), (2, 7, 13, 5), (1, 16, 3, 130)]:
-        feeds = {"X": rng.uniform(-2, 2, (n, c, h, w)).astype(np.float32),
-                 "Z": rng.uniform(-2, 2, (n, cc, 6)).astype(np.float32)}
-        got = session.run(feeds)
-        for name, want in zip(["Y", "W"], ref.run(["Y", "W"], feeds)):
-            np.testing.assert_allclose(got[name], want, rtol=1e-4, atol=1e-5,
-                                       err_msg=f"{name} at {(n, h, w, cc)}")
+    variants = [len(g["variants"]) for g in plan["groups"]]
+    forced = [(g, v) for g, count in enumerate(variants) for v in range(count)]
+    for g, v in forced + [(None, None)]:
+        if g is not None:
+            session.force_variant(g, v)
+        for n, h, w, cc in [(1, 1, 1, 1), (2, 7, 13, 5), (1, 16, 3, 130)]:
+            feeds = {"X": rng.uniform(-2, 2, (n, c, h, w)).astype(np.float32),
+                     "Z": rng.uniform(-2, 2, (n, cc, 6)).astype(np.float32)}
+            got = session.run(feeds)
+            for name, want in zip(["Y", "W"], ref.run(["Y", "W"], feeds)):
+                np.testing.assert_allclose(
+                    got[name], want, rtol=1e-4, atol=1e-5,
+                    err_msg=f"{name} at {(n, h, w, cc)}, variant {g}/{v}")
+        if g is not None:
+            session.force_variant(g, None)
 
 
 @pytest.mark.parametrize("norm", ["instance", "layer"])

@@ -865,3 +865,70 @@ func.func @column_lanes_two_axes(%x: tensor<?x?x4x64xf32>, %out: tensor<?x64xf32
   } -> tensor<?x64xf32>
   return %sum : tensor<?x64xf32>
 }
+
+// -----
+
+// A softmax over the 8 channels of [8, H, W] (the result spans the reduced
+// axis) with `reduce column`: the root (the division) and the
+// exponentials have their channel loop moved last, so the row tiling takes
+// a position as a row: 8 positions a block along W, one per y thread, and
+// 4 lanes (x) a position, each lane folding channels l, l + 4 into the
+// maximum and the sum (two lane merges) and writing its channels of the
+// result.
+// CHECK-LABEL: func.func @channel_softmax_lanes(
+//       CHECK:   scf.forall (%{{.+}}, %{{.+}}) = (0, 0) to (%{{.+}}, %{{.+}}) step (1, 8)
+//       CHECK:     scf.forall (%{{.+}}) in (%{{.+}})
+//       CHECK:       scf.forall (%{{.+}}) in (4)
+//       CHECK:         arith.maximumf
+//       CHECK:       } {mapping = [#gpu.thread<x>]}
+//       CHECK:       dyncc.lane_merge
+//       CHECK:       scf.forall (%{{.+}}) in (4)
+//       CHECK:         math.exp
+//       CHECK:       } {mapping = [#gpu.thread<x>]}
+//       CHECK:       dyncc.lane_merge
+//       CHECK:       scf.forall (%{{.+}}) in (8)
+//       CHECK:         arith.divf
+//       CHECK:       } {mapping = [#gpu.thread<x>]}
+//       CHECK:     } {mapping = [#gpu.thread<y>]}
+//       CHECK:   } {mapping = [#gpu.block<y>, #gpu.block<x>]}
+#cs_id = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#cs_stat = affine_map<(d0, d1, d2) -> (d1, d2)>
+func.func @channel_softmax_lanes(%x: tensor<8x?x?xf32>, %out: tensor<8x?x?xf32>) -> tensor<8x?x?xf32>
+    attributes {dyncc.kernel, dyncc.kind = "reduce", dyncc.tile_config = {block = array<i64: 1, 1, 8, 4>, k_step = 64 : i64, reduce = "column", thread = array<i64: 1, 1, 1, 1>}} {
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %low = arith.constant 0xFF800000 : f32
+  %zero = arith.constant 0.0 : f32
+  %h = tensor.dim %x, %c1 : tensor<8x?x?xf32>
+  %w = tensor.dim %x, %c2 : tensor<8x?x?xf32>
+  %e0 = tensor.empty(%h, %w) : tensor<?x?xf32>
+  %lowest = linalg.fill ins(%low : f32) outs(%e0 : tensor<?x?xf32>) -> tensor<?x?xf32>
+  %max = linalg.generic {indexing_maps = [#cs_id, #cs_stat], iterator_types = ["reduction", "parallel", "parallel"]}
+      ins(%x : tensor<8x?x?xf32>) outs(%lowest : tensor<?x?xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %m = arith.maximumf %in, %acc : f32
+    linalg.yield %m : f32
+  } -> tensor<?x?xf32>
+  %e1 = tensor.empty(%h, %w) : tensor<8x?x?xf32>
+  %exp = linalg.generic {indexing_maps = [#cs_id, #cs_stat, #cs_id], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%x, %max : tensor<8x?x?xf32>, tensor<?x?xf32>) outs(%e1 : tensor<8x?x?xf32>) {
+  ^bb0(%in: f32, %m: f32, %o: f32):
+    %d = arith.subf %in, %m : f32
+    %e = math.exp %d : f32
+    linalg.yield %e : f32
+  } -> tensor<8x?x?xf32>
+  %zeros = linalg.fill ins(%zero : f32) outs(%e0 : tensor<?x?xf32>) -> tensor<?x?xf32>
+  %sum = linalg.generic {indexing_maps = [#cs_id, #cs_stat], iterator_types = ["reduction", "parallel", "parallel"]}
+      ins(%exp : tensor<8x?x?xf32>) outs(%zeros : tensor<?x?xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %s = arith.addf %in, %acc : f32
+    linalg.yield %s : f32
+  } -> tensor<?x?xf32>
+  %div = linalg.generic {indexing_maps = [#cs_id, #cs_stat, #cs_id], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%exp, %sum : tensor<8x?x?xf32>, tensor<?x?xf32>) outs(%out : tensor<8x?x?xf32>) {
+  ^bb0(%e: f32, %s: f32, %o: f32):
+    %q = arith.divf %e, %s : f32
+    linalg.yield %q : f32
+  } -> tensor<8x?x?xf32>
+  return %div : tensor<8x?x?xf32>
+}

@@ -55,7 +55,7 @@ func.func @conv1x1(%x: tensor<?x64x?x?xf32>, %w: tensor<32x64xf32>, %out: tensor
 #col_stat = affine_map<(d0, d1, d2) -> (d0, d2)>
 #col_t = affine_map<(d0, d1, d2) -> (d0, d2, d1)>
 // CHECK-LABEL: func.func @column_norm(
-//  CHECK-SAME:   dyncc.row_problem = {batch = "1", bytes_per_element = 8 : i64, column = "4", column_lanes = 0 : i64, column_place = 2 : i64, element_bytes = 4 : i64, length = "__arg1_d2", planes = "1", reduction = 0 : i64, rows = "__arg1_d0", scalar_access = 0 : i64}
+//  CHECK-SAME:   dyncc.row_problem = {batch = "1", bytes_per_element = 8 : i64, column = "4", column_lanes = 1 : i64, column_place = 2 : i64, element_bytes = 4 : i64, length = "__arg1_d2", planes = "1", reduction = 0 : i64, rows = "__arg1_d0", scalar_access = 0 : i64}
 func.func @column_norm(%x: tensor<?x4x?xf32>, %out: tensor<?x4x?xf32>) -> tensor<?x4x?xf32> attributes {dyncc.kernel, dyncc.kind = "reduce"} {
   %c0 = arith.constant 0 : index
   %c2 = arith.constant 2 : index
@@ -198,10 +198,10 @@ func.func @column_variance(%x: tensor<?x4x?xf32>, %out: tensor<?x?xf32>) -> tens
 }
 
 // A column sum of squares the kernel computes over the whole space first:
-// the sum reads an intermediate across its rows, no split
-// (`column_lanes = 0`: the column tiles alone).
+// the sum reads that intermediate through a permutation once its reduced
+// loop is innermost, each element its own column's (`column_lanes = 1`).
 // CHECK-LABEL: func.func @column_sum_of_intermediate(
-//  CHECK-SAME:   column_lanes = 0 : i64, column_place = 0 : i64
+//  CHECK-SAME:   column_lanes = 1 : i64, column_place = 0 : i64
 func.func @column_sum_of_intermediate(%x: tensor<?x4x?xf32>, %out: tensor<?x?xf32>) -> tensor<?x?xf32> attributes {dyncc.kernel, dyncc.kind = "reduce"} {
   %c0 = arith.constant 0 : index
   %c2 = arith.constant 2 : index
@@ -221,6 +221,34 @@ func.func @column_sum_of_intermediate(%x: tensor<?x4x?xf32>, %out: tensor<?x?xf3
   ^bb0(%a: f32, %o: f32):
     %s = arith.addf %a, %o : f32
     linalg.yield %s : f32
+  } -> tensor<?x?xf32>
+  return %sum : tensor<?x?xf32>
+}
+
+// A column sum scaled by a per-channel value the kernel computes: the sum
+// reads it by the reduced loop alone, neither a permutation of the space
+// nor one value per column, so no row tiling holds it (`column_lanes =
+// 0`: the column tiles alone).
+// CHECK-LABEL: func.func @column_sum_of_channel_scale(
+//  CHECK-SAME:   column_lanes = 0 : i64, column_place = 0 : i64
+#col_chan = affine_map<(d0, d1, d2) -> (d1)>
+#chan = affine_map<(d0) -> (d0)>
+func.func @column_sum_of_channel_scale(%x: tensor<?x4x?xf32>, %w: tensor<4xf32>, %out: tensor<?x?xf32>) -> tensor<?x?xf32> attributes {dyncc.kernel, dyncc.kind = "reduce"} {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4xf32>
+  %s = linalg.generic {indexing_maps = [#chan, #chan], iterator_types = ["parallel"]}
+      ins(%w : tensor<4xf32>) outs(%e : tensor<4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %x2 = math.exp %a : f32
+    linalg.yield %x2 : f32
+  } -> tensor<4xf32>
+  %fill = linalg.fill ins(%zero : f32) outs(%out : tensor<?x?xf32>) -> tensor<?x?xf32>
+  %sum = linalg.generic {indexing_maps = [#col_id, #col_chan, #col_stat], iterator_types = ["parallel", "reduction", "parallel"]}
+      ins(%x, %s : tensor<?x4x?xf32>, tensor<4xf32>) outs(%fill : tensor<?x?xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %m = arith.mulf %a, %b : f32
+    %t = arith.addf %m, %o : f32
+    linalg.yield %t : f32
   } -> tensor<?x?xf32>
   return %sum : tensor<?x?xf32>
 }

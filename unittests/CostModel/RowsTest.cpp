@@ -436,9 +436,9 @@ TEST(ColumnModel, FewColumnsPreferSmallBlocks) {
 }
 
 TEST(ColumnTiles, LanesSplitTheColumnWhereCodeGenerationCan) {
-  // `reduce column`: a power of two of lanes from 2 to 32 per output, one
-  // element each, outputs along y; only where the result lacks the axis
-  // and code generation can split it (`lanes`).
+  // `reduce column`: a power of two of lanes from 2 to 1024 per output, one
+  // element each, outputs along y; only where code generation can split
+  // the column (`lanes`).
   for (const Device &device : getDevices()) {
     SCOPED_TRACE(device.name);
     std::vector<RowTile> plain = enumerateColumnTiles(4, device, 0, 0);
@@ -464,10 +464,13 @@ TEST(ColumnTiles, LanesSplitTheColumnWhereCodeGenerationCan) {
     EXPECT_EQ(lanes,
               (std::set<int64_t>{2, 4, 8, 16, 32, 64, 128, 256, 512, 1024}));
     EXPECT_EQ(split.size() - plain.size(), 25u);
-    // A result spanning the axis takes it whole: no lanes.
+    // A result spanning the axis: its elementwise tiles take it whole, its
+    // splits' lanes take the channels.
     std::vector<RowTile> spanning =
         enumerateColumnTiles(4, device, 16, 3, true);
-    EXPECT_EQ(std::count_if(spanning.begin(), spanning.end(), isColumn), 0);
+    EXPECT_EQ(std::count_if(spanning.begin(), spanning.end(), isColumn), 25);
+    for (const RowTile &t : spanning)
+      EXPECT_EQ(t.columnSize, isColumn(t) ? 0 : 16) << t.str();
   }
   RowTile tile{RowStrategy::Column, 8, 4, 1};
   EXPECT_EQ(tile.str(), "block 8x4 thread 1x1 k 64 reduce column");
@@ -546,4 +549,29 @@ TEST(ColumnModel, LongColumnsOverFewOutputsTakeLanes) {
                    1.0);
   EXPECT_DOUBLE_EQ(
       getSectorInflation(RowTile{RowStrategy::Column, 8, 32, 1}, p), 8.0);
+}
+
+TEST(ColumnModel, NormsOverFewPositionsTakeLanes) {
+  // ConvNeXt's channels-first LayerNorm before its last downsampling: 384
+  // channels of a 14 x 14 map at batch 1 (a read and a write per element).
+  // A thread per position walks all 384 channels with 196 threads on the
+  // GPU; lanes per position take the channels.
+  for (const Device &device : getDevices()) {
+    SCOPED_TRACE(device.name);
+    RowProblem p;
+    p.rows = 14;
+    p.length = 14;
+    p.elementBytes = 4;
+    p.bytesPerElement = 8;
+    p.columnLength = 384;
+    const RowTile &whole =
+        bestRowTile(enumerateColumnTiles(4, device, 384, 3), p, device);
+    const RowTile &split = bestRowTile(
+        enumerateColumnTiles(4, device, 384, 3, /*lanes=*/true), p, device);
+    EXPECT_EQ(split.strategy, RowStrategy::Column) << split.str();
+    EXPECT_GT(predictRows(whole, p, device).seconds /
+                  predictRows(split, p, device).seconds,
+              4.0)
+        << whole.str() << " vs " << split.str();
+  }
 }

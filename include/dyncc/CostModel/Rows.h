@@ -145,7 +145,8 @@ std::vector<RowTile> enumerateRowTiles(bool reduction, int64_t elementBytes,
 /// with `columnSize` elements (its extent or bound). With `lanes` (code
 /// generation can split the axis: RowProblemExprs::columnLanes), also the
 /// `Column` strategy's tiles: 2 to 32 lanes an output, 32 to 256 threads,
-/// and blocks of 64 to 1024 lanes on one output.
+/// and blocks of 64 to 1024 lanes on one output (a spanning result's
+/// lanes then take its channels, not the whole column).
 std::vector<RowTile> enumerateColumnTiles(int64_t elementBytes,
                                           const Device &device,
                                           int64_t columnSize,

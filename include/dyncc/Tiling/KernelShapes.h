@@ -170,11 +170,11 @@ struct RowProblemExprs {
   DimExpr column;
   int64_t columnPlace = 0;
   /// A column reduction code generation can split over a group of lanes
-  /// per output (`reduce column`): its result is the outputs' space, it
-  /// folds one axis, each reduction with a combiner (add, max, ...), and
-  /// the reductions read the kernel's arguments only, so that with the
-  /// reduced loop moved innermost they are rows (isRowReductionKernel with
-  /// `columns`).
+  /// per output (`reduce column`): it folds one axis, each reduction with a
+  /// combiner (add, max, ...) reading the kernel's arguments, statistics
+  /// per column or values over the whole space, so that with the reduced loop
+  /// moved innermost (and a spanning result's loop over it last) they are rows
+  /// (isRowReductionKernel with `columns`).
   bool columnLanes = false;
 };
 

@@ -52,7 +52,9 @@ bool isRowReduction(mlir::Operation *op, bool columns = false);
 /// `rowRank` to the number of `root`'s loops that are rows and `epilogue`
 /// when `root` is an op of parallel loops on the reduced shape (a mean's
 /// division). With `columns`, its reductions are isRowReduction's with
-/// `columns` (a group of lanes per column). See RowReductions.cpp.
+/// `columns` (a group of lanes per column), and its ops may read values over
+/// the whole space through a permutation (the tensors keep the reduced axis
+/// where the model has it). See RowReductions.cpp.
 bool isRowReductionKernel(mlir::func::FuncOp func, mlir::Operation *root,
                           int64_t &rowRank, bool &epilogue,
                           bool columns = false);
