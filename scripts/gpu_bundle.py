@@ -27,8 +27,10 @@ The bundle, a directory and its archive OUT.tar.gz (what travels: at most
               and max pools over a batch of 1..32 and a dynamic image,
               searched with the row model (--no-pools leaves them out),
               and column reductions over a batch of 1..32 (a softmax over
-              64 channels, ConvNeXt's channels-first LayerNorm over 96, a
-              mean over 512 positions), timed against torch
+              64 channels, ConvNeXt's channels-first LayerNorms over 96
+              channels of 56 x 56 and 384 of 14 x 14, a mean over 512
+              positions; the search splits their columns over lanes where
+              it predicts that faster), timed against torch
               (--no-columns leaves them out);
   nodes/      the ONNX node tests that pass on the CPU here, each mode
               (static, --force-dynamic) compiled for cpu and sm_90 with its
@@ -429,13 +431,14 @@ def main():
                         "versus_torch_graph": [1, 8, 32]})
     # Column reductions (CostModel.md, "Column reductions"): searched since
     # session 16, where a norm's fixed tiles recomputed its statistics per
-    # channel; no GPU has run them.
+    # channel, and split over lanes since session 24 ("Columns split over
+    # lanes"); no GPU has run them.
     if args.columns:
         sys.path.insert(0, str(ROOT / "benchmarks"))
         from column_reductions import make_model as make_column_model
     for kind, channels, spatial in (
             ("softmax", 64, (56, 56)), ("layernorm", 96, (56, 56)),
-            ("mean", 0, ())) * args.columns:
+            ("layernorm", 384, (14, 14)), ("mean", 0, ())) * args.columns:
         name = (f"column_mean_512_768" if kind == "mean" else
                 f"column_{kind}_{channels}_{spatial[0]}")
         model = out / "models" / f"{name}.onnx"

@@ -174,13 +174,16 @@ def test_bundle_packs_grouped_convs(tmp_path):
         artifact = bundle / entry["artifact"]
         assert "rows" in manifest_values(artifact, "model")
         assert 0 in manifest_values(artifact, "reduction")
-    # --columns (the default): a softmax over 64 channels, a channels-first
-    # LayerNorm over 96 and a mean over 512 positions, each one kernel
+    # --columns (the default): a softmax over 64 channels, channels-first
+    # LayerNorms over 96 channels of 56 x 56 and 384 of 14 x 14 (ConvNeXt's
+    # first and last) and a mean over 512 positions, each one kernel
     # searched as a column reduction, timed against torch; the norms' tiles
-    # take the channels whole.
+    # take the channels whole or split them over lanes (`reduce column`),
+    # and the last LayerNorm's and the mean's have splits.
     columns = [e for e in entries if e["name"].startswith("column")]
     assert [e["name"] for e in columns] == ["column_softmax_64_56",
                                             "column_layernorm_96_56",
+                                            "column_layernorm_384_14",
                                             "column_mean_512_768"]
     for entry in columns:
         assert entry["versus_torch_graph"] == [1, 8, 32]
@@ -189,10 +192,14 @@ def test_bundle_packs_grouped_convs(tmp_path):
             entry["name"]
         assert 1 in manifest_values(artifact, "columns"), entry["name"]
         channels = entry["name"].split("_")[2]
+        configs = manifest_values(artifact, "config")
+        split = r"block (1x)*\d+x\d+ thread (1x)*1 k 64 reduce column"
         if entry["name"] != "column_mean_512_768":
-            pattern = r"block 1x%sx\d+x\d+ thread 1x%sx1x" % (channels, channels)
-            assert any(re.match(pattern, c)
-                       for c in manifest_values(artifact, "config")), pattern
+            whole = r"block 1x%sx\d+x\d+ thread 1x%sx1x" % (channels, channels)
+            assert all(re.match(whole, c) or re.fullmatch(split, c)
+                       for c in configs), configs
+        if entry["name"] in ("column_layernorm_384_14", "column_mean_512_768"):
+            assert any(re.fullmatch(split, c) for c in configs), configs
 
 
 def test_plot_from_draws_each_comparison_it_has(tmp_path):
