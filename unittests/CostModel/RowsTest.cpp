@@ -564,10 +564,11 @@ TEST(ColumnModel, NormsOverFewPositionsTakeLanes) {
     p.elementBytes = 4;
     p.bytesPerElement = 8;
     p.columnLength = 384;
-    const RowTile &whole =
-        bestRowTile(enumerateColumnTiles(4, device, 384, 3), p, device);
-    const RowTile &split = bestRowTile(
-        enumerateColumnTiles(4, device, 384, 3, /*lanes=*/true), p, device);
+    std::vector<RowTile> plain = enumerateColumnTiles(4, device, 384, 3);
+    std::vector<RowTile> lanes =
+        enumerateColumnTiles(4, device, 384, 3, /*lanes=*/true);
+    const RowTile &whole = bestRowTile(plain, p, device);
+    const RowTile &split = bestRowTile(lanes, p, device);
     EXPECT_EQ(split.strategy, RowStrategy::Column) << split.str();
     EXPECT_GT(predictRows(whole, p, device).seconds /
                   predictRows(split, p, device).seconds,
