@@ -45,6 +45,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
+#include "llvm/Support/MathExtras.h"
 
 namespace dyncc {
 #define GEN_PASS_DEF_SHUFFLELANEMERGESPASS
@@ -142,7 +143,7 @@ struct ShuffleLaneMerges final
       return merge.emitOpError(
           "merges into an accumulator that is not private to the thread");
     int64_t lanes = partsType.getDimSize(0);
-    if (lanes < 2 || (lanes < 32 && (lanes & (lanes - 1)) != 0) ||
+    if (lanes < 2 || (lanes < 32 && !llvm::isPowerOf2_64(lanes)) ||
         (lanes > 32 && lanes % 32 != 0))
       return merge.emitOpError("merges ")
              << lanes

@@ -54,7 +54,7 @@ constexpr double kBlockIssueCycles = 160;
 constexpr double kScalarAccessLatencyCycles = 2700;
 constexpr double kShuffleRoundCycles = 30;
 constexpr double kWarpReduceCycles = 5 * kShuffleRoundCycles;
-constexpr double kBlockReduceCycles = 5 * 30 + 120;
+constexpr double kBlockReduceCycles = kWarpReduceCycles + 120;
 
 std::string RowTile::str() const {
   // Sizes from the result's last dimension outwards.
@@ -272,14 +272,13 @@ double dyncc::cost::getSectorInflation(const RowTile &tile,
   // One load instruction of the warp: per row, its lanes' span (lanes
   // `vector` elements apart under scalar access, else vectors side by
   // side), in whole sectors.
+  // A column split's warp: per position of the axis, its outputs side by
+  // side.
   int64_t perLoad = problem.scalarAccess ? 1 : tile.vector;
-  int64_t span = lanes * tile.vector * bytes;
-  int64_t sectors = rowsPerWarp * ((span + kSectorBytes - 1) / kSectorBytes);
-  if (tile.strategy == RowStrategy::Column) {
-    // Per position of the axis, the warp's outputs side by side.
-    span = rowsPerWarp * tile.vector * bytes;
-    sectors = lanes * ((span + kSectorBytes - 1) / kSectorBytes);
-  }
+  bool column = tile.strategy == RowStrategy::Column;
+  int64_t span = (column ? rowsPerWarp : lanes) * tile.vector * bytes;
+  int64_t sectors = (column ? lanes : rowsPerWarp) *
+                    ((span + kSectorBytes - 1) / kSectorBytes);
   double useful = double(kWarp) * perLoad * bytes;
   return std::max(1.0, double(sectors * kSectorBytes) / useful);
 }
@@ -288,24 +287,26 @@ RowPrediction dyncc::cost::predictRows(const RowTile &tile,
                                        const RowProblem &problem,
                                        const Device &device) {
   RowPrediction p;
-  int64_t perRowAccess = tile.lanes * tile.vector;
-  int64_t blocksPerRow = 1, steps = 1;
-  if (tile.strategy == RowStrategy::Elementwise)
-    blocksPerRow = ceilDiv(problem.length, perRowAccess);
-  else if (tile.strategy != RowStrategy::Column)
-    steps = ceilDiv(problem.length, perRowAccess);
   // A column reduction's thread walks its columns' reduced axis, charged
   // once: a norm's later passes over them are taken as cache hits. Split
   // over lanes, each walks its share; a block's outputs are along the
   // length, one row of the space each.
+  int64_t perRowAccess = tile.lanes * tile.vector;
   int64_t column = std::max<int64_t>(1, problem.columnLength);
-  int64_t rowsPerBlock = tile.rowsPerBlock;
-  if (tile.strategy == RowStrategy::Column) {
+  int64_t blocksPerRow = 1, steps = column, rowsPerBlock = tile.rowsPerBlock;
+  switch (tile.strategy) {
+  case RowStrategy::Elementwise:
+    blocksPerRow = ceilDiv(problem.length, perRowAccess);
+    break;
+  case RowStrategy::Warp:
+  case RowStrategy::Block:
+    steps = ceilDiv(problem.length, perRowAccess) * column;
+    break;
+  case RowStrategy::Column:
     steps = ceilDiv(column, tile.lanes);
     blocksPerRow = ceilDiv(problem.length, tile.rowsPerBlock);
     rowsPerBlock = 1;
-  } else {
-    steps *= column;
+    break;
   }
   int64_t planes = std::max<int64_t>(1, problem.planes);
   p.blocks = ceilDiv(std::max<int64_t>(1, problem.batch), planes) *

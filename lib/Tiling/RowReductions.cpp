@@ -79,14 +79,13 @@ bool dyncc::isRowReduction(Operation *op, bool columns) {
   // neighbouring threads), unless `columns`: a group of lanes per column,
   // neighbouring columns in neighbouring groups.
   AffineExpr row = getAffineDimExpr(n - 1, op->getContext());
-  for (OpOperand *input : generic.getDpsInputOperands()) {
-    if (columns)
-      break;
-    AffineMap map = generic.getMatchingIndexingMap(input);
-    if (map.isFunctionOfDim(n - 1) &&
-        (map.getNumResults() == 0 || map.getResults().back() != row))
-      return false;
-  }
+  if (!columns)
+    for (OpOperand *input : generic.getDpsInputOperands()) {
+      AffineMap map = generic.getMatchingIndexingMap(input);
+      if (map.isFunctionOfDim(n - 1) &&
+          (map.getNumResults() == 0 || map.getResults().back() != row))
+        return false;
+    }
   return generic.getMatchingIndexingMap(generic.getDpsInitOperand(0)) ==
          getRowsMap(n, op->getContext());
 }

@@ -9,6 +9,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/StringSwitch.h"
+#include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
 using namespace dyncc;
@@ -231,7 +232,7 @@ std::string TileConfig::verify() const {
              "block tile over the thread tile), got " +
              std::to_string(lanes);
     if (reduction == RowReduction::Column) {
-      if (lanes < 2 || lanes > 1024 || (lanes & (lanes - 1)) != 0 ||
+      if (lanes < 2 || lanes > 1024 || !llvm::isPowerOf2_64(lanes) ||
           threadTile.back() != 1)
         return "'reduce column' needs 2 to 1024 threads along the column, a "
                "power of two, of one element each (thread tile 1), got " +

@@ -141,9 +141,8 @@ struct TileConfig {
   /// Parses the form `str` prints (`block 32x64 thread 4x4 k 16`; `k N` may
   /// be left out for 0, and `k AxBxC` gives each reduction loop its own;
   /// `warp`, `mma`, `stages`, `reduce thread|warp|block|column` and
-  /// `split_k N` are
-  /// optional). Returns nullopt and sets `error` on bad text or on a
-  /// configuration `verify` rejects.
+  /// `split_k N` are optional). Returns nullopt and sets `error` on bad text or
+  /// on a configuration `verify` rejects.
   static std::optional<TileConfig> parse(llvm::StringRef text,
                                          std::string &error);
 
