@@ -249,7 +249,8 @@ public:
         return !failedFlag;
       if (!runStage("nvvm", *gpu,
                     [&](OpPassManager &pm) {
-                      return buildNvvmLoweringPipeline(pm, chips, sharedBytes);
+                      return buildNvvmLoweringPipeline(pm, getPtxChips(chips),
+                                                       sharedBytes);
                     }) ||
           stopped)
         return !failedFlag;
@@ -268,12 +269,23 @@ public:
           emitStream << "// ---- " << chip << " ----\n" << text;
         return true;
       }
+      std::string served;
+      if (ptx.size() < chips.size())
+        for (const auto &[chip, text] : ptx) {
+          std::string targets;
+          for (const std::string &target : chips)
+            if (getPtxChip(target, chips) == chip)
+              targets += (targets.empty() ? "" : ", ") + target;
+          served += ", " + chip + "'s for " + targets;
+        }
       endStage("ptx", {},
-               std::to_string(ptx.size()) + " PTX modules" +
-                   (threaded && ptx.size() > 1 ? ", side by side" : ""));
+               std::to_string(ptx.size()) + " PTX module" +
+                   (ptx.size() == 1 ? "" : "s") +
+                   (threaded && ptx.size() > 1 ? ", side by side" : "") +
+                   served);
       if (stopped)
         return !failedFlag;
-      if (!assemble(ptx))
+      if (!assemble(chips, ptx))
         return false;
       if (!refineSearch(*graph))
         return false;
@@ -303,6 +315,8 @@ public:
     startStage("plan");
     PlanOptions planOptions;
     planOptions.targets = options.targets;
+    for (const std::string &chip : chips)
+      planOptions.ptxChips[chip] = getPtxChip(chip, chips);
     planOptions.producer = "dyncc 0.1.0";
     planOptions.cubins = cubinInfo;
     FailureOr<HostPlan> plan = buildHostPlan(*graph, planOptions);
@@ -540,9 +554,11 @@ private:
     return true;
   }
 
-  /// Assembles each target's PTX with ptxas (per options.ptxas) into
-  /// `cubins`, recording every kernel's resources in `cubinInfo`.
-  bool assemble(const std::map<std::string, std::string> &ptx) {
+  /// Assembles the PTX of each of `chips` (`ptx`, by getPtxChip) with
+  /// ptxas (per options.ptxas) into `cubins`, recording every kernel's
+  /// resources in `cubinInfo`.
+  bool assemble(const std::vector<std::string> &chips,
+                const std::map<std::string, std::string> &ptx) {
     if (options.ptxas == "off")
       return true;
     std::optional<std::string> ptxas;
@@ -570,10 +586,13 @@ private:
       std::string error;
     };
     std::vector<Job> jobs;
-    for (const auto &[chip, text] : ptx) {
+    for (const std::string &chip : chips) {
+      auto text = ptx.find(getPtxChip(chip, chips));
+      if (text == ptx.end())
+        return fail("no PTX was translated for " + chip);
       PlanOptions::Cubin &info = cubinInfo[chip];
       info.section = "cubin." + chip;
-      jobs.push_back({&chip, &text, &cubins[chip], &info, ""});
+      jobs.push_back({&chip, &text->second, &cubins[chip], &info, ""});
     }
     auto run = [&](size_t i) {
       Job &job = jobs[i];

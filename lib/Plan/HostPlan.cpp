@@ -713,7 +713,12 @@ private:
     json::Object gpu;
     for (const std::string &target : options.targets)
       if (target != "cpu") {
-        json::Object code{{"section", "ptx." + target}, {"entry", name}};
+        auto ptxChip = options.ptxChips.find(target);
+        json::Object code{
+            {"section",
+             "ptx." + (ptxChip == options.ptxChips.end() ? target
+                                                         : ptxChip->second)},
+            {"entry", name}};
         auto cubin = options.cubins.find(target);
         if (cubin != options.cubins.end()) {
           auto found = cubin->second.resources.find(name);

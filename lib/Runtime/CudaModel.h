@@ -83,7 +83,8 @@ struct CudaCodeReport {
   /// Kernels loaded from a cubin, and from PTX the driver compiled at load.
   size_t fromCubin = 0;
   size_t fromPtx = 0;
-  /// The architectures whose PTX was compiled ("sm_80"), each once.
+  /// The chips whose PTX the driver compiled ("sm_80"), each once: the
+  /// section's chip, which several architectures' code may share.
   std::vector<std::string> compiledPtx;
 };
 

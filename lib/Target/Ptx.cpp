@@ -10,6 +10,9 @@
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "llvm/ADT/STLExtras.h"
+
+#include <optional>
 
 using namespace mlir;
 using namespace dyncc;
@@ -19,6 +22,49 @@ std::string dyncc::getNvvmFeatures(StringRef chip) {
   // rejected for sm_90 (../shared/TOOLCHAIN.md).
   (void)chip;
   return "+ptx80";
+}
+
+namespace {
+/// The version of chip `sm_<digits>[a]` (sm_90a: 90, arch-specific), or
+/// nullopt for any other name.
+std::optional<int> parseChip(StringRef chip, bool &specific) {
+  StringRef digits = chip;
+  if (!digits.consume_front("sm_"))
+    return std::nullopt;
+  specific = digits.consume_back("a");
+  int version = 0;
+  if (digits.empty() || digits.getAsInteger(10, version))
+    return std::nullopt;
+  return version;
+}
+} // namespace
+
+std::string dyncc::getPtxChip(StringRef chip, ArrayRef<std::string> chips) {
+  bool specific = false;
+  std::optional<int> version = parseChip(chip, specific);
+  if (!version || specific)
+    return chip.str();
+  std::string oldest = chip.str();
+  for (const std::string &other : chips) {
+    bool otherSpecific = false;
+    std::optional<int> otherVersion = parseChip(other, otherSpecific);
+    if (otherVersion && !otherSpecific && *otherVersion < *version &&
+        getNvvmFeatures(other) == getNvvmFeatures(chip)) {
+      version = otherVersion;
+      oldest = other;
+    }
+  }
+  return oldest;
+}
+
+std::vector<std::string> dyncc::getPtxChips(ArrayRef<std::string> chips) {
+  std::vector<std::string> out;
+  for (const std::string &chip : chips) {
+    std::string ptxChip = getPtxChip(chip, chips);
+    if (!llvm::is_contained(out, ptxChip))
+      out.push_back(ptxChip);
+  }
+  return out;
 }
 
 int64_t dyncc::getMaxSharedBytesPerBlock(StringRef chip) {

@@ -38,6 +38,10 @@ struct PlanOptions {
     std::map<std::string, KernelResources> resources;
   };
   std::map<std::string, Cubin> cubins;
+  /// Per GPU target, the chip whose PTX section (`ptx.CHIP`) holds its code
+  /// (getPtxChip: the oldest chip's, which the others assemble). A target
+  /// missing here has its own.
+  std::map<std::string, std::string> ptxChips;
 };
 
 struct HostPlan {

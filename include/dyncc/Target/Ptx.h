@@ -12,6 +12,7 @@
 
 #include <map>
 #include <string>
+#include <vector>
 
 namespace dyncc {
 
@@ -30,6 +31,22 @@ int64_t getMaxSharedBytesPerBlock(llvm::StringRef chip);
 /// takes. A CPU-only compile takes the default GPU targets' (sm_80, sm_90),
 /// so its kernels are the tiles a default GPU compile runs.
 int64_t getSharedBytesBudget(llvm::ArrayRef<std::string> targets);
+
+/// The chip whose PTX the code for `chip` is assembled from, in a compile
+/// to GPU targets `chips`. PTX is forward compatible: a module for
+/// `.target sm_80` is valid on sm_86 and sm_90, where ptxas (or the
+/// driver) compiles it to that chip's code. The kernels are lowered once for
+/// every chip of the compile, so they use nothing the oldest one lacks, and
+/// NVPTX's code for them differs between chips in the `.target` line only.
+/// Every chip therefore takes the PTX of the oldest chip of the compile, as
+/// nvcc's `-arch=compute_80 -code=sm_80,sm_90` does, and the PTX is
+/// translated once. An arch-specific chip (`sm_90a`) runs only on itself and
+/// takes its own PTX. Chips that are not `sm_<digits>[a]` take their own.
+std::string getPtxChip(llvm::StringRef chip, llvm::ArrayRef<std::string> chips);
+
+/// The chips of `chips` whose PTX is translated: each chip's getPtxChip,
+/// once, in the order of `chips`.
+std::vector<std::string> getPtxChips(llvm::ArrayRef<std::string> chips);
 
 /// Collects the PTX of every `gpu.binary` object by chip. Fails when a
 /// binary holds something else than PTX text.
