@@ -559,7 +559,8 @@ private:
   /// resources in `cubinInfo`.
   bool assemble(const std::vector<std::string> &chips,
                 const std::map<std::string, std::string> &ptx) {
-    if (options.ptxas == "off")
+    // A model without kernels (a constant's) has no PTX to assemble.
+    if (options.ptxas == "off" || ptx.empty())
       return true;
     std::optional<std::string> ptxas;
     if (options.ptxas == "auto") {

@@ -26,6 +26,13 @@ elif kind == "prologue":
     nodes = [helper.make_node("Relu", ["X"], ["R"], name="relu"),
              helper.make_node("MatMul", ["R", "W"], ["Y"], name="matmul")]
     inits = [numpy_helper.from_array(w, "W")]
+elif kind == "constant":
+    # No kernel at all: the output is a weight, copied by the plan.
+    y = helper.make_tensor_value_info("Y", TensorProto.FLOAT, [2, 3])
+    nodes = [helper.make_node("Constant", [], ["Y"], name="constant",
+                              value=numpy_helper.from_array(
+                                  np.arange(6, dtype=np.float32).reshape(2, 3)))]
+    inits = []
 elif kind == "matmul":
     # A product with nothing fused after it: the block's accumulator is
     # the result.
