@@ -119,10 +119,29 @@ def conformance_suite(suite):
     suite.add_junit(out)
 
 
+def cache_differs(build, flags):
+    """Whether CMakeCache.txt of `build` lacks one of the `-DNAME=VALUE`
+    options in `flags` (a build configured before the option was added)."""
+    cache = build / "CMakeCache.txt"
+    if not cache.exists():
+        return True
+    values = {}
+    for line in cache.read_text(errors="replace").splitlines():
+        m = re.match(r"([A-Za-z0-9_]+):[A-Z]+=(.*)$", line)
+        if m:
+            values[m.group(1)] = m.group(2)
+    for flag in flags:
+        m = re.match(r"-D([A-Za-z0-9_]+)=(.*)$", str(flag))
+        if m and values.get(m.group(1)) != m.group(2):
+            return True
+    return False
+
+
 def configure_and_build(build, flags, targets=()):
-    """Configures `build` once (clang-22, ccache when present, plus `flags`)
-    and builds `targets` (everything when empty)."""
-    if not (build / "build.ninja").exists():
+    """Configures `build` (clang-22, ccache when present, plus `flags`) where
+    it is not yet, or lacks one of `flags`, and builds `targets` (everything
+    when empty)."""
+    if not (build / "build.ninja").exists() or cache_differs(build, flags):
         launcher = ["-DCMAKE_C_COMPILER_LAUNCHER=ccache",
                     "-DCMAKE_CXX_COMPILER_LAUNCHER=ccache"] if shutil.which("ccache") else []
         r = run(["cmake", "-G", "Ninja", "-S", ROOT, "-B", build,
@@ -139,9 +158,15 @@ def configure_runtime(build, *flags):
     return configure_and_build(build, ["-DDYNCC_RUNTIME_ONLY=ON", *flags])
 
 
+# The run-time's ASan + UBSan build, which also builds its fuzzers
+# (runtime_fuzzer_build): one build of the run-time's sources with the
+# sanitizers rather than two.
+ASAN_FLAGS = ["-DDYNCC_SANITIZE=ON", "-DDYNCC_BUILD_FUZZERS=ON"]
+
+
 def sanitizer_suite(suite):
     build = BUILD.parent / (BUILD.name + "-asan")
-    if not configure_runtime(build, "-DDYNCC_SANITIZE=ON"):
+    if not configure_runtime(build, *ASAN_FLAGS):
         suite.failed += 1
         suite.failures.append("sanitizer build failed")
         return
@@ -244,9 +269,12 @@ FUZZ_JOBS = []
 def runtime_fuzzer_build(suite):
     """Builds the run-time's fuzzers (artifact reader + manifest validation,
     `.npy` reader) and their seeds: the generator's valid artifacts and .npy
-    files, plus a real artifact from the compiler."""
-    build = BUILD.parent / (BUILD.name + "-fuzz")
-    if not configure_runtime(build, "-DDYNCC_BUILD_FUZZERS=ON", "-DDYNCC_BUILD_TESTS=OFF"):
+    files, plus a real artifact from the compiler. They are targets of the
+    sanitizer suite's build, which has built them already where it ran."""
+    build = BUILD.parent / (BUILD.name + "-asan")
+    if not configure_and_build(build, ["-DDYNCC_RUNTIME_ONLY=ON", *ASAN_FLAGS],
+                               ["dyncc-fuzz-artifact", "dyncc-fuzz-npy",
+                                "dyncc-fuzz-corpus"]):
         suite.failed += 1
         suite.failures.append("fuzzer build failed")
         return
