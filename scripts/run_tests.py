@@ -154,8 +154,8 @@ def configure_and_build(build, flags, targets=()):
                stdout=subprocess.DEVNULL).returncode == 0
 
 
-def configure_runtime(build, *flags):
-    return configure_and_build(build, ["-DDYNCC_RUNTIME_ONLY=ON", *flags])
+def configure_runtime(build, *flags, targets=()):
+    return configure_and_build(build, ["-DDYNCC_RUNTIME_ONLY=ON", *flags], targets)
 
 
 # The run-time's ASan + UBSan build, which also builds its fuzzers
@@ -272,9 +272,9 @@ def runtime_fuzzer_build(suite):
     files, plus a real artifact from the compiler. They are targets of the
     sanitizer suite's build, which has built them already where it ran."""
     build = BUILD.parent / (BUILD.name + "-asan")
-    if not configure_and_build(build, ["-DDYNCC_RUNTIME_ONLY=ON", *ASAN_FLAGS],
-                               ["dyncc-fuzz-artifact", "dyncc-fuzz-npy",
-                                "dyncc-fuzz-corpus"]):
+    if not configure_runtime(build, *ASAN_FLAGS,
+                             targets=["dyncc-fuzz-artifact", "dyncc-fuzz-npy",
+                                      "dyncc-fuzz-corpus"]):
         suite.failed += 1
         suite.failures.append("fuzzer build failed")
         return

@@ -206,6 +206,11 @@ public:
       else
         chips.push_back(t);
     }
+    // Each GPU target's PTX chip (getPtxChip), by target: what the ptx stage
+    // reports, ptxas assembles and the plan's code entries name.
+    std::map<std::string, std::string> ptxChips;
+    for (const std::string &chip : chips)
+      ptxChips[chip] = getPtxChip(chip, chips);
 
     // The back end runs on several threads where no stage of it is emitted
     // or stopped after: the host path (cpu, llvm, host-object) beside the
@@ -274,7 +279,7 @@ public:
         for (const auto &[chip, text] : ptx) {
           std::string targets;
           for (const std::string &target : chips)
-            if (getPtxChip(target, chips) == chip)
+            if (ptxChips.at(target) == chip)
               targets += (targets.empty() ? "" : ", ") + target;
           served += ", " + chip + "'s for " + targets;
         }
@@ -285,7 +290,7 @@ public:
                    served);
       if (stopped)
         return !failedFlag;
-      if (!assemble(chips, ptx))
+      if (!assemble(ptxChips, ptx))
         return false;
       if (!refineSearch(*graph))
         return false;
@@ -315,8 +320,7 @@ public:
     startStage("plan");
     PlanOptions planOptions;
     planOptions.targets = options.targets;
-    for (const std::string &chip : chips)
-      planOptions.ptxChips[chip] = getPtxChip(chip, chips);
+    planOptions.ptxChips = ptxChips;
     planOptions.producer = "dyncc 0.1.0";
     planOptions.cubins = cubinInfo;
     FailureOr<HostPlan> plan = buildHostPlan(*graph, planOptions);
@@ -554,10 +558,10 @@ private:
     return true;
   }
 
-  /// Assembles the PTX of each of `chips` (`ptx`, by getPtxChip) with
-  /// ptxas (per options.ptxas) into `cubins`, recording every kernel's
-  /// resources in `cubinInfo`.
-  bool assemble(const std::vector<std::string> &chips,
+  /// Assembles the PTX of each chip of `ptxChips` (its PTX chip's text in
+  /// `ptx`) with ptxas (per options.ptxas) into `cubins`, recording every
+  /// kernel's resources in `cubinInfo`.
+  bool assemble(const std::map<std::string, std::string> &ptxChips,
                 const std::map<std::string, std::string> &ptx) {
     // A model without kernels (a constant's) has no PTX to assemble.
     if (options.ptxas == "off" || ptx.empty())
@@ -587,8 +591,8 @@ private:
       std::string error;
     };
     std::vector<Job> jobs;
-    for (const std::string &chip : chips) {
-      auto text = ptx.find(getPtxChip(chip, chips));
+    for (const auto &[chip, ptxChip] : ptxChips) {
+      auto text = ptx.find(ptxChip);
       if (text == ptx.end())
         return fail("no PTX was translated for " + chip);
       PlanOptions::Cubin &info = cubinInfo[chip];

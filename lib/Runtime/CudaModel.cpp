@@ -355,13 +355,14 @@ bool CudaModel::loadCode(const Model &model, int major, int minor,
       sections.push_back(sectionName);
       // Chips share the oldest one's PTX (`ptx.sm_80` for sm_80 and
       // sm_90): the report names the PTX's chip, which its section says.
-      std::string ptxChip = sectionName.rfind("ptx.", 0) == 0
-                                ? sectionName.substr(4)
-                                : code->arch;
-      if (!fromCubin &&
-          std::find(report.compiledPtx.begin(), report.compiledPtx.end(),
-                    ptxChip) == report.compiledPtx.end())
-        report.compiledPtx.push_back(ptxChip);
+      if (!fromCubin) {
+        std::string ptxChip = sectionName.rfind("ptx.", 0) == 0
+                                  ? sectionName.substr(4)
+                                  : code->arch;
+        if (std::find(report.compiledPtx.begin(), report.compiledPtx.end(),
+                      ptxChip) == report.compiledPtx.end())
+          report.compiledPtx.push_back(ptxChip);
+      }
     }
     ++(fromCubin ? report.fromCubin : report.fromPtx);
     CUfunction function = nullptr;
