@@ -135,8 +135,10 @@ std::shared_ptr<const Model> Model::finish(std::unique_ptr<ArtifactFile> file,
       model->kernels[k] = reinterpret_cast<CpuKernelFn>(symbol);
     }
   }
+  model->hostTiles = getHostModelledTiles(manifest);
   // Groups that select alike: the same inputs to selectVariant, bit for
-  // bit, make the same signature.
+  // bit, make the same signature (for the host model, also the problem
+  // and the tiles).
   std::unordered_map<std::string, size_t> firstOf;
   model->classes.resize(manifest.groups.size());
   for (size_t g = 0; g < manifest.groups.size(); ++g) {
@@ -169,6 +171,16 @@ std::shared_ptr<const Model> Model::finish(std::unique_ptr<ArtifactFile> file,
         addAll(node.lower);
         addAll(node.variant);
       }
+    }
+    if (!model->hostTiles[g].empty()) {
+      const GemmProblemInfo &problem = group.problem;
+      for (const ShapeExpr *dim :
+           {&problem.batch, &problem.m, &problem.n, &problem.k})
+        signature += dim->text() + '\0';
+      add(problem.products);
+      add(problem.outputBytes);
+      for (const VariantInfo &variant : group.variants)
+        signature += manifest.kernels[variant.kernel].config + '\0';
     }
     model->classes[g] = firstOf.emplace(std::move(signature), g).first->second;
   }
@@ -495,6 +507,12 @@ std::unique_ptr<Session> Session::create(std::shared_ptr<const Model> model,
     if (session->hostMeasured)
       session->loaded->planMeasuredAhead(*session->hostMeasured);
   }
+  std::string why;
+  if (!readHostSelection(session->hostModel, why)) {
+    error.fail(DYNCC_ERROR_INVALID_ARGUMENT, why);
+    return nullptr;
+  }
+  session->host.threads = static_cast<int64_t>(session->pool.size());
   if (!session->prepare(error))
     return nullptr;
   return session;
@@ -644,6 +662,18 @@ const char *Session::groupReason(size_t groupIndex) const {
              picked == chosen) {
     const DeviceCalibration &device = *measuredDevice();
     reason = "dyncc tune's measurements on " + device.device + ": predicted " +
+             formatMilliseconds(predicted[chosen]) + " ms";
+    for (size_t v = 0; v < predicted.size(); ++v)
+      if (v != chosen && predicted[v] >= 0)
+        reason += ", v" + str(static_cast<int64_t>(v)) + " " +
+                  formatMilliseconds(predicted[v]) + " ms";
+  } else if (hostModelSelects(groupIndex) &&
+             pickHostVariant(manifest, groupIndex,
+                             loaded->hostModelledTiles(groupIndex), host,
+                             symbols.data(), picked, &predicted) &&
+             picked == chosen) {
+    reason = "the host model (" + str(host.threads) + " thread" +
+             (host.threads == 1 ? "" : "s") + "): predicted " +
              formatMilliseconds(predicted[chosen]) + " ms";
     for (size_t v = 0; v < predicted.size(); ++v)
       if (v != chosen && predicted[v] >= 0)
@@ -1452,10 +1482,15 @@ bool Session::selectVariant(size_t groupIndex, size_t &kernel,
       classRun[selectionClass] == runNumber)
     return choose(classPick[selectionClass]);
   ++scans;
-  // Measurements on this device first (`dyncc tune`), then the search's
-  // table, then the first variant whose conditions hold where there is
-  // neither (or the table's key cannot be evaluated).
+  // Measurements on this device first (`dyncc tune`), then on the host the
+  // host model, then the search's table, then the first variant whose
+  // conditions hold where there is none (or a key cannot be evaluated).
   size_t picked;
+  if (!measured && hostModelSelects(groupIndex) &&
+      pickHostVariant(manifest, groupIndex,
+                      loaded->hostModelledTiles(groupIndex), host,
+                      symbols.data(), picked))
+    return choose(picked);
   if (pickVariant(manifest, measured, groupIndex, symbols.data(), picked))
     return choose(picked);
   std::string values;

@@ -24,6 +24,7 @@
 
 #include "dyncc/Runtime/Artifact.h"
 #include "dyncc/Runtime/Calibration.h"
+#include "dyncc/Runtime/HostModel.h"
 #include "dyncc/Runtime/Manifest.h"
 #include "dyncc/Runtime/dyncc_runtime.h"
 
@@ -81,6 +82,11 @@ public:
   /// symbols as `group`'s (the same keys, table and conditions, variant by
   /// variant): a model's repeated layers select alike.
   size_t selectionClass(size_t group) const { return classes[group]; }
+  /// Group `group`'s variants' tiles as the host model reads them, or empty
+  /// where it does not describe the group (getHostModelledTiles).
+  const std::vector<cost::GemmTile> &hostModelledTiles(size_t group) const {
+    return hostTiles[group];
+  }
   /// The kernel of variant `variant` of group `group`.
   uint32_t variantKernel(size_t group, size_t variant) const {
     return variantKernels[variantBegin[group] + variant];
@@ -126,6 +132,7 @@ private:
   std::vector<const void *> weights;
   std::vector<CpuKernelFn> kernels;
   std::vector<size_t> classes;
+  std::vector<std::vector<cost::GemmTile>> hostTiles;
   std::vector<uint32_t> variantBegin, variantKernels;
   std::vector<RunStep> steps;
   bool codeLoaded = false;
@@ -436,6 +443,12 @@ private:
     const DeviceCalibration *device = measuredDevice();
     return device ? device->group(group) : nullptr;
   }
+  /// Whether the host model selects `group`'s variant: a cpu session with
+  /// the model on (readHostSelection) and no measurements of the group.
+  bool hostModelSelects(size_t group) const {
+    return hostModel && !calibrationOf(group) &&
+           !loaded->hostModelledTiles(group).empty();
+  }
   /// `dyncc tune`'s measurements on this session's device, if any.
   const DeviceCalibration *measuredDevice() const {
     return gpu ? gpu->model->calibration() : hostMeasured;
@@ -566,6 +579,10 @@ private:
   /// A cpu session's measurements (tuningDevice's), if the artifact has
   /// them.
   const DeviceCalibration *hostMeasured = nullptr;
+  /// A cpu session selecting by the host model (HostModel.h), and the
+  /// host it predicts for: the session's pool threads.
+  bool hostModel = false;
+  cost::HostDevice host;
   std::unique_ptr<CudaState> gpu;
   std::vector<InputBinding> inputs;
   std::vector<int64_t> symbols;

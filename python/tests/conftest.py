@@ -194,6 +194,15 @@ def _evaluate_key(text, symbols):
     return int(eval(text, {"__builtins__": {}}, {**functions, **symbols}))
 
 
+@pytest.fixture
+def table_selection(monkeypatch):
+    """cpu sessions select f32 GEMMs' variants by the host model
+    (docs/Runtime.md, "Selection on the host"); the tests of the run-time's
+    look-up of the tile search's table, and of the variants at the shapes
+    the table gives them, select by the table, as CUDA sessions do."""
+    monkeypatch.setenv("DYNCC_HOST_SELECTION", "table")
+
+
 def table_variant(plan, group, symbols):
     """The kernel the plan's variant table of `group` picks at `symbols`
     (the run-time's look-up, written again): the last interval whose lower

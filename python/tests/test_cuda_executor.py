@@ -114,9 +114,10 @@ def compiled_model(model_compile, name):
 def run_on_fake(tmp_path, model, artifact, arch, driver=None):
     host_code = tmp_path / f"host-{arch}.so"
     host_code.write_bytes(sections(artifact)["cpu.so"])
+    # The cpu session selects by the table too, so that both select alike.
     env = dict(os.environ, DYNCC_CUDA_DRIVER=str(driver or fake_driver()),
                DYNCC_FAKE_CUDA_HOST_CODE=str(host_code),
-               DYNCC_FAKE_CUDA_ARCH=str(arch))
+               DYNCC_FAKE_CUDA_ARCH=str(arch), DYNCC_HOST_SELECTION="table")
     proc = subprocess.run(
         [sys.executable, "-c", RUNNER, str(ROOT / "python"), str(model),
          str(artifact)], capture_output=True, text=True, env=env, timeout=300)

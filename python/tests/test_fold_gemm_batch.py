@@ -18,6 +18,10 @@ from onnx import TensorProto, helper, numpy_helper
 import dyncc
 from conftest import compile_with_plan, table_variant
 
+# The variants run where the tile search's table picks them (cpu sessions
+# would otherwise select f32 GEMMs by the host model).
+pytestmark = pytest.mark.usefixtures("table_selection")
+
 F = TensorProto.FLOAT
 
 # (B, S): 1, primes, sizes just off multiples of 2, 4, 8, 16, 32, 64.

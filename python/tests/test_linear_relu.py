@@ -10,6 +10,10 @@ import pytest
 import dyncc
 from conftest import table_variant
 
+# The variants run where the tile search's table picks them (cpu sessions
+# would otherwise select f32 GEMMs by the host model).
+pytestmark = pytest.mark.usefixtures("table_selection")
+
 # 1, primes, the block tile (32) and sizes just off its multiples, large.
 BATCHES = [1, 2, 7, 31, 32, 33, 63, 64, 65, 97, 127, 1000, 4096]
 

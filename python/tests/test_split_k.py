@@ -16,6 +16,10 @@ import dyncc
 from conftest import compile_with_plan, table_variant
 from test_tile_variants import intervals, probe_points
 
+# The variants run where the tile search's table picks them (cpu sessions
+# would otherwise select f32 GEMMs by the host model).
+pytestmark = pytest.mark.usefixtures("table_selection")
+
 
 def make_dense(path, dtype, input_dims, k, n, seed):
     """Y = relu(X @ W + b), X of `input_dims` + [k]."""

@@ -16,6 +16,10 @@ import dyncc
 from conftest import (compile_with_plan, load_input_script, table_variant,
                       table_variant_at)
 
+# The variants run where the tile search's table picks them (cpu sessions
+# would otherwise select f32 GEMMs by the host model).
+pytestmark = pytest.mark.usefixtures("table_selection")
+
 
 def make_dense(path, dtype, input_dims, k, n, seed):
     """Y = X @ W + b with X of `input_dims` + [k] (symbols as strings)."""

@@ -16,6 +16,7 @@
 #include "gtest/gtest.h"
 
 #include <cmath>
+#include <set>
 #include <thread>
 #include <tuple>
 
@@ -461,6 +462,109 @@ TEST(SessionTest, GroupsThatSelectAlikeLookUpOnce) {
     scans += 3;
     EXPECT_EQ(session->selectionScans(), scans) << "B = " << b;
   }
+}
+
+/// linearManifest with its GEMM's two variants SIMT tiles that hold at
+/// every B, and a table that picks the first everywhere.
+std::string hostModelledManifest() {
+  std::string json = replaceOnce(linearManifest(), "\"4 rows per block\"",
+                                 "\"block 4x8 thread 1x1 k 4\"");
+  json = replaceOnce(json, "\"32 rows per block\"",
+                     "\"block 32x8 thread 4x4 k 4\"");
+  json = replaceOnce(json,
+                     "{\"kernel\": 0, \"when\": [{\"symbol\": \"B\", \"min\": "
+                     "1, \"max\": 16}]}",
+                     "{\"kernel\": 0, \"when\": []}");
+  json = replaceOnce(json,
+                     "{\"kernel\": 1, \"when\": [{\"symbol\": \"B\", \"min\": "
+                     "17, \"max\": 4096}]}",
+                     "{\"kernel\": 1, \"when\": []}");
+  return replaceOnce(json, "\"operand_bytes\": 4, \"output_bytes\": 4}}",
+                     "\"operand_bytes\": 4, \"output_bytes\": 4},\n"
+                     "     \"select\": {\"keys\": [\"B\"], \"lower\": [1], "
+                     "\"variant\": [0]}}");
+}
+
+// A cpu session picks a GEMM's variant by the host model, where the table
+// (searched for a GPU) picks the first at every B; the outputs are right
+// whichever runs, and the reason names the model and its predictions.
+TEST(SessionTest, HostModelSelectsCpuGemmVariants) {
+  auto model = loadModel(hostModelledManifest());
+  ASSERT_NE(model, nullptr);
+  ASSERT_EQ(model->hostModelledTiles(0).size(), 2u);
+  EXPECT_TRUE(model->hostModelledTiles(1).empty()); // elementwise
+  ::setenv("DYNCC_NUM_THREADS", "1", 1);
+  auto session = makeSession(model);
+  ::unsetenv("DYNCC_NUM_THREADS");
+  ASSERT_NE(session, nullptr);
+  dyncc::cost::HostDevice host;
+  host.threads = 1;
+  std::set<std::string> ran;
+  for (int64_t b : {1, 3, 100, 1000}) {
+    runLinear(*session, b, uint64_t(b));
+    dyncc::cost::GemmProblem p;
+    p.m = b;
+    p.n = 8;
+    p.k = 4;
+    double t0 =
+        predictHostGemm(model->hostModelledTiles(0)[0], p, host).seconds;
+    double t1 =
+        predictHostGemm(model->hostModelledTiles(0)[1], p, host).seconds;
+    const char *expected = t1 < t0 ? "matmul_large" : "matmul_small";
+    EXPECT_STREQ(session->groupVariant(0), expected) << "B = " << b;
+    ran.insert(session->groupVariant(0));
+    std::string reason = session->groupReason(0);
+    EXPECT_EQ(reason.rfind(std::string(t1 < t0 ? "v1" : "v0") +
+                               ", by the host model (1 thread): predicted ",
+                           0),
+              0u)
+        << reason;
+  }
+  // Small B takes the block of 4 rows, large B the 32-row one.
+  EXPECT_EQ(ran.size(), 2u);
+}
+
+// DYNCC_HOST_SELECTION=table selects by the table, as a GPU does; another
+// value is an error at session creation.
+TEST(SessionTest, HostSelectionFollowsEnvironment) {
+  auto model = loadModel(hostModelledManifest());
+  ASSERT_NE(model, nullptr);
+  ::setenv("DYNCC_HOST_SELECTION", "table", 1);
+  auto session = makeSession(model);
+  ASSERT_NE(session, nullptr);
+  runLinear(*session, 1000, 4);
+  EXPECT_STREQ(session->groupVariant(0), "matmul_small");
+  EXPECT_EQ(std::string(session->groupReason(0))
+                .rfind("v0, by the tile search's table", 0),
+            0u)
+      << session->groupReason(0);
+  ::setenv("DYNCC_HOST_SELECTION", "fastest", 1);
+  RuntimeError error;
+  EXPECT_EQ(Session::create(model, "cpu", error), nullptr);
+  EXPECT_EQ(error.message,
+            "DYNCC_HOST_SELECTION: expected 'model' or 'table', got 'fastest'");
+  ::unsetenv("DYNCC_HOST_SELECTION");
+}
+
+// The model describes f32 SIMT GEMMs of several variants only.
+TEST(SessionTest, HostModelLeavesOtherGroupsToTheTable) {
+  std::string base = hostModelledManifest();
+  auto half = loadModel(
+      replaceOnce(base, "\"operand_bytes\": 4", "\"operand_bytes\": 2"));
+  ASSERT_NE(half, nullptr);
+  EXPECT_TRUE(half->hostModelledTiles(0).empty());
+  auto tensorCores = loadModel(
+      replaceOnce(base, "\"block 32x8 thread 4x4 k 4\"",
+                  "\"block 32x32 warp 16x16 thread 4x8 k 16 mma 16x8x16\""));
+  ASSERT_NE(tensorCores, nullptr);
+  EXPECT_TRUE(tensorCores->hostModelledTiles(0).empty());
+  auto rows = loadModel(linearManifest()); // configs that are not tiles
+  ASSERT_NE(rows, nullptr);
+  EXPECT_TRUE(rows->hostModelledTiles(0).empty());
+  auto session = makeSession(half);
+  ASSERT_NE(session, nullptr);
+  runLinear(*session, 1000, 5);
+  EXPECT_STREQ(session->groupVariant(0), "matmul_small");
 }
 
 TEST(SessionTest, ReasonsNameConditionsOrNothing) {
