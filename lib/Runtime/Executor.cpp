@@ -628,6 +628,19 @@ std::string formatMilliseconds(double value) {
   std::snprintf(buffer, sizeof(buffer), "%.4g", value);
   return buffer;
 }
+
+/// "predicted T ms, vI T ms, ...": the chosen variant's predicted time, then
+/// each other's that has one (at least 0).
+std::string formatPredictions(const std::vector<double> &predicted,
+                              size_t chosen) {
+  std::string text =
+      "predicted " + formatMilliseconds(predicted[chosen]) + " ms";
+  for (size_t v = 0; v < predicted.size(); ++v)
+    if (v != chosen && predicted[v] >= 0)
+      text += ", v" + str(static_cast<int64_t>(v)) + " " +
+              formatMilliseconds(predicted[v]) + " ms";
+  return text;
+}
 } // namespace
 
 const char *Session::groupReason(size_t groupIndex) const {
@@ -661,24 +674,16 @@ const char *Session::groupReason(size_t groupIndex) const {
   } else if (measured && calibratedChoice(*measured, picked, &predicted) &&
              picked == chosen) {
     const DeviceCalibration &device = *measuredDevice();
-    reason = "dyncc tune's measurements on " + device.device + ": predicted " +
-             formatMilliseconds(predicted[chosen]) + " ms";
-    for (size_t v = 0; v < predicted.size(); ++v)
-      if (v != chosen && predicted[v] >= 0)
-        reason += ", v" + str(static_cast<int64_t>(v)) + " " +
-                  formatMilliseconds(predicted[v]) + " ms";
+    reason = "dyncc tune's measurements on " + device.device + ": " +
+             formatPredictions(predicted, chosen);
   } else if (hostModelSelects(groupIndex) &&
              pickHostVariant(manifest, groupIndex,
                              loaded->hostModelledTiles(groupIndex), host,
                              symbols.data(), picked, &predicted) &&
              picked == chosen) {
     reason = "the host model (" + str(host.threads) + " thread" +
-             (host.threads == 1 ? "" : "s") + "): predicted " +
-             formatMilliseconds(predicted[chosen]) + " ms";
-    for (size_t v = 0; v < predicted.size(); ++v)
-      if (v != chosen && predicted[v] >= 0)
-        reason += ", v" + str(static_cast<int64_t>(v)) + " " +
-                  formatMilliseconds(predicted[v]) + " ms";
+             (host.threads == 1 ? "" : "s") +
+             "): " + formatPredictions(predicted, chosen);
   } else if (select.present && select.lookup(symbols.data(), picked) &&
              picked == chosen) {
     int64_t values[dyncc::cost::DecisionTable::kMaxKeys];
@@ -1486,7 +1491,7 @@ bool Session::selectVariant(size_t groupIndex, size_t &kernel,
   // host model, then the search's table, then the first variant whose
   // conditions hold where there is none (or a key cannot be evaluated).
   size_t picked;
-  if (!measured && hostModelSelects(groupIndex) &&
+  if (hostModelSelects(groupIndex) &&
       pickHostVariant(manifest, groupIndex,
                       loaded->hostModelledTiles(groupIndex), host,
                       symbols.data(), picked))

@@ -16,6 +16,8 @@
 #include "gtest/gtest.h"
 
 #include <cmath>
+#include <cstdlib>
+#include <optional>
 #include <set>
 #include <thread>
 #include <tuple>
@@ -40,6 +42,34 @@ std::shared_ptr<const Model> loadModel(const std::string &manifest) {
 std::unique_ptr<Session> makeSession(std::shared_ptr<const Model> model) {
   RuntimeError error;
   auto session = Session::create(std::move(model), "cpu", error);
+  EXPECT_NE(session, nullptr) << error.message;
+  return session;
+}
+
+/// Session::create on the cpu with the environment's `name` set to `value`
+/// for the call, and as it was after.
+std::unique_ptr<Session> createWithEnv(std::shared_ptr<const Model> model,
+                                       const char *name, const char *value,
+                                       RuntimeError &error) {
+  const char *old = std::getenv(name);
+  std::optional<std::string> saved;
+  if (old)
+    saved = old;
+  ::setenv(name, value, 1);
+  auto session = Session::create(std::move(model), "cpu", error);
+  if (saved)
+    ::setenv(name, saved->c_str(), 1);
+  else
+    ::unsetenv(name);
+  return session;
+}
+
+/// makeSession with `name` set to `value` (createWithEnv).
+std::unique_ptr<Session> makeSessionWithEnv(std::shared_ptr<const Model> model,
+                                            const char *name,
+                                            const char *value) {
+  RuntimeError error;
+  auto session = createWithEnv(std::move(model), name, value, error);
   EXPECT_NE(session, nullptr) << error.message;
   return session;
 }
@@ -493,9 +523,7 @@ TEST(SessionTest, HostModelSelectsCpuGemmVariants) {
   ASSERT_NE(model, nullptr);
   ASSERT_EQ(model->hostModelledTiles(0).size(), 2u);
   EXPECT_TRUE(model->hostModelledTiles(1).empty()); // elementwise
-  ::setenv("DYNCC_NUM_THREADS", "1", 1);
-  auto session = makeSession(model);
-  ::unsetenv("DYNCC_NUM_THREADS");
+  auto session = makeSessionWithEnv(model, "DYNCC_NUM_THREADS", "1");
   ASSERT_NE(session, nullptr);
   dyncc::cost::HostDevice host;
   host.threads = 1;
@@ -529,9 +557,7 @@ TEST(SessionTest, HostModelSelectsCpuGemmVariants) {
 TEST(SessionTest, HostSelectionFollowsEnvironment) {
   auto model = loadModel(hostModelledManifest());
   ASSERT_NE(model, nullptr);
-  ::setenv("DYNCC_HOST_SELECTION", "table", 1);
-  auto session = makeSession(model);
-  ::unsetenv("DYNCC_HOST_SELECTION");
+  auto session = makeSessionWithEnv(model, "DYNCC_HOST_SELECTION", "table");
   ASSERT_NE(session, nullptr);
   runLinear(*session, 1000, 4);
   EXPECT_STREQ(session->groupVariant(0), "matmul_small");
@@ -539,10 +565,8 @@ TEST(SessionTest, HostSelectionFollowsEnvironment) {
                 .rfind("v0, by the tile search's table", 0),
             0u)
       << session->groupReason(0);
-  ::setenv("DYNCC_HOST_SELECTION", "fastest", 1);
   RuntimeError error;
-  auto refused = Session::create(model, "cpu", error);
-  ::unsetenv("DYNCC_HOST_SELECTION");
+  auto refused = createWithEnv(model, "DYNCC_HOST_SELECTION", "fastest", error);
   EXPECT_EQ(refused, nullptr);
   EXPECT_EQ(error.message,
             "DYNCC_HOST_SELECTION: expected 'model' or 'table', got 'fastest'");
@@ -827,9 +851,7 @@ TEST(SessionTest, ConcurrentSessions) {
 TEST(SessionTest, ThreadCountFollowsEnvironment) {
   auto model = loadModel(linearManifest());
   ASSERT_NE(model, nullptr);
-  ::setenv("DYNCC_NUM_THREADS", "1", 1);
-  auto single = makeSession(model);
-  ::unsetenv("DYNCC_NUM_THREADS");
+  auto single = makeSessionWithEnv(model, "DYNCC_NUM_THREADS", "1");
   EXPECT_EQ(single->numThreads(), 1u);
   runLinear(*single, 1000, 9);
   auto defaultSession = makeSession(model);
