@@ -66,20 +66,26 @@ def cdiv(a, b):
     return -(-a // b)
 
 
-def terms(t, batch, m, n, k, products, threads):
+# The f32 lanes of a vector register of each build of the host code
+# (dyncc/Runtime/HostIsa.h): a `dyncc tune --device cpu` entry's arch is
+# `cpu-` and the machine for the portable build, `cpu-LEVEL` for others.
+LANES = {"cpu-x86-64-v3": 8, "cpu-x86-64-v4": 16}
+
+
+def terms(t, batch, m, n, k, products, threads, lanes=4):
     bm, bn, tm, tn, ks, split = t
     rounds = cdiv(batch * cdiv(m, bm) * cdiv(n, bn) * split, threads)
     steps = cdiv(cdiv(k, split), ks) * products
     turns = (bm // tm) * (bn // tn)
     return [rounds * steps * turns,
-            rounds * steps * turns * ks * tm * cdiv(tn, 4),
+            rounds * steps * turns * ks * tm * cdiv(tn, lanes),
             rounds * steps * (bm + bn) * ks,
             rounds * bm * bn * products,
             split * batch * m * n / threads if split > 1 else 0,
             2 if split > 1 else 1]
 
 
-def samples(path):
+def samples(path, lanes=None):
     secs = sections(path)
     manifest, rows = secs["manifest"], []
     kernels = {k["name"]: k for k in manifest["kernels"]}
@@ -108,7 +114,9 @@ def samples(path):
                     rows.append((kind, info["name"], variant["kernel"],
                                  tuple(s["at"]), s["ms"] * 1e-3,
                                  terms(t, *dims, problem.get("products", 1),
-                                       device["sms"])))
+                                       device["sms"],
+                                       lanes or LANES.get(device["arch"],
+                                                          4))))
     return rows
 
 
@@ -165,8 +173,11 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("tuned", help="an artifact `dyncc tune --device cpu` "
                         "measured")
+    parser.add_argument("--lanes", type=int, help="f32 lanes of a vector "
+                        "register (default: by the measured build's level; "
+                        "4 for the portable build)")
     args = parser.parse_args()
-    rows = samples(args.tuned)
+    rows = samples(args.tuned, args.lanes)
     if not rows:
         sys.exit(f"{args.tuned}: no host measurements of f32 SIMT GEMMs")
     coef = fit(rows)

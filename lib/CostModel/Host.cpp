@@ -64,3 +64,30 @@ HostPrediction dyncc::cost::predictHostGemm(const GemmTile &tile,
                  host.launchSeconds;
   return p;
 }
+
+HostDevice dyncc::cost::getFittedHostDevice(const std::string &isa) {
+  // Fitted like the portable build's defaults (docs/CostModel.md, "The
+  // host CPU target"): the same BERT-base groups and bindings, measured
+  // under DYNCC_HOST_ISA on an artifact with every build. LLVM vectorizes
+  // both levels' thread tiles in 32-byte vectors (x86-64-v4 prefers
+  // 256-bit vectors to 512-bit ones). Split-K's sum keeps the portable
+  // build's cost: a read of memory, which the fit left at zero (its
+  // samples do not tell it from the launches).
+  HostDevice host;
+  if (isa == "x86-64-v4") {
+    host.vectorBytes = 32;
+    host.threadStepSeconds = 2.209e-9;
+    host.vectorOpSeconds = 0.3407e-9;
+    host.copyElementSeconds = 0.2688e-9;
+    host.storeElementSeconds = 0.6236e-9;
+    host.launchSeconds = 9.518e-6;
+  } else if (isa == "x86-64-v3") {
+    host.vectorBytes = 32;
+    host.threadStepSeconds = 1.764e-9;
+    host.vectorOpSeconds = 0.3456e-9;
+    host.copyElementSeconds = 0.3406e-9;
+    host.storeElementSeconds = 0.5389e-9;
+    host.launchSeconds = 8.289e-6;
+  }
+  return host;
+}

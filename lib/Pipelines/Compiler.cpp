@@ -40,6 +40,7 @@
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/TargetSelect.h"
+#include "llvm/TargetParser/Host.h"
 
 #include <chrono>
 #include <mutex>
@@ -50,8 +51,9 @@ using namespace mlir;
 using namespace dyncc;
 
 const std::vector<std::string> &dyncc::getSupportedTargets() {
-  static const std::vector<std::string> targets = {"cpu", "sm_80", "sm_86",
-                                                   "sm_90", "sm_90a"};
+  static const std::vector<std::string> targets = {
+      "cpu",   "cpu-x86-64-v3", "cpu-x86-64-v4", "sm_80",
+      "sm_86", "sm_90",         "sm_90a"};
   return targets;
 }
 
@@ -174,7 +176,7 @@ public:
     bool searched = runStage("searched", *graph, [&](OpPassManager &pm) {
       return buildSearchPipeline(pm, device->name, options.variantCap,
                                  options.regretTarget, givenKinds,
-                                 getSharedBytesBudget(options.targets));
+                                 getSharedBytesBudget(targets));
     });
     context.enableMultithreading(false);
     if (!searched || stopped)
@@ -182,7 +184,7 @@ public:
 
     // The host plan reads the graph; kernels continue in their own module.
     OwningOpRef<ModuleOp> kernels = extractKernels(*graph);
-    int64_t sharedBytes = getSharedBytesBudget(options.targets);
+    int64_t sharedBytes = getSharedBytesBudget(targets);
     if (!runStage("tiled", *kernels,
                   [&](OpPassManager &pm) {
                     return buildTilingPipeline(pm, sharedBytes);
@@ -200,7 +202,7 @@ public:
 
     std::vector<std::string> chips;
     bool cpu = false;
-    for (const std::string &t : options.targets) {
+    for (const std::string &t : targets) {
       if (t == "cpu")
         cpu = true;
       else
@@ -240,7 +242,7 @@ public:
     if (threaded && cpu && !chips.empty()) {
       hostJob.module = kernels->clone();
       hostThread = std::thread([this, &hostJob] {
-        hostJob.ok = compileHost(*hostJob.module, hostJob.object, &hostJob);
+        hostJob.ok = compileHost(*hostJob.module, hostJob.objects, &hostJob);
       });
     }
 
@@ -296,7 +298,7 @@ public:
         return false;
     }
 
-    std::string hostObject;
+    std::vector<std::string> hostObjects;
     if (hostThread.joinable()) {
       hostThread.join();
       for (const HostJob::Stage &stage : hostJob.stages)
@@ -306,20 +308,21 @@ public:
         }
       if (!hostJob.ok)
         return fail(hostJob.error);
-      hostObject = std::move(hostJob.object);
+      hostObjects = std::move(hostJob.objects);
     } else if (cpu || isStage("cpu") || isStage("llvm")) {
       if (!cpu)
         return fail("--emit=" + options.emitStage +
                     " needs the cpu target in --target");
       OwningOpRef<ModuleOp> host = kernels->clone();
-      if (!compileHost(*host, hostObject, nullptr))
+      if (!compileHost(*host, hostObjects, nullptr))
         return !failedFlag;
     }
 
     // Plan and package.
     startStage("plan");
     PlanOptions planOptions;
-    planOptions.targets = options.targets;
+    planOptions.targets = targets;
+    planOptions.hostIsas = hostIsas;
     planOptions.ptxChips = ptxChips;
     planOptions.producer = "dyncc 0.1.0";
     planOptions.cubins = cubinInfo;
@@ -351,8 +354,9 @@ public:
     writer.setManifest(plan->manifest);
     for (auto &[name, bytes] : plan->weights)
       writer.addSection(name, std::move(bytes));
-    if (cpu)
-      writer.addSection("cpu.so", std::move(hostObject));
+    for (size_t i = 0; i < hostObjects.size(); ++i)
+      writer.addSection(getHostCodeSection(hostIsas, i),
+                        std::move(hostObjects[i]));
     for (auto &[chip, text] : ptx)
       writer.addSection("ptx." + chip, std::move(text));
     for (auto &[chip, bytes] : cubins)
@@ -374,18 +378,19 @@ private:
       std::string detail;
     };
     OwningOpRef<ModuleOp> module;
-    std::string object;
+    std::vector<std::string> objects;
     std::string error;
     std::vector<Stage> stages;
     bool ok = false;
   };
 
-  /// The cpu, llvm and host-object stages on `host`, the shared object into
-  /// `object`. With `job` (on its own thread) the stages are timed into
-  /// it and a failure's message goes to its `error`; without, they are
-  /// reported as they end and may be emitted or stopped after (false with
-  /// `stopped` set).
-  bool compileHost(ModuleOp host, std::string &object, HostJob *job) {
+  /// The cpu, llvm and host-object stages on `host`, a shared object per
+  /// level of hostIsas into `objects`. With `job` (on its own thread) the
+  /// stages are timed into it and a failure's message goes to its `error`;
+  /// without, they are reported as they end and may be emitted or stopped after
+  /// (false with `stopped` set).
+  bool compileHost(ModuleOp host, std::vector<std::string> &objects,
+                   HostJob *job) {
     auto stage = [&](const std::string &name,
                      llvm::function_ref<LogicalResult(OpPassManager &)> build) {
       if (!job)
@@ -404,8 +409,8 @@ private:
     if (!job)
       startStage("host-object");
     std::string objectError;
-    std::optional<std::string> emitted =
-        emitHostSharedObject(host, kernelNames, objectError);
+    std::optional<std::vector<std::string>> emitted =
+        emitHostSharedObjects(host, kernelNames, hostIsas, objectError);
     if (!emitted) {
       if (job)
         job->error = objectError;
@@ -413,8 +418,11 @@ private:
         fail(objectError);
       return false;
     }
-    object = std::move(*emitted);
-    std::string detail = std::to_string(object.size()) + " bytes";
+    objects = std::move(*emitted);
+    std::string detail;
+    for (size_t i = 0; i < objects.size(); ++i)
+      detail += (i ? ", " : "") + std::to_string(objects[i].size()) + " bytes" +
+                (hostIsas.size() > 1 ? " " + hostIsas[i] : "");
     if (job)
       job->stages.push_back(
           {"host-object", secondsSince(start), detail + ", beside the GPU's"});
@@ -506,9 +514,34 @@ private:
     for (const std::string &t : options.targets)
       if (!llvm::is_contained(getSupportedTargets(), t))
         return fail("unknown target '" + t +
-                    "' (expected cpu, sm_80, sm_86, sm_90 or sm_90a)");
+                    "' (expected cpu, cpu-x86-64-v3, cpu-x86-64-v4, sm_80, "
+                    "sm_86, sm_90 or sm_90a)");
     if (options.targets.empty())
       return fail("--target is empty");
+    // The host targets are one `cpu` target of several levels: the
+    // portable build, and one per level asked for (the run-time loads the
+    // highest its processor runs).
+    std::string portable = getPortableHostIsa();
+    for (const std::string &t : options.targets) {
+      StringRef name(t);
+      if (!name.consume_front("cpu")) {
+        if (!llvm::is_contained(targets, t))
+          targets.push_back(t);
+        continue;
+      }
+      if (hostIsas.empty()) {
+        targets.push_back("cpu");
+        hostIsas.push_back(portable);
+      }
+      if (name.consume_front("-")) {
+        if (portable != "x86-64-v2")
+          return fail("target '" + t + "' needs an x86-64 host: this " +
+                      "compiler's host code is for " +
+                      llvm::sys::getDefaultTargetTriple());
+        if (!llvm::is_contained(hostIsas, name.str()))
+          hostIsas.push_back(name.str());
+      }
+    }
     if (options.im2col != "auto" && options.im2col != "always" &&
         options.im2col != "never" && options.im2col != "per-image" &&
         options.im2col != "folded")
@@ -524,7 +557,7 @@ private:
     // The search's device: the one asked for, which a GPU target must
     // run, or the newest GPU target's.
     std::string newest;
-    for (const std::string &t : options.targets)
+    for (const std::string &t : targets)
       if (t != "cpu" && t > newest)
         newest = t;
     std::string name = !options.device.empty() ? options.device
@@ -535,9 +568,9 @@ private:
       return fail("unknown device '" + name +
                   "' for --device (expected a100, rtx3090, h100, h200, "
                   "sm_80, sm_86 or sm_90)");
-    if (!newest.empty() &&
-        llvm::none_of(options.targets,
-                      [&](const std::string &t) { return runsDevice(t); }))
+    if (!newest.empty() && llvm::none_of(targets, [&](const std::string &t) {
+          return runsDevice(t);
+        }))
       return fail("--device " + name + " is " + device->arch +
                   ", which is not among --target");
     if (!options.emitStage.empty() &&
@@ -837,6 +870,10 @@ private:
 
   /// The device the tile search predicts for (checkOptions).
   const cost::Device *device = nullptr;
+  /// --target with the host's levels as one `cpu` (checkOptions), and
+  /// those levels, the portable one first.
+  std::vector<std::string> targets;
+  std::vector<std::string> hostIsas;
   std::vector<std::string> kernelNames;
   std::map<std::string, std::string> cubins;
   std::map<std::string, PlanOptions::Cubin> cubinInfo;

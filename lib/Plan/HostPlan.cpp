@@ -49,6 +49,11 @@ static FailureOr<std::string> getDType(Operation *where, Type type) {
   return where->emitOpError("has no artifact dtype for ") << element;
 }
 
+std::string dyncc::getHostCodeSection(const std::vector<std::string> &isas,
+                                      size_t index) {
+  return index == 0 ? "cpu.so" : "cpu." + isas[index] + ".so";
+}
+
 namespace {
 
 /// One buffer of the plan.
@@ -221,6 +226,14 @@ public:
         {"kernels", std::move(kernels)},
         {"groups", std::move(groups)},
         {"steps", std::move(steps)}};
+    if (!options.hostIsas.empty()) {
+      json::Array builds;
+      for (size_t i = 0; i < options.hostIsas.size(); ++i)
+        builds.push_back(
+            json::Object{{"isa", options.hostIsas[i]},
+                         {"section", getHostCodeSection(options.hostIsas, i)}});
+      manifest["host_code"] = std::move(builds);
+    }
     json::Value value(std::move(manifest));
     plan.manifest = formatJson(value);
     // The arena, planned ahead by the run-time's own planner over the
@@ -744,7 +757,7 @@ private:
                    {"shared_bytes", dynamicSharedBytes},
                    {"config", config->str()}};
     if (llvm::is_contained(options.targets, "cpu"))
-      k["cpu"] = json::Object{{"section", "cpu.so"},
+      k["cpu"] = json::Object{{"section", getHostCodeSection({}, 0)},
                               {"symbol", getHostEntryName(name)}};
     if (!gpu.empty())
       k["gpu"] = std::move(gpu);

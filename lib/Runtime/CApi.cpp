@@ -132,6 +132,10 @@ const char *dyncc_artifact_producer(const dyncc_artifact *artifact) {
   return manifest ? manifest->producer.c_str() : nullptr;
 }
 
+const char *dyncc_artifact_host_isa(const dyncc_artifact *artifact) {
+  return artifact ? artifact->model->hostIsa().c_str() : nullptr;
+}
+
 size_t dyncc_artifact_num_targets(const dyncc_artifact *artifact) {
   const Manifest *manifest = manifestOf(artifact);
   return manifest ? manifest->targets.size() : 0;

@@ -8,6 +8,7 @@
 #include "Executor.h"
 
 #include "dyncc/Runtime/ArenaPlanAhead.h"
+#include "dyncc/Runtime/HostIsa.h"
 
 #include <algorithm>
 #include <chrono>
@@ -102,26 +103,64 @@ std::shared_ptr<const Model> Model::finish(std::unique_ptr<ArtifactFile> file,
 
   model->kernels.assign(manifest.kernels.size(), nullptr);
   model->codeLoaded = loadCpuCode;
-  if (loadCpuCode) {
+  // With builds of the host code for several levels, the highest this
+  // processor runs (under DYNCC_HOST_ISA) stands in for every kernel's
+  // section: each build holds every kernel's entry point.
+  std::string build;
+  if (loadCpuCode && !manifest.hostCode.empty()) {
+    int cap;
+    if (!readHostIsaCap(cap, message)) {
+      error.fail(DYNCC_ERROR_INVALID_ARGUMENT, message);
+      return nullptr;
+    }
+    int best = -1;
+    for (const HostCodeInfo &code : manifest.hostCode) {
+      int rank = getHostIsaRank(code.isa);
+      if (rank > best && rank <= cap && hostRunsIsa(code.isa)) {
+        best = rank;
+        model->isa = code.isa;
+        build = code.section;
+      }
+    }
+    if (build.empty()) {
+      std::string levels, runs = "none of them";
+      for (const HostCodeInfo &code : manifest.hostCode)
+        levels += (levels.empty() ? "" : ", ") + code.isa;
+      for (const std::string &level : getHostIsaLevels())
+        if (hostRunsIsa(level))
+          runs = "up to " + level;
+      const char *capped = std::getenv("DYNCC_HOST_ISA");
+      model->missingHostCode =
+          "no build of the host code runs on this processor: the artifact's "
+          "are for " +
+          levels + ", this processor runs " + runs +
+          (capped && *capped
+               ? std::string(" and DYNCC_HOST_ISA allows up to ") + capped
+               : std::string());
+    }
+  }
+  if (loadCpuCode && model->missingHostCode.empty()) {
     std::vector<std::string> moduleSections;
     for (size_t k = 0; k < manifest.kernels.size(); ++k) {
       const KernelInfo &kernel = manifest.kernels[k];
       if (!kernel.hasCpu)
         continue;
+      const std::string &sectionName =
+          build.empty() ? kernel.cpuSection : build;
       size_t index = 0;
       while (index < moduleSections.size() &&
-             moduleSections[index] != kernel.cpuSection)
+             moduleSections[index] != sectionName)
         ++index;
       if (index == moduleSections.size()) {
-        const ArtifactSection *section = file->findSection(kernel.cpuSection);
-        std::unique_ptr<CpuModule> module = CpuModule::load(
-            section->data, static_cast<size_t>(section->size),
-            name + ": section " + quoted(kernel.cpuSection), message);
+        const ArtifactSection *section = file->findSection(sectionName);
+        std::unique_ptr<CpuModule> module =
+            CpuModule::load(section->data, static_cast<size_t>(section->size),
+                            name + ": section " + quoted(sectionName), message);
         if (!module) {
           error.fail(DYNCC_ERROR_FORMAT, message);
           return nullptr;
         }
-        moduleSections.push_back(kernel.cpuSection);
+        moduleSections.push_back(sectionName);
         model->modules.push_back(std::move(module));
       }
       void *symbol = model->modules[index]->lookup(kernel.cpuSymbol.c_str());
@@ -129,7 +168,7 @@ std::shared_ptr<const Model> Model::finish(std::unique_ptr<ArtifactFile> file,
         error.fail(DYNCC_ERROR_FORMAT,
                    name + ": kernel " + quoted(kernel.name) + ": symbol " +
                        quoted(kernel.cpuSymbol) + " not found in section " +
-                       quoted(kernel.cpuSection));
+                       quoted(sectionName));
         return nullptr;
       }
       model->kernels[k] = reinterpret_cast<CpuKernelFn>(symbol);
@@ -490,6 +529,10 @@ std::unique_ptr<Session> Session::create(std::shared_ptr<const Model> model,
                      "the artifact was loaded without its CPU code");
           return nullptr;
         }
+        if (!model->hostCodeMissing().empty()) {
+          error.fail(DYNCC_ERROR_UNSUPPORTED, model->hostCodeMissing());
+          return nullptr;
+        }
       }
     }
   }
@@ -512,6 +555,7 @@ std::unique_ptr<Session> Session::create(std::shared_ptr<const Model> model,
     error.fail(DYNCC_ERROR_INVALID_ARGUMENT, why);
     return nullptr;
   }
+  session->host = cost::getFittedHostDevice(session->loaded->hostIsa());
   session->host.threads = static_cast<int64_t>(session->pool.size());
   if (!session->prepare(error))
     return nullptr;
@@ -599,7 +643,11 @@ void Session::tuningDevice(std::string &device, std::string &arch,
     return;
   }
   device = hostProcessorName();
-  arch = hostArch();
+  // Measurements of one build of the host code say little of another's.
+  const std::string &isa = loaded->hostIsa();
+  arch = isa.empty() || getHostIsaRank(isa) <= getHostIsaRank("x86-64-v2")
+             ? hostArch()
+             : DeviceCalibration::kHostArchPrefix + isa;
   units = static_cast<int64_t>(pool.size());
 }
 

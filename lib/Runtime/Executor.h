@@ -71,6 +71,13 @@ public:
   const Manifest &manifest() const { return info; }
   const ArtifactFile &file() const { return *artifact; }
   bool cpuCodeLoaded() const { return codeLoaded; }
+  /// The level of the host code loaded (a `host_code` build's `isa`;
+  /// empty for artifacts without builds, and where none was loaded).
+  const std::string &hostIsa() const { return isa; }
+  /// Why no build of the host code was loaded although the artifact has
+  /// some (none runs on this processor, or under DYNCC_HOST_ISA); empty
+  /// otherwise.
+  const std::string &hostCodeMissing() const { return missingHostCode; }
   /// The data of weight buffer `buffer` (null for other kinds).
   const void *weightData(size_t buffer) const { return weights[buffer]; }
   /// `dyncc tune`'s measurements (the `calibration` section; empty without
@@ -136,6 +143,7 @@ private:
   std::vector<uint32_t> variantBegin, variantKernels;
   std::vector<RunStep> steps;
   bool codeLoaded = false;
+  std::string isa, missingHostCode;
   std::shared_ptr<SharedPlacements> placements =
       std::make_shared<SharedPlacements>();
   mutable std::mutex plannedMutex;

@@ -8,6 +8,7 @@
 #include "dyncc/Runtime/Manifest.h"
 
 #include "dyncc/Runtime/Artifact.h"
+#include "dyncc/Runtime/HostIsa.h"
 #include "dyncc/Runtime/Json.h"
 
 #include "ArenaPlan.h"
@@ -138,6 +139,7 @@ private:
   bool readNode(const JsonValue &object, const std::string &path,
                 size_t depth, size_t variants, cost::DecisionTable &table);
   bool readSteps(const JsonValue &root);
+  bool readHostCode(const JsonValue &root);
   bool checkLifetimes();
   bool bindSymbols();
   bool readArena(const JsonValue &root);
@@ -170,10 +172,53 @@ bool ManifestReader::read(const JsonValue &root, bool &versionError) {
   if (!readSymbols(root) || !readConstraints(root) || !readBuffers(root) ||
       !readPorts(root, "inputs", BufferKind::Input, manifest.inputs) ||
       !readPorts(root, "outputs", BufferKind::Output, manifest.outputs) ||
-      !readKernels(root) || !readGroups(root) || !readSteps(root) ||
-      !checkLifetimes() || !bindSymbols())
+      !readKernels(root) || !readHostCode(root) || !readGroups(root) ||
+      !readSteps(root) || !checkLifetimes() || !bindSymbols())
     return false;
   return readArena(root);
+}
+
+/// The host code's builds (optional): distinct levels and sections, and
+/// every kernel's CPU code in one of them. A level this run-time does not
+/// know is kept: it is only never loaded.
+bool ManifestReader::readHostCode(const JsonValue &root) {
+  const JsonValue *builds = root.find("host_code");
+  if (!builds)
+    return true;
+  if (!builds->isArray())
+    return fail("host_code", std::string("expected an array, got ") +
+                                 JsonValue::describe(builds->kind()));
+  if (builds->size() == 0)
+    return fail("host_code", "no build of the host code");
+  for (size_t i = 0; i < builds->size(); ++i) {
+    std::string path = element("host_code", i);
+    const JsonValue &value = (*builds)[i];
+    HostCodeInfo build;
+    if (!expectObject(value, path) || !getName(value, path, "isa", build.isa) ||
+        !getName(value, path, "section", build.section))
+      return false;
+    for (const HostCodeInfo &other : manifest.hostCode) {
+      if (other.isa == build.isa)
+        return fail(member(path, "isa"),
+                    "level '" + build.isa + "' has two builds");
+      if (other.section == build.section)
+        return fail(member(path, "section"),
+                    "section '" + build.section + "' holds two builds");
+    }
+    manifest.hostCode.push_back(std::move(build));
+  }
+  for (size_t k = 0; k < manifest.kernels.size(); ++k) {
+    const KernelInfo &kernel = manifest.kernels[k];
+    if (kernel.hasCpu &&
+        std::none_of(manifest.hostCode.begin(), manifest.hostCode.end(),
+                     [&](const HostCodeInfo &build) {
+                       return build.section == kernel.cpuSection;
+                     }))
+      return fail(element("kernels", k) + ".cpu.section",
+                  "section '" + kernel.cpuSection +
+                      "' is none of host_code's builds");
+  }
+  return true;
 }
 
 bool ManifestReader::readSymbols(const JsonValue &root) {
@@ -1123,6 +1168,11 @@ bool dyncc::runtime::checkManifestSections(const Manifest &manifest,
                             " bytes, expected " + std::to_string(bytes) + " (" +
                             dtypeName(buffer.dtype) + "[" + shapeText + "])");
   }
+  for (size_t i = 0; i < manifest.hostCode.size(); ++i)
+    if (!file.findSection(manifest.hostCode[i].section))
+      return fail(element("host_code", i) + ".section",
+                  "no section '" + manifest.hostCode[i].section +
+                      "' in the artifact");
   // Per PTX section, its entries' parameter counts (each section read once).
   std::unordered_map<std::string, std::unordered_map<std::string_view, size_t>>
       ptxParams;

@@ -136,11 +136,17 @@ static std::string findLinker() {
 constexpr unsigned kHostPartitions = 4;
 constexpr size_t kKernelsPerPartition = 8;
 
-/// The portable x86-64 baseline (SSE4.2) target machine: the artifact runs
+std::string dyncc::getPortableHostIsa() {
+  return llvm::Triple(llvm::sys::getDefaultTargetTriple()).isX86() ? "x86-64-v2"
+                                                                   : "generic";
+}
+
+/// The host's target machine for instruction-set level `isa` (an LLVM CPU
+/// name: "x86-64-v2" is the portable SSE4.2 baseline, so the artifact runs
 /// on any machine that can run the run-time, not only the one that
-/// compiled it.
+/// compiled it).
 static std::unique_ptr<llvm::TargetMachine>
-createHostMachine(std::string &error) {
+createHostMachine(StringRef isa, std::string &error) {
   llvm::Triple triple(llvm::sys::getDefaultTargetTriple());
   std::string lookupError;
   const llvm::Target *target =
@@ -149,16 +155,15 @@ createHostMachine(std::string &error) {
     error = "no LLVM target for " + triple.str() + ": " + lookupError;
     return nullptr;
   }
-  StringRef cpu = triple.isX86() ? "x86-64-v2" : "generic";
   llvm::TargetOptions targetOptions;
   return std::unique_ptr<llvm::TargetMachine>(target->createTargetMachine(
-      triple, cpu, "", targetOptions, llvm::Reloc::PIC_));
+      triple, isa, "", targetOptions, llvm::Reloc::PIC_));
 }
 
-/// Optimizes `module` (O3) and writes its object code to `path`.
-static bool emitObject(llvm::Module &module, StringRef path,
+/// Optimizes `module` (O3) for `isa` and writes its object code to `path`.
+static bool emitObject(llvm::Module &module, StringRef isa, StringRef path,
                        std::string &error) {
-  std::unique_ptr<llvm::TargetMachine> machine = createHostMachine(error);
+  std::unique_ptr<llvm::TargetMachine> machine = createHostMachine(isa, error);
   if (!machine)
     return false;
   module.setDataLayout(machine->createDataLayout());
@@ -184,10 +189,45 @@ static bool emitObject(llvm::Module &module, StringRef path,
   return true;
 }
 
-std::optional<std::string>
-dyncc::emitHostSharedObject(ModuleOp module,
-                            const std::vector<std::string> &kernels,
-                            std::string &error) {
+/// Links `objects` into a shared object and returns its bytes.
+static std::optional<std::string>
+linkSharedObject(const std::vector<SmallString<128>> &objects,
+                 std::string &error) {
+  SmallString<128> sharedPath;
+  if (llvm::sys::fs::createTemporaryFile("dyncc-host", "so", sharedPath)) {
+    error = "cannot create temporary files for the host object";
+    return std::nullopt;
+  }
+  llvm::scope_exit cleanup([&] { llvm::sys::fs::remove(sharedPath); });
+  std::string linker = findLinker();
+  if (linker.empty()) {
+    error = "ld.lld not found (install lld-22)";
+    return std::nullopt;
+  }
+  std::string errorMessage;
+  SmallVector<StringRef> argv{linker, "-shared", "--no-undefined-version", "-o",
+                              sharedPath};
+  for (const SmallString<128> &path : objects)
+    argv.push_back(path);
+  int rc = llvm::sys::ExecuteAndWait(linker, argv, std::nullopt, {}, 0, 0,
+                                     &errorMessage);
+  if (rc != 0) {
+    error = "linking the host kernels failed (" + linker + " exit " +
+            std::to_string(rc) + ")" +
+            (errorMessage.empty() ? "" : ": " + errorMessage);
+    return std::nullopt;
+  }
+  auto buffer = llvm::MemoryBuffer::getFile(sharedPath);
+  if (!buffer) {
+    error = "cannot read the linked host kernels";
+    return std::nullopt;
+  }
+  return (*buffer)->getBuffer().str();
+}
+
+std::optional<std::vector<std::string>> dyncc::emitHostSharedObjects(
+    ModuleOp module, const std::vector<std::string> &kernels,
+    const std::vector<std::string> &isas, std::string &error) {
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
 
@@ -204,12 +244,13 @@ dyncc::emitHostSharedObject(ModuleOp module,
   if (usesBFloat16(*llvmModule))
     addBFloat16Truncation(*llvmModule);
 
-  // The partitions, as bitcode: each thread reads its own into a context
-  // of its own (an LLVMContext is not shared between threads). Kernels are
-  // independent functions, so a partition loses nothing to optimize; names
-  // a partition needs from another are linked by name. With one partition
-  // (small modules, and one with no kernel: an Identity, whose object is
-  // empty) the module is compiled as it is.
+  // The partitions, as bitcode: each (level, partition) job reads its own
+  // into a context of its own (an LLVMContext is not shared between
+  // threads, and optimizing changes a module: each level starts from the
+  // same IR). Kernels are independent functions, so a partition loses
+  // nothing to optimize; names a partition needs from another are linked
+  // by name. With one partition (small modules, and one with no kernel:
+  // an Identity, whose object is empty) the module is one part.
   unsigned partitions = unsigned(std::clamp<size_t>(
       kernels.size() / kKernelsPerPartition, 1, kHostPartitions));
   std::vector<SmallVector<char, 0>> parts;
@@ -227,76 +268,58 @@ dyncc::emitHostSharedObject(ModuleOp module,
                             }))
                           keep(*part);
                       });
+  if (parts.empty())
+    keep(*llvmModule);
 
-  SmallString<128> sharedPath;
-  std::vector<SmallString<128>> objectPaths(std::max<size_t>(parts.size(), 1));
+  size_t jobs = isas.size() * parts.size();
+  std::vector<SmallString<128>> objectPaths(jobs);
   llvm::scope_exit cleanup([&] {
     for (const SmallString<128> &path : objectPaths)
       if (!path.empty())
         llvm::sys::fs::remove(path);
-    if (!sharedPath.empty())
-      llvm::sys::fs::remove(sharedPath);
   });
   for (SmallString<128> &path : objectPaths)
     if (llvm::sys::fs::createTemporaryFile("dyncc-host", "o", path)) {
       error = "cannot create temporary files for the host object";
       return std::nullopt;
     }
-  if (llvm::sys::fs::createTemporaryFile("dyncc-host", "so", sharedPath)) {
-    error = "cannot create temporary files for the host object";
-    return std::nullopt;
-  }
-  std::vector<std::string> errors(parts.size());
-  if (parts.empty()) {
-    if (!emitObject(*llvmModule, objectPaths[0], error))
-      return std::nullopt;
-  } else {
-    llvm::DefaultThreadPool pool(llvm::optimal_concurrency(parts.size()));
-    for (size_t i = 0; i < parts.size(); ++i)
-      pool.async([&, i] {
+  std::vector<std::string> errors(jobs);
+  {
+    llvm::DefaultThreadPool pool(llvm::optimal_concurrency(jobs));
+    for (size_t job = 0; job < jobs; ++job)
+      pool.async([&, job] {
+        const SmallVector<char, 0> &bitcode = parts[job % parts.size()];
         llvm::LLVMContext context;
         llvm::Expected<std::unique_ptr<llvm::Module>> part =
             llvm::parseBitcodeFile(
-                llvm::MemoryBufferRef(
-                    StringRef(parts[i].data(), parts[i].size()), "part"),
+                llvm::MemoryBufferRef(StringRef(bitcode.data(), bitcode.size()),
+                                      "part"),
                 context);
         if (!part) {
-          errors[i] = "cannot read a host partition back: " +
-                      llvm::toString(part.takeError());
+          errors[job] = "cannot read a host partition back: " +
+                        llvm::toString(part.takeError());
           return;
         }
-        emitObject(**part, objectPaths[i], errors[i]);
+        emitObject(**part, isas[job / parts.size()], objectPaths[job],
+                   errors[job]);
       });
     pool.wait();
   }
-  for (std::string &partError : errors)
-    if (!partError.empty()) {
-      error = std::move(partError);
+  for (std::string &jobError : errors)
+    if (!jobError.empty()) {
+      error = std::move(jobError);
       return std::nullopt;
     }
 
-  std::string linker = findLinker();
-  if (linker.empty()) {
-    error = "ld.lld not found (install lld-22)";
-    return std::nullopt;
+  std::vector<std::string> objects;
+  for (size_t level = 0; level < isas.size(); ++level) {
+    std::vector<SmallString<128>> levelObjects(
+        objectPaths.begin() + level * parts.size(),
+        objectPaths.begin() + (level + 1) * parts.size());
+    std::optional<std::string> object = linkSharedObject(levelObjects, error);
+    if (!object)
+      return std::nullopt;
+    objects.push_back(std::move(*object));
   }
-  std::string errorMessage;
-  SmallVector<StringRef> argv{linker, "-shared", "--no-undefined-version",
-                              "-o", sharedPath};
-  for (const SmallString<128> &path : objectPaths)
-    argv.push_back(path);
-  int rc = llvm::sys::ExecuteAndWait(linker, argv, std::nullopt, {}, 0, 0,
-                                     &errorMessage);
-  if (rc != 0) {
-    error = "linking the host kernels failed (" + linker + " exit " +
-            std::to_string(rc) + ")" +
-            (errorMessage.empty() ? "" : ": " + errorMessage);
-    return std::nullopt;
-  }
-  auto buffer = llvm::MemoryBuffer::getFile(sharedPath);
-  if (!buffer) {
-    error = "cannot read the linked host kernels";
-    return std::nullopt;
-  }
-  return (*buffer)->getBuffer().str();
+  return objects;
 }

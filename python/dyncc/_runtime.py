@@ -61,6 +61,7 @@ def _api():
         "dyncc_artifact_model_name": (c_char_p, [c_void_p]),
         "dyncc_artifact_num_targets": (c_size, [c_void_p]),
         "dyncc_artifact_target": (c_char_p, [c_void_p, c_size]),
+        "dyncc_artifact_host_isa": (c_char_p, [c_void_p]),
         "dyncc_artifact_num_inputs": (c_size, [c_void_p]),
         "dyncc_artifact_input_name": (c_char_p, [c_void_p, c_size]),
         "dyncc_artifact_input_dtype": (c_char_p, [c_void_p, c_size]),
@@ -143,6 +144,9 @@ class Artifact:
         self.model = _str(api.dyncc_artifact_model_name(h))
         self.targets = [_str(api.dyncc_artifact_target(h, i))
                         for i in range(api.dyncc_artifact_num_targets(h))]
+        # The level of the host code loaded ("x86-64-v4", ...; "" for an
+        # artifact whose host code has no levels).
+        self.host_isa = _str(api.dyncc_artifact_host_isa(h))
         self.inputs = [
             (_str(api.dyncc_artifact_input_name(h, i)),
              _str(api.dyncc_artifact_input_dtype(h, i)),

@@ -7,6 +7,7 @@ bindings - every symbol at its minimum, every symbol at its maximum, each
 symbol alone at its maximum, and values off tile multiples (primes) - on
 valid inputs, and compared with onnxruntime within issue 8's whole-model
 tolerances (dyncc_models.reference.tolerances)."""
+import os
 import re
 import subprocess
 from pathlib import Path
@@ -300,24 +301,47 @@ class ModelCheck:
                f"{len(self.results)} shapes match" + ("; " + "; ".join(bad) if bad else "")
 
 
-def check_model(model_path, spec, driver, work, ort_session=None):
-    """Compiles `model_path` for the CPU with `spec` (SHARED's or
-    FAMILIES' entry) in `work`, runs it at every binding of spec's dims and
-    compares with onnxruntime. Returns a ModelCheck."""
+def _load_at(path, isa):
+    """dyncc.load(path) with the host code of level `isa` (DYNCC_HOST_ISA
+    while it loads; None: the highest this processor runs)."""
     import dyncc
+    old = os.environ.get("DYNCC_HOST_ISA")
+    if isa:
+        os.environ["DYNCC_HOST_ISA"] = isa
+    try:
+        art = dyncc.load(str(path))
+    finally:
+        if old is None:
+            os.environ.pop("DYNCC_HOST_ISA", None)
+        else:
+            os.environ["DYNCC_HOST_ISA"] = old
+    if isa and art.host_isa != isa:
+        raise RuntimeError(f"DYNCC_HOST_ISA={isa} loaded the host code of "
+                           f"{art.host_isa!r}")
+    return art
+
+
+def check_model(model_path, spec, driver, work, ort_session=None,
+                targets="cpu", isas=(None,)):
+    """Compiles `model_path` for `targets` (the CPU's) with `spec`
+    (SHARED's or FAMILIES' entry) in `work`, runs it at every binding of
+    spec's dims, on the host code of each level of `isas` (docs/Runtime.md,
+    "Host code levels"; None: the one the run-time picks), and compares
+    with onnxruntime. Returns a ModelCheck; with several levels, each
+    result's binding names its level as `isa`."""
     from dyncc_models import reference
     model_path, work = Path(model_path), Path(work)
     check = ModelCheck(model_path.stem)
     artifact = work / (model_path.stem + ".dyncc")
     cmd = [str(driver), "compile", str(model_path), "-o", str(artifact),
-           "--target", "cpu", "--quiet", *spec.get("flags", []),
+           "--target", targets, "--quiet", *spec.get("flags", []),
            *dim_flags(spec["dims"])]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     if proc.returncode != 0:
         check.error = "compile error: " + proc.stderr.strip().splitlines()[-1]
         return check
     graph = onnx.load(str(model_path)).graph
-    art = dyncc.load(str(artifact))
+    art = _load_at(artifact, isas[0])
     # A dim the model fixes is no symbol of the artifact: its bindings
     # would all run the one shape.
     named = {name for _, _, dims in art.inputs for d in dims
@@ -337,19 +361,27 @@ def check_model(model_path, spec, driver, work, ort_session=None):
                 if not str(d).isdigit() and declared[name][k].HasField("dim_value"):
                     symbolic.setdefault(name, {})[k] = str(d)
         ort_session = reference.onnxruntime_session(model_path, symbolic)
-    session = art.session("cpu")
     # Inputs whose contents are sizes (`values`) run at each given content;
     # the other inputs at each binding of the symbols.
     given = spec.get("values") or [{}]
-    cases = [(b, v) for b in spec.get("bindings") or bindings(spec["dims"])
+    cases = [(b, v, isa)
+             for isa in isas
+             for b in spec.get("bindings") or bindings(spec["dims"])
              for v in given]
-    for k, (binding, values) in enumerate(cases):
+    sessions = {}
+    for k, (binding, values, isa) in enumerate(cases):
+        if isa not in sessions:
+            sessions[isa] = (art if isa == isas[0] else
+                             _load_at(artifact, isa)).session("cpu")
+        session = sessions[isa]
         shapes = {name: tuple(eval_expr(str(d), binding) for d in dims)
                   for name, _, dims in art.inputs}
         feeds = valid_feeds(graph, shapes, binding, spec.get("index"), seed=k)
         for name, contents in values.items():
             feeds[name] = np.asarray(contents, dtype=feeds[name].dtype)
         binding = {**binding, **values}
+        if len(isas) > 1:
+            binding["isa"] = isa
         try:
             expected = ort_session.run(None, feeds)
             got = session.run(feeds)

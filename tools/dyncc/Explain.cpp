@@ -451,6 +451,17 @@ int dyncc::explainMain(llvm::ArrayRef<std::string> args) {
      << "), targets";
   for (const std::string &t : manifest.targets)
     os << " " << t;
+  if (!manifest.hostCode.empty()) {
+    // The builds of the host code; the run-time loads the highest the
+    // processor runs.
+    os << "\nhost code:";
+    for (const HostCodeInfo &build : manifest.hostCode) {
+      const ArtifactSection *section = file->findSection(build.section);
+      os << " " << build.isa << " ("
+         << (section ? std::to_string(section->size) + " bytes" : "missing")
+         << ")";
+    }
+  }
   os << "\nsymbols:";
   for (const SymbolInfo &s : manifest.symbols) {
     os << " " << s.name << " in [" << s.min << ", " << s.max << "]";

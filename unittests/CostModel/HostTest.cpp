@@ -136,4 +136,36 @@ TEST(HostGemm, ProductsRunInTurn) {
               3 * predictHostGemm(t, one, host).blockSeconds, 1e-15);
 }
 
+// Each build of the host code has its own constants: the wider builds'
+// vectors take a thread tile's 8 columns in one multiply-add, and a turn
+// costs less there; any other name gets the portable build's.
+TEST(HostGemm, EachBuildHasItsConstants) {
+  HostDevice portable;
+  for (const char *name : {"", "generic", "x86-64-v2", "rva23"}) {
+    HostDevice host = getFittedHostDevice(name);
+    EXPECT_EQ(host.vectorBytes, portable.vectorBytes) << name;
+    EXPECT_EQ(host.threadStepSeconds, portable.threadStepSeconds) << name;
+  }
+  GemmTile t = tile("block 16x64 thread 4x8 k 32");
+  GemmProblem p = f32(16, 768, 768);
+  for (const char *name : {"x86-64-v3", "x86-64-v4"}) {
+    HostDevice host = getFittedHostDevice(name);
+    EXPECT_EQ(host.vectorBytes, 32) << name;
+    EXPECT_EQ(host.threads, 1) << name;
+    EXPECT_LT(host.threadStepSeconds, portable.threadStepSeconds / 4) << name;
+    EXPECT_EQ(host.sumElementSeconds, portable.sumElementSeconds) << name;
+    // One 8-lane multiply-add per thread row and k where the portable
+    // build takes two 4-lane ones.
+    HostDevice oneTurn = host;
+    oneTurn.threadStepSeconds = 0;
+    oneTurn.copyElementSeconds = oneTurn.storeElementSeconds = 0;
+    oneTurn.launchSeconds = 0;
+    int64_t steps = 768 / 32, turns = (16 / 4) * (64 / 8), blocks = 12;
+    EXPECT_NEAR(predictHostGemm(t, p, oneTurn).seconds,
+                double(blocks * steps * turns * 32 * 4) * host.vectorOpSeconds,
+                1e-12)
+        << name;
+  }
+}
+
 } // namespace

@@ -621,6 +621,74 @@ TEST(ManifestTest, RejectsBadBindSteps) {
   }
 }
 
+/// linearManifest() with the host code in two builds: the portable one in
+/// cpu.so, another for x86-64-v4 in `otherSection`.
+std::string hostCodeManifest(const std::string &otherSection = "cpu.v4.so") {
+  return replaceOnce(linearManifest(), "\"steps\": [",
+                     "\"host_code\": [{\"isa\": \"x86-64-v2\", \"section\": "
+                     "\"cpu.so\"}, {\"isa\": \"x86-64-v4\", \"section\": \"" +
+                         otherSection + "\"}],\n  \"steps\": [");
+}
+
+TEST(ManifestTest, ReadsHostCode) {
+  Manifest m;
+  std::string error;
+  ASSERT_TRUE(parseManifest(linearManifest(), m, error)) << error;
+  EXPECT_TRUE(m.hostCode.empty());
+  ASSERT_TRUE(parseManifest(hostCodeManifest(), m, error)) << error;
+  ASSERT_EQ(m.hostCode.size(), 2u);
+  EXPECT_EQ(m.hostCode[0].isa, "x86-64-v2");
+  EXPECT_EQ(m.hostCode[0].section, "cpu.so");
+  EXPECT_EQ(m.hostCode[1].isa, "x86-64-v4");
+  EXPECT_EQ(m.hostCode[1].section, "cpu.v4.so");
+  // A level this run-time does not know is kept (and never loaded).
+  ASSERT_TRUE(parseManifest(
+      replaceOnce(hostCodeManifest(), "\"x86-64-v4\"", "\"rva23\""), m, error))
+      << error;
+  EXPECT_EQ(m.hostCode[1].isa, "rva23");
+}
+
+TEST(ManifestTest, RejectsBadHostCode) {
+  struct MutationCase {
+    std::string from, to, error;
+  };
+  const std::string builds =
+      "[{\"isa\": \"x86-64-v2\", \"section\": \"cpu.so\"}, "
+      "{\"isa\": \"x86-64-v4\", \"section\": \"cpu.v4.so\"}]";
+  std::vector<MutationCase> cases = {
+      {builds, "{}", "manifest: host_code: expected an array, got an object"},
+      {builds, "[]", "manifest: host_code: no build of the host code"},
+      {"\"x86-64-v4\"", "\"x86-64-v2\"",
+       "manifest: host_code[1].isa: level 'x86-64-v2' has two builds"},
+      {"\"cpu.v4.so\"", "\"cpu.so\"",
+       "manifest: host_code[1].section: section 'cpu.so' holds two builds"},
+      {"{\"isa\": \"x86-64-v2\", ", "{",
+       "manifest: host_code[0]: missing field 'isa'"},
+      {"\"section\": \"cpu.so\"}, {\"isa\"",
+       "\"section\": \"host.so\"}, {\"isa\"",
+       "manifest: kernels[0].cpu.section: section 'cpu.so' is none of "
+       "host_code's builds"},
+  };
+  for (const MutationCase &c : cases)
+    EXPECT_EQ(manifestError(replaceOnce(hostCodeManifest(), c.from, c.to)),
+              c.error)
+        << "replacing " << c.from;
+}
+
+TEST(ManifestTest, ChecksHostCodeSections) {
+  // The artifact has cpu.so only: the second build's section is missing.
+  std::string bytes = buildArtifact(hostCodeManifest());
+  std::string error;
+  auto file = ArtifactFile::openMemory(bytes.data(), bytes.size(), "m", error);
+  ASSERT_NE(file, nullptr) << error;
+  Manifest m;
+  ASSERT_TRUE(parseManifest(hostCodeManifest(), m, error)) << error;
+  EXPECT_FALSE(checkManifestSections(m, *file, error));
+  EXPECT_EQ(error,
+            "manifest: host_code[1].section: no section 'cpu.v4.so' in the "
+            "artifact");
+}
+
 TEST(ManifestTest, ChecksSectionsOfArtifact) {
   std::string bytes = buildArtifact(linearManifest());
   std::string error;

@@ -9,6 +9,8 @@
 #include "TestUtil.h"
 
 #include "dyncc/Runtime/ArenaPlanAhead.h"
+#include "dyncc/Runtime/Artifact.h"
+#include "dyncc/Runtime/HostIsa.h"
 #include "dyncc/Runtime/Manifest.h"
 #include "dyncc/Runtime/Runtime.hpp"
 #include "dyncc/Runtime/dyncc_runtime.h"
@@ -570,6 +572,95 @@ TEST(SessionTest, HostSelectionFollowsEnvironment) {
   EXPECT_EQ(refused, nullptr);
   EXPECT_EQ(error.message,
             "DYNCC_HOST_SELECTION: expected 'model' or 'table', got 'fastest'");
+}
+
+/// The linear model with its host code in builds of `levels`, each the
+/// test kernels in a section of its own (`cpu.LEVEL.so`; the first is
+/// cpu.so, which the kernels name), loaded with DYNCC_HOST_ISA set to
+/// `cap` (unset where null).
+std::shared_ptr<const Model> loadBuilds(const std::vector<std::string> &levels,
+                                        const char *cap, RuntimeError &error) {
+  std::string builds;
+  ArtifactWriter writer;
+  std::vector<float> w = linearWeights();
+  writer.addSection("w0", w.data(), w.size() * sizeof(float));
+  for (size_t i = 0; i < levels.size(); ++i) {
+    std::string section = i == 0 ? "cpu.so" : "cpu." + levels[i] + ".so";
+    builds += std::string(i ? ", " : "") + "{\"isa\": \"" + levels[i] +
+              "\", \"section\": \"" + section + "\"}";
+    writer.addSection(section, kernelLibrary());
+  }
+  writer.setManifest(
+      replaceOnce(linearManifest(), "\"steps\": [",
+                  "\"host_code\": [" + builds + "],\n  \"steps\": ["));
+  std::string bytes, message;
+  EXPECT_TRUE(writer.serialize(bytes, message)) << message;
+  const char *old = std::getenv("DYNCC_HOST_ISA");
+  std::optional<std::string> saved;
+  if (old)
+    saved = old;
+  if (cap)
+    ::setenv("DYNCC_HOST_ISA", cap, 1);
+  else
+    ::unsetenv("DYNCC_HOST_ISA");
+  auto model =
+      Model::loadMemory(bytes.data(), bytes.size(), "test.dyncc", error);
+  if (saved)
+    ::setenv("DYNCC_HOST_ISA", saved->c_str(), 1);
+  else
+    ::unsetenv("DYNCC_HOST_ISA");
+  return model;
+}
+
+// The highest build the processor runs, under DYNCC_HOST_ISA; a level the
+// run-time does not know is never loaded.
+TEST(SessionTest, LoadsTheHighestHostCodeItRuns) {
+  RuntimeError error;
+  // "generic" runs anywhere; x86-64-v2 on every x86-64 the run-time runs
+  // on (elsewhere the run-time falls back to generic).
+  bool x86 = hostRunsIsa("x86-64-v2");
+  auto model = loadBuilds({"generic", "x86-64-v2", "rva23"}, nullptr, error);
+  ASSERT_NE(model, nullptr) << error.message;
+  EXPECT_EQ(model->hostIsa(), x86 ? "x86-64-v2" : "generic");
+  auto session = makeSession(model);
+  ASSERT_NE(session, nullptr);
+  runLinear(*session, 7, 11);
+  auto capped = loadBuilds({"generic", "x86-64-v2"}, "generic", error);
+  ASSERT_NE(capped, nullptr) << error.message;
+  EXPECT_EQ(capped->hostIsa(), "generic");
+  // Without builds (artifacts from before them): each kernel's section,
+  // no level.
+  auto plain = loadModel(linearManifest());
+  ASSERT_NE(plain, nullptr);
+  EXPECT_EQ(plain->hostIsa(), "");
+}
+
+// No build at or under the cap: the artifact loads (for GPU sessions),
+// a cpu session is refused, naming the builds and the cap; a cap that is
+// no level is refused at load.
+TEST(SessionTest, RefusesHostCodeThatCannotRun) {
+  RuntimeError error;
+  auto model = loadBuilds({"x86-64-v2", "x86-64-v4"}, "generic", error);
+  ASSERT_NE(model, nullptr) << error.message;
+  EXPECT_EQ(model->hostIsa(), "");
+  auto session = Session::create(model, "cpu", error);
+  EXPECT_EQ(session, nullptr);
+  EXPECT_EQ(error.code, DYNCC_ERROR_UNSUPPORTED);
+  EXPECT_EQ(error.message.rfind("no build of the host code runs on this "
+                                "processor: the artifact's are for x86-64-v2, "
+                                "x86-64-v4, this processor runs up to ",
+                                0),
+            0u)
+      << error.message;
+  EXPECT_NE(error.message.find(" and DYNCC_HOST_ISA allows up to generic"),
+            std::string::npos)
+      << error.message;
+  RuntimeError badCap;
+  EXPECT_EQ(loadBuilds({"x86-64-v2"}, "avx512", badCap), nullptr);
+  EXPECT_EQ(badCap.code, DYNCC_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(badCap.message,
+            "DYNCC_HOST_ISA: expected 'generic', 'x86-64-v2', 'x86-64-v3' or "
+            "'x86-64-v4', got 'avx512'");
 }
 
 // The model describes f32 SIMT GEMMs of several variants only.

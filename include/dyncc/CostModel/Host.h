@@ -24,16 +24,18 @@
 #include "dyncc/CostModel/Gemm.h"
 
 #include <cstdint>
+#include <string>
 
 namespace dyncc::cost {
 
 /// The host's costs, per unit of the work a GEMM tile's CPU code does.
 /// Defaults: fitted (benchmarks/host_model_fit.py) to `dyncc tune --device
 /// cpu`'s measurements of BERT-base's 8 variants of each of its 7 GEMM
-/// groups at 6 sequence lengths (an AMD EPYC, 2 threads, the x86-64-v2
-/// code the CPU target compiles: 16-byte vectors, no FMA instruction);
-/// docs/CostModel.md has the fit and its held-out error. Which tile is
-/// fastest turns on their ratios, not their scale.
+/// groups at 6 sequence lengths (an AMD EPYC, 2 threads, the portable
+/// x86-64-v2 build of the host code: 16-byte vectors, no FMA instruction);
+/// getFittedHostDevice has the other builds'. docs/CostModel.md has the
+/// fits and their held-out error. Which tile is fastest turns on their
+/// ratios, not their scale.
 struct HostDevice {
   /// Pool threads that run blocks side by side.
   int64_t threads = 1;
@@ -58,6 +60,12 @@ struct HostDevice {
   /// (4.2 us).
   double launchSeconds = 4.186e-6;
 };
+
+/// The constants fitted for the build of the host code of instruction-set
+/// level `isa` (dyncc/Runtime/HostIsa.h): "x86-64-v3" and "x86-64-v4"
+/// have their own (wider vectors, fused multiply-adds); any other name,
+/// the portable build's, HostDevice's defaults. `threads` is 1.
+HostDevice getFittedHostDevice(const std::string &isa);
 
 struct HostPrediction {
   double seconds = 0;

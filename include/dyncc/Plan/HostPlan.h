@@ -28,8 +28,12 @@
 namespace dyncc {
 
 struct PlanOptions {
-  /// Targets as given to --target (cpu, sm_80, ...).
+  /// Targets as given to --target (cpu, sm_80, ...), the host's levels
+  /// as one `cpu`.
   std::vector<std::string> targets;
+  /// With the cpu target, the instruction-set levels its host code is
+  /// built for, the portable one first (the manifest's `host_code`).
+  std::vector<std::string> hostIsas;
   std::string producer = "dyncc";
   /// Per GPU target assembled by ptxas: the cubin's section and each
   /// kernel's resources.
@@ -43,6 +47,12 @@ struct PlanOptions {
   /// missing here has its own.
   std::map<std::string, std::string> ptxChips;
 };
+
+/// The artifact section of the host code built for level `isas[index]`:
+/// `cpu.so` for the portable build (the first), `cpu.LEVEL.so` for the
+/// others.
+std::string getHostCodeSection(const std::vector<std::string> &isas,
+                               size_t index);
 
 struct HostPlan {
   /// The manifest, JSON.

@@ -310,6 +310,14 @@ struct ArenaPlanInfo {
   std::vector<size_t> order;
 };
 
+/// One build of the artifact's host code (docs/ArtifactFormat.md,
+/// `host_code`): the section holding every kernel's CPU entry point,
+/// compiled for instruction-set level `isa` (dyncc/Runtime/HostIsa.h).
+struct HostCodeInfo {
+  std::string isa;
+  std::string section;
+};
+
 struct Manifest {
   int64_t format = kManifestFormatVersion;
   std::string producer;
@@ -325,6 +333,10 @@ struct Manifest {
   std::vector<KernelInfo> kernels;
   std::vector<GroupInfo> groups;
   std::vector<StepInfo> steps;
+  /// The host code's builds; empty in artifacts from
+  /// before the host code had levels (one build, each kernel's
+  /// `cpuSection`, for x86-64-v2).
+  std::vector<HostCodeInfo> hostCode;
   /// Absent (`hasArena` false) in artifacts from before the compiler
   /// planned the arena, and where it had nothing to plan; the model plans it
   /// when it loads those.

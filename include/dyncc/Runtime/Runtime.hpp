@@ -66,6 +66,8 @@ public:
     return text(dyncc_artifact_model_name(handle));
   }
   std::string producer() const { return text(dyncc_artifact_producer(handle)); }
+  /// The level of the host code loaded (dyncc_artifact_host_isa).
+  std::string hostIsa() const { return text(dyncc_artifact_host_isa(handle)); }
   std::vector<std::string> targets() const {
     std::vector<std::string> result;
     for (size_t i = 0, e = dyncc_artifact_num_targets(handle); i < e; ++i)

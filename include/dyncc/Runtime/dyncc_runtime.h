@@ -74,6 +74,12 @@ DYNCC_API const char *dyncc_artifact_producer(const dyncc_artifact *artifact);
 DYNCC_API size_t dyncc_artifact_num_targets(const dyncc_artifact *artifact);
 DYNCC_API const char *dyncc_artifact_target(const dyncc_artifact *artifact,
                                             size_t index);
+/** The instruction-set level of the host code loaded: the highest of the
+ *  artifact's builds this processor runs, under DYNCC_HOST_ISA ("x86-64-v2",
+ *  the portable build, "x86-64-v3", "x86-64-v4"; docs/Runtime.md, "Host code
+ *  levels"). "" where the artifact's host code has no levels (artifacts
+ *  from before them) or none of its builds was loaded; null for null. */
+DYNCC_API const char *dyncc_artifact_host_isa(const dyncc_artifact *artifact);
 
 DYNCC_API size_t dyncc_artifact_num_inputs(const dyncc_artifact *artifact);
 DYNCC_API const char *dyncc_artifact_input_name(const dyncc_artifact *artifact,

@@ -30,12 +30,20 @@ namespace dyncc {
 /// The exported entry point name of kernel `kernel`.
 std::string getHostEntryName(llvm::StringRef kernel);
 
-/// Emits the shared object for `kernels` of `module`. On failure returns
-/// std::nullopt with `error` set.
-std::optional<std::string>
-emitHostSharedObject(mlir::ModuleOp module,
-                     const std::vector<std::string> &kernels,
-                     std::string &error);
+/// The instruction-set level of the portable host code: "x86-64-v2"
+/// (SSE4.2) where the compiler's default target is x86-64, else
+/// "generic" (dyncc/Runtime/HostIsa.h).
+std::string getPortableHostIsa();
+
+/// Emits a shared object for `kernels` of `module` per level of `isas`
+/// (LLVM CPU names: "x86-64-v2", "x86-64-v3", "x86-64-v4", "generic"),
+/// in their order: the same kernels and entry points, each optimized and
+/// compiled for its level. On failure returns std::nullopt with `error`
+/// set.
+std::optional<std::vector<std::string>>
+emitHostSharedObjects(mlir::ModuleOp module,
+                      const std::vector<std::string> &kernels,
+                      const std::vector<std::string> &isas, std::string &error);
 
 } // namespace dyncc
 

@@ -326,6 +326,8 @@ int Tool::run(const Options &options) {
     return 0;
   if (onGpu || options.verbose)
     std::printf("device: %s\n", session.device().c_str());
+  if (!onGpu && options.verbose && !artifact.hostIsa().empty())
+    std::printf("host code: %s\n", artifact.hostIsa().c_str());
   for (size_t s = 0; s < numSymbols; ++s) {
     int64_t value = 0;
     session.symbolValue(s, value);
