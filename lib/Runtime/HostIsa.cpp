@@ -32,12 +32,33 @@ bool dyncc::runtime::hostRunsIsa(const std::string &isa) {
   // libgcc's and compiler-rt's checks test the CPUID bits of each level
   // and, for AVX and AVX-512, that the OS saves their registers (XGETBV).
   __builtin_cpu_init();
+#if (defined(__clang__) && __clang_major__ >= 16) ||                           \
+    (!defined(__clang__) && defined(__GNUC__) && __GNUC__ >= 12)
   if (isa == "x86-64-v2")
     return __builtin_cpu_supports("x86-64-v2");
   if (isa == "x86-64-v3")
     return __builtin_cpu_supports("x86-64-v3");
   if (isa == "x86-64-v4")
     return __builtin_cpu_supports("x86-64-v4");
+#else
+  // Compilers before the levels' names (the run-time-only build may meet
+  // one): the features that tell the levels apart.
+  bool v2 = __builtin_cpu_supports("popcnt") &&
+            __builtin_cpu_supports("sse4.2") && __builtin_cpu_supports("ssse3");
+  bool v3 = v2 && __builtin_cpu_supports("avx2") &&
+            __builtin_cpu_supports("fma") && __builtin_cpu_supports("bmi2");
+  bool v4 = v3 && __builtin_cpu_supports("avx512f") &&
+            __builtin_cpu_supports("avx512bw") &&
+            __builtin_cpu_supports("avx512vl") &&
+            __builtin_cpu_supports("avx512dq") &&
+            __builtin_cpu_supports("avx512cd");
+  if (isa == "x86-64-v2")
+    return v2;
+  if (isa == "x86-64-v3")
+    return v3;
+  if (isa == "x86-64-v4")
+    return v4;
+#endif
 #endif
   return false;
 }
