@@ -66,10 +66,11 @@ def cdiv(a, b):
     return -(-a // b)
 
 
-# The f32 lanes of a vector register of each build of the host code
-# (dyncc/Runtime/HostIsa.h): a `dyncc tune --device cpu` entry's arch is
-# `cpu-` and the machine for the portable build, `cpu-LEVEL` for others.
-LANES = {"cpu-x86-64-v3": 8, "cpu-x86-64-v4": 16}
+# The f32 lanes of the vectors each build of the host code computes in
+# (dyncc/Runtime/HostIsa.h; LLVM's x86-64-v4 prefers 256-bit vectors, as
+# cost::getFittedHostDevice says): a `dyncc tune --device cpu` entry's arch
+# is `cpu-` and the machine for the portable build, `cpu-LEVEL` for others.
+LANES = {"cpu-x86-64-v3": 8, "cpu-x86-64-v4": 8}
 
 
 def terms(t, batch, m, n, k, products, threads, lanes=4):

@@ -48,3 +48,26 @@ elif os.environ.get("CI") == "true":
     lit_config.fatal("CI=true but ptxas is missing at " + ptxas)
 else:
     lit_config.note("ptxas not found at %s: PTX assembly tests are UNSUPPORTED" % ptxas)
+
+# The x86-64 psABI levels this machine runs (/proc/cpuinfo's flags; the
+# run-time reads CPUID itself): tests that run the host code's wider builds
+# (docs/Runtime.md, "Host code levels") need them. CI's machines run
+# x86-64-v4.
+def _cpu_flags():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("flags"):
+                    return set(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    return set()
+
+
+_flags = _cpu_flags()
+if {"avx", "avx2", "bmi1", "bmi2", "f16c", "fma", "abm", "movbe"} <= _flags:
+    config.available_features.add("host-x86-64-v3")
+    if {"avx512f", "avx512bw", "avx512cd", "avx512dq", "avx512vl"} <= _flags:
+        config.available_features.add("host-x86-64-v4")
+elif os.environ.get("CI") == "true":
+    lit_config.fatal("CI=true but this machine does not run x86-64-v3")

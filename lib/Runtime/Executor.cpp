@@ -106,13 +106,14 @@ std::shared_ptr<const Model> Model::finish(std::unique_ptr<ArtifactFile> file,
   // With builds of the host code for several levels, the highest this
   // processor runs (under DYNCC_HOST_ISA) stands in for every kernel's
   // section: each build holds every kernel's entry point.
+  // A cap that is no level is refused whatever the artifact holds.
   std::string build;
+  int cap = 0;
+  if (loadCpuCode && !readHostIsaCap(cap, message)) {
+    error.fail(DYNCC_ERROR_INVALID_ARGUMENT, message);
+    return nullptr;
+  }
   if (loadCpuCode && !manifest.hostCode.empty()) {
-    int cap;
-    if (!readHostIsaCap(cap, message)) {
-      error.fail(DYNCC_ERROR_INVALID_ARGUMENT, message);
-      return nullptr;
-    }
     int best = -1;
     for (const HostCodeInfo &code : manifest.hostCode) {
       int rank = getHostIsaRank(code.isa);

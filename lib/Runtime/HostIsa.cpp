@@ -4,10 +4,22 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //
 //===----------------------------------------------------------------------===//
+//
+// The levels are read from CPUID and XGETBV directly: the compilers'
+// __builtin_cpu_supports learned the level names late (GCC 12, clang 18)
+// and answers them from the runtime library (libgcc or compiler-rt) it
+// links, which the run-time-only build cannot choose.
+//
+//===----------------------------------------------------------------------===//
 
 #include "dyncc/Runtime/HostIsa.h"
 
+#include <cstdint>
 #include <cstdlib>
+
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
 
 using namespace dyncc::runtime;
 
@@ -25,41 +37,62 @@ int dyncc::runtime::getHostIsaRank(const std::string &isa) {
   return -1;
 }
 
+namespace {
+/// The highest x86-64 psABI level this processor and its OS run: 1 (the
+/// baseline) to 4; 0 elsewhere.
+int detectLevel() {
+#if defined(__x86_64__)
+  unsigned eax, ebx, ecx, edx;
+  if (!__get_cpuid(1, &eax, &ebx, &ecx, &edx))
+    return 1;
+  const unsigned ecx1 = ecx;
+  auto bit = [](unsigned reg, int n) { return (reg >> n) & 1u; };
+  unsigned extEcx = 0;
+  if (__get_cpuid(0x80000001u, &eax, &ebx, &ecx, &edx))
+    extEcx = ecx;
+  unsigned ebx7 = 0;
+  if (__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx))
+    ebx7 = ebx;
+  // x86-64-v2: CMPXCHG16B, LAHF/SAHF, POPCNT, SSE3, SSE4.1, SSE4.2, SSSE3.
+  bool v2 = bit(ecx1, 13) && bit(extEcx, 0) && bit(ecx1, 23) && bit(ecx1, 0) &&
+            bit(ecx1, 19) && bit(ecx1, 20) && bit(ecx1, 9);
+  if (!v2)
+    return 1;
+  // The OS must save the vector registers the wider levels use (XCR0).
+  uint64_t xcr0 = 0;
+  if (bit(ecx1, 27)) { // OSXSAVE
+    unsigned lo, hi;
+    __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+    xcr0 = (static_cast<uint64_t>(hi) << 32) | lo;
+  }
+  // x86-64-v3: AVX, AVX2, BMI1, BMI2, F16C, FMA, LZCNT, MOVBE, with the
+  // SSE and AVX state saved.
+  bool v3 = bit(ecx1, 28) && bit(ebx7, 5) && bit(ebx7, 3) && bit(ebx7, 8) &&
+            bit(ecx1, 29) && bit(ecx1, 12) && bit(extEcx, 5) && bit(ecx1, 22) &&
+            (xcr0 & 0x6) == 0x6;
+  if (!v3)
+    return 2;
+  // x86-64-v4: AVX512F, BW, CD, DQ, VL, with the opmask and both halves of
+  // the ZMM state saved.
+  bool v4 = bit(ebx7, 16) && bit(ebx7, 30) && bit(ebx7, 28) && bit(ebx7, 17) &&
+            bit(ebx7, 31) && (xcr0 & 0xe0) == 0xe0;
+  return v4 ? 4 : 3;
+#else
+  return 0;
+#endif
+}
+} // namespace
+
 bool dyncc::runtime::hostRunsIsa(const std::string &isa) {
+  static const int level = detectLevel();
   if (isa == "generic")
     return true;
-#if defined(__x86_64__)
-  // libgcc's and compiler-rt's checks test the CPUID bits of each level
-  // and, for AVX and AVX-512, that the OS saves their registers (XGETBV).
-  __builtin_cpu_init();
-#if (defined(__clang__) && __clang_major__ >= 16) ||                           \
-    (!defined(__clang__) && defined(__GNUC__) && __GNUC__ >= 12)
   if (isa == "x86-64-v2")
-    return __builtin_cpu_supports("x86-64-v2");
+    return level >= 2;
   if (isa == "x86-64-v3")
-    return __builtin_cpu_supports("x86-64-v3");
+    return level >= 3;
   if (isa == "x86-64-v4")
-    return __builtin_cpu_supports("x86-64-v4");
-#else
-  // Compilers before the levels' names (the run-time-only build may meet
-  // one): the features that tell the levels apart.
-  bool v2 = __builtin_cpu_supports("popcnt") &&
-            __builtin_cpu_supports("sse4.2") && __builtin_cpu_supports("ssse3");
-  bool v3 = v2 && __builtin_cpu_supports("avx2") &&
-            __builtin_cpu_supports("fma") && __builtin_cpu_supports("bmi2");
-  bool v4 = v3 && __builtin_cpu_supports("avx512f") &&
-            __builtin_cpu_supports("avx512bw") &&
-            __builtin_cpu_supports("avx512vl") &&
-            __builtin_cpu_supports("avx512dq") &&
-            __builtin_cpu_supports("avx512cd");
-  if (isa == "x86-64-v2")
-    return v2;
-  if (isa == "x86-64-v3")
-    return v3;
-  if (isa == "x86-64-v4")
-    return v4;
-#endif
-#endif
+    return level >= 4;
   return false;
 }
 

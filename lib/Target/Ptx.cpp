@@ -85,7 +85,7 @@ int64_t dyncc::getSharedBytesBudget(ArrayRef<std::string> targets) {
   constexpr int64_t kDynamicSymbolBytes = 16;
   std::optional<int64_t> limit;
   for (const std::string &target : targets)
-    if (target != "cpu")
+    if (!StringRef(target).starts_with("cpu"))
       limit = std::min(limit.value_or(INT64_MAX),
                        getMaxSharedBytesPerBlock(target));
   if (!limit)

@@ -10,6 +10,7 @@ tolerances (dyncc_models.reference.tolerances)."""
 import os
 import re
 import subprocess
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -301,20 +302,26 @@ class ModelCheck:
                f"{len(self.results)} shapes match" + ("; " + "; ".join(bad) if bad else "")
 
 
+# Guards DYNCC_HOST_ISA while _load_at sets it (__main__ checks models on
+# several threads).
+_ENV_LOCK = threading.Lock()
+
+
 def _load_at(path, isa):
     """dyncc.load(path) with the host code of level `isa` (DYNCC_HOST_ISA
     while it loads; None: the highest this processor runs)."""
     import dyncc
-    old = os.environ.get("DYNCC_HOST_ISA")
-    if isa:
-        os.environ["DYNCC_HOST_ISA"] = isa
-    try:
-        art = dyncc.load(str(path))
-    finally:
-        if old is None:
-            os.environ.pop("DYNCC_HOST_ISA", None)
-        else:
-            os.environ["DYNCC_HOST_ISA"] = old
+    with _ENV_LOCK:
+        old = os.environ.get("DYNCC_HOST_ISA")
+        if isa:
+            os.environ["DYNCC_HOST_ISA"] = isa
+        try:
+            art = dyncc.load(str(path))
+        finally:
+            if old is None:
+                os.environ.pop("DYNCC_HOST_ISA", None)
+            else:
+                os.environ["DYNCC_HOST_ISA"] = old
     if isa and art.host_isa != isa:
         raise RuntimeError(f"DYNCC_HOST_ISA={isa} loaded the host code of "
                            f"{art.host_isa!r}")

@@ -574,12 +574,14 @@ TEST(SessionTest, HostSelectionFollowsEnvironment) {
             "DYNCC_HOST_SELECTION: expected 'model' or 'table', got 'fastest'");
 }
 
-/// The linear model with its host code in builds of `levels`, each the
-/// test kernels in a section of its own (`cpu.LEVEL.so`; the first is
-/// cpu.so, which the kernels name), loaded with DYNCC_HOST_ISA set to
-/// `cap` (unset where null).
+/// The linear model with its host code in builds of `levels`, each in a
+/// section of its own (`cpu.LEVEL.so`; the first is cpu.so, which the
+/// kernels name), loaded with DYNCC_HOST_ISA set to `cap` (unset where
+/// null). Build `runnable` holds the test kernels, the others bytes no
+/// loader takes: loading one of them fails the load.
 std::shared_ptr<const Model> loadBuilds(const std::vector<std::string> &levels,
-                                        const char *cap, RuntimeError &error) {
+                                        const char *cap, RuntimeError &error,
+                                        size_t runnable = SIZE_MAX) {
   std::string builds;
   ArtifactWriter writer;
   std::vector<float> w = linearWeights();
@@ -588,7 +590,8 @@ std::shared_ptr<const Model> loadBuilds(const std::vector<std::string> &levels,
     std::string section = i == 0 ? "cpu.so" : "cpu." + levels[i] + ".so";
     builds += std::string(i ? ", " : "") + "{\"isa\": \"" + levels[i] +
               "\", \"section\": \"" + section + "\"}";
-    writer.addSection(section, kernelLibrary());
+    writer.addSection(section, i == runnable ? kernelLibrary()
+                                             : std::string("not an object"));
   }
   writer.setManifest(
       replaceOnce(linearManifest(), "\"steps\": [",
@@ -619,13 +622,14 @@ TEST(SessionTest, LoadsTheHighestHostCodeItRuns) {
   // "generic" runs anywhere; x86-64-v2 on every x86-64 the run-time runs
   // on (elsewhere the run-time falls back to generic).
   bool x86 = hostRunsIsa("x86-64-v2");
-  auto model = loadBuilds({"generic", "x86-64-v2", "rva23"}, nullptr, error);
+  auto model = loadBuilds({"generic", "x86-64-v2", "rva23"}, nullptr, error,
+                          x86 ? 1 : 0);
   ASSERT_NE(model, nullptr) << error.message;
   EXPECT_EQ(model->hostIsa(), x86 ? "x86-64-v2" : "generic");
   auto session = makeSession(model);
   ASSERT_NE(session, nullptr);
   runLinear(*session, 7, 11);
-  auto capped = loadBuilds({"generic", "x86-64-v2"}, "generic", error);
+  auto capped = loadBuilds({"generic", "x86-64-v2"}, "generic", error, 0);
   ASSERT_NE(capped, nullptr) << error.message;
   EXPECT_EQ(capped->hostIsa(), "generic");
   // Without builds (artifacts from before them): each kernel's section,
@@ -633,6 +637,14 @@ TEST(SessionTest, LoadsTheHighestHostCodeItRuns) {
   auto plain = loadModel(linearManifest());
   ASSERT_NE(plain, nullptr);
   EXPECT_EQ(plain->hostIsa(), "");
+  // The build loaded is the one that runs: with the chosen build's bytes
+  // not an object, the load fails naming its section.
+  auto wrong = loadBuilds({"generic", "x86-64-v2"}, nullptr, error, 5);
+  EXPECT_EQ(wrong, nullptr);
+  EXPECT_NE(error.message.find(x86 ? "section 'cpu.x86-64-v2.so'"
+                                   : "section 'cpu.so'"),
+            std::string::npos)
+      << error.message;
 }
 
 // No build at or under the cap: the artifact loads (for GPU sessions),
