@@ -63,7 +63,7 @@ struct HostDevice {
 
 /// The constants fitted for the build of the host code of instruction-set
 /// level `isa` (dyncc/Runtime/HostIsa.h): "x86-64-v3" and "x86-64-v4"
-/// have their own (32-byte vectors); any other name,
+/// have their own (32-byte vectors, FMA instructions); any other name,
 /// the portable build's, HostDevice's defaults. `threads` is 1.
 HostDevice getFittedHostDevice(const std::string &isa);
 
