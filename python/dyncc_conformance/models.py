@@ -328,14 +328,21 @@ def _load_at(path, isa):
     return art
 
 
+# The host targets a model check compiles: the portable build and the
+# AVX-512 one (docs/Runtime.md, "Host code levels"), both run where the
+# processor runs them.
+CHECK_TARGETS = "cpu,cpu-x86-64-v4"
+
+
 def check_model(model_path, spec, driver, work, ort_session=None,
-                targets="cpu", isas=(None,)):
+                targets=CHECK_TARGETS, isas=None):
     """Compiles `model_path` for `targets` (the CPU's) with `spec`
     (SHARED's or FAMILIES' entry) in `work`, runs it at every binding of
     spec's dims, on the host code of each level of `isas` (docs/Runtime.md,
-    "Host code levels"; None: the one the run-time picks), and compares
-    with onnxruntime. Returns a ModelCheck; with several levels, each
-    result's binding names its level as `isa`."""
+    "Host code levels"; None in it: the one the run-time picks; `isas`
+    None: the portable build and the highest this processor runs), and
+    compares with onnxruntime. Returns a ModelCheck; with several levels,
+    each result's binding names its level as `isa`."""
     from dyncc_models import reference
     model_path, work = Path(model_path), Path(work)
     check = ModelCheck(model_path.stem)
@@ -348,6 +355,10 @@ def check_model(model_path, spec, driver, work, ort_session=None,
         check.error = "compile error: " + proc.stderr.strip().splitlines()[-1]
         return check
     graph = onnx.load(str(model_path)).graph
+    if isas is None:
+        top = _load_at(artifact, None).host_isa
+        isas = ["x86-64-v2", top] if top in ("x86-64-v3", "x86-64-v4") \
+            else [None]
     art = _load_at(artifact, isas[0])
     # A dim the model fixes is no symbol of the artifact: its bindings
     # would all run the one shape.

@@ -75,7 +75,33 @@ def test_node(tmp_path, bin_dir, ops, record_property, test_dir, mode):
     assert outcome.category == "pass", f"{outcome.category}: {outcome.detail}"
 
 
+def _cpu_flags():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("flags"):
+                    return set(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    return set()
+
+
+# The builds each model check runs (models.CHECK_TARGETS): the portable and
+# the AVX-512 one where the processor runs it (CI's do), else the one the
+# run-time picks.
+LEVELS = ({"x86-64-v2", "x86-64-v4"}
+          if {"avx512f", "avx512bw", "avx512cd", "avx512dq", "avx512vl",
+              "avx2", "fma", "bmi2", "f16c", "movbe"} <= _cpu_flags()
+          else {None})
+
+
+def _levels(check):
+    return {binding.get("isa") for binding, _ in check.results}
+
+
 def _check(check, name):
+    if check.results:
+        assert _levels(check) == LEVELS, check.summary()
     listed = MODEL_EXPECTED_FAILURES.get(name)
     if listed is not None:
         assert not check.passed, f"passes but is listed in MODEL_EXPECTED_FAILURES: {listed}"
@@ -106,7 +132,8 @@ def test_shared_model_dynamic_images(tmp_path, bin_dir, model):
     check = models.check_model(path, spec, bin_dir / "dyncc", tmp_path)
     assert check.passed, check.summary()
     shapes = spec.get("bindings") or models.bindings(spec["dims"])
-    assert len(check.results) == len(shapes), check.summary()
+    assert _levels(check) == LEVELS, check.summary()
+    assert len(check.results) == len(shapes) * len(LEVELS), check.summary()
 
 
 @pytest.mark.parametrize("family", sorted(models.FAMILIES))
