@@ -19,7 +19,10 @@ def compile(model, output, targets=None, dims=None, emit=None, quiet=True,
             regret_target=None, im2col=None):
     """Compiles `model` (an .onnx path) to `output` (a .dyncc path).
 
-    targets: list like ["cpu", "sm_90"] (default: the driver's default).
+    targets: list like ["cpu", "sm_90"] (default: the driver's default);
+        "cpu-x86-64-v3" and "cpu-x86-64-v4" add AVX2 and AVX-512 builds of
+        the host code, which the run-time loads where the processor runs
+        them.
     dims: {"B": (min, max)} or {"B": (min, max, divisor)} or {"B": value}.
     emit: a stage name; then the stage's text is returned instead.
     tile_configs: {"gemm": "block 16x8 thread 2x2 k 5"} replaces the default

@@ -4,10 +4,11 @@
 compiled with --target cpu,cpu-x86-64-v3,cpu-x86-64-v4 holds the host code
 three times, for SSE4.2, AVX2 and AVX-512; the run-time loads the highest
 the processor runs, DYNCC_HOST_ISA caps it. Each build must be right on
-its own: models covering the kernel kinds (GEMMs, attention, layer norms,
-convolutions and pools, f16 arithmetic) against onnxruntime at every
-binding of their ranges (1, primes, sizes off tile multiples), at every
-level this processor runs."""
+its own: the conformance suite checks every model on the portable and the
+AVX-512 builds (docs/Conformance.md); here models covering the kernel
+kinds (GEMMs, attention, layer norms, convolutions and pools, f16
+arithmetic) run on the AVX2 build against onnxruntime at every binding of
+their ranges (1, primes, sizes off tile multiples)."""
 import json
 import re
 import subprocess
@@ -62,16 +63,16 @@ def test_the_artifact_holds_each_build(levels_artifact):
 
 
 @pytest.mark.parametrize("model", MODELS)
-def test_each_level_matches_onnxruntime(tmp_path, bin_dir, runs, model):
+def test_the_avx2_build_matches_onnxruntime(tmp_path, bin_dir, runs, model):
     pytest.importorskip("onnxruntime", reason="scripts/setup.sh installs onnxruntime")
+    require("x86-64-v3" in runs, "this processor does not run x86-64-v3")
     path = SHARED_MODELS / f"{model}.onnx"
     require(path.exists(), f"missing: {path}")
     check = models.check_model(path, models.SHARED[model], bin_dir / "dyncc",
-                               tmp_path, targets=TARGETS, isas=runs)
+                               tmp_path, targets="cpu,cpu-x86-64-v3",
+                               isas=["x86-64-v3"])
     assert check.passed, check.summary()
-    per_level = {isa: sum(b["isa"] == isa for b, _ in check.results)
-                 for isa in runs}
-    assert min(per_level.values()) >= 5, per_level
+    assert len(check.results) >= 5, check.summary()
 
 
 def test_the_cap_picks_the_build(levels_artifact, runs, monkeypatch):
