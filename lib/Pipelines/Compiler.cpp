@@ -511,11 +511,17 @@ private:
   }
 
   bool checkOptions() {
+    const std::vector<std::string> &supported = getSupportedTargets();
     for (const std::string &t : options.targets)
-      if (!llvm::is_contained(getSupportedTargets(), t))
-        return fail("unknown target '" + t +
-                    "' (expected cpu, cpu-x86-64-v3, cpu-x86-64-v4, sm_80, "
-                    "sm_86, sm_90 or sm_90a)");
+      if (!llvm::is_contained(supported, t)) {
+        std::string expected;
+        for (size_t i = 0; i < supported.size(); ++i)
+          expected += (i == 0                      ? ""
+                       : i + 1 == supported.size() ? " or "
+                                                   : ", ") +
+                      supported[i];
+        return fail("unknown target '" + t + "' (expected " + expected + ")");
+      }
     if (options.targets.empty())
       return fail("--target is empty");
     // The host targets are one `cpu` target of several levels: the

@@ -85,15 +85,9 @@ int detectLevel() {
 
 bool dyncc::runtime::hostRunsIsa(const std::string &isa) {
   static const int level = detectLevel();
-  if (isa == "generic")
-    return true;
-  if (isa == "x86-64-v2")
-    return level >= 2;
-  if (isa == "x86-64-v3")
-    return level >= 3;
-  if (isa == "x86-64-v4")
-    return level >= 4;
-  return false;
+  // "generic" (rank 0) runs anywhere; x86-64-vN (rank N - 1) from level N.
+  int rank = getHostIsaRank(isa);
+  return rank == 0 || (rank > 0 && level >= rank + 1);
 }
 
 bool dyncc::runtime::readHostIsaCap(int &rank, std::string &error) {

@@ -48,22 +48,39 @@ std::unique_ptr<Session> makeSession(std::shared_ptr<const Model> model) {
   return session;
 }
 
+/// The environment's `name` set to `value` (unset where null) while it
+/// lives, and as it was after.
+class ScopedEnv {
+public:
+  ScopedEnv(const char *name, const char *value) : name(name) {
+    if (const char *old = std::getenv(name))
+      saved = old;
+    if (value)
+      ::setenv(name, value, 1);
+    else
+      ::unsetenv(name);
+  }
+  ~ScopedEnv() {
+    if (saved)
+      ::setenv(name, saved->c_str(), 1);
+    else
+      ::unsetenv(name);
+  }
+  ScopedEnv(const ScopedEnv &) = delete;
+  ScopedEnv &operator=(const ScopedEnv &) = delete;
+
+private:
+  const char *name;
+  std::optional<std::string> saved;
+};
+
 /// Session::create on the cpu with the environment's `name` set to `value`
 /// for the call, and as it was after.
 std::unique_ptr<Session> createWithEnv(std::shared_ptr<const Model> model,
                                        const char *name, const char *value,
                                        RuntimeError &error) {
-  const char *old = std::getenv(name);
-  std::optional<std::string> saved;
-  if (old)
-    saved = old;
-  ::setenv(name, value, 1);
-  auto session = Session::create(std::move(model), "cpu", error);
-  if (saved)
-    ::setenv(name, saved->c_str(), 1);
-  else
-    ::unsetenv(name);
-  return session;
+  ScopedEnv env(name, value);
+  return Session::create(std::move(model), "cpu", error);
 }
 
 /// makeSession with `name` set to `value` (createWithEnv).
@@ -598,21 +615,8 @@ std::shared_ptr<const Model> loadBuilds(const std::vector<std::string> &levels,
                   "\"host_code\": [" + builds + "],\n  \"steps\": ["));
   std::string bytes, message;
   EXPECT_TRUE(writer.serialize(bytes, message)) << message;
-  const char *old = std::getenv("DYNCC_HOST_ISA");
-  std::optional<std::string> saved;
-  if (old)
-    saved = old;
-  if (cap)
-    ::setenv("DYNCC_HOST_ISA", cap, 1);
-  else
-    ::unsetenv("DYNCC_HOST_ISA");
-  auto model =
-      Model::loadMemory(bytes.data(), bytes.size(), "test.dyncc", error);
-  if (saved)
-    ::setenv("DYNCC_HOST_ISA", saved->c_str(), 1);
-  else
-    ::unsetenv("DYNCC_HOST_ISA");
-  return model;
+  ScopedEnv env("DYNCC_HOST_ISA", cap);
+  return Model::loadMemory(bytes.data(), bytes.size(), "test.dyncc", error);
 }
 
 // The highest build the processor runs, under DYNCC_HOST_ISA; a level the
