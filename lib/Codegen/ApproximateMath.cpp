@@ -13,6 +13,13 @@
 // `fma` calls, which the host lowers to libm's double `fma` and libgcc's
 // half conversions.
 //
+// Host kernels (the `host` option, in the CPU lowering) also approximate
+// exp and tanh, which LLVM would leave as calls to libm's expf and tanhf:
+// scalar, and through libm's error handling (errno) on every underflow. The
+// approximations' fused multiply-adds become a multiply and an add LLVM may
+// contract, since the portable x86-64-v2 build has no FMA instruction and
+// would call libm's fmaf for each; the wider builds fuse them again.
+//
 // Integer powers (`math.ipowi`, ONNX Pow on integers) have no intrinsic
 // either, and upstream's software version (convert-math-to-funcs) is a
 // function in a `ModuleOp`, which a `gpu.module` kernel cannot call. Both
@@ -120,6 +127,24 @@ struct ExpandIntegerPower final : OpRewritePattern<math::IPowIOp> {
   }
 };
 
+/// `math.fma` as `arith.mulf` and `arith.addf` marked `contract`: LLVM
+/// fuses them where the processor has FMA and keeps two roundings where it
+/// has none, instead of calling libm's correctly rounded `fmaf`.
+struct ContractFma final : OpRewritePattern<math::FmaOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(math::FmaOp op,
+                                PatternRewriter &rewriter) const override {
+    auto contract = arith::FastMathFlagsAttr::get(
+        rewriter.getContext(), arith::FastMathFlags::contract);
+    Value product = arith::MulFOp::create(rewriter, op.getLoc(), op.getA(),
+                                          op.getB(), contract);
+    rewriter.replaceOpWithNewOp<arith::AddFOp>(op, product, op.getC(),
+                                               contract);
+    return success();
+  }
+};
+
 struct ApproximateMath final
     : ::dyncc::impl::ApproximateMathPassBase<ApproximateMath> {
   using Base::Base;
@@ -129,6 +154,15 @@ struct ApproximateMath final
                  ExpandIntegerPower>(&getContext());
     populatePolynomialApproximateErfPattern(patterns);
     populatePolynomialApproximateErfcPattern(patterns);
+    if (host) {
+      // f32 only (upstream's patterns): the host pipeline widens half
+      // precision math to f32 before this runs.
+      populateMathPolynomialApproximationPatterns(patterns, [](StringRef name) {
+        return name == math::ExpOp::getOperationName() ||
+               name == math::TanhOp::getOperationName();
+      });
+      patterns.add<ContractFma>(&getContext());
+    }
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
   }

@@ -1,10 +1,18 @@
 // RUN: dyncc-opt %s --dyncc-approximate-math | FileCheck %s
+// RUN: dyncc-opt %s --dyncc-approximate-math=host=true \
+// RUN:   | FileCheck %s --check-prefix=HOST
 
 // erf becomes upstream's polynomial approximation, with no call left.
 // CHECK-LABEL: func.func @erf_f32(
 //   CHECK-NOT:   math.erf
 //       CHECK:   math.fma {{.*}} : f32
 //   CHECK-NOT:   math.erf
+// On the host, its fused multiply-adds contract (see @exp_tanh).
+// HOST-LABEL: func.func @erf_f32(
+//   HOST-NOT:   math.fma
+//       HOST:   arith.mulf %{{.*}} fastmath<contract> : f32
+//   HOST-NOT:   math.fma
+//       HOST:   return
 func.func @erf_f32(%x: f32) -> f32 {
   %0 = math.erf %x : f32
   return %0 : f32
@@ -54,4 +62,30 @@ func.func @erfc_bf16(%x: bf16) -> bf16 {
 func.func @ipowi_i32(%b: i32, %e: i32) -> i32 {
   %0 = math.ipowi %b, %e : i32
   return %0 : i32
+}
+
+// exp and tanh stay for libdevice on the GPU (the default); host kernels
+// get upstream's approximations, whose fused multiply-adds become a
+// multiply and an add LLVM may contract (the portable x86-64 build has no
+// FMA instruction: llvm.fma would be a call to libm's fmaf).
+// CHECK-LABEL: func.func @exp_tanh(
+//       CHECK:   math.exp %{{.*}} : vector<8xf32>
+//       CHECK:   math.tanh %{{.*}} : f32
+// HOST-LABEL: func.func @exp_tanh(
+//   HOST-NOT:   math.exp
+//   HOST-NOT:   math.fma
+//       HOST:   math.floor %{{.*}} : vector<8xf32>
+//       HOST:   arith.mulf %{{.*}} fastmath<contract> : vector<8xf32>
+//       HOST:   arith.addf %{{.*}} fastmath<contract> : vector<8xf32>
+//       HOST:   arith.shli %{{.*}} : vector<8xi32>
+//   HOST-NOT:   math.tanh
+//   HOST-NOT:   math.fma
+//       HOST:   arith.divf %{{.*}} : f32
+//   HOST-NOT:   math.tanh
+//   HOST-NOT:   math.fma
+//       HOST:   return
+func.func @exp_tanh(%x: vector<8xf32>, %y: f32) -> (vector<8xf32>, f32) {
+  %0 = math.exp %x : vector<8xf32>
+  %1 = math.tanh %y : f32
+  return %0, %1 : vector<8xf32>, f32
 }

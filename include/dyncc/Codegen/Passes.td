@@ -66,7 +66,19 @@ def ApproximateMathPass : Pass<"dyncc-approximate-math"> {
     GPU's too. `math.ipowi` becomes exponentiation by squaring in an
     `scf.while`, in place: upstream's software version is a function in the
     top-level module, which a GPU kernel cannot call.
+
+    With `host`, for host kernels (after their math is widened to f32),
+    `math.exp` and `math.tanh` (softmax, sigmoid, GELU's tanh form) become
+    upstream's approximations too, and every `math.fma` a multiply and an
+    add marked `contract`. As libm calls they were scalar, cost the
+    portable build a call to `fmaf` per polynomial step, and went through
+    libm's error handling (`errno`) on every underflow, which softmax's
+    masked and padded lanes hit; inline, they vectorize. GPU kernels keep
+    libdevice's `__nv_expf` and `__nv_tanhf`.
   }];
+  let options = [Option<"host", "host", "bool", "false",
+                        "also approximate exp and tanh, and contract fma "
+                        "(host kernels)">];
   let dependentDialects = ["::mlir::math::MathDialect",
                            "::mlir::arith::ArithDialect",
                            "::mlir::scf::SCFDialect",
