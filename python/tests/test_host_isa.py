@@ -146,8 +146,17 @@ def test_tune_measures_the_build_it_runs(bin_dir, levels_artifact, runs,
             sess.variant_reasons[0]
 
 
+@pytest.fixture(scope="module")
+def math_artifact(tmp_path_factory):
+    """Exp, Tanh, Sigmoid, Erf over a vector, and a Softmax over rows,
+    compiled with every build of the host code."""
+    tmp_path = tmp_path_factory.mktemp("math")
+    return dyncc.compile(_math_model(tmp_path), tmp_path / "math.dyncc",
+                         targets=TARGETS.split(","),
+                         dims={"A": (1, 1 << 15), "B": (1, 64), "C": (1, 256)})
+
+
 def _math_model(tmp_path):
-    """Exp, Tanh, Sigmoid, Erf over a vector, and a Softmax over rows."""
     import onnx
     from onnx import TensorProto, helper
     F = TensorProto.FLOAT
@@ -208,20 +217,17 @@ MATH_TOLERANCE = {"Exp": 3e-7, "Tanh": 3e-7, "Sigmoid": 2e-7, "Erf": 4e-7,
                   "Softmax": 2e-6}
 
 
-def test_math_functions_on_every_build(tmp_path, runs, monkeypatch):
+def test_math_functions_on_every_build(math_artifact, runs, monkeypatch):
     """exp and tanh are computed inline on the host (upstream's polynomial
     approximations; no libm call) and every approximation's multiply-adds
     are fused on the AVX2 and AVX-512 builds and not on the portable one:
     each build matches the exact function over the whole f32 range,
     infinities, NaN and the overflow and underflow thresholds included."""
-    art = dyncc.compile(_math_model(tmp_path), tmp_path / "math.dyncc",
-                        targets=TARGETS.split(","),
-                        dims={"A": (1, 1 << 15), "B": (1, 64), "C": (1, 256)})
     x, r = _math_inputs()
     want = _math_reference(x, r)
     for isa in runs:
         monkeypatch.setenv("DYNCC_HOST_ISA", isa)
-        got = dyncc.load(art).session("cpu").run({"X": x, "R": r})
+        got = dyncc.load(math_artifact).session("cpu").run({"X": x, "R": r})
         for name, exact in want.items():
             out = got[name].astype(np.float64)
             assert np.array_equal(np.isnan(out), np.isnan(exact)), (isa, name)
@@ -237,17 +243,11 @@ def test_math_functions_on_every_build(tmp_path, runs, monkeypatch):
                 else worst, out[finite][worst], exact[finite][worst])
 
 
-def test_host_kernels_call_no_math_library_for_exp_and_tanh(tmp_path):
+def test_host_kernels_call_no_math_library_for_exp_and_tanh(math_artifact,
+                                                           tmp_path):
     """The approximations replace the calls in every build (nm -u)."""
-    art = dyncc.compile(_math_model(tmp_path), tmp_path / "math.dyncc",
-                        targets=TARGETS.split(","),
-                        dims={"A": (1, 1 << 15), "B": (1, 64), "C": (1, 256)})
-    secs = sections(art)
+    from test_host_kernels import undefined_symbols
+    secs = sections(math_artifact)
     for section in ("cpu.so", "cpu.x86-64-v3.so", "cpu.x86-64-v4.so"):
-        so = tmp_path / section
-        so.write_bytes(secs[section])
-        undefined = subprocess.run(["nm", "-u", "-D", str(so)], check=True,
-                                   capture_output=True, text=True).stdout
-        names = {line.split()[-1].split("@")[0]
-                 for line in undefined.splitlines()}
+        names = undefined_symbols(secs[section], tmp_path)
         assert not names & {"expf", "tanhf", "fmaf", "erff"}, (section, names)

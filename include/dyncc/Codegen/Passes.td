@@ -73,7 +73,7 @@ def ApproximateMathPass : Pass<"dyncc-approximate-math"> {
     add marked `contract`. As libm calls they were scalar, cost the
     portable build a call to `fmaf` per polynomial step, and went through
     libm's error handling (`errno`) on every underflow, which softmax's
-    masked and padded lanes hit; inline, they vectorize. GPU kernels keep
+    masked lanes hit; inline, they vectorize. GPU kernels keep
     libdevice's `__nv_expf` and `__nv_tanhf`.
   }];
   let options = [Option<"host", "host", "bool", "false",
