@@ -8,6 +8,7 @@
 #include "Bounds.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Interfaces/ValueBoundsOpInterface.h"
 #include "llvm/Support/MathExtras.h"
@@ -25,6 +26,29 @@ int64_t getElementBytes(Type type) {
 }
 
 /// `a * c`, or `fallback` when `a` is unbounded or the product overflows.
+bool isChunkedCopy(Operation *op) {
+  auto forall = dyn_cast<scf::ForallOp>(op);
+  std::optional<ArrayAttr> mapping =
+      forall ? forall.getMapping() : std::nullopt;
+  if (!mapping || mapping->size() != 1)
+    return false;
+  auto thread = dyn_cast<gpu::GPUThreadMappingAttr>((*mapping)[0]);
+  if (!thread || thread.getThread() != gpu::MappingId::LinearDim0)
+    return false;
+  bool writes = false;
+  WalkResult result = forall.getBody()->walk([&](Operation *inner) {
+    if (auto write = dyn_cast<vector::TransferWriteOp>(inner)) {
+      auto type = dyn_cast<MemRefType>(write.getBase().getType());
+      if (!type || !isWorkgroupMemory(type) ||
+          !write.getVector().getDefiningOp<vector::TransferReadOp>())
+        return WalkResult::interrupt();
+      writes = true;
+    }
+    return WalkResult::advance();
+  });
+  return writes && !result.wasInterrupted();
+}
+
 static int64_t mulOr(int64_t a, int64_t c, int64_t fallback) {
   int64_t out;
   if (a == kNoLo || a == kNoHi || llvm::MulOverflow(a, c, out))

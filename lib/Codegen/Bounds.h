@@ -102,6 +102,11 @@ void replaceWithAlignedAccess(mlir::RewriterBase &rewriter,
                               mlir::VectorTransferOpInterface op,
                               int64_t alignment);
 
+/// True if `op` is a chunked copy: a forall over the block's threads as one
+/// linear dimension (`#gpu.thread<linear_dim_0>`) whose body writes shared
+/// memory only through vector transfers of vector transfer reads.
+bool isChunkedCopy(mlir::Operation *op);
+
 /// Checks a pass's `target` option (`gpu` or `cpu`), reporting on `op`.
 mlir::LogicalResult verifyTargetOption(mlir::Operation *op,
                                        llvm::StringRef target);

@@ -52,36 +52,11 @@ namespace dyncc {
 } // namespace dyncc
 
 using namespace mlir;
+using dyncc::isChunkedCopy;
 using dyncc::kMmaAttrName;
 using dyncc::kRegisterTileAttrName;
 
 namespace {
-
-/// True if `op` is a chunked copy: a forall over the block's threads as one
-/// linear dimension whose body writes shared memory only through vector
-/// transfers.
-static bool isChunkedCopy(Operation *op) {
-  auto forall = dyn_cast<scf::ForallOp>(op);
-  std::optional<ArrayAttr> mapping =
-      forall ? forall.getMapping() : std::nullopt;
-  if (!mapping || mapping->size() != 1)
-    return false;
-  auto thread = dyn_cast<gpu::GPUThreadMappingAttr>((*mapping)[0]);
-  if (!thread || thread.getThread() != gpu::MappingId::LinearDim0)
-    return false;
-  bool writes = false;
-  WalkResult result = forall.getBody()->walk([&](Operation *inner) {
-    if (auto write = dyn_cast<vector::TransferWriteOp>(inner)) {
-      auto type = dyn_cast<MemRefType>(write.getBase().getType());
-      if (!type || !dyncc::isWorkgroupMemory(type) ||
-          !write.getVector().getDefiningOp<vector::TransferReadOp>())
-        return WalkResult::interrupt();
-      writes = true;
-    }
-    return WalkResult::advance();
-  });
-  return writes && !result.wasInterrupted();
-}
 
 /// The allocation `value` (a view of it) is a view of, or null.
 static memref::AllocOp getAlloc(Value value) {

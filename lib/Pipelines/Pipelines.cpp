@@ -172,6 +172,8 @@ LogicalResult dyncc::buildCpuMappingPipeline(OpPassManager &pm) {
   PipelineKStepsPassOptions pipelining;
   pipelining.target = "cpu";
   pm.addNestedPass<func::FuncOp>(createPipelineKStepsPass(pipelining));
+  // What cp.async stages do for the GPU: the next k-step's copies on the way.
+  pm.addNestedPass<func::FuncOp>(createPrefetchKStepsPass());
   pm.addNestedPass<func::FuncOp>(createLowerVectorTransfersPass());
   pm.addPass(createMapForallToGridPass(options));
   pm.addPass(createCanonicalizerPass());

@@ -240,6 +240,28 @@ def PipelineKStepsPass : Pass<"dyncc-pipeline-k-steps", "mlir::func::FuncOp"> {
                            "::mlir::arith::ArithDialect"];
 }
 
+def PrefetchKStepsPass : Pass<"dyncc-prefetch-k-steps", "mlir::func::FuncOp"> {
+  let summary = "Host kernels: prefetch the next k-step's chunked copies";
+  let description = [{
+    On a bufferized host kernel before grid mapping: each chunked copy (a
+    forall over `#gpu.thread<linear_dim_0>` of vector transfer pairs into
+    shared tiles) in a k-step loop also prefetches, chunk by chunk, what
+    the same copy reads at the loop's next step (`memref.prefetch`, read,
+    locality 3), under an `scf.if` that the next step exists. The host runs
+    a block's copies and products one after another, so a step's copy
+    waited on the rows of B and A that it read, each row its own stream
+    (a B tile's rows are a row of the matrix apart) that the hardware
+    prefetchers do not follow; the prefetch issued a step ahead has a whole
+    step's products to arrive in. The GPU overlaps the same copies with
+    cp.async stages (dyncc-pipeline-k-steps). A read whose address does not
+    depend on the loop, or depends on it through an operation that is not
+    pure, is left alone.
+  }];
+  let dependentDialects = ["::mlir::scf::SCFDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 def ShuffleLaneMergesPass : Pass<"dyncc-shuffle-lane-merges", "mlir::func::FuncOp"> {
   let summary = "Merge the lanes' partials of a row reduction by warp shuffles";
   let description = [{

@@ -1,0 +1,138 @@
+// RUN: dyncc-opt %s --split-input-file \
+// RUN:   --pass-pipeline='builtin.module(func.func(dyncc-prefetch-k-steps))' \
+// RUN:   | FileCheck %s
+
+// A k-step loop's chunked copies of A (a dynamic tile: rows past M and
+// columns past K read padding) and B (a static tile). Each read gets the
+// prefetch of the address the same chunk reads at the next step: the views
+// recomputed at %k + 32, under a guard that the step exists and, for A's
+// tile, that the chunk starts inside it (B's static tile needs no check:
+// its chunks' indices are bounded by its sizes).
+#rowsA = affine_map<(d0) -> ((d0 floordiv 8) mod 64)>
+#colsA = affine_map<(d0) -> (d0 * 4 - (d0 floordiv 8) * 32)>
+#rowsB = affine_map<(d0) -> ((d0 floordiv 32) mod 32)>
+#colsB = affine_map<(d0) -> (d0 * 4 - (d0 floordiv 32) * 128)>
+#kLeft = affine_map<(d0) -> (-d0 + 128, 32)>
+// CHECK-LABEL: func.func @copies(
+//  CHECK-SAME:   %[[A:[a-z0-9]+]]: memref<?x128xf32>, %[[B:[a-z0-9]+]]: memref<128x384xf32>
+//       CHECK:   %[[BT:.*]] = memref.subview %[[B]][0, 0] [128, 128] [1, 1]
+//       CHECK:   scf.for %[[K:.*]] = %{{.*}} to %[[UB:.*]] step %[[STEP:[a-z0-9_]+]] {
+//       CHECK:     scf.forall (%[[T:.*]]) in (512) {
+//       CHECK:       %[[V:.*]] = vector.transfer_read %{{.*}} : memref<?x?xf32, strided<[128, 1], offset: ?>>, vector<1x4xf32>
+//       CHECK:       %[[NEXT:.*]] = arith.addi %[[K]], %[[STEP]] : index
+//       CHECK:       %[[MORE:.*]] = arith.cmpi slt, %[[NEXT]], %[[UB]] : index
+//       CHECK:       scf.if %[[MORE]] {
+//       CHECK:         %[[LEFT:.*]] = affine.min #{{.*}}(%[[NEXT]])
+//       CHECK:         %[[VIEW:.*]] = memref.subview %[[A]][0, %[[NEXT]]] [%{{.*}}, %[[LEFT]]] [1, 1]
+//   CHECK-DAG:         %[[ROW:.*]] = affine.apply #{{.*}}(%[[T]])
+//   CHECK-DAG:         %[[COL:.*]] = affine.apply #{{.*}}(%[[T]])
+//   CHECK-DAG:         %[[ROWS:.*]] = memref.dim %[[VIEW]], %c0
+//   CHECK-DAG:         %[[COLS:.*]] = memref.dim %[[VIEW]], %c1
+//       CHECK:         scf.if %{{.*}} {
+//       CHECK:           memref.prefetch %[[VIEW]][%[[ROW]], %[[COL]]], read, locality<3>, data
+//       CHECK:       vector.transfer_write %[[V]]
+//       CHECK:     scf.forall (%{{.*}}) in (1024) {
+//       CHECK:       vector.transfer_read
+//       CHECK:       %[[BNEXT:.*]] = arith.addi %[[K]], %[[STEP]] : index
+//       CHECK:       scf.if
+//       CHECK:         %[[BVIEW:.*]] = memref.subview %[[BT]][%[[BNEXT]], 0] [32, 128] [1, 1]
+//   CHECK-NOT:         memref.dim
+//       CHECK:         memref.prefetch %[[BVIEW]][
+//       CHECK:       vector.transfer_write
+func.func @copies(%a: memref<?x128xf32>, %b: memref<128x384xf32>, %m: index) {
+  %c0 = arith.constant 0 : index
+  %c32 = arith.constant 32 : index
+  %c128 = arith.constant 128 : index
+  %cst = arith.constant 0.0 : f32
+  %sa = memref.alloc() : memref<64x32xf32, #gpu.address_space<workgroup>>
+  %sb = memref.alloc() : memref<32x128xf32, #gpu.address_space<workgroup>>
+  %bt = memref.subview %b[0, 0] [128, 128] [1, 1] : memref<128x384xf32> to memref<128x128xf32, strided<[384, 1]>>
+  scf.for %k = %c0 to %c128 step %c32 {
+    %left = affine.min #kLeft(%k)
+    %ta = memref.subview %a[0, %k] [%m, %left] [1, 1] : memref<?x128xf32> to memref<?x?xf32, strided<[128, 1], offset: ?>>
+    scf.forall (%t) in (512) {
+      %r = affine.apply #rowsA(%t)
+      %c = affine.apply #colsA(%t)
+      %v = vector.transfer_read %ta[%r, %c], %cst : memref<?x?xf32, strided<[128, 1], offset: ?>>, vector<1x4xf32>
+      %d = memref.subview %sa[%r, %c] [1, 4] [1, 1] : memref<64x32xf32, #gpu.address_space<workgroup>> to memref<1x4xf32, strided<[32, 1], offset: ?>, #gpu.address_space<workgroup>>
+      vector.transfer_write %v, %d[%c0, %c0] {in_bounds = [true, true]} : vector<1x4xf32>, memref<1x4xf32, strided<[32, 1], offset: ?>, #gpu.address_space<workgroup>>
+    } {mapping = [#gpu.thread<linear_dim_0>]}
+    %tb = memref.subview %bt[%k, 0] [32, 128] [1, 1] : memref<128x128xf32, strided<[384, 1]>> to memref<32x128xf32, strided<[384, 1], offset: ?>>
+    scf.forall (%t) in (1024) {
+      %r = affine.apply #rowsB(%t)
+      %c = affine.apply #colsB(%t)
+      %v = vector.transfer_read %tb[%r, %c], %cst : memref<32x128xf32, strided<[384, 1], offset: ?>>, vector<1x4xf32>
+      %d = memref.subview %sb[%r, %c] [1, 4] [1, 1] : memref<32x128xf32, #gpu.address_space<workgroup>> to memref<1x4xf32, strided<[128, 1], offset: ?>, #gpu.address_space<workgroup>>
+      vector.transfer_write %v, %d[%c0, %c0] {in_bounds = [true, true]} : vector<1x4xf32>, memref<1x4xf32, strided<[128, 1], offset: ?>, #gpu.address_space<workgroup>>
+    } {mapping = [#gpu.thread<linear_dim_0>]}
+  }
+  return
+}
+
+// -----
+
+// Left alone: a copy whose address does not change with the loop (nothing
+// new to fetch), one whose address is read from memory (not recomputable
+// for the next step), one outside any loop, and an in-bounds read of a
+// tile: guarded by the step alone.
+#rows = affine_map<(d0) -> (d0 floordiv 8)>
+#cols = affine_map<(d0) -> ((d0 mod 8) * 4)>
+// CHECK-LABEL: func.func @left_alone(
+//       CHECK:   scf.forall
+//   CHECK-NOT:     memref.prefetch
+//       CHECK:   scf.for
+//       CHECK:     scf.forall
+//   CHECK-NOT:       memref.prefetch
+//       CHECK:     } {mapping
+//       CHECK:     scf.forall
+//   CHECK-NOT:       memref.prefetch
+//       CHECK:     } {mapping
+//       CHECK:     scf.forall
+//       CHECK:       vector.transfer_read
+//       CHECK:       scf.if
+//   CHECK-NOT:         memref.dim
+//   CHECK-NOT:         scf.if
+//       CHECK:         memref.prefetch
+//       CHECK:       vector.transfer_write
+func.func @left_alone(%a: memref<64x32xf32>, %b: memref<256x32xf32>, %offsets: memref<8xindex>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %cst = arith.constant 0.0 : f32
+  %s = memref.alloc() : memref<8x32xf32, #gpu.address_space<workgroup>>
+  scf.forall (%t) in (64) {
+    %r = affine.apply #rows(%t)
+    %c = affine.apply #cols(%t)
+    %v = vector.transfer_read %a[%r, %c], %cst : memref<64x32xf32>, vector<1x4xf32>
+    %d = memref.subview %s[%r, %c] [1, 4] [1, 1] : memref<8x32xf32, #gpu.address_space<workgroup>> to memref<1x4xf32, strided<[32, 1], offset: ?>, #gpu.address_space<workgroup>>
+    vector.transfer_write %v, %d[%c0, %c0] {in_bounds = [true, true]} : vector<1x4xf32>, memref<1x4xf32, strided<[32, 1], offset: ?>, #gpu.address_space<workgroup>>
+  } {mapping = [#gpu.thread<linear_dim_0>]}
+  scf.for %i = %c0 to %c8 step %c1 {
+    scf.forall (%t) in (64) {
+      %r = affine.apply #rows(%t)
+      %c = affine.apply #cols(%t)
+      %v = vector.transfer_read %a[%r, %c], %cst : memref<64x32xf32>, vector<1x4xf32>
+      %d = memref.subview %s[%r, %c] [1, 4] [1, 1] : memref<8x32xf32, #gpu.address_space<workgroup>> to memref<1x4xf32, strided<[32, 1], offset: ?>, #gpu.address_space<workgroup>>
+      vector.transfer_write %v, %d[%c0, %c0] {in_bounds = [true, true]} : vector<1x4xf32>, memref<1x4xf32, strided<[32, 1], offset: ?>, #gpu.address_space<workgroup>>
+    } {mapping = [#gpu.thread<linear_dim_0>]}
+    %o = memref.load %offsets[%i] : memref<8xindex>
+    %tile = memref.subview %b[%o, 0] [8, 32] [1, 1] : memref<256x32xf32> to memref<8x32xf32, strided<[32, 1], offset: ?>>
+    scf.forall (%t) in (64) {
+      %r = affine.apply #rows(%t)
+      %c = affine.apply #cols(%t)
+      %v = vector.transfer_read %tile[%r, %c], %cst : memref<8x32xf32, strided<[32, 1], offset: ?>>, vector<1x4xf32>
+      %d = memref.subview %s[%r, %c] [1, 4] [1, 1] : memref<8x32xf32, #gpu.address_space<workgroup>> to memref<1x4xf32, strided<[32, 1], offset: ?>, #gpu.address_space<workgroup>>
+      vector.transfer_write %v, %d[%c0, %c0] {in_bounds = [true, true]} : vector<1x4xf32>, memref<1x4xf32, strided<[32, 1], offset: ?>, #gpu.address_space<workgroup>>
+    } {mapping = [#gpu.thread<linear_dim_0>]}
+    %row = arith.muli %i, %c8 : index
+    %next = memref.subview %b[%row, 0] [8, 32] [1, 1] : memref<256x32xf32> to memref<8x32xf32, strided<[32, 1], offset: ?>>
+    scf.forall (%t) in (64) {
+      %r = affine.apply #rows(%t)
+      %c = affine.apply #cols(%t)
+      %v = vector.transfer_read %next[%r, %c], %cst {in_bounds = [true, true]} : memref<8x32xf32, strided<[32, 1], offset: ?>>, vector<1x4xf32>
+      %d = memref.subview %s[%r, %c] [1, 4] [1, 1] : memref<8x32xf32, #gpu.address_space<workgroup>> to memref<1x4xf32, strided<[32, 1], offset: ?>, #gpu.address_space<workgroup>>
+      vector.transfer_write %v, %d[%c0, %c0] {in_bounds = [true, true]} : vector<1x4xf32>, memref<1x4xf32, strided<[32, 1], offset: ?>, #gpu.address_space<workgroup>>
+    } {mapping = [#gpu.thread<linear_dim_0>]}
+  }
+  return
+}
