@@ -25,7 +25,6 @@ int64_t getElementBytes(Type type) {
   return 0;
 }
 
-/// `a * c`, or `fallback` when `a` is unbounded or the product overflows.
 bool isChunkedCopy(Operation *op) {
   auto forall = dyn_cast<scf::ForallOp>(op);
   std::optional<ArrayAttr> mapping =
@@ -49,6 +48,7 @@ bool isChunkedCopy(Operation *op) {
   return writes && !result.wasInterrupted();
 }
 
+/// `a * c`, or `fallback` when `a` is unbounded or the product overflows.
 static int64_t mulOr(int64_t a, int64_t c, int64_t fallback) {
   int64_t out;
   if (a == kNoLo || a == kNoHi || llvm::MulOverflow(a, c, out))

@@ -28,11 +28,16 @@
 //     ... the step's products
 //   }
 //
-// The prefetch has the step's products to arrive in. The guard keeps every
-// prefetched address inside the operand (a step past the last would point
-// past it). Ops recomputed for the next step are pure and region-free; a
-// read that depends on the loop through anything else is left as it is.
-// LLVM hoists the recomputed views out of the chunk loop.
+// The prefetch has the step's products to arrive in. The guards keep every
+// prefetched address one the copy reads: the next step exists, the
+// conditions the read runs under hold there (a pipelined copy, which step
+// %k runs for step %k + stages - 1 under `scf.if`, is prefetched for step
+// %k + stages only where that step exists), and, where the read may leave
+// its tile (rows past M, columns past K), the chunk starts inside the next
+// step's tile. Ops recomputed for the next step are pure and region-free; a
+// read that depends on the loop through anything else, or sits in a region
+// other than loops and ifs, is left as it is. LLVM hoists the recomputed
+// views out of the chunk loop.
 //
 //===----------------------------------------------------------------------===//
 
@@ -57,36 +62,56 @@ using namespace mlir;
 
 namespace {
 
-/// The operations inside `loop` that `read`'s operands are computed by, in
-/// program order, or nullopt where one of them is not pure or has regions
+/// A condition `read` runs under inside the loop: an `scf.if` around it
+/// (a pipelined copy runs under `step + stages - 1 < K`), negated where the
+/// read is in the else branch.
+struct Condition {
+  Value value;
+  bool negated;
+};
+
+/// The conditions `read` runs under between it and `loop`, or failure where
+/// it is nested in a region other than foralls, loops and ifs.
+static LogicalResult getConditions(vector::TransferReadOp read, scf::ForOp loop,
+                                   SmallVectorImpl<Condition> &conditions) {
+  for (Operation *child = read, *parent = read->getParentOp(); parent != loop;
+       child = parent, parent = parent->getParentOp()) {
+    if (auto branch = dyn_cast<scf::IfOp>(parent))
+      conditions.push_back(
+          {branch.getCondition(),
+           child->getParentRegion() == &branch.getElseRegion()});
+    else if (!isa<scf::ForallOp, scf::ForOp>(parent))
+      return failure();
+  }
+  return success();
+}
+
+/// The operations inside `loop` that `roots` are computed by, in program
+/// order; or nullopt where one of them is not pure or has regions
 /// (recomputing it for the next step would not be the same computation).
 static std::optional<SetVector<Operation *>>
-getAddressSlice(vector::TransferReadOp read, scf::ForOp loop) {
+getSliceInLoop(ArrayRef<Value> roots, scf::ForOp loop) {
   BackwardSliceOptions options;
-  options.inclusive = false;
+  options.inclusive = true;
   options.omitBlockArguments = true;
   options.omitUsesFromAbove = false;
   options.filter = [&](Operation *op) { return loop->isAncestor(op); };
   SetVector<Operation *> slice;
-  for (Value operand : read->getOperands())
-    if (Operation *def = operand.getDefiningOp()) {
-      if (!loop->isAncestor(def))
-        continue;
-      if (failed(getBackwardSlice(def, &slice, options)))
+  for (Value root : roots)
+    if (Operation *def = root.getDefiningOp())
+      if (options.filter(def) && failed(getBackwardSlice(def, &slice, options)))
         return std::nullopt;
-      slice.insert(def);
-    }
   for (Operation *op : slice)
     if (!isPure(op) || op->getNumRegions() != 0)
       return std::nullopt;
   return mlir::topologicalSort(slice);
 }
 
-/// True if the address `read` reads changes with `loop`'s induction
-/// variable: its operands use it, directly or through `slice`.
-static bool dependsOnInductionVar(vector::TransferReadOp read,
-                                  const SetVector<Operation *> &slice,
-                                  scf::ForOp loop) {
+/// True if one of `slice`'s operations or `read` uses `loop`'s induction
+/// variable.
+static bool usesInductionVar(vector::TransferReadOp read,
+                             const SetVector<Operation *> &slice,
+                             scf::ForOp loop) {
   Value iv = loop.getInductionVar();
   auto uses = [&](Operation *op) {
     return llvm::is_contained(op->getOperands(), iv);
@@ -94,10 +119,26 @@ static bool dependsOnInductionVar(vector::TransferReadOp read,
   return uses(read) || llvm::any_of(slice, uses);
 }
 
-/// Adds the prefetch of `read`'s next-step address after it.
+/// Adds the prefetch of `read`'s next-step address after it, or nothing
+/// where that address cannot be recomputed or does not change with `loop`.
 static void prefetchNextStep(OpBuilder &b, vector::TransferReadOp read,
-                             const SetVector<Operation *> &slice,
                              scf::ForOp loop) {
+  SmallVector<Condition> conditions;
+  if (failed(getConditions(read, loop, conditions)))
+    return;
+  SmallVector<Value> conditionRoots;
+  for (Condition condition : conditions)
+    conditionRoots.push_back(condition.value);
+  std::optional<SetVector<Operation *>> conditionSlice =
+      getSliceInLoop(conditionRoots, loop);
+  if (!conditionSlice)
+    return;
+  SmallVector<Value> addressRoots(read->getOperands());
+  std::optional<SetVector<Operation *>> addressSlice =
+      getSliceInLoop(addressRoots, loop);
+  if (!addressSlice || !usesInductionVar(read, *addressSlice, loop))
+    return;
+
   Location loc = read.getLoc();
   b.setInsertionPointAfter(read);
   Value next =
@@ -108,15 +149,33 @@ static void prefetchNextStep(OpBuilder &b, vector::TransferReadOp read,
   b.setInsertionPointToStart(guard.thenBlock());
   IRMapping mapping;
   mapping.map(loop.getInductionVar(), next);
-  for (Operation *op : slice)
+  // The read runs at the next step only where its conditions hold there (a
+  // pipelined copy's `step + stages - 1 < K`): the views are recomputed only
+  // then.
+  for (Operation *op : *conditionSlice)
     b.clone(*op, mapping);
+  Value runs;
+  for (Condition condition : conditions) {
+    Value holds = mapping.lookupOrDefault(condition.value);
+    if (condition.negated)
+      holds = arith::XOrIOp::create(b, loc, holds,
+                                    arith::ConstantIntOp::create(b, loc, 1, 1));
+    runs = runs ? arith::AndIOp::create(b, loc, runs, holds) : holds;
+  }
+  if (runs) {
+    auto check = scf::IfOp::create(b, loc, runs, /*withElseRegion=*/false);
+    b.setInsertionPointToStart(check.thenBlock());
+  }
+  for (Operation *op : *addressSlice)
+    if (!conditionSlice->contains(op))
+      b.clone(*op, mapping);
   // A chunk past the operand's extents (rows past M in a block's last tile)
   // reads padding, not memory: no prefetch either.
   Value base = mapping.lookupOrDefault(read.getBase());
   SmallVector<Value> indices;
-  Value inside;
   for (Value index : read.getIndices())
     indices.push_back(mapping.lookupOrDefault(index));
+  Value inside;
   for (auto [i, result] :
        llvm::enumerate(read.getPermutationMap().getResults())) {
     auto dim = dyn_cast<AffineDimExpr>(result);
@@ -157,12 +216,8 @@ struct PrefetchKStepsPass
       });
     });
     OpBuilder b(&getContext());
-    for (auto [read, loop] : reads) {
-      std::optional<SetVector<Operation *>> slice = getAddressSlice(read, loop);
-      if (!slice || !dependsOnInductionVar(read, *slice, loop))
-        continue;
-      prefetchNextStep(b, read, *slice, loop);
-    }
+    for (auto [read, loop] : reads)
+      prefetchNextStep(b, read, loop);
   }
 };
 

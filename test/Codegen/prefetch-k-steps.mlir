@@ -136,3 +136,69 @@ func.func @left_alone(%a: memref<64x32xf32>, %b: memref<256x32xf32>, %offsets: m
   }
   return
 }
+
+// -----
+
+// A pipelined copy (dyncc-pipeline-k-steps: step %k copies step %k + 32's
+// tile under `%k + 32 < K`) reads at the next step only where that
+// condition holds there: the prefetch of step %k + 64's tile is under
+// `%k + 64 < K` too, and its view is recomputed only then (never a view
+// past the operand). A read in an else branch runs where the condition
+// does not hold: its condition is negated.
+#rows = affine_map<(d0) -> (d0 floordiv 8)>
+#cols = affine_map<(d0) -> ((d0 mod 8) * 4)>
+// CHECK-LABEL: func.func @pipelined(
+//  CHECK-SAME:   %[[B:[a-z0-9]+]]: memref<128x32xf32>
+//       CHECK:   scf.for %[[K:.*]] = %{{.*}} to %[[UB:.*]] step %[[STEP:[a-z0-9_]+]] {
+//       CHECK:     scf.if
+//       CHECK:       scf.forall
+//       CHECK:         vector.transfer_read
+//       CHECK:         %[[NEXT:.*]] = arith.addi %[[K]], %[[STEP]] : index
+//       CHECK:         %[[MORE:.*]] = arith.cmpi slt, %[[NEXT]], %[[UB]] : index
+//       CHECK:         scf.if %[[MORE]] {
+//       CHECK:           %[[AHEAD:.*]] = arith.addi %[[NEXT]], %{{.*}} : index
+//       CHECK:           %[[RUNS:.*]] = arith.cmpi slt, %[[AHEAD]], %{{.*}} : index
+//   CHECK-NOT:           memref.subview
+//       CHECK:           scf.if %[[RUNS]] {
+//       CHECK:             %[[VIEW:.*]] = memref.subview %[[B]][%[[AHEAD]], 0] [8, 32] [1, 1]
+//       CHECK:             memref.prefetch %[[VIEW]][
+//       CHECK:     } else {
+//       CHECK:       scf.forall
+//       CHECK:         vector.transfer_read
+//       CHECK:         scf.if
+//       CHECK:           %[[AHEAD2:.*]] = arith.addi
+//       CHECK:           %[[RUNS2:.*]] = arith.cmpi slt, %[[AHEAD2]]
+//       CHECK:           %[[NOT:.*]] = arith.xori %[[RUNS2]], %true
+//       CHECK:           scf.if %[[NOT]] {
+//       CHECK:             memref.prefetch
+func.func @pipelined(%b: memref<128x32xf32>) {
+  %c0 = arith.constant 0 : index
+  %c8 = arith.constant 8 : index
+  %c128 = arith.constant 128 : index
+  %cst = arith.constant 0.0 : f32
+  %s = memref.alloc() : memref<8x32xf32, #gpu.address_space<workgroup>>
+  scf.for %k = %c0 to %c128 step %c8 {
+    %ahead = arith.addi %k, %c8 : index
+    %runs = arith.cmpi slt, %ahead, %c128 : index
+    scf.if %runs {
+      %tile = memref.subview %b[%ahead, 0] [8, 32] [1, 1] : memref<128x32xf32> to memref<8x32xf32, strided<[32, 1], offset: ?>>
+      scf.forall (%t) in (64) {
+        %r = affine.apply #rows(%t)
+        %c = affine.apply #cols(%t)
+        %v = vector.transfer_read %tile[%r, %c], %cst {in_bounds = [true, true]} : memref<8x32xf32, strided<[32, 1], offset: ?>>, vector<1x4xf32>
+        %d = memref.subview %s[%r, %c] [1, 4] [1, 1] : memref<8x32xf32, #gpu.address_space<workgroup>> to memref<1x4xf32, strided<[32, 1], offset: ?>, #gpu.address_space<workgroup>>
+        vector.transfer_write %v, %d[%c0, %c0] {in_bounds = [true, true]} : vector<1x4xf32>, memref<1x4xf32, strided<[32, 1], offset: ?>, #gpu.address_space<workgroup>>
+      } {mapping = [#gpu.thread<linear_dim_0>]}
+    } else {
+      %tile = memref.subview %b[%k, 0] [8, 32] [1, 1] : memref<128x32xf32> to memref<8x32xf32, strided<[32, 1], offset: ?>>
+      scf.forall (%t) in (64) {
+        %r = affine.apply #rows(%t)
+        %c = affine.apply #cols(%t)
+        %v = vector.transfer_read %tile[%r, %c], %cst {in_bounds = [true, true]} : memref<8x32xf32, strided<[32, 1], offset: ?>>, vector<1x4xf32>
+        %d = memref.subview %s[%r, %c] [1, 4] [1, 1] : memref<8x32xf32, #gpu.address_space<workgroup>> to memref<1x4xf32, strided<[32, 1], offset: ?>, #gpu.address_space<workgroup>>
+        vector.transfer_write %v, %d[%c0, %c0] {in_bounds = [true, true]} : vector<1x4xf32>, memref<1x4xf32, strided<[32, 1], offset: ?>, #gpu.address_space<workgroup>>
+      } {mapping = [#gpu.thread<linear_dim_0>]}
+    }
+  }
+  return
+}

@@ -247,7 +247,9 @@ def PrefetchKStepsPass : Pass<"dyncc-prefetch-k-steps", "mlir::func::FuncOp"> {
     forall over `#gpu.thread<linear_dim_0>` of vector transfer pairs into
     shared tiles) in a k-step loop also prefetches, chunk by chunk, what
     the same copy reads at the loop's next step (`memref.prefetch`, read,
-    locality 3), under an `scf.if` that the next step exists. The host runs
+    locality 3), under an `scf.if` that the next step exists, that the
+    conditions the copy runs under hold there (a pipelined copy's), and that
+    a chunk that may leave its tile starts inside it. The host runs
     a block's copies and products one after another, so a step's copy
     waited on the rows of B and A that it read, each row its own stream
     (a B tile's rows are a row of the matrix apart) that the hardware
