@@ -14,11 +14,15 @@
 // half conversions.
 //
 // Host kernels (the `host` option, in the CPU lowering) also approximate
-// exp and tanh, which LLVM would leave as calls to libm's expf and tanhf:
-// scalar, and through libm's error handling (errno) on every underflow. The
-// approximations' fused multiply-adds become a multiply and an add LLVM may
-// contract, since the portable x86-64-v2 build has no FMA instruction and
-// would call libm's fmaf for each; the wider builds fuse them again.
+// exp, tanh and log, which LLVM would leave as calls to libm's expf, tanhf
+// and logf: scalar, and through libm's error handling (errno) on every
+// underflow. The approximations' fused multiply-adds become a multiply and
+// an add LLVM may contract, since the portable x86-64-v2 build has no FMA
+// instruction and would call libm's fmaf for each; the wider builds fuse
+// them again.
+//
+// A float power by a constant small integer (`Pow(x, 3)`) is
+// multiplications on both targets rather than a pow call per element.
 //
 // Integer powers (`math.ipowi`, ONNX Pow on integers) have no intrinsic
 // either, and upstream's software version (convert-math-to-funcs) is a
@@ -33,7 +37,11 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/Matchers.h"
+
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include <cmath>
+#include <limits>
 
 namespace dyncc {
 #define GEN_PASS_DEF_APPROXIMATEMATHPASS
@@ -127,6 +135,58 @@ struct ExpandIntegerPower final : OpRewritePattern<math::IPowIOp> {
   }
 };
 
+/// `math.powf` whose exponent is a constant small integer (ONNX Pow with an
+/// initializer exponent: LayerNorm's `Pow(x, 2)`, GELU's `Pow(x, 3)` in
+/// GPT-2's exports) as multiplications: x^0 = 1, x^1 = x, x^2 = x * x,
+/// x^3 = x^2 * x, x^4 = x^2 * x^2, and a negative exponent the reciprocal.
+/// Otherwise a libm `powf` call on the host and libdevice's `__nv_powf` on
+/// the GPU, per element. At most two roundings more than a correctly
+/// rounded pow (a relative 2.4e-7 in f32), and the same special values:
+/// NaN stays NaN (x^0 is 1, as pow's), infinities and signed zeros follow
+/// the products (pow(-0, 3) = -0, pow(-0, -2) = +inf). Half-precision
+/// powers are left as they are (each product would round to 11 bits).
+struct PowerByMultiplying final : OpRewritePattern<math::PowFOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(math::PowFOp op,
+                                PatternRewriter &rewriter) const override {
+    Type element = getElementTypeOrSelf(op.getType());
+    if (!element.isF32() && !element.isF64())
+      return failure();
+    Attribute attr;
+    if (!matchPattern(op.getRhs(), m_Constant(&attr)))
+      return failure();
+    if (auto splat = dyn_cast<SplatElementsAttr>(attr))
+      attr = splat.getSplatValue<Attribute>();
+    auto exponent = dyn_cast<FloatAttr>(attr);
+    if (!exponent)
+      return failure();
+    double value = exponent.getValueAsDouble();
+    if (value != std::trunc(value) || std::abs(value) > 4)
+      return failure();
+    int64_t n = static_cast<int64_t>(std::abs(value));
+    Location loc = op.getLoc();
+    Value x = op.getLhs();
+    Value one = arith::ConstantOp::create(rewriter, loc,
+                                          rewriter.getOneAttr(op.getType()));
+    Value power = one;
+    if (n >= 1)
+      power = x;
+    if (n >= 2) {
+      Value square = arith::MulFOp::create(rewriter, loc, x, x);
+      power = square;
+      if (n == 3)
+        power = arith::MulFOp::create(rewriter, loc, square, x);
+      if (n == 4)
+        power = arith::MulFOp::create(rewriter, loc, square, square);
+    }
+    if (value < 0)
+      power = arith::DivFOp::create(rewriter, loc, one, power);
+    rewriter.replaceOp(op, power);
+    return success();
+  }
+};
+
 /// `math.fma` as `arith.mulf` and `arith.addf` marked `contract`: LLVM
 /// fuses them where the processor has FMA and keeps two roundings where it
 /// has none, instead of calling libm's correctly rounded `fmaf`.
@@ -145,21 +205,60 @@ struct ContractFma final : OpRewritePattern<math::FmaOp> {
   }
 };
 
+/// Upstream's log approximation clamps its input to the smallest normal
+/// f32 (log(x) = -87.3 for every positive subnormal x, where it is down to
+/// -103.3): a subnormal is scaled by 2^24 first, exactly, and 24 ln 2 taken
+/// off the result. Zero, negative and NaN inputs keep their results (-inf,
+/// NaN).
+static void scaleSubnormalLogs(Operation *root) {
+  SmallVector<math::LogOp> logs;
+  root->walk([&](math::LogOp op) {
+    if (getElementTypeOrSelf(op.getType()).isF32())
+      logs.push_back(op);
+  });
+  for (math::LogOp op : logs) {
+    OpBuilder b(op);
+    Location loc = op.getLoc();
+    Type type = op.getType();
+    auto constant = [&](float value) -> Value {
+      Attribute scalar = b.getF32FloatAttr(value);
+      if (auto vector = dyn_cast<VectorType>(type))
+        return arith::ConstantOp::create(
+            b, loc, DenseElementsAttr::get(vector, scalar));
+      return arith::ConstantOp::create(b, loc, cast<TypedAttr>(scalar));
+    };
+    Value x = op.getOperand();
+    Value subnormal =
+        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, x,
+                              constant(std::numeric_limits<float>::min()));
+    Value scaled = arith::MulFOp::create(b, loc, x, constant(0x1p24f));
+    Value input = arith::SelectOp::create(b, loc, subnormal, scaled, x);
+    Value log = math::LogOp::create(b, loc, input);
+    Value shifted = arith::SubFOp::create(
+        b, loc, log, constant(static_cast<float>(24 * M_LN2)));
+    op.replaceAllUsesWith(
+        arith::SelectOp::create(b, loc, subnormal, shifted, log).getResult());
+    op.erase();
+  }
+}
+
 struct ApproximateMath final
     : ::dyncc::impl::ApproximateMathPassBase<ApproximateMath> {
   using Base::Base;
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     patterns.add<ComputeHalfInF32<math::ErfOp>, ComputeHalfInF32<math::ErfcOp>,
-                 ExpandIntegerPower>(&getContext());
+                 ExpandIntegerPower, PowerByMultiplying>(&getContext());
     populatePolynomialApproximateErfPattern(patterns);
     populatePolynomialApproximateErfcPattern(patterns);
     if (host) {
+      scaleSubnormalLogs(getOperation());
       // f32 only (upstream's patterns): the host pipeline widens half
       // precision math to f32 before this runs.
       populateMathPolynomialApproximationPatterns(patterns, [](StringRef name) {
         return name == math::ExpOp::getOperationName() ||
-               name == math::TanhOp::getOperationName();
+               name == math::TanhOp::getOperationName() ||
+               name == math::LogOp::getOperationName();
       });
       patterns.add<ContractFma>(&getContext());
     }

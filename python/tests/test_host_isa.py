@@ -148,12 +148,15 @@ def test_tune_measures_the_build_it_runs(bin_dir, levels_artifact, runs,
 
 @pytest.fixture(scope="module")
 def math_artifact(tmp_path_factory):
-    """Exp, Tanh, Sigmoid, Erf over a vector, and a Softmax over rows,
-    compiled with every build of the host code."""
+    """Exp, Tanh, Sigmoid, Erf, Log and Pow by constants over a vector, and a
+    Softmax over rows, compiled with every build of the host code."""
     tmp_path = tmp_path_factory.mktemp("math")
     return dyncc.compile(_math_model(tmp_path), tmp_path / "math.dyncc",
                          targets=TARGETS.split(","),
                          dims={"A": (1, 1 << 15), "B": (1, 64), "C": (1, 256)})
+
+
+POWERS = {"Pow2": 2, "Pow3": 3, "Pow4": 4, "PowM1": -1, "PowM2": -2}
 
 
 def _math_model(tmp_path):
@@ -161,14 +164,19 @@ def _math_model(tmp_path):
     from onnx import TensorProto, helper
     F = TensorProto.FLOAT
     nodes = [helper.make_node(op, ["X"], [op]) for op in
-             ("Exp", "Tanh", "Sigmoid", "Erf")]
+             ("Exp", "Tanh", "Sigmoid", "Erf", "Log")]
     nodes.append(helper.make_node("Softmax", ["R"], ["Softmax"], axis=1))
+    # Constant exponents: multiplications, not pow.
+    nodes += [helper.make_node("Pow", ["X", f"e{n}"], [name])
+              for name, n in POWERS.items()]
     graph = helper.make_graph(
         nodes, "math",
         [helper.make_tensor_value_info("X", F, ["A"]),
          helper.make_tensor_value_info("R", F, ["B", "C"])],
         [helper.make_tensor_value_info(op, F, None) for op in
-         ("Exp", "Tanh", "Sigmoid", "Erf", "Softmax")])
+         ("Exp", "Tanh", "Sigmoid", "Erf", "Log", "Softmax", *POWERS)],
+        [helper.make_tensor(f"e{n}", F, [], [float(n)])
+         for n in POWERS.values()])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
     path = tmp_path / "math.onnx"
     onnx.save(model, str(path))
@@ -178,6 +186,7 @@ def _math_model(tmp_path):
 def _math_inputs():
     rng = np.random.default_rng(5)
     special = [0.0, -0.0, np.inf, -np.inf, np.nan, 1e-30, -1e-30, 3e-4, 5e-4,
+               1e-40, 1e-45, 1.1754944e-38, 3.4028235e38, 1.0, 2.0, 0.5,
                -87.0, -87.5, -88.0, -100.0, -104.0, -1e4, 88.0, 88.5, 88.75,
                89.0, 1e4, 7.9, 8.1, -7.9, -8.1, 20.0, -20.0, 3.75, 3.8]
     x = np.concatenate([np.array(special, np.float32),
@@ -195,14 +204,16 @@ def _math_inputs():
 def _math_reference(x, r):
     from math import erf
     w = x.astype(np.float64)
-    with np.errstate(over="ignore", invalid="ignore"):
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         e = np.exp(w)
         shifted = np.exp(r - r.max(axis=1, keepdims=True).astype(np.float64))
         exact = {"Exp": e, "Tanh": np.tanh(w), "Sigmoid": 1 / (1 + np.exp(-w)),
                  "Erf": np.array([erf(v) if np.isfinite(v) else
                                   (np.sign(v) if not np.isnan(v) else np.nan)
                                   for v in w]),
+                 "Log": np.log(w),
                  "Softmax": shifted / shifted.sum(axis=1, keepdims=True)}
+        exact.update({name: w ** n for name, n in POWERS.items()})
         # Rounded to f32: exp overflows to infinity past 88.72.
         return {name: v.astype(np.float32).astype(np.float64)
                 for name, v in exact.items()}
@@ -211,18 +222,22 @@ def _math_reference(x, r):
 # Largest error allowed per function and build, relative to the exact
 # value (and absolute below 2^-126, the smallest normal f32: host kernels
 # flush exp's subnormal results to 0). Upstream's approximations:
-# measured 2.4e-7 (exp, tanh; erf 3.0e-7 unfused), 1.4e-7 (sigmoid) and
-# 1.2e-6 (softmax, its sum) at worst.
+# measured 2.4e-7 (exp, tanh; erf 3.0e-7 unfused), 1.4e-7 (sigmoid),
+# 1.2e-7 (log, subnormal inputs included) and 1.2e-6 (softmax, its sum) at
+# worst; constant powers by multiplying: 1.2e-7 (x^3, x^-2), 2.1e-7 (x^4).
 MATH_TOLERANCE = {"Exp": 3e-7, "Tanh": 3e-7, "Sigmoid": 2e-7, "Erf": 4e-7,
-                  "Softmax": 2e-6}
+                  "Log": 2e-7, "Softmax": 2e-6, "Pow2": 1e-7, "Pow3": 2e-7,
+                  "Pow4": 3e-7, "PowM1": 1e-7, "PowM2": 2e-7}
 
 
 def test_math_functions_on_every_build(math_artifact, runs, monkeypatch):
-    """exp and tanh are computed inline on the host (upstream's polynomial
-    approximations; no libm call) and every approximation's multiply-adds
-    are fused on the AVX2 and AVX-512 builds and not on the portable one:
-    each build matches the exact function over the whole f32 range,
-    infinities, NaN and the overflow and underflow thresholds included."""
+    """exp, tanh and log are computed inline on the host (upstream's
+    polynomial approximations, log's subnormal inputs scaled first; no libm
+    call), powers with a constant small integer exponent by multiplying,
+    and every approximation's multiply-adds are fused on the AVX2 and
+    AVX-512 builds and not on the portable one: each build matches the
+    exact function over the whole f32 range, infinities, NaN, signed zeros,
+    subnormals and the overflow and underflow thresholds included."""
     x, r = _math_inputs()
     want = _math_reference(x, r)
     for isa in runs:
@@ -243,11 +258,12 @@ def test_math_functions_on_every_build(math_artifact, runs, monkeypatch):
                 else worst, out[finite][worst], exact[finite][worst])
 
 
-def test_host_kernels_call_no_math_library_for_exp_and_tanh(math_artifact,
-                                                           tmp_path):
-    """The approximations replace the calls in every build (nm -u)."""
+def test_host_kernels_call_no_math_library(math_artifact, tmp_path):
+    """The approximations and the multiplications replace the calls in
+    every build (nm -u)."""
     from test_host_kernels import undefined_symbols
     secs = sections(math_artifact)
     for section in ("cpu.so", "cpu.x86-64-v3.so", "cpu.x86-64-v4.so"):
         names = undefined_symbols(secs[section], tmp_path)
-        assert not names & {"expf", "tanhf", "fmaf", "erff"}, (section, names)
+        assert not names & {"expf", "tanhf", "fmaf", "erff", "logf", "powf"}, \
+            (section, names)

@@ -89,3 +89,66 @@ func.func @exp_tanh(%x: vector<8xf32>, %y: f32) -> (vector<8xf32>, f32) {
   %1 = math.tanh %y : f32
   return %0, %1 : vector<8xf32>, f32
 }
+
+// A power whose exponent is a constant integer from -4 to 4 is
+// multiplications on both targets (no powf call, no __nv_powf): x^3 is
+// x * x * x, x^4 the square squared, x^-2 the reciprocal of the square, x^0
+// is 1. A vector's splat exponent too. A fractional, larger, or dynamic
+// exponent, and a half-precision power, stay pow.
+// CHECK-LABEL: func.func @constant_powers(
+//  CHECK-SAME:   %[[X:[a-z0-9]+]]: f32, %[[V:[a-z0-9]+]]: vector<4xf32>, %[[E:[a-z0-9]+]]: f32, %[[H:[a-z0-9]+]]: f16)
+//   CHECK-DAG:   %[[ONE:.+]] = arith.constant 1.000000e+00 : f32
+//   CHECK-DAG:   %[[ONES:.+]] = arith.constant dense<1.000000e+00> : vector<4xf32>
+//       CHECK:   %[[SQ:.+]] = arith.mulf %[[X]], %[[X]] : f32
+//       CHECK:   %[[CUBE:.+]] = arith.mulf %[[SQ]], %[[X]] : f32
+//       CHECK:   %[[SQ2:.+]] = arith.mulf %[[X]], %[[X]] : f32
+//       CHECK:   %[[FOURTH:.+]] = arith.mulf %[[SQ2]], %[[SQ2]] : f32
+//       CHECK:   %[[VSQ:.+]] = arith.mulf %[[V]], %[[V]] : vector<4xf32>
+//       CHECK:   %[[INV:.+]] = arith.divf %[[ONES]], %[[VSQ]] : vector<4xf32>
+//       CHECK:   math.powf %[[X]], %{{.+}} : f32
+//       CHECK:   math.powf %[[X]], %{{.+}} : f32
+//       CHECK:   math.powf %[[X]], %[[E]] : f32
+//       CHECK:   math.powf %[[H]], %{{.+}} : f16
+//       CHECK:   return %[[CUBE]], %[[FOURTH]], %[[INV]], %[[ONE]],
+func.func @constant_powers(%x: f32, %v: vector<4xf32>, %e: f32, %h: f16)
+    -> (f32, f32, vector<4xf32>, f32, f32, f32, f32, f16) {
+  %c3 = arith.constant 3.0 : f32
+  %c4 = arith.constant 4.0 : f32
+  %cm2 = arith.constant dense<-2.0> : vector<4xf32>
+  %c0 = arith.constant 0.0 : f32
+  %chalf = arith.constant 0.5 : f32
+  %c5 = arith.constant 5.0 : f32
+  %h3 = arith.constant 3.0 : f16
+  %0 = math.powf %x, %c3 : f32
+  %1 = math.powf %x, %c4 : f32
+  %2 = math.powf %v, %cm2 : vector<4xf32>
+  %3 = math.powf %x, %c0 : f32
+  %4 = math.powf %x, %chalf : f32
+  %5 = math.powf %x, %c5 : f32
+  %6 = math.powf %x, %e : f32
+  %7 = math.powf %h, %h3 : f16
+  return %0, %1, %2, %3, %4, %5, %6, %7
+      : f32, f32, vector<4xf32>, f32, f32, f32, f32, f16
+}
+
+// log stays for libdevice on the GPU; on the host, upstream's
+// approximation, which clamps its input to the smallest normal f32, gets a
+// subnormal input scaled by 2^24 (exact) and 24 ln 2 taken off its result.
+// CHECK-LABEL: func.func @log_f32(
+//       CHECK:   math.log %{{.*}} : vector<8xf32>
+// HOST-LABEL: func.func @log_f32(
+//  HOST-SAME:   %[[X:[a-z0-9]+]]: vector<8xf32>
+//   HOST-DAG:   %[[MIN:.+]] = arith.constant dense<1.17549435E-38> : vector<8xf32>
+//   HOST-DAG:   %[[SCALE:.+]] = arith.constant dense<0x4B800000> : vector<8xf32>
+//   HOST-DAG:   %[[SHIFT:.+]] = arith.constant dense<16.6355324> : vector<8xf32>
+//       HOST:   %[[SUB:.+]] = arith.cmpf olt, %[[X]], %[[MIN]] : vector<8xf32>
+//       HOST:   %[[SCALED:.+]] = arith.mulf %[[X]], %[[SCALE]] : vector<8xf32>
+//       HOST:   %[[IN:.+]] = arith.select %[[SUB]], %[[SCALED]], %[[X]]
+//   HOST-NOT:   math.log
+//       HOST:   %[[SHIFTED:.+]] = arith.subf %[[LOG:[0-9]+]], %[[SHIFT]] : vector<8xf32>
+//       HOST:   %[[R:.+]] = arith.select %[[SUB]], %[[SHIFTED]], %[[LOG]]
+//       HOST:   return %[[R]]
+func.func @log_f32(%x: vector<8xf32>) -> vector<8xf32> {
+  %0 = math.log %x : vector<8xf32>
+  return %0 : vector<8xf32>
+}

@@ -65,11 +65,14 @@ def ApproximateMathPass : Pass<"dyncc-approximate-math"> {
     polynomial approximation, so the numbers CI checks on the CPU are the
     GPU's too. `math.ipowi` becomes exponentiation by squaring in an
     `scf.while`, in place: upstream's software version is a function in the
-    top-level module, which a GPU kernel cannot call.
+    top-level module, which a GPU kernel cannot call. `math.powf` by a
+    constant integer exponent from -4 to 4 becomes multiplications (and a
+    reciprocal), on both targets, instead of a `powf` / `__nv_powf` call.
 
     With `host`, for host kernels (after their math is widened to f32),
-    `math.exp` and `math.tanh` (softmax, sigmoid, GELU's tanh form) become
-    upstream's approximations too, and every `math.fma` a multiply and an
+    `math.exp`, `math.tanh` (softmax, sigmoid, GELU's tanh form) and
+    `math.log` (a subnormal input scaled by 2^24 first: upstream clamps it)
+    become upstream's approximations too, and every `math.fma` a multiply and an
     add marked `contract`. As libm calls they were scalar, cost the
     portable build a call to `fmaf` per polynomial step, and went through
     libm's error handling (`errno`) on every underflow, which softmax's
@@ -77,7 +80,7 @@ def ApproximateMathPass : Pass<"dyncc-approximate-math"> {
     libdevice's `__nv_expf` and `__nv_tanhf`.
   }];
   let options = [Option<"host", "host", "bool", "false",
-                        "also approximate exp and tanh, and contract fma "
+                        "also approximate exp, tanh and log, and contract fma "
                         "(host kernels)">];
   let dependentDialects = ["::mlir::math::MathDialect",
                            "::mlir::arith::ArithDialect",
