@@ -39,6 +39,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <cmath>
 #include <limits>
@@ -144,8 +145,12 @@ struct ExpandIntegerPower final : OpRewritePattern<math::IPowIOp> {
 /// two squarings and a division; measured 1.2e-7 relative for x^3 and
 /// x^-2, 2.1e-7 for x^4 in f32), and the same special values:
 /// NaN stays NaN (x^0 is 1, as pow's), infinities and signed zeros follow
-/// the products (pow(-0, 3) = -0, pow(-0, -2) = +inf). Half-precision
-/// powers are left as they are (each product would round to 11 bits).
+/// the products (pow(-0, 3) = -0, pow(-0, -2) = +inf); where x^n overflows
+/// x^-n is 0, where pow gives a subnormal (pow(1e10, -4) = 1e-40), and where
+/// x^n is subnormal x^-n keeps its few bits. Half-precision
+/// powers are left as they are (each product would round to 11 bits); on
+/// the host, half-precision math is widened to f32 before the host run of
+/// this pass, which then rewrites them in f32.
 struct PowerByMultiplying final : OpRewritePattern<math::PowFOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -181,6 +186,9 @@ struct PowerByMultiplying final : OpRewritePattern<math::PowFOp> {
       if (n == 4)
         power = arith::MulFOp::create(rewriter, loc, square, square);
     }
+    // A negative exponent: the power's reciprocal (one rounding more; the
+    // reciprocal's power would double the reciprocal's rounding at each
+    // squaring).
     if (value < 0)
       power = arith::DivFOp::create(rewriter, loc, one, power);
     rewriter.replaceOp(op, power);
@@ -236,7 +244,7 @@ static void scaleSubnormalLogs(Operation *root) {
     Value input = arith::SelectOp::create(b, loc, subnormal, scaled, x);
     Value log = math::LogOp::create(b, loc, input);
     Value shifted = arith::SubFOp::create(
-        b, loc, log, constant(static_cast<float>(24 * M_LN2)));
+        b, loc, log, constant(static_cast<float>(24 * llvm::numbers::ln2)));
     op.replaceAllUsesWith(
         arith::SelectOp::create(b, loc, subnormal, shifted, log).getResult());
     op.erase();

@@ -35,9 +35,10 @@
 // %k + stages only where that step exists), and, where the read may leave
 // its tile (rows past M, columns past K), the chunk starts inside the next
 // step's tile. Ops recomputed for the next step are pure and region-free; a
-// read that depends on the loop through anything else, or sits in a region
-// other than loops and ifs, is left as it is. LLVM hoists the recomputed
-// views out of the chunk loop.
+// read that depends on the loop through anything else (an impure op, a value
+// the loop carries from step to step), sits in a region other than loops
+// and ifs or in a loop whose bounds the k-step loop computes, or is masked,
+// is left as it is. LLVM hoists the recomputed views out of the chunk loop.
 //
 //===----------------------------------------------------------------------===//
 
@@ -71,17 +72,34 @@ struct Condition {
 };
 
 /// The conditions `read` runs under between it and `loop`, or failure where
-/// it is nested in a region other than foralls, loops and ifs.
+/// it is nested in a region other than foralls, loops and ifs, or in a loop
+/// whose bounds are computed inside `loop` (its iterations at the next step
+/// may differ).
 static LogicalResult getConditions(vector::TransferReadOp read, scf::ForOp loop,
                                    SmallVectorImpl<Condition> &conditions) {
+  auto fromInside = [&](ValueRange bounds) {
+    return llvm::any_of(bounds, [&](Value bound) {
+      return loop->isAncestor(bound.getParentRegion()->getParentOp());
+    });
+  };
   for (Operation *child = read, *parent = read->getParentOp(); parent != loop;
        child = parent, parent = parent->getParentOp()) {
-    if (auto branch = dyn_cast<scf::IfOp>(parent))
+    if (auto branch = dyn_cast<scf::IfOp>(parent)) {
       conditions.push_back(
           {branch.getCondition(),
            child->getParentRegion() == &branch.getElseRegion()});
-    else if (!isa<scf::ForallOp, scf::ForOp>(parent))
+    } else if (auto inner = dyn_cast<scf::ForOp>(parent)) {
+      if (fromInside(
+              {inner.getLowerBound(), inner.getUpperBound(), inner.getStep()}))
+        return failure();
+    } else if (auto forall = dyn_cast<scf::ForallOp>(parent)) {
+      if (fromInside(forall.getDynamicLowerBound()) ||
+          fromInside(forall.getDynamicUpperBound()) ||
+          fromInside(forall.getDynamicStep()))
+        return failure();
+    } else {
       return failure();
+    }
   }
   return success();
 }
@@ -119,10 +137,30 @@ static bool usesInductionVar(vector::TransferReadOp read,
   return uses(read) || llvm::any_of(slice, uses);
 }
 
+/// True if `read` or the slices use a value `loop` carries from step to
+/// step (an iteration argument): only the induction variable is known at
+/// the next step.
+static bool usesIterationValues(vector::TransferReadOp read,
+                                const SetVector<Operation *> &conditionSlice,
+                                const SetVector<Operation *> &addressSlice,
+                                scf::ForOp loop) {
+  auto carried = [&](Operation *op) {
+    return llvm::any_of(op->getOperands(), [&](Value operand) {
+      return llvm::is_contained(loop.getRegionIterArgs(), operand);
+    });
+  };
+  return carried(read) || llvm::any_of(conditionSlice, carried) ||
+         llvm::any_of(addressSlice, carried);
+}
+
 /// Adds the prefetch of `read`'s next-step address after it, or nothing
 /// where that address cannot be recomputed or does not change with `loop`.
 static void prefetchNextStep(OpBuilder &b, vector::TransferReadOp read,
                              scf::ForOp loop) {
+  // A masked read may start past its extents with every lane off; an
+  // unsigned loop's `k + step < ub` would be the wrong comparison.
+  if (read.getMask() || loop.getUnsignedCmp())
+    return;
   SmallVector<Condition> conditions;
   if (failed(getConditions(read, loop, conditions)))
     return;
@@ -136,7 +174,8 @@ static void prefetchNextStep(OpBuilder &b, vector::TransferReadOp read,
   SmallVector<Value> addressRoots(read->getOperands());
   std::optional<SetVector<Operation *>> addressSlice =
       getSliceInLoop(addressRoots, loop);
-  if (!addressSlice || !usesInductionVar(read, *addressSlice, loop))
+  if (!addressSlice || !usesInductionVar(read, *addressSlice, loop) ||
+      usesIterationValues(read, *conditionSlice, *addressSlice, loop))
     return;
 
   Location loc = read.getLoc();

@@ -188,7 +188,8 @@ LogicalResult dyncc::buildCpuLoweringPipeline(OpPassManager &pm) {
           "lower-affine,"
           "expand-strided-metadata,lower-affine,convert-scf-to-cf,"
           "math-extend-to-supported-types{target-type=f32},"
-          // exp and tanh inline rather than libm calls, fma contractible.
+          // exp, tanh and log inline rather than libm calls, fma
+          // contractible.
           "dyncc-approximate-math{host=true},"
           "arith-emulate-unsupported-floats{source-types=f16,bf16 "
           "target-type=f32},arith-expand{include-bf16=true},"

@@ -92,9 +92,10 @@ func.func @exp_tanh(%x: vector<8xf32>, %y: f32) -> (vector<8xf32>, f32) {
 
 // A power whose exponent is a constant integer from -4 to 4 is
 // multiplications on both targets (no powf call, no __nv_powf): x^3 is
-// x * x * x, x^4 the square squared, x^-2 the reciprocal of the square, x^0
-// is 1. A vector's splat exponent too. A fractional, larger, or dynamic
-// exponent, and a half-precision power, stay pow.
+// x * x * x, x^4 the square squared, x^1 is x, x^0 is 1, and a negative
+// exponent the power's reciprocal. A vector's splat exponent too. A
+// fractional, larger, or dynamic exponent, and a half-precision power (on
+// the GPU; the host widens it to f32 first), stay pow.
 // CHECK-LABEL: func.func @constant_powers(
 //  CHECK-SAME:   %[[X:[a-z0-9]+]]: f32, %[[V:[a-z0-9]+]]: vector<4xf32>, %[[E:[a-z0-9]+]]: f32, %[[H:[a-z0-9]+]]: f16)
 //   CHECK-DAG:   %[[ONE:.+]] = arith.constant 1.000000e+00 : f32
@@ -104,18 +105,25 @@ func.func @exp_tanh(%x: vector<8xf32>, %y: f32) -> (vector<8xf32>, f32) {
 //       CHECK:   %[[SQ2:.+]] = arith.mulf %[[X]], %[[X]] : f32
 //       CHECK:   %[[FOURTH:.+]] = arith.mulf %[[SQ2]], %[[SQ2]] : f32
 //       CHECK:   %[[VSQ:.+]] = arith.mulf %[[V]], %[[V]] : vector<4xf32>
-//       CHECK:   %[[INV:.+]] = arith.divf %[[ONES]], %[[VSQ]] : vector<4xf32>
+//       CHECK:   %[[VINV:.+]] = arith.divf %[[ONES]], %[[VSQ]] : vector<4xf32>
+//       CHECK:   %[[INV:.+]] = arith.divf %[[ONE]], %[[X]] : f32
+//       CHECK:   %[[SQ3:.+]] = arith.mulf %[[X]], %[[X]] : f32
+//       CHECK:   %[[CUBE3:.+]] = arith.mulf %[[SQ3]], %[[X]] : f32
+//       CHECK:   %[[CUBEINV:.+]] = arith.divf %[[ONE]], %[[CUBE3]] : f32
 //       CHECK:   math.powf %[[X]], %{{.+}} : f32
 //       CHECK:   math.powf %[[X]], %{{.+}} : f32
 //       CHECK:   math.powf %[[X]], %[[E]] : f32
 //       CHECK:   math.powf %[[H]], %{{.+}} : f16
-//       CHECK:   return %[[CUBE]], %[[FOURTH]], %[[INV]], %[[ONE]],
+//       CHECK:   return %[[CUBE]], %[[FOURTH]], %[[VINV]], %[[ONE]], %[[X]], %[[INV]], %[[CUBEINV]],
 func.func @constant_powers(%x: f32, %v: vector<4xf32>, %e: f32, %h: f16)
-    -> (f32, f32, vector<4xf32>, f32, f32, f32, f32, f16) {
+    -> (f32, f32, vector<4xf32>, f32, f32, f32, f32, f32, f32, f32, f16) {
   %c3 = arith.constant 3.0 : f32
   %c4 = arith.constant 4.0 : f32
   %cm2 = arith.constant dense<-2.0> : vector<4xf32>
   %c0 = arith.constant 0.0 : f32
+  %c1 = arith.constant 1.0 : f32
+  %cm1 = arith.constant -1.0 : f32
+  %cm3 = arith.constant -3.0 : f32
   %chalf = arith.constant 0.5 : f32
   %c5 = arith.constant 5.0 : f32
   %h3 = arith.constant 3.0 : f16
@@ -123,12 +131,15 @@ func.func @constant_powers(%x: f32, %v: vector<4xf32>, %e: f32, %h: f16)
   %1 = math.powf %x, %c4 : f32
   %2 = math.powf %v, %cm2 : vector<4xf32>
   %3 = math.powf %x, %c0 : f32
-  %4 = math.powf %x, %chalf : f32
-  %5 = math.powf %x, %c5 : f32
-  %6 = math.powf %x, %e : f32
-  %7 = math.powf %h, %h3 : f16
-  return %0, %1, %2, %3, %4, %5, %6, %7
-      : f32, f32, vector<4xf32>, f32, f32, f32, f32, f16
+  %4 = math.powf %x, %c1 : f32
+  %5 = math.powf %x, %cm1 : f32
+  %6 = math.powf %x, %cm3 : f32
+  %7 = math.powf %x, %chalf : f32
+  %8 = math.powf %x, %c5 : f32
+  %9 = math.powf %x, %e : f32
+  %10 = math.powf %h, %h3 : f16
+  return %0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10
+      : f32, f32, vector<4xf32>, f32, f32, f32, f32, f32, f32, f32, f16
 }
 
 // log stays for libdevice on the GPU; on the host, upstream's

@@ -13,6 +13,8 @@
 #rowsB = affine_map<(d0) -> ((d0 floordiv 32) mod 32)>
 #colsB = affine_map<(d0) -> (d0 * 4 - (d0 floordiv 32) * 128)>
 #kLeft = affine_map<(d0) -> (-d0 + 128, 32)>
+//   CHECK-DAG: #[[ROWSA:map[0-9]*]] = affine_map<(d0) -> ((d0 floordiv 8) mod 64)>
+//   CHECK-DAG: #[[COLSA:map[0-9]*]] = affine_map<(d0) -> (d0 * 4 - (d0 floordiv 8) * 32)>
 // CHECK-LABEL: func.func @copies(
 //  CHECK-SAME:   %[[A:[a-z0-9]+]]: memref<?x128xf32>, %[[B:[a-z0-9]+]]: memref<128x384xf32>
 //       CHECK:   %[[BT:.*]] = memref.subview %[[B]][0, 0] [128, 128] [1, 1]
@@ -24,11 +26,14 @@
 //       CHECK:       scf.if %[[MORE]] {
 //       CHECK:         %[[LEFT:.*]] = affine.min #{{.*}}(%[[NEXT]])
 //       CHECK:         %[[VIEW:.*]] = memref.subview %[[A]][0, %[[NEXT]]] [%{{.*}}, %[[LEFT]]] [1, 1]
-//   CHECK-DAG:         %[[ROW:.*]] = affine.apply #{{.*}}(%[[T]])
-//   CHECK-DAG:         %[[COL:.*]] = affine.apply #{{.*}}(%[[T]])
-//   CHECK-DAG:         %[[ROWS:.*]] = memref.dim %[[VIEW]], %c0
-//   CHECK-DAG:         %[[COLS:.*]] = memref.dim %[[VIEW]], %c1
-//       CHECK:         scf.if %{{.*}} {
+//       CHECK:         %[[ROW:.*]] = affine.apply #[[ROWSA]](%[[T]])
+//       CHECK:         %[[COL:.*]] = affine.apply #[[COLSA]](%[[T]])
+//       CHECK:         %[[ROWS:.*]] = memref.dim %[[VIEW]], %c0
+//       CHECK:         %[[IN0:.*]] = arith.cmpi slt, %[[ROW]], %[[ROWS]] : index
+//       CHECK:         %[[COLS:.*]] = memref.dim %[[VIEW]], %c1
+//       CHECK:         %[[IN1:.*]] = arith.cmpi slt, %[[COL]], %[[COLS]] : index
+//       CHECK:         %[[IN:.*]] = arith.andi %[[IN0]], %[[IN1]] : i1
+//       CHECK:         scf.if %[[IN]] {
 //       CHECK:           memref.prefetch %[[VIEW]][%[[ROW]], %[[COL]]], read, locality<3>, data
 //       CHECK:       vector.transfer_write %[[V]]
 //       CHECK:     scf.forall (%{{.*}}) in (1024) {
@@ -165,12 +170,14 @@ func.func @left_alone(%a: memref<64x32xf32>, %b: memref<256x32xf32>, %offsets: m
 //       CHECK:     } else {
 //       CHECK:       scf.forall
 //       CHECK:         vector.transfer_read
+//       CHECK:         %[[NEXT2:.*]] = arith.addi %[[K]], %[[STEP]] : index
 //       CHECK:         scf.if
-//       CHECK:           %[[AHEAD2:.*]] = arith.addi
+//       CHECK:           %[[AHEAD2:.*]] = arith.addi %[[NEXT2]]
 //       CHECK:           %[[RUNS2:.*]] = arith.cmpi slt, %[[AHEAD2]]
 //       CHECK:           %[[NOT:.*]] = arith.xori %[[RUNS2]], %true
 //       CHECK:           scf.if %[[NOT]] {
-//       CHECK:             memref.prefetch
+//       CHECK:             %[[VIEW2:.*]] = memref.subview %[[B]][%[[NEXT2]], 0] [8, 32] [1, 1]
+//       CHECK:             memref.prefetch %[[VIEW2]][
 func.func @pipelined(%b: memref<128x32xf32>) {
   %c0 = arith.constant 0 : index
   %c8 = arith.constant 8 : index
@@ -199,6 +206,57 @@ func.func @pipelined(%b: memref<128x32xf32>) {
         vector.transfer_write %v, %d[%c0, %c0] {in_bounds = [true, true]} : vector<1x4xf32>, memref<1x4xf32, strided<[32, 1], offset: ?>, #gpu.address_space<workgroup>>
       } {mapping = [#gpu.thread<linear_dim_0>]}
     }
+  }
+  return
+}
+
+// -----
+
+// Left alone too: a masked read (it may start past its extents with every
+// lane off), a read whose address the loop carries from step to step (an
+// iteration argument: only the induction variable is known at the next
+// step), and a copy whose chunk count the k-step loop computes (its chunks
+// at the next step may differ).
+#rows = affine_map<(d0) -> (d0 floordiv 8)>
+#cols = affine_map<(d0) -> ((d0 mod 8) * 4)>
+// CHECK-LABEL: func.func @not_recomputable(
+//   CHECK-NOT:   memref.prefetch
+//       CHECK:   return
+func.func @not_recomputable(%b: memref<256x32xf32>, %mask: vector<1x4xi1>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %c32 = arith.constant 32 : index
+  %cst = arith.constant 0.0 : f32
+  %s = memref.alloc() : memref<8x32xf32, #gpu.address_space<workgroup>>
+  %last = scf.for %i = %c0 to %c32 step %c1 iter_args(%row = %c0) -> (index) {
+    %tile = memref.subview %b[%i, 0] [8, 32] [1, 1] : memref<256x32xf32> to memref<8x32xf32, strided<[32, 1], offset: ?>>
+    scf.forall (%t) in (64) {
+      %r = affine.apply #rows(%t)
+      %c = affine.apply #cols(%t)
+      %v = vector.transfer_read %tile[%r, %c], %cst, %mask : memref<8x32xf32, strided<[32, 1], offset: ?>>, vector<1x4xf32>
+      %d = memref.subview %s[%r, %c] [1, 4] [1, 1] : memref<8x32xf32, #gpu.address_space<workgroup>> to memref<1x4xf32, strided<[32, 1], offset: ?>, #gpu.address_space<workgroup>>
+      vector.transfer_write %v, %d[%c0, %c0] {in_bounds = [true, true]} : vector<1x4xf32>, memref<1x4xf32, strided<[32, 1], offset: ?>, #gpu.address_space<workgroup>>
+    } {mapping = [#gpu.thread<linear_dim_0>]}
+    %at = arith.addi %row, %i : index
+    %carried = memref.subview %b[%at, 0] [8, 32] [1, 1] : memref<256x32xf32> to memref<8x32xf32, strided<[32, 1], offset: ?>>
+    scf.forall (%t) in (64) {
+      %r = affine.apply #rows(%t)
+      %c = affine.apply #cols(%t)
+      %v = vector.transfer_read %carried[%r, %c], %cst {in_bounds = [true, true]} : memref<8x32xf32, strided<[32, 1], offset: ?>>, vector<1x4xf32>
+      %d = memref.subview %s[%r, %c] [1, 4] [1, 1] : memref<8x32xf32, #gpu.address_space<workgroup>> to memref<1x4xf32, strided<[32, 1], offset: ?>, #gpu.address_space<workgroup>>
+      vector.transfer_write %v, %d[%c0, %c0] {in_bounds = [true, true]} : vector<1x4xf32>, memref<1x4xf32, strided<[32, 1], offset: ?>, #gpu.address_space<workgroup>>
+    } {mapping = [#gpu.thread<linear_dim_0>]}
+    %chunks = arith.addi %i, %c1 : index
+    scf.forall (%t) in (%chunks) {
+      %r = affine.apply #rows(%t)
+      %c = affine.apply #cols(%t)
+      %v = vector.transfer_read %tile[%r, %c], %cst : memref<8x32xf32, strided<[32, 1], offset: ?>>, vector<1x4xf32>
+      %d = memref.subview %s[%r, %c] [1, 4] [1, 1] : memref<8x32xf32, #gpu.address_space<workgroup>> to memref<1x4xf32, strided<[32, 1], offset: ?>, #gpu.address_space<workgroup>>
+      vector.transfer_write %v, %d[%c0, %c0] {in_bounds = [true, true]} : vector<1x4xf32>, memref<1x4xf32, strided<[32, 1], offset: ?>, #gpu.address_space<workgroup>>
+    } {mapping = [#gpu.thread<linear_dim_0>]}
+    %next = arith.addi %row, %c8 : index
+    scf.yield %next : index
   }
   return
 }

@@ -260,7 +260,7 @@ def PrefetchKStepsPass : Pass<"dyncc-prefetch-k-steps", "mlir::func::FuncOp"> {
     step's products to arrive in. The GPU overlaps the same copies with
     cp.async stages (dyncc-pipeline-k-steps). A read whose address does not
     depend on the loop, or depends on it through an operation that is not
-    pure, is left alone.
+    pure or a value the loop carries, is left alone.
   }];
   let dependentDialects = ["::mlir::scf::SCFDialect",
                            "::mlir::memref::MemRefDialect",
