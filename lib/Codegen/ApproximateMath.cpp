@@ -251,10 +251,28 @@ static void scaleSubnormalLogs(Operation *root) {
   }
 }
 
+/// Upstream's erf approximation takes the sign from `x < 0`, so erf(-0) is
+/// +0 where C's erf (and onnxruntime's) is -0: the result takes the input's
+/// sign (`math.copysign`, bit operations on both targets; erf is odd, and
+/// erf(x) is 0 only at zero).
+static void keepErfSigns(Operation *root) {
+  SmallVector<math::ErfOp> erfs;
+  root->walk([&](math::ErfOp op) { erfs.push_back(op); });
+  for (math::ErfOp op : erfs) {
+    OpBuilder b(op);
+    Value erf = math::ErfOp::create(b, op.getLoc(), op.getOperand());
+    op.replaceAllUsesWith(
+        math::CopySignOp::create(b, op.getLoc(), erf, op.getOperand())
+            .getResult());
+    op.erase();
+  }
+}
+
 struct ApproximateMath final
     : ::dyncc::impl::ApproximateMathPassBase<ApproximateMath> {
   using Base::Base;
   void runOnOperation() override {
+    keepErfSigns(getOperation());
     RewritePatternSet patterns(&getContext());
     patterns.add<ComputeHalfInF32<math::ErfOp>, ComputeHalfInF32<math::ErfcOp>,
                  ExpandIntegerPower, PowerByMultiplying>(&getContext());

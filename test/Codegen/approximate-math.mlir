@@ -2,11 +2,15 @@
 // RUN: dyncc-opt %s --dyncc-approximate-math=host=true \
 // RUN:   | FileCheck %s --check-prefix=HOST
 
-// erf becomes upstream's polynomial approximation, with no call left.
+// erf becomes upstream's polynomial approximation, with no call left; its
+// result takes the input's sign (upstream's gives +0 for -0).
 // CHECK-LABEL: func.func @erf_f32(
+//  CHECK-SAME:   %[[X:[a-z0-9]+]]: f32
 //   CHECK-NOT:   math.erf
 //       CHECK:   math.fma {{.*}} : f32
 //   CHECK-NOT:   math.erf
+//       CHECK:   %[[R:.+]] = math.copysign %{{.+}}, %[[X]] : f32
+//       CHECK:   return %[[R]]
 // On the host, its fused multiply-adds contract (see @exp_tanh).
 // HOST-LABEL: func.func @erf_f32(
 //   HOST-NOT:   math.fma
