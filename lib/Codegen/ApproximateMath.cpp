@@ -34,6 +34,7 @@
 #include "dyncc/Codegen/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -229,12 +230,8 @@ static void scaleSubnormalLogs(Operation *root) {
     OpBuilder b(op);
     Location loc = op.getLoc();
     Type type = op.getType();
-    auto constant = [&](float value) -> Value {
-      Attribute scalar = b.getF32FloatAttr(value);
-      if (auto vector = dyn_cast<VectorType>(type))
-        return arith::ConstantOp::create(
-            b, loc, DenseElementsAttr::get(vector, scalar));
-      return arith::ConstantOp::create(b, loc, cast<TypedAttr>(scalar));
+    auto constant = [&](float value) {
+      return createScalarOrSplatConstant(b, loc, type, APFloat(value));
     };
     Value x = op.getOperand();
     Value subnormal =

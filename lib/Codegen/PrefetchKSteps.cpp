@@ -125,32 +125,17 @@ getSliceInLoop(ArrayRef<Value> roots, scf::ForOp loop) {
   return mlir::topologicalSort(slice);
 }
 
-/// True if one of `slice`'s operations or `read` uses `loop`'s induction
-/// variable.
-static bool usesInductionVar(vector::TransferReadOp read,
-                             const SetVector<Operation *> &slice,
-                             scf::ForOp loop) {
-  Value iv = loop.getInductionVar();
+/// True if `read` or an operation of `slices` has an operand `matches`
+/// accepts.
+static bool usesAny(vector::TransferReadOp read,
+                    ArrayRef<const SetVector<Operation *> *> slices,
+                    function_ref<bool(Value)> matches) {
   auto uses = [&](Operation *op) {
-    return llvm::is_contained(op->getOperands(), iv);
+    return llvm::any_of(op->getOperands(), matches);
   };
-  return uses(read) || llvm::any_of(slice, uses);
-}
-
-/// True if `read` or the slices use a value `loop` carries from step to
-/// step (an iteration argument): only the induction variable is known at
-/// the next step.
-static bool usesIterationValues(vector::TransferReadOp read,
-                                const SetVector<Operation *> &conditionSlice,
-                                const SetVector<Operation *> &addressSlice,
-                                scf::ForOp loop) {
-  auto carried = [&](Operation *op) {
-    return llvm::any_of(op->getOperands(), [&](Value operand) {
-      return llvm::is_contained(loop.getRegionIterArgs(), operand);
-    });
-  };
-  return carried(read) || llvm::any_of(conditionSlice, carried) ||
-         llvm::any_of(addressSlice, carried);
+  return uses(read) || llvm::any_of(slices, [&](auto *slice) {
+           return llvm::any_of(*slice, uses);
+         });
 }
 
 /// Adds the prefetch of `read`'s next-step address after it, or nothing
@@ -174,8 +159,16 @@ static void prefetchNextStep(OpBuilder &b, vector::TransferReadOp read,
   SmallVector<Value> addressRoots(read->getOperands());
   std::optional<SetVector<Operation *>> addressSlice =
       getSliceInLoop(addressRoots, loop);
-  if (!addressSlice || !usesInductionVar(read, *addressSlice, loop) ||
-      usesIterationValues(read, *conditionSlice, *addressSlice, loop))
+  if (!addressSlice)
+    return;
+  // The address must change with the step, and the loop must carry nothing
+  // it uses from step to step (an iteration argument): only the induction
+  // variable is known at the next step.
+  Value iv = loop.getInductionVar();
+  if (!usesAny(read, {&*addressSlice}, [&](Value v) { return v == iv; }) ||
+      usesAny(read, {&*conditionSlice, &*addressSlice}, [&](Value v) {
+        return llvm::is_contained(loop.getRegionIterArgs(), v);
+      }))
     return;
 
   Location loc = read.getLoc();
