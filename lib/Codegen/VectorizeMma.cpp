@@ -301,6 +301,15 @@ static void restoreScalarOps(RewriterBase &rewriter, Operation *root) {
 /// address the shared buffer itself and can be hoisted; with the patterns
 /// `addPatterns` adds. `what` names the code the products are bound for in
 /// the error.
+/// The buffer `value` is a view of (through subviews, reshapes and casts):
+/// an allocation, or a block argument (a kernel argument, or a GPU kernel's
+/// workgroup attribution).
+static Value getViewRoot(Value value) {
+  while (auto view = value.getDefiningOp<ViewLikeOpInterface>())
+    value = view.getViewSource();
+  return value;
+}
+
 static LogicalResult
 vectorizeProducts(Operation *root, ArrayRef<linalg::LinalgOp> ops,
                   StringRef what,
@@ -325,7 +334,24 @@ vectorizeProducts(Operation *root, ArrayRef<linalg::LinalgOp> ops,
   vector::TransferWriteOp::getCanonicalizationPatterns(patterns, ctx);
   vector::ContractionOp::getCanonicalizationPatterns(patterns, ctx);
   addPatterns(patterns);
-  return applyPatternsGreedily(root, std::move(patterns));
+  // The products' tiles are block buffers; reads of the kernel's arguments
+  // (a host copy's reads of global memory) are left as they are: LLVM 22's
+  // expand_shape folder for transfer reads creates the source's indices
+  // before it finds that it cannot fold a read through a view that splits
+  // the innermost dimension (`[B, S, 768]` as `[B, S, 12, 64]`), and fails,
+  // so the driver never converges on an in-bounds copy read of one.
+  SmallVector<Operation *> rewritten;
+  root->walk([&](Operation *op) {
+    auto read = dyn_cast<vector::TransferReadOp>(op);
+    Value source = read ? getViewRoot(read.getBase()) : Value();
+    auto type = source ? dyn_cast<MemRefType>(source.getType()) : nullptr;
+    if (!read || !isa<BlockArgument>(source) || !type ||
+        dyncc::isWorkgroupMemory(type))
+      rewritten.push_back(op);
+  });
+  GreedyRewriteConfig config;
+  config.setStrictness(GreedyRewriteStrictness::ExistingAndNewOps);
+  return applyOpPatternsGreedily(rewritten, std::move(patterns), config);
 }
 
 /// The k-chunk a thread's product unrolls to: 4 (a 16-byte f32 vector of A

@@ -172,6 +172,9 @@ LogicalResult dyncc::buildCpuMappingPipeline(OpPassManager &pm) {
   PipelineKStepsPassOptions pipelining;
   pipelining.target = "cpu";
   pm.addNestedPass<func::FuncOp>(createPipelineKStepsPass(pipelining));
+  // A cache line per copy iteration where a GPU thread's cp.async moves
+  // 16 bytes, and no masks where a tile's extents are static.
+  pm.addNestedPass<func::FuncOp>(createWidenChunkedCopiesPass());
   // What cp.async stages do for the GPU: the next k-step's copies on the way.
   pm.addNestedPass<func::FuncOp>(createPrefetchKStepsPass());
   pm.addNestedPass<func::FuncOp>(createLowerVectorTransfersPass());

@@ -243,6 +243,28 @@ def PipelineKStepsPass : Pass<"dyncc-pipeline-k-steps", "mlir::func::FuncOp"> {
                            "::mlir::arith::ArithDialect"];
 }
 
+def WidenChunkedCopiesPass : Pass<"dyncc-widen-chunked-copies", "mlir::func::FuncOp"> {
+  let summary = "Host kernels: chunked copies in runs of chunks, unmasked where they can be";
+  let description = [{
+    On a bufferized host kernel before grid mapping: each chunked copy (a
+    forall over `#gpu.thread<linear_dim_0>` of vector transfer pairs into
+    shared tiles, one chunk of at most 16 bytes per GPU thread) moves runs
+    of consecutive chunks per iteration, as many as fit in `bytes`, where
+    the copy's index maps (functions of the chunk index alone, evaluated at
+    every chunk) put a run's chunks side by side in one row of both the
+    source and the buffer: the forall's count divides by the run, each read
+    and write takes the run's vector. Each read also becomes in bounds in
+    every dimension where its indices keep it inside a static extent. The
+    host runs a copy's chunks one after another, each paying its index
+    arithmetic and its mask.
+  }];
+  let options = [Option<"bytes", "bytes", "int64_t", "64",
+                        "the most bytes a widened chunk moves">];
+  let dependentDialects = ["::mlir::affine::AffineDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::vector::VectorDialect"];
+}
+
 def PrefetchKStepsPass : Pass<"dyncc-prefetch-k-steps", "mlir::func::FuncOp"> {
   let summary = "Host kernels: prefetch the next k-step's chunked copies";
   let description = [{
