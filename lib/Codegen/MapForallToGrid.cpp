@@ -390,16 +390,10 @@ public:
       rewriter.eraseOp(forall);
       return success();
     }
-    if (ids.front() >= kLinearThreads || (!gpu && ids.size() > 1)) {
+    if (ids.front() >= kLinearThreads) {
       // Several linear dimensions: thread t handles the linear indices t,
       // t + threads, ... of the forall's iterations, each delinearized
-      // over the dimensions' trip counts, linear_dim_0 fastest. The host
-      // runs a forall over x and y threads the same way, one loop over
-      // its iterations (x fastest), not a loop per dimension: a nest let
-      // LLVM hoist what a thread row reads (a GEMM thread tile's
-      // broadcasts of A, 128 vectors for 4 rows at k-step 32) out of the
-      // loop over the row's threads, into stack slots each product then
-      // reloaded (1.2 to 1.6 times slower GEMMs on x86-64-v4).
+      // over the dimensions' trip counts, linear_dim_0 fastest.
       unsigned n = ids.size();
       SmallVector<unsigned> slowFirst(n);
       std::iota(slowFirst.begin(), slowFirst.end(), 0);
