@@ -11,8 +11,9 @@
 // matrix apart (12 KB for BERT-base's FFN), each a short stream that the
 // hardware prefetchers do not pick up, so on a BERT-base layer the copy of
 // B took 15-20% of the kernel's time in a profile, nearly all of it its
-// loads. This pass gives every read of a chunked copy in a k-step loop a
-// software prefetch of the address the same chunk reads at the next step:
+// loads. This pass gives every read of a chunked copy in a k-step loop (the
+// nearest loop around it whose body holds the step's product) a software
+// prefetch of the address the same chunk reads at the next step:
 //
 //   scf.for %k = %lb to %ub step %s {
 //     scf.forall (%t) in (N) {              // a chunked copy
@@ -232,6 +233,26 @@ static void prefetchNextStep(OpBuilder &b, vector::TransferReadOp read,
                              /*localityHint=*/3, /*isDataCache=*/true);
 }
 
+/// The k-step loop around `copy`: the nearest enclosing `scf.for` whose body
+/// holds a step's product (the contraction dyncc-tile-and-fuse marks
+/// `dyncc.register_tile` or `dyncc.mma`, which the copied tiles feed), or
+/// null. A loop inside the step (around the copy alone) is not it: its
+/// next iteration is not the next step's copy.
+static scf::ForOp getKStepLoop(Operation *copy) {
+  for (auto loop = copy->getParentOfType<scf::ForOp>(); loop;
+       loop = loop->getParentOfType<scf::ForOp>()) {
+    WalkResult found = loop.getBody()->walk([](Operation *op) {
+      return op->hasAttr(dyncc::kRegisterTileAttrName) ||
+                     op->hasAttr(dyncc::kMmaAttrName)
+                 ? WalkResult::interrupt()
+                 : WalkResult::advance();
+    });
+    if (found.wasInterrupted())
+      return loop;
+  }
+  return nullptr;
+}
+
 struct PrefetchKStepsPass
     : dyncc::impl::PrefetchKStepsPassBase<PrefetchKStepsPass> {
   void runOnOperation() override {
@@ -239,7 +260,7 @@ struct PrefetchKStepsPass
     getOperation()->walk([&](Operation *op) {
       if (!dyncc::isChunkedCopy(op))
         return;
-      auto loop = op->getParentOfType<scf::ForOp>();
+      scf::ForOp loop = getKStepLoop(op);
       if (!loop)
         return;
       op->walk([&](vector::TransferReadOp read) {

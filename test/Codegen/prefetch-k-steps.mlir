@@ -51,6 +51,7 @@ func.func @copies(%a: memref<?x128xf32>, %b: memref<128x384xf32>, %m: index) {
   %cst = arith.constant 0.0 : f32
   %sa = memref.alloc() : memref<64x32xf32, #gpu.address_space<workgroup>>
   %sb = memref.alloc() : memref<32x128xf32, #gpu.address_space<workgroup>>
+  %acc = memref.alloca() : memref<64x128xf32>
   %bt = memref.subview %b[0, 0] [128, 128] [1, 1] : memref<128x384xf32> to memref<128x128xf32, strided<[384, 1]>>
   scf.for %k = %c0 to %c128 step %c32 {
     %left = affine.min #kLeft(%k)
@@ -70,6 +71,7 @@ func.func @copies(%a: memref<?x128xf32>, %b: memref<128x384xf32>, %m: index) {
       %d = memref.subview %sb[%r, %c] [1, 4] [1, 1] : memref<32x128xf32, #gpu.address_space<workgroup>> to memref<1x4xf32, strided<[128, 1], offset: ?>, #gpu.address_space<workgroup>>
       vector.transfer_write %v, %d[%c0, %c0] {in_bounds = [true, true]} : vector<1x4xf32>, memref<1x4xf32, strided<[128, 1], offset: ?>, #gpu.address_space<workgroup>>
     } {mapping = [#gpu.thread<linear_dim_0>]}
+    linalg.matmul {dyncc.register_tile} ins(%sa, %sb : memref<64x32xf32, #gpu.address_space<workgroup>>, memref<32x128xf32, #gpu.address_space<workgroup>>) outs(%acc : memref<64x128xf32>)
   }
   return
 }
@@ -105,6 +107,8 @@ func.func @left_alone(%a: memref<64x32xf32>, %b: memref<256x32xf32>, %offsets: m
   %c8 = arith.constant 8 : index
   %cst = arith.constant 0.0 : f32
   %s = memref.alloc() : memref<8x32xf32, #gpu.address_space<workgroup>>
+  %w = memref.alloca() : memref<32x8xf32>
+  %acc = memref.alloca() : memref<8x8xf32>
   scf.forall (%t) in (64) {
     %r = affine.apply #rows(%t)
     %c = affine.apply #cols(%t)
@@ -138,6 +142,7 @@ func.func @left_alone(%a: memref<64x32xf32>, %b: memref<256x32xf32>, %offsets: m
       %d = memref.subview %s[%r, %c] [1, 4] [1, 1] : memref<8x32xf32, #gpu.address_space<workgroup>> to memref<1x4xf32, strided<[32, 1], offset: ?>, #gpu.address_space<workgroup>>
       vector.transfer_write %v, %d[%c0, %c0] {in_bounds = [true, true]} : vector<1x4xf32>, memref<1x4xf32, strided<[32, 1], offset: ?>, #gpu.address_space<workgroup>>
     } {mapping = [#gpu.thread<linear_dim_0>]}
+    linalg.matmul {dyncc.register_tile} ins(%s, %w : memref<8x32xf32, #gpu.address_space<workgroup>>, memref<32x8xf32>) outs(%acc : memref<8x8xf32>)
   }
   return
 }
@@ -184,6 +189,8 @@ func.func @pipelined(%b: memref<128x32xf32>) {
   %c128 = arith.constant 128 : index
   %cst = arith.constant 0.0 : f32
   %s = memref.alloc() : memref<8x32xf32, #gpu.address_space<workgroup>>
+  %w = memref.alloca() : memref<32x8xf32>
+  %acc = memref.alloca() : memref<8x8xf32>
   scf.for %k = %c0 to %c128 step %c8 {
     %ahead = arith.addi %k, %c8 : index
     %runs = arith.cmpi slt, %ahead, %c128 : index
@@ -206,6 +213,7 @@ func.func @pipelined(%b: memref<128x32xf32>) {
         vector.transfer_write %v, %d[%c0, %c0] {in_bounds = [true, true]} : vector<1x4xf32>, memref<1x4xf32, strided<[32, 1], offset: ?>, #gpu.address_space<workgroup>>
       } {mapping = [#gpu.thread<linear_dim_0>]}
     }
+    linalg.matmul {dyncc.register_tile} ins(%s, %w : memref<8x32xf32, #gpu.address_space<workgroup>>, memref<32x8xf32>) outs(%acc : memref<8x8xf32>)
   }
   return
 }
@@ -229,6 +237,8 @@ func.func @not_recomputable(%b: memref<256x32xf32>, %mask: vector<1x4xi1>, %n: i
   %c32 = arith.constant 32 : index
   %cst = arith.constant 0.0 : f32
   %s = memref.alloc() : memref<8x32xf32, #gpu.address_space<workgroup>>
+  %w = memref.alloca() : memref<32x8xf32>
+  %acc = memref.alloca() : memref<8x8xf32>
   %last = scf.for %i = %c0 to %c32 step %c1 iter_args(%row = %c0) -> (index) {
     %tile = memref.subview %b[%i, 0] [8, 32] [1, 1] : memref<256x32xf32> to memref<8x32xf32, strided<[32, 1], offset: ?>>
     scf.forall (%t) in (64) {
@@ -255,8 +265,67 @@ func.func @not_recomputable(%b: memref<256x32xf32>, %mask: vector<1x4xi1>, %n: i
       %d = memref.subview %s[%r, %c] [1, 4] [1, 1] : memref<8x32xf32, #gpu.address_space<workgroup>> to memref<1x4xf32, strided<[32, 1], offset: ?>, #gpu.address_space<workgroup>>
       vector.transfer_write %v, %d[%c0, %c0] {in_bounds = [true, true]} : vector<1x4xf32>, memref<1x4xf32, strided<[32, 1], offset: ?>, #gpu.address_space<workgroup>>
     } {mapping = [#gpu.thread<linear_dim_0>]}
+    linalg.matmul {dyncc.register_tile} ins(%s, %w : memref<8x32xf32, #gpu.address_space<workgroup>>, memref<32x8xf32>) outs(%acc : memref<8x8xf32>)
     %next = arith.addi %row, %c8 : index
     scf.yield %next : index
+  }
+  return
+}
+
+// -----
+
+// The k-step loop is the nearest loop whose body holds the step's product: a
+// copy in a loop of its own within the step (here over the tile's two
+// halves) prefetches what it reads at the next k-step (%k + 8), not at the
+// inner loop's next iteration; a copy in a loop with no product (not a
+// k-step loop) is left alone.
+#rows = affine_map<(d0) -> (d0 floordiv 8)>
+#cols = affine_map<(d0) -> ((d0 mod 8) * 4)>
+// CHECK-LABEL: func.func @k_step_loop(
+//       CHECK:   scf.for %[[K:[a-z0-9]+]] = %{{.*}} to %{{.*}} step %[[STEP:[a-z0-9_]+]] {
+//       CHECK:     scf.for %[[H:[a-z0-9]+]] =
+//       CHECK:       scf.forall
+//       CHECK:         %[[NEXT:.*]] = arith.addi %[[K]], %[[STEP]] : index
+//       CHECK:         scf.if
+//       CHECK:           %[[ROW:.*]] = arith.addi %[[NEXT]], %[[H]] : index
+//       CHECK:           %[[VIEW:.*]] = memref.subview %{{.*}}[%[[ROW]], 0]
+//       CHECK:           memref.prefetch %[[VIEW]]
+//       CHECK:     linalg.matmul
+//       CHECK:   scf.for
+//   CHECK-NOT:     memref.prefetch
+//       CHECK:   return
+func.func @k_step_loop(%b: memref<128x32xf32>) {
+  %c0 = arith.constant 0 : index
+  %c4 = arith.constant 4 : index
+  %c8 = arith.constant 8 : index
+  %c128 = arith.constant 128 : index
+  %cst = arith.constant 0.0 : f32
+  %s = memref.alloc() : memref<8x32xf32, #gpu.address_space<workgroup>>
+  %w = memref.alloca() : memref<32x8xf32>
+  %acc = memref.alloca() : memref<8x8xf32>
+  scf.for %k = %c0 to %c128 step %c8 {
+    scf.for %h = %c0 to %c8 step %c4 {
+      %row = arith.addi %k, %h : index
+      %tile = memref.subview %b[%row, 0] [4, 32] [1, 1] : memref<128x32xf32> to memref<4x32xf32, strided<[32, 1], offset: ?>>
+      scf.forall (%t) in (32) {
+        %r = affine.apply #rows(%t)
+        %c = affine.apply #cols(%t)
+        %v = vector.transfer_read %tile[%r, %c], %cst {in_bounds = [true, true]} : memref<4x32xf32, strided<[32, 1], offset: ?>>, vector<1x4xf32>
+        %d = memref.subview %s[%r, %c] [1, 4] [1, 1] : memref<8x32xf32, #gpu.address_space<workgroup>> to memref<1x4xf32, strided<[32, 1], offset: ?>, #gpu.address_space<workgroup>>
+        vector.transfer_write %v, %d[%c0, %c0] {in_bounds = [true, true]} : vector<1x4xf32>, memref<1x4xf32, strided<[32, 1], offset: ?>, #gpu.address_space<workgroup>>
+      } {mapping = [#gpu.thread<linear_dim_0>]}
+    }
+    linalg.matmul {dyncc.register_tile} ins(%s, %w : memref<8x32xf32, #gpu.address_space<workgroup>>, memref<32x8xf32>) outs(%acc : memref<8x8xf32>)
+  }
+  scf.for %i = %c0 to %c128 step %c8 {
+    %tile = memref.subview %b[%i, 0] [8, 32] [1, 1] : memref<128x32xf32> to memref<8x32xf32, strided<[32, 1], offset: ?>>
+    scf.forall (%t) in (64) {
+      %r = affine.apply #rows(%t)
+      %c = affine.apply #cols(%t)
+      %v = vector.transfer_read %tile[%r, %c], %cst {in_bounds = [true, true]} : memref<8x32xf32, strided<[32, 1], offset: ?>>, vector<1x4xf32>
+      %d = memref.subview %s[%r, %c] [1, 4] [1, 1] : memref<8x32xf32, #gpu.address_space<workgroup>> to memref<1x4xf32, strided<[32, 1], offset: ?>, #gpu.address_space<workgroup>>
+      vector.transfer_write %v, %d[%c0, %c0] {in_bounds = [true, true]} : vector<1x4xf32>, memref<1x4xf32, strided<[32, 1], offset: ?>, #gpu.address_space<workgroup>>
+    } {mapping = [#gpu.thread<linear_dim_0>]}
   }
   return
 }
