@@ -233,17 +233,20 @@ static void prefetchNextStep(OpBuilder &b, vector::TransferReadOp read,
                              /*localityHint=*/3, /*isDataCache=*/true);
 }
 
-/// The k-step loop around `copy`: the nearest enclosing `scf.for` whose body
-/// holds a step's product (the contraction dyncc-tile-and-fuse marks
-/// `dyncc.register_tile` or `dyncc.mma`, which the copied tiles feed), or
-/// null. A loop inside the step (around the copy alone) is not it: its
-/// next iteration is not the next step's copy.
+/// The k-step loop around `copy`: the nearest enclosing `scf.for` that is
+/// the nearest loop around a step's product (the contraction
+/// dyncc-tile-and-fuse marks `dyncc.register_tile` or `dyncc.mma`, which
+/// the copied tiles feed), or null. A loop inside the step (around the copy
+/// alone) is not it, nor is a loop around the k-step loop (around a
+/// pipelined prologue's copies): their next iterations are not the next
+/// step's copies.
 static scf::ForOp getKStepLoop(Operation *copy) {
   for (auto loop = copy->getParentOfType<scf::ForOp>(); loop;
        loop = loop->getParentOfType<scf::ForOp>()) {
-    WalkResult found = loop.getBody()->walk([](Operation *op) {
-      return op->hasAttr(dyncc::kRegisterTileAttrName) ||
-                     op->hasAttr(dyncc::kMmaAttrName)
+    WalkResult found = loop.getBody()->walk([&](Operation *op) {
+      return (op->hasAttr(dyncc::kRegisterTileAttrName) ||
+              op->hasAttr(dyncc::kMmaAttrName)) &&
+                     op->getParentOfType<scf::ForOp>() == loop
                  ? WalkResult::interrupt()
                  : WalkResult::advance();
     });

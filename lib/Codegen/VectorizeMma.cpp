@@ -293,14 +293,6 @@ static void restoreScalarOps(RewriterBase &rewriter, Operation *root) {
   }
 }
 
-/// Vectorizes each product of `ops` (transfer reads of its tiles, one
-/// `vector.contract`, a transfer write), erasing it, then folds within
-/// `root`: the operands' extensions into the contraction (f16 operands
-/// accumulating in f32), reductions of products into contractions, and
-/// subviews into the transfers' indices, so the accumulator's transfers
-/// address the shared buffer itself and can be hoisted; with the patterns
-/// `addPatterns` adds. `what` names the code the products are bound for in
-/// the error.
 /// The buffer `value` is a view of (through subviews, reshapes and casts):
 /// an allocation, or a block argument (a kernel argument, or a GPU kernel's
 /// workgroup attribution).
@@ -309,6 +301,28 @@ static Value getViewRoot(Value value) {
     value = view.getViewSource();
   return value;
 }
+
+/// True for a copy's read of global memory: a transfer read of a view of a
+/// kernel argument (not a GPU kernel's workgroup attribution) whose only use
+/// is a transfer write.
+static bool isGlobalCopyRead(Operation *op) {
+  auto read = dyn_cast<vector::TransferReadOp>(op);
+  if (!read || !read->hasOneUse() ||
+      !isa<vector::TransferWriteOp>(*read->user_begin()))
+    return false;
+  Value source = getViewRoot(read.getBase());
+  auto type = dyn_cast<MemRefType>(source.getType());
+  return isa<BlockArgument>(source) && type && !dyncc::isWorkgroupMemory(type);
+}
+
+/// Vectorizes each product of `ops` (transfer reads of its tiles, one
+/// `vector.contract`, a transfer write), erasing it, then folds within
+/// `root`: the operands' extensions into the contraction (f16 operands
+/// accumulating in f32), reductions of products into contractions, and
+/// subviews into the transfers' indices, so the accumulator's transfers
+/// address the shared buffer itself and can be hoisted; with the patterns
+/// `addPatterns` adds. `what` names the code the products are bound for in
+/// the error.
 
 static LogicalResult
 vectorizeProducts(Operation *root, ArrayRef<linalg::LinalgOp> ops,
@@ -334,19 +348,15 @@ vectorizeProducts(Operation *root, ArrayRef<linalg::LinalgOp> ops,
   vector::TransferWriteOp::getCanonicalizationPatterns(patterns, ctx);
   vector::ContractionOp::getCanonicalizationPatterns(patterns, ctx);
   addPatterns(patterns);
-  // The products' tiles are block buffers; reads of the kernel's arguments
-  // (a host copy's reads of global memory) are left as they are: LLVM 22's
-  // expand_shape folder for transfer reads creates the source's indices
-  // before it finds that it cannot fold a read through a view that splits
-  // the innermost dimension (`[B, S, 768]` as `[B, S, 12, 64]`), and fails,
-  // so the driver never converges on an in-bounds copy read of one.
+  // The products' tiles are block buffers; a copy's reads of the kernel's
+  // arguments (a host copy's chunks of global memory) are left as they are:
+  // LLVM 22's expand_shape folder for transfer reads creates the source's
+  // indices before it finds that it cannot fold a read through a view that
+  // splits the innermost dimension (`[B, S, 768]` as `[B, S, 12, 64]`), and
+  // fails, so the driver never converges on an in-bounds copy read of one.
   SmallVector<Operation *> rewritten;
   root->walk([&](Operation *op) {
-    auto read = dyn_cast<vector::TransferReadOp>(op);
-    Value source = read ? getViewRoot(read.getBase()) : Value();
-    auto type = source ? dyn_cast<MemRefType>(source.getType()) : nullptr;
-    if (!read || !isa<BlockArgument>(source) || !type ||
-        dyncc::isWorkgroupMemory(type))
+    if (!isGlobalCopyRead(op))
       rewritten.push_back(op);
   });
   GreedyRewriteConfig config;

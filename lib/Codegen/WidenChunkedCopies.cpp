@@ -56,6 +56,7 @@ using namespace mlir;
 using dyncc::getBounds;
 using dyncc::Interval;
 using dyncc::kNoHi;
+using dyncc::kNoLo;
 
 namespace {
 
@@ -166,11 +167,11 @@ static std::optional<SmallVector<ChunkPair>>
 getChunkPairs(scf::ForallOp copy, int64_t &chunks, int64_t &width) {
   if (copy.getRank() != 1 || !copy.isNormalized())
     return std::nullopt;
-  std::optional<int64_t> count =
-      getConstantIntValue(copy.getMixedUpperBound()[0]);
-  if (!count || *count < 1)
+  // A static count (an attribute: the count is rewritten in place).
+  int64_t count = copy.getStaticUpperBound()[0];
+  if (ShapedType::isDynamic(count) || count < 1)
     return std::nullopt;
-  chunks = *count;
+  chunks = count;
   width = 0;
   SmallVector<ChunkPair> pairs;
   for (Operation &op : copy.getBody()->without_terminator()) {
@@ -237,11 +238,12 @@ getChunkPairs(scf::ForallOp copy, int64_t &chunks, int64_t &width) {
 
 /// Whether each dimension of `pair`'s read stays inside its source's static
 /// extent at every chunk (`run` chunks a read from now on).
-static SmallVector<bool> getInBounds(ChunkPair &pair, int64_t run,
+static SmallVector<bool> getInBounds(const ChunkPair &pair, int64_t run,
                                      int64_t width) {
-  auto source = cast<MemRefType>(pair.read.getBase().getType());
-  ArrayRef<int64_t> shape = pair.read.getVectorType().getShape();
-  SmallVector<bool> inBounds(pair.read.getInBoundsValues());
+  vector::TransferReadOp read = pair.read;
+  auto source = cast<MemRefType>(read.getBase().getType());
+  ArrayRef<int64_t> shape = read.getVectorType().getShape();
+  SmallVector<bool> inBounds(read.getInBoundsValues());
   for (size_t p = 0; p < inBounds.size(); ++p) {
     if (inBounds[p] || source.isDynamicDim(p))
       continue;
@@ -256,7 +258,7 @@ static SmallVector<bool> getInBounds(ChunkPair &pair, int64_t run,
     } else {
       // The runs' first chunks.
       lo = kNoHi;
-      hi = dyncc::kNoLo;
+      hi = kNoLo;
       for (size_t t = 0; t < index.atChunk.size(); t += run) {
         lo = std::min(lo, index.atChunk[t]);
         hi = std::max(hi, index.atChunk[t]);
@@ -287,8 +289,11 @@ struct WidenChunkedCopies final
         getChunkPairs(copy, chunks, width);
     if (!pairs)
       return;
-    int64_t elementBits =
-        (*pairs)[0].read.getVectorType().getElementTypeBitWidth();
+    // The widest element of the pairs' (all move `width` elements a chunk).
+    int64_t elementBits = 0;
+    for (ChunkPair &pair : *pairs)
+      elementBits = std::max<int64_t>(
+          elementBits, pair.read.getVectorType().getElementTypeBitWidth());
     // The longest run of chunks (a power of two) that fits in `bytes`,
     // divides the count and that every pair's indices lay side by side.
     int64_t run = 1;

@@ -329,3 +329,57 @@ func.func @k_step_loop(%b: memref<128x32xf32>) {
   }
   return
 }
+
+// -----
+
+// A pipelined prologue's copy before the k-step loop, inside a loop around
+// it (a block's products in turn, say): the product's nearest loop is the
+// k-step loop, so the outer loop is no k-step loop of the prologue's copy
+// (its next iteration is another product's first step), which is left
+// alone; the k-step loop's own copy is prefetched.
+#rows = affine_map<(d0) -> (d0 floordiv 8)>
+#cols = affine_map<(d0) -> ((d0 mod 8) * 4)>
+// CHECK-LABEL: func.func @prologue(
+//       CHECK:   scf.for
+//       CHECK:     scf.forall
+//   CHECK-NOT:       memref.prefetch
+//       CHECK:     } {mapping
+//       CHECK:     scf.for
+//       CHECK:       scf.forall
+//       CHECK:         memref.prefetch
+//       CHECK:       linalg.matmul
+func.func @prologue(%b: memref<256x32xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c8 = arith.constant 8 : index
+  %c128 = arith.constant 128 : index
+  %cst = arith.constant 0.0 : f32
+  %s = memref.alloc() : memref<8x32xf32, #gpu.address_space<workgroup>>
+  %w = memref.alloca() : memref<32x8xf32>
+  %acc = memref.alloca() : memref<8x8xf32>
+  scf.for %p = %c0 to %c2 step %c1 {
+    %base = arith.muli %p, %c128 : index
+    %first = memref.subview %b[%base, 0] [8, 32] [1, 1] : memref<256x32xf32> to memref<8x32xf32, strided<[32, 1], offset: ?>>
+    scf.forall (%t) in (64) {
+      %r = affine.apply #rows(%t)
+      %c = affine.apply #cols(%t)
+      %v = vector.transfer_read %first[%r, %c], %cst {in_bounds = [true, true]} : memref<8x32xf32, strided<[32, 1], offset: ?>>, vector<1x4xf32>
+      %d = memref.subview %s[%r, %c] [1, 4] [1, 1] : memref<8x32xf32, #gpu.address_space<workgroup>> to memref<1x4xf32, strided<[32, 1], offset: ?>, #gpu.address_space<workgroup>>
+      vector.transfer_write %v, %d[%c0, %c0] {in_bounds = [true, true]} : vector<1x4xf32>, memref<1x4xf32, strided<[32, 1], offset: ?>, #gpu.address_space<workgroup>>
+    } {mapping = [#gpu.thread<linear_dim_0>]}
+    scf.for %k = %c0 to %c128 step %c8 {
+      %row = arith.addi %base, %k : index
+      %tile = memref.subview %b[%row, 0] [8, 32] [1, 1] : memref<256x32xf32> to memref<8x32xf32, strided<[32, 1], offset: ?>>
+      scf.forall (%t) in (64) {
+        %r = affine.apply #rows(%t)
+        %c = affine.apply #cols(%t)
+        %v = vector.transfer_read %tile[%r, %c], %cst {in_bounds = [true, true]} : memref<8x32xf32, strided<[32, 1], offset: ?>>, vector<1x4xf32>
+        %d = memref.subview %s[%r, %c] [1, 4] [1, 1] : memref<8x32xf32, #gpu.address_space<workgroup>> to memref<1x4xf32, strided<[32, 1], offset: ?>, #gpu.address_space<workgroup>>
+        vector.transfer_write %v, %d[%c0, %c0] {in_bounds = [true, true]} : vector<1x4xf32>, memref<1x4xf32, strided<[32, 1], offset: ?>, #gpu.address_space<workgroup>>
+      } {mapping = [#gpu.thread<linear_dim_0>]}
+      linalg.matmul {dyncc.register_tile} ins(%s, %w : memref<8x32xf32, #gpu.address_space<workgroup>>, memref<32x8xf32>) outs(%acc : memref<8x8xf32>)
+    }
+  }
+  return
+}
