@@ -12,8 +12,9 @@
 // hardware prefetchers do not pick up, so on a BERT-base layer the copy of
 // B took 15-20% of the kernel's time in a profile, nearly all of it its
 // loads. This pass gives every read of a chunked copy in a k-step loop (the
-// nearest loop around it whose body holds the step's product) a software
-// prefetch of the address the same chunk reads at the next step:
+// nearest loop around it that is the nearest loop around the step's
+// product) a software prefetch of the address the same chunk reads at the
+// next step:
 //
 //   scf.for %k = %lb to %ub step %s {
 //     scf.forall (%t) in (N) {              // a chunked copy

@@ -323,7 +323,6 @@ static bool isGlobalCopyRead(Operation *op) {
 /// address the shared buffer itself and can be hoisted; with the patterns
 /// `addPatterns` adds. `what` names the code the products are bound for in
 /// the error.
-
 static LogicalResult
 vectorizeProducts(Operation *root, ArrayRef<linalg::LinalgOp> ops,
                   StringRef what,

@@ -270,9 +270,9 @@ def PrefetchKStepsPass : Pass<"dyncc-prefetch-k-steps", "mlir::func::FuncOp"> {
   let description = [{
     On a bufferized host kernel before grid mapping: each chunked copy (a
     forall over `#gpu.thread<linear_dim_0>` of vector transfer pairs into
-    shared tiles) in a k-step loop (the nearest `scf.for` around it whose
-    body holds the step's product, a `dyncc.register_tile` or `dyncc.mma`
-    contraction) also prefetches, chunk by chunk, what
+    shared tiles) in a k-step loop (the nearest `scf.for` around it that is
+    the nearest loop around the step's product, a `dyncc.register_tile` or
+    `dyncc.mma` contraction) also prefetches, chunk by chunk, what
     the same copy reads at the loop's next step (`memref.prefetch`, read,
     locality 3), under an `scf.if` that the next step exists, that the
     conditions the copy runs under hold there (a pipelined copy's), and that
