@@ -40,6 +40,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Utils/Utils.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/MemRef/Utils/MemRefUtils.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/IR/Verifier.h"
@@ -137,13 +138,6 @@ static LogicalResult makePrivate(RewriterBase &rewriter,
   return success();
 }
 
-/// The buffer `value` is a view of (through view-like ops).
-static Value getRootBuffer(Value value) {
-  while (auto view = value.getDefiningOp<ViewLikeOpInterface>())
-    value = view.getViewSource();
-  return value;
-}
-
 /// Whether `op` writes `target` and reads nothing through it: a linalg op
 /// with `target` among its inits only, or a copy into it.
 static bool onlyWrites(Operation *op, Value target) {
@@ -233,13 +227,13 @@ static bool forwardToDestination(RewriterBase &rewriter,
   // tile by the tile's clamp.
 
   // A view of an allocation, read by none of the writes.
-  Value destRoot = getRootBuffer(destination);
+  Value destRoot = memref::skipViewLikeOps(cast<MemrefValue>(destination));
   if (!destRoot.getDefiningOp<memref::AllocOp>())
     return false;
   for (Operation *writer : writers)
     for (Value operand : writer->getOperands())
       if (isa<MemRefType>(operand.getType()) &&
-          getRootBuffer(operand) == destRoot)
+          memref::skipViewLikeOps(cast<MemrefValue>(operand)) == destRoot)
         return false;
   // Between the first write and the copy, nothing but the writes and the
   // pieces touches memory.

@@ -36,11 +36,12 @@
 #include "mlir/Conversion/VectorToGPU/VectorToGPU.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
-#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/MemRef/Transforms/Transforms.h"
+#include "mlir/Dialect/MemRef/Utils/MemRefUtils.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Dialect/Vector/Transforms/LoweringPatterns.h"
@@ -293,24 +294,16 @@ static void restoreScalarOps(RewriterBase &rewriter, Operation *root) {
   }
 }
 
-/// The buffer `value` is a view of (through subviews, reshapes and casts):
-/// an allocation, or a block argument (a kernel argument, or a GPU kernel's
-/// workgroup attribution).
-static Value getViewRoot(Value value) {
-  while (auto view = value.getDefiningOp<ViewLikeOpInterface>())
-    value = view.getViewSource();
-  return value;
-}
-
 /// True for a copy's read of global memory: a transfer read of a view of a
-/// kernel argument (not a GPU kernel's workgroup attribution) whose only use
-/// is a transfer write.
+/// kernel argument (not a GPU kernel's workgroup attribution, also a block
+/// argument) whose only use is a transfer write.
 static bool isGlobalCopyRead(Operation *op) {
   auto read = dyn_cast<vector::TransferReadOp>(op);
-  if (!read || !read->hasOneUse() ||
+  auto base = read ? dyn_cast<MemrefValue>(read.getBase()) : MemrefValue();
+  if (!base || !read->hasOneUse() ||
       !isa<vector::TransferWriteOp>(*read->user_begin()))
     return false;
-  Value source = getViewRoot(read.getBase());
+  MemrefValue source = memref::skipViewLikeOps(base);
   auto type = dyn_cast<MemRefType>(source.getType());
   return isa<BlockArgument>(source) && type && !dyncc::isWorkgroupMemory(type);
 }

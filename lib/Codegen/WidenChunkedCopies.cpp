@@ -319,9 +319,7 @@ struct WidenChunkedCopies final
     }
     for (ChunkPair &pair : *pairs) {
       SmallVector<bool> inBounds = getInBounds(pair, run, width);
-      if (run == 1 &&
-          ArrayRef<bool>(inBounds) ==
-              ArrayRef<bool>(SmallVector<bool>(pair.read.getInBoundsValues())))
+      if (run == 1 && llvm::equal(inBounds, pair.read.getInBoundsValues()))
         continue;
       SmallVector<int64_t> shape(pair.read.getVectorType().getShape());
       shape.back() *= run;
