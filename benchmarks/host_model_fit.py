@@ -2,24 +2,32 @@
 # Part of dyncc, under the Apache License v2.0 with LLVM Exceptions.
 # SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """The host model's constants (cost::HostDevice, include/dyncc/CostModel/
-Host.h) fitted to `dyncc tune --device cpu`'s measurements of an
-artifact's f32 SIMT GEMM variants, and how well they choose:
+Host.h) fitted to measurements of f32 SIMT GEMM tiles on the host, per
+build of the host code, and how well they choose. The measurements are
+benchmarks/host_tile_sweep.py's CSV (one tile per artifact, BERT-base's
+dense layers), or `dyncc tune --device cpu`'s of an artifact's variants:
 
+    .venv/bin/python benchmarks/host_model_fit.py --sweep sweep.csv
     dyncc tune bert_cpu.dyncc -o bert_cpu.tuned --device cpu --dim batch=1 \\
         --dim seq=1:512 --points 6 --repeat 2
     .venv/bin/python benchmarks/host_model_fit.py bert_cpu.tuned
 
-Each measured group time is the model's sum of terms (predictHostGemm's,
-written again here as the fit's design matrix): per round of the pool's
-threads, the block's thread turns, vector multiply-adds, copied and stored
-elements; split-K's partial sums over the threads; a launch per kernel.
-The constants are non-negative least squares on the relative error. Then
-per (group, binding): the measured time of the variant the fitted model
-picks over the fastest measured (the selection regret), in-sample and with
-each group's layers held out of the fit. The last line is the headline.
+Each measured time is the model's sum of terms (predictHostGemm's, written
+again here as the fit's design matrix): per round of the pool's threads,
+the block's k-steps of thread turns (each k's multiply-add instructions
+and lanes, broadcasts of A, loads of B's row, its share of the unrolled
+body's length, spilled vectors and loads beyond L1; each turn's
+accumulator), copied and stored elements;
+split-K's partial sums over the threads; a launch per kernel (for the
+sweep, the run's own overhead). The constants are non-negative least
+squares on the relative error, per build. Then per (problem, binding):
+the measured time of the tile the fitted model picks over the fastest
+measured (the selection regret), in-sample and with each problem held
+out of the fit. The last line per build is the headline.
 """
 import argparse
 import collections
+import csv
 import json
 import math
 import re
@@ -29,7 +37,10 @@ import sys
 
 import numpy as np
 
-NAMES = ["threadStepSeconds", "vectorOpSeconds", "copyElementSeconds",
+NAMES = ["threadStepSeconds", "vectorOpSeconds", "laneOpSeconds",
+         "broadcastSeconds", "rowLoadSeconds", "unrollSeconds",
+         "accumulatorSeconds",
+         "spillSeconds", "l1MissSeconds", "copyElementSeconds",
          "storeElementSeconds", "sumElementSeconds", "launchSeconds"]
 
 
@@ -66,27 +77,60 @@ def cdiv(a, b):
     return -(-a // b)
 
 
-# The f32 lanes of the vectors each build of the host code computes in
-# (dyncc/Runtime/HostIsa.h; LLVM's x86-64-v4 prefers 256-bit vectors, as
-# cost::getFittedHostDevice says): a `dyncc tune --device cpu` entry's arch
-# is `cpu-` and the machine for the portable build, `cpu-LEVEL` for others.
-LANES = {"cpu-x86-64-v3": 8, "cpu-x86-64-v4": 8}
+# Per build: the widest vector register (bytes) and the vector registers
+# (HostDevice::vectorBytes, vectorRegisters; getFittedHostDevice's).
+BUILDS = {"generic": (16, 16), "x86-64-v2": (16, 16), "x86-64-v3": (32, 16),
+          "x86-64-v4": (64, 32)}
 
 
-def terms(t, batch, m, n, k, products, threads, lanes=4):
+def terms(t, batch, m, n, k, products, threads, level, l1):
     bm, bn, tm, tn, ks, split = t
+    width, registers = BUILDS.get(level, BUILDS["generic"])
     rounds = cdiv(batch * cdiv(m, bm) * cdiv(n, bn) * split, threads)
-    steps = cdiv(cdiv(k, split), ks) * products
-    turns = (bm // tm) * (bn // tn)
-    return [rounds * steps * turns,
-            rounds * steps * turns * ks * tm * cdiv(tn, lanes),
-            rounds * steps * (bm + bn) * ks,
+    steps = rounds * cdiv(cdiv(k, split), ks) * products
+    turns = steps * (bm // tm) * (bn // tn)
+    row = cdiv(tn * 4, max(16, width))
+    spilled = max(0, tm * row + row + 1 - registers)
+    working = (bm + bn) * ks * 4 + tm * ks * min(max(16, width),
+                                                  max(16, tn * 4))
+    beyond = max(0, working - l1) / working
+    return [turns,
+            turns * ks * tm * row,
+            turns * ks * tm * cdiv(tn, 4),
+            turns * ks * tm,
+            turns * ks * row,
+            turns * ks * ks,
+            turns * tm * row,
+            turns * ks * spilled,
+            turns * ks * (tm + row) * beyond,
+            steps * (bm + bn) * ks,
             rounds * bm * bn * products,
             split * batch * m * n / threads if split > 1 else 0,
             2 if split > 1 else 1]
 
 
-def samples(path, lanes=None):
+def in_family(t):
+    """cost::enumerateHostGemmTiles' bounds: at most 512 turns (GPU
+    threads) a block and a 128 KB accumulator."""
+    bm, bn, tm, tn = t[:4]
+    return (bm // tm) * (bn // tn) <= 512 and bm * bn * 4 <= 128 * 1024
+
+
+def sweep_samples(path, l1, family=True):
+    """host_tile_sweep.py's rows as samples (those of the host search's
+    family of tiles, unless not `family`)."""
+    rows = []
+    for k, n, m, level, config, seconds, threads in csv.reader(open(path)):
+        t = tile(config)
+        if t is None or (family and not in_family(t)):
+            continue
+        k, n, m = int(k), int(n), int(m)
+        rows.append((f"{k}x{n}", f"{k}x{n}", config, (m,), float(seconds),
+                     terms(t, 1, m, n, k, 1, int(threads), level, l1), level))
+    return rows
+
+
+def samples(path, l1):
     secs = sections(path)
     manifest, rows = secs["manifest"], []
     kernels = {k["name"]: k for k in manifest["kernels"]}
@@ -112,12 +156,13 @@ def samples(path, lanes=None):
                     kind = ",".join(str(problem[d]) for d in
                                     ("batch", "m", "n", "k")) + \
                         f"x{problem.get('products', 1)}"
+                    level = device["arch"][len("cpu-"):]
+                    if level not in BUILDS:
+                        level = "x86-64-v2"
                     rows.append((kind, info["name"], variant["kernel"],
                                  tuple(s["at"]), s["ms"] * 1e-3,
                                  terms(t, *dims, problem.get("products", 1),
-                                       device["sms"],
-                                       lanes or LANES.get(device["arch"],
-                                                          4))))
+                                       device["sms"], level, l1), level))
     return rows
 
 
@@ -153,7 +198,7 @@ def regrets(rows, coef):
     """Per (group, binding): the measured time of the model's pick over the
     fastest measured variant's."""
     times = collections.defaultdict(lambda: collections.defaultdict(list))
-    for _, group, kernel, at, seconds, t in rows:
+    for _, group, kernel, at, seconds, t, _ in rows:
         # A variant's kernel names its group ("g15_gemm_v3_part").
         times[(group, at)][kernel].append((float(np.dot(t, coef)), seconds))
     out = []
@@ -172,33 +217,42 @@ def summary(ratios):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("tuned", help="an artifact `dyncc tune --device cpu` "
-                        "measured")
-    parser.add_argument("--lanes", type=int, help="f32 lanes of a vector "
-                        "register (default: by the measured build's level; "
-                        "4 for the portable build)")
+    parser.add_argument("tuned", nargs="?", help="an artifact `dyncc tune "
+                        "--device cpu` measured")
+    parser.add_argument("--sweep", action="append", default=[],
+                        help="host_tile_sweep.py's CSV (repeatable)")
+    parser.add_argument("--l1", type=int, default=48 * 1024,
+                        help="the measuring processor's L1 data cache, bytes")
+    parser.add_argument("--all-tiles", action="store_true",
+                        help="fit the sweep's tiles beyond the host search's "
+                        "family too")
     args = parser.parse_args()
-    rows = samples(args.tuned, args.lanes)
+    rows = samples(args.tuned, args.l1) if args.tuned else []
+    for path in args.sweep:
+        rows += sweep_samples(path, args.l1, not args.all_tiles)
     if not rows:
-        sys.exit(f"{args.tuned}: no host measurements of f32 SIMT GEMMs")
-    coef = fit(rows)
-    for name, value in zip(NAMES, coef):
-        print(f"{name:20} {value:.4g}")
-    error = [float(np.dot(r[5], coef)) / r[4] for r in rows]
-    print("prediction / measured: geometric mean of |log| "
-          f"{math.exp(statistics.mean(abs(math.log(e)) for e in error)):.3f}x "
-          f"over {len(rows)} samples")
-    print(f"selection regret, in sample: {summary(regrets(rows, coef))}")
-    held = []
-    kinds = sorted({r[0] for r in rows})
-    print(f"{len(kinds)} problems:", "; ".join(kinds))
-    for kind in kinds:
-        train = [r for r in rows if r[0] != kind]
-        test = [r for r in rows if r[0] == kind]
-        if train and test:
-            held += regrets(test, fit(train))
-    print(f"selection regret, each problem held out of the fit: "
-          f"{summary(held)}")
+        sys.exit("no host measurements of f32 SIMT GEMMs")
+    for level in sorted({r[6] for r in rows}):
+        build = [r for r in rows if r[6] == level]
+        coef = fit(build)
+        print(f"== {level}: {len(build)} samples")
+        for name, value in zip(NAMES, coef):
+            print(f"{name:20} {value:.4g}")
+        error = [float(np.dot(r[5], coef)) / r[4] for r in build]
+        print("prediction / measured: geometric mean of |log| "
+              f"{math.exp(statistics.mean(abs(math.log(e)) for e in error)):.3f}x")
+        print(f"selection regret, in sample: {summary(regrets(build, coef))}")
+        held = []
+        kinds = sorted({r[0] for r in build})
+        print(f"{len(kinds)} problems:", "; ".join(kinds))
+        for kind in kinds:
+            train = [r for r in build if r[0] != kind]
+            test = [r for r in build if r[0] == kind]
+            if train and test:
+                held += regrets(test, fit(train))
+        if held:
+            print(f"selection regret, each problem held out of the fit: "
+                  f"{summary(held)}")
 
 
 if __name__ == "__main__":

@@ -8,10 +8,16 @@
 // Per block (one pool thread's task), for each of its k-steps: the copy of
 // the step's A and B tiles into the block's buffers, then each GPU thread
 // in turn, whose accumulator rows live in memory between turns (the thread
-// loop is outside the step's products), computing k-step x thread M
-// vector multiply-adds of thread N f32 lanes each. Then the output tile's
-// stores. The blocks run in rounds of the pool's threads; split-K adds its
-// sum kernel; each kernel is a launch.
+// loop is outside the step's products). Per k, a turn broadcasts thread M
+// elements of A, loads a thread row of B in vectors as wide as the row (up
+// to the build's widest) and multiplies-and-adds each row's vectors: the
+// instructions and the lanes they compute cost apart, since a wider
+// vector is one instruction but not one lane's time. Vectors beyond the
+// build's registers spill; the part of a k-step's working set (its A and
+// B tiles, and the broadcasts LLVM keeps for a thread row's turns) beyond
+// L1 makes the loads slower. Then the output tile's stores. The blocks run
+// in rounds of the pool's threads; split-K adds its sum kernel; each kernel
+// is a launch.
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,6 +25,7 @@
 
 #include "Waves.h"
 
+#include <algorithm>
 #include <limits>
 
 using namespace dyncc::cost;
@@ -28,6 +35,17 @@ bool dyncc::cost::isHostModelled(const GemmTile &tile) {
   return !tile.tensorCores && tile.blockM > 0 && tile.blockN > 0 &&
          tile.threadM > 0 && tile.threadN > 0 && tile.kStep > 0 &&
          tile.splitK > 0;
+}
+
+HostThreadTile dyncc::cost::getHostThreadTile(const GemmTile &tile,
+                                              const HostDevice &host) {
+  HostThreadTile t;
+  // The accumulator is f32 whatever the operands.
+  t.rowVectors =
+      ceilDiv(tile.threadN * 4, std::max<int64_t>(16, host.vectorBytes));
+  int64_t needed = tile.threadM * t.rowVectors + t.rowVectors + 1;
+  t.spilled = std::max<int64_t>(0, needed - host.vectorRegisters);
+  return t;
 }
 
 HostPrediction dyncc::cost::predictHostGemm(const GemmTile &tile,
@@ -45,12 +63,27 @@ HostPrediction dyncc::cost::predictHostGemm(const GemmTile &tile,
   int64_t steps =
       ceilDiv(ceilDiv(problem.k, tile.splitK), tile.kStep) * problem.products;
   int64_t turns = (tile.blockM / tile.threadM) * (tile.blockN / tile.threadN);
-  // The accumulator is f32 whatever the operands.
-  int64_t vectors =
-      ceilDiv(tile.threadN * 4, std::max<int64_t>(4, host.vectorBytes));
-  double turn =
-      host.threadStepSeconds +
-      double(tile.kStep * tile.threadM * vectors) * host.vectorOpSeconds;
+  HostThreadTile thread = getHostThreadTile(tile, host);
+  int64_t vectors = tile.threadM * thread.rowVectors;
+  int64_t loads = tile.threadM + thread.rowVectors;
+  // A k-step's working set: its A and B tiles (f32 on the host) and a
+  // thread row's broadcasts, each as wide as the row's vectors.
+  int64_t rowBytes = std::min(std::max<int64_t>(16, host.vectorBytes),
+                              std::max<int64_t>(16, tile.threadN * 4));
+  double working = double((tile.blockM + tile.blockN) * tile.kStep * 4 +
+                          tile.threadM * tile.kStep * rowBytes);
+  double beyondL1 = std::max(0.0, working - double(host.l1Bytes)) / working;
+  double perK =
+      double(vectors) * host.vectorOpSeconds +
+      double(tile.threadM * ceilDiv(tile.threadN, 4)) * host.laneOpSeconds +
+      double(tile.threadM) * host.broadcastSeconds +
+      double(thread.rowVectors) * host.rowLoadSeconds +
+      double(thread.spilled) * host.spillSeconds +
+      double(loads) * beyondL1 * host.l1MissSeconds +
+      double(tile.kStep) * host.unrollSeconds;
+  double turn = host.threadStepSeconds +
+                double(vectors) * host.accumulatorSeconds +
+                double(tile.kStep) * perK;
   double copy = double((tile.blockM + tile.blockN) * tile.kStep) *
                 host.copyElementSeconds;
   p.blockSeconds = double(steps) * (double(turns) * turn + copy) +
@@ -65,28 +98,74 @@ HostPrediction dyncc::cost::predictHostGemm(const GemmTile &tile,
   return p;
 }
 
+std::vector<GemmTile> dyncc::cost::enumerateHostGemmTiles(int64_t nSplit) {
+  // The widest build's registers bound the accumulator; each candidate
+  // runs on every build.
+  HostDevice widest;
+  widest.vectorBytes = 64;
+  widest.vectorRegisters = 32;
+  std::vector<int64_t> blockNs = {64, 128, 256, 512};
+  if (nSplit > 0 && nSplit < 64)
+    for (int64_t n = nSplit; n >= 4; --n)
+      if (nSplit % n == 0 && n % 4 == 0)
+        blockNs.push_back(n);
+  std::vector<GemmTile> tiles;
+  for (int64_t blockM : {1, 2, 4, 8, 16, 32, 48, 64, 96, 128})
+    for (int64_t blockN : blockNs)
+      for (int64_t threadM : {1, 2, 4, 6, 8})
+        for (int64_t threadN : {4, 8, 16, 32, 64})
+          for (int64_t kStep : {8, 16, 32, 64}) {
+            if (blockM % threadM || blockN % threadN ||
+                (nSplit > 0 && nSplit % blockN))
+              continue;
+            GemmTile t;
+            t.blockM = blockM;
+            t.blockN = blockN;
+            t.threadM = threadM;
+            t.threadN = threadN;
+            t.kStep = kStep;
+            // The family the model was fitted on: at most 512 turns (a
+            // GPU block's threads) and a 128 KB accumulator a block
+            // (docs/CostModel.md: beyond either, the fits' error grows
+            // past what they can choose by).
+            if (t.threads() > 512 || blockM * blockN * 4 > 128 * 1024 ||
+                getHostThreadTile(t, widest).spilled)
+              continue;
+            tiles.push_back(t);
+          }
+  return tiles;
+}
+
 HostDevice dyncc::cost::getFittedHostDevice(const std::string &isa) {
   // Fitted like the portable build's defaults (docs/CostModel.md, "The
-  // host CPU target"): the same BERT-base groups and bindings, measured
-  // under DYNCC_HOST_ISA on an artifact with every build. LLVM vectorizes
-  // both levels' thread tiles in 32-byte vectors (x86-64-v4 prefers
-  // 256-bit vectors to 512-bit ones). Split-K's sum keeps the portable
-  // build's cost: a read of memory, which the fit left at zero (its
-  // samples do not tell it from the launches).
+  // host CPU target"): the same sweep, each artifact loaded under
+  // DYNCC_HOST_ISA. The sweep's runs cannot tell a kernel's launch from
+  // the run's own overhead, nor measure split-K's sum, so those keep the
+  // launches `dyncc tune --device cpu` measured per build, and the
+  // portable build's sum.
   HostDevice host;
   if (isa == "x86-64-v4") {
-    host.vectorBytes = 32;
-    host.threadStepSeconds = 2.209e-9;
-    host.vectorOpSeconds = 0.3407e-9;
-    host.copyElementSeconds = 0.2688e-9;
-    host.storeElementSeconds = 0.6236e-9;
+    host.vectorBytes = 64;
+    host.vectorRegisters = 32;
+    host.vectorOpSeconds = 0.04916e-9;
+    host.laneOpSeconds = 0.07889e-9;
+    host.unrollSeconds = 0.005956e-9;
+    host.spillSeconds = 0;
+    host.l1MissSeconds = 0.3606e-9;
+    host.copyElementSeconds = 0.1534e-9;
+    host.storeElementSeconds = 0.2893e-9;
     host.launchSeconds = 9.518e-6;
   } else if (isa == "x86-64-v3") {
     host.vectorBytes = 32;
-    host.threadStepSeconds = 1.764e-9;
-    host.vectorOpSeconds = 0.3456e-9;
-    host.copyElementSeconds = 0.3406e-9;
-    host.storeElementSeconds = 0.5389e-9;
+    host.vectorRegisters = 16;
+    host.vectorOpSeconds = 0.02579e-9;
+    host.laneOpSeconds = 0.1038e-9;
+    host.rowLoadSeconds = 0.001869e-9;
+    host.unrollSeconds = 0.005537e-9;
+    host.spillSeconds = 0.1203e-9;
+    host.l1MissSeconds = 0.2944e-9;
+    host.copyElementSeconds = 0.1806e-9;
+    host.storeElementSeconds = 0;
     host.launchSeconds = 8.289e-6;
   }
   return host;

@@ -173,10 +173,16 @@ public:
     // The searches of distinct problems run in parallel (parallelFor over
     // the context's threads); the other stages keep one thread.
     context.enableMultithreading(true);
+    // An artifact only for the host searches its f32 GEMMs for the host's
+    // builds, unless a device was asked for.
+    std::vector<std::string> hostLevels;
+    if (options.device.empty() &&
+        llvm::all_of(targets, [](const std::string &t) { return t == "cpu"; }))
+      hostLevels = hostIsas;
     bool searched = runStage("searched", *graph, [&](OpPassManager &pm) {
       return buildSearchPipeline(pm, device->name, options.variantCap,
                                  options.regretTarget, givenKinds,
-                                 getSharedBytesBudget(targets));
+                                 getSharedBytesBudget(targets), hostLevels);
     });
     context.enableMultithreading(false);
     if (!searched || stopped)
@@ -820,7 +826,7 @@ private:
       detail = std::to_string(groups) + " groups";
     }
     if (name == "searched") {
-      std::set<std::string> gemms, convs, rows, variants;
+      std::set<std::string> gemms, hostGemms, convs, rows, variants;
       module.walk([&](dg::DispatchOp dispatch) {
         auto select = dispatch->getAttrOfType<DictionaryAttr>(
             getVariantSelectAttrName());
@@ -828,6 +834,9 @@ private:
         if (!refs)
           return;
         auto model = select.getAs<StringAttr>("model");
+        if (auto searched = select.getAs<StringAttr>("device");
+            searched && searched.getValue().starts_with("host-"))
+          hostGemms.insert(dispatch.getCallee().str());
         (!model                      ? gemms
          : model.getValue() == "conv" ? convs
                                       : rows)
@@ -839,7 +848,11 @@ private:
                std::to_string(convs.size()) + " conv and " +
                std::to_string(rows.size()) + " row-wise kernels, " +
                std::to_string(variants.size()) + " variants for " +
-               device->name;
+               (hostGemms.empty() ? device->name
+                : hostGemms.size() == gemms.size()
+                    ? "the host's builds (GEMMs) and " + device->name
+                    : "the host's builds (" + std::to_string(hostGemms.size()) +
+                          " GEMMs) and " + device->name);
     }
     endStage(name, module, detail);
     return true;

@@ -74,12 +74,14 @@ LogicalResult dyncc::buildOutlinePipeline(OpPassManager &pm,
 }
 
 LogicalResult dyncc::buildSearchPipeline(OpPassManager &pm,
-                                         const std::string &device,
-                                         int64_t cap, double targetRegret,
+                                         const std::string &device, int64_t cap,
+                                         double targetRegret,
                                          ArrayRef<std::string> givenKinds,
-                                         int64_t sharedBytes) {
+                                         int64_t sharedBytes,
+                                         ArrayRef<std::string> hostLevels) {
   SearchTilesPassOptions options;
   options.device = device;
+  options.hostLevels = llvm::to_vector(hostLevels);
   options.cap = cap;
   options.targetRegret = targetRegret;
   options.givenKinds = llvm::to_vector(givenKinds);

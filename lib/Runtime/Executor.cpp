@@ -17,6 +17,7 @@
 #include <cstring>
 #include <limits>
 #include <sys/utsname.h>
+#include <unistd.h>
 
 using namespace dyncc::runtime;
 
@@ -558,6 +559,12 @@ std::unique_ptr<Session> Session::create(std::shared_ptr<const Model> model,
   }
   session->host = cost::getFittedHostDevice(session->loaded->hostIsa());
   session->host.threads = static_cast<int64_t>(session->pool.size());
+  // The model's L1 is this processor's where it says (a share of the
+  // k-step's working set beyond it is read from L2).
+#ifdef _SC_LEVEL1_DCACHE_SIZE
+  if (long l1 = sysconf(_SC_LEVEL1_DCACHE_SIZE); l1 > 0)
+    session->host.l1Bytes = l1;
+#endif
   if (!session->prepare(error))
     return nullptr;
   return session;

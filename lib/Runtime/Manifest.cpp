@@ -762,6 +762,7 @@ bool ManifestReader::readSelection(const JsonValue &value,
       !integer("candidates", select.candidates) ||
       !integer("considered", select.considered) ||
       !integer("cap", select.cap) || !integer("dropped", select.dropped) ||
+      !integer("host_threads", select.hostThreads) ||
       !number("max_regret", select.maxRegret) ||
       !number("target", select.target))
     return false;

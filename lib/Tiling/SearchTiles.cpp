@@ -16,6 +16,7 @@
 #include "dyncc/CostModel/Conv.h"
 #include "dyncc/CostModel/Device.h"
 #include "dyncc/CostModel/Gemm.h"
+#include "dyncc/CostModel/Host.h"
 #include "dyncc/CostModel/Partition.h"
 #include "dyncc/CostModel/Rows.h"
 #include "dyncc/Dialect/Dg/IR/Dg.h"
@@ -200,6 +201,9 @@ struct SearchSpace {
 /// The tiles a search chooses among: GEMM, row or conv tiles.
 struct Candidates {
   Model model = Model::Gemm;
+  /// GEMM tiles of the host's search (getHostCandidates), which the host
+  /// model predicts (selectHost), not predict.
+  bool host = false;
   std::vector<cost::GemmTile> gemm;
   std::vector<cost::RowTile> rows;
   std::vector<cost::ConvTile> conv;
@@ -263,8 +267,8 @@ struct Candidates {
 
 /// What getCandidates depends on: spaces with the same key have the same
 /// candidates on a device.
-std::string getCandidatesKey(const SearchSpace &space) {
-  std::string key = std::to_string(int(space.model)) + ";";
+std::string getCandidatesKey(const SearchSpace &space, bool host) {
+  std::string key = std::to_string(int(space.model)) + (host ? "h;" : ";");
   auto add = [&](ArrayRef<int64_t> values) {
     for (int64_t v : values)
       key += std::to_string(v) + ";";
@@ -337,6 +341,21 @@ Candidates getCandidates(const SearchSpace &space, const cost::Device &device) {
            cost::getSplitKTiles(tile, space.splitK))
         candidates.gemm.push_back(split);
   }
+  return candidates;
+}
+
+/// The host search's candidates of an f32 GEMM `space`: the host's tiles
+/// (cost::enumerateHostGemmTiles) whose block tiles code generation keeps
+/// in its buffers within `device`'s shared memory (the targets' budget).
+Candidates getHostCandidates(const SearchSpace &space,
+                             const cost::Device &device) {
+  Candidates candidates;
+  candidates.model = Model::Gemm;
+  candidates.host = true;
+  for (const cost::GemmTile &tile : cost::enumerateHostGemmTiles(space.nSplit))
+    if (cost::estimateResources(tile, space.operandBytes).sharedBytes <=
+        device.maxSharedBytesPerBlock)
+      candidates.gemm.push_back(tile);
   return candidates;
 }
 
@@ -502,8 +521,11 @@ struct Selection {
   size_t considered = 0;
 };
 
-Selection select(const SearchSpace &space, const Candidates &tiles,
-                 const cost::Device &device,
+/// A candidate's predicted time at the keys' values.
+using Predictor = std::function<double(size_t, const KeyValues &)>;
+
+/// Chooses among `count` candidates over `space`'s keys by `time`.
+Selection select(const SearchSpace &space, size_t count, const Predictor &time,
                  const cost::PartitionOptions &options) {
   // Partitions run over the keys' multiples of their divisors (values in
   // between never occur); bounds are scaled back after.
@@ -512,7 +534,7 @@ Selection select(const SearchSpace &space, const Candidates &tiles,
     KeyValues scaled{};
     for (size_t k = 0; k < keys; ++k)
       scaled[k] = values[k] * space.divisors[k];
-    return tiles.predict(c, space, scaled, device);
+    return time(c, scaled);
   };
   Selection selection;
   if (keys < 2) {
@@ -520,7 +542,7 @@ Selection select(const SearchSpace &space, const Candidates &tiles,
     auto [lo, hi] =
         keys ? space.ranges[0] : std::pair<int64_t, int64_t>{1, 1};
     cost::Partition part = cost::partitionRange(
-        tiles.size(), [&](size_t c, int64_t v) { return predict(c, &v); },
+        count, [&](size_t c, int64_t v) { return predict(c, &v); },
         lo / divisor, hi / divisor, options);
     for (int64_t &bound : part.table.lower)
       bound *= divisor;
@@ -535,7 +557,7 @@ Selection select(const SearchSpace &space, const Candidates &tiles,
     ranges.push_back({space.ranges[k].first / space.divisors[k],
                       space.ranges[k].second / space.divisors[k]});
   cost::PartitionGrid part =
-      cost::partitionGrid(tiles.size(), predict, ranges, options);
+      cost::partitionGrid(count, predict, ranges, options);
   // A node's depth is its key's: scale each node's bounds by its divisor,
   // once (nodes are shared).
   std::vector<char> scaled(part.table.nodes.size(), 0);
@@ -559,9 +581,97 @@ Selection select(const SearchSpace &space, const Candidates &tiles,
   return selection;
 }
 
+/// The host search's pool threads: the contexts cover these, and the table
+/// is for kHostTableThreads.
+constexpr int64_t kHostThreads[] = {2, 8, 32};
+constexpr int64_t kHostTableThreads = 8;
+
+/// Whether `space` takes the host's search among `levels`: f32 GEMMs of
+/// at most two keys (with the context, a grid of three dimensions, whose
+/// fine points keep every context: getGridPointsPerDimension).
+bool takesHostSearch(const SearchSpace &space, ArrayRef<std::string> levels) {
+  return !levels.empty() && space.model == Model::Gemm &&
+         space.operandBytes == 4 && !space.tensorCores &&
+         space.keys.size() <= 2;
+}
+
+/// The host's search: variants that cover every build of `levels` at each
+/// of kHostThreads (a first dimension of the partition, one value per
+/// build and thread count), then the table among them for the first build
+/// at kHostTableThreads.
+Selection selectHost(const SearchSpace &space, const Candidates &tiles,
+                     ArrayRef<std::string> levels,
+                     const cost::PartitionOptions &options) {
+  std::vector<cost::HostDevice> contexts;
+  for (const std::string &level : levels)
+    for (int64_t threads : kHostThreads) {
+      cost::HostDevice host = cost::getFittedHostDevice(level);
+      host.threads = threads;
+      contexts.push_back(host);
+    }
+  size_t keys = space.keys.size();
+  auto cover = [&](size_t c, const int64_t *values) {
+    KeyValues scaled{};
+    for (size_t k = 0; k < keys; ++k)
+      scaled[k] = values[k + 1] * space.divisors[k];
+    return cost::predictHostGemm(tiles.gemm[c], space.gemmAt(scaled),
+                                 contexts[values[0]])
+        .seconds;
+  };
+  std::vector<std::pair<int64_t, int64_t>> ranges = {
+      {0, int64_t(contexts.size()) - 1}};
+  for (size_t k = 0; k < keys; ++k)
+    ranges.push_back({space.ranges[k].first / space.divisors[k],
+                      space.ranges[k].second / space.divisors[k]});
+  // Every context is a value of its own (getGridPoints takes every value
+  // of a range of at most its count).
+  cost::PartitionGrid covered =
+      cost::partitionGrid(tiles.size(), cover, ranges, options);
+
+  cost::HostDevice table = cost::getFittedHostDevice(levels.front());
+  table.threads = kHostTableThreads;
+  const std::vector<size_t> &chosen = covered.chosen;
+  cost::PartitionOptions all = options;
+  all.cap = chosen.size();
+  all.targetRegret = 0;
+  Selection selection = select(
+      space, chosen.size(),
+      [&](size_t c, const KeyValues &values) {
+        return cost::predictHostGemm(tiles.gemm[chosen[c]],
+                                     space.gemmAt(values), table)
+            .seconds;
+      },
+      all);
+  // The table's variants index its own choice among `chosen`: renumber
+  // them as the variants, which are all of `chosen`.
+  // Nodes above the last key index nodes: only the last key's name
+  // variants.
+  std::vector<char> isLeaf(selection.table.nodes.size(), 0);
+  SmallVector<std::pair<uint32_t, size_t>> stack = {{0, 0}};
+  while (!stack.empty()) {
+    auto [n, depth] = stack.pop_back_val();
+    if (depth + 1 >= selection.table.keys) {
+      isLeaf[n] = 1;
+      continue;
+    }
+    for (uint32_t child : selection.table.nodes[n].variant)
+      stack.push_back({child, depth + 1});
+  }
+  for (size_t n = 0; n < selection.table.nodes.size(); ++n)
+    if (isLeaf[n])
+      for (uint32_t &v : selection.table.nodes[n].variant)
+        v = uint32_t(selection.chosen[v]);
+  selection.chosen = chosen;
+  selection.maxRegret = covered.maxRegret;
+  selection.considered = covered.considered;
+  return selection;
+}
+
 /// What the search recorded of itself, kept when refining.
 struct SearchInfo {
   std::string device;
+  /// The host's search: the pool threads its table is for (else 0).
+  int64_t hostThreads = 0;
   int64_t candidates = 0;
   int64_t considered = 0;
   double maxRegret = 0;
@@ -582,6 +692,9 @@ DictionaryAttr buildSelectAttr(MLIRContext *context, const SearchInfo &info,
       b.getNamedAttr("max_regret", b.getF64FloatAttr(info.maxRegret)),
       b.getNamedAttr("cap", b.getI64IntegerAttr(info.cap)),
       b.getNamedAttr("target", b.getF64FloatAttr(info.target))};
+  if (info.hostThreads > 0)
+    entries.push_back(
+        b.getNamedAttr("host_threads", b.getI64IntegerAttr(info.hostThreads)));
   SmallVector<Attribute> keys;
   SmallVector<int64_t> ranges;
   for (auto [key, range] : llvm::zip(space.keys, space.ranges)) {
@@ -767,9 +880,11 @@ struct SearchTiles final
           kernelPending.push_back({dispatch, it->second});
           continue;
         }
-        Candidates &tiles = candidates[getCandidatesKey(*space)];
+        bool host = takesHostSearch(*space, hostLevels);
+        Candidates &tiles = candidates[getCandidatesKey(*space, host)];
         if (tiles.size() == 0)
-          tiles = getCandidates(*space, *target);
+          tiles = host ? getHostCandidates(*space, *target)
+                       : getCandidates(*space, *target);
         if (tiles.size() == 0) {
           setReason(dispatch,
                     space->nSplit ? "no candidate tile (a block's N tile "
@@ -792,8 +907,16 @@ struct SearchTiles final
     }
     parallelFor(context, 0, searches.size(), [&](size_t i) {
       Search &search = searches[i];
+      const Candidates &tiles = *search.tiles;
       search.selection =
-          select(search.space, *search.tiles, *target, options);
+          tiles.host
+              ? selectHost(search.space, tiles, hostLevels, options)
+              : select(
+                    search.space, tiles.size(),
+                    [&](size_t c, const KeyValues &keys) {
+                      return tiles.predict(c, search.space, keys, *target);
+                    },
+                    options);
     });
 
     for (auto &[kernel, dispatches] : pending) {
@@ -820,7 +943,9 @@ struct SearchTiles final
         bySearch.insert({index, searched.size()});
         const Search &search = searches[index];
         Selection selection = search.selection;
-        SearchInfo info{target->name,
+        SearchInfo info{search.tiles->host ? "host-" + hostLevels.front()
+                                           : target->name,
+                        search.tiles->host ? kHostTableThreads : 0,
                         int64_t(search.tiles->size()),
                         int64_t(selection.considered),
                         selection.maxRegret,
@@ -911,6 +1036,9 @@ LogicalResult dyncc::refineVariantSelections(
     }
     auto kernel = symbols.lookup<func::FuncOp>(dispatch.getCallee());
     auto deviceName = attr.getAs<StringAttr>("device");
+    // The host's search has no ptxas resources to refine by.
+    if (deviceName && deviceName.getValue().starts_with("host-"))
+      return;
     const cost::Device *device =
         deviceName ? cost::lookupDevice(deviceName.str()) : nullptr;
     std::string why;
@@ -987,7 +1115,12 @@ LogicalResult dyncc::refineVariantSelections(
     cost::PartitionOptions options;
     options.cap = size_t(std::max<int64_t>(1, info.cap));
     options.targetRegret = info.target;
-    Selection selection = select(*space, tiles, *device, options);
+    Selection selection = select(
+        *space, tiles.size(),
+        [&](size_t c, const KeyValues &keys) {
+          return tiles.predict(c, *space, keys, *device);
+        },
+        options);
     SmallVector<Attribute> refs;
     for (size_t v : selection.chosen)
       refs.push_back(kept[v]);

@@ -31,6 +31,8 @@ def compile(model, output, targets=None, dims=None, emit=None, quiet=True,
         record their resources when the CUDA toolkit is found), "off", or
         the path of a ptxas.
     device: the GPU the tile search predicts for ("h200", "a100", ...).
+        With cpu targets only and no device, f32 GEMMs search the host's
+        own tiles by the host model (the rest the H100's).
     max_variants: the most tile variants per searched dispatch (default 8).
     regret_target: the predicted regret the variants aim for (default 0.03).
     im2col: "auto" (the default: windowed convs become a copy of their

@@ -185,6 +185,47 @@ def test_every_variant_of_two_key_table(tmp_path):
     assert ran == names and len(names) >= 2
 
 
+@pytest.mark.parametrize("level", ["x86-64-v2", "x86-64-v4"])
+def test_every_variant_of_the_host_search(tmp_path, monkeypatch, level):
+    """An artifact only for the host searches its f32 GEMMs among the
+    host's tiles, a set covering the portable and the AVX-512 builds: every
+    variant, forced, matches numpy at M = 1, primes and sizes just off the
+    tiles' multiples, with K and N off them too, on each build this
+    processor runs (the AVX-512 build's variants run on the portable one
+    where it does not)."""
+    model = tmp_path / "dense.onnx"
+    k, n = 100, 200
+    w, b = make_dense(model, TensorProto.FLOAT, ["M"], k, n, seed=5)
+    plan, art = compile_with_plan(model, tmp_path / "dense.dyncc",
+                                  dims={"M": (1, 600)},
+                                  targets=["cpu", "cpu-x86-64-v4"])
+    group = plan["groups"][0]
+    assert group["select"]["device"] == "host-x86-64-v2"
+    configs = [plan["kernels"][v["kernel"]]["config"]
+               for v in group["variants"]]
+    assert len(configs) >= 2
+    for config in configs:
+        thread_n = int(re.search(r"thread \d+x(\d+)", config).group(1))
+        assert thread_n % 4 == 0 and "stages" not in config, config
+    # A row of 16 or more f32 is the AVX-512 build's (one or more of its
+    # registers); the portable build's rows are 4 or 8.
+    assert any(int(re.search(r"thread \d+x(\d+)", c).group(1)) >= 16
+               for c in configs), configs
+    monkeypatch.setenv("DYNCC_HOST_ISA", level)
+    sess = dyncc.load(art).session("cpu")
+    rng = np.random.default_rng(7)
+    for v, config in enumerate(configs):
+        sess.force_variant(0, v)
+        for m in [1, 2, 3, 7, 13, 31, 47, 63, 65, 97, 127, 129, 257, 600]:
+            x = rng.uniform(-1, 1, size=(m, k)).astype(np.float32)
+            y = sess.run({"X": x})["Y"]
+            ref = x.astype(np.float64) @ w.astype(np.float64) + b
+            np.testing.assert_allclose(y, ref, rtol=1e-4, atol=1e-4,
+                                       err_msg=f"{config} at M = {m}")
+            kernel = group["variants"][v]["kernel"]
+            assert sess.variants == [plan["kernels"][kernel]["name"]]
+
+
 def test_variant_cap_and_given_config(tmp_path):
     """--max-variants caps the set (the regret is reported, not hidden); a
     --tile-config for GEMMs replaces the search."""

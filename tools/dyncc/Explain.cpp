@@ -21,6 +21,7 @@
 #include "dyncc/CostModel/Conv.h"
 #include "dyncc/CostModel/Device.h"
 #include "dyncc/CostModel/Gemm.h"
+#include "dyncc/CostModel/Host.h"
 #include "dyncc/CostModel/Partition.h"
 #include "dyncc/CostModel/Plot.h"
 #include "dyncc/CostModel/Rows.h"
@@ -95,7 +96,10 @@ bool predict(const Manifest &manifest, const GroupInfo &group,
   const VariantSelection &s = group.select;
   std::optional<std::vector<int64_t>> dims = getDims(s, keys);
   const std::string &config = manifest.kernels[group.variants[v].kernel].config;
-  if (!device || !dims)
+  // The host's search (`host-LEVEL`) predicted with the host model.
+  llvm::StringRef hostLevel(s.device);
+  bool host = s.model.empty() && hostLevel.consume_front("host-");
+  if ((!device && !host) || !dims)
     return false;
   if (s.model == "rows") {
     std::optional<cost::RowTile> tile = cost::parseRowTile(config);
@@ -147,6 +151,12 @@ bool predict(const Manifest &manifest, const GroupInfo &group,
   p.outputBytes = group.problem.outputBytes;
   p.products = group.problem.products;
   work = p.flops();
+  if (host) {
+    cost::HostDevice described = cost::getFittedHostDevice(hostLevel.str());
+    described.threads = std::max<int64_t>(1, s.hostThreads);
+    seconds = cost::predictHostGemm(*tile, p, described).seconds;
+    return std::isfinite(seconds);
+  }
   seconds = cost::predictGemm(*tile, p, *device).seconds;
   return true;
 }
@@ -576,12 +586,16 @@ int dyncc::explainMain(llvm::ArrayRef<std::string> args) {
     const cost::Device *device =
         s.present ? cost::lookupDevice(s.device) : nullptr;
     if (s.present) {
-      os << "  search: " << s.device << ", " << s.candidates
-         << " candidates, " << s.considered << " considered, "
-         << group.variants.size() << " chosen (cap " << s.cap
-         << "), max regret "
-         << llvm::format("%.1f%%", 100 * s.maxRegret) << " (target "
-         << llvm::format("%.1f%%", 100 * s.target) << ")";
+      os << "  search: "
+         << (llvm::StringRef(s.device).starts_with("host-")
+                 ? "the host model (" + s.device.substr(5) + " build, " +
+                       std::to_string(s.hostThreads) +
+                       " threads; the variants cover every build)"
+                 : s.device)
+         << ", " << s.candidates << " candidates, " << s.considered
+         << " considered, " << group.variants.size() << " chosen (cap " << s.cap
+         << "), max regret " << llvm::format("%.1f%%", 100 * s.maxRegret)
+         << " (target " << llvm::format("%.1f%%", 100 * s.target) << ")";
       if (s.registers == "ptxas")
         os << "; redone with ptxas' registers, " << s.dropped
            << " spilling variant" << (s.dropped == 1 ? "" : "s")

@@ -48,12 +48,13 @@ buildOutlinePipeline(mlir::OpPassManager &pm,
 /// variant chosen for `device` (SearchTilesPass), except kernels of the
 /// `givenKinds`, whose configuration the user gave; then dyncc-split-k.
 /// Candidates take at most `sharedBytes` of shared memory per block (the
-/// targets' budget, getSharedBytesBudget; 0: the device's limit).
-mlir::LogicalResult
-buildSearchPipeline(mlir::OpPassManager &pm, const std::string &device,
-                    int64_t cap, double targetRegret,
-                    llvm::ArrayRef<std::string> givenKinds = {},
-                    int64_t sharedBytes = 0);
+/// targets' budget, getSharedBytesBudget; 0: the device's limit). With
+/// `hostLevels` (an artifact with no GPU target: its host code's builds),
+/// f32 GEMMs search the host's tiles by the host model.
+mlir::LogicalResult buildSearchPipeline(
+    mlir::OpPassManager &pm, const std::string &device, int64_t cap,
+    double targetRegret, llvm::ArrayRef<std::string> givenKinds = {},
+    int64_t sharedBytes = 0, llvm::ArrayRef<std::string> hostLevels = {});
 /// Kernel module: block/thread tiling with producer fusion, promoting to at
 /// most `sharedBytes` of shared memory per block (getSharedBytesBudget).
 mlir::LogicalResult buildTilingPipeline(mlir::OpPassManager &pm,

@@ -204,7 +204,11 @@ struct VariantSelection {
   std::vector<std::string> keyTexts;
   /// A level per key (one for a static problem).
   cost::DecisionTable table;
+  /// The device the search predicted for: a GPU's name, or `host-LEVEL`
+  /// for the host's search of an artifact with no GPU target (the table
+  /// is for that build of the host code at `hostThreads` pool threads).
   std::string device;
+  int64_t hostThreads = 0;
   int64_t candidates = 0;
   int64_t considered = 0;
   int64_t cap = 0;

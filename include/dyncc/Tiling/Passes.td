@@ -186,6 +186,18 @@ def SearchTilesPass : Pass<"dyncc-search-tiles", "mlir::ModuleOp"> {
     nodes with `lower` and `variant`). A dispatch whose problem the search
     cannot express keeps its kernel's configuration, and records why
     (`reason`).
+
+    With `host-levels` (an artifact whose only target is the host CPU),
+    f32 GEMMs search the host's own candidates (cost::
+    enumerateHostGemmTiles) with the host model (cost::predictHostGemm),
+    whose time depends on the build of the host code and on the threads
+    that run the blocks: the variants cover every build listed at 2, 8
+    and 32 threads (the partition's first dimension is that context), and
+    the table picks among them for the first build at 8 threads (the run-
+    time picks by the model for its own build and threads). The device is
+    then recorded as `host-<first build>`, with `host_threads`. Other
+    kernels (row-wise, convs, f16 GEMMs, and GEMMs of four keys, which
+    leave no dimension for the context) keep the device's search.
   }];
   let options = [
     Option<"device", "device", "std::string", "\"h100\"",
@@ -200,7 +212,12 @@ def SearchTilesPass : Pass<"dyncc-search-tiles", "mlir::ModuleOp"> {
                "not searched">,
     Option<"sharedBytes", "shared-bytes", "int64_t", "0",
            "the shared memory a block may take on every compile target "
-           "(code generation's budget); 0: the device's own limit">
+           "(code generation's budget); 0: the device's own limit">,
+    ListOption<"hostLevels", "host-levels", "std::string",
+               "an artifact with no GPU target: the builds of its host code "
+               "(x86-64-v2, x86-64-v3, x86-64-v4; generic is the portable "
+               "build's constants). Its f32 GEMMs choose among host tiles "
+               "by the host model, a set that covers every build">
   ];
 }
 
