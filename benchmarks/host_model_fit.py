@@ -7,7 +7,8 @@ build of the host code, and how well they choose. The measurements are
 benchmarks/host_tile_sweep.py's CSV (one tile per artifact, BERT-base's
 dense layers), or `dyncc tune --device cpu`'s of an artifact's variants:
 
-    .venv/bin/python benchmarks/host_model_fit.py --sweep sweep.csv
+    .venv/bin/python benchmarks/host_model_fit.py \\
+        --sweep benchmarks/data/host_tiles_xeon
     dyncc tune bert_cpu.dyncc -o bert_cpu.tuned --device cpu --dim batch=1 \\
         --dim seq=1:512 --points 6 --repeat 2
     .venv/bin/python benchmarks/host_model_fit.py bert_cpu.tuned
@@ -29,7 +30,9 @@ import argparse
 import collections
 import csv
 import json
+import glob
 import math
+import os
 import re
 import statistics
 import struct
@@ -116,17 +119,29 @@ def in_family(t):
     return (bm // tm) * (bn // tn) <= 512 and bm * bn * 4 <= 128 * 1024
 
 
-def sweep_samples(path, l1, family=True):
+def sweep_files(paths):
+    """The CSVs of --sweep: files, or every *.csv of a directory."""
+    files = []
+    for path in paths:
+        files += sorted(glob.glob(os.path.join(path, "*.csv"))) \
+            if os.path.isdir(path) else [path]
+    return files
+
+
+def sweep_samples(paths, l1, family=True):
     """host_tile_sweep.py's rows as samples (those of the host search's
     family of tiles, unless not `family`)."""
     rows = []
-    for k, n, m, level, config, seconds, threads in csv.reader(open(path)):
-        t = tile(config)
-        if t is None or (family and not in_family(t)):
-            continue
-        k, n, m = int(k), int(n), int(m)
-        rows.append((f"{k}x{n}", f"{k}x{n}", config, (m,), float(seconds),
-                     terms(t, 1, m, n, k, 1, int(threads), level, l1), level))
+    for path in sweep_files(paths):
+        for k, n, m, level, config, seconds, threads in csv.reader(open(path)):
+            t = tile(config)
+            if t is None or (family and not in_family(t)):
+                continue
+            k, n, m = int(k), int(n), int(m)
+            rows.append((f"{k}x{n}", f"{k}x{n}", config, (m,),
+                         float(seconds),
+                         terms(t, 1, m, n, k, 1, int(threads), level, l1),
+                         level))
     return rows
 
 
@@ -220,7 +235,8 @@ def main():
     parser.add_argument("tuned", nargs="?", help="an artifact `dyncc tune "
                         "--device cpu` measured")
     parser.add_argument("--sweep", action="append", default=[],
-                        help="host_tile_sweep.py's CSV (repeatable)")
+                        help="host_tile_sweep.py's CSV, or a directory of "
+                        "them (repeatable)")
     parser.add_argument("--l1", type=int, default=48 * 1024,
                         help="the measuring processor's L1 data cache, bytes")
     parser.add_argument("--all-tiles", action="store_true",
@@ -228,8 +244,8 @@ def main():
                         "family too")
     args = parser.parse_args()
     rows = samples(args.tuned, args.l1) if args.tuned else []
-    for path in args.sweep:
-        rows += sweep_samples(path, args.l1, not args.all_tiles)
+    if args.sweep:
+        rows += sweep_samples(args.sweep, args.l1, not args.all_tiles)
     if not rows:
         sys.exit("no host measurements of f32 SIMT GEMMs")
     for level in sorted({r[6] for r in rows}):

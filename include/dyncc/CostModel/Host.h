@@ -36,9 +36,9 @@ namespace dyncc::cost {
 /// row, up to the build's widest (`vectorBytes`). Defaults: the portable
 /// x86-64-v2 build's (16-byte vectors, no FMA instruction), fitted by
 /// benchmarks/host_model_fit.py to benchmarks/host_tile_sweep.py's
-/// measurements (benchmarks/data/host_tiles_xeon.csv: 103 tiles, the
-/// host's own and the GPU search's kinds, on BERT-base's three dense
-/// layers at five M; an Intel Xeon with AVX-512, 2 threads);
+/// measurements (benchmarks/data/host_tiles_xeon, sweeps 1 to 3: 103
+/// tiles, the host's own and the GPU search's kinds, on BERT-base's three
+/// dense layers at five M; an Intel Xeon with AVX-512, 2 threads);
 /// getFittedHostDevice has the other builds'. docs/CostModel.md has the
 /// fits and their held-out selection regret. Which tile is fastest turns
 /// on their ratios, not their scale.

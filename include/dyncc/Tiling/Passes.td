@@ -196,8 +196,9 @@ def SearchTilesPass : Pass<"dyncc-search-tiles", "mlir::ModuleOp"> {
     the table picks among them for the first build at 8 threads (the run-
     time picks by the model for its own build and threads). The device is
     then recorded as `host-<first build>`, with `host_threads`. Other
-    kernels (row-wise, convs, f16 GEMMs, and GEMMs of four keys, which
-    leave no dimension for the context) keep the device's search.
+    kernels (row-wise, convs, f16 GEMMs, and GEMMs of three or four keys,
+    whose grid with the context would thin the contexts) keep the device's
+    search. A head narrower than 4 f32 has no tile of either search.
   }];
   let options = [
     Option<"device", "device", "std::string", "\"h100\"",
