@@ -12,9 +12,11 @@
 // the host are thousands of blocks of a few serial threads, each paying
 // its k-steps' overhead for a few multiply-adds. This model predicts a
 // SIMT GEMM tile's time on the host from how that code runs (see
-// docs/CostModel.md, "The host CPU target"), with constants measured on a
-// host; a cpu session without `dyncc tune` measurements selects by it.
-// Pure C++, like the GPU model: the run-time links it.
+// docs/CostModel.md, "The host CPU target" and "The host's own search"),
+// with constants measured on a host; a cpu session without `dyncc tune`
+// measurements selects by it, and an artifact with no GPU target chooses
+// its f32 GEMMs' variants among enumerateHostGemmTiles' by it. Pure C++,
+// like the GPU model: the run-time links it.
 //
 //===----------------------------------------------------------------------===//
 
