@@ -98,6 +98,20 @@ HostPrediction dyncc::cost::predictHostGemm(const GemmTile &tile,
   return p;
 }
 
+/// What a host search's device name starts with.
+static constexpr char kHostSearchPrefix[] = "host-";
+static constexpr size_t kHostSearchPrefixSize = sizeof(kHostSearchPrefix) - 1;
+
+std::string dyncc::cost::getHostSearchDevice(const std::string &level) {
+  return kHostSearchPrefix + level;
+}
+
+std::string dyncc::cost::getHostSearchLevel(const std::string &device) {
+  return device.compare(0, kHostSearchPrefixSize, kHostSearchPrefix) == 0
+             ? device.substr(kHostSearchPrefixSize)
+             : std::string();
+}
+
 std::vector<GemmTile> dyncc::cost::enumerateHostGemmTiles(int64_t nSplit) {
   // The widest build's registers bound the accumulator; each candidate
   // runs on every build.

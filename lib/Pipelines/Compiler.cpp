@@ -16,6 +16,7 @@
 #include "dyncc/Dialect/Dg/Transforms/FusionReport.h"
 
 #include "dyncc/CostModel/Device.h"
+#include "dyncc/CostModel/Host.h"
 #include "dyncc/Dialect/Dg/IR/Dg.h"
 #include "dyncc/Dialect/Sym/IR/Sym.h"
 #include "dyncc/InitAll.h"
@@ -835,9 +836,9 @@ private:
           return;
         auto model = select.getAs<StringAttr>("model");
         if (auto searched = select.getAs<StringAttr>("device");
-            searched && searched.getValue().starts_with("host-"))
+            searched && !cost::getHostSearchLevel(searched.str()).empty())
           hostGemms.insert(dispatch.getCallee().str());
-        (!model                      ? gemms
+        (!model                       ? gemms
          : model.getValue() == "conv" ? convs
                                       : rows)
             .insert(dispatch.getCallee().str());

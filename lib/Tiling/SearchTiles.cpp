@@ -521,6 +521,41 @@ struct Selection {
   size_t considered = 0;
 };
 
+/// Calls `visit` once for each node of `table` with its depth (its key's
+/// index): a node is shared by the intervals above it that have equal
+/// subtrees, and is visited once. `visit` may change a node's bounds, and a
+/// last key's node's variants.
+void forEachNode(
+    cost::DecisionTable &table,
+    llvm::function_ref<void(cost::IntervalTable &, size_t)> visit) {
+  std::vector<char> seen(table.nodes.size(), 0);
+  SmallVector<std::pair<uint32_t, size_t>> stack;
+  if (!table.nodes.empty())
+    stack.push_back({0, 0});
+  while (!stack.empty()) {
+    auto [n, depth] = stack.pop_back_val();
+    if (seen[n])
+      continue;
+    seen[n] = 1;
+    cost::IntervalTable &node = table.nodes[n];
+    if (depth + 1 < table.keys)
+      for (uint32_t child : node.variant)
+        stack.push_back({child, depth + 1});
+    visit(node, depth);
+  }
+}
+
+/// The ranges a partition of `space` runs over: its keys' multiples of
+/// their divisors (values in between never occur), in those multiples.
+std::vector<std::pair<int64_t, int64_t>>
+getPartitionRanges(const SearchSpace &space) {
+  std::vector<std::pair<int64_t, int64_t>> ranges;
+  for (size_t k = 0; k < space.keys.size(); ++k)
+    ranges.push_back({space.ranges[k].first / space.divisors[k],
+                      space.ranges[k].second / space.divisors[k]});
+  return ranges;
+}
+
 /// A candidate's predicted time at the keys' values.
 using Predictor = std::function<double(size_t, const KeyValues &)>;
 
@@ -552,28 +587,13 @@ Selection select(const SearchSpace &space, size_t count, const Predictor &time,
     selection.considered = part.considered;
     return selection;
   }
-  std::vector<std::pair<int64_t, int64_t>> ranges;
-  for (size_t k = 0; k < keys; ++k)
-    ranges.push_back({space.ranges[k].first / space.divisors[k],
-                      space.ranges[k].second / space.divisors[k]});
   cost::PartitionGrid part =
-      cost::partitionGrid(count, predict, ranges, options);
-  // A node's depth is its key's: scale each node's bounds by its divisor,
-  // once (nodes are shared).
-  std::vector<char> scaled(part.table.nodes.size(), 0);
-  SmallVector<std::pair<uint32_t, size_t>> stack = {{0, 0}};
-  while (!stack.empty()) {
-    auto [n, depth] = stack.pop_back_val();
-    if (scaled[n])
-      continue;
-    scaled[n] = 1;
-    cost::IntervalTable &node = part.table.nodes[n];
-    if (depth + 1 < keys)
-      for (uint32_t child : node.variant)
-        stack.push_back({child, depth + 1});
+      cost::partitionGrid(count, predict, getPartitionRanges(space), options);
+  // A node's depth is its key's: scale each node's bounds by its divisor.
+  forEachNode(part.table, [&](cost::IntervalTable &node, size_t depth) {
     for (int64_t &bound : node.lower)
       bound *= space.divisors[depth];
-  }
+  });
   selection.chosen = part.chosen;
   selection.table = part.table;
   selection.maxRegret = part.maxRegret;
@@ -618,11 +638,8 @@ Selection selectHost(const SearchSpace &space, const Candidates &tiles,
                                  contexts[values[0]])
         .seconds;
   };
-  std::vector<std::pair<int64_t, int64_t>> ranges = {
-      {0, int64_t(contexts.size()) - 1}};
-  for (size_t k = 0; k < keys; ++k)
-    ranges.push_back({space.ranges[k].first / space.divisors[k],
-                      space.ranges[k].second / space.divisors[k]});
+  std::vector<std::pair<int64_t, int64_t>> ranges = getPartitionRanges(space);
+  ranges.insert(ranges.begin(), {0, int64_t(contexts.size()) - 1});
   // Every context is a value of its own (getGridPoints takes every value
   // of a range of at most its count).
   cost::PartitionGrid covered =
@@ -643,24 +660,14 @@ Selection selectHost(const SearchSpace &space, const Candidates &tiles,
       },
       all);
   // The table's variants index its own choice among `chosen`: renumber
-  // them as the variants, which are all of `chosen`.
-  // Nodes above the last key index nodes: only the last key's name
-  // variants.
-  std::vector<char> isLeaf(selection.table.nodes.size(), 0);
-  SmallVector<std::pair<uint32_t, size_t>> stack = {{0, 0}};
-  while (!stack.empty()) {
-    auto [n, depth] = stack.pop_back_val();
-    if (depth + 1 >= selection.table.keys) {
-      isLeaf[n] = 1;
-      continue;
-    }
-    for (uint32_t child : selection.table.nodes[n].variant)
-      stack.push_back({child, depth + 1});
-  }
-  for (size_t n = 0; n < selection.table.nodes.size(); ++n)
-    if (isLeaf[n])
-      for (uint32_t &v : selection.table.nodes[n].variant)
+  // them as the variants, which are all of `chosen`. Nodes above the last
+  // key index nodes: only the last key's name variants.
+  cost::DecisionTable &decision = selection.table;
+  forEachNode(decision, [&](cost::IntervalTable &node, size_t depth) {
+    if (depth + 1 == decision.keys)
+      for (uint32_t &v : node.variant)
         v = uint32_t(selection.chosen[v]);
+  });
   selection.chosen = chosen;
   selection.maxRegret = covered.maxRegret;
   selection.considered = covered.considered;
@@ -943,8 +950,9 @@ struct SearchTiles final
         bySearch.insert({index, searched.size()});
         const Search &search = searches[index];
         Selection selection = search.selection;
-        SearchInfo info{search.tiles->host ? "host-" + hostLevels.front()
-                                           : target->name,
+        SearchInfo info{search.tiles->host
+                            ? cost::getHostSearchDevice(hostLevels.front())
+                            : target->name,
                         search.tiles->host ? kHostTableThreads : 0,
                         int64_t(search.tiles->size()),
                         int64_t(selection.considered),
@@ -1037,7 +1045,7 @@ LogicalResult dyncc::refineVariantSelections(
     auto kernel = symbols.lookup<func::FuncOp>(dispatch.getCallee());
     auto deviceName = attr.getAs<StringAttr>("device");
     // The host's search has no ptxas resources to refine by.
-    if (deviceName && deviceName.getValue().starts_with("host-"))
+    if (deviceName && !cost::getHostSearchLevel(deviceName.str()).empty())
       return;
     const cost::Device *device =
         deviceName ? cost::lookupDevice(deviceName.str()) : nullptr;

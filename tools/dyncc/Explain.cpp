@@ -96,9 +96,10 @@ bool predict(const Manifest &manifest, const GroupInfo &group,
   const VariantSelection &s = group.select;
   std::optional<std::vector<int64_t>> dims = getDims(s, keys);
   const std::string &config = manifest.kernels[group.variants[v].kernel].config;
-  // The host's search (`host-LEVEL`) predicted with the host model.
-  llvm::StringRef hostLevel(s.device);
-  bool host = s.model.empty() && hostLevel.consume_front("host-");
+  // The host's search predicted with the host model.
+  std::string hostLevel =
+      s.model.empty() ? cost::getHostSearchLevel(s.device) : std::string();
+  bool host = !hostLevel.empty();
   if ((!device && !host) || !dims)
     return false;
   if (s.model == "rows") {
@@ -152,7 +153,7 @@ bool predict(const Manifest &manifest, const GroupInfo &group,
   p.products = group.problem.products;
   work = p.flops();
   if (host) {
-    cost::HostDevice described = cost::getFittedHostDevice(hostLevel.str());
+    cost::HostDevice described = cost::getFittedHostDevice(hostLevel);
     described.threads = std::max<int64_t>(1, s.hostThreads);
     seconds = cost::predictHostGemm(*tile, p, described).seconds;
     return std::isfinite(seconds);
@@ -586,9 +587,10 @@ int dyncc::explainMain(llvm::ArrayRef<std::string> args) {
     const cost::Device *device =
         s.present ? cost::lookupDevice(s.device) : nullptr;
     if (s.present) {
+      std::string hostLevel = cost::getHostSearchLevel(s.device);
       os << "  search: "
-         << (llvm::StringRef(s.device).starts_with("host-")
-                 ? "the host model (" + s.device.substr(5) + " build, " +
+         << (!hostLevel.empty()
+                 ? "the host model (" + hostLevel + " build, " +
                        std::to_string(s.hostThreads) +
                        " threads; the variants cover every build)"
                  : s.device)

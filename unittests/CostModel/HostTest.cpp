@@ -225,6 +225,16 @@ TEST(HostGemm, EachBuildHasItsConstants) {
   }
 }
 
+// A host search records `host-LEVEL` as its device; other names (a GPU's)
+// have no build.
+TEST(HostGemm, HostSearchDeviceNames) {
+  EXPECT_EQ(getHostSearchDevice("x86-64-v2"), "host-x86-64-v2");
+  EXPECT_EQ(getHostSearchLevel("host-x86-64-v4"), "x86-64-v4");
+  EXPECT_EQ(getHostSearchLevel(getHostSearchDevice("generic")), "generic");
+  for (const char *gpu : {"h100", "h200", "sm_90", "", "host"})
+    EXPECT_EQ(getHostSearchLevel(gpu), "") << gpu;
+}
+
 // The host search's candidates: SIMT tiles of whole 16-byte thread rows
 // whose accumulator fits the widest build's registers, each a block of at
 // most 1024 GPU threads, single-stage and unsplit; with a head size, block

@@ -131,6 +131,13 @@ struct HostThreadTile {
 };
 HostThreadTile getHostThreadTile(const GemmTile &tile, const HostDevice &host);
 
+/// The device name the host tile search records (its table is for build
+/// `level`): `host-LEVEL`.
+std::string getHostSearchDevice(const std::string &level);
+/// The build a host search's device name is for; empty for any other name
+/// (a GPU's).
+std::string getHostSearchLevel(const std::string &device);
+
 /// The host tile search's candidates for f32 GEMMs whose block N tile
 /// divides `nSplit` (0: any): SIMT tiles of thread rows of 4 to 64 f32
 /// (whole 16-byte vectors), whose accumulator fits the widest build's
